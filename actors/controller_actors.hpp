@@ -1,0 +1,115 @@
+// The controller's actors and their messages (DESIGN.md section 3).
+// Command -> event -> effect: commands are validated by the actor that owns the
+// subject, appended by the log actor, and applied once durable, in log order,
+// by the query view; side effects run in the job and node actors.
+#pragma once
+
+#include <caf/actor.hpp>
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+#include <caf/fwd.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/controller_messages.hpp"
+#include "common/config.hpp"
+
+namespace cairn {
+
+// ---- atoms (CAF 0.17: at most 10 characters) ----
+using append_atom = caf::atom_constant<caf::atom("append")>;
+using committed_atom = caf::atom_constant<caf::atom("committed")>;
+using apply_atom = caf::atom_constant<caf::atom("apply")>;
+using job_update_atom = caf::atom_constant<caf::atom("jobupdate")>;
+using control_atom = caf::atom_constant<caf::atom("control")>;
+using submit_atom = caf::atom_constant<caf::atom("submit")>;
+using query_jobs_atom = caf::atom_constant<caf::atom("qjobs")>;
+using query_nodes_atom = caf::atom_constant<caf::atom("qnodes")>;
+using query_job_atom = caf::atom_constant<caf::atom("qjob")>;
+using schedule_atom = caf::atom_constant<caf::atom("schedule")>;
+using reasons_atom = caf::atom_constant<caf::atom("reasons")>;
+using kick_atom = caf::atom_constant<caf::atom("kick")>;
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
+using register_atom = caf::atom_constant<caf::atom("register")>;
+using heartbeat_atom = caf::atom_constant<caf::atom("heartbeat")>;
+using job_exit_atom = caf::atom_constant<caf::atom("jobexit")>;
+using oom_atom = caf::atom_constant<caf::atom("oom")>;
+using launch_atom = caf::atom_constant<caf::atom("launch")>;
+using terminate_atom = caf::atom_constant<caf::atom("terminate")>;
+using suspend_atom = caf::atom_constant<caf::atom("suspend")>;
+using resume_atom = caf::atom_constant<caf::atom("resume")>;
+using signal_atom = caf::atom_constant<caf::atom("signal")>;
+using timer_atom = caf::atom_constant<caf::atom("timer")>;
+using live_atom = caf::atom_constant<caf::atom("live")>;
+
+// The actors of one controller; filled in by main before any message flows.
+struct ControllerActors {
+  caf::actor log;
+  caf::actor dispatcher;
+  caf::actor query_view;
+  caf::actor scheduler;
+  std::map<std::string, caf::actor> nodes;
+};
+
+// Everything the actors share read-only.
+struct ControllerContext {
+  ClusterConfig config;
+  std::vector<PartitionPolicy> partitions;
+  std::vector<BbPoolPolicy> pools;
+  uint32_t shard = 0;
+  uint64_t epoch = 1;
+  std::string controller_name;
+  ControllerActors actors;
+};
+
+std::vector<PartitionPolicy> partition_policies(const ClusterConfig& config);
+
+// ---- spawn functions, one per actor file ----
+
+// Single writer of the shard: stamps, appends (group commit), acks once durable,
+// forwards committed events to the dispatcher in offset order.
+caf::actor spawn_log_actor(caf::actor_system& system, EventLog& log, std::shared_ptr<const ControllerContext> context,
+                           uint64_t next_job_id);
+// Orders durable events, routes them to the query view and job actors, owns the job-actor registry.
+caf::actor spawn_dispatcher(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
+// The read model (the reduced ClusterState): queries, scheduling passes, job updates.
+caf::actor spawn_query_view(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
+                            ClusterState initial, uint64_t applied_offset);
+caf::actor spawn_scheduler(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
+caf::actor spawn_job_actor(caf::actor_system& system, std::shared_ptr<const ControllerContext> context, uint64_t job_id);
+caf::actor spawn_node_actor(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
+                            const std::string& node);
+
+}  // namespace cairn
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::EventDraft)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AppendAck)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::CommittedEvent)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ControlRequest)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ControlOutcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobsSnapshot)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::NodesSnapshot)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::SubmitOutcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::LaunchOrder)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AgentRegistration)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobExitReport)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::OomReport)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ControlReply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::SubmitReply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobsReply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::NodesReply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::DoneReply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobRecord)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobSpec)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::SchedulingDecision)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cairn::NodeShare>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<uint64_t>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<cairn::AgentChannel>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::Caller)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ReasonMap)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AppendResult)

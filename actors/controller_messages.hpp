@@ -1,0 +1,132 @@
+// Plain data exchanged between the controller's actors, its RPC front and
+// the CLI. No CAF here: the CLI includes it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/scheduling_policy.hpp"
+#include "events/event_factory.hpp"
+#include "events/event_log.hpp"
+
+namespace cairn {
+
+// Who asked (verified by the RPC layer: SO_PEERCRED on the Unix socket).
+struct Caller {
+  uint32_t uid = 0;
+  std::string user;
+  bool is_operator = false;  // root, SlurmUser or Operators=
+  bool may_write = true;     // false for unauthenticated TCP clients
+  std::string command_id;
+};
+
+ActorInfo actor_info(const Caller& caller);
+
+// An event to append: the log actor stamps time, shard and epoch, assigns a
+// new job id when asked, then calls build().
+struct EventDraft {
+  ActorInfo actor;
+  std::string command_id;
+  uint64_t job_id = 0;
+  std::string node_name;
+  bool new_job_id = false;
+  std::function<make::Bytes(const EventMeta&)> build;
+};
+
+struct AppendAck {
+  bool ok = false;
+  uint64_t offset = 0;
+  uint64_t job_id = 0;
+  std::string error;
+};
+
+struct CommittedEvent {
+  uint64_t offset = 0;
+  std::shared_ptr<const std::vector<uint8_t>> bytes;
+};
+
+enum class ControlVerb : uint8_t { cancel, suspend, resume, hold, release, requeue, requeue_hold, signal, uhold };
+
+struct ControlRequest {
+  ControlVerb verb = ControlVerb::cancel;
+  uint64_t job_id = 0;
+  int32_t signal = 0;
+  Caller caller;
+};
+
+struct ControlOutcome {
+  uint64_t job_id = 0;
+  bool ok = false;
+  std::string error;
+};
+
+struct JobsSnapshot {
+  std::vector<JobRecord> jobs;
+  int64_t now_us = 0;
+};
+
+struct NodesSnapshot {
+  std::vector<NodeRecord> nodes;
+  std::vector<PartitionPolicy> partitions;
+  int64_t now_us = 0;
+};
+
+struct SubmitOutcome {
+  bool ok = false;
+  uint64_t job_id = 0;
+  std::string error;
+};
+
+// What the controller asks a node agent to do. Implemented by the RPC layer
+// (a Cap'n Proto Agent capability on the kj thread); every call is asynchronous.
+struct LaunchOrder {
+  uint64_t job_id = 0;
+  JobSpec spec;
+  std::vector<NodeShare> nodes;
+  uint32_t restart_count = 0;
+  uint32_t time_limit_sec = 0;
+};
+
+class AgentChannel {
+ public:
+  virtual ~AgentChannel() = default;
+  virtual void launch(const LaunchOrder& order) = 0;
+  virtual void signal(uint64_t job_id, int32_t signal, bool batch_only) = 0;
+  virtual void suspend(uint64_t job_id) = 0;
+  virtual void resume(uint64_t job_id) = 0;
+  virtual void terminate(uint64_t job_id, uint32_t kill_wait_sec) = 0;
+};
+
+struct AgentRegistration {
+  make::NodeRegistration node;
+  std::shared_ptr<AgentChannel> channel;
+};
+
+struct JobExitReport {
+  uint64_t job_id = 0;
+  int32_t exit_code = 0;
+  int32_t signal = 0;
+  bool launch_failed = false;
+  bool node_failed = false;  // the node was lost or no longer knows the job
+  std::string message;
+};
+
+struct OomReport {
+  uint64_t job_id = 0;
+  uint64_t oom_kills = 0;
+  uint64_t peak_bytes = 0;
+  uint64_t limit_bytes = 0;
+};
+
+using ReasonMap = std::map<uint64_t, Reason>;
+using ControlReply = std::function<void(const ControlOutcome&)>;
+using SubmitReply = std::function<void(const SubmitOutcome&)>;
+using JobsReply = std::function<void(const JobsSnapshot&)>;
+using NodesReply = std::function<void(const NodesSnapshot&)>;
+using DoneReply = std::function<void(bool ok, const std::string& error)>;
+
+}  // namespace cairn

@@ -1,0 +1,132 @@
+#include "actors/job_commands.hpp"
+
+#include <algorithm>
+
+namespace cairn {
+namespace {
+
+constexpr const char* kDenied = "Access/permission denied";
+constexpr const char* kPending = "Job is pending execution";
+constexpr const char* kFinished = "Job/step already completing or completed";
+
+CommandCheck allow(bool needs_event = true) { return {true, needs_event, {}}; }
+CommandCheck refuse(std::string error) { return {false, false, std::move(error)}; }
+
+bool owns(const JobRecord& job, const Caller& caller) { return caller.is_operator || caller.uid == job.spec.uid; }
+
+bool is_completing(const JobRecord& job) {
+  return job.state == JobState::COMPLETING || job.state == JobState::STAGE_OUT || is_final(job.state);
+}
+
+}  // namespace
+
+CommandCheck check_job_command(ControlVerb verb, const JobRecord& job, const Caller& caller, bool suspend_by_owner) {
+  if (!caller.may_write) return refuse(kDenied);
+  switch (verb) {
+    case ControlVerb::suspend:
+    case ControlVerb::resume: {
+      bool permitted = caller.is_operator || (suspend_by_owner && caller.uid == job.spec.uid);
+      if (!permitted) return refuse(kDenied);
+      if (job.state == JobState::PENDING) return refuse(kPending);
+      if (is_completing(job)) return refuse(kFinished);
+      if (verb == ControlVerb::suspend) return allow(job.state != JobState::SUSPENDED);
+      if (job.state != JobState::SUSPENDED) return refuse("Job is not suspended");
+      return allow();
+    }
+    case ControlVerb::cancel:
+      if (!owns(job, caller)) return refuse(kDenied);
+      if (is_completing(job)) return refuse(kFinished);
+      return allow();
+    case ControlVerb::signal:
+      if (!owns(job, caller)) return refuse(kDenied);
+      if (job.state == JobState::PENDING) return refuse(kPending);
+      if (is_completing(job)) return refuse(kFinished);
+      return allow();
+    case ControlVerb::hold:
+    case ControlVerb::uhold:
+      if (!owns(job, caller)) return refuse(kDenied);
+      if (job.state != JobState::PENDING) return refuse("Job is no longer pending execution");
+      return allow();
+    case ControlVerb::release:
+      if (!owns(job, caller)) return refuse(kDenied);
+      if (job.state != JobState::PENDING) return refuse("Job is no longer pending execution");
+      if (job.hold == HoldKind::admin && !caller.is_operator) return refuse(kDenied);
+      return allow(job.hold != HoldKind::none);
+    case ControlVerb::requeue:
+    case ControlVerb::requeue_hold:
+      if (!owns(job, caller)) return refuse(kDenied);
+      if (!job.spec.requeue) return refuse("Requested operation is presently disabled");
+      if (job.state == JobState::PENDING) return refuse(kPending);
+      if (job.state == JobState::COMPLETING || job.state == JobState::STAGE_OUT) return refuse(kFinished);
+      return allow();
+  }
+  return refuse("Unexpected message received");
+}
+
+EventDraft command_event(const ControlRequest& request, const JobRecord& job) {
+  EventDraft draft;
+  draft.actor = actor_info(request.caller);
+  draft.command_id = request.caller.command_id;
+  draft.job_id = job.id;
+  uint64_t id = job.id;
+  int32_t signal = request.signal;
+  bool admin = request.caller.is_operator;
+  switch (request.verb) {
+    case ControlVerb::cancel:
+      draft.build = [id, signal](const EventMeta& meta) { return make::job_cancelled(meta, id, signal); };
+      break;
+    case ControlVerb::suspend:
+      draft.build = [id](const EventMeta& meta) { return make::job_suspend(meta, id); };
+      break;
+    case ControlVerb::resume:
+      draft.build = [id](const EventMeta& meta) { return make::job_resume(meta, id); };
+      break;
+    case ControlVerb::hold:
+    case ControlVerb::uhold: {
+      bool by_admin = admin && request.verb == ControlVerb::hold;
+      draft.build = [id, by_admin](const EventMeta& meta) { return make::job_held(meta, id, by_admin); };
+      break;
+    }
+    case ControlVerb::release:
+      draft.build = [id](const EventMeta& meta) { return make::job_released(meta, id); };
+      break;
+    case ControlVerb::requeue:
+    case ControlVerb::requeue_hold: {
+      bool hold = request.verb == ControlVerb::requeue_hold;
+      JobState cause = job.state;
+      uint32_t attempt = job.restarts + 1;
+      draft.build = [id, hold, cause, attempt](const EventMeta& meta) {
+        return make::job_requeued(meta, id, cause, attempt, hold, 0, false);
+      };
+      break;
+    }
+    case ControlVerb::signal:
+      draft.build = [id, signal](const EventMeta& meta) { return make::job_signalled(meta, id, signal, false); };
+      break;
+  }
+  return draft;
+}
+
+bool should_resubmit(const JobRecord& job, std::string* why_not) {
+  const auto& policy = job.spec.resubmit;
+  if (policy.max_restarts == 0 || !is_final(job.state) || job.state == JobState::REQUEUED) return false;
+  bool by_state = std::find(policy.on_states.begin(), policy.on_states.end(), job.state) != policy.on_states.end();
+  bool by_exit = job.state == JobState::FAILED && job.exit_signal == 0 &&
+                 std::find(policy.on_exit_codes.begin(), policy.on_exit_codes.end(), job.exit_code) !=
+                     policy.on_exit_codes.end();
+  if (!by_state && !by_exit) {
+    if (why_not) *why_not = "not resubmitted: " + std::string(state_name(job.state)) + " is not in the resubmission policy";
+    return false;
+  }
+  if (job.restarts >= policy.max_restarts) {
+    if (why_not) *why_not = "not resubmitted: maximum of " + std::to_string(policy.max_restarts) + " restarts reached";
+    return false;
+  }
+  return true;
+}
+
+ActorInfo actor_info(const Caller& caller) {
+  return {caller.uid, caller.user, caller.is_operator ? schema::ActorKind::OPERATOR : schema::ActorKind::USER};
+}
+
+}  // namespace cairn

@@ -1,0 +1,25 @@
+// Which job commands are allowed, and Slurm's error texts when they are not.
+// Pure: the job actor calls it with its current record.
+#pragma once
+
+#include <string>
+
+#include "actors/controller_actors.hpp"
+
+namespace cairn {
+
+struct CommandCheck {
+  bool allowed = false;
+  bool needs_event = false;  // false: allowed but nothing changes (suspending a suspended job)
+  std::string error;         // Slurm's text, e.g. "Job is pending execution"
+};
+
+CommandCheck check_job_command(ControlVerb verb, const JobRecord& job, const Caller& caller, bool suspend_by_owner);
+
+// The event a permitted command appends.
+EventDraft command_event(const ControlRequest& request, const JobRecord& job);
+
+// Should a run that just ended be resubmitted (same id)? `why_not` says why not when it has a policy.
+bool should_resubmit(const JobRecord& job, std::string* why_not = nullptr);
+
+}  // namespace cairn

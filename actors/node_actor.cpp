@@ -1,0 +1,139 @@
+// One actor per configured node: the agent's session (registration,
+// heartbeats, node-loss detection) and the channel that carries the job
+// actors' orders to the agent.
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <set>
+
+#include "actors/controller_actors.hpp"
+
+namespace cairn {
+namespace {
+
+struct NodeActorState {
+  std::shared_ptr<const ControllerContext> context;
+  std::string node;
+  std::shared_ptr<AgentChannel> channel;
+  int64_t last_seen_us = 0;
+  int64_t silence_allowed_us = 0;  // NodeTimeout, or ReconcileTimeout right after a restart
+  bool lost = false;
+  static inline const char* name = "node_actor";
+};
+
+using NodeActor = caf::stateful_actor<NodeActorState>;
+
+int64_t wall_clock_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void append(NodeActor* self, EventDraft draft, std::function<void(const AppendAck&)> then = {}) {
+  self->request(self->state.context->actors.log, caf::infinite, append_atom::value, std::move(draft))
+      .then([then = std::move(then)](const AppendAck& ack) {
+        if (then) then(ack);
+      });
+}
+
+EventDraft node_draft(const std::string& node, std::function<make::Bytes(const EventMeta&)> build) {
+  EventDraft draft;
+  draft.actor = {0, "cairnctld", schema::ActorKind::SYSTEM};
+  draft.node_name = node;
+  draft.build = std::move(build);
+  return draft;
+}
+
+// Ends the jobs that hold resources on this node but that it no longer runs,
+// through their job actors (which ignore jobs already ended).
+void fail_jobs(NodeActor* self, std::set<uint64_t> still_running, const std::string& why) {
+  auto& st = self->state;
+  std::string node = st.node;
+  self->request(st.context->actors.query_view, caf::infinite, query_nodes_atom::value, node)
+      .then([=](const std::vector<uint64_t>& jobs) {
+        for (auto id : jobs) {
+          if (still_running.contains(id)) continue;
+          JobExitReport lost{id, 0, 0, false, true, why};
+          self->send(self->state.context->actors.dispatcher, job_exit_atom::value, node, lost,
+                     DoneReply([](bool, const std::string&) {}));
+        }
+      });
+}
+
+// The node is gone: DOWN, and every job holding resources on it ends NODE_FAIL.
+void declare_lost(NodeActor* self, const std::string& why) {
+  auto& st = self->state;
+  st.lost = true;
+  st.channel.reset();
+  std::string node = st.node;
+  spdlog::warn("node {} lost: {}", node, why);
+  append(self, node_draft(node, [=](const EventMeta& meta) { return make::node_down(meta, node, why); }),
+         [=](const AppendAck&) { fail_jobs(self, {}, why); });
+}
+
+caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContext> context, std::string node) {
+  auto& st = self->state;
+  st.context = std::move(context);
+  st.node = std::move(node);
+  st.last_seen_us = wall_clock_us();
+  const auto& config = st.context->config;
+  st.silence_allowed_us =
+      static_cast<int64_t>(std::max(config.node_timeout_sec, config.reconcile_timeout_sec)) * 1'000'000;
+  self->send(self, tick_atom::value);
+  return {
+      [=](register_atom, const AgentRegistration& registration, const DoneReply& reply) {
+        auto& st = self->state;
+        st.channel = registration.channel;
+        st.last_seen_us = wall_clock_us();
+        st.silence_allowed_us = static_cast<int64_t>(st.context->config.node_timeout_sec) * 1'000'000;
+        st.lost = false;
+        auto info = registration.node;
+        append(self, node_draft(info.node, [=](const EventMeta& meta) { return make::node_registered(meta, info); }),
+               [=](const AppendAck& ack) {
+                 reply(ack.ok, ack.error);
+                 // Jobs the log says run here but the agent does not know were lost with it.
+                 if (ack.ok)
+                   fail_jobs(self, {info.running_jobs.begin(), info.running_jobs.end()},
+                             "the node no longer runs the job");
+               });
+      },
+      [=](heartbeat_atom) { self->state.last_seen_us = wall_clock_us(); },
+      [=](tick_atom) {
+        auto& st = self->state;
+        if (!st.lost && wall_clock_us() - st.last_seen_us > st.silence_allowed_us)
+          declare_lost(self, st.channel ? "Not responding" : "Agent did not register");
+        self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
+      },
+      [=](launch_atom, const LaunchOrder& order) {
+        if (self->state.channel) self->state.channel->launch(order);
+      },
+      [=](terminate_atom, uint64_t job_id, uint32_t kill_wait_sec) {
+        if (self->state.channel) self->state.channel->terminate(job_id, kill_wait_sec);
+      },
+      [=](suspend_atom, uint64_t job_id) {
+        if (self->state.channel) self->state.channel->suspend(job_id);
+      },
+      [=](resume_atom, uint64_t job_id) {
+        if (self->state.channel) self->state.channel->resume(job_id);
+      },
+      [=](signal_atom, uint64_t job_id, int32_t signal, bool batch_only) {
+        if (self->state.channel) self->state.channel->signal(job_id, signal, batch_only);
+      },
+      [=](job_exit_atom, const JobExitReport& report, const DoneReply& reply) {
+        self->state.last_seen_us = wall_clock_us();
+        self->send(self->state.context->actors.dispatcher, job_exit_atom::value, self->state.node, report, reply);
+      },
+      [=](oom_atom, const OomReport& report) {
+        self->send(self->state.context->actors.dispatcher, oom_atom::value, self->state.node, report);
+      },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_node_actor(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
+                            const std::string& node) {
+  return system.spawn(node_actor, std::move(context), node);
+}
+
+}  // namespace cairn

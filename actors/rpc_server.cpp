@@ -1,0 +1,309 @@
+// GCC 12 reports a false maybe-uninitialized inside kj::_::ExceptionOr<T> for promise values.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include "actors/rpc_server.hpp"
+
+#include <caf/all.hpp>
+#include <capnp/rpc-twoparty.h>
+#include <pwd.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <atomic>
+
+#include "actors/rpc_views.hpp"
+#include "capnp/rpc.capnp.h"
+#include "events/event_codec.hpp"
+
+namespace cairn {
+namespace {
+
+std::string user_name_of(uint32_t uid) {
+  struct passwd entry {};
+  struct passwd* found = nullptr;
+  char buffer[4096];
+  if (getpwuid_r(uid, &entry, buffer, sizeof buffer, &found) == 0 && found) return found->pw_name;
+  return std::to_string(uid);
+}
+
+std::string next_command_id() {
+  static std::atomic<uint64_t> counter{0};
+  return fmt::format("{}-{}", getpid(), ++counter);
+}
+
+ControlVerb verb_from_wire(rpc::ControlVerb verb) {
+  switch (verb) {
+    case rpc::ControlVerb::CANCEL: return ControlVerb::cancel;
+    case rpc::ControlVerb::SUSPEND: return ControlVerb::suspend;
+    case rpc::ControlVerb::RESUME: return ControlVerb::resume;
+    case rpc::ControlVerb::HOLD: return ControlVerb::hold;
+    case rpc::ControlVerb::RELEASE: return ControlVerb::release;
+    case rpc::ControlVerb::REQUEUE: return ControlVerb::requeue;
+    case rpc::ControlVerb::REQUEUE_HOLD: return ControlVerb::requeue_hold;
+    case rpc::ControlVerb::SIGNAL: return ControlVerb::signal;
+    case rpc::ControlVerb::UHOLD: return ControlVerb::uhold;
+  }
+  return ControlVerb::cancel;
+}
+
+kj::Exception failure(const std::string& message) {
+  return kj::Exception(kj::Exception::Type::FAILED, __FILE__, __LINE__, kj::heapString(message.data(), message.size()));
+}
+
+// Orders to one agent. The capability lives on the kj loop thread; calls are posted there.
+class AgentChannelOnLoop : public AgentChannel {
+ public:
+  AgentChannelOnLoop(KjLoopThread& loop, rpc::Agent::Client agent, std::string node)
+      : loop_(loop), agent_(std::make_unique<rpc::Agent::Client>(kj::mv(agent))), node_(std::move(node)) {}
+
+  ~AgentChannelOnLoop() override {
+    // The capability must be released on the loop thread that owns it; once
+    // the loop is gone nothing may touch it any more, so it is left behind.
+    if (loop_.is_loop_thread()) return;
+    rpc::Agent::Client* agent = agent_.release();
+    loop_.post([agent]() { delete agent; });
+  }
+
+  void launch(const LaunchOrder& order) override {
+    run([order](rpc::Agent::Client& agent) {
+      auto request = agent.launchRequest();
+      auto out = request.initRequest();
+      out.setJobId(order.job_id);
+      write_spec(out.initSpec(), order.spec);
+      write_allocation(out.initNodes(static_cast<unsigned>(order.nodes.size())), order.nodes);
+      out.setRestartCount(order.restart_count);
+      out.setTimeLimitSec(order.time_limit_sec);
+      return request.send().ignoreResult();
+    });
+  }
+  void signal(uint64_t job_id, int32_t signal, bool batch_only) override {
+    run([=](rpc::Agent::Client& agent) {
+      auto request = agent.signalRequest();
+      request.setJobId(job_id);
+      request.setSignal(signal);
+      request.setBatchOnly(batch_only);
+      return request.send().ignoreResult();
+    });
+  }
+  void suspend(uint64_t job_id) override {
+    run([=](rpc::Agent::Client& agent) {
+      auto request = agent.suspendRequest();
+      request.setJobId(job_id);
+      return request.send().ignoreResult();
+    });
+  }
+  void resume(uint64_t job_id) override {
+    run([=](rpc::Agent::Client& agent) {
+      auto request = agent.resumeRequest();
+      request.setJobId(job_id);
+      return request.send().ignoreResult();
+    });
+  }
+  void terminate(uint64_t job_id, uint32_t kill_wait_sec) override {
+    run([=](rpc::Agent::Client& agent) {
+      auto request = agent.terminateRequest();
+      request.setJobId(job_id);
+      request.setKillWaitSec(kill_wait_sec);
+      return request.send().ignoreResult();
+    });
+  }
+
+ private:
+  template <typename Call>
+  void run(Call call) {
+    rpc::Agent::Client* agent = agent_.get();
+    std::string node = node_;
+    loop_.post([this_agent = agent, call, node, &loop = loop_]() mutable {
+      loop.tasks().add(call(*this_agent).catch_([node](kj::Exception&& e) {
+        spdlog::warn("order to node {} failed: {}", node, e.getDescription().cStr());
+      }));
+    });
+  }
+
+  KjLoopThread& loop_;
+  std::unique_ptr<rpc::Agent::Client> agent_;
+  std::string node_;
+};
+
+// What a registered agent calls: job exits, heartbeats, OOM reports.
+class AgentSessionImpl final : public rpc::AgentSession::Server {
+ public:
+  explicit AgentSessionImpl(caf::actor node) : node_(std::move(node)) {}
+
+  kj::Promise<void> jobEnded(JobEndedContext context) override {
+    auto exit = context.getParams().getExit();
+    JobExitReport report{exit.getJobId(), exit.getExitCode(), exit.getSignal(), exit.getLaunchFailed(), false,
+                         exit.getMessage()};
+    auto [promise, reply] = make_rpc_reply<bool>();
+    caf::anon_send(node_, job_exit_atom::value, report, DoneReply([reply](bool ok, const std::string& error) {
+                     if (ok) reply.fulfill(true);
+                     else reply.reject(error);
+                   }));
+    return promise.ignoreResult();
+  }
+
+  kj::Promise<void> heartbeat(HeartbeatContext) override {
+    caf::anon_send(node_, heartbeat_atom::value);
+    return kj::READY_NOW;
+  }
+
+  kj::Promise<void> oomDetected(OomDetectedContext context) override {
+    auto params = context.getParams();
+    caf::anon_send(node_, oom_atom::value,
+                   OomReport{params.getJobId(), params.getOomKillCount(), params.getPeakBytes(), params.getLimitBytes()});
+    return kj::READY_NOW;
+  }
+
+ private:
+  caf::actor node_;
+};
+
+class ControllerImpl final : public rpc::Controller::Server {
+ public:
+  ControllerImpl(KjLoopThread& loop, std::shared_ptr<const ControllerContext> context, Caller caller, bool local)
+      : loop_(loop), context_(std::move(context)), caller_(std::move(caller)), local_(local) {}
+
+  kj::Promise<void> ping(PingContext context) override {
+    auto results = context.getResults();
+    results.setClusterName(context_->config.cluster_name);
+    results.setUid(caller_.uid);
+    results.setUserName(caller_.user);
+    results.setIsOperator(caller_.is_operator);
+    return kj::READY_NOW;
+  }
+
+  kj::Promise<void> submit(SubmitContext context) override {
+    JobSpec spec = read_spec(context.getParams().getSpec());
+    auto [promise, reply] = make_rpc_reply<SubmitOutcome>();
+    caf::anon_send(context_->actors.scheduler, submit_atom::value, std::move(spec), with_command_id(),
+                   SubmitReply([reply](const SubmitOutcome& outcome) { reply.fulfill(outcome); }));
+    return promise.then([context](SubmitOutcome outcome) mutable {
+      if (!outcome.ok) kj::throwFatalException(failure(outcome.error));
+      context.getResults().setJobId(outcome.job_id);
+    });
+  }
+
+  kj::Promise<void> control(ControlContext context) override {
+    auto params = context.getParams();
+    auto verb = verb_from_wire(params.getVerb());
+    Caller caller = with_command_id();
+    kj::Vector<kj::Promise<ControlOutcome>> outcomes;
+    for (auto job_id : params.getJobIds()) {
+      auto [promise, reply] = make_rpc_reply<ControlOutcome>();
+      caf::anon_send(context_->actors.dispatcher, control_atom::value,
+                     ControlRequest{verb, job_id, params.getSignal(), caller},
+                     ControlReply([reply](const ControlOutcome& outcome) { reply.fulfill(outcome); }));
+      outcomes.add(kj::mv(promise));
+    }
+    return kj::joinPromises(outcomes.releaseAsArray()).then([context](kj::Array<ControlOutcome> all) mutable {
+      auto results = context.getResults().initResults(static_cast<unsigned>(all.size()));
+      for (size_t i = 0; i < all.size(); ++i) {
+        results[i].setJobId(all[i].job_id);
+        results[i].setOk(all[i].ok);
+        results[i].setError(all[i].error);
+      }
+    });
+  }
+
+  kj::Promise<void> queryJobs(QueryJobsContext context) override {
+    auto query = context.getParams().getQuery();
+    std::vector<uint64_t> ids;
+    for (auto id : query.getJobIds()) ids.push_back(id);
+    auto [promise, reply] = make_rpc_reply<JobsSnapshot>();
+    caf::anon_send(context_->actors.query_view, query_jobs_atom::value, ids, query.getIncludeFinished(),
+                   JobsReply([reply](const JobsSnapshot& snapshot) { reply.fulfill(snapshot); }));
+    return promise.then([context](JobsSnapshot snapshot) mutable {
+      auto results = context.getResults();
+      results.setNowUs(snapshot.now_us);
+      auto jobs = results.initJobs(static_cast<unsigned>(snapshot.jobs.size()));
+      for (size_t i = 0; i < snapshot.jobs.size(); ++i) write_job_view(jobs[i], snapshot.jobs[i]);
+    });
+  }
+
+  kj::Promise<void> queryNodes(QueryNodesContext context) override {
+    auto [promise, reply] = make_rpc_reply<NodesSnapshot>();
+    caf::anon_send(context_->actors.query_view, query_nodes_atom::value,
+                   NodesReply([reply](const NodesSnapshot& snapshot) { reply.fulfill(snapshot); }));
+    return promise.then([context](NodesSnapshot snapshot) mutable {
+      auto results = context.getResults();
+      results.setNowUs(snapshot.now_us);
+      auto nodes = results.initNodes(static_cast<unsigned>(snapshot.nodes.size()));
+      for (size_t i = 0; i < snapshot.nodes.size(); ++i) write_node_view(nodes[i], snapshot.nodes[i]);
+      auto partitions = results.initPartitions(static_cast<unsigned>(snapshot.partitions.size()));
+      for (size_t i = 0; i < snapshot.partitions.size(); ++i) write_partition_view(partitions[i], snapshot.partitions[i]);
+    });
+  }
+
+  kj::Promise<void> registerAgent(RegisterAgentContext context) override {
+    // Agents run as root or the SlurmUser, on this host's socket.
+    bool trusted = local_ && (caller_.uid == 0 || caller_.uid == getuid() || caller_.user == context_->config.slurm_user);
+    if (!trusted) return failure("Access/permission denied: only root or SlurmUser may register a node");
+    auto params = context.getParams();
+    auto info = params.getInfo();
+    std::string node = info.getNode();
+    auto it = context_->actors.nodes.find(node);
+    if (it == context_->actors.nodes.end())
+      return failure("node " + node + " is not in the configuration (NodeName=)");
+    make::NodeRegistration registration;
+    registration.node = node;
+    registration.cpus = info.getCpus();
+    registration.mem_mb = info.getMemMb();
+    for (const auto& partition : context_->partitions)
+      if (std::find(partition.nodes.begin(), partition.nodes.end(), node) != partition.nodes.end())
+        registration.partitions.push_back(partition.name);
+    registration.memory_enforced = info.getMemoryEnforced();
+    registration.cgroup_backend = info.getCgroupBackend();
+    for (auto id : info.getRunningJobs()) registration.running_jobs.push_back(id);
+    auto channel = std::make_shared<AgentChannelOnLoop>(loop_, params.getAgent(), node);
+    caf::actor node_actor = it->second;
+    auto [promise, reply] = make_rpc_reply<bool>();
+    caf::anon_send(node_actor, register_atom::value, AgentRegistration{registration, channel},
+                   DoneReply([reply](bool ok, const std::string& error) {
+                     if (ok) reply.fulfill(true);
+                     else reply.reject(error);
+                   }));
+    uint32_t heartbeat = context_->config.heartbeat_interval_sec;
+    return promise.then([context, node_actor, heartbeat](bool) mutable {
+      auto results = context.getResults();
+      results.setSession(kj::heap<AgentSessionImpl>(node_actor));
+      results.setHeartbeatSec(heartbeat);
+    });
+  }
+
+ private:
+  Caller with_command_id() const {
+    Caller caller = caller_;
+    caller.command_id = next_command_id();
+    return caller;
+  }
+
+  KjLoopThread& loop_;
+  std::shared_ptr<const ControllerContext> context_;
+  Caller caller_;
+  bool local_;
+};
+
+}  // namespace
+
+Caller caller_from_peer(const PeerInfo& peer, const ClusterConfig& config) {
+  Caller caller;
+  if (!peer.local_socket) {
+    // Without MUNGE, TCP clients are anonymous: read-only queries only.
+    caller.uid = UINT32_MAX;
+    caller.user = "nobody";
+    caller.may_write = false;
+    return caller;
+  }
+  caller.uid = peer.uid;
+  caller.user = user_name_of(peer.uid);
+  caller.is_operator = peer.uid == 0 || config.is_operator(caller.user);
+  return caller;
+}
+
+BootstrapFactory controller_bootstrap(KjLoopThread& loop, std::shared_ptr<const ControllerContext> context) {
+  return [&loop, context](const PeerInfo& peer) -> capnp::Capability::Client {
+    return kj::heap<ControllerImpl>(loop, context, caller_from_peer(peer, context->config), peer.local_socket);
+  };
+}
+
+}  // namespace cairn

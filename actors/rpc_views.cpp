@@ -1,0 +1,158 @@
+#include "actors/rpc_views.hpp"
+
+#include "events/event_codec.hpp"
+
+namespace cairn {
+
+void write_allocation(capnp::List<schema::NodeAllocation>::Builder out, const std::vector<NodeShare>& nodes) {
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    out[i].setNode(nodes[i].node);
+    out[i].setCpus(nodes[i].cpus);
+    out[i].setMemMb(nodes[i].mem_mb);
+  }
+}
+
+std::vector<NodeShare> read_allocation(capnp::List<schema::NodeAllocation>::Reader in) {
+  std::vector<NodeShare> out;
+  for (auto node : in) out.push_back({node.getNode(), node.getCpus(), node.getMemMb()});
+  return out;
+}
+
+void write_job_view(rpc::JobView::Builder out, const JobRecord& job) {
+  out.setJobId(job.id);
+  write_spec(out.initSpec(), job.spec);
+  out.setState(job.state);
+  out.setReason(static_cast<uint8_t>(job.reason));
+  out.setMessage(job.message);
+  out.setTimeLimitSec(job.time_limit_sec);
+  out.setSubmitUs(job.submit_us);
+  out.setEligibleUs(job.eligible_us);
+  out.setStartUs(job.start_us);
+  out.setEndUs(job.end_us);
+  out.setSuspendedSinceUs(job.suspended_since_us);
+  out.setSuspendedUs(job.suspended_us);
+  out.setLastSuspendUs(job.last_suspend_us);
+  out.setPreSuspendRunUs(job.pre_suspend_run_us);
+  out.setHold(static_cast<uint8_t>(job.hold));
+  out.setExitCode(job.exit_code);
+  out.setExitSignal(job.exit_signal);
+  out.setRestarts(job.restarts);
+  write_allocation(out.initNodes(static_cast<unsigned>(job.allocation.size())), job.allocation);
+  out.setBatchHost(job.batch_host);
+  out.setBbPhase(static_cast<uint8_t>(job.bb_phase));
+  out.setBbReservedBytes(job.bb_reserved_bytes);
+  out.setBbPool(job.bb_pool);
+  out.setBbStagedBytes(job.bb_staged_bytes);
+  out.setOomDetected(job.oom_detected);
+  out.setOomPeakBytes(job.oom_peak_bytes);
+  out.setOomLimitBytes(job.oom_limit_bytes);
+  out.setOomNode(job.oom_node);
+  auto runs = out.initRuns(static_cast<unsigned>(job.runs.size()));
+  for (size_t i = 0; i < job.runs.size(); ++i) {
+    const auto& run = job.runs[i];
+    runs[i].setRestart(run.restart);
+    runs[i].setStartUs(run.start_us);
+    runs[i].setEndUs(run.end_us);
+    runs[i].setState(run.state);
+    runs[i].setExitCode(run.exit_code);
+    runs[i].setExitSignal(run.exit_signal);
+    runs[i].setSuspendedUs(run.suspended_us);
+    write_allocation(runs[i].initNodes(static_cast<unsigned>(run.nodes.size())), run.nodes);
+  }
+  out.setFinalState(job.final_state);
+  out.setCancelRequested(job.cancel_requested);
+  out.setTimeLimitReached(job.time_limit_reached);
+}
+
+JobRecord read_job_view(rpc::JobView::Reader in) {
+  JobRecord job;
+  job.id = in.getJobId();
+  job.spec = read_spec(in.getSpec());
+  job.state = in.getState();
+  job.reason = static_cast<Reason>(in.getReason());
+  job.message = in.getMessage();
+  job.time_limit_sec = in.getTimeLimitSec();
+  job.submit_us = in.getSubmitUs();
+  job.eligible_us = in.getEligibleUs();
+  job.start_us = in.getStartUs();
+  job.end_us = in.getEndUs();
+  job.suspended_since_us = in.getSuspendedSinceUs();
+  job.suspended_us = in.getSuspendedUs();
+  job.last_suspend_us = in.getLastSuspendUs();
+  job.pre_suspend_run_us = in.getPreSuspendRunUs();
+  job.hold = static_cast<HoldKind>(in.getHold());
+  job.exit_code = in.getExitCode();
+  job.exit_signal = in.getExitSignal();
+  job.restarts = in.getRestarts();
+  job.allocation = read_allocation(in.getNodes());
+  job.batch_host = in.getBatchHost();
+  job.bb_phase = static_cast<BbPhase>(in.getBbPhase());
+  job.bb_reserved_bytes = in.getBbReservedBytes();
+  job.bb_pool = in.getBbPool();
+  job.bb_staged_bytes = in.getBbStagedBytes();
+  job.oom_detected = in.getOomDetected();
+  job.oom_peak_bytes = in.getOomPeakBytes();
+  job.oom_limit_bytes = in.getOomLimitBytes();
+  job.oom_node = in.getOomNode();
+  for (auto run : in.getRuns())
+    job.runs.push_back({run.getRestart(), run.getStartUs(), run.getEndUs(), run.getState(), run.getExitCode(),
+                        run.getExitSignal(), run.getSuspendedUs(), read_allocation(run.getNodes())});
+  job.final_state = in.getFinalState();
+  job.cancel_requested = in.getCancelRequested();
+  job.time_limit_reached = in.getTimeLimitReached();
+  return job;
+}
+
+void write_node_view(rpc::NodeView::Builder out, const NodeRecord& node) {
+  out.setName(node.name);
+  out.setCpus(node.cpus);
+  out.setMemMb(node.mem_mb);
+  auto partitions = out.initPartitions(static_cast<unsigned>(node.partitions.size()));
+  for (size_t i = 0; i < node.partitions.size(); ++i) partitions.set(i, node.partitions[i]);
+  out.setStatus(static_cast<uint8_t>(node.status));
+  out.setReason(node.reason);
+  out.setMemoryEnforced(node.memory_enforced);
+  out.setCgroupBackend(node.cgroup_backend);
+  out.setAllocCpus(node.alloc_cpus);
+  out.setAllocMemMb(node.alloc_mem_mb);
+  out.setRegisteredUs(node.registered_us);
+  out.setChangedUs(node.changed_us);
+}
+
+NodeRecord read_node_view(rpc::NodeView::Reader in) {
+  NodeRecord node;
+  node.name = in.getName();
+  node.cpus = in.getCpus();
+  node.mem_mb = in.getMemMb();
+  for (auto partition : in.getPartitions()) node.partitions.emplace_back(partition);
+  node.status = static_cast<NodeStatus>(in.getStatus());
+  node.reason = in.getReason();
+  node.memory_enforced = in.getMemoryEnforced();
+  node.cgroup_backend = in.getCgroupBackend();
+  node.alloc_cpus = in.getAllocCpus();
+  node.alloc_mem_mb = in.getAllocMemMb();
+  node.registered_us = in.getRegisteredUs();
+  node.changed_us = in.getChangedUs();
+  return node;
+}
+
+void write_partition_view(rpc::PartitionView::Builder out, const PartitionPolicy& partition) {
+  out.setName(partition.name);
+  auto nodes = out.initNodes(static_cast<unsigned>(partition.nodes.size()));
+  for (size_t i = 0; i < partition.nodes.size(); ++i) nodes.set(i, partition.nodes[i]);
+  out.setUp(partition.up);
+  out.setIsDefault(partition.is_default);
+  out.setMaxTimeSec(partition.max_time_sec);
+}
+
+PartitionPolicy read_partition_view(rpc::PartitionView::Reader in) {
+  PartitionPolicy partition;
+  partition.name = in.getName();
+  for (auto node : in.getNodes()) partition.nodes.emplace_back(node);
+  partition.up = in.getUp();
+  partition.is_default = in.getIsDefault();
+  partition.max_time_sec = in.getMaxTimeSec();
+  return partition;
+}
+
+}  // namespace cairn

@@ -1,0 +1,165 @@
+// Decides when to schedule (on every durable event, and on a 1 s tick for
+// begin times and delays), turns decisions into JobAllocated / BbReserved
+// events, and admits submissions it can validate against the partitions.
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "actors/controller_actors.hpp"
+#include "common/size_parse.hpp"
+
+namespace cairn {
+namespace {
+
+struct SchedulerState {
+  std::shared_ptr<const ControllerContext> context;
+  bool busy = false;
+  bool dirty = false;
+  uint64_t min_offset = 0;  // the next pass must see our own earlier decisions
+  static inline const char* name = "scheduler";
+};
+
+using SchedulerActor = caf::stateful_actor<SchedulerState>;
+
+const ActorInfo kSchedulerActor{0, "cairnctld", schema::ActorKind::SYSTEM};
+
+EventDraft allocation_draft(const Placement& placement) {
+  EventDraft draft;
+  draft.actor = kSchedulerActor;
+  draft.job_id = placement.job_id;
+  draft.build = [placement](const EventMeta& meta) {
+    return make::job_allocated(meta, placement.job_id, placement.nodes, placement.time_limit_sec);
+  };
+  return draft;
+}
+
+EventDraft reservation_draft(const BbReservation& reservation) {
+  EventDraft draft;
+  draft.actor = kSchedulerActor;
+  draft.job_id = reservation.job_id;
+  draft.build = [reservation](const EventMeta& meta) {
+    return make::bb_reserved(meta, reservation.job_id, reservation.pool, reservation.bytes);
+  };
+  return draft;
+}
+
+void run_pass(SchedulerActor* self);
+
+void pass_done(SchedulerActor* self) {
+  auto& st = self->state;
+  st.busy = false;
+  if (st.dirty) {
+    st.dirty = false;
+    run_pass(self);
+  }
+}
+
+void run_pass(SchedulerActor* self) {
+  auto& st = self->state;
+  if (st.busy) {
+    st.dirty = true;
+    return;
+  }
+  st.busy = true;
+  const auto& actors = st.context->actors;
+  self->request(actors.query_view, caf::infinite, schedule_atom::value, st.min_offset)
+      .then([=](SchedulingDecision& decision) {
+        auto& actors = self->state.context->actors;
+        self->send(actors.query_view, reasons_atom::value, std::move(decision.pending_reasons));
+        std::vector<EventDraft> drafts;
+        for (const auto& reservation : decision.bb_reservations) drafts.push_back(reservation_draft(reservation));
+        for (const auto& placement : decision.placements) drafts.push_back(allocation_draft(placement));
+        if (drafts.empty()) return pass_done(self);
+        auto outstanding = std::make_shared<size_t>(drafts.size());
+        for (auto& draft : drafts) {
+          self->request(actors.log, caf::infinite, append_atom::value, std::move(draft))
+              .then([=](const AppendAck& ack) {
+                if (ack.ok) self->state.min_offset = std::max(self->state.min_offset, ack.offset + 1);
+                if (--*outstanding == 0) {
+                  self->state.dirty = true;  // placements free nothing, but a pass may place more now
+                  pass_done(self);
+                }
+              });
+        }
+      });
+}
+
+// Slurm's submission errors for requests no partition can ever run.
+std::string submission_error(const ControllerContext& context, const JobSpec& spec) {
+  const PartitionPolicy* partition = nullptr;
+  for (const auto& candidate : context.partitions)
+    if (spec.partition.empty() ? candidate.is_default : candidate.name == spec.partition) partition = &candidate;
+  if (!partition) return "Invalid partition name specified";
+  if (spec.num_nodes == 0 || spec.num_nodes > partition->nodes.size()) return "Node count specification invalid";
+  uint32_t cpus = std::max<uint32_t>(1, spec.num_tasks) * std::max<uint32_t>(1, spec.cpus_per_task);
+  uint32_t cpus_per_node = (cpus + spec.num_nodes - 1) / spec.num_nodes;
+  uint64_t mem = memory_per_node_mb(spec, cpus_per_node, *partition);
+  size_t fitting = 0;
+  for (const auto& name : partition->nodes) {
+    const auto* node = context.config.node(name);
+    if (node && node->cpus >= cpus_per_node && node->real_memory_mb >= mem) ++fitting;
+  }
+  if (fitting < spec.num_nodes) return "Requested node configuration is not available";
+  if (spec.burst_buffer.capacity_bytes > 0) {
+    const BbPoolPolicy* pool = nullptr;
+    for (const auto& candidate : context.pools)
+      if (spec.burst_buffer.pool.empty() ? pool == nullptr : candidate.name == spec.burst_buffer.pool) pool = &candidate;
+    if (!pool) return "Burst buffer pool not found: " + spec.burst_buffer.pool;
+    if (spec.burst_buffer.capacity_bytes > pool->capacity_bytes)
+      return "Burst buffer request of " + format_size(spec.burst_buffer.capacity_bytes) + " exceeds the capacity of pool " +
+             pool->name + " (" + format_size(pool->capacity_bytes) + ")";
+  }
+  return {};
+}
+
+caf::behavior scheduler(SchedulerActor* self, std::shared_ptr<const ControllerContext> context) {
+  self->state.context = std::move(context);
+  self->send(self, tick_atom::value);
+  return {
+      [=](kick_atom) { run_pass(self); },
+      [=](tick_atom) {
+        run_pass(self);
+        self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
+      },
+      [=](submit_atom, JobSpec& spec, const Caller& caller, const SubmitReply& reply) {
+        if (!caller.may_write) return reply({false, 0, "Access/permission denied"});
+        spec.uid = caller.uid;  // the verified caller, never what the client claims
+        spec.user_name = caller.user;
+        if (auto error = submission_error(*self->state.context, spec); !error.empty())
+          return reply({false, 0, error});
+        EventDraft draft;
+        draft.actor = actor_info(caller);
+        draft.command_id = caller.command_id;
+        draft.new_job_id = true;
+        draft.build = [spec](const EventMeta& meta) { return make::job_submitted(meta, meta.job_id, spec); };
+        self->request(self->state.context->actors.log, caf::infinite, append_atom::value, std::move(draft))
+            .then([=](const AppendAck& ack) { reply({ack.ok, ack.job_id, ack.error}); });
+      },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_scheduler(caf::actor_system& system, std::shared_ptr<const ControllerContext> context) {
+  return system.spawn(scheduler, std::move(context));
+}
+
+std::vector<PartitionPolicy> partition_policies(const ClusterConfig& config) {
+  std::vector<PartitionPolicy> out;
+  for (const auto& partition : config.partitions) {
+    PartitionPolicy policy;
+    policy.name = partition.name;
+    policy.nodes = partition.nodes;
+    policy.up = partition.state == PartitionState::up;
+    policy.is_default = &partition == config.default_partition();
+    policy.max_time_sec = partition.max_time_sec;
+    policy.default_time_sec = partition.default_time_sec.value_or(0);
+    policy.max_nodes = partition.max_nodes;
+    policy.def_mem_per_cpu_mb = partition.def_mem_per_cpu_mb;
+    out.push_back(std::move(policy));
+  }
+  return out;
+}
+
+}  // namespace cairn

@@ -1,0 +1,221 @@
+#include "actors/scheduling_policy.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+namespace cairn {
+namespace {
+
+constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMicros = 1'000'000;
+// How many blocked jobs get a backfill reservation (Slurm's bf_max_job_test, much smaller).
+constexpr size_t kMaxReservations = 8;
+
+struct FreeCapacity {
+  uint32_t cpus = 0;
+  uint64_t mem_mb = 0;
+};
+
+using CapacityMap = std::map<std::string, FreeCapacity>;
+
+// A running (or just placed) allocation and when it is expected to end.
+struct Release {
+  int64_t end_us = kNever;
+  std::vector<NodeShare> nodes;
+};
+
+struct Shape {
+  uint32_t nodes = 1;
+  uint32_t cpus_per_node = 1;
+  uint64_t mem_per_node_mb = 0;
+};
+
+Shape shape_of(const JobSpec& spec, const PartitionPolicy& partition) {
+  Shape shape;
+  shape.nodes = std::max<uint32_t>(1, spec.num_nodes);
+  uint32_t total_cpus = std::max<uint32_t>(1, spec.num_tasks) * std::max<uint32_t>(1, spec.cpus_per_task);
+  shape.cpus_per_node = std::max<uint32_t>(1, (total_cpus + shape.nodes - 1) / shape.nodes);
+  shape.mem_per_node_mb = memory_per_node_mb(spec, shape.cpus_per_node, partition);
+  return shape;
+}
+
+bool fits(const FreeCapacity& free, const Shape& shape) {
+  return free.cpus >= shape.cpus_per_node && free.mem_mb >= shape.mem_per_node_mb;
+}
+
+// Nodes of the partition that can take one share of the job now, in partition order.
+std::vector<std::string> candidate_nodes(const PartitionPolicy& partition, const CapacityMap& free, const Shape& shape,
+                                         const std::map<std::string, int64_t>& reserved_until, int64_t job_end_us) {
+  std::vector<std::string> out;
+  for (const auto& name : partition.nodes) {
+    auto it = free.find(name);
+    if (it == free.end() || !fits(it->second, shape)) continue;
+    auto reservation = reserved_until.find(name);
+    if (reservation != reserved_until.end() && job_end_us > reservation->second) continue;  // would delay a head job
+    out.push_back(name);
+    if (out.size() == shape.nodes) break;
+  }
+  return out;
+}
+
+// When could the job start if the running allocations end as planned, and on which nodes.
+std::pair<int64_t, std::vector<std::string>> shadow_start(const PartitionPolicy& partition, CapacityMap free,
+                                                           const Shape& shape, std::vector<Release> releases) {
+  std::sort(releases.begin(), releases.end(), [](const Release& a, const Release& b) { return a.end_us < b.end_us; });
+  for (const auto& release : releases) {
+    if (release.end_us == kNever) break;
+    for (const auto& share : release.nodes) {
+      auto it = free.find(share.node);
+      if (it == free.end()) continue;
+      it->second.cpus += share.cpus;
+      it->second.mem_mb += share.mem_mb;
+    }
+    auto nodes = candidate_nodes(partition, free, shape, {}, 0);
+    if (nodes.size() == shape.nodes) return {release.end_us, nodes};
+  }
+  return {kNever, partition.nodes};
+}
+
+const PartitionPolicy* find_partition(const std::vector<PartitionPolicy>& partitions, const std::string& name) {
+  for (const auto& partition : partitions)
+    if (name.empty() ? partition.is_default : partition.name == name) return &partition;
+  if (name.empty() && !partitions.empty()) return &partitions.front();
+  return nullptr;
+}
+
+class Scheduler {
+ public:
+  explicit Scheduler(const SchedulingInput& input) : in_(input) {
+    for (const auto& [name, node] : input.state->nodes) {
+      if (node.status != NodeStatus::up) continue;
+      free_[name] = {node.cpus - std::min(node.cpus, node.alloc_cpus),
+                     node.mem_mb - std::min(node.mem_mb, node.alloc_mem_mb)};
+    }
+    for (const auto& pool : input.pools) {
+      auto it = input.state->pools.find(pool.name);
+      uint64_t reserved = it == input.state->pools.end() ? 0 : it->second.reserved_bytes;
+      pool_free_[pool.name] = pool.capacity_bytes - std::min(pool.capacity_bytes, reserved);
+    }
+    for (const auto& [id, job] : input.state->jobs) {
+      if (job.state == JobState::PENDING) pending_.push_back(&job);
+      if (is_active(job.state)) {
+        int64_t deadline = effective_deadline_us(job);
+        releases_.push_back({deadline == 0 ? kNever : deadline, job.allocation});
+      }
+    }
+    std::sort(pending_.begin(), pending_.end(),
+              [](const JobRecord* a, const JobRecord* b) { return schedules_before(*a, *b); });
+  }
+
+  SchedulingDecision run() {
+    for (const auto* job : pending_) decision_.pending_reasons[job->id] = consider(*job);
+    for (const auto& placement : decision_.placements) decision_.pending_reasons.erase(placement.job_id);
+    return std::move(decision_);
+  }
+
+ private:
+  Reason consider(const JobRecord& job) {
+    const auto* partition = find_partition(in_.partitions, job.spec.partition);
+    if (!partition) return Reason::invalid_partition;
+    if (job.hold == HoldKind::user) return Reason::job_held_user;
+    if (job.hold == HoldKind::admin) return Reason::job_held_admin;
+    if (job.eligible_us > in_.now_us) return Reason::begin_time;
+    if (!partition->up) return Reason::partition_down;
+    const auto& spec = job.spec;
+    if (spec.time_limit_sec != 0 && spec.time_limit_sec != kUnlimited && partition->max_time_sec != kUnlimited &&
+        spec.time_limit_sec > partition->max_time_sec)
+      return Reason::partition_time_limit;
+    if ((partition->max_nodes != kUnlimited && spec.num_nodes > partition->max_nodes) ||
+        spec.num_nodes > partition->nodes.size())
+      return Reason::partition_node_limit;
+    if (auto reason = burst_buffer_gate(job); reason != Reason::none) return reason;
+    return place(job, *partition);
+  }
+
+  // Capacity is reserved highest priority first; a job runs only once staged in.
+  Reason burst_buffer_gate(const JobRecord& job) {
+    switch (job.bb_phase) {
+      case BbPhase::waiting: {
+        std::string pool = job.spec.burst_buffer.pool;
+        if (pool.empty() && !in_.pools.empty()) pool = in_.pools.front().name;
+        auto it = pool_free_.find(pool);
+        uint64_t bytes = job.spec.burst_buffer.capacity_bytes;
+        if (it == pool_free_.end() || blocked_pools_.contains(pool) || it->second < bytes) {
+          blocked_pools_.insert(pool);
+          return Reason::burst_buffer_resources;
+        }
+        it->second -= bytes;
+        decision_.bb_reservations.push_back({job.id, pool, bytes});
+        return Reason::burst_buffer_stage_in;
+      }
+      case BbPhase::staging_in: return Reason::burst_buffer_stage_in;
+      default: return Reason::none;
+    }
+  }
+
+  Reason place(const JobRecord& job, const PartitionPolicy& partition) {
+    Shape shape = shape_of(job.spec, partition);
+    uint32_t limit = effective_time_limit(job.spec, partition);
+    int64_t end_us = limit == 0 ? kNever : in_.now_us + static_cast<int64_t>(limit) * kMicros;
+    auto nodes = candidate_nodes(partition, free_, shape, reserved_until_, end_us);
+    if (nodes.size() == shape.nodes) {
+      Placement placement{job.id, {}, limit};
+      for (const auto& name : nodes) {
+        auto& free = free_[name];
+        free.cpus -= shape.cpus_per_node;
+        free.mem_mb -= shape.mem_per_node_mb;
+        placement.nodes.push_back({name, shape.cpus_per_node, shape.mem_per_node_mb});
+      }
+      releases_.push_back({end_us, placement.nodes});
+      decision_.placements.push_back(std::move(placement));
+      return Reason::none;
+    }
+    bool first_blocked = blocked_partitions_.insert(partition.name).second;
+    if (reservations_ < kMaxReservations) {
+      ++reservations_;
+      auto [shadow_us, shadow_nodes] = shadow_start(partition, free_, shape, releases_);
+      for (const auto& name : shadow_nodes) {
+        auto [it, inserted] = reserved_until_.emplace(name, shadow_us);
+        if (!inserted) it->second = std::min(it->second, shadow_us);
+      }
+    }
+    return first_blocked ? Reason::resources : Reason::priority;
+  }
+
+  const SchedulingInput& in_;
+  CapacityMap free_;
+  std::map<std::string, uint64_t> pool_free_;
+  std::set<std::string> blocked_pools_;
+  std::set<std::string> blocked_partitions_;
+  std::vector<const JobRecord*> pending_;
+  std::vector<Release> releases_;
+  std::map<std::string, int64_t> reserved_until_;
+  size_t reservations_ = 0;
+  SchedulingDecision decision_;
+};
+
+}  // namespace
+
+uint32_t effective_time_limit(const JobSpec& spec, const PartitionPolicy& partition) {
+  uint32_t limit = spec.time_limit_sec;
+  if (limit == 0) limit = partition.default_time_sec != 0 ? partition.default_time_sec : partition.max_time_sec;
+  if (limit == kUnlimited && partition.max_time_sec != kUnlimited) limit = partition.max_time_sec;
+  return limit == kUnlimited ? 0 : limit;
+}
+
+uint64_t memory_per_node_mb(const JobSpec& spec, uint32_t cpus_per_node, const PartitionPolicy& partition) {
+  if (spec.mem_per_node_mb > 0) return spec.mem_per_node_mb;
+  if (spec.mem_per_cpu_mb > 0) return spec.mem_per_cpu_mb * cpus_per_node;
+  return partition.def_mem_per_cpu_mb * cpus_per_node;
+}
+
+bool schedules_before(const JobRecord& a, const JobRecord& b) {
+  if (a.spec.nice != b.spec.nice) return a.spec.nice < b.spec.nice;
+  if (a.submit_us != b.submit_us) return a.submit_us < b.submit_us;
+  return a.id < b.id;
+}
+
+SchedulingDecision schedule(const SchedulingInput& input) { return Scheduler(input).run(); }
+
+}  // namespace cairn

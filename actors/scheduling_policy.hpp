@@ -1,0 +1,68 @@
+// The scheduler's decisions as a pure function of the reduced state, the
+// partitions and the time: priority then submit order, EASY backfill, and
+// Slurm's pending reasons. The scheduler actor turns placements into events.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/slurm_time.hpp"
+#include "events/cluster_state.hpp"
+
+namespace cairn {
+
+struct PartitionPolicy {
+  std::string name;
+  std::vector<std::string> nodes;
+  bool up = true;
+  bool is_default = false;
+  uint32_t max_time_sec = kUnlimited;
+  uint32_t default_time_sec = 0;  // 0: max_time_sec
+  uint32_t max_nodes = kUnlimited;
+  uint64_t def_mem_per_cpu_mb = 0;
+};
+
+struct BbPoolPolicy {
+  std::string name;
+  uint64_t capacity_bytes = 0;
+};
+
+struct Placement {
+  uint64_t job_id = 0;
+  std::vector<NodeShare> nodes;
+  uint32_t time_limit_sec = 0;  // effective; 0: unlimited
+};
+
+struct BbReservation {
+  uint64_t job_id = 0;
+  std::string pool;
+  uint64_t bytes = 0;
+};
+
+struct SchedulingDecision {
+  std::vector<Placement> placements;
+  std::vector<BbReservation> bb_reservations;
+  std::map<uint64_t, Reason> pending_reasons;  // every pending job that was not placed
+};
+
+struct SchedulingInput {
+  const ClusterState* state = nullptr;
+  std::vector<PartitionPolicy> partitions;
+  std::vector<BbPoolPolicy> pools;  // first is the default
+  int64_t now_us = 0;
+};
+
+SchedulingDecision schedule(const SchedulingInput& input);
+
+// The run's effective time limit in seconds (0 = unlimited) for a job in a partition.
+uint32_t effective_time_limit(const JobSpec& spec, const PartitionPolicy& partition);
+
+// Memory per node a job needs (MB), from --mem, --mem-per-cpu or the partition default.
+uint64_t memory_per_node_mb(const JobSpec& spec, uint32_t cpus_per_node, const PartitionPolicy& partition);
+
+// Scheduling order: nice, then submit time, then id.
+bool schedules_before(const JobRecord& a, const JobRecord& b);
+
+}  // namespace cairn

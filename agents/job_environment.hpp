@@ -1,0 +1,34 @@
+// The environment of a batch script: the submitter's exported variables plus the
+// SLURM_* variables that scripts written for Slurm rely on (DESIGN.md section 6).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "events/job_model.hpp"
+
+namespace cairn {
+
+// What the agent knows about this run of the job beyond its JobSpec.
+struct LaunchContext {
+  uint64_t job_id = 0;
+  std::string cluster_name;
+  std::string batch_host;              // this node, where the batch script runs
+  std::vector<std::string> node_list;  // every node of the allocation, batch host included
+  uint32_t cpus_on_node = 0;
+  uint32_t restart_count = 0;
+  uint64_t first_job_id = 0;  // first job of a resubmission chain; 0: this job is the first
+  std::string bb_job_dir;     // the job's burst-buffer directory; empty: none
+  std::string node_list_compressed;  // node_list as a hostlist, e.g. "n[1-2]"
+};
+
+// "KEY=VALUE" entries, one per key: spec.environment first (a later entry for the
+// same key replaces an earlier one, in place), then the job's variables, which
+// override what the submitter exported. Variables that are only set when they
+// apply (memory, restart count, burst buffer) are removed when they do not, so
+// a job submitted from inside another job never sees the outer job's values.
+// Entries of spec.environment without "=" or with an empty name are dropped.
+std::vector<std::string> build_job_environment(const JobSpec& spec, const LaunchContext& context);
+
+}  // namespace cairn

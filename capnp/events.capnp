@@ -1,0 +1,294 @@
+@0xcc05189791699c8e;
+# Cairn's event log schema. Evolution rules: never renumber or reuse a field
+# or union ordinal; add fields and event kinds at the end only. A reader that
+# meets a body ordinal it does not know skips the event with a warning.
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("cairn::schema");
+
+const schemaVersion :UInt16 = 1;
+
+enum ActorKind {
+  user @0;
+  operator @1;
+  agent @2;
+  system @3;
+}
+
+struct Actor {
+  uid @0 :UInt32;
+  userName @1 :Text;
+  kind @2 :ActorKind;
+}
+
+struct Header {
+  offset @0 :UInt64;      # position in the shard's log; authoritative when read from the log
+  timeUs @1 :Int64;       # microseconds since the epoch, stamped by the writer
+  shard @2 :UInt32;
+  epoch @3 :UInt64;       # writer epoch (fencing, DESIGN.md section 2)
+  jobId @4 :UInt64;       # key: 0 when the event is about a node
+  nodeName @5 :Text;      # key: empty when the event is about a job
+  actor @6 :Actor;
+  commandId @7 :Text;     # id of the client command that caused this event
+}
+
+# Slurm's job states. Ordinals are stored: append only.
+enum JobState {
+  pending @0;
+  running @1;
+  suspended @2;
+  completing @3;
+  completed @4;
+  cancelled @5;
+  failed @6;
+  timeout @7;
+  nodeFail @8;
+  preempted @9;
+  bootFail @10;
+  deadline @11;
+  outOfMemory @12;
+  requeued @13;
+  stageOut @14;
+  revoked @15;
+  configuring @16;
+  specialExit @17;
+}
+
+enum OpenMode {
+  default @0;
+  append @1;
+  truncate @2;
+}
+
+struct SignalSpec {
+  signal @0 :Int32;           # 0: none
+  secondsBefore @1 :UInt32;   # before the time limit
+  batchOnly @2 :Bool;         # "B:" prefix: only the batch shell
+}
+
+struct StagePath {
+  source @0 :Text;
+  destination @1 :Text;
+}
+
+struct BurstBufferRequest {
+  pool @0 :Text;              # empty: the default pool
+  capacityBytes @1 :UInt64;   # 0: no burst buffer
+  stageIn @2 :List(StagePath);
+  stageOut @3 :List(StagePath);
+}
+
+struct ResubmitPolicy {
+  onStates @0 :List(JobState);  # states of a run's end that trigger a resubmission
+  onExitCodes @1 :List(Int32);  # "EXIT:n" entries
+  maxRestarts @2 :UInt32;       # 0: no automatic resubmission
+  delaySec @3 :UInt32;
+}
+
+struct JobSpec {
+  name @0 :Text;
+  partition @1 :Text;
+  userName @2 :Text;
+  uid @3 :UInt32;
+  gid @4 :UInt32;
+  account @5 :Text;
+  numNodes @6 :UInt32;
+  numTasks @7 :UInt32;
+  cpusPerTask @8 :UInt32;
+  memPerNodeMb @9 :UInt64;     # 0: see memPerCpuMb, else the partition/node default
+  memPerCpuMb @10 :UInt64;
+  timeLimitSec @11 :UInt32;    # 0: the partition's MaxTime (or unlimited)
+  script @12 :Text;
+  command @13 :Text;           # what Slurm shows as Command= (script path or "(null)" for --wrap)
+  workDir @14 :Text;
+  stdoutPattern @15 :Text;
+  stderrPattern @16 :Text;
+  openMode @17 :OpenMode;
+  environment @18 :List(Text); # KEY=VALUE, the submitter's exported environment
+  requeue @19 :Bool;
+  signal @20 :SignalSpec;
+  beginTimeUs @21 :Int64;      # 0: now
+  holdAtSubmit @22 :Bool;
+  nice @23 :Int32;
+  burstBuffer @24 :BurstBufferRequest;
+  resubmit @25 :ResubmitPolicy;
+  submitHost @26 :Text;
+  dependency @27 :Text;        # raw --dependency text (parsed by the reducers of a later issue)
+  arraySpec @28 :Text;         # raw --array text
+  exclusive @29 :Bool;
+  comment @30 :Text;
+}
+
+struct NodeAllocation {
+  node @0 :Text;
+  cpus @1 :UInt32;
+  memMb @2 :UInt64;
+}
+
+enum EndCause {
+  exited @0;      # the batch script ended by itself (exitCode/signal say how)
+  nodeFail @1;    # the node was lost
+  launchFailed @2;
+  killed @3;      # ended after a cancel or time limit request
+}
+
+enum StageDirection {
+  stageIn @0;
+  stageOut @1;
+}
+
+# ---- bodies ----
+
+struct JobSubmitted {
+  jobId @0 :UInt64;
+  spec @1 :JobSpec;
+}
+
+struct JobAllocated {
+  jobId @0 :UInt64;
+  nodes @1 :List(NodeAllocation);
+  timeLimitSec @2 :UInt32;   # effective limit of this run (job's or partition's); 0: unlimited
+}
+
+struct JobStarted {
+  jobId @0 :UInt64;
+  node @1 :Text;      # the batch host
+}
+
+struct JobSuspend { jobId @0 :UInt64; }
+struct JobResume { jobId @0 :UInt64; }
+
+struct JobSignalled {
+  jobId @0 :UInt64;
+  signal @1 :Int32;
+  batchOnly @2 :Bool;
+}
+
+struct JobTimeLimitReached { jobId @0 :UInt64; }
+
+struct OomDetected {
+  jobId @0 :UInt64;
+  node @1 :Text;
+  oomKillCount @2 :UInt64;
+  peakBytes @3 :UInt64;
+  limitBytes @4 :UInt64;
+}
+
+struct JobEnded {
+  jobId @0 :UInt64;
+  cause @1 :EndCause;
+  exitCode @2 :Int32;
+  signal @3 :Int32;
+  node @4 :Text;
+  message @5 :Text;
+}
+
+struct JobRequeued {
+  jobId @0 :UInt64;
+  cause @1 :JobState;       # how the previous run ended
+  attempt @2 :UInt32;       # restart count of the next run
+  hold @3 :Bool;            # requeuehold
+  delaySec @4 :UInt32;
+  automatic @5 :Bool;       # by the resubmission policy, not a user command
+}
+
+struct JobHeld {
+  jobId @0 :UInt64;
+  byAdmin @1 :Bool;
+}
+
+struct JobReleased { jobId @0 :UInt64; }
+
+struct JobCancelled {
+  jobId @0 :UInt64;
+  signal @1 :Int32;
+}
+
+struct BbReserved {
+  jobId @0 :UInt64;
+  pool @1 :Text;
+  bytes @2 :UInt64;
+}
+
+struct BbStageStarted {
+  jobId @0 :UInt64;
+  direction @1 :StageDirection;
+  node @2 :Text;
+}
+
+struct BbStageReady {
+  jobId @0 :UInt64;
+  bytes @1 :UInt64;
+  durationUs @2 :UInt64;
+}
+
+struct BbStageOutDone {
+  jobId @0 :UInt64;
+  bytes @1 :UInt64;
+  durationUs @2 :UInt64;
+}
+
+struct BbStageFailed {
+  jobId @0 :UInt64;
+  direction @1 :StageDirection;
+  message @2 :Text;
+}
+
+struct BbReleased {
+  jobId @0 :UInt64;
+  pool @1 :Text;
+  bytes @2 :UInt64;
+}
+
+struct NodeRegistered {
+  node @0 :Text;
+  cpus @1 :UInt32;
+  memMb @2 :UInt64;
+  partitions @3 :List(Text);
+  memoryEnforced @4 :Bool;
+  cgroupBackend @5 :Text;
+  runningJobs @6 :List(UInt64);   # what the agent still runs (reconciliation after a restart)
+}
+
+struct NodeDown {
+  node @0 :Text;
+  reason @1 :Text;
+}
+
+struct NodeUp { node @0 :Text; }
+
+struct EpochClaimed {
+  shard @0 :UInt32;
+  epoch @1 :UInt64;
+  controller @2 :Text;
+}
+
+struct Event {
+  header @0 :Header;
+  body :union {
+    jobSubmitted @1 :JobSubmitted;
+    jobAllocated @2 :JobAllocated;
+    jobStarted @3 :JobStarted;
+    jobSuspend @4 :JobSuspend;
+    jobResume @5 :JobResume;
+    jobSignalled @6 :JobSignalled;
+    jobTimeLimitReached @7 :JobTimeLimitReached;
+    oomDetected @8 :OomDetected;
+    jobEnded @9 :JobEnded;
+    jobRequeued @10 :JobRequeued;
+    jobHeld @11 :JobHeld;
+    jobReleased @12 :JobReleased;
+    jobCancelled @13 :JobCancelled;
+    bbReserved @14 :BbReserved;
+    bbStageStarted @15 :BbStageStarted;
+    bbStageReady @16 :BbStageReady;
+    bbStageOutDone @17 :BbStageOutDone;
+    bbStageFailed @18 :BbStageFailed;
+    bbReleased @19 :BbReleased;
+    nodeRegistered @20 :NodeRegistered;
+    nodeDown @21 :NodeDown;
+    nodeUp @22 :NodeUp;
+    epochClaimed @23 :EpochClaimed;
+    # New kinds are added here with the next ordinal.
+  }
+}

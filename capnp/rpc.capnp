@@ -1,0 +1,153 @@
+@0xaeb4aca5451784cb;
+# Controller RPC: the CLI and the node agents talk to cairnctld with these
+# interfaces. Evolution rules as in events.capnp: never renumber, add at the end.
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("cairn::rpc");
+
+using Events = import "events.capnp";
+
+enum ControlVerb {
+  cancel @0;
+  suspend @1;
+  resume @2;
+  hold @3;        # user hold (scontrol hold by the owner) or admin hold (by an operator)
+  release @4;
+  requeue @5;
+  requeueHold @6;
+  signal @7;      # scancel -s SIG
+  uhold @8;       # scontrol uhold: always a user hold
+}
+
+struct ControlResult {
+  jobId @0 :UInt64;
+  ok @1 :Bool;
+  error @2 :Text;   # Slurm's text, e.g. "Job is pending execution"
+}
+
+struct RunView {
+  restart @0 :UInt32;
+  startUs @1 :Int64;
+  endUs @2 :Int64;
+  state @3 :Events.JobState;
+  exitCode @4 :Int32;
+  exitSignal @5 :Int32;
+  suspendedUs @6 :Int64;
+  nodes @7 :List(Events.NodeAllocation);
+}
+
+# The read model of one job, as squeue/scontrol/sacct need it.
+struct JobView {
+  jobId @0 :UInt64;
+  spec @1 :Events.JobSpec;
+  state @2 :Events.JobState;
+  reason @3 :UInt8;            # cairn::Reason
+  message @4 :Text;
+  timeLimitSec @5 :UInt32;
+  submitUs @6 :Int64;
+  eligibleUs @7 :Int64;
+  startUs @8 :Int64;
+  endUs @9 :Int64;
+  suspendedSinceUs @10 :Int64;
+  suspendedUs @11 :Int64;
+  lastSuspendUs @12 :Int64;
+  preSuspendRunUs @13 :Int64;
+  hold @14 :UInt8;             # cairn::HoldKind
+  exitCode @15 :Int32;
+  exitSignal @16 :Int32;
+  restarts @17 :UInt32;
+  nodes @18 :List(Events.NodeAllocation);
+  batchHost @19 :Text;
+  bbPhase @20 :UInt8;          # cairn::BbPhase
+  bbReservedBytes @21 :UInt64;
+  bbPool @22 :Text;
+  bbStagedBytes @23 :UInt64;
+  oomDetected @24 :Bool;
+  oomPeakBytes @25 :UInt64;
+  oomLimitBytes @26 :UInt64;
+  oomNode @27 :Text;
+  runs @28 :List(RunView);
+  finalState @29 :Events.JobState;
+  cancelRequested @30 :Bool;
+  timeLimitReached @31 :Bool;
+}
+
+struct NodeView {
+  name @0 :Text;
+  cpus @1 :UInt32;
+  memMb @2 :UInt64;
+  partitions @3 :List(Text);
+  status @4 :UInt8;            # cairn::NodeStatus
+  reason @5 :Text;
+  memoryEnforced @6 :Bool;
+  cgroupBackend @7 :Text;
+  allocCpus @8 :UInt32;
+  allocMemMb @9 :UInt64;
+  registeredUs @10 :Int64;
+  changedUs @11 :Int64;
+}
+
+struct PartitionView {
+  name @0 :Text;
+  nodes @1 :List(Text);
+  up @2 :Bool;
+  isDefault @3 :Bool;
+  maxTimeSec @4 :UInt32;       # 4294967295: unlimited
+}
+
+struct JobQuery {
+  jobIds @0 :List(UInt64);     # empty: all
+  includeFinished @1 :Bool;    # false: only jobs squeue shows (pending, active, recently ended)
+}
+
+struct LaunchRequest {
+  jobId @0 :UInt64;
+  spec @1 :Events.JobSpec;
+  nodes @2 :List(Events.NodeAllocation);   # the whole allocation; the agent runs the batch script if it is first
+  restartCount @3 :UInt32;
+  clusterName @4 :Text;
+  timeLimitSec @5 :UInt32;
+}
+
+# Implemented by cairnd; the controller calls it.
+interface Agent {
+  launch @0 (request :LaunchRequest) -> ();
+  signal @1 (jobId :UInt64, signal :Int32, batchOnly :Bool) -> ();
+  suspend @2 (jobId :UInt64) -> ();
+  resume @3 (jobId :UInt64) -> ();
+  terminate @4 (jobId :UInt64, killWaitSec :UInt32) -> ();
+}
+
+struct JobExit {
+  jobId @0 :UInt64;
+  exitCode @1 :Int32;
+  signal @2 :Int32;
+  launchFailed @3 :Bool;
+  message @4 :Text;
+}
+
+# Implemented by the controller for one registered agent; the agent calls it.
+interface AgentSession {
+  jobEnded @0 (exit :JobExit) -> ();
+  heartbeat @1 (runningJobs :List(UInt64)) -> ();
+  oomDetected @2 (jobId :UInt64, oomKillCount :UInt64, peakBytes :UInt64, limitBytes :UInt64) -> ();
+}
+
+struct AgentInfo {
+  node @0 :Text;
+  cpus @1 :UInt32;
+  memMb @2 :UInt64;
+  memoryEnforced @3 :Bool;
+  cgroupBackend @4 :Text;
+  runningJobs @5 :List(UInt64);
+}
+
+interface Controller {
+  # Liveness and identity: who the controller thinks is calling.
+  ping @0 () -> (clusterName :Text, uid :UInt32, userName :Text, isOperator :Bool);
+  submit @1 (spec :Events.JobSpec) -> (jobId :UInt64);
+  control @2 (verb :ControlVerb, jobIds :List(UInt64), signal :Int32) -> (results :List(ControlResult));
+  queryJobs @3 (query :JobQuery) -> (jobs :List(JobView), nowUs :Int64);
+  queryNodes @4 () -> (nodes :List(NodeView), partitions :List(PartitionView), nowUs :Int64);
+  registerAgent @5 (info :AgentInfo, agent :Agent) -> (session :AgentSession, heartbeatSec :UInt32);
+}

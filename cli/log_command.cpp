@@ -1,0 +1,235 @@
+#include "cli/log_command.hpp"
+
+#include <fmt/format.h>
+#include <kj/exception.h>
+
+#include <chrono>
+#include <map>
+#include <ostream>
+#include <set>
+
+#include "cli/event_format.hpp"
+#include "common/option_parser.hpp"
+#include "common/config.hpp"
+#include "events/event_codec.hpp"
+#include "events/event_log.hpp"
+#include "events/replay.hpp"
+
+namespace cairn {
+namespace {
+
+constexpr std::string_view kUsage =
+    "usage: cairn log dump   [--log DIR|--conf FILE] [--job N] [--kind K[,K]] [--from OFFSET|TIME] [--to OFFSET|TIME] [--json]\n"
+    "       cairn log audit  [--log DIR|--conf FILE] --job N\n"
+    "       cairn log stats  [--log DIR|--conf FILE]\n"
+    "       cairn log verify [--log DIR|--conf FILE]\n";
+
+const std::vector<OptionSpec> kOptions = {
+    {0, "log", true, ""},   {0, "conf", true, ""}, {'j', "job", true, ""}, {0, "kind", true, ""},
+    {0, "from", true, ""},  {0, "to", true, ""},   {0, "json", false, ""}, {'h', "help", false, ""},
+};
+
+// Where the log is: --log (a directory or an EventLog= value), else the configuration's EventLog.
+std::unique_ptr<EventLog> open_log(const ParsedArgs& args) {
+  std::string spec;
+  if (auto log = args.get("log")) {
+    spec = log->find(':') == std::string::npos ? "file:" + *log : *log;
+  } else {
+    spec = load_config(find_config_path(args.get("conf"))).event_log;
+  }
+  if (spec.starts_with("file:")) {
+    FileLogOptions options;
+    options.read_only = true;
+    return open_file_log(spec.substr(5), options);
+  }
+  return open_event_log(spec);
+}
+
+// A bound given as an offset ("42") or an ISO time ("2026-11-22T10:00:00[Z]").
+struct Bound {
+  std::optional<uint64_t> offset;
+  std::optional<int64_t> time_us;
+};
+
+Bound parse_bound(std::string_view option, const std::optional<std::string>& text) {
+  Bound bound;
+  if (!text) return bound;
+  if (!text->empty() && text->find_first_not_of("0123456789") == std::string::npos) {
+    bound.offset = parse_count(option, *text);
+    return bound;
+  }
+  std::tm tm{};
+  const char* end = strptime(text->c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (!end || (*end != '\0' && std::string_view(end) != "Z"))
+    throw UsageError(fmt::format("invalid value for {}: '{}' (an offset or YYYY-MM-DDTHH:MM:SS)", option, *text));
+  bound.time_us = static_cast<int64_t>(timegm(&tm)) * 1'000'000;
+  return bound;
+}
+
+struct EventFilter {
+  std::optional<uint64_t> job;
+  std::set<EventKind> kinds;
+  Bound from, to;
+
+  bool matches(uint64_t offset, schema::Event::Reader event) const {
+    auto header = event.getHeader();
+    if (job && header.getJobId() != *job) return false;
+    if (!kinds.empty() && !kinds.contains(event.getBody().which())) return false;
+    if (from.offset && offset < *from.offset) return false;
+    if (to.offset && offset > *to.offset) return false;
+    if (from.time_us && header.getTimeUs() < *from.time_us) return false;
+    if (to.time_us && header.getTimeUs() > *to.time_us) return false;
+    return true;
+  }
+};
+
+EventFilter parse_filter(const ParsedArgs& args) {
+  EventFilter filter;
+  if (auto job = args.get("job")) filter.job = parse_count("--job", *job);
+  for (const auto& list : args.all("kind")) {
+    size_t start = 0;
+    while (start <= list.size()) {
+      auto comma = list.find(',', start);
+      auto name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      EventKind kind;
+      if (!parse_kind(name, kind)) throw UsageError("unknown event kind '" + name + "'");
+      filter.kinds.insert(kind);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  filter.from = parse_bound("--from", args.get("from"));
+  filter.to = parse_bound("--to", args.get("to"));
+  return filter;
+}
+
+// Calls visit(decoded) for every decodable record of every partition, in offset order per partition.
+template <typename Visit>
+void for_each_event(const EventLog& log, std::ostream& err, Visit&& visit) {
+  for (uint32_t p = 0; p < log.partitions(); ++p) {
+    auto reader = log.read(p, 0);
+    while (auto record = reader->next()) {
+      try {
+        DecodedEvent decoded(record->offset, record->payload);
+        visit(p, decoded);
+      } catch (const kj::Exception& e) {
+        err << fmt::format("warning: partition {} offset {}: undecodable record: {}\n", p, record->offset,
+                           e.getDescription().cStr());
+      }
+    }
+  }
+}
+
+int dump(const EventLog& log, const ParsedArgs& args, std::ostream& out, std::ostream& err) {
+  auto filter = parse_filter(args);
+  bool json = args.has("json");
+  for_each_event(log, err, [&](uint32_t, const DecodedEvent& decoded) {
+    if (!filter.matches(decoded.offset(), decoded.event())) return;
+    out << (json ? format_event_json(decoded.offset(), decoded.event())
+                 : format_event_line(decoded.offset(), decoded.event()))
+        << '\n';
+  });
+  return 0;
+}
+
+int audit(const EventLog& log, const ParsedArgs& args, std::ostream& out, std::ostream& err) {
+  auto job = args.get("job");
+  if (!job) throw UsageError("cairn log audit: --job N is required");
+  EventFilter filter;
+  filter.job = parse_count("--job", *job);
+  std::vector<std::string> rows;
+  for_each_event(log, err, [&](uint32_t, const DecodedEvent& decoded) {
+    auto event = decoded.event();
+    if (!filter.matches(decoded.offset(), event)) return;
+    auto row = fmt::format("{:<28} {:<20} {:<24} {}", format_utc_micros(event.getHeader().getTimeUs()),
+                           kind_name(event.getBody().which()), format_actor(event.getHeader().getActor()),
+                           format_details(event));
+    row.erase(row.find_last_not_of(' ') + 1);
+    rows.push_back(row + "\n");
+  });
+  if (rows.empty()) {
+    err << "cairn log audit: no events for job " << *filter.job << "\n";
+    return 1;
+  }
+  out << fmt::format("{:<28} {:<20} {:<24} {}\n", "TIME", "EVENT", "ACTOR", "DETAILS");
+  for (const auto& row : rows) out << row;
+  return 0;
+}
+
+int stats(const EventLog& log, std::ostream& out, std::ostream& err) {
+  std::map<std::string, uint64_t> per_kind, per_slurm_partition;
+  std::map<uint32_t, uint64_t> per_shard;
+  uint64_t total = 0;
+  for_each_event(log, err, [&](uint32_t shard, const DecodedEvent& decoded) {
+    auto body = decoded.event().getBody();
+    ++total;
+    ++per_kind[kind_name(body.which())];
+    ++per_shard[shard];
+    if (body.isJobSubmitted()) ++per_slurm_partition[body.getJobSubmitted().getSpec().getPartition()];
+  });
+  out << fmt::format("events {}\n", total);
+  out << "by kind:\n";
+  for (const auto& [kind, count] : per_kind) out << fmt::format("  {:<22} {}\n", kind, count);
+  out << "by log partition (shard):\n";
+  for (const auto& [shard, count] : per_shard) out << fmt::format("  {:<22} {}\n", shard, count);
+  out << "jobs submitted by Slurm partition:\n";
+  for (const auto& [partition, count] : per_slurm_partition)
+    out << fmt::format("  {:<22} {}\n", partition.empty() ? "(default)" : partition, count);
+  ClusterState state;
+  auto start = std::chrono::steady_clock::now();
+  auto replayed = replay_all(log, state);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out << fmt::format("replay: {} events in {:.3f} s ({:.0f} events/s), {} anomalies\n", replayed.events, seconds,
+                     seconds > 0 ? replayed.events / seconds : 0.0, state.anomaly_count);
+  return 0;
+}
+
+int verify(const EventLog& log, std::ostream& out) {
+  ClusterState first, second;
+  auto replayed = replay_all(log, first);
+  replay_all(log, second);
+  uint64_t a = state_digest(first), b = state_digest(second);
+  out << fmt::format("events {}, jobs {}, nodes {}, undecodable {}, anomalies {}\n", replayed.events,
+                     first.jobs.size(), first.nodes.size(), replayed.undecodable, first.anomaly_count);
+  for (const auto& anomaly : first.anomalies)
+    out << fmt::format("  anomaly at offset {}: {}\n", anomaly.offset, anomaly.text);
+  if (a != b || !(first == second)) {
+    out << fmt::format("MISMATCH: replay digests {:016x} and {:016x} differ\n", a, b);
+    return 1;
+  }
+  out << fmt::format("state digest {:016x} (two replays identical)\n", a);
+  return 0;
+}
+
+}  // namespace
+
+int run_log_command(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  try {
+    if (argv.empty() || argv[0] == "-h" || argv[0] == "--help") {
+      (argv.empty() ? err : out) << kUsage;
+      return argv.empty() ? 2 : 0;
+    }
+    const std::string& verb = argv[0];
+    auto args = parse_options("cairn log " + verb, kOptions, {argv.begin() + 1, argv.end()});
+    if (args.has("help")) {
+      out << kUsage;
+      return 0;
+    }
+    if (!args.positionals.empty()) throw UsageError("cairn log " + verb + ": unexpected argument '" + args.positionals[0] + "'");
+    if (verb != "dump" && verb != "audit" && verb != "stats" && verb != "verify")
+      throw UsageError("cairn log: unknown command '" + verb + "'\n" + std::string(kUsage));
+    auto log = open_log(args);
+    if (verb == "dump") return dump(*log, args, out, err);
+    if (verb == "audit") return audit(*log, args, out, err);
+    if (verb == "stats") return stats(*log, out, err);
+    return verify(*log, out);
+  } catch (const UsageError& e) {
+    err << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    err << "cairn log: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace cairn

@@ -1,0 +1,332 @@
+#include "cli/scontrol_format.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "common/string_util.hpp"
+#include "events/cluster_state.hpp"
+
+namespace cairn {
+namespace {
+
+// Slurm caps the zero-padding of a numeric pattern letter at 10.
+constexpr size_t kMaxPatternPadding = 10;
+
+std::string_view line_end_of(bool one_liner) { return one_liner ? " " : "\n   "; }
+std::string_view record_end_of(bool one_liner) { return one_liner ? "\n" : "\n\n"; }
+
+// A C string Slurm prints with "%s": NULL shows as "(null)".
+std::string or_null(const std::string& text) { return text.empty() ? "(null)" : text; }
+
+// "alice(1000)"; a name Cairn does not know is the number, as uid_to_string gives it.
+std::string name_and_id(const std::string& name, uint32_t id) {
+  return (name.empty() ? std::to_string(id) : name) + "(" + std::to_string(id) + ")";
+}
+
+// Jobs carry no group name: a user's private group (gid == uid) is named after
+// the user, any other group shows its number.
+std::string group_of(const JobSpec& spec) {
+  return name_and_id(spec.gid == spec.uid ? spec.user_name : std::string(), spec.gid);
+}
+
+// Jobs accrue age priority once eligible and no longer held.
+int64_t accrue_us(const JobRecord& job, int64_t now_us) {
+  if (job.start_us != 0) return job.eligible_us;
+  bool eligible = job.hold == HoldKind::none && job.eligible_us != 0 && job.eligible_us <= now_us;
+  return eligible ? job.eligible_us : 0;
+}
+
+// Slurm's bb_state_string() for the phase Cairn records.
+std::string_view burst_buffer_state(const JobRecord& job) {
+  switch (job.bb_phase) {
+    case BbPhase::none:
+    case BbPhase::waiting: return "pending";
+    case BbPhase::staging_in: return "staging-in";
+    case BbPhase::ready:
+      if (is_active(job.state)) return "running";
+      return job.start_us == 0 ? "staged-in" : "post-run";
+    case BbPhase::staging_out: return "staging-out";
+    case BbPhase::released: return "complete";
+    case BbPhase::failed: return "teardown";
+  }
+  return "pending";
+}
+
+std::string job_tres(const JobRecord& job) {
+  const JobSpec& spec = job.spec;
+  if (!job.allocation.empty())
+    return slurm_tres_text(share_cpus(job.allocation), share_mem_mb(job.allocation),
+                           static_cast<uint32_t>(job.allocation.size()), true);
+  uint32_t cpus = requested_cpus(spec);
+  uint64_t mem = spec.mem_per_cpu_mb > 0 ? spec.mem_per_cpu_mb * cpus : spec.mem_per_node_mb * spec.num_nodes;
+  return slurm_tres_text(cpus, mem, spec.num_nodes, true);
+}
+
+std::string stdout_path(const JobRecord& job) {
+  if (job.spec.stdout_pattern.empty()) return job.spec.work_dir + "/slurm-" + std::to_string(job.id) + ".out";
+  return expand_stdio_pattern(job, job.spec.stdout_pattern);
+}
+
+std::string stderr_path(const JobRecord& job) {
+  if (job.spec.stderr_pattern.empty()) return stdout_path(job);
+  return expand_stdio_pattern(job, job.spec.stderr_pattern);
+}
+
+// How the node agent limits memory: "cgroup/v1", or "off" (a Cairn addition).
+std::string memory_enforcement(const NodeRecord& node) {
+  if (!node.memory_enforced) return "off";
+  if (node.cgroup_backend.empty()) return "cgroup";
+  return istarts_with(node.cgroup_backend, "cgroup") ? node.cgroup_backend : "cgroup/" + node.cgroup_backend;
+}
+
+std::vector<std::string> partitions_of(const NodeRecord& node, const std::vector<PartitionView>& partitions) {
+  std::vector<std::string> names;
+  for (const auto& partition : partitions)
+    if (std::find(partition.nodes.begin(), partition.nodes.end(), node.name) != partition.nodes.end())
+      names.push_back(partition.name);
+  return names;
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string text;
+  for (const auto& item : items) {
+    if (!text.empty()) text += separator;
+    text += item;
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string expand_stdio_pattern(const JobRecord& job, std::string_view pattern) {
+  const std::string batch_host = job_batch_host(job);
+  std::string path;
+  size_t i = 0;
+  while (i < pattern.size()) {
+    if (pattern[i] != '%') {
+      path += pattern[i++];
+      continue;
+    }
+    if (i + 1 < pattern.size() && pattern[i + 1] == '%') {
+      path += '%';
+      i += 2;
+      continue;
+    }
+    size_t at = i + 1;
+    size_t width = 0;
+    while (at < pattern.size() && is_digit(pattern[at]))
+      width = std::min(kMaxPatternPadding, width * 10 + static_cast<size_t>(pattern[at++] - '0'));
+    char letter = at < pattern.size() ? pattern[at] : '\0';
+    if (letter == 'j' || letter == 'A')
+      path += fmt::format("{:0{}}", job.id, width);
+    else if (letter == 'x')
+      path += job.spec.name;
+    else if (letter == 'u')
+      path += job.spec.user_name;
+    else if (letter == 'N' && !batch_host.empty())
+      path += batch_host;
+    else
+      path += pattern.substr(i, at + (letter == '\0' ? 0 : 1) - i);
+    i = at + 1;
+  }
+  if (path.starts_with('/')) return path;
+  return job.spec.work_dir + "/" + path;
+}
+
+std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& context, bool one_liner) {
+  const std::string_view line_end = line_end_of(one_liner);
+  const JobSpec& spec = job.spec;
+  const bool held = job.hold != HoldKind::none;
+  std::string out;
+
+  out += fmt::format("JobId={} JobName={}", job.id, spec.name);
+  out += line_end;
+  out += fmt::format("UserId={} GroupId={} MCS_label=N/A", name_and_id(spec.user_name, spec.uid), group_of(spec));
+  out += line_end;
+  // Cairn keeps no priority numbers: held jobs show Slurm's 0, the others 1.
+  out += fmt::format("Priority={} Nice={} Account={} QOS=normal", held ? 0 : 1, spec.nice, or_null(spec.account));
+  out += line_end;
+  out += fmt::format("JobState={} Reason={} Dependency={}", state_name(job.state), reason_name(job.reason),
+                     or_null(spec.dependency));
+  out += line_end;
+  out += fmt::format("Requeue={} Restarts={} BatchFlag=1 Reboot=0 ExitCode={}:{}", spec.requeue ? 1 : 0, job.restarts,
+                     job.exit_code, job.exit_signal);
+  out += line_end;
+  out += fmt::format("RunTime={} TimeLimit={} TimeMin=N/A",
+                     format_hms(static_cast<uint64_t>(whole_seconds(run_time_us(job, context.now_us)))),
+                     format_time_limit_hms(job_time_limit_sec(job)));
+  out += line_end;
+  out +=
+      fmt::format("SubmitTime={} EligibleTime={}", slurm_time_stamp(job.submit_us), slurm_time_stamp(job.eligible_us));
+  out += line_end;
+  out += "AccrueTime=" + slurm_time_stamp(accrue_us(job, context.now_us));
+  out += line_end;
+  out += fmt::format("StartTime={} EndTime={} Deadline=N/A", slurm_time_stamp(job.start_us),
+                     slurm_time_stamp(job_end_us(job)));
+  out += line_end;
+  // The last scheduling decision Cairn records is the start (or the submission).
+  out += fmt::format("SuspendTime={} SecsPreSuspend={} LastSchedEval={} Scheduler=Main",
+                     slurm_time_stamp(job.last_suspend_us, "None"), whole_seconds(job.pre_suspend_run_us),
+                     slurm_time_stamp(job.start_us != 0 ? job.start_us : job.submit_us));
+  out += line_end;
+  // Cairn records no session id of the submitting process.
+  out += fmt::format("Partition={} AllocNode:Sid={}:0", spec.partition, or_null(spec.submit_host));
+  out += line_end;
+  out += "ReqNodeList=(null) ExcNodeList=(null)";
+  out += line_end;
+  out += "NodeList=" + or_null(share_node_list(job.allocation));
+  out += line_end;
+  if (std::string host = job_batch_host(job); !host.empty()) {
+    out += "BatchHost=" + host;
+    out += line_end;
+  }
+  out += fmt::format("NumNodes={} NumCPUs={} NumTasks={} CPUs/Task={} ReqB:S:C:T=0:0:*:*", job_node_count(job),
+                     job_cpu_count(job), spec.num_tasks, spec.cpus_per_task);
+  out += line_end;
+  out += "TRES=" + job_tres(job);
+  out += line_end;
+  out += "Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=*";
+  out += line_end;
+  bool per_cpu = spec.mem_per_cpu_mb > 0;
+  out += fmt::format("MinCPUsNode={} MinMemory{}={} MinTmpDiskNode=0", spec.cpus_per_task, per_cpu ? "CPU" : "Node",
+                     slurm_mb_text(per_cpu ? spec.mem_per_cpu_mb : spec.mem_per_node_mb));
+  out += line_end;
+  out += "Features=(null) DelayBoot=00:00:00";
+  out += line_end;
+  out += fmt::format("OverSubscribe={} Contiguous=0 Licenses=(null) Network=(null)", spec.exclusive ? "NO" : "OK");
+  out += line_end;
+  out += "Command=" + or_null(spec.command);
+  out += line_end;
+  out += "WorkDir=" + spec.work_dir;
+  // Slurm's controller explains failures in SystemComment; Cairn's message is that.
+  if (!job.message.empty()) {
+    out += line_end;
+    out += "SystemComment=" + job.message + " ";
+  }
+  if (!spec.comment.empty()) {
+    out += line_end;
+    out += "Comment=" + spec.comment + " ";
+  }
+  out += line_end;
+  out += "StdErr=" + stderr_path(job);
+  out += line_end;
+  out += "StdIn=/dev/null";
+  out += line_end;
+  out += "StdOut=" + stdout_path(job);
+  if (spec.burst_buffer.capacity_bytes > 0) {
+    out += line_end;
+    out += "BurstBuffer=" + job_burst_buffer_text(job);
+    out += line_end;
+    out += fmt::format("BurstBufferState={}", burst_buffer_state(job));
+  }
+  out += line_end;
+  out += "Power=";
+  out += record_end_of(one_liner);
+  return out;
+}
+
+std::string render_scontrol_show_node(const NodeRecord& node, const std::vector<PartitionView>& partitions,
+                                      const FormatContext&, bool one_liner) {
+  const std::string_view line_end = line_end_of(one_liner);
+  const bool registered = node.registered_us != 0;
+  std::string out;
+
+  // One core per socket: Cairn counts CPUs, not their topology.
+  out += fmt::format("NodeName={} CoresPerSocket=1 ", node.name);
+  out += line_end;
+  out += fmt::format("CPUAlloc={} CPUEfctv={} CPUTot={} CPULoad=N/A", node.alloc_cpus, node.cpus, node.cpus);
+  out += line_end;
+  out += "AvailableFeatures=(null)";
+  out += line_end;
+  out += "ActiveFeatures=(null)";
+  out += line_end;
+  out += "Gres=(null)";
+  out += line_end;
+  out += fmt::format("NodeAddr={} NodeHostName={} ", node.name, node.name);
+  out += line_end;
+  out += fmt::format("RealMemory={} AllocMem={} FreeMem=N/A Sockets={} Boards=1", node.mem_mb, node.alloc_mem_mb,
+                     node.cpus);
+  out += line_end;
+  out += fmt::format("State={} ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A",
+                     node_state_view(&node).scontrol);
+  out += line_end;
+  auto member_of = partitions_of(node, partitions);
+  if (member_of.empty()) member_of = node.partitions;
+  if (!member_of.empty()) {
+    out += "Partitions=" + join(member_of, ",") + " ";
+    out += line_end;
+  }
+  std::string started = registered ? slurm_time_stamp(node.registered_us) : "None";
+  out += fmt::format("BootTime={} SlurmdStartTime={}", started, started);
+  out += line_end;
+  // The last state change is the nearest Cairn has to Slurm's last busy time.
+  out += "LastBusyTime=" + slurm_time_stamp(node.changed_us);
+  out += line_end;
+  out += "CfgTRES=" + slurm_tres_text(node.cpus, node.mem_mb, 0, true);
+  out += line_end;
+  out += "AllocTRES=" + slurm_tres_text(node.alloc_cpus, node.alloc_mem_mb, 0, false);
+  out += line_end;
+  out += "CapWatts=n/a";
+  out += line_end;
+  out += "CurrentWatts=0 AveWatts=0";
+  out += line_end;
+  out += "ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s";
+  out += line_end;
+  out += "MemoryEnforcement=" + memory_enforcement(node);
+  if (node.status == NodeStatus::down && !node.reason.empty()) {
+    out += line_end;
+    out += "Reason=" + node.reason;
+  }
+  out += record_end_of(one_liner);
+  return out;
+}
+
+std::string render_scontrol_show_partition(const PartitionView& partition,
+                                           const std::map<std::string, NodeRecord>& nodes, const FormatContext&,
+                                           bool one_liner) {
+  const std::string_view line_end = line_end_of(one_liner);
+  uint32_t cpus = 0;
+  uint64_t mem_mb = 0;
+  for (const auto& name : partition.nodes) {
+    auto it = nodes.find(name);
+    if (it == nodes.end()) continue;
+    cpus += it->second.cpus;
+    mem_mb += it->second.mem_mb;
+  }
+  auto total_nodes = static_cast<uint32_t>(partition.nodes.size());
+  std::string out;
+
+  out += "PartitionName=" + partition.name;
+  out += line_end;
+  out += "AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL";
+  out += line_end;
+  out += fmt::format("AllocNodes=ALL Default={} QoS=N/A", partition.is_default ? "YES" : "NO");
+  out += line_end;
+  out += "DefaultTime=NONE DisableRootJobs=NO ExclusiveUser=NO GraceTime=0 Hidden=NO";
+  out += line_end;
+  out += fmt::format("MaxNodes=UNLIMITED MaxTime={} MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED",
+                     format_time_limit_hms(partition.max_time_sec));
+  out += line_end;
+  out += "Nodes=" + or_null(compress_hostlist(partition.nodes));
+  out += line_end;
+  out += "PriorityJobFactor=1 PriorityTier=1 RootOnly=NO ReqResv=NO OverSubscribe=NO";
+  out += line_end;
+  out += "OverTimeLimit=NONE PreemptMode=OFF";
+  out += line_end;
+  out += fmt::format("State={} TotalCPUs={} TotalNodes={} SelectTypeParameters=NONE", partition.up ? "UP" : "DOWN",
+                     cpus, total_nodes);
+  out += line_end;
+  out += "JobDefaults=(null)";
+  out += line_end;
+  out += "DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED";
+  // A partition without resources has no TRES line.
+  if (std::string tres = slurm_tres_text(cpus, mem_mb, total_nodes, true); !tres.empty()) {
+    out += line_end;
+    out += "TRES=" + tres;
+  }
+  out += record_end_of(one_liner);
+  return out;
+}
+
+}  // namespace cairn

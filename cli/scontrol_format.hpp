@@ -1,0 +1,33 @@
+// scontrol show job|node|partition, in Slurm 22.05's layout: "Key=Value" pairs,
+// several to a line, continuation lines indented by three blanks and a blank line
+// after each record; with one_liner (scontrol -o) each record is a single line.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/slurm_views.hpp"
+#include "events/job_model.hpp"
+
+namespace cairn {
+
+std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& context, bool one_liner = false);
+
+// Partitions= lists the partitions whose node lists name the node.
+std::string render_scontrol_show_node(const NodeRecord& node, const std::vector<PartitionView>& partitions,
+                                      const FormatContext& context, bool one_liner = false);
+
+// TotalCPUs= and TRES= add up the partition's nodes found in `nodes`.
+std::string render_scontrol_show_partition(const PartitionView& partition,
+                                           const std::map<std::string, NodeRecord>& nodes, const FormatContext& context,
+                                           bool one_liner = false);
+
+// An output path as scontrol shows it: %j and %A give the job id (zero-padded to
+// a width written before the letter, "%5j"), %x the job name, %u the user, %N the
+// batch host once there is one, %% a '%'; other letters stay as written. A relative
+// path is taken from the job's work dir.
+std::string expand_stdio_pattern(const JobRecord& job, std::string_view pattern);
+
+}  // namespace cairn

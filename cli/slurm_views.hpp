@@ -1,0 +1,165 @@
+// What the Slurm-style formatters (squeue, scontrol, sinfo, sacct) read besides
+// the domain records, and the values derived from records that several of them
+// print the same way: node lists, CPU and node counts, limits, Slurm's units.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/hostlist.hpp"
+#include "common/size_parse.hpp"
+#include "common/slurm_time.hpp"
+#include "events/job_model.hpp"
+
+namespace cairn {
+
+// A partition as configured, with its current availability.
+struct PartitionView {
+  std::string name;
+  bool is_default = false;
+  bool up = true;
+  uint32_t max_time_sec = kUnlimited;  // kUnlimited: no limit
+  std::vector<std::string> nodes;      // member nodes, in configuration order
+};
+
+struct FormatContext {
+  std::string cluster_name;
+  int64_t now_us = 0;  // the formatters read no clock: run times of active jobs end here
+};
+
+inline constexpr int64_t kMicrosPerSecond = 1'000'000;
+
+inline int64_t whole_seconds(int64_t micros) { return micros / kMicrosPerSecond; }
+
+// A record time stamp as Slurm prints it, in local time ("2026-11-22T10:00:00");
+// if_unset for 0, which records use for "never".
+inline std::string slurm_time_stamp(int64_t time_us, std::string_view if_unset = "Unknown") {
+  return format_timestamp_or(whole_seconds(time_us), if_unset);
+}
+
+// The time limit of the job in seconds, kUnlimited when there is none. A pending
+// job has no effective limit yet, so its request applies; 0 means no limit.
+inline uint32_t job_time_limit_sec(const JobRecord& job) {
+  uint32_t limit = job.state == JobState::PENDING ? job.spec.time_limit_sec : job.time_limit_sec;
+  return limit == 0 ? kUnlimited : limit;
+}
+
+inline std::vector<std::string> share_node_names(const std::vector<NodeShare>& shares) {
+  std::vector<std::string> names;
+  names.reserve(shares.size());
+  for (const auto& share : shares) names.push_back(share.node);
+  return names;
+}
+
+inline uint32_t share_cpus(const std::vector<NodeShare>& shares) {
+  uint32_t cpus = 0;
+  for (const auto& share : shares) cpus += share.cpus;
+  return cpus;
+}
+
+inline uint64_t share_mem_mb(const std::vector<NodeShare>& shares) {
+  uint64_t mem = 0;
+  for (const auto& share : shares) mem += share.mem_mb;
+  return mem;
+}
+
+// Slurm's ranged node list ("n[1-2]"); empty when there are no nodes.
+inline std::string share_node_list(const std::vector<NodeShare>& shares) {
+  return compress_hostlist(share_node_names(shares));
+}
+
+// CPUs the job asks for: one per task and CPU of task, at least one per node.
+inline uint32_t requested_cpus(const JobSpec& spec) {
+  uint32_t cpus = spec.num_tasks * spec.cpus_per_task;
+  return cpus < spec.num_nodes ? spec.num_nodes : cpus;
+}
+
+// CPUs the job holds, or asks for while it holds none.
+inline uint32_t job_cpu_count(const JobRecord& job) {
+  return job.allocation.empty() ? requested_cpus(job.spec) : share_cpus(job.allocation);
+}
+
+// Nodes the job holds, or asks for while it holds none.
+inline uint32_t job_node_count(const JobRecord& job) {
+  return job.allocation.empty() ? job.spec.num_nodes : static_cast<uint32_t>(job.allocation.size());
+}
+
+// Where the batch script runs: the batch host, else the first allocated node.
+inline std::string job_batch_host(const JobRecord& job) {
+  if (!job.batch_host.empty()) return job.batch_host;
+  return job.allocation.empty() ? std::string() : job.allocation.front().node;
+}
+
+// When the job ended or, while it runs, is due to end (start + limit + time spent
+// suspended); 0 when unknown: not started yet, or no limit.
+inline int64_t job_end_us(const JobRecord& job) {
+  if (job.end_us != 0) return job.end_us;
+  uint32_t limit = job_time_limit_sec(job);
+  if (job.start_us == 0 || limit == kUnlimited) return 0;
+  return job.start_us + static_cast<int64_t>(limit) * kMicrosPerSecond + job.suspended_us;
+}
+
+// The burst buffer a job asked for, "pool:size" ("fast:100G"); empty for none.
+inline std::string job_burst_buffer_text(const JobRecord& job) {
+  const auto& request = job.spec.burst_buffer;
+  if (request.capacity_bytes == 0) return {};
+  return (job.bb_pool.empty() ? request.pool : job.bb_pool) + ":" + format_size(request.capacity_bytes);
+}
+
+// Slurm's convert_num_unit(CONVERT_NUM_UNIT_EXACT) of a quantity in MB: the unit
+// grows while the value stays a multiple of half of it ("1000M", "4G", "1.50G", "0").
+inline std::string slurm_mb_text(uint64_t mb) {
+  if (mb == 0) return "0";
+  static constexpr char kUnits[] = {'M', 'G', 'T', 'P', '?'};
+  double value = static_cast<double>(mb);
+  size_t unit = 0;
+  while (value >= 1024 && static_cast<uint64_t>(value) % 512 == 0 && unit + 1 < sizeof(kUnits)) {
+    value /= 1024;
+    ++unit;
+  }
+  char buffer[48];
+  auto whole = static_cast<uint64_t>(value);
+  if (static_cast<double>(whole) == value)
+    std::snprintf(buffer, sizeof(buffer), "%llu%c", static_cast<unsigned long long>(whole), kUnits[unit]);
+  else
+    std::snprintf(buffer, sizeof(buffer), "%.2f%c", value, kUnits[unit]);
+  return buffer;
+}
+
+// Slurm's TRES string, counts of 0 left out: "cpu=2,mem=1000M,node=1,billing=2";
+// billing (one per CPU) only when asked for.
+inline std::string slurm_tres_text(uint32_t cpus, uint64_t mem_mb, uint32_t nodes, bool with_billing) {
+  std::string text;
+  auto add = [&text](std::string_view name, const std::string& count) {
+    text += (text.empty() ? "" : ",") + std::string(name) + "=" + count;
+  };
+  if (cpus > 0) add("cpu", std::to_string(cpus));
+  if (mem_mb > 0) add("mem", slurm_mb_text(mem_mb));
+  if (nodes > 0) add("node", std::to_string(nodes));
+  if (with_billing && cpus > 0) add("billing", std::to_string(cpus));
+  return text;
+}
+
+// A node's state in Slurm's three spellings. A node that never registered is
+// UNKNOWN and not responding, as slurmctld shows configured nodes before slurmd starts.
+struct NodeStateView {
+  std::string_view scontrol;  // State= of scontrol show node: "MIXED", "UNKNOWN+NOT_RESPONDING"
+  std::string_view sinfo;     // sinfo %T: "mixed", "unknown*"
+  std::string_view compact;   // sinfo %t: "mix", "unk*"
+  uint32_t rank;              // Slurm's numeric node state: sinfo sorts by it
+};
+
+inline NodeStateView node_state_view(const NodeRecord* node) {
+  constexpr uint32_t kNotResponding = 0x800;  // Slurm's NODE_STATE_NO_RESPOND flag
+  if (node == nullptr || node->status == NodeStatus::unknown)
+    return {"UNKNOWN+NOT_RESPONDING", "unknown*", "unk*", kNotResponding};
+  if (node->status == NodeStatus::down) return {"DOWN", "down", "down", 1};
+  if (node->alloc_cpus == 0) return {"IDLE", "idle", "idle", 2};
+  if (node->alloc_cpus >= node->cpus) return {"ALLOCATED", "allocated", "alloc", 3};
+  return {"MIXED", "mixed", "mix", 5};
+}
+
+}  // namespace cairn

@@ -1,0 +1,60 @@
+// squeue's output: the "-o" format grammar (shared with sinfo) and the job table.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/slurm_views.hpp"
+#include "events/job_model.hpp"
+
+namespace cairn {
+
+// ---- the "%[.][width]letter" grammar of squeue -o and sinfo -o ----
+
+// One field of a format: "%.18i" is right-justified, 18 wide, letter 'i'.
+struct FieldSpec {
+  char letter = '\0';
+  bool right_justify = false;
+  bool auto_width = false;  // "%#P": sinfo sizes the column to its widest value
+  size_t width = 0;         // 0: the value's own width
+  std::string suffix;       // literal text up to the next field
+};
+
+struct FieldFormat {
+  std::string prefix;  // literal text before the first field
+  std::vector<FieldSpec> fields;
+};
+
+// Splits a format into its fields. "%%" is a literal '%'; a '%' with no letter
+// after it is dropped. Letters are not checked here: each command knows its own.
+FieldFormat parse_field_format(std::string_view format);
+
+// A value as a field shows it. Slurm cuts a value longer than its field, except
+// run times and node lists in right-justified fields (cut = false).
+struct FieldCell {
+  std::string text;
+  bool cut = true;
+};
+
+// Pads (and cuts) one value to a field: width 0 shows the value as is.
+std::string fit_field(const FieldCell& cell, const FieldSpec& field);
+
+// One output line: the prefix, then each field's fitted cell and its suffix, then '\n'.
+std::string render_field_line(const FieldFormat& format, const std::function<FieldCell(const FieldSpec&)>& cell_of);
+
+// ---- squeue ----
+
+// "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
+std::string squeue_default_format();
+// squeue -l: "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
+std::string squeue_long_format();
+
+// The job table in the given order (the caller selects and sorts), with a title
+// line when header is set. Throws std::invalid_argument with squeue's message
+// ("squeue: error: Invalid job format specification: X") for an unknown letter.
+std::string render_squeue(const std::vector<const JobRecord*>& jobs, std::string_view format, bool header,
+                          const FormatContext& context);
+
+}  // namespace cairn

@@ -1,0 +1,527 @@
+#include "common/config.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <initializer_list>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include "common/hostlist.hpp"
+#include "common/string_util.hpp"
+
+namespace cairn {
+namespace {
+
+struct Pair {
+  std::string key;  // as written, for messages
+  std::string value;
+};
+
+// Pairs of one record line by lower-cased key; a repeated key keeps its last value, as in Slurm.
+using Fields = std::map<std::string, Pair>;
+
+struct LogicalLine {
+  size_t number;  // of its first physical line
+  std::string text;
+};
+
+// A partition whose node list waits until every node is known (Slurm reads nodes first).
+struct PendingPartition {
+  PartitionConfig config;
+  std::string nodes_text;
+  bool sets_def_mem_per_cpu = false;
+  size_t line = 0;
+};
+
+// Job states a finished run may be resubmitted on.
+const std::set<std::string, std::less<>> kResubmitStates = {
+    "BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED",
+    "REVOKED",   "TIMEOUT"};
+
+// Comma-separated items, blanks around them dropped, empty items skipped.
+std::vector<std::string> comma_list(std::string_view text) {
+  std::vector<std::string> items;
+  for (std::string_view item : split(text, ','))
+    if (!trim(item).empty()) items.emplace_back(trim(item));
+  return items;
+}
+
+// '#' starts a comment unless escaped as "\#"; the escape itself is dropped.
+std::string strip_comment(std::string_view line) {
+  std::string out;
+  size_t backslashes = 0;
+  for (char c : line) {
+    if (c == '#') {
+      if (backslashes % 2 == 0) break;
+      out.pop_back();
+    }
+    backslashes = c == '\\' ? backslashes + 1 : 0;
+    out += c;
+  }
+  return out;
+}
+
+// An odd number of trailing backslashes continues the line (Slurm's rule); drops the last one.
+bool take_continuation(std::string& line) {
+  size_t backslashes = 0;
+  while (backslashes < line.size() && line[line.size() - 1 - backslashes] == '\\') ++backslashes;
+  if (backslashes % 2 == 0) return false;
+  line.pop_back();
+  return true;
+}
+
+class ConfigParser {
+ public:
+  ConfigParser(std::string_view text, std::string source) : text_(text), source_(std::move(source)) {}
+
+  ClusterConfig parse() {
+    for (const auto& line : logical_lines()) {
+      current_line_ = line.number;
+      auto pairs = tokenize(line.text);
+      if (pairs.empty()) continue;
+      std::string first = to_lower(pairs.front().key);
+      if (first == "nodename") {
+        add_nodes(pairs);
+      } else if (first == "partitionname") {
+        add_partition(pairs);
+      } else if (first == "burstbuffer") {
+        add_bb_pool(pairs);
+      } else {
+        for (const auto& pair : pairs) set_top_level(pair);
+      }
+    }
+    finish();
+    return std::move(config_);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& message) const { fail_at(current_line_, message); }
+  [[noreturn]] void fail_at(size_t line, const std::string& message) const {
+    throw ConfigError(source_ + ":" + std::to_string(line) + ": " + message);
+  }
+
+  std::vector<LogicalLine> logical_lines() const {
+    std::vector<LogicalLine> lines;
+    std::istringstream input{std::string(text_)};
+    std::string physical;
+    bool continued = false;
+    for (size_t number = 1; std::getline(input, physical); ++number) {
+      if (!physical.empty() && physical.back() == '\r') physical.pop_back();
+      std::string text = strip_comment(physical);
+      while (!text.empty() && is_space(text.back())) text.pop_back();
+      if (continued)
+        lines.back().text += text;
+      else
+        lines.push_back({number, text});
+      continued = take_continuation(lines.back().text);
+    }
+    return lines;
+  }
+
+  // Blank-separated Key=Value pairs; a value may be double-quoted to hold blanks.
+  std::vector<Pair> tokenize(std::string_view line) const {
+    std::vector<Pair> pairs;
+    size_t pos = 0;
+    auto at_blank = [&] { return pos >= line.size() || is_space(line[pos]); };
+    while (true) {
+      while (pos < line.size() && is_space(line[pos])) ++pos;
+      if (pos >= line.size()) return pairs;
+      size_t start = pos;
+      while (!at_blank() && line[pos] != '=') ++pos;
+      if (at_blank()) fail("expected Key=Value, found '" + std::string(line.substr(start, pos - start)) + "'");
+      if (pos == start) fail("missing key before '='");
+      Pair pair{std::string(line.substr(start, pos - start)), ""};
+      ++pos;
+      if (pos < line.size() && line[pos] == '"') {
+        size_t close = line.find('"', pos + 1);
+        if (close == std::string_view::npos) fail("unterminated quote in value of " + pair.key);
+        pair.value = line.substr(pos + 1, close - pos - 1);
+        pos = close + 1;
+        if (!at_blank()) fail("unexpected text after the closing quote of " + pair.key);
+      } else {
+        start = pos;
+        while (!at_blank()) ++pos;
+        pair.value = line.substr(start, pos - start);
+      }
+      pairs.push_back(std::move(pair));
+    }
+  }
+
+  // Typed values; each failure names the key and the offending text.
+  uint64_t number(const Pair& pair, uint64_t min, uint64_t max) const {
+    auto value = parse_unsigned<uint64_t>(pair.value);
+    if (!value) fail("bad number for " + pair.key + ": '" + pair.value + "'");
+    if (*value < min || *value > max)
+      fail(pair.key + " must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " +
+           pair.value);
+    return *value;
+  }
+  uint32_t number32(const Pair& pair, uint32_t min = 0) const {
+    return static_cast<uint32_t>(number(pair, min, std::numeric_limits<uint32_t>::max()));
+  }
+  uint16_t port(const Pair& pair, std::string_view text) const {
+    return static_cast<uint16_t>(number({pair.key, std::string(text)}, 1, 65535));
+  }
+  uint32_t time_limit(const Pair& pair) const {
+    auto value = parse_time_limit(pair.value);
+    if (!value) fail("bad time for " + pair.key + ": '" + pair.value + "'");
+    return *value;
+  }
+  uint64_t size_bytes(const Pair& pair) const {
+    auto value = parse_size_bytes(pair.value);
+    if (!value) fail("bad size for " + pair.key + ": '" + pair.value + "'");
+    return *value;
+  }
+  uint64_t mem_mb(const Pair& pair) const {
+    auto value = parse_mem_mb(pair.value);
+    if (!value) fail("bad memory size for " + pair.key + ": '" + pair.value + "'");
+    return *value;
+  }
+  // Slurm's boolean words.
+  bool boolean(const Pair& pair) const {
+    for (std::string_view yes : {"yes", "true", "1", "up"})
+      if (iequals(pair.value, yes)) return true;
+    for (std::string_view no : {"no", "false", "0", "down"})
+      if (iequals(pair.value, no)) return false;
+    fail("bad value for " + pair.key + ": '" + pair.value + "' (expected YES or NO)");
+  }
+  std::string non_empty(const Pair& pair) const {
+    if (pair.value.empty()) fail(pair.key + " must not be empty");
+    return pair.value;
+  }
+  std::vector<std::string> hostlist(const Pair& pair) const {
+    try {
+      return expand_hostlist(pair.value);
+    } catch (const HostlistError& error) {
+      fail("bad " + pair.key + ": " + error.what());
+    }
+  }
+
+  void set_top_level(const Pair& pair) {
+    using Setter = std::function<void(ConfigParser&, const Pair&)>;
+    static const std::map<std::string, Setter, std::less<>> kSetters = {
+        {"clustername", [](ConfigParser& p, const Pair& v) { p.config_.cluster_name = p.non_empty(v); }},
+        {"controlleraddr", [](ConfigParser& p, const Pair& v) { p.config_.controller_addr = p.non_empty(v); }},
+        {"controllerport", [](ConfigParser& p, const Pair& v) { p.config_.controller_port = p.port(v, v.value); }},
+        {"controllersocket", [](ConfigParser& p, const Pair& v) { p.config_.controller_socket = p.non_empty(v); }},
+        {"statesavelocation",
+         [](ConfigParser& p, const Pair& v) { p.config_.state_save_location = p.non_empty(v); }},
+        {"eventlog", [](ConfigParser& p, const Pair& v) { p.config_.event_log = p.non_empty(v); }},
+        {"killwait", [](ConfigParser& p, const Pair& v) { p.config_.kill_wait_sec = p.number32(v); }},
+        {"minjobage", [](ConfigParser& p, const Pair& v) { p.config_.min_job_age_sec = p.number32(v); }},
+        {"slurmuser", [](ConfigParser& p, const Pair& v) { p.config_.slurm_user = p.non_empty(v); }},
+        {"operators", [](ConfigParser& p, const Pair& v) { p.config_.operators = comma_list(v.value); }},
+        {"suspendbyowner", [](ConfigParser& p, const Pair& v) { p.config_.suspend_by_owner = p.boolean(v); }},
+        {"authtype", [](ConfigParser& p, const Pair& v) { p.config_.auth_type = p.auth_type(v); }},
+        {"defmempercpu", [](ConfigParser& p, const Pair& v) { p.config_.def_mem_per_cpu_mb = p.mem_mb(v); }},
+        {"defmempernode", [](ConfigParser& p, const Pair& v) { p.config_.def_mem_per_node_mb = p.mem_mb(v); }},
+        {"heartbeatinterval",
+         [](ConfigParser& p, const Pair& v) { p.config_.heartbeat_interval_sec = p.number32(v, 1); }},
+        {"nodetimeout", [](ConfigParser& p, const Pair& v) { p.config_.node_timeout_sec = p.number32(v, 1); }},
+        {"reconciletimeout",
+         [](ConfigParser& p, const Pair& v) { p.config_.reconcile_timeout_sec = p.number32(v); }},
+        {"resubmiton", [](ConfigParser& p, const Pair& v) { p.config_.resubmit_on = p.resubmit_states(v); }},
+        {"maxrestarts", [](ConfigParser& p, const Pair& v) { p.config_.max_restarts = p.number32(v); }},
+    };
+    std::string key = to_lower(pair.key);
+    if (key.starts_with("kafka.")) {
+      config_.extra[key] = pair.value;
+      return;
+    }
+    if (key == "nodename" || key == "partitionname" || key == "burstbuffer")
+      fail(pair.key + "= must start its line");
+    auto setter = kSetters.find(key);
+    if (setter == kSetters.end()) fail("unknown key '" + pair.key + "'");
+    setter->second(*this, pair);
+    top_level_lines_[key] = current_line_;
+  }
+
+  std::string auth_type(const Pair& pair) const {
+    std::string value = to_lower(pair.value);
+    if (value != "auth/none" && value != "auth/munge")
+      fail("unsupported " + pair.key + " '" + pair.value + "' (expected auth/none or auth/munge)");
+    return value;
+  }
+
+  std::vector<std::string> resubmit_states(const Pair& pair) const {
+    std::vector<std::string> states;
+    for (const auto& item : comma_list(pair.value)) {
+      std::string state = to_upper(item);
+      if (!kResubmitStates.contains(state)) fail("unknown job state '" + item + "' in " + pair.key);
+      states.push_back(state);
+    }
+    return states;
+  }
+
+  // The pairs after the record's name, checked against the keys the record allows.
+  Fields record_fields(const std::vector<Pair>& pairs, std::string_view record,
+                       std::initializer_list<std::string_view> allowed) const {
+    Fields fields;
+    for (size_t i = 1; i < pairs.size(); ++i) {
+      std::string key = to_lower(pairs[i].key);
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+        fail("unknown " + std::string(record) + " key '" + pairs[i].key + "'");
+      fields[key] = pairs[i];
+    }
+    return fields;
+  }
+
+  static const Pair* field(const Fields& fields, const std::string& key) {
+    auto it = fields.find(key);
+    return it == fields.end() ? nullptr : &it->second;
+  }
+
+  // Values of a per-node key: one for every node, or one per node in order.
+  std::vector<std::string> per_node(const Pair& pair, size_t node_count) const {
+    auto values = hostlist(pair);
+    if (values.size() == 1) values.resize(node_count, values.front());
+    if (values.size() != node_count)
+      fail(pair.key + " lists " + std::to_string(values.size()) + " values for " + std::to_string(node_count) +
+           " nodes");
+    return values;
+  }
+
+  std::vector<NodeConfig> build_nodes(const std::vector<std::string>& names, const Fields& fields) const {
+    NodeConfig base;
+    if (const Pair* cpus = field(fields, "cpus")) base.cpus = number32(*cpus, 1);
+    if (const Pair* memory = field(fields, "realmemory")) base.real_memory_mb = mem_mb(*memory);
+    const Pair* addr = field(fields, "nodeaddr");
+    const Pair* port_pair = field(fields, "port");
+    // A single NodeAddr may serve several nodes: several agents on one host, told apart by Port.
+    auto addrs = addr ? per_node(*addr, names.size()) : names;
+    auto ports = port_pair ? per_node(*port_pair, names.size()) : std::vector<std::string>{};
+    std::vector<NodeConfig> nodes;
+    for (size_t i = 0; i < names.size(); ++i) {
+      NodeConfig node = base;
+      node.name = names[i];
+      node.addr = addrs[i];
+      if (port_pair) node.port = port(*port_pair, ports[i]);
+      nodes.push_back(std::move(node));
+    }
+    return nodes;
+  }
+
+  void add_nodes(const std::vector<Pair>& pairs) {
+    Fields fields = node_defaults_;
+    for (auto& [key, pair] : record_fields(pairs, "NodeName", {"cpus", "realmemory", "port", "nodeaddr", "state"}))
+      fields[key] = pair;
+    if (iequals(pairs.front().value, "DEFAULT")) {
+      build_nodes({"DEFAULT"}, fields);  // validates the values now, where the line is known
+      node_defaults_ = std::move(fields);
+      return;
+    }
+    auto names = hostlist(pairs.front());
+    if (names.empty()) fail(pairs.front().key + " must not be empty");
+    for (auto& node : build_nodes(names, fields)) {
+      auto [it, inserted] = node_lines_.try_emplace(node.name, current_line_);
+      if (!inserted)
+        fail("duplicate node name '" + node.name + "' (first defined on line " + std::to_string(it->second) + ")");
+      config_.nodes.push_back(std::move(node));
+    }
+  }
+
+  PartitionState partition_state(const Pair& pair) const {
+    static constexpr std::pair<std::string_view, PartitionState> kStates[] = {{"up", PartitionState::up},
+                                                                               {"down", PartitionState::down},
+                                                                               {"drain", PartitionState::drain},
+                                                                               {"inactive", PartitionState::inactive}};
+    for (const auto& [name, state] : kStates)
+      if (iequals(pair.value, name)) return state;
+    fail("bad " + pair.key + " '" + pair.value + "' (expected UP, DOWN, DRAIN or INACTIVE)");
+  }
+
+  PendingPartition build_partition(const std::string& name, const Fields& fields) const {
+    PendingPartition pending;
+    pending.line = current_line_;
+    PartitionConfig& partition = pending.config;
+    partition.name = name;
+    if (const Pair* nodes = field(fields, "nodes")) pending.nodes_text = nodes->value;
+    if (const Pair* is_default = field(fields, "default")) partition.is_default = boolean(*is_default);
+    if (const Pair* max_time = field(fields, "maxtime")) partition.max_time_sec = time_limit(*max_time);
+    if (const Pair* default_time = field(fields, "defaulttime")) {
+      partition.default_time_sec = time_limit(*default_time);
+      if (*partition.default_time_sec > partition.max_time_sec)
+        fail("DefaultTime " + format_time_limit_hms(*partition.default_time_sec) + " exceeds MaxTime " +
+             format_time_limit_hms(partition.max_time_sec));
+    }
+    if (const Pair* max_nodes = field(fields, "maxnodes")) {
+      bool unlimited = iequals(max_nodes->value, "unlimited") || iequals(max_nodes->value, "infinite");
+      partition.max_nodes = unlimited ? kUnlimited : static_cast<uint32_t>(number(*max_nodes, 0, kUnlimited - 1));
+    }
+    if (const Pair* state = field(fields, "state")) partition.state = partition_state(*state);
+    if (const Pair* mem = field(fields, "defmempercpu")) {
+      partition.def_mem_per_cpu_mb = mem_mb(*mem);
+      pending.sets_def_mem_per_cpu = true;
+    }
+    return pending;
+  }
+
+  void add_partition(const std::vector<Pair>& pairs) {
+    Fields fields = partition_defaults_;
+    for (auto& [key, pair] : record_fields(pairs, "PartitionName", {"nodes", "default", "maxtime", "defaulttime",
+                                                                    "maxnodes", "state", "defmempercpu"}))
+      fields[key] = pair;
+    const std::string& name = pairs.front().value;
+    if (iequals(name, "DEFAULT")) {
+      build_partition(name, fields);  // validates the values now, where the line is known
+      partition_defaults_ = std::move(fields);
+      return;
+    }
+    if (name.empty()) fail("PartitionName must not be empty");
+    for (const auto& other : partitions_)
+      if (other.config.name == name)
+        fail("duplicate partition name '" + name + "' (first defined on line " + std::to_string(other.line) + ")");
+    partitions_.push_back(build_partition(name, fields));
+  }
+
+  void add_bb_pool(const std::vector<Pair>& pairs) {
+    const Pair& head = pairs.front();
+    if (!istarts_with(head.value, "pool=") || head.value.size() == 5)
+      fail("expected " + head.key + "=Pool=<name>, found " + head.key + "=" + head.value);
+    BbPoolConfig pool;
+    pool.name = head.value.substr(5);
+    Fields fields = record_fields(pairs, "BurstBuffer", {"capacity", "path", "granularity", "default"});
+    const Pair* capacity = field(fields, "capacity");
+    const Pair* path = field(fields, "path");
+    if (!capacity) fail("burst buffer pool '" + pool.name + "' needs Capacity=");
+    if (!path) fail("burst buffer pool '" + pool.name + "' needs Path=");
+    pool.capacity_bytes = size_bytes(*capacity);
+    pool.path = non_empty(*path);
+    if (const Pair* granularity = field(fields, "granularity")) {
+      pool.granularity_bytes = size_bytes(*granularity);
+      if (pool.granularity_bytes == 0) fail(granularity->key + " must be positive");
+    }
+    if (const Pair* is_default = field(fields, "default")) pool.is_default = boolean(*is_default);
+    for (const auto& other : config_.bb_pools)
+      if (other.name == pool.name) fail("duplicate burst buffer pool '" + pool.name + "'");
+    config_.bb_pools.push_back(std::move(pool));
+  }
+
+  // Resolves what depends on the whole file: partition nodes, defaults, derived paths.
+  void finish() {
+    for (auto& pending : partitions_) {
+      PartitionConfig& partition = pending.config;
+      if (iequals(pending.nodes_text, "ALL")) {
+        for (const auto& node : config_.nodes) partition.nodes.push_back(node.name);
+      } else if (!pending.nodes_text.empty()) {
+        current_line_ = pending.line;
+        partition.nodes = hostlist({"Nodes", pending.nodes_text});
+        for (const auto& node : partition.nodes)
+          if (!node_lines_.contains(node))
+            fail("partition '" + partition.name + "' names undefined node '" + node + "'");
+      }
+      if (!pending.sets_def_mem_per_cpu) partition.def_mem_per_cpu_mb = config_.def_mem_per_cpu_mb;
+      config_.partitions.push_back(std::move(partition));
+    }
+    choose_default(config_.partitions);
+    choose_default(config_.bb_pools);
+
+    auto line_of = [&](const std::string& key) { return top_level_lines_.contains(key) ? top_level_lines_[key] : 0; };
+    if (line_of("defmempercpu") && line_of("defmempernode"))
+      fail_at(std::max(line_of("defmempercpu"), line_of("defmempernode")),
+              "DefMemPerCPU and DefMemPerNode are mutually exclusive");
+    if (config_.node_timeout_sec <= config_.heartbeat_interval_sec)
+      fail_at(std::max({line_of("nodetimeout"), line_of("heartbeatinterval"), size_t{1}}),
+              "NodeTimeout (" + std::to_string(config_.node_timeout_sec) + ") must exceed HeartbeatInterval (" +
+                  std::to_string(config_.heartbeat_interval_sec) + ")");
+
+    if (config_.controller_socket.empty()) config_.controller_socket = config_.state_save_location + "/cairnctld.sock";
+    if (config_.event_log.empty()) config_.event_log = "file:" + config_.state_save_location + "/log";
+  }
+
+  // The last record saying Default=YES wins (as in Slurm); with none, the first.
+  template <typename Record>
+  static void choose_default(std::vector<Record>& records) {
+    if (records.empty()) return;
+    auto chosen = std::find_if(records.rbegin(), records.rend(), [](const Record& r) { return r.is_default; });
+    Record* winner = chosen == records.rend() ? &records.front() : &*chosen;
+    for (auto& record : records) record.is_default = &record == winner;
+  }
+
+  std::string_view text_;
+  std::string source_;
+  size_t current_line_ = 0;
+  ClusterConfig config_;
+  Fields node_defaults_;
+  Fields partition_defaults_;
+  std::map<std::string, size_t, std::less<>> node_lines_;  // node name -> defining line
+  std::vector<PendingPartition> partitions_;
+  std::map<std::string, size_t> top_level_lines_;  // lower-cased key -> line of its last setting
+};
+
+template <typename Record>
+const Record* find_by_name(const std::vector<Record>& records, std::string_view name) {
+  auto it = std::find_if(records.begin(), records.end(), [&](const Record& r) { return r.name == name; });
+  return it == records.end() ? nullptr : &*it;
+}
+
+template <typename Record>
+const Record* find_default(const std::vector<Record>& records) {
+  auto it = std::find_if(records.begin(), records.end(), [](const Record& r) { return r.is_default; });
+  return it == records.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
+std::string_view partition_state_name(PartitionState state) {
+  switch (state) {
+    case PartitionState::up: return "UP";
+    case PartitionState::down: return "DOWN";
+    case PartitionState::drain: return "DRAIN";
+    case PartitionState::inactive: return "INACTIVE";
+  }
+  return "UNKNOWN";
+}
+
+const PartitionConfig* ClusterConfig::partition(std::string_view name) const { return find_by_name(partitions, name); }
+const PartitionConfig* ClusterConfig::default_partition() const { return find_default(partitions); }
+const NodeConfig* ClusterConfig::node(std::string_view name) const { return find_by_name(nodes, name); }
+const BbPoolConfig* ClusterConfig::bb_pool(std::string_view name) const { return find_by_name(bb_pools, name); }
+const BbPoolConfig* ClusterConfig::default_bb_pool() const { return find_default(bb_pools); }
+
+bool ClusterConfig::is_operator(std::string_view user) const {
+  return user == "root" || user == slurm_user || std::find(operators.begin(), operators.end(), user) != operators.end();
+}
+
+ClusterConfig parse_config(std::string_view text, const std::string& source_name) {
+  return ConfigParser(text, source_name).parse();
+}
+
+ClusterConfig load_config(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw ConfigError(path + ": cannot open: " + std::strerror(errno));
+  std::ostringstream text;
+  text << file.rdbuf();
+  if (file.bad()) throw ConfigError(path + ": cannot read: " + std::strerror(errno));
+  return parse_config(text.str(), path);
+}
+
+std::string find_config_path(std::optional<std::string> cli_conf) {
+  const char* env = std::getenv("CAIRN_CONF");
+  return find_config_path(std::move(cli_conf), env ? std::optional<std::string>(env) : std::nullopt,
+                          kDefaultConfigPath);
+}
+
+std::string find_config_path(std::optional<std::string> cli_conf, std::optional<std::string> env_conf,
+                             const std::string& default_path) {
+  std::vector<std::pair<std::string, std::string>> candidates;  // (how it was named, path)
+  if (cli_conf && !cli_conf->empty()) candidates.emplace_back("--conf " + *cli_conf, *cli_conf);
+  if (env_conf && !env_conf->empty()) candidates.emplace_back("CAIRN_CONF=" + *env_conf, *env_conf);
+  candidates.emplace_back(default_path, default_path);
+  std::string tried;
+  for (const auto& [described, path] : candidates) {
+    std::error_code error;
+    if (std::filesystem::is_regular_file(path, error)) return path;
+    tried += (tried.empty() ? "" : ", ") + described;
+  }
+  throw ConfigError("no configuration file found (tried " + tried + ")");
+}
+
+}  // namespace cairn

@@ -1,0 +1,113 @@
+// cairn.conf: the cluster configuration, written in slurm.conf syntax: Key=Value
+// pairs (keys in any case, values optionally double-quoted), several per line;
+// '#' starts a comment ("\#" does not); a trailing backslash joins the next line.
+// Lines starting with NodeName=, PartitionName= or BurstBuffer=Pool= define one
+// record each; NodeName=DEFAULT and PartitionName=DEFAULT set defaults for the
+// records after them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/size_parse.hpp"
+#include "common/slurm_time.hpp"
+
+namespace cairn {
+
+// Messages start with "<path>:<line>: " when a line is to blame.
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+inline constexpr char kDefaultConfigPath[] = "/etc/cairn/cairn.conf";
+inline constexpr uint16_t kDefaultNodePort = 6818;  // slurmd's default port
+
+struct NodeConfig {
+  std::string name;
+  uint32_t cpus = 1;
+  uint64_t real_memory_mb = 1;
+  std::string addr;  // NodeAddr=; the node name when not given
+  uint16_t port = kDefaultNodePort;
+};
+
+enum class PartitionState : uint8_t { up, down, drain, inactive };
+
+// "UP", "DOWN", "DRAIN", "INACTIVE"
+std::string_view partition_state_name(PartitionState state);
+
+struct PartitionConfig {
+  std::string name;
+  std::vector<std::string> nodes;  // expanded, in the order given
+  bool is_default = false;
+  uint32_t max_time_sec = kUnlimited;
+  std::optional<uint32_t> default_time_sec;  // unset: jobs without -t get max_time_sec
+  uint32_t max_nodes = kUnlimited;
+  PartitionState state = PartitionState::up;
+  uint64_t def_mem_per_cpu_mb = 0;  // the cluster's DefMemPerCPU unless the partition sets one
+
+  uint32_t effective_default_time_sec() const { return default_time_sec.value_or(max_time_sec); }
+};
+
+struct BbPoolConfig {
+  std::string name;
+  uint64_t capacity_bytes = 0;
+  std::string path;
+  uint64_t granularity_bytes = kMiB;
+  bool is_default = false;
+};
+
+struct ClusterConfig {
+  std::string cluster_name = "cairn";
+  std::string controller_addr = "127.0.0.1";
+  uint16_t controller_port = 6817;
+  std::string controller_socket;  // parse_config's default: <state_save_location>/cairnctld.sock
+  std::string state_save_location = "/var/lib/cairn";
+  std::string event_log;  // parse_config's default: file:<state_save_location>/log
+  uint32_t kill_wait_sec = 30;
+  uint32_t min_job_age_sec = 300;
+  std::string slurm_user = "root";
+  std::vector<std::string> operators;
+  bool suspend_by_owner = false;
+  std::string auth_type = "auth/none";  // or "auth/munge"
+  uint64_t def_mem_per_cpu_mb = 0;
+  uint64_t def_mem_per_node_mb = 0;
+  uint32_t heartbeat_interval_sec = 5;
+  uint32_t node_timeout_sec = 30;       // a node silent this long is DOWN
+  uint32_t reconcile_timeout_sec = 60;  // after a controller restart, before a missing node's jobs are NODE_FAIL
+  std::vector<std::string> resubmit_on = {"TIMEOUT", "DEADLINE", "PREEMPTED", "NODE_FAIL", "REVOKED"};
+  uint32_t max_restarts = 0;
+
+  std::vector<NodeConfig> nodes;            // in definition order
+  std::vector<PartitionConfig> partitions;  // exactly one is_default when any exist
+  std::vector<BbPoolConfig> bb_pools;       // exactly one is_default when any exist
+  std::map<std::string, std::string> extra;  // "kafka.*" keys (lower-cased) for librdkafka
+
+  const PartitionConfig* partition(std::string_view name) const;
+  const PartitionConfig* default_partition() const;
+  const NodeConfig* node(std::string_view name) const;
+  const BbPoolConfig* bb_pool(std::string_view name) const;
+  const BbPoolConfig* default_bb_pool() const;
+  // SlurmUser, root and the Operators list may administer any job.
+  bool is_operator(std::string_view user) const;
+};
+
+// Parses configuration text; source_name prefixes error messages (normally the path).
+ClusterConfig parse_config(std::string_view text, const std::string& source_name);
+
+// Reads and parses a file. Throws ConfigError.
+ClusterConfig load_config(const std::string& path);
+
+// The first existing file among: cli_conf (--conf), $CAIRN_CONF, kDefaultConfigPath.
+// Throws ConfigError naming every candidate tried.
+std::string find_config_path(std::optional<std::string> cli_conf);
+// As above with the environment value and the default path given (for tests).
+std::string find_config_path(std::optional<std::string> cli_conf, std::optional<std::string> env_conf,
+                             const std::string& default_path);
+
+}  // namespace cairn

@@ -1,0 +1,510 @@
+#include "events/cluster_state.hpp"
+
+#include <algorithm>
+
+#include "events/event_codec.hpp"
+#include "common/slurm_time.hpp"
+#include "events/job_id.hpp"
+
+namespace cairn {
+namespace {
+
+using Body = schema::Event::Body;
+
+constexpr int64_t kMicros = 1'000'000;
+
+// Which state a run ends in, from what the log said about it (Slurm's precedence).
+JobState end_state(const JobRecord& job, schema::EndCause cause, int32_t exit_code, int32_t signal) {
+  if (cause == schema::EndCause::NODE_FAIL) return JobState::NODE_FAIL;
+  if (job.requeue_requested) return JobState::REQUEUED;
+  if (job.cancel_requested) return JobState::CANCELLED;
+  if (job.time_limit_reached) return JobState::TIMEOUT;
+  if (job.oom_detected) return JobState::OUT_OF_MEMORY;
+  if (cause == schema::EndCause::LAUNCH_FAILED) return JobState::FAILED;
+  return exit_code == 0 && signal == 0 ? JobState::COMPLETED : JobState::FAILED;
+}
+
+Reason end_reason(JobState state, schema::EndCause cause, int32_t signal) {
+  switch (state) {
+    case JobState::NODE_FAIL: return Reason::node_down;
+    case JobState::TIMEOUT: return Reason::time_limit;
+    case JobState::OUT_OF_MEMORY: return Reason::out_of_memory;
+    case JobState::FAILED:
+      if (cause == schema::EndCause::LAUNCH_FAILED) return Reason::launch_failed;
+      return signal != 0 ? Reason::raised_signal : Reason::non_zero_exit_code;
+    default: return Reason::none;
+  }
+}
+
+class Reducer {
+ public:
+  Reducer(ClusterState& state, uint64_t offset, schema::Event::Reader event)
+      : state_(state), offset_(offset), event_(event), now_(event.getHeader().getTimeUs()) {}
+
+  ApplyResult run() {
+    auto header = event_.getHeader();
+    auto& shard = state_.shards[header.getShard()];
+    auto body = event_.getBody();
+    if (body.which() == Body::EPOCH_CLAIMED) return claim_epoch(shard, body.getEpochClaimed());
+    if (header.getEpoch() < shard.epoch) {
+      ++state_.skipped_stale;
+      return ApplyResult::ignored_stale_epoch;
+    }
+    ApplyResult result = dispatch(body);
+    if (result == ApplyResult::applied) ++shard.applied;
+    return result;
+  }
+
+ private:
+  ApplyResult dispatch(Body::Reader body) {
+    switch (body.which()) {
+      case Body::JOB_SUBMITTED: return submitted(body.getJobSubmitted());
+      case Body::JOB_ALLOCATED: return allocated(body.getJobAllocated());
+      case Body::JOB_STARTED: return started(body.getJobStarted());
+      case Body::JOB_SUSPEND: return suspend(body.getJobSuspend().getJobId());
+      case Body::JOB_RESUME: return resume(body.getJobResume().getJobId());
+      case Body::JOB_SIGNALLED: return signalled(body.getJobSignalled().getJobId());
+      case Body::JOB_TIME_LIMIT_REACHED: return time_limit(body.getJobTimeLimitReached().getJobId());
+      case Body::OOM_DETECTED: return oom(body.getOomDetected());
+      case Body::JOB_ENDED: return ended(body.getJobEnded());
+      case Body::JOB_REQUEUED: return requeued(body.getJobRequeued());
+      case Body::JOB_HELD: return held(body.getJobHeld());
+      case Body::JOB_RELEASED: return released(body.getJobReleased().getJobId());
+      case Body::JOB_CANCELLED: return cancelled(body.getJobCancelled().getJobId());
+      case Body::BB_RESERVED: return bb_reserved(body.getBbReserved());
+      case Body::BB_STAGE_STARTED: return bb_stage_started(body.getBbStageStarted());
+      case Body::BB_STAGE_READY: return bb_stage_ready(body.getBbStageReady());
+      case Body::BB_STAGE_OUT_DONE: return bb_stage_out_done(body.getBbStageOutDone());
+      case Body::BB_STAGE_FAILED: return bb_stage_failed(body.getBbStageFailed());
+      case Body::BB_RELEASED: return bb_released(body.getBbReleased());
+      case Body::NODE_REGISTERED: return node_registered(body.getNodeRegistered());
+      case Body::NODE_DOWN: return node_down(body.getNodeDown());
+      case Body::NODE_UP: return node_up(body.getNodeUp().getNode());
+      case Body::EPOCH_CLAIMED: break;  // handled before dispatch
+    }
+    ++state_.skipped_unknown;
+    return ApplyResult::ignored_unknown_kind;
+  }
+
+  ApplyResult reject(std::string text) {
+    ++state_.anomaly_count;
+    if (state_.anomalies.size() < kMaxAnomalies) state_.anomalies.push_back({offset_, std::move(text)});
+    return ApplyResult::rejected;
+  }
+
+  ApplyResult illegal(const JobRecord& job, std::string_view what) {
+    return reject(kind_name(event_.getBody().which()) + " for job " + std::to_string(job.id) + " in state " +
+                  std::string(state_name(job.state)) + ": " + std::string(what));
+  }
+
+  ApplyResult applied(JobRecord& job) {
+    job.last_offset = offset_;
+    return ApplyResult::applied;
+  }
+
+  JobRecord* find_job(uint64_t id) {
+    auto it = state_.jobs.find(id);
+    return it == state_.jobs.end() ? nullptr : &it->second;
+  }
+
+  ApplyResult unknown_job(uint64_t id) {
+    return reject(kind_name(event_.getBody().which()) + " for unknown job " + std::to_string(id));
+  }
+
+  ApplyResult claim_epoch(ShardCursor& shard, schema::EpochClaimed::Reader claim) {
+    if (claim.getEpoch() <= shard.epoch)
+      return reject("stale epoch claim " + std::to_string(claim.getEpoch()) + " by " +
+                    std::string(claim.getController()) + " (current " + std::to_string(shard.epoch) + ")");
+    shard.epoch = claim.getEpoch();
+    ++shard.applied;
+    return ApplyResult::applied;
+  }
+
+  ApplyResult submitted(schema::JobSubmitted::Reader submitted) {
+    uint64_t id = submitted.getJobId();
+    uint32_t shard = event_.getHeader().getShard();
+    if (id == 0 || shard_of_job(id) != shard)
+      return reject("JobSubmitted with job id " + std::to_string(id) + " outside shard " + std::to_string(shard));
+    if (find_job(id)) return reject("JobSubmitted for existing job " + std::to_string(id));
+    JobRecord job;
+    job.id = id;
+    job.spec = read_spec(submitted.getSpec());
+    job.submit_us = now_;
+    job.eligible_us = std::max(now_, job.spec.begin_time_us);
+    job.time_limit_sec = job.spec.time_limit_sec;
+    if (job.spec.hold_at_submit) {
+      job.hold = HoldKind::user;
+      job.reason = Reason::job_held_user;
+    }
+    if (job.spec.burst_buffer.capacity_bytes > 0) {
+      job.bb_phase = BbPhase::waiting;
+      job.bb_pool = job.spec.burst_buffer.pool;
+    }
+    auto& cursor = state_.shards[shard];
+    cursor.next_job_id = std::max(cursor.next_job_id, id + 1);
+    job.last_offset = offset_;
+    state_.jobs.emplace(id, std::move(job));
+    return ApplyResult::applied;
+  }
+
+  ApplyResult allocated(schema::JobAllocated::Reader allocated) {
+    auto* job = find_job(allocated.getJobId());
+    if (!job) return unknown_job(allocated.getJobId());
+    if (job->state != JobState::PENDING) return illegal(*job, "only a pending job can be allocated");
+    if (job->hold != HoldKind::none) return illegal(*job, "a held job cannot be allocated");
+    std::vector<NodeShare> shares;
+    for (auto node : allocated.getNodes()) {
+      auto it = state_.nodes.find(node.getNode());
+      if (it == state_.nodes.end()) return illegal(*job, "allocation names unknown node " + std::string(node.getNode()));
+      shares.push_back({node.getNode(), node.getCpus(), node.getMemMb()});
+    }
+    for (const auto& share : shares) {
+      auto& node = state_.nodes[share.node];
+      node.alloc_cpus += share.cpus;
+      node.alloc_mem_mb += share.mem_mb;
+    }
+    job->allocation = std::move(shares);
+    job->state = JobState::RUNNING;
+    job->reason = Reason::none;
+    job->start_us = now_;
+    job->end_us = 0;
+    job->time_limit_sec = allocated.getTimeLimitSec();
+    return applied(*job);
+  }
+
+  ApplyResult started(schema::JobStarted::Reader started) {
+    auto* job = find_job(started.getJobId());
+    if (!job) return unknown_job(started.getJobId());
+    if (!is_active(job->state)) return illegal(*job, "only an allocated job can start");
+    job->batch_host = started.getNode();
+    return applied(*job);
+  }
+
+  ApplyResult suspend(uint64_t id) {
+    auto* job = find_job(id);
+    if (!job) return unknown_job(id);
+    if (job->state == JobState::SUSPENDED) return applied(*job);  // Slurm: suspending twice succeeds
+    if (job->state != JobState::RUNNING) return illegal(*job, "only a running job can be suspended");
+    job->state = JobState::SUSPENDED;
+    job->pre_suspend_run_us = run_time_us(*job, now_);
+    job->suspended_since_us = now_;
+    job->last_suspend_us = now_;
+    return applied(*job);
+  }
+
+  void close_suspended_interval(JobRecord& job) {
+    if (job.suspended_since_us == 0) return;
+    job.suspended_us += std::max<int64_t>(0, now_ - job.suspended_since_us);
+    job.suspended_since_us = 0;
+  }
+
+  ApplyResult resume(uint64_t id) {
+    auto* job = find_job(id);
+    if (!job) return unknown_job(id);
+    if (job->state != JobState::SUSPENDED) return illegal(*job, "only a suspended job can be resumed");
+    close_suspended_interval(*job);
+    job->state = JobState::RUNNING;
+    return applied(*job);
+  }
+
+  ApplyResult signalled(uint64_t id) {
+    auto* job = find_job(id);
+    if (!job) return unknown_job(id);
+    if (!is_active(job->state)) return illegal(*job, "only an active job can be signalled");
+    return applied(*job);
+  }
+
+  // Cancel, time limit and requeue of an active job: the job completes once its processes are gone.
+  void begin_completing(JobRecord& job) {
+    if (job.state == JobState::SUSPENDED) close_suspended_interval(job);
+    job.state = JobState::COMPLETING;
+  }
+
+  ApplyResult time_limit(uint64_t id) {
+    auto* job = find_job(id);
+    if (!job) return unknown_job(id);
+    if (job->state != JobState::RUNNING && job->state != JobState::COMPLETING)
+      return illegal(*job, "only a running job can reach its time limit");
+    job->time_limit_reached = true;
+    begin_completing(*job);
+    return applied(*job);
+  }
+
+  ApplyResult oom(schema::OomDetected::Reader oom) {
+    auto* job = find_job(oom.getJobId());
+    if (!job) return unknown_job(oom.getJobId());
+    if (!is_active(job->state)) return illegal(*job, "OOM reported for a job that is not running");
+    job->oom_detected = true;
+    job->oom_node = oom.getNode();
+    job->oom_peak_bytes = std::max(job->oom_peak_bytes, oom.getPeakBytes());
+    job->oom_limit_bytes = oom.getLimitBytes();
+    return applied(*job);
+  }
+
+  void release_nodes(JobRecord& job) {
+    for (const auto& share : job.allocation) {
+      auto it = state_.nodes.find(share.node);
+      if (it == state_.nodes.end()) continue;
+      it->second.alloc_cpus -= std::min(it->second.alloc_cpus, share.cpus);
+      it->second.alloc_mem_mb -= std::min(it->second.alloc_mem_mb, share.mem_mb);
+    }
+  }
+
+  ApplyResult ended(schema::JobEnded::Reader ended) {
+    auto* job = find_job(ended.getJobId());
+    if (!job) return unknown_job(ended.getJobId());
+    if (!is_active(job->state)) return illegal(*job, "the job has no running processes to end");
+    close_suspended_interval(*job);
+    release_nodes(*job);
+    auto cause = ended.getCause();
+    JobState final_state = end_state(*job, cause, ended.getExitCode(), ended.getSignal());
+    job->end_us = now_;
+    job->exit_code = ended.getExitCode();
+    job->exit_signal = ended.getSignal();
+    if (final_state == JobState::OUT_OF_MEMORY) {
+      job->exit_code = 0;  // Slurm records an OOM kill as 0:125
+      job->exit_signal = 125;
+    }
+    job->reason = end_reason(final_state, cause, ended.getSignal());
+    job->message = ended.getMessage();
+    if (final_state == JobState::REQUEUED) {
+      job->state = JobState::REQUEUED;
+      restart(*job, job->restarts + 1, 0, job->requeue_hold);
+      return applied(*job);
+    }
+    bool stage_out = job->bb_phase == BbPhase::ready && !job->spec.burst_buffer.stage_out.empty() &&
+                     cause != schema::EndCause::NODE_FAIL;
+    if (stage_out) {
+      job->state = JobState::STAGE_OUT;
+      job->final_state = final_state;
+      job->bb_phase = BbPhase::staging_out;
+    } else {
+      job->state = final_state;
+    }
+    return applied(*job);
+  }
+
+  // Archives the run that just ended and makes the job pending again (same id).
+  void restart(JobRecord& job, uint32_t attempt, uint32_t delay_sec, bool hold) {
+    job.runs.push_back({job.restarts, job.start_us, job.end_us, job.state, job.exit_code, job.exit_signal,
+                        job.suspended_us, job.allocation});
+    job.restarts = attempt;
+    job.state = JobState::PENDING;
+    job.reason = Reason::none;
+    job.eligible_us = now_ + static_cast<int64_t>(delay_sec) * kMicros;
+    if (delay_sec > 0) job.reason = Reason::begin_time_requeue_delay;
+    job.start_us = job.end_us = 0;
+    job.suspended_us = job.suspended_since_us = job.last_suspend_us = job.pre_suspend_run_us = 0;
+    job.cancel_requested = job.time_limit_reached = job.requeue_requested = job.requeue_hold = false;
+    job.oom_detected = false;
+    job.oom_peak_bytes = job.oom_limit_bytes = 0;
+    job.oom_node.clear();
+    job.exit_code = job.exit_signal = 0;
+    job.allocation.clear();
+    job.batch_host.clear();
+    if (job.bb_phase == BbPhase::released) job.bb_phase = BbPhase::waiting;
+    if (hold) {
+      bool by_operator = event_.getHeader().getActor().getKind() != schema::ActorKind::USER;
+      job.hold = by_operator ? HoldKind::admin : HoldKind::user;
+      job.reason = by_operator ? Reason::job_held_admin : Reason::job_held_user;
+    }
+  }
+
+  ApplyResult requeued(schema::JobRequeued::Reader requeued) {
+    auto* job = find_job(requeued.getJobId());
+    if (!job) return unknown_job(requeued.getJobId());
+    if (is_active(job->state)) {
+      job->requeue_requested = true;
+      job->requeue_hold = requeued.getHold();
+      begin_completing(*job);
+      return applied(*job);
+    }
+    if (!is_final(job->state)) return illegal(*job, "only a running or finished job can be requeued");
+    if (job->bb_phase == BbPhase::staging_out) return illegal(*job, "the job is staging out");
+    restart(*job, requeued.getAttempt(), requeued.getDelaySec(), requeued.getHold());
+    return applied(*job);
+  }
+
+  ApplyResult held(schema::JobHeld::Reader held) {
+    auto* job = find_job(held.getJobId());
+    if (!job) return unknown_job(held.getJobId());
+    if (job->state != JobState::PENDING) return illegal(*job, "only a pending job can be held");
+    job->hold = held.getByAdmin() ? HoldKind::admin : HoldKind::user;
+    job->reason = held.getByAdmin() ? Reason::job_held_admin : Reason::job_held_user;
+    return applied(*job);
+  }
+
+  ApplyResult released(uint64_t id) {
+    auto* job = find_job(id);
+    if (!job) return unknown_job(id);
+    if (job->state != JobState::PENDING || job->hold == HoldKind::none)
+      return illegal(*job, "only a held job can be released");
+    job->hold = HoldKind::none;
+    job->reason = Reason::none;
+    return applied(*job);
+  }
+
+  ApplyResult cancelled(uint64_t id) {
+    auto* job = find_job(id);
+    if (!job) return unknown_job(id);
+    if (job->state == JobState::PENDING) {
+      job->state = JobState::CANCELLED;
+      job->reason = Reason::none;
+      job->end_us = now_;
+      if (job->bb_phase == BbPhase::waiting) job->bb_phase = BbPhase::none;
+      return applied(*job);
+    }
+    if (!is_active(job->state)) return illegal(*job, "the job is already finished");
+    job->cancel_requested = true;
+    begin_completing(*job);
+    return applied(*job);
+  }
+
+  // ---- burst buffers ----
+
+  ApplyResult bb_reserved(schema::BbReserved::Reader reserved) {
+    auto* job = find_job(reserved.getJobId());
+    if (!job) return unknown_job(reserved.getJobId());
+    if (job->state != JobState::PENDING || job->bb_phase != BbPhase::waiting)
+      return illegal(*job, "capacity can only be reserved for a pending job waiting for it");
+    auto& pool = state_.pools[reserved.getPool()];
+    pool.reserved_by_job[job->id] = reserved.getBytes();
+    pool.reserved_bytes += reserved.getBytes();
+    job->bb_pool = reserved.getPool();
+    job->bb_reserved_bytes = reserved.getBytes();
+    job->bb_phase = BbPhase::staging_in;
+    job->reason = Reason::burst_buffer_stage_in;
+    return applied(*job);
+  }
+
+  ApplyResult bb_stage_started(schema::BbStageStarted::Reader started) {
+    auto* job = find_job(started.getJobId());
+    if (!job) return unknown_job(started.getJobId());
+    bool in = started.getDirection() == schema::StageDirection::STAGE_IN;
+    if (in ? job->bb_phase != BbPhase::staging_in : job->bb_phase != BbPhase::staging_out)
+      return illegal(*job, "staging does not match the burst-buffer phase");
+    return applied(*job);
+  }
+
+  ApplyResult bb_stage_ready(schema::BbStageReady::Reader ready) {
+    auto* job = find_job(ready.getJobId());
+    if (!job) return unknown_job(ready.getJobId());
+    if (job->bb_phase != BbPhase::staging_in) return illegal(*job, "no stage-in in progress");
+    job->bb_phase = BbPhase::ready;
+    job->bb_staged_bytes = ready.getBytes();
+    if (job->reason == Reason::burst_buffer_stage_in) job->reason = Reason::none;
+    return applied(*job);
+  }
+
+  ApplyResult bb_stage_out_done(schema::BbStageOutDone::Reader done) {
+    auto* job = find_job(done.getJobId());
+    if (!job) return unknown_job(done.getJobId());
+    if (job->state != JobState::STAGE_OUT) return illegal(*job, "no stage-out in progress");
+    job->state = job->final_state;
+    job->bb_phase = BbPhase::ready;
+    return applied(*job);
+  }
+
+  ApplyResult bb_stage_failed(schema::BbStageFailed::Reader failed) {
+    auto* job = find_job(failed.getJobId());
+    if (!job) return unknown_job(failed.getJobId());
+    bool in = failed.getDirection() == schema::StageDirection::STAGE_IN;
+    if (in ? job->bb_phase != BbPhase::staging_in : job->state != JobState::STAGE_OUT)
+      return illegal(*job, "staging failure does not match the burst-buffer phase");
+    job->bb_phase = BbPhase::failed;
+    job->state = JobState::FAILED;
+    job->reason = Reason::burst_buffer_failure;
+    job->message = failed.getMessage();
+    if (in) job->end_us = now_;
+    return applied(*job);
+  }
+
+  ApplyResult bb_released(schema::BbReleased::Reader released) {
+    auto* job = find_job(released.getJobId());
+    if (!job) return unknown_job(released.getJobId());
+    auto pool_it = state_.pools.find(job->bb_pool);
+    if (pool_it == state_.pools.end() || !pool_it->second.reserved_by_job.contains(job->id))
+      return illegal(*job, "no burst-buffer capacity is reserved for it");
+    if (is_active(job->state) || job->state == JobState::STAGE_OUT)
+      return illegal(*job, "capacity is still in use");
+    auto& pool = pool_it->second;
+    pool.reserved_bytes -= pool.reserved_by_job[job->id];
+    pool.reserved_by_job.erase(job->id);
+    job->bb_reserved_bytes = 0;
+    job->bb_phase = BbPhase::released;
+    return applied(*job);
+  }
+
+  // ---- nodes ----
+
+  ApplyResult node_registered(schema::NodeRegistered::Reader registered) {
+    auto& node = state_.nodes[registered.getNode()];
+    node.name = registered.getNode();
+    node.cpus = registered.getCpus();
+    node.mem_mb = registered.getMemMb();
+    node.partitions.clear();
+    for (auto partition : registered.getPartitions()) node.partitions.emplace_back(partition);
+    node.status = NodeStatus::up;
+    node.reason.clear();
+    node.memory_enforced = registered.getMemoryEnforced();
+    node.cgroup_backend = registered.getCgroupBackend();
+    node.registered_us = node.changed_us = now_;
+    return ApplyResult::applied;
+  }
+
+  ApplyResult node_down(schema::NodeDown::Reader down) {
+    auto it = state_.nodes.find(down.getNode());
+    if (it == state_.nodes.end()) return reject("NodeDown for unknown node " + std::string(down.getNode()));
+    it->second.status = NodeStatus::down;
+    it->second.reason = down.getReason();
+    it->second.changed_us = now_;
+    return ApplyResult::applied;
+  }
+
+  ApplyResult node_up(capnp::Text::Reader name) {
+    auto it = state_.nodes.find(name);
+    if (it == state_.nodes.end()) return reject("NodeUp for unknown node " + std::string(name));
+    it->second.status = NodeStatus::up;
+    it->second.reason.clear();
+    it->second.changed_us = now_;
+    return ApplyResult::applied;
+  }
+
+  ClusterState& state_;
+  uint64_t offset_;
+  schema::Event::Reader event_;
+  int64_t now_;
+};
+
+}  // namespace
+
+ApplyResult apply(ClusterState& state, uint64_t offset, schema::Event::Reader event) {
+  return Reducer(state, offset, event).run();
+}
+
+int64_t suspended_time_us(const JobRecord& job, int64_t now_us) {
+  int64_t open = job.suspended_since_us != 0 ? std::max<int64_t>(0, now_us - job.suspended_since_us) : 0;
+  return job.suspended_us + open;
+}
+
+int64_t run_time_us(const JobRecord& job, int64_t now_us) {
+  if (job.start_us == 0) return 0;
+  int64_t until = job.end_us != 0 ? job.end_us : now_us;
+  if (job.suspended_since_us != 0) until = std::min(until, job.suspended_since_us);
+  return std::max<int64_t>(0, until - job.start_us - job.suspended_us);
+}
+
+int64_t effective_deadline_us(const JobRecord& job) {
+  if (job.time_limit_sec == 0 || job.time_limit_sec == kUnlimited || job.start_us == 0 || job.suspended_since_us != 0) return 0;
+  if (job.state != JobState::RUNNING) return 0;
+  return job.start_us + static_cast<int64_t>(job.time_limit_sec) * kMicros + job.suspended_us;
+}
+
+uint64_t next_job_id(const ClusterState& state, uint32_t shard) {
+  auto it = state.shards.find(shard);
+  uint64_t first = first_job_id(shard);
+  if (it == state.shards.end()) return first;
+  return std::max(first, it->second.next_job_id);
+}
+
+}  // namespace cairn

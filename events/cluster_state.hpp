@@ -1,0 +1,65 @@
+// The cluster state and its pure reducer: state = fold(apply, events).
+// apply() reads nothing but its arguments: no clock, no I/O, no randomness.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "capnp/events.capnp.h"
+#include "events/job_model.hpp"
+
+namespace cairn {
+
+// An event the reducer refused (illegal transition, unknown id, stale epoch...).
+struct Anomaly {
+  uint64_t offset = 0;
+  std::string text;
+  bool operator==(const Anomaly&) const = default;
+};
+
+struct ShardCursor {
+  uint64_t epoch = 0;          // highest claimed writer epoch
+  uint64_t next_job_id = 0;    // 0: first_job_id(shard)
+  uint64_t applied = 0;        // events applied from this shard
+  bool operator==(const ShardCursor&) const = default;
+};
+
+struct ClusterState {
+  std::map<uint64_t, JobRecord> jobs;
+  std::map<std::string, NodeRecord> nodes;
+  std::map<std::string, PoolLedger> pools;
+  std::map<uint32_t, ShardCursor> shards;
+  std::vector<Anomaly> anomalies;  // the first kMaxAnomalies
+  uint64_t anomaly_count = 0;
+  uint64_t skipped_unknown = 0;    // events of kinds newer than this reader
+  uint64_t skipped_stale = 0;      // events of a fenced (older) writer epoch
+  bool operator==(const ClusterState&) const = default;
+};
+
+inline constexpr size_t kMaxAnomalies = 1000;
+
+enum class ApplyResult { applied, ignored_unknown_kind, ignored_stale_epoch, rejected };
+
+// Applies one durable event read at `offset`. Never throws on bad content:
+// what cannot be applied is recorded in state.anomalies and skipped.
+ApplyResult apply(ClusterState& state, uint64_t offset, schema::Event::Reader event);
+
+// ---- time arithmetic from event timestamps (now_us only for jobs still running) ----
+
+// Run time excluding suspended intervals.
+int64_t run_time_us(const JobRecord& job, int64_t now_us);
+// Suspended time of the current run, including an open interval up to now_us.
+int64_t suspended_time_us(const JobRecord& job, int64_t now_us);
+// When the time limit expires: start + limit + suspended time; 0 when there is
+// no limit, the job is not running, or it is suspended (the clock is stopped).
+int64_t effective_deadline_us(const JobRecord& job);
+
+// The id the next JobSubmitted of `shard` must carry.
+uint64_t next_job_id(const ClusterState& state, uint32_t shard);
+
+// A digest of the whole state: equal states give equal digests, replay after replay.
+uint64_t state_digest(const ClusterState& state);
+
+}  // namespace cairn

@@ -1,0 +1,74 @@
+// Conversions between the Cap'n Proto wire form of events and the domain model.
+#pragma once
+
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "capnp/events.capnp.h"
+#include "events/job_model.hpp"
+
+namespace cairn {
+
+using EventKind = schema::Event::Body::Which;
+
+// "JobSubmitted", "NodeDown", ...; "Unknown(<n>)" for kinds newer than this reader.
+std::string kind_name(EventKind kind);
+// Inverse of kind_name, case-insensitive; false when no such kind.
+bool parse_kind(std::string_view name, EventKind& kind);
+// Number of kinds this build knows (ordinals 1..count).
+bool is_known_kind(EventKind kind);
+
+void write_spec(schema::JobSpec::Builder out, const JobSpec& spec);
+JobSpec read_spec(schema::JobSpec::Reader in);
+
+struct ActorInfo {
+  uint32_t uid = 0;
+  std::string user_name;
+  schema::ActorKind kind = schema::ActorKind::SYSTEM;
+};
+
+// Who/when/where of an event, stamped by its writer.
+struct EventMeta {
+  int64_t time_us = 0;
+  uint32_t shard = 0;
+  uint64_t epoch = 0;
+  uint64_t job_id = 0;
+  std::string node_name;
+  ActorInfo actor;
+  std::string command_id;
+};
+
+// An event under construction: fill body() then take bytes().
+class EventBuilder {
+ public:
+  explicit EventBuilder(const EventMeta& meta);
+  schema::Event::Body::Builder body() { return root_.getBody(); }
+  schema::Header::Builder header() { return root_.getHeader(); }
+  std::vector<uint8_t> bytes();
+
+ private:
+  capnp::MallocMessageBuilder message_;
+  schema::Event::Builder root_;
+};
+
+// A decoded record. Copies the payload only when it is not 8-byte aligned.
+class DecodedEvent {
+ public:
+  DecodedEvent(uint64_t offset, std::span<const uint8_t> payload);
+  uint64_t offset() const { return offset_; }
+  schema::Event::Reader event() const { return event_; }
+
+ private:
+  uint64_t offset_;
+  kj::Array<capnp::word> aligned_copy_;
+  capnp::FlatArrayMessageReader reader_;
+  schema::Event::Reader event_;
+};
+
+}  // namespace cairn

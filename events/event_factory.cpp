@@ -1,0 +1,227 @@
+#include "events/event_factory.hpp"
+
+namespace cairn::make {
+namespace {
+
+EventMeta for_job(EventMeta meta, uint64_t job_id) {
+  meta.job_id = job_id;
+  return meta;
+}
+
+EventMeta for_node(EventMeta meta, const std::string& node) {
+  meta.node_name = node;
+  return meta;
+}
+
+// Builds an event whose body is a struct with just a job id (suspend, resume, ...).
+template <typename Init>
+Bytes job_only(EventMeta meta, uint64_t job_id, Init init) {
+  EventBuilder event(for_job(std::move(meta), job_id));
+  (event.body().*init)().setJobId(job_id);
+  return event.bytes();
+}
+
+}  // namespace
+
+Bytes job_submitted(EventMeta meta, uint64_t job_id, const JobSpec& spec) {
+  EventBuilder event(for_job(std::move(meta), job_id));
+  auto body = event.body().initJobSubmitted();
+  body.setJobId(job_id);
+  write_spec(body.initSpec(), spec);
+  return event.bytes();
+}
+
+Bytes job_allocated(EventMeta meta, uint64_t job_id, const std::vector<NodeShare>& nodes, uint32_t time_limit_sec) {
+  EventBuilder event(for_job(std::move(meta), job_id));
+  auto body = event.body().initJobAllocated();
+  body.setJobId(job_id);
+  body.setTimeLimitSec(time_limit_sec);
+  auto list = body.initNodes(static_cast<unsigned>(nodes.size()));
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    list[i].setNode(nodes[i].node);
+    list[i].setCpus(nodes[i].cpus);
+    list[i].setMemMb(nodes[i].mem_mb);
+  }
+  return event.bytes();
+}
+
+Bytes job_started(EventMeta meta, uint64_t job_id, const std::string& node) {
+  EventBuilder event(for_job(std::move(meta), job_id));
+  auto body = event.body().initJobStarted();
+  body.setJobId(job_id);
+  body.setNode(node);
+  return event.bytes();
+}
+
+Bytes job_suspend(EventMeta meta, uint64_t job_id) {
+  return job_only(std::move(meta), job_id, &schema::Event::Body::Builder::initJobSuspend);
+}
+
+Bytes job_resume(EventMeta meta, uint64_t job_id) {
+  return job_only(std::move(meta), job_id, &schema::Event::Body::Builder::initJobResume);
+}
+
+Bytes job_time_limit_reached(EventMeta meta, uint64_t job_id) {
+  return job_only(std::move(meta), job_id, &schema::Event::Body::Builder::initJobTimeLimitReached);
+}
+
+Bytes job_released(EventMeta meta, uint64_t job_id) {
+  return job_only(std::move(meta), job_id, &schema::Event::Body::Builder::initJobReleased);
+}
+
+Bytes job_signalled(EventMeta meta, uint64_t job_id, int32_t signal, bool batch_only) {
+  EventBuilder event(for_job(std::move(meta), job_id));
+  auto body = event.body().initJobSignalled();
+  body.setJobId(job_id);
+  body.setSignal(signal);
+  body.setBatchOnly(batch_only);
+  return event.bytes();
+}
+
+Bytes oom_detected(EventMeta meta, uint64_t job_id, const std::string& node, uint64_t oom_kills, uint64_t peak_bytes,
+                   uint64_t limit_bytes) {
+  EventBuilder event(for_job(std::move(meta), job_id));
+  auto body = event.body().initOomDetected();
+  body.setJobId(job_id);
+  body.setNode(node);
+  body.setOomKillCount(oom_kills);
+  body.setPeakBytes(peak_bytes);
+  body.setLimitBytes(limit_bytes);
+  return event.bytes();
+}
+
+Bytes job_ended(EventMeta meta, uint64_t job_id, schema::EndCause cause, int32_t exit_code, int32_t signal,
+                const std::string& node, const std::string& message) {
+  EventBuilder event(for_job(std::move(meta), job_id));
+  auto body = event.body().initJobEnded();
+  body.setJobId(job_id);
+  body.setCause(cause);
+  body.setExitCode(exit_code);
+  body.setSignal(signal);
+  body.setNode(node);
+  body.setMessage(message);
+  return event.bytes();
+}
+
+Bytes job_requeued(EventMeta meta, uint64_t job_id, JobState cause, uint32_t attempt, bool hold, uint32_t delay_sec,
+                   bool automatic) {
+  EventBuilder event(for_job(std::move(meta), job_id));
+  auto body = event.body().initJobRequeued();
+  body.setJobId(job_id);
+  body.setCause(cause);
+  body.setAttempt(attempt);
+  body.setHold(hold);
+  body.setDelaySec(delay_sec);
+  body.setAutomatic(automatic);
+  return event.bytes();
+}
+
+Bytes job_held(EventMeta meta, uint64_t job_id, bool by_admin) {
+  EventBuilder event(for_job(std::move(meta), job_id));
+  auto body = event.body().initJobHeld();
+  body.setJobId(job_id);
+  body.setByAdmin(by_admin);
+  return event.bytes();
+}
+
+Bytes job_cancelled(EventMeta meta, uint64_t job_id, int32_t signal) {
+  EventBuilder event(for_job(std::move(meta), job_id));
+  auto body = event.body().initJobCancelled();
+  body.setJobId(job_id);
+  body.setSignal(signal);
+  return event.bytes();
+}
+
+Bytes bb_reserved(EventMeta meta, uint64_t job_id, const std::string& pool, uint64_t bytes) {
+  EventBuilder event(for_job(std::move(meta), job_id));
+  auto body = event.body().initBbReserved();
+  body.setJobId(job_id);
+  body.setPool(pool);
+  body.setBytes(bytes);
+  return event.bytes();
+}
+
+Bytes bb_stage_started(EventMeta meta, uint64_t job_id, schema::StageDirection direction, const std::string& node) {
+  EventBuilder event(for_job(std::move(meta), job_id));
+  auto body = event.body().initBbStageStarted();
+  body.setJobId(job_id);
+  body.setDirection(direction);
+  body.setNode(node);
+  return event.bytes();
+}
+
+Bytes bb_stage_ready(EventMeta meta, uint64_t job_id, uint64_t bytes, uint64_t duration_us) {
+  EventBuilder event(for_job(std::move(meta), job_id));
+  auto body = event.body().initBbStageReady();
+  body.setJobId(job_id);
+  body.setBytes(bytes);
+  body.setDurationUs(duration_us);
+  return event.bytes();
+}
+
+Bytes bb_stage_out_done(EventMeta meta, uint64_t job_id, uint64_t bytes, uint64_t duration_us) {
+  EventBuilder event(for_job(std::move(meta), job_id));
+  auto body = event.body().initBbStageOutDone();
+  body.setJobId(job_id);
+  body.setBytes(bytes);
+  body.setDurationUs(duration_us);
+  return event.bytes();
+}
+
+Bytes bb_stage_failed(EventMeta meta, uint64_t job_id, schema::StageDirection direction, const std::string& message) {
+  EventBuilder event(for_job(std::move(meta), job_id));
+  auto body = event.body().initBbStageFailed();
+  body.setJobId(job_id);
+  body.setDirection(direction);
+  body.setMessage(message);
+  return event.bytes();
+}
+
+Bytes bb_released(EventMeta meta, uint64_t job_id, const std::string& pool, uint64_t bytes) {
+  EventBuilder event(for_job(std::move(meta), job_id));
+  auto body = event.body().initBbReleased();
+  body.setJobId(job_id);
+  body.setPool(pool);
+  body.setBytes(bytes);
+  return event.bytes();
+}
+
+Bytes node_registered(EventMeta meta, const NodeRegistration& node) {
+  EventBuilder event(for_node(std::move(meta), node.node));
+  auto body = event.body().initNodeRegistered();
+  body.setNode(node.node);
+  body.setCpus(node.cpus);
+  body.setMemMb(node.mem_mb);
+  auto partitions = body.initPartitions(static_cast<unsigned>(node.partitions.size()));
+  for (size_t i = 0; i < node.partitions.size(); ++i) partitions.set(i, node.partitions[i]);
+  body.setMemoryEnforced(node.memory_enforced);
+  body.setCgroupBackend(node.cgroup_backend);
+  auto running = body.initRunningJobs(static_cast<unsigned>(node.running_jobs.size()));
+  for (size_t i = 0; i < node.running_jobs.size(); ++i) running.set(i, node.running_jobs[i]);
+  return event.bytes();
+}
+
+Bytes node_down(EventMeta meta, const std::string& node, const std::string& reason) {
+  EventBuilder event(for_node(std::move(meta), node));
+  auto body = event.body().initNodeDown();
+  body.setNode(node);
+  body.setReason(reason);
+  return event.bytes();
+}
+
+Bytes node_up(EventMeta meta, const std::string& node) {
+  EventBuilder event(for_node(std::move(meta), node));
+  event.body().initNodeUp().setNode(node);
+  return event.bytes();
+}
+
+Bytes epoch_claimed(EventMeta meta, uint32_t shard, uint64_t epoch, const std::string& controller) {
+  EventBuilder event(std::move(meta));
+  auto body = event.body().initEpochClaimed();
+  body.setShard(shard);
+  body.setEpoch(epoch);
+  body.setController(controller);
+  return event.bytes();
+}
+
+}  // namespace cairn::make

@@ -1,0 +1,52 @@
+// One function per event kind: the only place events are built. Each returns
+// the encoded record; the header's key (job id or node name) is set from the body.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "events/event_codec.hpp"
+
+namespace cairn::make {
+
+using Bytes = std::vector<uint8_t>;
+
+struct NodeRegistration {
+  std::string node;
+  uint32_t cpus = 0;
+  uint64_t mem_mb = 0;
+  std::vector<std::string> partitions;
+  bool memory_enforced = false;
+  std::string cgroup_backend;
+  std::vector<uint64_t> running_jobs;
+};
+
+Bytes job_submitted(EventMeta meta, uint64_t job_id, const JobSpec& spec);
+Bytes job_allocated(EventMeta meta, uint64_t job_id, const std::vector<NodeShare>& nodes, uint32_t time_limit_sec);
+Bytes job_started(EventMeta meta, uint64_t job_id, const std::string& node);
+Bytes job_suspend(EventMeta meta, uint64_t job_id);
+Bytes job_resume(EventMeta meta, uint64_t job_id);
+Bytes job_signalled(EventMeta meta, uint64_t job_id, int32_t signal, bool batch_only);
+Bytes job_time_limit_reached(EventMeta meta, uint64_t job_id);
+Bytes oom_detected(EventMeta meta, uint64_t job_id, const std::string& node, uint64_t oom_kills, uint64_t peak_bytes,
+                   uint64_t limit_bytes);
+Bytes job_ended(EventMeta meta, uint64_t job_id, schema::EndCause cause, int32_t exit_code, int32_t signal,
+                const std::string& node, const std::string& message = {});
+Bytes job_requeued(EventMeta meta, uint64_t job_id, JobState cause, uint32_t attempt, bool hold, uint32_t delay_sec,
+                   bool automatic);
+Bytes job_held(EventMeta meta, uint64_t job_id, bool by_admin);
+Bytes job_released(EventMeta meta, uint64_t job_id);
+Bytes job_cancelled(EventMeta meta, uint64_t job_id, int32_t signal);
+Bytes bb_reserved(EventMeta meta, uint64_t job_id, const std::string& pool, uint64_t bytes);
+Bytes bb_stage_started(EventMeta meta, uint64_t job_id, schema::StageDirection direction, const std::string& node);
+Bytes bb_stage_ready(EventMeta meta, uint64_t job_id, uint64_t bytes, uint64_t duration_us);
+Bytes bb_stage_out_done(EventMeta meta, uint64_t job_id, uint64_t bytes, uint64_t duration_us);
+Bytes bb_stage_failed(EventMeta meta, uint64_t job_id, schema::StageDirection direction, const std::string& message);
+Bytes bb_released(EventMeta meta, uint64_t job_id, const std::string& pool, uint64_t bytes);
+Bytes node_registered(EventMeta meta, const NodeRegistration& node);
+Bytes node_down(EventMeta meta, const std::string& node, const std::string& reason);
+Bytes node_up(EventMeta meta, const std::string& node);
+Bytes epoch_claimed(EventMeta meta, uint32_t shard, uint64_t epoch, const std::string& controller);
+
+}  // namespace cairn::make

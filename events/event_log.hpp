@@ -1,0 +1,95 @@
+// The event-log contract shared by the file and Kafka backends.
+// A log has a fixed number of partitions (one per shard); each partition is a
+// sequence of opaque records addressed by dense offsets starting at 0.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cairn {
+
+// Raised when a log cannot be opened or used; the message names file and offset.
+class LogError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct LogRecord {
+  uint64_t offset = 0;
+  std::vector<uint8_t> payload;
+};
+
+// Outcome of one append, delivered once the record is durable (or failed).
+struct AppendResult {
+  bool ok = false;
+  uint64_t offset = 0;
+  std::string error;
+};
+
+using AppendCallback = std::function<void(const AppendResult&)>;
+
+// Counters for tests and benchmarks (group commit: syncs < appends).
+struct LogStats {
+  uint64_t appends = 0;
+  uint64_t syncs = 0;
+  uint64_t bytes = 0;
+};
+
+// Sequential reader of one partition. next() returns records in offset order.
+class LogReader {
+ public:
+  virtual ~LogReader() = default;
+  // The next record, or nullopt at the current end of the log. With
+  // wait_ms > 0 it waits up to that long for a new record (tailing).
+  virtual std::optional<LogRecord> next(int wait_ms = 0) = 0;
+};
+
+class EventLog {
+ public:
+  virtual ~EventLog() = default;
+
+  virtual uint32_t partitions() const = 0;
+
+  // Queues one record. The callback runs once the record is durable, on a
+  // thread of the log, with its offset; appends to one partition are
+  // ordered and their callbacks run in offset order. Many queued appends
+  // share one sync (group commit).
+  virtual void append(uint32_t partition, std::vector<uint8_t> payload, AppendCallback done) = 0;
+
+  // Blocking convenience: append and wait until durable. Throws LogError.
+  uint64_t append_sync(uint32_t partition, std::vector<uint8_t> payload);
+
+  // Offset the next appended record of the partition will get (= record count).
+  virtual uint64_t end_offset(uint32_t partition) const = 0;
+
+  // A reader from `from` (inclusive). Records appended later are seen by next().
+  virtual std::unique_ptr<LogReader> read(uint32_t partition, uint64_t from) const = 0;
+
+  // Waits for every queued append to be durable.
+  virtual void flush() = 0;
+
+  virtual LogStats stats() const = 0;
+};
+
+struct FileLogOptions {
+  uint32_t partitions = 1;              // used only when the log is created
+  uint64_t segment_bytes = 64ull << 20; // a segment rolls past this size
+  bool sync = true;                     // fdatasync on commit (tests may turn it off)
+  bool read_only = false;               // readers beside a live writer: no lock, no truncation
+};
+
+// Opens (creating if absent) the embedded file log in `dir`. Recovery on open:
+// a torn record at a partition's tail is truncated (logged with spdlog);
+// corruption before the tail throws LogError naming the file and byte offset.
+std::unique_ptr<EventLog> open_file_log(const std::string& dir, const FileLogOptions& options = {});
+
+// Opens the log named by an `EventLog=` value ("file:DIR" or "kafka:...").
+std::unique_ptr<EventLog> open_event_log(const std::string& spec, uint32_t partitions = 1);
+
+}  // namespace cairn

@@ -1,0 +1,54 @@
+// Slurm's job states and pending reasons: names, compact codes, parsing.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "capnp/events.capnp.h"
+
+namespace cairn {
+
+using JobState = schema::JobState;
+
+// "PENDING", "OUT_OF_MEMORY", ...
+std::string_view state_name(JobState state);
+// squeue's compact code: "PD", "R", "OOM", ...
+std::string_view state_code(JobState state);
+// Accepts long names and compact codes, any case ("pd", "OUT_OF_MEMORY", "oom").
+std::optional<JobState> parse_state(std::string_view text);
+
+// Final states: the job (or this run of it) is over.
+bool is_final(JobState state);
+// States in which processes of the job exist on nodes.
+bool is_active(JobState state);
+
+// Why a pending job waits (Slurm's vocabulary) or why it ended.
+enum class Reason : uint8_t {
+  none,
+  priority,
+  resources,
+  begin_time,
+  job_held_user,
+  job_held_admin,
+  partition_time_limit,
+  partition_node_limit,
+  partition_down,
+  dependency,
+  burst_buffer_resources,
+  burst_buffer_stage_in,
+  non_zero_exit_code,
+  raised_signal,
+  time_limit,
+  out_of_memory,
+  node_down,
+  burst_buffer_failure,
+  launch_failed,
+  begin_time_requeue_delay,
+  requeue_held,
+  invalid_partition,
+};
+
+// Slurm's string: "Priority", "BurstBufferStageIn", "None", ...
+std::string_view reason_name(Reason reason);
+
+}  // namespace cairn

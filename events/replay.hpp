@@ -1,0 +1,33 @@
+// Folding a log into a ClusterState (controller start, `cairn log verify`, audits).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "events/cluster_state.hpp"
+#include "events/event_log.hpp"
+
+namespace cairn {
+
+class DecodedEvent;
+
+struct ReplayStats {
+  uint64_t events = 0;
+  uint64_t undecodable = 0;
+  uint64_t next_offset = 0;  // of the last partition replayed
+};
+
+// Applies the partition's records from `from` to its current end. Records that
+// do not decode are counted and recorded as anomalies, never fatal.
+// `observe` (optional) sees each decoded event after it was applied.
+ReplayStats replay_partition(const EventLog& log, uint32_t partition, uint64_t from, ClusterState& state,
+                             const std::function<void(const DecodedEvent&, ApplyResult)>& observe = {});
+
+// Every partition from offset 0.
+ReplayStats replay_all(const EventLog& log, ClusterState& state);
+
+// Decodes one record and applies it; false (and an anomaly) when it does not decode.
+bool apply_record(ClusterState& state, const LogRecord& record,
+                  const std::function<void(const DecodedEvent&, ApplyResult)>& observe = {});
+
+}  // namespace cairn

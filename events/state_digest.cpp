@@ -1,0 +1,89 @@
+// A canonical hash of ClusterState: `cairn log verify` and the replay tests
+// compare digests of independent replays.
+#include <string_view>
+
+#include "events/cluster_state.hpp"
+
+namespace cairn {
+namespace {
+
+// FNV-1a over a canonical byte stream; lengths are hashed so fields cannot run into each other.
+class Hasher {
+ public:
+  void bytes(const void* data, size_t n) {
+    const auto* p = static_cast<const uint8_t*>(data);
+    for (size_t i = 0; i < n; ++i) hash_ = (hash_ ^ p[i]) * 1099511628211ull;
+  }
+  template <typename T>
+    requires std::is_arithmetic_v<T> || std::is_enum_v<T>
+  void add(T value) { bytes(&value, sizeof value); }
+  void add(std::string_view text) {
+    add(text.size());
+    bytes(text.data(), text.size());
+  }
+  void add(const std::string& text) { add(std::string_view(text)); }
+  template <typename T>
+  void add(const std::vector<T>& items) {
+    add(items.size());
+    for (const auto& item : items) add(item);
+  }
+  void add(const StageRequest& stage) { add(stage.source), add(stage.destination); }
+  void add(const NodeShare& share) { add(share.node), add(share.cpus), add(share.mem_mb); }
+  void add(const JobRun& run) {
+    add(run.restart), add(run.start_us), add(run.end_us), add(run.state), add(run.exit_code);
+    add(run.exit_signal), add(run.suspended_us), add(run.nodes);
+  }
+  void add(const JobSpec& s) {
+    add(s.name), add(s.partition), add(s.user_name), add(s.uid), add(s.gid), add(s.account);
+    add(s.num_nodes), add(s.num_tasks), add(s.cpus_per_task), add(s.mem_per_node_mb), add(s.mem_per_cpu_mb);
+    add(s.time_limit_sec), add(s.script), add(s.command), add(s.work_dir), add(s.stdout_pattern);
+    add(s.stderr_pattern), add(s.open_mode), add(s.environment), add(s.requeue), add(s.signal);
+    add(s.signal_seconds_before), add(s.signal_batch_only), add(s.begin_time_us), add(s.hold_at_submit);
+    add(s.nice), add(s.burst_buffer.pool), add(s.burst_buffer.capacity_bytes), add(s.burst_buffer.stage_in);
+    add(s.burst_buffer.stage_out), add(s.resubmit.on_states), add(s.resubmit.on_exit_codes);
+    add(s.resubmit.max_restarts), add(s.resubmit.delay_sec), add(s.submit_host), add(s.dependency);
+    add(s.array_spec), add(s.exclusive), add(s.comment);
+  }
+  void add(const JobRecord& j) {
+    add(j.id), add(j.spec), add(j.state), add(j.reason), add(j.message), add(j.time_limit_sec);
+    add(j.final_state), add(j.submit_us), add(j.eligible_us), add(j.start_us), add(j.end_us);
+    add(j.suspended_since_us), add(j.suspended_us), add(j.last_suspend_us), add(j.pre_suspend_run_us);
+    add(j.hold), add(j.cancel_requested), add(j.time_limit_reached), add(j.requeue_requested);
+    add(j.requeue_hold), add(j.oom_detected), add(j.oom_peak_bytes), add(j.oom_limit_bytes), add(j.oom_node);
+    add(j.exit_code), add(j.exit_signal), add(j.restarts), add(j.allocation), add(j.batch_host);
+    add(j.bb_phase), add(j.bb_reserved_bytes), add(j.bb_pool), add(j.bb_staged_bytes), add(j.runs);
+    add(j.last_offset);
+  }
+  void add(const NodeRecord& n) {
+    add(n.name), add(n.cpus), add(n.mem_mb), add(n.partitions), add(n.status), add(n.reason);
+    add(n.memory_enforced), add(n.cgroup_backend), add(n.alloc_cpus), add(n.alloc_mem_mb);
+    add(n.registered_us), add(n.changed_us);
+  }
+  uint64_t value() const { return hash_; }
+
+ private:
+  uint64_t hash_ = 14695981039346656037ull;
+};
+
+}  // namespace
+
+uint64_t state_digest(const ClusterState& state) {
+  Hasher h;
+  h.add(state.jobs.size());
+  for (const auto& [id, job] : state.jobs) h.add(job);
+  h.add(state.nodes.size());
+  for (const auto& [name, node] : state.nodes) h.add(node);
+  h.add(state.pools.size());
+  for (const auto& [name, pool] : state.pools) {
+    h.add(name), h.add(pool.reserved_bytes), h.add(pool.reserved_by_job.size());
+    for (const auto& [job, bytes] : pool.reserved_by_job) h.add(job), h.add(bytes);
+  }
+  h.add(state.shards.size());
+  for (const auto& [shard, cursor] : state.shards)
+    h.add(shard), h.add(cursor.epoch), h.add(cursor.next_job_id), h.add(cursor.applied);
+  h.add(state.anomaly_count), h.add(state.skipped_unknown), h.add(state.skipped_stale);
+  for (const auto& anomaly : state.anomalies) h.add(anomaly.offset), h.add(anomaly.text);
+  return h.value();
+}
+
+}  // namespace cairn

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Runs every benchmark and prints its figures. Usage: run.sh BUILD_DIR
+set -euo pipefail
+build=${1:-build}
+status=0
+for bench in "$build"/bench/*; do
+  [ -x "$bench" ] || continue
+  echo "== $(basename "$bench")"
+  "$bench" || status=1
+done
+exit $status

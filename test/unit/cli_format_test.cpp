@@ -1,0 +1,499 @@
+// The Slurm-style formatters against golden files (test/golden/), plus the rules
+// the goldens rely on: widths, alignment, cutting, error messages.
+// CAIRN_UPDATE_GOLDEN=1 rewrites the golden files instead of comparing.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cli/sacct_format.hpp"
+#include "cli/scontrol_format.hpp"
+#include "cli/sinfo_format.hpp"
+#include "cli/slurm_views.hpp"
+#include "cli/squeue_format.hpp"
+
+using namespace cairn;
+
+namespace {
+
+// Time stamps print in local time: the goldens are in UTC.
+class UtcTimeZone {
+ public:
+  UtcTimeZone() {
+    if (const char* old = std::getenv("TZ")) saved_ = old;
+    setenv("TZ", "UTC", 1);
+    tzset();
+  }
+  ~UtcTimeZone() {
+    if (saved_)
+      setenv("TZ", saved_->c_str(), 1);
+    else
+      unsetenv("TZ");
+    tzset();
+  }
+  UtcTimeZone(const UtcTimeZone&) = delete;
+  UtcTimeZone& operator=(const UtcTimeZone&) = delete;
+
+ private:
+  std::optional<std::string> saved_;
+};
+
+std::string golden_path(const std::string& name) { return std::string(CAIRN_SOURCE_DIR) + "/test/golden/" + name; }
+
+// Compares with test/golden/<name>, or rewrites it when CAIRN_UPDATE_GOLDEN=1.
+void check_golden(const std::string& name, const std::string& actual) {
+  const char* update = std::getenv("CAIRN_UPDATE_GOLDEN");
+  if (update && std::string(update) == "1") {
+    std::ofstream(golden_path(name), std::ios::binary) << actual;
+    MESSAGE("rewrote golden file " << name);
+    return;
+  }
+  std::ifstream file(golden_path(name), std::ios::binary);
+  REQUIRE_MESSAGE(file.good(), "missing golden file " << golden_path(name));
+  std::stringstream expected;
+  expected << file.rdbuf();
+  CHECK_MESSAGE(actual == expected.str(), "golden " << name << " differs; actual:\n" << actual);
+}
+
+constexpr int64_t kSecond = 1'000'000;
+constexpr int64_t kMinute = 60 * kSecond;
+constexpr int64_t kHour = 60 * kMinute;
+// 2026-11-22T10:00:00Z
+constexpr int64_t kT0 = 1795341600 * kSecond;
+constexpr int64_t kNow = kT0 + kHour;
+
+FormatContext context() { return {"cairn", kNow}; }
+
+JobRecord base_job(uint64_t id, std::string name) {
+  JobRecord job;
+  job.id = id;
+  job.spec.name = std::move(name);
+  job.spec.partition = "debug";
+  job.spec.user_name = "alice";
+  job.spec.uid = 1000;
+  job.spec.gid = 1000;
+  job.spec.account = "physics";
+  job.spec.cpus_per_task = 2;
+  job.spec.mem_per_node_mb = 1000;
+  job.spec.time_limit_sec = 3600;
+  job.spec.script = "#!/bin/sh\nsleep 60\n";
+  job.spec.command = "/home/alice/" + job.spec.name + ".sh";
+  job.spec.work_dir = "/home/alice";
+  job.spec.submit_host = "login1";
+  job.submit_us = kT0 - 4 * kHour;
+  job.eligible_us = job.submit_us;
+  job.time_limit_sec = job.spec.time_limit_sec;
+  return job;
+}
+
+void run_on(JobRecord& job, std::vector<NodeShare> nodes, int64_t start_us) {
+  job.state = JobState::RUNNING;
+  job.allocation = std::move(nodes);
+  job.batch_host = job.allocation.front().node;
+  job.start_us = start_us;
+}
+
+void end_as(JobRecord& job, JobState state, int64_t end_us, int32_t code, int32_t signal, Reason reason) {
+  job.state = state;
+  job.end_us = end_us;
+  job.exit_code = code;
+  job.exit_signal = signal;
+  job.reason = reason;
+}
+
+// One job of each kind the formatters distinguish, ids 101-110.
+std::vector<JobRecord> sample_jobs() {
+  std::vector<JobRecord> jobs;
+
+  JobRecord pending = base_job(101, "train");
+  pending.reason = Reason::priority;
+  jobs.push_back(pending);
+
+  JobRecord held = base_job(102, "prep");
+  held.hold = HoldKind::user;
+  held.reason = Reason::job_held_user;
+  held.spec.time_limit_sec = 0;  // no limit asked: UNLIMITED
+  jobs.push_back(held);
+
+  JobRecord running = base_job(103, "simulate");
+  running.spec.stdout_pattern = "logs/%x-%j.out";
+  running.spec.stderr_pattern = "/scratch/%u/%N-%5j.err";
+  running.spec.comment = "nightly run";
+  run_on(running, {{"n1", 2, 1000}}, kT0 + 20 * kMinute);
+  jobs.push_back(running);
+
+  // Ran 10:00-10:10, suspended 10:10-10:15, ran 10:15-10:40, suspended since.
+  JobRecord suspended = base_job(104, "render");
+  suspended.spec.num_nodes = 2;
+  suspended.spec.num_tasks = 2;
+  run_on(suspended, {{"n2", 2, 1000}, {"n3", 2, 1000}}, kT0);
+  suspended.state = JobState::SUSPENDED;
+  suspended.suspended_us = 5 * kMinute;
+  suspended.suspended_since_us = kT0 + 40 * kMinute;
+  suspended.last_suspend_us = kT0 + 40 * kMinute;
+  suspended.pre_suspend_run_us = 35 * kMinute;
+  jobs.push_back(suspended);
+
+  JobRecord completed = base_job(105, "analyze");
+  run_on(completed, {{"n3", 2, 1000}}, kT0 - 2 * kHour);
+  end_as(completed, JobState::COMPLETED, kT0 - 2 * kHour + 75 * kSecond, 0, 0, Reason::none);
+  jobs.push_back(completed);
+
+  JobRecord failed = base_job(106, "compile");
+  run_on(failed, {{"n3", 2, 1000}}, kT0 - kHour);
+  end_as(failed, JobState::FAILED, kT0 - kHour + 3 * kSecond, 3, 0, Reason::non_zero_exit_code);
+  jobs.push_back(failed);
+
+  JobRecord killed = base_job(107, "solver");
+  run_on(killed, {{"n1", 2, 1000}}, kT0 - kHour);
+  end_as(killed, JobState::FAILED, kT0 - 30 * kMinute, 0, 9, Reason::raised_signal);
+  jobs.push_back(killed);
+
+  JobRecord oom = base_job(108, "bigmem");
+  oom.spec.mem_per_node_mb = 0;
+  oom.spec.mem_per_cpu_mb = 512;
+  run_on(oom, {{"n1", 2, 1024}}, kT0 - 50 * kMinute);
+  end_as(oom, JobState::OUT_OF_MEMORY, kT0 - 45 * kMinute, 0, 125, Reason::out_of_memory);
+  oom.oom_detected = true;
+  oom.message = "Out of memory: 1.5G used, limit 1G, on n1";
+  jobs.push_back(oom);
+
+  // Requeued twice: a preemption-style requeue, then a node failure; runs again.
+  JobRecord requeued = base_job(109, "resilient");
+  requeued.runs.push_back(
+      {0, kT0 - 3 * kHour, kT0 - 3 * kHour + 10 * kMinute, JobState::REQUEUED, 0, 15, 0, {{"n1", 2, 1000}}});
+  requeued.runs.push_back(
+      {1, kT0 - 2 * kHour, kT0 - 2 * kHour + 30 * kMinute, JobState::NODE_FAIL, 0, 0, 2 * kMinute, {{"n4", 2, 1000}}});
+  requeued.restarts = 2;
+  requeued.spec.time_limit_sec = 2 * 86400;
+  requeued.time_limit_sec = 2 * 86400;
+  run_on(requeued, {{"n2", 2, 1000}}, kT0 + 59 * kMinute);
+  jobs.push_back(requeued);
+
+  JobRecord staging = base_job(110, "bbjob");
+  staging.spec.burst_buffer.pool = "fast";
+  staging.spec.burst_buffer.capacity_bytes = 100ull << 30;
+  staging.bb_pool = "fast";
+  staging.bb_phase = BbPhase::staging_in;
+  staging.reason = Reason::burst_buffer_stage_in;
+  jobs.push_back(staging);
+  return jobs;
+}
+
+std::vector<const JobRecord*> pointers(const std::vector<JobRecord>& jobs) {
+  std::vector<const JobRecord*> out;
+  for (const auto& job : jobs) out.push_back(&job);
+  return out;
+}
+
+const JobRecord& job_with_id(const std::vector<JobRecord>& jobs, uint64_t id) {
+  for (const auto& job : jobs)
+    if (job.id == id) return job;
+  throw std::logic_error("no sample job " + std::to_string(id));
+}
+
+NodeRecord sample_node(std::string name, uint32_t alloc_cpus, uint64_t alloc_mem_mb) {
+  NodeRecord node;
+  node.name = std::move(name);
+  node.cpus = 4;
+  node.mem_mb = 8000;
+  node.partitions = {"debug"};
+  node.status = NodeStatus::up;
+  node.memory_enforced = true;
+  node.cgroup_backend = "v1";
+  node.alloc_cpus = alloc_cpus;
+  node.alloc_mem_mb = alloc_mem_mb;
+  node.registered_us = node.changed_us = kT0 - 6 * kHour;
+  return node;
+}
+
+// n1 mixed, n2 and n3 allocated, n4 down, n5 configured but never registered.
+std::map<std::string, NodeRecord> sample_nodes() {
+  std::map<std::string, NodeRecord> nodes;
+  nodes["n1"] = sample_node("n1", 2, 1000);
+  nodes["n2"] = sample_node("n2", 4, 2000);
+  nodes["n3"] = sample_node("n3", 4, 2000);
+  nodes["n4"] = sample_node("n4", 0, 0);
+  nodes["n4"].status = NodeStatus::down;
+  nodes["n4"].reason = "Not responding";
+  nodes["n4"].changed_us = kT0 - kHour;
+  nodes["n4"].memory_enforced = false;
+  nodes["n6"] = sample_node("n6", 0, 0);
+  nodes["n7"] = sample_node("n7", 0, 0);
+  nodes["n7"].cpus = 16;
+  nodes["n7"].mem_mb = 64000;
+  return nodes;
+}
+
+std::vector<PartitionView> sample_partitions() {
+  return {
+      {"debug", true, true, kUnlimited, {"n1", "n2", "n3", "n4", "n5"}},
+      {"long", false, true, 7 * 86400, {"n6", "n7"}},
+      {"maint", false, false, 30 * 60, {}},
+  };
+}
+
+}  // namespace
+
+// ---- the shared field grammar ----
+
+TEST_CASE("cli_format: fit_field pads, aligns and cuts like Slurm's _print_str") {
+  auto spec = [](bool right, size_t width) {
+    FieldSpec field;
+    field.right_justify = right;
+    field.width = width;
+    return field;
+  };
+  CHECK(fit_field({"abc"}, spec(true, 6)) == "   abc");
+  CHECK(fit_field({"abc"}, spec(false, 6)) == "abc   ");
+  CHECK(fit_field({"abcdefgh"}, spec(true, 4)) == "abcd");
+  CHECK(fit_field({"abcdefgh"}, spec(false, 4)) == "abcd");
+  CHECK(fit_field({"abcdefgh", false}, spec(true, 4)) == "abcdefgh");  // run times, node lists
+  CHECK(fit_field({"abcdefgh", false}, spec(false, 4)) == "abcd");     // "%.*s" cuts regardless
+  CHECK(fit_field({"abcdefgh"}, spec(false, 0)) == "abcdefgh");
+}
+
+TEST_CASE("cli_format: parse_field_format reads Slurm's %[.][width]letter") {
+  FieldFormat format = parse_field_format("id:%.18i|%-5j%%x %#P%");
+  CHECK(format.prefix == "id:");
+  REQUIRE(format.fields.size() == 3);
+  CHECK(format.fields[0].letter == 'i');
+  CHECK(format.fields[0].right_justify);
+  CHECK(format.fields[0].width == 18);
+  CHECK(format.fields[0].suffix == "|");
+  CHECK(format.fields[1].letter == '-');  // no '-' flag in Slurm's grammar
+  CHECK(format.fields[1].suffix == "5j%x ");
+  CHECK(format.fields[2].letter == 'P');
+  CHECK(format.fields[2].auto_width);
+  CHECK(format.fields[2].suffix.empty());
+}
+
+TEST_CASE("cli_format: Slurm's exact memory units") {
+  CHECK(slurm_mb_text(0) == "0");
+  CHECK(slurm_mb_text(1000) == "1000M");
+  CHECK(slurm_mb_text(1024) == "1G");
+  CHECK(slurm_mb_text(1536) == "1.50G");
+  CHECK(slurm_mb_text(1025) == "1025M");
+  CHECK(slurm_mb_text(4u << 20) == "4T");
+}
+
+// ---- squeue ----
+
+TEST_CASE("cli_format: squeue default and long formats (golden)") {
+  UtcTimeZone utc;
+  auto jobs = sample_jobs();
+  check_golden("squeue_default.txt", render_squeue(pointers(jobs), squeue_default_format(), true, context()));
+  check_golden("squeue_long.txt", render_squeue(pointers(jobs), squeue_long_format(), true, context()));
+  check_golden(
+      "squeue_times.txt",
+      render_squeue(pointers(jobs), "%.7i %.10l %.10L %19V %19S %19e %.6C %.8m %q %a %b %o %Z %r", true, context()));
+}
+
+TEST_CASE("cli_format: squeue NODELIST(REASON) explains waiting jobs and locates the others") {
+  auto jobs = sample_jobs();
+  auto reason_of = [&](uint64_t id) { return render_squeue({&job_with_id(jobs, id)}, "%R", false, context()); };
+  CHECK(reason_of(101) == "(Priority)\n");
+  CHECK(reason_of(102) == "(JobHeldUser)\n");
+  CHECK(reason_of(110) == "(BurstBufferStageIn)\n");
+  CHECK(reason_of(103) == "n1\n");
+  CHECK(reason_of(104) == "n[2-3]\n");
+  CHECK(reason_of(105) == "n3\n");
+  CHECK(reason_of(106) == "(NonZeroExitCode)\n");
+  CHECK(reason_of(108) == "(OutOfMemory)\n");
+  JobRecord none = base_job(1, "x");
+  CHECK(render_squeue({&none}, "%R", false, context()) == "(None)\n");
+}
+
+TEST_CASE("cli_format: squeue widths cut, align and pad") {
+  JobRecord job = base_job(7, "averyveryverylongname");
+  job.spec.user_name = "bartholomew";
+  CHECK(render_squeue({&job}, "%.8j|%8u|%j|%.3i", false, context()) == "averyver|bartholo|averyveryverylongname|  7\n");
+  CHECK(render_squeue({&job}, "%.8j %.8u", true, context()) == "    NAME     USER\naveryver bartholo\n");
+  // Node lists and run times are never cut when right-justified.
+  run_on(job, {{"node001", 1, 0}, {"node002", 1, 0}, {"node005", 1, 0}}, kT0);
+  CHECK(render_squeue({&job}, "%.5N|%.3M|%5N", false, context()) == "node[001-002,005]|1:00:00|node[\n");
+  CHECK(render_squeue({&job}, "%.5R", true, context()) == "NODELIST(REASON)\nnode[001-002,005]\n");
+}
+
+TEST_CASE("cli_format: squeue run times exclude suspended time") {
+  auto jobs = sample_jobs();
+  CHECK(render_squeue({&job_with_id(jobs, 104)}, "%M %L %T %t", false, context()) == "35:00 25:00 SUSPENDED S\n");
+  CHECK(render_squeue({&job_with_id(jobs, 101)}, "%M %l %D %C", false, context()) == "0:00 1:00:00 1 2\n");
+  CHECK(render_squeue({&job_with_id(jobs, 109)}, "%M %l %L", false, context()) == "1:00 2-00:00:00 1-23:59:00\n");
+}
+
+TEST_CASE("cli_format: squeue rejects unknown letters with Slurm's message") {
+  auto jobs = sample_jobs();
+  CHECK_THROWS_WITH_AS(render_squeue(pointers(jobs), "%.18i %y", true, context()),
+                       "squeue: error: Invalid job format specification: y", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(render_squeue({}, "%#i", true, context()), "squeue: error: Invalid job format specification: #",
+                       std::invalid_argument);
+  CHECK(render_squeue({}, "%i %%x", true, context()) == "JOBID %x\n");
+}
+
+// ---- scontrol ----
+
+TEST_CASE("cli_format: scontrol show job (golden)") {
+  UtcTimeZone utc;
+  auto jobs = sample_jobs();
+  std::string shown;
+  for (uint64_t id : {103, 101, 102, 104, 105, 107, 108, 109, 110})
+    shown += render_scontrol_show_job(job_with_id(jobs, id), context());
+  check_golden("scontrol_show_job.txt", shown);
+  check_golden("scontrol_show_job_oneliner.txt", render_scontrol_show_job(job_with_id(jobs, 103), context(), true) +
+                                                     render_scontrol_show_job(job_with_id(jobs, 101), context(), true));
+}
+
+TEST_CASE("cli_format: scontrol show job fields that scripts read") {
+  UtcTimeZone utc;
+  auto jobs = sample_jobs();
+  std::string running = render_scontrol_show_job(job_with_id(jobs, 103), context());
+  CHECK(running.find("\n   RunTime=00:40:00 TimeLimit=01:00:00 TimeMin=N/A\n") != std::string::npos);
+  CHECK(running.find("StartTime=2026-11-22T10:20:00 EndTime=2026-11-22T11:20:00 ") != std::string::npos);
+  CHECK(running.find("\n   StdOut=/home/alice/logs/simulate-103.out\n") != std::string::npos);
+  CHECK(running.find("\n   StdErr=/scratch/alice/n1-00103.err\n") != std::string::npos);
+  CHECK(running.ends_with("\n   Power=\n\n"));
+  std::string suspended = render_scontrol_show_job(job_with_id(jobs, 104), context());
+  CHECK(suspended.find("RunTime=00:35:00 ") != std::string::npos);
+  CHECK(suspended.find("SuspendTime=2026-11-22T10:40:00 SecsPreSuspend=2100 ") != std::string::npos);
+  std::string oom = render_scontrol_show_job(job_with_id(jobs, 108), context());
+  CHECK(oom.find("JobState=OUT_OF_MEMORY Reason=OutOfMemory ") != std::string::npos);
+  CHECK(oom.find(" ExitCode=0:125\n") != std::string::npos);
+  std::string pending = render_scontrol_show_job(job_with_id(jobs, 101), context());
+  CHECK(pending.find("StartTime=Unknown EndTime=Unknown ") != std::string::npos);
+  CHECK(pending.find("BatchHost=") == std::string::npos);
+  CHECK(render_scontrol_show_job(job_with_id(jobs, 102), context()).find("TimeLimit=UNLIMITED ") != std::string::npos);
+  std::string oneliner = render_scontrol_show_job(job_with_id(jobs, 103), context(), true);
+  CHECK(oneliner.find('\n') == oneliner.size() - 1);
+  CHECK(oneliner.starts_with("JobId=103 JobName=simulate UserId=alice(1000) GroupId=alice(1000) MCS_label=N/A "));
+}
+
+TEST_CASE("cli_format: scontrol output paths expand Slurm's patterns") {
+  JobRecord job = base_job(42, "train");
+  CHECK(expand_stdio_pattern(job, "out/%x_%j.log") == "/home/alice/out/train_42.log");
+  CHECK(expand_stdio_pattern(job, "/tmp/%u-%3A-%%-%q-%N") == "/tmp/alice-042-%-%q-%N");
+  run_on(job, {{"n9", 1, 0}}, kT0);
+  CHECK(expand_stdio_pattern(job, "/tmp/%N.out") == "/tmp/n9.out");
+  CHECK(render_scontrol_show_job(job, context())
+            .find("\n   StdErr=/home/alice/slurm-42.out\n   StdIn=/dev/null\n"
+                  "   StdOut=/home/alice/slurm-42.out\n") != std::string::npos);
+}
+
+TEST_CASE("cli_format: scontrol show node and partition (golden)") {
+  UtcTimeZone utc;
+  auto nodes = sample_nodes();
+  auto partitions = sample_partitions();
+  check_golden("scontrol_show_node.txt", render_scontrol_show_node(nodes["n1"], partitions, context()) +
+                                             render_scontrol_show_node(nodes["n4"], partitions, context()) +
+                                             render_scontrol_show_node(nodes["n2"], partitions, context(), true));
+  std::string shown;
+  for (const auto& partition : partitions) shown += render_scontrol_show_partition(partition, nodes, context());
+  check_golden("scontrol_show_partition.txt", shown);
+}
+
+TEST_CASE("cli_format: scontrol node states") {
+  auto nodes = sample_nodes();
+  auto state_of = [&](const NodeRecord& node) {
+    std::string shown = render_scontrol_show_node(node, sample_partitions(), context());
+    auto at = shown.find("State=");
+    return shown.substr(at, shown.find(' ', at) - at);
+  };
+  CHECK(state_of(nodes["n1"]) == "State=MIXED");
+  CHECK(state_of(nodes["n2"]) == "State=ALLOCATED");
+  CHECK(state_of(nodes["n4"]) == "State=DOWN");
+  CHECK(state_of(nodes["n6"]) == "State=IDLE");
+  NodeRecord unknown = nodes["n6"];
+  unknown.status = NodeStatus::unknown;
+  CHECK(state_of(unknown) == "State=UNKNOWN+NOT_RESPONDING");
+  CHECK(render_scontrol_show_node(nodes["n4"], sample_partitions(), context())
+            .ends_with("\n   MemoryEnforcement=off\n   Reason=Not responding\n\n"));
+}
+
+// ---- sinfo ----
+
+TEST_CASE("cli_format: sinfo default and node-oriented (golden)") {
+  auto nodes = sample_nodes();
+  auto partitions = sample_partitions();
+  check_golden("sinfo_default.txt", render_sinfo(partitions, nodes, "", false, true));
+  check_golden("sinfo_node.txt", render_sinfo(partitions, nodes, "", true, true));
+  check_golden("sinfo_custom.txt", render_sinfo(partitions, nodes, "%P|%a|%l|%D|%T|%c|%m|%N", false, true));
+}
+
+TEST_CASE("cli_format: sinfo groups by state, stars the default partition") {
+  auto nodes = sample_nodes();
+  std::vector<PartitionView> partitions{{"debug", true, true, 3600, {"n1", "n2", "n3", "n6"}}};
+  CHECK(render_sinfo(partitions, nodes, "", false, true) ==
+        "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
+        "debug*       up    1:00:00      1    mix n1\n"
+        "debug*       up    1:00:00      2  alloc n[2-3]\n"
+        "debug*       up    1:00:00      1   idle n6\n");
+  // No state shown: the partition's nodes share one line.
+  CHECK(render_sinfo(partitions, nodes, "%P %D %N", false, false) == "debug* 4 n[1-3,6]\n");
+  // A name that fills its field ends in the star.
+  CHECK(render_sinfo(partitions, nodes, "%5P|", false, false).starts_with("debu*|"));
+  partitions[0].name = "averylongpartition";
+  CHECK(render_sinfo(partitions, nodes, "%#P|", false, true).starts_with("PARTITION          |\naverylongpartition*|"));
+}
+
+TEST_CASE("cli_format: sinfo rejects unknown letters") {
+  CHECK_THROWS_WITH_AS(render_sinfo(sample_partitions(), sample_nodes(), "%P %Q", false, true),
+                       "Invalid node format specification: Q", std::invalid_argument);
+}
+
+// ---- sacct ----
+
+TEST_CASE("cli_format: sacct default, parsable and duplicates (golden)") {
+  UtcTimeZone utc;
+  auto jobs = sample_jobs();
+  check_golden("sacct_default.txt", render_sacct(pointers(jobs), {}, context()));
+  SacctOptions parsable;
+  parsable.parsable2 = true;
+  parsable.fields = {"JobID", "JobName", "State", "ExitCode", "Elapsed", "Start", "End", "NodeList", "Restarts"};
+  check_golden("sacct_parsable.txt", render_sacct(pointers(jobs), parsable, context()));
+  SacctOptions duplicates;
+  duplicates.duplicates = true;
+  duplicates.fields = {"JobID",      "JobIDRaw",  "JobName",   "Partition", "User",   "State",    "ExitCode",
+                       "Elapsed",    "Suspended", "CPUTime",   "Submit",    "Start",  "End",      "NodeList",
+                       "AllocNodes", "NNodes",    "AllocCPUS", "Restarts",  "Reason", "Timelimit"};
+  check_golden("sacct_duplicates.txt", render_sacct(pointers(jobs), duplicates, context()));
+}
+
+TEST_CASE("cli_format: sacct lines, widths and -P") {
+  UtcTimeZone utc;
+  auto jobs = sample_jobs();
+  const JobRecord& oom = job_with_id(jobs, 108);
+  SacctOptions options;
+  options.fields = {"JobID", "State", "ExitCode"};
+  CHECK(render_sacct({&oom}, options, context()) ==
+        "JobID             State ExitCode \n"
+        "------------ ---------- -------- \n"
+        "108          OUT_OF_ME+    0:125 \n"
+        "108.batch    OUT_OF_ME+    0:125 \n");
+  options.allocations_only = true;
+  options.parsable2 = true;
+  CHECK(render_sacct({&oom}, options, context()) == "JobID|State|ExitCode\n108|OUT_OF_MEMORY|0:125\n");
+  options.no_header = true;
+  options.fields = {"jobid", "jobn%4", "elap", "nodel"};
+  CHECK(render_sacct({&job_with_id(jobs, 101)}, options, context()) == "101|train|00:00:00|None assigned\n");
+  options.parsable2 = false;
+  CHECK(render_sacct({&oom}, options, context()) == "108          big+   00:05:00              n1 \n");
+  options.fields = {"JobName%-8", "User%3"};
+  CHECK(render_sacct({&oom}, options, context()) == "bigmem   al+ \n");
+}
+
+TEST_CASE("cli_format: sacct rejects unknown fields with Slurm's message") {
+  SacctOptions options;
+  options.fields = {"JobID", "Bogus%10"};
+  CHECK_THROWS_WITH_AS(render_sacct({}, options, context()), "sacct: error: Invalid field requested: \"Bogus\"",
+                       std::invalid_argument);
+  options.fields = {"MaxRSS"};  // a Slurm field Cairn does not record
+  CHECK_THROWS_WITH_AS(render_sacct({}, options, context()), "sacct: error: Invalid field requested: \"MaxRSS\"",
+                       std::invalid_argument);
+}

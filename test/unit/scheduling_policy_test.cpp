@@ -1,0 +1,186 @@
+#include <doctest/doctest.h>
+
+#include "actors/scheduling_policy.hpp"
+#include "test/unit/event_fixtures.hpp"
+
+using namespace cairn;
+using namespace cairn::test;
+
+namespace {
+
+constexpr int64_t kSec = 1'000'000;
+
+PartitionPolicy debug_partition(std::vector<std::string> nodes = {"n1", "n2"}) {
+  PartitionPolicy partition;
+  partition.name = "debug";
+  partition.nodes = std::move(nodes);
+  partition.is_default = true;
+  return partition;
+}
+
+JobSpec cpus_job(uint32_t nodes, uint32_t tasks, uint32_t time_limit_sec, const std::string& name = "j") {
+  auto spec = simple_spec(name, time_limit_sec);
+  spec.num_nodes = nodes;
+  spec.num_tasks = tasks;
+  return spec;
+}
+
+struct Cluster {
+  Timeline t;
+  explicit Cluster(int nodes = 2) {
+    for (int i = 1; i <= nodes; ++i)
+      t.feed(make::node_registered(by_agent(-100), {"n" + std::to_string(i), 4, 8000, {"debug"}, false, "", {}}));
+  }
+  void submit(uint64_t id, const JobSpec& spec, double at_s = 0) { t.feed(make::job_submitted(at(at_s), id, spec)); }
+  void run(uint64_t id, std::vector<NodeShare> nodes, uint32_t limit, double at_s = 0) {
+    t.feed(make::job_allocated(by_system(at_s), id, nodes, limit));
+  }
+  SchedulingDecision decide(double now_s, std::vector<PartitionPolicy> partitions = {debug_partition()},
+                            std::vector<BbPoolPolicy> pools = {}) {
+    return schedule({&t.state, std::move(partitions), std::move(pools), kT0 + static_cast<int64_t>(now_s * kSec)});
+  }
+};
+
+const Placement* placement_of(const SchedulingDecision& decision, uint64_t id) {
+  for (const auto& placement : decision.placements)
+    if (placement.job_id == id) return &placement;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("jobs start in submit order while resources last; the first blocked waits for Resources") {
+  Cluster c(1);
+  c.submit(1, cpus_job(1, 3, 60), 1);
+  c.submit(2, cpus_job(1, 2, 60), 2);
+  c.submit(3, cpus_job(1, 1, 120), 3);
+  c.submit(4, cpus_job(1, 1, 30), 4);
+  auto decision = c.decide(10);
+  REQUIRE(placement_of(decision, 1));
+  CHECK(placement_of(decision, 1)->nodes == std::vector<NodeShare>{{"n1", 3, 0}});
+  CHECK(placement_of(decision, 1)->time_limit_sec == 60);
+  CHECK(decision.pending_reasons.at(2) == Reason::resources);
+  // Job 2 can start when job 1 ends (t=70). Job 3 fits in the free CPU but would
+  // run past that and delay job 2: it waits. Job 4 ends by t=40: it backfills.
+  CHECK_FALSE(placement_of(decision, 3));
+  CHECK(decision.pending_reasons.at(3) == Reason::priority);
+  REQUIRE(placement_of(decision, 4));
+  CHECK_FALSE(decision.pending_reasons.contains(4));
+}
+
+TEST_CASE("backfill: a short job may use idle nodes only if it ends before the head job can start") {
+  Cluster c(2);
+  c.submit(1, cpus_job(1, 4, 100));
+  c.run(1, {{"n1", 4, 0}}, 100);                  // n1 busy until t=100
+  c.submit(2, cpus_job(2, 8, 100, "wide"), 1);     // needs both nodes: blocked until t=100
+  c.submit(3, cpus_job(1, 4, 50, "short"), 2);     // fits on n2 and ends at t=60 < 100
+  c.submit(4, cpus_job(1, 4, 500, "long"), 3);     // would delay job 2
+  auto decision = c.decide(10);
+  CHECK(decision.pending_reasons.at(2) == Reason::resources);
+  REQUIRE(placement_of(decision, 3));
+  CHECK(placement_of(decision, 3)->nodes[0].node == "n2");
+  CHECK_FALSE(placement_of(decision, 4));
+  CHECK(decision.pending_reasons.at(4) == Reason::priority);
+}
+
+TEST_CASE("priority (nice) goes before submit order") {
+  Cluster c(1);
+  c.submit(1, cpus_job(1, 4, 60), 1);
+  auto urgent = cpus_job(1, 4, 60);
+  urgent.nice = -10;
+  c.submit(2, urgent, 2);
+  auto decision = c.decide(5);
+  CHECK(placement_of(decision, 2));
+  CHECK(decision.pending_reasons.at(1) == Reason::resources);
+}
+
+TEST_CASE("multi-node jobs spread CPUs over their nodes; memory is a resource") {
+  Cluster c(3);
+  auto spec = cpus_job(2, 6, 60);
+  spec.mem_per_node_mb = 5000;
+  c.submit(1, spec);
+  auto big_memory = cpus_job(1, 1, 60);
+  big_memory.mem_per_node_mb = 4000;  // n1 and n2 have only 3000 MB left
+  c.submit(2, big_memory, 1);
+  auto decision = c.decide(1, {debug_partition({"n1", "n2", "n3"})});
+  REQUIRE(placement_of(decision, 1));
+  CHECK(placement_of(decision, 1)->nodes == std::vector<NodeShare>{{"n1", 3, 5000}, {"n2", 3, 5000}});
+  REQUIRE(placement_of(decision, 2));
+  CHECK(placement_of(decision, 2)->nodes[0].node == "n3");
+}
+
+TEST_CASE("pending reasons: holds, begin time, partition limits and state") {
+  Cluster c(2);
+  auto held = cpus_job(1, 1, 60);
+  held.hold_at_submit = true;
+  c.submit(1, held);
+  auto later = cpus_job(1, 1, 60);
+  later.begin_time_us = kT0 + 3600 * kSec;
+  c.submit(2, later);
+  c.submit(3, cpus_job(1, 1, 7200));
+  c.submit(4, cpus_job(3, 3, 60));
+  auto elsewhere = cpus_job(1, 1, 60);
+  elsewhere.partition = "nosuch";
+  c.submit(5, elsewhere);
+  auto partition = debug_partition();
+  partition.max_time_sec = 3600;
+  auto decision = c.decide(1, {partition});
+  CHECK(decision.pending_reasons.at(1) == Reason::job_held_user);
+  CHECK(decision.pending_reasons.at(2) == Reason::begin_time);
+  CHECK(decision.pending_reasons.at(3) == Reason::partition_time_limit);
+  CHECK(decision.pending_reasons.at(4) == Reason::partition_node_limit);
+  CHECK(decision.pending_reasons.at(5) == Reason::invalid_partition);
+  CHECK(decision.placements.empty());
+
+  partition.max_time_sec = kUnlimited;
+  partition.up = false;
+  Cluster d(1);
+  d.submit(1, cpus_job(1, 1, 60));
+  CHECK(d.decide(1, {partition}).pending_reasons.at(1) == Reason::partition_down);
+}
+
+TEST_CASE("the effective time limit comes from the job, else the partition") {
+  auto partition = debug_partition();
+  CHECK(effective_time_limit(simple_spec("a", 0), partition) == 0);
+  partition.max_time_sec = 3600;
+  CHECK(effective_time_limit(simple_spec("a", 0), partition) == 3600);
+  partition.default_time_sec = 600;
+  CHECK(effective_time_limit(simple_spec("a", 0), partition) == 600);
+  CHECK(effective_time_limit(simple_spec("a", 120), partition) == 120);
+  CHECK(effective_time_limit(simple_spec("a", kUnlimited), partition) == 3600);
+}
+
+TEST_CASE("down nodes take no jobs") {
+  Cluster c(2);
+  c.t.feed(make::node_down(by_system(0), "n1", "Not responding"));
+  c.submit(1, cpus_job(1, 1, 60), 1);
+  auto decision = c.decide(2);
+  REQUIRE(placement_of(decision, 1));
+  CHECK(placement_of(decision, 1)->nodes[0].node == "n2");
+}
+
+TEST_CASE("burst-buffer capacity is reserved highest priority first, then the job waits for stage-in") {
+  Cluster c(1);
+  auto bb_job = [](uint64_t gib) {
+    auto spec = cpus_job(1, 1, 60);
+    spec.burst_buffer.capacity_bytes = gib << 30;
+    return spec;
+  };
+  c.submit(1, bb_job(60), 1);
+  c.submit(2, bb_job(60), 2);
+  c.submit(3, bb_job(10), 3);  // would fit, but job 2 is first in line for the pool
+  auto decision = c.decide(5, {debug_partition()}, {{"pool", 100ull << 30}});
+  REQUIRE(decision.bb_reservations.size() == 1);
+  CHECK(decision.bb_reservations[0].job_id == 1);
+  CHECK(decision.bb_reservations[0].pool == "pool");
+  CHECK(decision.pending_reasons.at(1) == Reason::burst_buffer_stage_in);
+  CHECK(decision.pending_reasons.at(2) == Reason::burst_buffer_resources);
+  CHECK(decision.pending_reasons.at(3) == Reason::burst_buffer_resources);
+  CHECK(decision.placements.empty());
+
+  c.t.feed(make::bb_reserved(by_system(6), 1, "pool", 60ull << 30));
+  c.t.feed(make::bb_stage_ready(by_agent(7), 1, 100, 10));
+  auto after = c.decide(8, {debug_partition()}, {{"pool", 100ull << 30}});
+  CHECK(placement_of(after, 1));
+  CHECK(after.pending_reasons.at(2) == Reason::burst_buffer_resources);
+}
