@@ -81,7 +81,11 @@ caf::actor spawn_dispatcher(caf::actor_system& system, std::shared_ptr<const Con
 caf::actor spawn_query_view(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
                             ClusterState initial, uint64_t applied_offset);
 caf::actor spawn_scheduler(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
-caf::actor spawn_job_actor(caf::actor_system& system, std::shared_ptr<const ControllerContext> context, uint64_t job_id);
+// A fresh job's actor (spawned at its JobSubmitted) learns the job from the event
+// stream alone; others first read the current record (after a restart, or for a
+// command on a job whose actor had stopped) and react only to later transitions.
+caf::actor spawn_job_actor(caf::actor_system& system, std::shared_ptr<const ControllerContext> context, uint64_t job_id,
+                           bool fresh);
 caf::actor spawn_node_actor(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
                             const std::string& node);
 

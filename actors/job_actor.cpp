@@ -2,9 +2,9 @@
 // record, runs its time-limit and --signal timers, reacts to its own durable
 // transitions with side effects on its nodes (launch, suspend, resume,
 // terminate), and applies the resubmission policy when a run ends.
-#include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <caf/all.hpp>
 #include <chrono>
 
 #include "actors/controller_actors.hpp"
@@ -24,7 +24,7 @@ struct JobActorState {
   std::shared_ptr<const ControllerContext> context;
   uint64_t job_id = 0;
   JobRecord job;
-  bool known = false;           // a record has been received
+  bool known = false;             // a record has been received
   uint64_t timer_generation = 0;  // timers of older generations are stale
   bool resubmit_requested = false;
   static inline const char* name = "job_actor";
@@ -182,8 +182,8 @@ void on_control(JobActor* self, const ControlRequest& request, const ControlRepl
 void on_exit(JobActor* self, const std::string& node, const JobExitReport& report, const DoneReply& reply) {
   auto& st = self->state;
   if (!st.known || !is_active(st.job.state)) return reply(true, {});  // already recorded: idempotent
-  auto cause = report.node_failed                                    ? schema::EndCause::NODE_FAIL
-               : report.launch_failed                                ? schema::EndCause::LAUNCH_FAILED
+  auto cause = report.node_failed                                     ? schema::EndCause::NODE_FAIL
+               : report.launch_failed                                 ? schema::EndCause::LAUNCH_FAILED
                : st.job.cancel_requested || st.job.time_limit_reached ? schema::EndCause::KILLED
                                                                       : schema::EndCause::EXITED;
   uint64_t id = report.job_id;
@@ -204,24 +204,30 @@ void on_oom(JobActor* self, const std::string& node, const OomReport& report) {
   append(self, std::move(draft));
 }
 
-caf::behavior job_actor(JobActor* self, std::shared_ptr<const ControllerContext> context, uint64_t job_id) {
+caf::behavior job_actor(JobActor* self, std::shared_ptr<const ControllerContext> context, uint64_t job_id, bool fresh) {
   self->state.context = std::move(context);
   self->state.job_id = job_id;
-  // Know the job before handling anything else (commands may already be queued).
-  self->request(self->state.context->actors.query_view, caf::infinite, query_job_atom::value, job_id)
-      .await([=](bool found, JobRecord& record) {
-        if (!found) {  // unknown id: answer queued commands, then stop unless the job appears
-          self->delayed_send(self, std::chrono::seconds(5), timer_atom::value, self->state.timer_generation,
-                             static_cast<uint8_t>(TimerKind::idle));
-          return;
-        }
-        if (!self->state.known) {
-          self->state.job = std::move(record);
-          self->state.known = true;
-          arm_timers(self);
-          resubmit_if_due(self);
-        }
-      });
+  if (fresh) {
+    // The record arrives with the JobSubmitted update; every later transition is reacted to.
+    self->state.job.state = JobState::PENDING;
+    self->state.known = false;
+  } else {
+    // Know the job before handling anything else (commands may already be queued).
+    self->request(self->state.context->actors.query_view, caf::infinite, query_job_atom::value, job_id)
+        .await([=](bool found, JobRecord& record) {
+          if (!found) {  // unknown id: answer queued commands, then stop unless the job appears
+            self->delayed_send(self, std::chrono::seconds(5), timer_atom::value, self->state.timer_generation,
+                               static_cast<uint8_t>(TimerKind::idle));
+            return;
+          }
+          if (!self->state.known) {
+            self->state.job = std::move(record);
+            self->state.known = true;
+            arm_timers(self);
+            resubmit_if_due(self);
+          }
+        });
+  }
   return {
       [=](job_update_atom, JobRecord& record) { on_update(self, std::move(record)); },
       [=](timer_atom, uint64_t generation, uint8_t kind) { on_timer(self, generation, static_cast<TimerKind>(kind)); },
@@ -235,8 +241,9 @@ caf::behavior job_actor(JobActor* self, std::shared_ptr<const ControllerContext>
 
 }  // namespace
 
-caf::actor spawn_job_actor(caf::actor_system& system, std::shared_ptr<const ControllerContext> context, uint64_t job_id) {
-  return system.spawn(job_actor, std::move(context), job_id);
+caf::actor spawn_job_actor(caf::actor_system& system, std::shared_ptr<const ControllerContext> context, uint64_t job_id,
+                           bool fresh) {
+  return system.spawn(job_actor, std::move(context), job_id, fresh);
 }
 
 }  // namespace cairn

@@ -128,6 +128,10 @@ caf::behavior scheduler(SchedulerActor* self, std::shared_ptr<const ControllerCo
         spec.user_name = caller.user;
         if (auto error = submission_error(*self->state.context, spec); !error.empty())
           return reply({false, 0, error});
+        if (spec.partition.empty()) {  // the job records the partition it was given
+          for (const auto& partition : self->state.context->partitions)
+            if (partition.is_default) spec.partition = partition.name;
+        }
         EventDraft draft;
         draft.actor = actor_info(caller);
         draft.command_id = caller.command_id;

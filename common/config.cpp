@@ -209,7 +209,10 @@ class ConfigParser {
     static const std::map<std::string, Setter, std::less<>> kSetters = {
         {"clustername", [](ConfigParser& p, const Pair& v) { p.config_.cluster_name = p.non_empty(v); }},
         {"controlleraddr", [](ConfigParser& p, const Pair& v) { p.config_.controller_addr = p.non_empty(v); }},
-        {"controllerport", [](ConfigParser& p, const Pair& v) { p.config_.controller_port = p.port(v, v.value); }},
+        // 0: no TCP listener (a local cluster talks over the Unix socket only).
+        {"controllerport", [](ConfigParser& p, const Pair& v) {
+           p.config_.controller_port = static_cast<uint16_t>(p.number(v, 0, 65535));
+         }},
         {"controllersocket", [](ConfigParser& p, const Pair& v) { p.config_.controller_socket = p.non_empty(v); }},
         {"statesavelocation",
          [](ConfigParser& p, const Pair& v) { p.config_.state_save_location = p.non_empty(v); }},

@@ -65,7 +65,7 @@ struct BbPoolConfig {
 struct ClusterConfig {
   std::string cluster_name = "cairn";
   std::string controller_addr = "127.0.0.1";
-  uint16_t controller_port = 6817;
+  uint16_t controller_port = 6817;  // 0: no TCP listener
   std::string controller_socket;  // parse_config's default: <state_save_location>/cairnctld.sock
   std::string state_save_location = "/var/lib/cairn";
   std::string event_log;  // parse_config's default: file:<state_save_location>/log

@@ -43,9 +43,23 @@ std::string format_duration(std::chrono::milliseconds duration) {
   return text + " s";
 }
 
+namespace {
+
+kj::AsyncIoContext setup_event_loop() {
+  try {
+    return kj::setupAsyncIo();
+  } catch (const kj::Exception& error) {
+    // kj allows one event loop per thread: a second RpcConnection, or one on a KjLoopThread.
+    throw std::logic_error(std::string("RpcConnection: cannot set up a kj event loop on this thread: ") +
+                           error.getDescription().cStr());
+  }
+}
+
+}  // namespace
+
 struct RpcConnection::State {
   State(const std::string& endpoint, RpcConnectOptions options)
-      : endpoint(endpoint), options(std::move(options)), io(kj::setupAsyncIo()) {}
+      : endpoint(endpoint), options(std::move(options)), io(setup_event_loop()) {}
 
   // Declared so that destruction runs capabilities, RPC system, network, stream, then the loop.
   std::string endpoint;

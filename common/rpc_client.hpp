@@ -41,7 +41,8 @@ class RpcConnection {
   static constexpr std::chrono::milliseconds kDefaultTimeout{10'000};
 
   // Connects to "unix:PATH" or "tcp:HOST:PORT" before returning. Throws RpcError, e.g.
-  // "cannot reach the controller at unix:/run/cairn.sock: Connection refused".
+  // "cannot reach the controller at unix:/run/cairn.sock: Connection refused", or
+  // std::logic_error if this thread already has a kj event loop.
   explicit RpcConnection(const std::string& endpoint, RpcConnectOptions options = {});
   ~RpcConnection();
   RpcConnection(const RpcConnection&) = delete;

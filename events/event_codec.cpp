@@ -209,7 +209,8 @@ JobSpec read_spec(schema::JobSpec::Reader in) {
   return spec;
 }
 
-EventBuilder::EventBuilder(const EventMeta& meta) : root_(message_.initRoot<schema::Event>()) {
+// A small first segment: events are ~100-1000 bytes and MallocMessageBuilder zeroes it.
+EventBuilder::EventBuilder(const EventMeta& meta) : message_(128), root_(message_.initRoot<schema::Event>()) {
   auto header = root_.initHeader();
   header.setTimeUs(meta.time_us);
   header.setShard(meta.shard);

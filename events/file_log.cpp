@@ -248,6 +248,7 @@ class FileLogReader : public LogReader {
   std::string segment_path_;
   std::unique_ptr<WindowedFile> file_;
   uint64_t position_ = 0;  // byte position of next_offset_ in the segment
+  uint64_t segment_size_ = 0;
 };
 
 class FileLog : public EventLog {
@@ -522,6 +523,7 @@ bool FileLogReader::open_segment_for(uint64_t offset) {
   file_ = std::make_unique<WindowedFile>(segment_path_);
   if (!file_->ok()) return false;
   position_ = 0;
+  segment_size_ = 0;
   uint64_t size = file_size_of(segment_path_);
   for (uint64_t skipped = segment_base_; skipped < offset; ++skipped) {
     auto frame = read_frame(*file_, position_, size, nullptr);
@@ -534,7 +536,9 @@ bool FileLogReader::open_segment_for(uint64_t offset) {
 std::optional<LogRecord> FileLogReader::read_one() {
   if (!log_.read_only() && next_offset_ >= log_.committed(partition_)) return std::nullopt;
   if (!file_ && !open_segment_for(next_offset_)) return std::nullopt;
-  uint64_t size = file_size_of(segment_path_);
+  // The size is re-read only at its known end: a stat per record would dominate replays.
+  if (position_ >= segment_size_) segment_size_ = file_size_of(segment_path_);
+  uint64_t size = segment_size_;
   LogRecord record;
   auto frame = read_frame(*file_, position_, size, &record.payload);
   if (frame.status == FrameStatus::end) {
@@ -549,6 +553,7 @@ std::optional<LogRecord> FileLogReader::read_one() {
                                frame.problem));
   if (frame.status == FrameStatus::torn) {
     file_->invalidate();  // a writer may still be completing it
+    segment_size_ = 0;
     return std::nullopt;
   }
   position_ += kHeaderBytes + frame.length;

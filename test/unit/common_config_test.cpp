@@ -340,8 +340,8 @@ TEST_CASE("config: errors name the file, the line and the problem") {
   CHECK(error_of("KillWait=abc") == "test.conf:1: bad number for KillWait: 'abc'");
   CHECK(error_of("KillWait=-1") == "test.conf:1: bad number for KillWait: '-1'");
   CHECK(error_of("MinJobAge=99999999999") == "test.conf:1: MinJobAge must be between 0 and 4294967295, got 99999999999");
-  CHECK(error_of("ControllerPort=70000") == "test.conf:1: ControllerPort must be between 1 and 65535, got 70000");
-  CHECK(error_of("ControllerPort=0") == "test.conf:1: ControllerPort must be between 1 and 65535, got 0");
+  CHECK(error_of("ControllerPort=70000") == "test.conf:1: ControllerPort must be between 0 and 65535, got 70000");
+  CHECK(error_of("ControllerPort=0").empty());  // 0: no TCP listener
   CHECK(error_of("HeartbeatInterval=0") == "test.conf:1: HeartbeatInterval must be between 1 and 4294967295, got 0");
   CHECK(error_of("NodeName=n1 CPUs=0") == "test.conf:1: CPUs must be between 1 and 4294967295, got 0");
   CHECK(error_of("NodeName=n1 RealMemory=lots") == "test.conf:1: bad memory size for RealMemory: 'lots'");

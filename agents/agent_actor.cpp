@@ -1,0 +1,165 @@
+// The agent's registry of jobs: one task actor per job id, orders routed to
+// it, reaped children dispatched to the task whose batch shell they were, and
+// the job's start and end passed on to the controller link. A launch of a job
+// run it already knows is a no-op: the controller may repeat its orders after
+// a restart.
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <map>
+
+#include "agents/agent_actors.hpp"
+#include "agents/agent_messages.hpp"
+
+namespace cairn {
+namespace {
+
+using namespace agent_msg;
+using Clock = std::chrono::steady_clock;
+
+// How long the exit of an unknown child is kept in case it is a batch shell
+// whose task has not said its pid yet (the shell may end before that message).
+constexpr auto kUnclaimedExitLifetime = std::chrono::seconds(10);
+constexpr auto kTickInterval = std::chrono::seconds(5);
+
+struct TaskEntry {
+  caf::actor task;
+  uint32_t run = 0;
+  bool ended = false;  // its end is with the controller link, waiting for the acknowledgement
+};
+
+struct UnclaimedExit {
+  ExitStatus status;
+  Clock::time_point reaped_at;
+};
+
+struct AgentState {
+  std::shared_ptr<const AgentContext> context;
+  std::map<uint64_t, TaskEntry> tasks;           // by job id: the current run
+  std::map<pid_t, caf::actor> shells;            // batch shells by pid
+  std::map<pid_t, UnclaimedExit> unclaimed;      // reaped, no task has claimed them (yet)
+  static inline const char* name = "agent_actor";
+};
+
+using AgentActor = caf::stateful_actor<AgentState>;
+
+void on_launch(AgentActor* self, JobLaunch job, const LaunchDone& done) {
+  auto& st = self->state;
+  uint64_t job_id = job.job_id;
+  uint32_t run = job.restart_count;
+  if (auto known = st.tasks.find(job_id); known != st.tasks.end()) {
+    if (run <= known->second.run) {
+      spdlog::debug("job {} run {} is already known: launch ignored", job_id, run);
+      done();
+      return;
+    }
+    spdlog::warn("job {}: run {} replaces run {} still known here", job_id, run, known->second.run);
+    self->send(known->second.task, supersede_atom::value);
+    st.tasks.erase(known);
+  }
+  // Before the task can report an end, so the link sees the start first.
+  st.context->reports->job_started(job_id, run);
+  auto task = spawn_task_actor(self->system(), st.context, caf::actor_cast<caf::actor>(self), std::move(job), done);
+  self->monitor(task);
+  st.tasks[job_id] = TaskEntry{task, run, false};
+}
+
+void deliver_exit(AgentActor* self, pid_t pid, ExitStatus status) {
+  auto& st = self->state;
+  auto shell = st.shells.find(pid);
+  if (shell == st.shells.end()) {
+    st.unclaimed[pid] = UnclaimedExit{status, Clock::now()};  // an orphan of a job, or a shell not yet claimed
+    return;
+  }
+  self->send(shell->second, exited_atom::value, status);
+  st.shells.erase(shell);
+}
+
+// The task's message for `job_id`, if that job has a task here.
+template <class... Ts>
+void to_task(AgentActor* self, uint64_t job_id, Ts&&... message) {
+  auto entry = self->state.tasks.find(job_id);
+  if (entry == self->state.tasks.end()) {
+    spdlog::debug("job {} is not known here: order ignored", job_id);
+    return;
+  }
+  self->send(entry->second.task, std::forward<Ts>(message)...);
+}
+
+caf::behavior agent_actor(AgentActor* self, std::shared_ptr<const AgentContext> context) {
+  self->state.context = std::move(context);
+  self->set_down_handler([=](caf::down_msg& down) {
+    auto& st = self->state;
+    if (down.reason != caf::exit_reason::normal)
+      spdlog::error("a task actor failed: {}", self->system().render(down.reason));
+    auto dead = caf::actor_cast<caf::actor>(down.source);
+    for (auto entry = st.tasks.begin(); entry != st.tasks.end();) {
+      if (entry->second.task != dead) {
+        ++entry;
+        continue;
+      }
+      // A task that failed before its end: the controller will find the job gone at the next registration.
+      if (!entry->second.ended) st.context->reports->job_forgotten(entry->first, entry->second.run);
+      entry = st.tasks.erase(entry);
+    }
+    std::erase_if(st.shells, [&](const auto& entry) { return entry.second == dead; });
+  });
+  self->delayed_send(self, kTickInterval, tick_atom::value);
+  return {
+      [=](launch_atom, JobLaunch& job, const LaunchDone& done) { on_launch(self, std::move(job), done); },
+      [=](suspend_atom, uint64_t job_id) { to_task(self, job_id, suspend_atom::value); },
+      [=](resume_atom, uint64_t job_id) { to_task(self, job_id, resume_atom::value); },
+      [=](signal_atom, uint64_t job_id, int32_t sig, bool batch_only) {
+        to_task(self, job_id, signal_atom::value, sig, batch_only);
+      },
+      [=](terminate_atom, uint64_t job_id, uint32_t kill_wait_sec) {
+        to_task(self, job_id, terminate_atom::value, kill_wait_sec);
+      },
+      [=](reaped_atom, const std::vector<ReapedChild>& children) {
+        for (const auto& child : children) deliver_exit(self, child.pid, child.status);
+      },
+      [=](spawned_atom, uint64_t, uint32_t, pid_t pid) {
+        auto& st = self->state;
+        st.shells[pid] = caf::actor_cast<caf::actor>(self->current_sender());
+        if (auto early = st.unclaimed.find(pid); early != st.unclaimed.end()) {
+          ExitStatus status = early->second.status;
+          st.unclaimed.erase(early);
+          deliver_exit(self, pid, status);
+        }
+      },
+      [=](ended_atom, JobEnd& end) {
+        auto& st = self->state;
+        auto entry = st.tasks.find(end.job_id);
+        if (entry != st.tasks.end() && entry->second.run == end.run) entry->second.ended = true;
+        st.context->reports->job_ended(std::move(end));
+      },
+      [=](forgotten_atom, uint64_t job_id, uint32_t run) {
+        auto& st = self->state;
+        auto entry = st.tasks.find(job_id);
+        if (entry != st.tasks.end() && entry->second.run == run) st.tasks.erase(entry);
+        st.context->reports->job_forgotten(job_id, run);
+      },
+      [=](acked_atom, uint64_t job_id, uint32_t run) {
+        auto& st = self->state;
+        auto entry = st.tasks.find(job_id);
+        if (entry == st.tasks.end() || entry->second.run != run || !entry->second.ended) return;
+        self->send(entry->second.task, acked_atom::value);
+        st.tasks.erase(entry);
+      },
+      [=](tick_atom) {
+        auto now = Clock::now();
+        std::erase_if(self->state.unclaimed,
+                      [&](const auto& entry) { return now - entry.second.reaped_at > kUnclaimedExitLifetime; });
+        self->delayed_send(self, kTickInterval, tick_atom::value);
+      },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_agent_actor(caf::actor_system& system, std::shared_ptr<const AgentContext> context) {
+  return system.spawn(agent_actor, std::move(context));
+}
+
+}  // namespace cairn

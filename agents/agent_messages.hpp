@@ -1,0 +1,42 @@
+// Atoms and message types between cairnd's actors and the inbox. Include only
+// from the .cpp files of agents/ that talk to the actors.
+#pragma once
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+
+#include <vector>
+
+#include "agents/agent_ports.hpp"
+
+namespace cairn::agent_msg {
+
+// Orders from the controller (agent actor, then task actor).
+using launch_atom = caf::atom_constant<caf::atom("launch")>;
+using suspend_atom = caf::atom_constant<caf::atom("suspend")>;
+using resume_atom = caf::atom_constant<caf::atom("resume")>;
+using signal_atom = caf::atom_constant<caf::atom("signal")>;
+using terminate_atom = caf::atom_constant<caf::atom("terminate")>;
+// Children reaped by the SIGCHLD watch (agent actor), one shell's exit (task actor).
+using reaped_atom = caf::atom_constant<caf::atom("reaped")>;
+using exited_atom = caf::atom_constant<caf::atom("exited")>;
+// From a task actor: its batch shell's pid; its run ended; it is gone without an end.
+using spawned_atom = caf::atom_constant<caf::atom("spawned")>;
+using ended_atom = caf::atom_constant<caf::atom("ended")>;
+using forgotten_atom = caf::atom_constant<caf::atom("forgotten")>;
+// The controller made a run's end durable.
+using acked_atom = caf::atom_constant<caf::atom("acked")>;
+// A newer run of the same job replaces this task's run.
+using supersede_atom = caf::atom_constant<caf::atom("supersede")>;
+// Timers.
+using kill_atom = caf::atom_constant<caf::atom("kill")>;
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
+
+}  // namespace cairn::agent_msg
+
+// Never leave the process.
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobLaunch)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobEnd)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::LaunchDone)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ExitStatus)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cairn::ReapedChild>)

@@ -1,0 +1,45 @@
+// The two directions between cairnd's kj thread (the controller connection,
+// the SIGCHLD watch) and its actors, as interfaces so that neither side sees
+// the other's machinery. Every method may be called from any thread and
+// returns at once.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "agents/child_reaper.hpp"
+#include "agents/job_launch.hpp"
+
+namespace cairn {
+
+// Called once the batch script is spawned (or its launch failure recorded):
+// Agent.launch answers the controller then.
+using LaunchDone = std::function<void()>;
+
+// Into the actors: the controller's orders, the reaped children, the acknowledgements.
+class JobOrders {
+ public:
+  virtual ~JobOrders() = default;
+  virtual void launch(JobLaunch job, LaunchDone done) = 0;
+  virtual void suspend(uint64_t job_id) = 0;
+  virtual void resume(uint64_t job_id) = 0;
+  virtual void signal(uint64_t job_id, int32_t signal, bool batch_only) = 0;
+  virtual void terminate(uint64_t job_id, uint32_t kill_wait_sec) = 0;
+  virtual void children_reaped(std::vector<ReapedChild> children) = 0;
+  // The controller made this end durable: the run's task may stop.
+  virtual void end_acknowledged(uint64_t job_id, uint32_t run) = 0;
+};
+
+// Out of the actors, towards the controller (see JobReportBook).
+class JobReports {
+ public:
+  virtual void job_started(uint64_t job_id, uint32_t run) = 0;
+  virtual void job_ended(JobEnd end) = 0;
+  virtual void job_forgotten(uint64_t job_id, uint32_t run) = 0;
+
+ protected:
+  ~JobReports() = default;  // never owned through this interface
+};
+
+}  // namespace cairn

@@ -1,0 +1,62 @@
+#include "agents/agent_service.hpp"
+
+#include "actors/rpc_views.hpp"
+#include "common/kj_loop_thread.hpp"
+#include "events/event_codec.hpp"
+
+namespace cairn {
+namespace {
+
+class AgentService final : public rpc::Agent::Server {
+ public:
+  explicit AgentService(JobOrders& orders) : orders_(orders) {}
+
+  kj::Promise<void> launch(LaunchContext context) override {
+    JobLaunch job = read_launch_request(context.getParams().getRequest());
+    auto [promise, reply] = make_rpc_reply<void>();
+    orders_.launch(std::move(job), [reply = reply]() { reply.fulfill(); });
+    return kj::mv(promise);
+  }
+
+  kj::Promise<void> signal(SignalContext context) override {
+    auto params = context.getParams();
+    orders_.signal(params.getJobId(), params.getSignal(), params.getBatchOnly());
+    return kj::READY_NOW;
+  }
+
+  kj::Promise<void> suspend(SuspendContext context) override {
+    orders_.suspend(context.getParams().getJobId());
+    return kj::READY_NOW;
+  }
+
+  kj::Promise<void> resume(ResumeContext context) override {
+    orders_.resume(context.getParams().getJobId());
+    return kj::READY_NOW;
+  }
+
+  kj::Promise<void> terminate(TerminateContext context) override {
+    auto params = context.getParams();
+    orders_.terminate(params.getJobId(), params.getKillWaitSec());
+    return kj::READY_NOW;
+  }
+
+ private:
+  JobOrders& orders_;
+};
+
+}  // namespace
+
+JobLaunch read_launch_request(rpc::LaunchRequest::Reader request) {
+  JobLaunch job;
+  job.job_id = request.getJobId();
+  job.spec = read_spec(request.getSpec());
+  job.nodes = read_allocation(request.getNodes());
+  job.restart_count = request.getRestartCount();
+  job.cluster_name = request.getClusterName();
+  job.time_limit_sec = request.getTimeLimitSec();
+  return job;
+}
+
+kj::Own<rpc::Agent::Server> make_agent_service(JobOrders& orders) { return kj::heap<AgentService>(orders); }
+
+}  // namespace cairn

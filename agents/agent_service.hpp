@@ -1,0 +1,19 @@
+// The Agent capability cairnd hands to the controller in registerAgent: the
+// controller's orders, copied out of capnp and passed to the actors.
+#pragma once
+
+#include <kj/memory.h>
+
+#include "agents/agent_ports.hpp"
+#include "capnp/rpc.capnp.h"
+
+namespace cairn {
+
+JobLaunch read_launch_request(rpc::LaunchRequest::Reader request);
+
+// Loop thread only; `orders` must outlive it. launch() answers once the batch
+// script is spawned (or its failure recorded as the job's end); the other
+// orders answer at once, their work happens in the job's task actor.
+kj::Own<rpc::Agent::Server> make_agent_service(JobOrders& orders);
+
+}  // namespace cairn

@@ -1,0 +1,24 @@
+#include "agents/agent_settings.hpp"
+
+#include <algorithm>
+
+namespace cairn {
+
+AgentSettings agent_settings_for(const ClusterConfig& config, const std::string& node,
+                                 const std::optional<std::string>& spool_dir) {
+  const NodeConfig* record = config.node(node);
+  if (record == nullptr)
+    throw ConfigError("node '" + node + "' is not in the configuration (no NodeName= line defines it)");
+  AgentSettings settings;
+  settings.node = record->name;
+  settings.cpus = record->cpus;
+  settings.mem_mb = record->real_memory_mb;
+  settings.cluster_name = config.cluster_name;
+  settings.spool_dir = spool_dir.value_or(config.state_save_location + "/cairnd-" + node);
+  settings.controller_endpoint = "unix:" + config.controller_socket;
+  // 0 would make the heartbeat loop spin.
+  settings.heartbeat_interval_sec = std::max<uint32_t>(1, config.heartbeat_interval_sec);
+  return settings;
+}
+
+}  // namespace cairn

@@ -1,0 +1,29 @@
+// What one cairnd needs from the cluster configuration: its own node record
+// (several agents share a host in tests, each with its own NodeName), the
+// controller's address and its timers.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/config.hpp"
+
+namespace cairn {
+
+struct AgentSettings {
+  std::string node;
+  uint32_t cpus = 1;
+  uint64_t mem_mb = 1;
+  std::string cluster_name;
+  std::string spool_dir;            // job scripts are written below it
+  std::string controller_endpoint;  // "unix:<ControllerSocket>"
+  uint32_t heartbeat_interval_sec = 5;
+};
+
+// Throws ConfigError when no NodeName= line defines `node`. Without spool_dir
+// the agent spools in <StateSaveLocation>/cairnd-<node>.
+AgentSettings agent_settings_for(const ClusterConfig& config, const std::string& node,
+                                 const std::optional<std::string>& spool_dir);
+
+}  // namespace cairn

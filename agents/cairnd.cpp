@@ -1,0 +1,133 @@
+// cairnd: the node agent. Registers with the controller, runs the batch
+// scripts the controller orders, and reports how they end.
+//
+// Threads: main (waits for SIGTERM/SIGINT), one kj loop thread (the controller
+// connection, the Agent capability, the SIGCHLD watch), CAF's scheduler threads
+// (the agent actor and one task actor per job).
+//
+// Stopping the agent (SIGTERM/SIGINT) leaves its jobs running: this version
+// cannot re-adopt them after a restart, so the controller reports the jobs of
+// a stopped agent as lost (NODE_FAIL) when the agent registers again without
+// them, or when the node times out.
+#include <caf/all.hpp>
+#include <signal.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "agents/agent_actors.hpp"
+#include "agents/agent_settings.hpp"
+#include "agents/child_exit_watch.hpp"
+#include "agents/child_reaper.hpp"
+#include "agents/controller_link.hpp"
+#include "common/config.hpp"
+#include "common/option_parser.hpp"
+
+using namespace cairn;
+
+namespace {
+
+constexpr const char* kUsage = "usage: cairnd [--conf FILE] [--node NAME] [--spool DIR]\n";
+
+std::string short_host_name() {
+  char host[256] = "localhost";
+  ::gethostname(host, sizeof host - 1);
+  std::string name = host;
+  return name.substr(0, name.find('.'));
+}
+
+void make_spool_dir(const std::string& dir) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) throw std::runtime_error("cannot create the spool directory " + dir + ": " + error.message());
+  // Switched jobs read their scripts through it (see write_script_file).
+  ::chmod(dir.c_str(), 0755);
+}
+
+int run(const ParsedArgs& args) {
+  std::string conf_path = find_config_path(args.get("conf"));
+  ClusterConfig config = load_config(conf_path);
+  std::string node = args.get_or("node", short_host_name());
+  AgentSettings settings;
+  try {
+    settings = agent_settings_for(config, node, args.get("spool"));
+  } catch (const ConfigError& e) {
+    throw ConfigError(conf_path + ": " + e.what());
+  }
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l cairnd[" + settings.node + "]: %v");
+  make_spool_dir(settings.spool_dir);
+  become_child_subreaper();
+  int sigchld_fd = make_sigchld_fd();
+
+  caf::actor_system_config caf_config;
+  caf_config.set("scheduler.policy", caf::atom("sharing"));
+  caf_config.set("scheduler.max-threads", std::max(1u, std::min(2u, std::thread::hardware_concurrency())));
+  caf::actor_system system{caf_config};
+  system.await_actors_before_shutdown(false);
+
+  KjLoopThread loop;
+  ControllerLink link(loop, settings);
+  auto context = std::make_shared<AgentContext>();
+  context->settings = settings;
+  context->reports = &link;
+  caf::actor agent = spawn_agent_actor(system, context);
+  std::unique_ptr<JobOrders> inbox = make_agent_inbox(agent);
+  kj::Own<ChildExitWatch> child_watch;
+  loop.call([&](kj::AsyncIoContext&) {
+    child_watch = kj::heap<ChildExitWatch>(loop, sigchld_fd, *inbox);
+    loop.add_stop_hook([&child_watch]() { child_watch = nullptr; });
+  });
+  link.start(*inbox);
+  spdlog::info("node {} ({} CPUs, {} MB), spool {}, controller {}", settings.node, settings.cpus, settings.mem_mb,
+               settings.spool_dir, settings.controller_endpoint);
+
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  int received = 0;
+  sigwait(&stop_signals, &received);
+  spdlog::info("signal {} received: stopping; running jobs are left alone", received);
+  loop.stop();  // before the actors: the connection and the watch call into them
+  spdlog::default_logger()->flush();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Before any thread exists: only sigwait sees SIGTERM/SIGINT, only the signalfd SIGCHLD.
+  sigset_t blocked;
+  sigemptyset(&blocked);
+  sigaddset(&blocked, SIGTERM);
+  sigaddset(&blocked, SIGINT);
+  sigaddset(&blocked, SIGCHLD);
+  pthread_sigmask(SIG_BLOCK, &blocked, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  spdlog::set_default_logger(spdlog::stderr_color_mt("cairnd"));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l cairnd: %v");
+  try {
+    auto args = parse_options("cairnd",
+                              {{0, "conf", true, ""}, {0, "node", true, ""}, {0, "spool", true, ""},
+                               {'D', "", false, "foreground"}, {'h', "help", false, ""}},
+                              {argv + 1, argv + argc});
+    if (args.has("help")) {
+      std::cout << kUsage;
+      return 0;
+    }
+    if (!args.positionals.empty()) throw UsageError("cairnd: unexpected argument '" + args.positionals.front() + "'");
+    int status = run(args);
+    std::_Exit(status);  // actors with pending timers (KillWait) would keep the runtime alive
+  } catch (const UsageError& e) {
+    std::cerr << e.what() << "\n" << kUsage;
+    return 2;
+  } catch (const std::exception& e) {
+    spdlog::critical("{}", e.what());
+    return 1;
+  }
+}

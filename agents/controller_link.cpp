@@ -1,0 +1,241 @@
+// GCC 12 reports a false maybe-uninitialized inside kj::_::ExceptionOr<T> for promise values.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include "agents/controller_link.hpp"
+
+#include <capnp/rpc-twoparty.h>
+#include <kj/async-io.h>
+#include <spdlog/spdlog.h>
+
+#include <string_view>
+
+#include "agents/agent_service.hpp"
+#include "capnp/rpc.capnp.h"
+
+namespace cairn {
+namespace {
+
+constexpr auto kRetryDelay = 1 * kj::SECONDS;
+constexpr auto kConnectTimeout = 5 * kj::SECONDS;
+constexpr auto kRegisterTimeout = 10 * kj::SECONDS;
+
+// kj's text without its decorations: "remote exception: " before the
+// controller's own errors, "call(args): reason; details" around system errors.
+std::string reason_of(const kj::Exception& error) {
+  std::string text = error.getDescription().cStr();
+  constexpr std::string_view kRemote = "remote exception: ";
+  while (text.starts_with(kRemote)) text.erase(0, kRemote.size());
+  if (auto details = text.find("; "); details != std::string::npos) text.erase(details);
+  if (auto call_end = text.rfind("): "); call_end != std::string::npos && text.find('(') < call_end)
+    text.erase(0, call_end + 3);
+  return text;
+}
+
+kj::Timer& timer_of(KjLoopThread& loop) { return loop.io().provider->getTimer(); }
+
+}  // namespace
+
+class ControllerLink::TaskErrors final : public kj::TaskSet::ErrorHandler {
+ public:
+  // Every task catches its own failures; anything reaching here is a bug worth seeing.
+  void taskFailed(kj::Exception&& exception) override {
+    spdlog::error("controller link: {}", exception.getDescription().cStr());
+  }
+};
+
+// One connection: its calls live in `tasks`, declared last so that destroying
+// the connection cancels them before the capabilities and the stream go.
+struct ControllerLink::Connection {
+  Connection(uint64_t generation, kj::TaskSet::ErrorHandler& errors) : generation(generation), tasks(errors) {}
+  uint64_t generation;
+  kj::Own<kj::AsyncIoStream> stream;
+  kj::Own<capnp::TwoPartyClient> client;
+  kj::Maybe<rpc::AgentSession::Client> session;  // set once registered
+  kj::TaskSet tasks;
+};
+
+ControllerLink::ControllerLink(KjLoopThread& loop, AgentSettings settings)
+    : loop_(loop), settings_(std::move(settings)), task_errors_(kj::heap<TaskErrors>()) {}
+
+ControllerLink::~ControllerLink() = default;
+
+void ControllerLink::start(JobOrders& orders) {
+  orders_ = &orders;
+  loop_.post([this]() {
+    // The capnp state must go while the loop still exists.
+    loop_.add_stop_hook([this]() { connection_ = nullptr; });
+    connect();
+  });
+}
+
+void ControllerLink::job_started(uint64_t job_id, uint32_t run) {
+  loop_.post([this, job_id, run]() { book_.job_started(job_id, run); });
+}
+
+void ControllerLink::job_ended(JobEnd end) {
+  loop_.post([this, end = std::move(end)]() {
+    book_.job_ended(end);
+    send_pending_ends();
+  });
+}
+
+void ControllerLink::job_forgotten(uint64_t job_id, uint32_t run) {
+  loop_.post([this, job_id, run]() { book_.job_forgotten(job_id, run); });
+}
+
+bool ControllerLink::is_current(uint64_t generation) const {
+  return connection_ && connection_->generation == generation;
+}
+
+void ControllerLink::connect() {
+  retry_scheduled_ = false;
+  uint64_t generation = ++generation_;
+  auto connecting = loop_.io()
+                        .provider->getNetwork()
+                        .parseAddress(settings_.controller_endpoint)
+                        .then([](kj::Own<kj::NetworkAddress> address) {
+                          return address->connect().attach(kj::mv(address));
+                        })
+                        .exclusiveJoin(timer_of(loop_).afterDelay(kConnectTimeout).then([]() -> kj::Own<kj::AsyncIoStream> {
+                          kj::throwFatalException(KJ_EXCEPTION(OVERLOADED, "no connection within 5 s"));
+                        }));
+  loop_.tasks().add(connecting.then(
+      [this, generation](kj::Own<kj::AsyncIoStream> stream) {
+        if (generation != generation_) return;
+        connection_ = kj::heap<Connection>(generation, *task_errors_);
+        connection_->stream = kj::mv(stream);
+        connection_->client = kj::heap<capnp::TwoPartyClient>(*connection_->stream);
+        connection_->tasks.add(connection_->client->onDisconnect().then(
+            [this, generation]() { on_failure(generation, "the controller closed the connection"); }));
+        register_agent(generation);
+      },
+      [this, generation](kj::Exception&& error) {
+        if (generation != generation_) return;
+        on_failure(generation, reason_of(error));
+      }));
+}
+
+void ControllerLink::register_agent(uint64_t generation) {
+  auto controller = connection_->client->bootstrap().castAs<rpc::Controller>();
+  auto request = controller.registerAgentRequest();
+  auto info = request.initInfo();
+  info.setNode(settings_.node);
+  info.setCpus(settings_.cpus);
+  info.setMemMb(settings_.mem_mb);
+  info.setMemoryEnforced(false);
+  info.setCgroupBackend("none");  // cgroups come later
+  // Jobs with an unacknowledged end are listed too, or the controller would declare them lost.
+  auto ids = book_.jobs_to_report();
+  auto running = info.initRunningJobs(static_cast<unsigned>(ids.size()));
+  for (unsigned i = 0; i < ids.size(); ++i) running.set(i, ids[i]);
+  request.setAgent(make_agent_service(*orders_));
+
+  auto answered = request.send().then(
+      [this, generation](capnp::Response<rpc::Controller::RegisterAgentResults>&& response) {
+        if (!is_current(generation)) return;
+        connection_->session = response.getSession();
+        on_registered(generation, response.getHeartbeatSec());
+      },
+      [this, generation](kj::Exception&& error) { on_failure(generation, reason_of(error)); });
+  auto unanswered = timer_of(loop_).afterDelay(kRegisterTimeout).then([this, generation]() {
+    on_failure(generation, "registerAgent got no answer within 10 s");
+  });
+  connection_->tasks.add(answered.exclusiveJoin(kj::mv(unanswered)));
+}
+
+void ControllerLink::on_registered(uint64_t generation, uint32_t heartbeat_sec) {
+  if (in_outage_)
+    spdlog::info("registered with the controller again: {} jobs here, {} ends to deliver", book_.running_count(),
+                 book_.pending_count());
+  else
+    spdlog::info("registered with the controller at {} ({} CPUs, {} MB)", settings_.controller_endpoint,
+                 settings_.cpus, settings_.mem_mb);
+  in_outage_ = false;
+  uint32_t interval = heartbeat_sec > 0 ? heartbeat_sec : settings_.heartbeat_interval_sec;
+  connection_->tasks.add(heartbeats(generation, interval));
+  send_pending_ends();
+}
+
+// Drops the connection (if it is still the current one) and tries again in a second.
+void ControllerLink::on_failure(uint64_t generation, const std::string& why) {
+  if (generation != generation_) return;
+  bool was_registered = false;
+  if (connection_ && connection_->generation == generation) {
+    was_registered = connection_->session != nullptr;
+    // Not destroyed here: this may run inside one of the connection's own tasks.
+    loop_.tasks().add(kj::evalLater([retired = kj::mv(connection_)]() mutable { retired = nullptr; }));
+  }
+  book_.connection_lost();
+  if (!in_outage_) {
+    if (was_registered)
+      spdlog::warn("lost the connection to the controller: {}; reconnecting every second", why);
+    else
+      spdlog::warn("cannot register with the controller at {}: {}; retrying every second",
+                   settings_.controller_endpoint, why);
+  } else {
+    spdlog::debug("controller still unreachable: {}", why);
+  }
+  in_outage_ = true;
+  retry_later();
+}
+
+void ControllerLink::retry_later() {
+  if (retry_scheduled_) return;
+  retry_scheduled_ = true;
+  loop_.tasks().add(timer_of(loop_).afterDelay(kRetryDelay).then([this]() { connect(); }));
+}
+
+kj::Promise<void> ControllerLink::heartbeats(uint64_t generation, uint32_t interval_sec) {
+  return timer_of(loop_).afterDelay(interval_sec * kj::SECONDS).then([this, generation, interval_sec]() -> kj::Promise<void> {
+    // A retired connection's tasks may still run until it is destroyed.
+    if (!is_current(generation)) return kj::READY_NOW;
+    KJ_IF_MAYBE (session, connection_->session) {
+      auto request = session->heartbeatRequest();
+      auto ids = book_.jobs_to_report();
+      auto running = request.initRunningJobs(static_cast<unsigned>(ids.size()));
+      for (unsigned i = 0; i < ids.size(); ++i) running.set(i, ids[i]);
+      // A lost connection is noticed by onDisconnect; nothing to do here.
+      connection_->tasks.add(request.send().ignoreResult().catch_([](kj::Exception&& error) {
+        spdlog::debug("heartbeat failed: {}", reason_of(error));
+      }));
+    }
+    return heartbeats(generation, interval_sec);
+  });
+}
+
+void ControllerLink::send_pending_ends() {
+  if (!connection_ || connection_->session == nullptr) return;  // sent once registered
+  for (const JobEnd& end : book_.take_unsent()) send_end(end);
+}
+
+void ControllerLink::send_end(const JobEnd& end) {
+  KJ_IF_MAYBE (session, connection_->session) {
+    auto request = session->jobEndedRequest();
+    auto exit = request.initExit();
+    exit.setJobId(end.job_id);
+    exit.setExitCode(end.exit_code);
+    exit.setSignal(end.signal);
+    exit.setLaunchFailed(end.launch_failed);
+    exit.setMessage(end.message);
+    uint64_t generation = connection_->generation;
+    uint64_t job_id = end.job_id;
+    uint32_t run = end.run;
+    connection_->tasks.add(request.send().then(
+        [this, job_id, run](capnp::Response<rpc::AgentSession::JobEndedResults>&&) {
+          // Durable on the controller's side: only now may the end be forgotten here.
+          if (book_.acknowledged(job_id, run)) orders_->end_acknowledged(job_id, run);
+        },
+        [this, generation, job_id, run](kj::Exception&& error) {
+          book_.send_failed(job_id, run);
+          if (error.getType() == kj::Exception::Type::DISCONNECTED) return;  // sent again once re-registered
+          spdlog::warn("the controller did not record the end of job {}: {}; retrying in 1 s", job_id,
+                       reason_of(error));
+          if (!is_current(generation)) return;
+          connection_->tasks.add(timer_of(loop_).afterDelay(kRetryDelay).then([this, generation]() {
+            if (is_current(generation)) send_pending_ends();
+          }));
+        }));
+  }
+}
+
+}  // namespace cairn

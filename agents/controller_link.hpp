@@ -1,0 +1,67 @@
+// cairnd's connection to the controller, on a KjLoopThread that runs all the
+// time (the controller calls the agent back on the same connection). It
+// registers the agent, sends heartbeats, and delivers job ends with an
+// acknowledgement: an end stays pending (JobReportBook) until its jobEnded call
+// resolves, i.e. until the controller has made it durable. When the controller
+// is unreachable or the connection drops, it retries every second and, once
+// registered again, sends every pending end again.
+#pragma once
+
+#include <kj/async.h>
+#include <kj/memory.h>
+
+#include <cstdint>
+#include <string>
+
+#include "agents/agent_ports.hpp"
+#include "agents/agent_settings.hpp"
+#include "agents/job_report_book.hpp"
+#include "common/kj_loop_thread.hpp"
+
+namespace cairn {
+
+class ControllerLink final : public JobReports {
+ public:
+  // `loop` must outlive the link; the link must outlive loop.stop().
+  ControllerLink(KjLoopThread& loop, AgentSettings settings);
+  ~ControllerLink();
+  ControllerLink(const ControllerLink&) = delete;
+  ControllerLink& operator=(const ControllerLink&) = delete;
+
+  // Any thread but the loop's, once: starts connecting. `orders` receives the
+  // controller's orders and the acknowledgements; it must outlive loop.stop().
+  void start(JobOrders& orders);
+
+  // JobReports, any thread: queued to the loop thread (dropped once it stops).
+  void job_started(uint64_t job_id, uint32_t run) override;
+  void job_ended(JobEnd end) override;
+  void job_forgotten(uint64_t job_id, uint32_t run) override;
+
+ private:
+  struct Connection;
+  class TaskErrors;
+
+  // Loop thread only, like everything below.
+  void connect();
+  void register_agent(uint64_t generation);
+  void on_registered(uint64_t generation, uint32_t heartbeat_sec);
+  void on_failure(uint64_t generation, const std::string& why);
+  void retry_later();
+  kj::Promise<void> heartbeats(uint64_t generation, uint32_t interval_sec);
+  void send_pending_ends();
+  void send_end(const JobEnd& end);
+  bool is_current(uint64_t generation) const;
+
+  KjLoopThread& loop_;
+  const AgentSettings settings_;
+  JobOrders* orders_ = nullptr;
+  JobReportBook book_;
+  kj::Own<TaskErrors> task_errors_;
+  kj::Own<Connection> connection_;  // null while disconnected
+  uint64_t generation_ = 0;         // of the newest connection attempt
+  bool in_outage_ = false;          // a failure was logged; the next success says so
+  std::string last_failure_;        // what was logged for this outage
+  bool retry_scheduled_ = false;
+};
+
+}  // namespace cairn

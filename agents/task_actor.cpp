@@ -1,0 +1,176 @@
+// One run of one job on this node. On the batch host it starts the batch
+// script in its own process group and owns that group: suspend/resume are
+// SIGSTOP/SIGCONT to the group, terminate is SIGCONT, SIGTERM, then SIGKILL
+// after KillWait. When the shell is reaped it kills what the script left in
+// its group (as Slurm does), reports the end, and stops once the controller has
+// acknowledged it. On the other nodes of the allocation it only notes the job.
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <exception>
+#include <optional>
+
+#include "agents/agent_actors.hpp"
+#include "agents/agent_messages.hpp"
+#include "agents/process_group.hpp"
+
+namespace cairn {
+namespace {
+
+using namespace agent_msg;
+
+struct TaskState {
+  std::shared_ptr<const AgentContext> context;
+  caf::actor agent;
+  JobLaunch job;
+  bool batch_host = false;
+  pid_t shell = 0;  // the batch shell, leader of the job's process group; 0: not started
+  bool shell_alive = false;
+  bool ended = false;       // the end went to the agent actor; waiting for the acknowledgement
+  bool superseded = false;  // a newer run took over: report nothing
+  std::string script_path;
+  static inline const char* name = "task_actor";
+};
+
+using TaskActor = caf::stateful_actor<TaskState>;
+
+// Errors other than "the group is gone" (EPERM: a setuid program in the job) are logged, never fatal.
+void signal_group(TaskActor* self, int sig) {
+  auto& st = self->state;
+  if (st.shell == 0) return;
+  try {
+    signal_process_group(st.shell, sig);
+  } catch (const std::exception& e) {
+    spdlog::warn("job {}: {}", st.job.job_id, e.what());
+  }
+}
+
+void report_end(TaskActor* self, JobEnd end) {
+  auto& st = self->state;
+  st.ended = true;
+  if (end.launch_failed)
+    spdlog::error("job {}: {}", end.job_id, end.message);
+  else
+    spdlog::info("job {} ended: exit code {}, signal {}", end.job_id, end.exit_code, end.signal);
+  self->send(st.agent, ended_atom::value, std::move(end));
+}
+
+void start_batch_script(TaskActor* self) {
+  auto& st = self->state;
+  const JobLaunch& job = st.job;
+  const AgentSettings& settings = st.context->settings;
+  try {
+    if (job.spec.script.empty())
+      throw LaunchError(fmt::format("cannot launch job {}: the job has no batch script", job.job_id), EINVAL);
+    bool switch_user = must_switch_user(job.spec.uid);
+    std::optional<FileOwner> owner;
+    if (switch_user) owner = FileOwner{job.spec.uid, job.spec.gid};
+    st.script_path = write_script_file(settings.spool_dir, job.job_id, job.spec.script, owner);
+    SpawnRequest request = spawn_request_for(job, settings.node, settings.cluster_name, st.script_path, switch_user);
+    if (switch_user) request.supplementary_gids = supplementary_groups_of(job.spec.user_name, job.spec.gid);
+    st.shell = spawn_batch_script(request);
+    st.shell_alive = true;
+    spdlog::info("job {} started{}: pid {}", job.job_id,
+                 job.restart_count > 0 ? fmt::format(" (restart {})", job.restart_count) : "", st.shell);
+    self->send(st.agent, spawned_atom::value, job.job_id, job.restart_count, st.shell);
+  } catch (const std::exception& e) {
+    if (!st.script_path.empty()) remove_script_file(st.script_path);
+    report_end(self, JobEnd{.job_id = job.job_id,
+                            .run = job.restart_count,
+                            .exit_code = kLaunchFailedExitCode,
+                            .signal = 0,
+                            .launch_failed = true,
+                            .message = e.what()});
+  }
+}
+
+void on_shell_exit(TaskActor* self, ExitStatus status) {
+  auto& st = self->state;
+  st.shell_alive = false;
+  // The script is over: whatever it left running in its group goes with it.
+  signal_group(self, SIGKILL);
+  remove_script_file(st.script_path);
+  if (st.superseded) {
+    self->quit();
+    return;
+  }
+  report_end(self, JobEnd{.job_id = st.job.job_id,
+                          .run = st.job.restart_count,
+                          .exit_code = status.exit_code,
+                          .signal = status.signal,
+                          .launch_failed = false,
+                          .message = {}});
+}
+
+void on_terminate(TaskActor* self, uint32_t kill_wait_sec) {
+  auto& st = self->state;
+  if (!st.batch_host) {
+    // Nothing runs here: the job's end is the batch host's to report.
+    self->send(st.agent, forgotten_atom::value, st.job.job_id, st.job.restart_count);
+    self->quit();
+    return;
+  }
+  if (!st.shell_alive) return;
+  spdlog::info("job {}: terminating (SIGTERM, SIGKILL after {} s)", st.job.job_id, kill_wait_sec);
+  signal_group(self, SIGCONT);  // a suspended job must be able to act on SIGTERM
+  signal_group(self, SIGTERM);
+  self->delayed_send(self, std::chrono::seconds(kill_wait_sec), kill_atom::value);
+}
+
+caf::behavior task_actor(TaskActor* self, std::shared_ptr<const AgentContext> context, caf::actor agent,
+                         JobLaunch job, LaunchDone done) {
+  auto& st = self->state;
+  st.context = std::move(context);
+  st.agent = std::move(agent);
+  st.job = std::move(job);
+  st.batch_host = is_batch_host(st.job, st.context->settings.node);
+  if (st.batch_host)
+    start_batch_script(self);
+  else
+    spdlog::info("job {}: allocated here, batch script on {}", st.job.job_id,
+                 st.job.nodes.empty() ? "?" : st.job.nodes.front().node);
+  done();
+  return {
+      [=](suspend_atom) {
+        if (self->state.shell_alive) signal_group(self, SIGSTOP);
+      },
+      [=](resume_atom) {
+        if (self->state.shell_alive) signal_group(self, SIGCONT);
+      },
+      [=](signal_atom, int32_t sig, bool batch_only) {
+        auto& st = self->state;
+        if (!st.shell_alive) return;
+        if (!batch_only) return signal_group(self, sig);
+        if (::kill(st.shell, sig) != 0 && errno != ESRCH)
+          spdlog::warn("job {}: cannot send signal {} to pid {}: {}", st.job.job_id, sig, st.shell,
+                       std::system_category().message(errno));
+      },
+      [=](terminate_atom, uint32_t kill_wait_sec) { on_terminate(self, kill_wait_sec); },
+      [=](kill_atom) {
+        auto& st = self->state;
+        // Once the shell is reaped its group was already SIGKILLed.
+        if (st.shell_alive && !processes_in_group(st.shell).empty()) {
+          spdlog::info("job {}: still running after KillWait: SIGKILL", st.job.job_id);
+          signal_group(self, SIGKILL);
+        }
+      },
+      [=](exited_atom, ExitStatus status) { on_shell_exit(self, status); },
+      [=](acked_atom) { self->quit(); },
+      [=](supersede_atom) {
+        auto& st = self->state;
+        st.superseded = true;
+        if (!st.shell_alive) return self->quit();
+        signal_group(self, SIGKILL);  // quits when the shell is reaped
+      },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_task_actor(caf::actor_system& system, std::shared_ptr<const AgentContext> context, caf::actor agent,
+                            JobLaunch job, LaunchDone done) {
+  return system.spawn(task_actor, std::move(context), std::move(agent), std::move(job), std::move(done));
+}
+
+}  // namespace cairn

@@ -1,0 +1,60 @@
+#include <charconv>
+#include <ostream>
+
+#include "cli/controller_client.hpp"
+#include "cli/front_ends.hpp"
+#include "common/option_parser.hpp"
+#include "common/string_util.hpp"
+
+namespace cairn {
+
+std::vector<std::string> split_list(const std::vector<std::string>& lists) {
+  std::vector<std::string> out;
+  for (const auto& list : lists)
+    for (auto& item : split(list, ','))
+      if (!item.empty()) out.emplace_back(item);
+  return out;
+}
+
+std::vector<uint64_t> parse_job_ids(const std::vector<std::string>& lists, std::string_view program) {
+  std::vector<uint64_t> ids;
+  for (const auto& text : split_list(lists)) {
+    uint64_t id = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+    if (ec != std::errc() || end != text.data() + text.size() || id == 0)
+      throw UsageError(std::string(program) + ": error: Invalid job id specified: " + text);
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+std::vector<JobState> parse_states(const std::vector<std::string>& lists, std::string_view program) {
+  std::vector<JobState> states;
+  for (const auto& text : split_list(lists)) {
+    auto state = parse_state(text);
+    if (!state) throw UsageError(std::string(program) + ": error: Invalid job state specified: " + text);
+    states.push_back(*state);
+  }
+  return states;
+}
+
+std::vector<PartitionView> partition_views(const std::vector<PartitionPolicy>& partitions) {
+  std::vector<PartitionView> views;
+  for (const auto& p : partitions) views.push_back({p.name, p.is_default, p.up, p.max_time_sec, p.nodes});
+  return views;
+}
+
+int run_guarded(std::string_view program, std::ostream& err, const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const UsageError& e) {
+    err << e.what() << "\n";
+  } catch (const std::exception& e) {
+    err << program << ": error: " << remote_message(e) << "\n";
+  }
+  return 1;
+}
+
+FormatContext format_context(const ClusterConfig& config, int64_t now_us) { return {config.cluster_name, now_us}; }
+
+}  // namespace cairn

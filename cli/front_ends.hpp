@@ -1,0 +1,39 @@
+// The Slurm front-ends of the `cairn` multi-call binary. Each returns the
+// process exit code and writes only to the streams it is given.
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actors/controller_messages.hpp"
+#include "cli/slurm_views.hpp"
+#include "common/config.hpp"
+
+namespace cairn {
+
+using Args = std::vector<std::string>;
+
+int run_sbatch(const Args& args, std::ostream& out, std::ostream& err);
+int run_squeue(const Args& args, std::ostream& out, std::ostream& err);
+int run_scontrol(const Args& args, std::ostream& out, std::ostream& err);
+int run_scancel(const Args& args, std::ostream& out, std::ostream& err);
+int run_sacct(const Args& args, std::ostream& out, std::ostream& err);
+int run_sinfo(const Args& args, std::ostream& out, std::ostream& err);
+
+// ---- shared by the front-ends ----
+
+// "12,13 14" -> {12, 13, 14}; throws UsageError naming the bad id.
+std::vector<uint64_t> parse_job_ids(const std::vector<std::string>& lists, std::string_view program);
+// "PD,R" -> states; throws UsageError "<program>: error: Invalid job state specified: X".
+std::vector<JobState> parse_states(const std::vector<std::string>& lists, std::string_view program);
+// "a,b" -> {a, b}
+std::vector<std::string> split_list(const std::vector<std::string>& lists);
+std::vector<PartitionView> partition_views(const std::vector<PartitionPolicy>& partitions);
+FormatContext format_context(const ClusterConfig& config, int64_t now_us);
+// Runs a front-end body and turns every failure into Slurm's "<program>: error: ..." and exit 1.
+int run_guarded(std::string_view program, std::ostream& err, const std::function<int()>& body);
+
+}  // namespace cairn

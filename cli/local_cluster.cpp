@@ -1,0 +1,193 @@
+#include "cli/local_cluster.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <thread>
+
+#include "cli/controller_client.hpp"
+#include "common/option_parser.hpp"
+
+extern char** environ;
+
+namespace cairn {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<OptionSpec> kOptions = {
+    {0, "dir", true, ""}, {0, "nodes", true, ""}, {0, "cpus", true, ""}, {0, "memory", true, ""},
+    {0, "timeout", true, ""}, {'h', "help", false, ""},
+};
+
+constexpr const char* kUsage =
+    "usage: cairn local up     --dir DIR [--nodes N] [--cpus C] [--memory MB]\n"
+    "       cairn local down   --dir DIR\n"
+    "       cairn local status --dir DIR\n";
+
+std::string binary_dir() { return fs::canonical("/proc/self/exe").parent_path().string(); }
+
+// Starts a daemon in its own session, with its output in a log file. posix_spawn: never fork.
+pid_t spawn_daemon(const std::vector<std::string>& argv, const std::string& log_path) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID);
+  std::vector<char*> raw;
+  for (const auto& arg : argv) raw.push_back(const_cast<char*>(arg.c_str()));
+  raw.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, raw[0], &actions, &attributes, raw.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  if (rc != 0) throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(rc));
+  return pid;
+}
+
+std::vector<pid_t> read_pids(const std::string& dir) {
+  std::vector<pid_t> pids;
+  std::ifstream file(dir + "/pids");
+  pid_t pid;
+  while (file >> pid) pids.push_back(pid);
+  return pids;
+}
+
+bool alive(pid_t pid) { return kill(pid, 0) == 0; }
+
+// Stops exactly the processes this directory started, by PID: TERM, then KILL.
+void stop_pids(const std::vector<pid_t>& pids) {
+  for (pid_t pid : pids)
+    if (alive(pid)) kill(pid, SIGTERM);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (pid_t pid : pids) {
+    while (alive(pid) && std::chrono::steady_clock::now() < deadline) {
+      waitpid(pid, nullptr, WNOHANG);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (alive(pid)) kill(pid, SIGKILL);
+    waitpid(pid, nullptr, WNOHANG);
+  }
+}
+
+int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::ostream& err) {
+  unsigned nodes = static_cast<unsigned>(parse_count("--nodes", args.get_or("nodes", "2")));
+  unsigned cpus = static_cast<unsigned>(parse_count("--cpus", args.get_or("cpus", "2")));
+  unsigned memory = static_cast<unsigned>(parse_count("--memory", args.get_or("memory", "2000")));
+  unsigned timeout = static_cast<unsigned>(parse_count("--timeout", args.get_or("timeout", "30")));
+  if (nodes == 0) throw UsageError("cairn local up: --nodes must be at least 1");
+  for (pid_t pid : read_pids(dir))
+    if (alive(pid)) throw UsageError("cairn local up: a cluster already runs in " + dir + " (cairn local down first)");
+  fs::create_directories(dir);
+  std::string conf = dir + "/cairn.conf";
+  std::ofstream(conf) << local_cluster_config(dir, nodes, cpus, memory);
+  std::string bin = binary_dir();
+  std::vector<pid_t> pids;
+  pids.push_back(spawn_daemon({bin + "/cairnctld", "--conf", conf}, dir + "/cairnctld.log"));
+  for (unsigned n = 1; n <= nodes; ++n) {
+    std::string node = fmt::format("n{}", n);
+    pids.push_back(spawn_daemon({bin + "/cairnd", "--conf", conf, "--node", node}, dir + "/cairnd-" + node + ".log"));
+  }
+  {
+    std::ofstream file(dir + "/pids");
+    for (pid_t pid : pids) file << pid << "\n";
+  }
+  auto config = load_config(conf);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout);
+  std::string last_error;
+  while (std::chrono::steady_clock::now() < deadline) {
+    for (pid_t pid : pids) {
+      if (waitpid(pid, nullptr, WNOHANG) == pid) {
+        stop_pids(pids);
+        err << "cairn local up: a daemon exited at start; see the logs in " << dir << "\n";
+        return 1;
+      }
+    }
+    try {
+      ControllerClient client(config);
+      auto snapshot = client.nodes();
+      size_t up_nodes = 0;
+      for (const auto& node : snapshot.nodes) up_nodes += node.status == NodeStatus::up;
+      if (up_nodes == nodes) {
+        out << "export CAIRN_CONF=" << conf << "\n";
+        return 0;
+      }
+    } catch (const std::exception& e) {
+      last_error = e.what();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  stop_pids(pids);
+  err << "cairn local up: the cluster did not come up within " << timeout << " s (" << last_error << "); see "
+      << dir << "/*.log\n";
+  return 1;
+}
+
+int status(const std::string& dir, std::ostream& out) {
+  auto pids = read_pids(dir);
+  int running = 0;
+  for (pid_t pid : pids) running += alive(pid);
+  out << fmt::format("{} of {} processes running in {}\n", running, pids.size(), dir);
+  return running == static_cast<int>(pids.size()) && running > 0 ? 0 : 1;
+}
+
+}  // namespace
+
+std::string local_cluster_config(const std::string& dir, unsigned nodes, unsigned cpus, unsigned memory_mb) {
+  return fmt::format(
+      "# A local Cairn cluster written by `cairn local up`.\n"
+      "ClusterName=local\n"
+      "StateSaveLocation={0}/state\n"
+      "EventLog=file:{0}/state/log\n"
+      "ControllerSocket={0}/cairnctld.sock\n"
+      "ControllerPort=0\n"
+      "KillWait=2\n"
+      "MinJobAge=300\n"
+      "HeartbeatInterval=1\n"
+      "NodeTimeout=5\n"
+      "ReconcileTimeout=10\n"
+      "NodeName=n[1-{1}] CPUs={2} RealMemory={3}\n"
+      "PartitionName=debug Nodes=ALL Default=YES MaxTime=UNLIMITED\n",
+      dir, nodes, cpus, memory_mb);
+}
+
+int run_local_command(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  try {
+    if (argv.empty()) throw UsageError(kUsage);
+    auto args = parse_options("cairn local", kOptions, {argv.begin() + 1, argv.end()});
+    if (args.has("help")) {
+      out << kUsage;
+      return 0;
+    }
+    auto dir_arg = args.get("dir");
+    if (!dir_arg) throw UsageError("cairn local: --dir DIR is required\n" + std::string(kUsage));
+    std::string dir = fs::absolute(*dir_arg).lexically_normal().string();
+    if (argv[0] == "up") return up(args, dir, out, err);
+    if (argv[0] == "down") {
+      stop_pids(read_pids(dir));
+      fs::remove(dir + "/pids");
+      return 0;
+    }
+    if (argv[0] == "status") return status(dir, out);
+    throw UsageError("cairn local: unknown command '" + argv[0] + "'\n" + kUsage);
+  } catch (const UsageError& e) {
+    err << e.what() << (std::string(e.what()).ends_with("\n") ? "" : "\n");
+    return 2;
+  } catch (const std::exception& e) {
+    err << "cairn local: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace cairn

@@ -1,0 +1,16 @@
+// `cairn local up|down|status --dir DIR`: a whole cluster (cairnctld and N
+// cairnd) on this machine, for newcomers, the demo and integration tests.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace cairn {
+
+int run_local_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// The cairn.conf of a local cluster (pure, for tests).
+std::string local_cluster_config(const std::string& dir, unsigned nodes, unsigned cpus, unsigned memory_mb);
+
+}  // namespace cairn

@@ -1,0 +1,94 @@
+// sbatch: reads the script, builds the request (cli/sbatch_request), submits it.
+#include <pwd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/controller_client.hpp"
+#include "cli/front_ends.hpp"
+#include "cli/sbatch_request.hpp"
+#include "common/option_parser.hpp"
+
+extern char** environ;
+
+namespace cairn {
+namespace {
+
+std::string read_text(std::istream& in) {
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> current_environment() {
+  std::vector<std::string> out;
+  for (char** entry = environ; entry && *entry; ++entry) out.emplace_back(*entry);
+  return out;
+}
+
+std::string current_directory() {
+  std::vector<char> buffer(4096);
+  return getcwd(buffer.data(), buffer.size()) ? std::string(buffer.data()) : std::string(".");
+}
+
+}  // namespace
+
+int run_sbatch(const Args& argv, std::ostream& out, std::ostream& err) {
+  return run_guarded("sbatch", err, [&] {
+    bool help = std::any_of(argv.begin(), argv.end(), [](const std::string& a) { return a == "-h" || a == "--help"; });
+    if (help) {
+      out << "Usage: sbatch [OPTIONS] script [args...]\n       sbatch [OPTIONS] --wrap=\"command\"\n"
+             "  -J NAME -p PARTITION -N NODES -n TASKS -c CPUS --mem SIZE --mem-per-cpu SIZE -t TIME\n"
+             "  -o FILE -e FILE --open-mode=append|truncate -D DIR --export=ALL|NONE|VARS --begin TIME\n"
+             "  -H --requeue --no-requeue --signal=[B:]SIG[@SECS] --parsable --bb SPEC\n"
+             "  --resubmit-on=STATES --max-restarts=N --resubmit-delay=SECS\n";
+      return 0;
+    }
+    SbatchInput input;
+    input.args = argv;
+    auto path = sbatch_script_path(argv);
+    bool wraps = std::any_of(argv.begin(), argv.end(), [](const std::string& a) { return a.starts_with("--wrap"); });
+    if (path) {
+      std::ifstream file(*path);
+      if (!file) throw UsageError("sbatch: error: Unable to open file " + *path);
+      input.script_text = read_text(file);
+      input.script_path = *path;
+    } else if (!wraps) {
+      input.script_text = read_text(std::cin);
+    }
+    input.environment = current_environment();
+    input.cwd = current_directory();
+    input.uid = getuid();
+    input.gid = getgid();
+    struct passwd* entry = getpwuid(input.uid);
+    input.user_name = entry ? entry->pw_name : std::to_string(input.uid);
+    char host[256] = "localhost";
+    gethostname(host, sizeof host - 1);
+    input.submit_host = host;
+    input.now_unix = std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    auto request = build_sbatch_request(input);
+    auto config = load_cli_config(std::nullopt);
+    uint64_t job_id = 0;
+    try {
+      ControllerClient client(config);
+      job_id = client.submit(request.spec);
+    } catch (const std::exception& e) {
+      err << "sbatch: error: Batch job submission failed: " << remote_message(e) << "\n";
+      return 1;
+    }
+    if (request.parsable) {
+      out << job_id << "\n";
+    } else if (!request.quiet) {
+      out << "Submitted batch job " << job_id << "\n";
+    }
+    return 0;
+  });
+}
+
+}  // namespace cairn

@@ -1,0 +1,137 @@
+// scontrol: show job|node|partition and the job verbs; silent on success, Slurm's texts on failure.
+#include <map>
+#include <ostream>
+
+#include "cli/controller_client.hpp"
+#include "cli/front_ends.hpp"
+#include "cli/scontrol_format.hpp"
+#include "common/option_parser.hpp"
+#include "common/string_util.hpp"
+
+namespace cairn {
+namespace {
+
+const std::vector<OptionSpec> kOptions = {
+    {'o', "oneliner", false, ""}, {0, "conf", true, ""}, {'h', "help", false, ""}, {'d', "details", false, ""}};
+
+const std::map<std::string, ControlVerb> kJobVerbs = {
+    {"hold", ControlVerb::hold},         {"uhold", ControlVerb::uhold},
+    {"release", ControlVerb::release},   {"requeue", ControlVerb::requeue},
+    {"requeuehold", ControlVerb::requeue_hold}, {"suspend", ControlVerb::suspend},
+    {"resume", ControlVerb::resume},
+};
+
+constexpr const char* kUsage =
+    "Usage: scontrol [-o] <command>\n"
+    "  show job [ID]|node [NAME]|partition [NAME]\n"
+    "  hold|uhold|release|requeue|requeuehold|suspend|resume <job_list>\n";
+
+int show_jobs(ControllerClient& client, const ClusterConfig& config, const std::vector<std::string>& ids_text,
+              bool one_liner, std::ostream& out, std::ostream& err) {
+  auto ids = parse_job_ids(ids_text, "scontrol");
+  auto snapshot = client.jobs(ids, !ids.empty());
+  if (snapshot.jobs.empty()) {
+    if (!ids.empty()) {
+      err << "slurm_load_jobs error: Invalid job id specified\n";
+      return 1;
+    }
+    out << "No jobs in the system\n";
+    return 0;
+  }
+  auto context = format_context(config, snapshot.now_us);
+  for (const auto& job : snapshot.jobs) out << render_scontrol_show_job(job, context, one_liner);
+  return 0;
+}
+
+int show_nodes(ControllerClient& client, const ClusterConfig& config, const std::vector<std::string>& names,
+               bool one_liner, std::ostream& out, std::ostream& err) {
+  auto snapshot = client.nodes();
+  auto partitions = partition_views(snapshot.partitions);
+  auto context = format_context(config, snapshot.now_us);
+  size_t shown = 0;
+  for (const auto& node : snapshot.nodes) {
+    if (!names.empty() && std::find(names.begin(), names.end(), node.name) == names.end()) continue;
+    out << render_scontrol_show_node(node, partitions, context, one_liner);
+    ++shown;
+  }
+  if (shown == 0 && !names.empty()) {
+    err << "Node " << names.front() << " not found\n";
+    return 1;
+  }
+  return 0;
+}
+
+int show_partitions(ControllerClient& client, const ClusterConfig& config, const std::vector<std::string>& names,
+                    bool one_liner, std::ostream& out, std::ostream& err) {
+  auto snapshot = client.nodes();
+  std::map<std::string, NodeRecord> nodes;
+  for (const auto& node : snapshot.nodes) nodes[node.name] = node;
+  auto context = format_context(config, snapshot.now_us);
+  size_t shown = 0;
+  for (const auto& partition : partition_views(snapshot.partitions)) {
+    if (!names.empty() && std::find(names.begin(), names.end(), partition.name) == names.end()) continue;
+    out << render_scontrol_show_partition(partition, nodes, context, one_liner);
+    ++shown;
+  }
+  if (shown == 0 && !names.empty()) {
+    err << "Partition " << names.front() << " not found\n";
+    return 1;
+  }
+  return 0;
+}
+
+int job_verb(ControllerClient& client, const std::string& name, ControlVerb verb, const std::vector<std::string>& lists,
+             std::ostream& err) {
+  if (lists.empty()) throw UsageError("scontrol: error: " + name + " requires a job id");
+  std::vector<uint64_t> ids;
+  try {
+    ids = parse_job_ids(lists, "scontrol");
+  } catch (const UsageError&) {
+    err << "Invalid job id specified\n";
+    return 1;
+  }
+  int status = 0;
+  for (const auto& outcome : client.control(verb, ids)) {
+    if (outcome.ok) continue;
+    std::string error = outcome.error;
+    // Slurm 22.05 answers an unknown id of suspend/resume this way.
+    if (error == "Invalid job id specified" && (verb == ControlVerb::suspend || verb == ControlVerb::resume))
+      error = "Unexpected message received";
+    err << error << " for job " << outcome.job_id << "\n";
+    status = 1;
+  }
+  return status;
+}
+
+}  // namespace
+
+int run_scontrol(const Args& argv, std::ostream& out, std::ostream& err) {
+  return run_guarded("scontrol", err, [&] {
+    auto args = parse_options("scontrol", kOptions, argv, true);
+    if (args.has("help") || args.positionals.empty()) {
+      (args.has("help") ? out : err) << kUsage;
+      return args.has("help") ? 0 : 1;
+    }
+    auto command = to_lower(args.positionals[0]);
+    std::vector<std::string> rest(args.positionals.begin() + 1, args.positionals.end());
+    auto config = load_cli_config(args.get("conf"));
+    bool one_liner = args.has("oneliner");
+    if (command == "show") {
+      if (rest.empty()) throw UsageError("scontrol: error: show requires an entity: job, node or partition");
+      auto entity = to_lower(rest[0]);
+      std::vector<std::string> names(rest.begin() + 1, rest.end());
+      ControllerClient client(config);
+      if (entity == "job" || entity == "jobs") return show_jobs(client, config, names, one_liner, out, err);
+      if (entity == "node" || entity == "nodes") return show_nodes(client, config, split_list(names), one_liner, out, err);
+      if (entity == "partition" || entity == "partitions")
+        return show_partitions(client, config, split_list(names), one_liner, out, err);
+      throw UsageError("scontrol: error: invalid entity: " + rest[0] + " for keyword: show");
+    }
+    auto verb = kJobVerbs.find(command);
+    if (verb == kJobVerbs.end()) throw UsageError("scontrol: error: Invalid command: " + args.positionals[0]);
+    ControllerClient client(config);
+    return job_verb(client, command, verb->second, rest, err);
+  });
+}
+
+}  // namespace cairn

@@ -1,0 +1,43 @@
+// sinfo: partitions and nodes in Slurm's default layouts.
+#include <algorithm>
+#include <map>
+#include <ostream>
+
+#include "cli/controller_client.hpp"
+#include "cli/front_ends.hpp"
+#include "cli/sinfo_format.hpp"
+#include "common/option_parser.hpp"
+
+namespace cairn {
+namespace {
+
+const std::vector<OptionSpec> kOptions = {
+    {'N', "Node", false, ""}, {'o', "format", true, ""}, {'h', "noheader", false, ""},
+    {'p', "partition", true, ""}, {0, "conf", true, ""}, {0, "help", false, ""},
+};
+
+}  // namespace
+
+int run_sinfo(const Args& argv, std::ostream& out, std::ostream& err) {
+  return run_guarded("sinfo", err, [&] {
+    auto args = parse_options("sinfo", kOptions, argv);
+    if (args.has("help")) {
+      out << "Usage: sinfo [-N] [-o format] [-h] [-p partitions]\n";
+      return 0;
+    }
+    auto config = load_cli_config(args.get("conf"));
+    ControllerClient client(config);
+    auto snapshot = client.nodes();
+    auto wanted = split_list(args.all("partition"));
+    std::vector<PartitionView> partitions;
+    for (auto& partition : partition_views(snapshot.partitions))
+      if (wanted.empty() || std::find(wanted.begin(), wanted.end(), partition.name) != wanted.end())
+        partitions.push_back(std::move(partition));
+    std::map<std::string, NodeRecord> nodes;
+    for (const auto& node : snapshot.nodes) nodes[node.name] = node;
+    out << render_sinfo(partitions, nodes, args.get_or("format", ""), args.has("Node"), !args.has("noheader"));
+    return 0;
+  });
+}
+
+}  // namespace cairn

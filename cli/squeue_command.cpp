@@ -1,0 +1,61 @@
+// squeue: Slurm's options, default format and filters over the controller's read model.
+#include <algorithm>
+#include <ostream>
+
+#include "cli/controller_client.hpp"
+#include "cli/front_ends.hpp"
+#include "cli/squeue_format.hpp"
+#include "common/option_parser.hpp"
+
+namespace cairn {
+namespace {
+
+const std::vector<OptionSpec> kOptions = {
+    {'j', "jobs", true, ""},      {'u', "user", true, ""},     {'p', "partition", true, ""},
+    {'t', "states", true, ""},    {'h', "noheader", false, ""}, {'o', "format", true, ""},
+    {'l', "long", false, ""},     {0, "me", false, ""},         {'n', "name", true, ""},
+    {0, "conf", true, ""},        {0, "help", false, ""},
+};
+
+bool contains(const std::vector<std::string>& list, const std::string& value) {
+  return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
+}
+
+}  // namespace
+
+int run_squeue(const Args& argv, std::ostream& out, std::ostream& err) {
+  return run_guarded("squeue", err, [&] {
+    auto args = parse_options("squeue", kOptions, argv);
+    if (args.has("help")) {
+      out << "Usage: squeue [-j jobs] [-u users] [-p partitions] [-t states|all] [-o format] [-l] [-h] [--me]\n";
+      return 0;
+    }
+    auto config = load_cli_config(args.get("conf"));
+    auto ids = parse_job_ids(args.all("jobs"), "squeue");
+    auto users = split_list(args.all("user"));
+    if (args.has("me")) users.push_back(getenv("USER") ? getenv("USER") : "");
+    auto partitions = split_list(args.all("partition"));
+    auto names = split_list(args.all("name"));
+    auto state_texts = split_list(args.all("states"));
+    bool all_states = std::erase_if(state_texts, [](const std::string& s) { return s == "all" || s == "ALL"; }) > 0;
+    auto states = parse_states(state_texts, "squeue");
+    ControllerClient client(config);
+    auto snapshot = client.jobs(ids, all_states || !states.empty());
+    std::vector<const JobRecord*> shown;
+    for (const auto& job : snapshot.jobs) {
+      if (!contains(users, job.spec.user_name) || !contains(names, job.spec.name)) continue;
+      if (!partitions.empty() && !contains(partitions, job.spec.partition)) continue;
+      if (!states.empty() && std::find(states.begin(), states.end(), job.state) == states.end()) continue;
+      shown.push_back(&job);
+    }
+    if (!ids.empty() && snapshot.jobs.empty()) {
+      err << "slurm_load_jobs error: Invalid job id specified\n";
+      return 1;
+    }
+    std::string format = args.get_or("format", args.has("long") ? squeue_long_format() : squeue_default_format());
+    out << render_squeue(shown, format, !args.has("noheader"), format_context(config, snapshot.now_us));
+    return 0;
+  });
+}
+
+}  // namespace cairn

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# The job lifecycle end to end: a real cairnctld and two cairnd, driven only through the CLI.
+set -euo pipefail
+build=$1
+bin=$build/bin
+export PATH="$bin:$PATH"
+work=$(mktemp -d /tmp/cairn-lifecycle-XXXXXX)
+extra_pids=()
+cleanup() {
+  cairn local down --dir "$work" >/dev/null 2>&1 || true
+  for pid in "${extra_pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*"
+  for log in "$work"/*.log; do echo "--- $log"; tail -20 "$log"; done
+  exit 1
+}
+
+eval "$(cairn local up --dir "$work" --nodes 2 --cpus 2 --memory 1000)"
+[ -n "${CAIRN_CONF:-}" ] || fail "cairn local up printed no CAIRN_CONF"
+cd "$work"
+
+state_of() { sacct -j "$1" -X -n -P -o State 2>/dev/null | head -1; }
+wait_state() {  # job state [seconds]
+  local deadline=$((SECONDS + ${3:-20}))
+  while [ $SECONDS -lt $deadline ]; do
+    [ "$(state_of "$1")" = "$2" ] && return 0
+    sleep 0.1
+  done
+  fail "job $1 is '$(state_of "$1")', expected $2"
+}
+submit() { sbatch --parsable "$@"; }
+
+# 1. Submit, run, COMPLETED, with the output file and the SLURM_* environment.
+cat > env.sh <<'EOF'
+#!/bin/sh
+echo "job=$SLURM_JOB_ID name=$SLURM_JOB_NAME nodes=$SLURM_JOB_NODELIST ntasks=$SLURM_NTASKS cpus=$SLURM_CPUS_ON_NODE"
+echo "submit_dir=$SLURM_SUBMIT_DIR partition=$SLURM_JOB_PARTITION cluster=$SLURM_CLUSTER_NAME"
+EOF
+out=$(sbatch -J envcheck env.sh)
+[[ "$out" =~ ^Submitted\ batch\ job\ ([0-9]+)$ ]] || fail "sbatch said '$out'"
+job=${BASH_REMATCH[1]}
+wait_state "$job" COMPLETED
+grep -q "job=$job name=envcheck nodes=n1 ntasks=1 cpus=1" "slurm-$job.out" || fail "environment: $(cat "slurm-$job.out")"
+grep -q "submit_dir=$work partition=debug cluster=local" "slurm-$job.out" || fail "environment: $(cat "slurm-$job.out")"
+scontrol show job "$job" | grep -q "JobState=COMPLETED" || fail "scontrol show job"
+scontrol show job "$job" | grep -q "ExitCode=0:0" || fail "exit code 0:0"
+
+# 2. Exit codes and signals.
+job=$(submit --wrap 'exit 3')
+wait_state "$job" FAILED
+[ "$(sacct -j "$job" -X -n -P -o ExitCode)" = "3:0" ] || fail "exit 3 shows $(sacct -j "$job" -X -n -P -o ExitCode)"
+job=$(submit --wrap 'kill -9 $$')
+wait_state "$job" FAILED
+[ "$(sacct -j "$job" -X -n -P -o ExitCode)" = "0:9" ] || fail "SIGKILL shows $(sacct -j "$job" -X -n -P -o ExitCode)"
+
+# 3. Cancel kills the whole process tree.
+job=$(submit --wrap 'sleep 300 & sleep 300 & echo $$ > tree.pid; wait')
+wait_state "$job" RUNNING
+for _ in $(seq 50); do [ -s tree.pid ] && break; sleep 0.1; done
+pgid=$(cat tree.pid)
+scancel "$job"
+wait_state "$job" CANCELLED
+sleep 0.5
+if ps -eo pgid= | grep -qw "$pgid"; then fail "processes of group $pgid survived the cancel"; fi
+
+# 4. Time limit: TIMEOUT.
+job=$(submit -t 0:02 --wrap 'sleep 300')
+wait_state "$job" TIMEOUT 30
+
+# 5. Hold and release.
+job=$(submit -H --wrap 'true')
+squeue -j "$job" -h -o "%t %R" | grep -q "PD (JobHeldUser)" || fail "held job shows $(squeue -j "$job" -h -o '%t %R')"
+scontrol release "$job"
+wait_state "$job" COMPLETED
+
+# 6. Requeue keeps the id and counts the restart.
+job=$(submit --wrap 'sleep 300')
+wait_state "$job" RUNNING
+scontrol requeue "$job"
+for _ in $(seq 100); do scontrol show job "$job" | grep -q "Restarts=1" && break; sleep 0.1; done
+scontrol show job "$job" | grep -q "Restarts=1" || fail "requeue did not count a restart"
+wait_state "$job" RUNNING
+scancel "$job"
+wait_state "$job" CANCELLED
+
+# 7. Bad input: clear error, non-zero exit, nothing changed.
+before=$(cairn log dump | wc -l)
+if sbatch --bogus env.sh 2>err.txt; then fail "sbatch --bogus succeeded"; fi
+grep -q "unrecognized option" err.txt || fail "sbatch --bogus said $(cat err.txt)"
+if sbatch -t 1:2:3:4 env.sh 2>err.txt; then fail "bad -t accepted"; fi
+if sbatch nosuch.sh 2>err.txt; then fail "missing script accepted"; fi
+grep -q "Unable to open file nosuch.sh" err.txt || fail "missing script said $(cat err.txt)"
+if scontrol show job 999999 2>err.txt; then fail "unknown job shown"; fi
+if scontrol hold abc 2>err.txt; then fail "non-numeric id accepted"; fi
+if scancel 999999 2>err.txt; then fail "cancel of unknown job succeeded"; fi
+if sbatch -p nosuch env.sh 2>err.txt; then fail "unknown partition accepted"; fi
+grep -q "Invalid partition name specified" err.txt || fail "unknown partition said $(cat err.txt)"
+[ "$(cairn log dump | wc -l)" = "$before" ] || fail "bad input changed the log"
+
+# 8. kill -9 of the controller: an acknowledged submission survives, running jobs stay tracked.
+running=$(submit --wrap 'sleep 4')
+wait_state "$running" RUNNING
+pending=$(submit -H --wrap 'true')
+ctl=$(head -1 pids)
+kill -9 "$ctl"
+"$bin/cairnctld" --conf "$CAIRN_CONF" >>cairnctld.log 2>&1 &
+extra_pids+=($!)
+disown  # this test stops it by PID; no job-control noise
+for _ in $(seq 100); do squeue >/dev/null 2>&1 && break; sleep 0.1; done
+squeue -j "$pending" -h -o "%t" | grep -q PD || fail "pending job lost after controller restart"
+wait_state "$running" COMPLETED 30
+
+# 9. A lost agent: its jobs end NODE_FAIL.
+job=$(submit --wrap 'sleep 300')
+wait_state "$job" RUNNING
+node=$(squeue -j "$job" -h -o %N)
+agent=$(sed -n "$(( ${node#n} + 1 ))p" pids)
+kill -9 "$agent"
+wait_state "$job" NODE_FAIL 30
+sinfo -N -h -o "%N %t" | grep -q "$node down" || fail "node $node not down: $(sinfo -N -h)"
+kill -9 "${extra_pids[@]}" 2>/dev/null || true
+
+echo "lifecycle: all checks passed"
