@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "actors/controller_actors.hpp"
+#include "actors/controller_messages.hpp"
 
 namespace cairn {
 

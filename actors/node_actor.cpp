@@ -19,6 +19,10 @@ struct NodeActorState {
   int64_t last_seen_us = 0;
   int64_t silence_allowed_us = 0;  // NodeTimeout, or ReconcileTimeout right after a restart
   bool lost = false;
+  // Orders given while no agent is connected (e.g. just after a controller
+  // restart), delivered in order once it registers; dropped if the node is lost.
+  std::vector<std::function<void(AgentChannel&)>> held_orders;
+  std::set<uint64_t> held_launches;  // jobs among held_orders: the agent cannot know them yet
   static inline const char* name = "node_actor";
 };
 
@@ -44,12 +48,13 @@ EventDraft node_draft(const std::string& node, std::function<make::Bytes(const E
   return draft;
 }
 
-// Ends the jobs that hold resources on this node but that it no longer runs,
-// through their job actors (which ignore jobs already ended).
-void fail_jobs(NodeActor* self, std::set<uint64_t> still_running, const std::string& why) {
+// Ends jobs of this node that it no longer runs, through their job actors (which
+// ignore jobs already ended). With batch_only, only jobs whose batch script runs here:
+// other nodes of a job run nothing of it, so an agent's silence about them means nothing.
+void fail_jobs(NodeActor* self, std::set<uint64_t> still_running, const std::string& why, bool batch_only) {
   auto& st = self->state;
   std::string node = st.node;
-  self->request(st.context->actors.query_view, caf::infinite, query_nodes_atom::value, node)
+  self->request(st.context->actors.query_view, caf::infinite, query_nodes_atom::value, node, batch_only)
       .then([=](const std::vector<uint64_t>& jobs) {
         for (auto id : jobs) {
           if (still_running.contains(id)) continue;
@@ -60,15 +65,26 @@ void fail_jobs(NodeActor* self, std::set<uint64_t> still_running, const std::str
       });
 }
 
+void deliver(NodeActor* self, std::function<void(AgentChannel&)> order) {
+  auto& st = self->state;
+  if (st.channel) {
+    order(*st.channel);
+  } else if (!st.lost) {
+    st.held_orders.push_back(std::move(order));
+  }
+}
+
 // The node is gone: DOWN, and every job holding resources on it ends NODE_FAIL.
 void declare_lost(NodeActor* self, const std::string& why) {
   auto& st = self->state;
   st.lost = true;
   st.channel.reset();
+  st.held_orders.clear();
+  st.held_launches.clear();
   std::string node = st.node;
   spdlog::warn("node {} lost: {}", node, why);
   append(self, node_draft(node, [=](const EventMeta& meta) { return make::node_down(meta, node, why); }),
-         [=](const AppendAck&) { fail_jobs(self, {}, why); });
+         [=](const AppendAck&) { fail_jobs(self, {}, why, false); });
 }
 
 caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContext> context, std::string node) {
@@ -87,14 +103,18 @@ caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContex
         st.last_seen_us = wall_clock_us();
         st.silence_allowed_us = static_cast<int64_t>(st.context->config.node_timeout_sec) * 1'000'000;
         st.lost = false;
+        for (auto& order : st.held_orders) order(*st.channel);
+        st.held_orders.clear();
         auto info = registration.node;
+        info.running_jobs.insert(info.running_jobs.end(), st.held_launches.begin(), st.held_launches.end());
+        st.held_launches.clear();
         append(self, node_draft(info.node, [=](const EventMeta& meta) { return make::node_registered(meta, info); }),
                [=](const AppendAck& ack) {
                  reply(ack.ok, ack.error);
                  // Jobs the log says run here but the agent does not know were lost with it.
                  if (ack.ok)
                    fail_jobs(self, {info.running_jobs.begin(), info.running_jobs.end()},
-                             "the node no longer runs the job");
+                             "the node no longer runs the job", true);
                });
       },
       [=](heartbeat_atom) { self->state.last_seen_us = wall_clock_us(); },
@@ -105,19 +125,16 @@ caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContex
         self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
       },
       [=](launch_atom, const LaunchOrder& order) {
-        if (self->state.channel) self->state.channel->launch(order);
+        if (!self->state.channel) self->state.held_launches.insert(order.job_id);
+        deliver(self, [order](AgentChannel& agent) { agent.launch(order); });
       },
       [=](terminate_atom, uint64_t job_id, uint32_t kill_wait_sec) {
-        if (self->state.channel) self->state.channel->terminate(job_id, kill_wait_sec);
+        deliver(self, [=](AgentChannel& agent) { agent.terminate(job_id, kill_wait_sec); });
       },
-      [=](suspend_atom, uint64_t job_id) {
-        if (self->state.channel) self->state.channel->suspend(job_id);
-      },
-      [=](resume_atom, uint64_t job_id) {
-        if (self->state.channel) self->state.channel->resume(job_id);
-      },
+      [=](suspend_atom, uint64_t job_id) { deliver(self, [=](AgentChannel& agent) { agent.suspend(job_id); }); },
+      [=](resume_atom, uint64_t job_id) { deliver(self, [=](AgentChannel& agent) { agent.resume(job_id); }); },
       [=](signal_atom, uint64_t job_id, int32_t signal, bool batch_only) {
-        if (self->state.channel) self->state.channel->signal(job_id, signal, batch_only);
+        deliver(self, [=](AgentChannel& agent) { agent.signal(job_id, signal, batch_only); });
       },
       [=](job_exit_atom, const JobExitReport& report, const DoneReply& reply) {
         self->state.last_seen_us = wall_clock_us();

@@ -135,11 +135,15 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
         snapshot.partitions = st.context->partitions;
         reply(snapshot);
       },
-      // Jobs holding resources on a node (for node-failure handling).
-      [=](query_nodes_atom, const std::string& node) -> std::vector<uint64_t> {
+      // Active jobs holding resources on a node, or only those whose batch script runs there.
+      [=](query_nodes_atom, const std::string& node, bool batch_only) -> std::vector<uint64_t> {
         std::vector<uint64_t> ids;
         for (const auto& [id, job] : self->state.state.jobs) {
-          if (!is_active(job.state)) continue;
+          if (!is_active(job.state) || job.allocation.empty()) continue;
+          if (batch_only) {
+            if (job.allocation.front().node == node) ids.push_back(id);
+            continue;
+          }
           for (const auto& share : job.allocation)
             if (share.node == node) ids.push_back(id);
         }

@@ -102,12 +102,19 @@ void ControllerLink::connect() {
   loop_.tasks().add(connecting.then(
       [this, generation](kj::Own<kj::AsyncIoStream> stream) {
         if (generation != generation_) return;
-        connection_ = kj::heap<Connection>(generation, *task_errors_);
-        connection_->stream = kj::mv(stream);
-        connection_->client = kj::heap<capnp::TwoPartyClient>(*connection_->stream);
-        connection_->tasks.add(connection_->client->onDisconnect().then(
-            [this, generation]() { on_failure(generation, "the controller closed the connection"); }));
-        register_agent(generation);
+        // Whatever fails here must still end in a retry.
+        try {
+          connection_ = kj::heap<Connection>(generation, *task_errors_);
+          connection_->stream = kj::mv(stream);
+          connection_->client = kj::heap<capnp::TwoPartyClient>(*connection_->stream);
+          connection_->tasks.add(connection_->client->onDisconnect().then(
+              [this, generation]() { on_failure(generation, "the controller closed the connection"); }));
+          register_agent(generation);
+        } catch (const kj::Exception& error) {
+          on_failure(generation, reason_of(error));
+        } catch (const std::exception& error) {
+          on_failure(generation, error.what());
+        }
       },
       [this, generation](kj::Exception&& error) {
         if (generation != generation_) return;

@@ -90,11 +90,11 @@ void on_shell_exit(TaskActor* self, ExitStatus status) {
   st.shell_alive = false;
   // The script is over: whatever it left running in its group goes with it.
   signal_group(self, SIGKILL);
-  remove_script_file(st.script_path);
-  if (st.superseded) {
+  if (st.superseded) {  // the script file now belongs to the newer run
     self->quit();
     return;
   }
+  remove_script_file(st.script_path);
   report_end(self, JobEnd{.job_id = st.job.job_id,
                           .run = st.job.restart_count,
                           .exit_code = status.exit_code,

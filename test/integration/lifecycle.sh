@@ -6,9 +6,11 @@ bin=$build/bin
 export PATH="$bin:$PATH"
 work=$(mktemp -d /tmp/cairn-lifecycle-XXXXXX)
 extra_pids=()
+orphan_groups=()  # jobs of a killed agent: nobody else will stop them
 cleanup() {
   cairn local down --dir "$work" >/dev/null 2>&1 || true
   for pid in "${extra_pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  for pgid in "${orphan_groups[@]}"; do kill -9 -- "-$pgid" 2>/dev/null || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -114,8 +116,10 @@ squeue -j "$pending" -h -o "%t" | grep -q PD || fail "pending job lost after con
 wait_state "$running" COMPLETED 30
 
 # 9. A lost agent: its jobs end NODE_FAIL.
-job=$(submit --wrap 'sleep 300')
+job=$(submit --wrap 'echo $$ > lost.pid; sleep 300')
 wait_state "$job" RUNNING
+for _ in $(seq 50); do [ -s lost.pid ] && break; sleep 0.1; done
+orphan_groups+=("$(cat lost.pid)")
 node=$(squeue -j "$job" -h -o %N)
 agent=$(sed -n "$(( ${node#n} + 1 ))p" pids)
 kill -9 "$agent"

@@ -1,0 +1,87 @@
+#include <doctest/doctest.h>
+
+#include "actors/job_commands.hpp"
+#include "test/unit/event_fixtures.hpp"
+
+using namespace cairn;
+using namespace cairn::test;
+
+namespace {
+
+Caller owner() { return {1000, "alice", false, true, ""}; }
+Caller stranger() { return {1001, "bob", false, true, ""}; }
+Caller root() { return {0, "root", true, true, ""}; }
+
+JobRecord job_in(JobState state, HoldKind hold = HoldKind::none) {
+  JobRecord job;
+  job.id = 7;
+  job.spec = simple_spec();
+  job.state = state;
+  job.hold = hold;
+  return job;
+}
+
+std::string error_of(ControlVerb verb, const JobRecord& job, const Caller& caller, bool by_owner = false) {
+  auto check = check_job_command(verb, job, caller, by_owner);
+  return check.allowed ? "" : check.error;
+}
+
+}  // namespace
+
+TEST_CASE("suspend and resume: operators only, unless SuspendByOwner; Slurm's state errors") {
+  auto running = job_in(JobState::RUNNING);
+  CHECK(error_of(ControlVerb::suspend, running, owner()) == "Access/permission denied");
+  CHECK(error_of(ControlVerb::suspend, running, owner(), true) == "");
+  CHECK(error_of(ControlVerb::suspend, running, stranger(), true) == "Access/permission denied");
+  CHECK(error_of(ControlVerb::suspend, running, root()) == "");
+  CHECK(error_of(ControlVerb::suspend, job_in(JobState::PENDING), root()) == "Job is pending execution");
+  CHECK(error_of(ControlVerb::resume, running, root()) == "Job is not suspended");
+  CHECK(error_of(ControlVerb::resume, job_in(JobState::COMPLETED), root()) ==
+        "Job/step already completing or completed");
+  auto again = check_job_command(ControlVerb::suspend, job_in(JobState::SUSPENDED), root(), false);
+  CHECK(again.allowed);
+  CHECK_FALSE(again.needs_event);  // already suspended: success, nothing to log
+}
+
+TEST_CASE("cancel, hold, release and requeue follow ownership and state") {
+  CHECK(error_of(ControlVerb::cancel, job_in(JobState::RUNNING), stranger()) == "Access/permission denied");
+  CHECK(error_of(ControlVerb::cancel, job_in(JobState::COMPLETED), owner()) ==
+        "Job/step already completing or completed");
+  CHECK(error_of(ControlVerb::hold, job_in(JobState::RUNNING), owner()) == "Job is no longer pending execution");
+  CHECK(error_of(ControlVerb::release, job_in(JobState::PENDING, HoldKind::admin), owner()) ==
+        "Access/permission denied");
+  CHECK(error_of(ControlVerb::release, job_in(JobState::PENDING, HoldKind::admin), root()) == "");
+  CHECK_FALSE(check_job_command(ControlVerb::release, job_in(JobState::PENDING), owner(), false).needs_event);
+  CHECK(error_of(ControlVerb::requeue, job_in(JobState::PENDING), owner()) == "Job is pending execution");
+  auto no_requeue = job_in(JobState::RUNNING);
+  no_requeue.spec.requeue = false;
+  CHECK(error_of(ControlVerb::requeue, no_requeue, owner()) == "Requested operation is presently disabled");
+  Caller anonymous = owner();
+  anonymous.may_write = false;
+  CHECK(error_of(ControlVerb::cancel, job_in(JobState::RUNNING), anonymous) == "Access/permission denied");
+}
+
+TEST_CASE("the resubmission policy: states, exit codes and the maximum") {
+  auto job = job_in(JobState::TIMEOUT);
+  CHECK_FALSE(should_resubmit(job));  // no policy
+  job.spec.resubmit.max_restarts = 2;
+  job.spec.resubmit.on_states = {JobState::TIMEOUT, JobState::NODE_FAIL};
+  CHECK(should_resubmit(job));
+  job.restarts = 2;
+  std::string why;
+  CHECK_FALSE(should_resubmit(job, &why));
+  CHECK(why == "not resubmitted: maximum of 2 restarts reached");
+  auto failed = job_in(JobState::FAILED);
+  failed.spec.resubmit.max_restarts = 1;
+  failed.spec.resubmit.on_exit_codes = {75};
+  failed.exit_code = 75;
+  CHECK(should_resubmit(failed));
+  failed.exit_code = 1;
+  CHECK_FALSE(should_resubmit(failed, &why));
+  CHECK(why == "not resubmitted: FAILED is not in the resubmission policy");
+  auto oom = job_in(JobState::OUT_OF_MEMORY);
+  oom.spec.resubmit.max_restarts = 1;
+  oom.spec.resubmit.on_states = {JobState::TIMEOUT};
+  CHECK_FALSE(should_resubmit(oom));
+  CHECK_FALSE(should_resubmit(job_in(JobState::RUNNING)));
+}
