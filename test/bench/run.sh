@@ -8,4 +8,9 @@ for bench in "$build"/bench/*; do
   echo "== $(basename "$bench")"
   "$bench" || status=1
 done
+for script in "$(dirname "$0")"/*.sh; do
+  [ "$(basename "$script")" = run.sh ] && continue
+  echo "== $(basename "$script")"
+  bash "$script" "$build" || status=1
+done
 exit $status

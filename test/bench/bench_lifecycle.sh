@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Lifecycle figures on a 2-node local cluster: sbatch invocations/s from one
+# sequential loop, wall time for 1,000 trivial jobs, controller memory per pending job.
+set -euo pipefail
+build=$(cd "${1:-build}" && pwd)
+export PATH="$build/bin:$PATH"
+dir=$(mktemp -d /tmp/cairn-bench-XXXXXX)
+trap 'cairn local down --dir "$dir" >/dev/null 2>&1; rm -rf "$dir"' EXIT
+eval "$(cairn local up --dir "$dir" --nodes 2 --cpus 2 --memory 4000)"
+cd "$dir"
+now() { date +%s.%N; }
+
+n=200
+start=$(now)
+for _ in $(seq $n); do sbatch -Q -H --wrap true; done
+end=$(now)
+echo "lifecycle.sbatch_per_s value=$(echo "$n / ($end - $start)" | bc -l | xargs printf '%.0f') (sequential loop of $n)"
+scancel -t PD -u "$(id -un)"
+
+jobs=1000
+start=$(now)
+for _ in $(seq $jobs); do sbatch -Q --wrap true; done
+while [ -n "$(squeue -h -t PD,R,CG)" ]; do sleep 0.05; done
+end=$(now)
+echo "lifecycle.trivial_jobs_wall_s jobs=$jobs value=$(echo "$end - $start" | bc -l | xargs printf '%.2f') (goal < 5)"
+
+ctl=$(head -1 pids)
+rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$ctl/status"; }
+before=$(rss_kb)
+pending=5000
+for _ in $(seq $pending); do sbatch -Q -H --wrap true; done
+after=$(rss_kb)
+echo "lifecycle.controller_bytes_per_pending_job value=$(( (after - before) * 1024 / pending )) (from $pending held jobs; goal < 2048)"

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Server-side resubmission: a checkpointing job that TIMEOUTs is resubmitted under
+# the same id until it completes; the maximum stops the chain.
+set -euo pipefail
+build=$1
+bin=$build/bin
+export PATH="$bin:$PATH"
+work=$(mktemp -d /tmp/cairn-resubmit-XXXXXX)
+trap 'cairn local down --dir "$work" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+fail() {
+  echo "FAIL: $*"
+  for log in "$work"/*.log; do echo "--- $log"; tail -20 "$log"; done
+  exit 1
+}
+eval "$(cairn local up --dir "$work" --nodes 1 --cpus 2 --memory 1000)"
+cd "$work"
+state_of() { sacct -j "$1" -X -n -P -o State 2>/dev/null | head -1; }
+wait_state() {
+  local deadline=$((SECONDS + ${3:-30}))
+  while [ $SECONDS -lt $deadline ]; do
+    [ "$(state_of "$1")" = "$2" ] && return 0
+    sleep 0.1
+  done
+  fail "job $1 is '$(state_of "$1")', expected $2"
+}
+
+# A job that needs 5 s of work, checkpoints a counter every second, and gets 3 s per run.
+cat > train.sh <<'SCRIPT'
+#!/bin/sh
+count=$(cat counter 2>/dev/null || echo 0)
+echo "run restart=${SLURM_RESTART_COUNT:-0} first=$SLURM_LONGRUN_INITIAL_JOB_ID from=$count"
+while [ "$count" -lt 5 ]; do
+  sleep 1
+  count=$((count + 1))
+  echo "$count" > counter
+done
+echo "finished"
+SCRIPT
+job=$(sbatch --parsable -t 0:03 --max-restarts=3 -o train.out train.sh)
+wait_state "$job" COMPLETED 40
+restarts=$(sacct -j "$job" -X -n -P -o Restarts)
+[ "$restarts" -ge 1 ] && [ "$restarts" -le 3 ] || fail "restarts: $restarts"
+[ "$(grep -c '^run restart=' train.out)" = $((restarts + 1)) ] || fail "one appended output file for all runs: $(cat train.out)"
+grep -q "run restart=0 first=$job from=0" train.out || fail "first run: $(cat train.out)"
+grep -q "run restart=1 first=$job from=[1-4]" train.out || fail "second run did not resume: $(cat train.out)"
+grep -q finished train.out || fail "not finished: $(cat train.out)"
+[ "$(sacct -j "$job" -D -X -n -P -o State | head -1)" = TIMEOUT ] || fail "the first run is not TIMEOUT in sacct -D"
+
+# The maximum stops the chain: the job keeps its final state and says why.
+job=$(sbatch --parsable -t 0:02 --max-restarts=1 --wrap 'sleep 300')
+for _ in $(seq 200); do
+  [ "$(state_of "$job")" = TIMEOUT ] && [ "$(sacct -j "$job" -X -n -P -o Restarts)" = 1 ] && break
+  sleep 0.1
+done
+[ "$(state_of "$job")" = TIMEOUT ] || fail "max-restarts job is $(state_of "$job")"
+[ "$(sacct -j "$job" -X -n -P -o Restarts)" = 1 ] || fail "max-restarts job restarted $(sacct -j "$job" -X -n -P -o Restarts) times"
+sleep 2
+[ "$(state_of "$job")" = TIMEOUT ] || fail "resubmitted past its maximum"
+
+# Without a policy a TIMEOUT is final.
+job=$(sbatch --parsable -t 0:01 --wrap 'sleep 300')
+wait_state "$job" TIMEOUT
+sleep 1
+[ "$(sacct -j "$job" -X -n -P -o Restarts)" = 0 ] || fail "resubmitted without a policy"
+echo "resubmit: all checks passed"
