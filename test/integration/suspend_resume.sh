@@ -60,6 +60,7 @@ wait_group "$pgid" T
 squeue -j "$job" -h -o "%t" | grep -qx S || fail "squeue does not show S"
 scontrol show job "$job" | grep -q "JobState=SUSPENDED" || fail "scontrol state"
 scontrol show job "$job" | grep -Eq "SuspendTime=[0-9]{4}-" || fail "no SuspendTime"
+scontrol show job "$job" | grep -Eq "SecsPreSuspend=[0-9]+" || fail "no SecsPreSuspend"
 scontrol suspend "$job" || fail "suspending a suspended job must succeed silently"
 scontrol resume "$job"
 wait_state "$job" RUNNING
