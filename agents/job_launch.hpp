@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "agents/job_environment.hpp"
-#include "agents/output_paths.hpp"
+#include "events/output_paths.hpp"
 #include "agents/process_group.hpp"
 #include "events/job_model.hpp"
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/output_paths.hpp"
+#include "events/output_paths.hpp"
 
 namespace cairn {
 

@@ -1,5 +1,7 @@
 #include "cli/scontrol_format.hpp"
 
+#include "events/output_paths.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,7 +13,6 @@ namespace cairn {
 namespace {
 
 // Slurm caps the zero-padding of a numeric pattern letter at 10.
-constexpr size_t kMaxPatternPadding = 10;
 
 std::string_view line_end_of(bool one_liner) { return one_liner ? " " : "\n   "; }
 std::string_view record_end_of(bool one_liner) { return one_liner ? "\n" : "\n\n"; }
@@ -63,14 +64,18 @@ std::string job_tres(const JobRecord& job) {
   return slurm_tres_text(cpus, mem, spec.num_nodes, true);
 }
 
+// The values of the pattern letters; %N stays as written until there is a batch host.
+OutputPatternContext output_pattern_context(const JobRecord& job) {
+  std::string host = job_batch_host(job);
+  return {job.id, job.spec.name, job.spec.user_name, host.empty() ? "%N" : host};
+}
+
 std::string stdout_path(const JobRecord& job) {
-  if (job.spec.stdout_pattern.empty()) return job.spec.work_dir + "/slurm-" + std::to_string(job.id) + ".out";
-  return expand_stdio_pattern(job, job.spec.stdout_pattern);
+  return output_files_for(job.spec, output_pattern_context(job), false).stdout_path;
 }
 
 std::string stderr_path(const JobRecord& job) {
-  if (job.spec.stderr_pattern.empty()) return stdout_path(job);
-  return expand_stdio_pattern(job, job.spec.stderr_pattern);
+  return output_files_for(job.spec, output_pattern_context(job), false).stderr_path;
 }
 
 // How the node agent limits memory: "cgroup/v1", or "off" (a Cairn addition).
@@ -100,38 +105,7 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
 }  // namespace
 
 std::string expand_stdio_pattern(const JobRecord& job, std::string_view pattern) {
-  const std::string batch_host = job_batch_host(job);
-  std::string path;
-  size_t i = 0;
-  while (i < pattern.size()) {
-    if (pattern[i] != '%') {
-      path += pattern[i++];
-      continue;
-    }
-    if (i + 1 < pattern.size() && pattern[i + 1] == '%') {
-      path += '%';
-      i += 2;
-      continue;
-    }
-    size_t at = i + 1;
-    size_t width = 0;
-    while (at < pattern.size() && is_digit(pattern[at]))
-      width = std::min(kMaxPatternPadding, width * 10 + static_cast<size_t>(pattern[at++] - '0'));
-    char letter = at < pattern.size() ? pattern[at] : '\0';
-    if (letter == 'j' || letter == 'A')
-      path += fmt::format("{:0{}}", job.id, width);
-    else if (letter == 'x')
-      path += job.spec.name;
-    else if (letter == 'u')
-      path += job.spec.user_name;
-    else if (letter == 'N' && !batch_host.empty())
-      path += batch_host;
-    else
-      path += pattern.substr(i, at + (letter == '\0' ? 0 : 1) - i);
-    i = at + 1;
-  }
-  if (path.starts_with('/')) return path;
-  return job.spec.work_dir + "/" + path;
+  return resolve_output_path(expand_output_pattern(pattern, output_pattern_context(job)), job.spec.work_dir);
 }
 
 std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& context, bool one_liner) {

@@ -24,10 +24,8 @@ std::string render_scontrol_show_partition(const PartitionView& partition,
                                            const std::map<std::string, NodeRecord>& nodes, const FormatContext& context,
                                            bool one_liner = false);
 
-// An output path as scontrol shows it: %j and %A give the job id (zero-padded to
-// a width written before the letter, "%5j"), %x the job name, %u the user, %N the
-// batch host once there is one, %% a '%'; other letters stay as written. A relative
-// path is taken from the job's work dir.
+// An output path as scontrol shows it: Slurm's filename patterns (events/output_paths.hpp),
+// with %N left as written until the job has a batch host; relative to the work dir.
 std::string expand_stdio_pattern(const JobRecord& job, std::string_view pattern);
 
 }  // namespace cairn

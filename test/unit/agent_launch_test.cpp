@@ -23,7 +23,7 @@
 
 #include "agents/child_reaper.hpp"
 #include "agents/job_environment.hpp"
-#include "agents/output_paths.hpp"
+#include "events/output_paths.hpp"
 #include "agents/process_group.hpp"
 
 using namespace cairn;

@@ -1,4 +1,4 @@
-#include "agents/output_paths.hpp"
+#include "events/output_paths.hpp"
 
 #include <fmt/format.h>
 
