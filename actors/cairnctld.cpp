@@ -11,6 +11,7 @@
 #include "actors/controller_actors.hpp"
 #include "actors/job_commands.hpp"
 #include "actors/rpc_server.hpp"
+#include "common/daemon_signals.hpp"
 #include "common/option_parser.hpp"
 #include "events/replay.hpp"
 
@@ -99,12 +100,7 @@ int run(const ParsedArgs& args) {
   spdlog::info("{} ready: epoch {}, {} live jobs, listening on {}{}", context->controller_name, epoch, live.size(),
                listener.unix_endpoint(), listen.tcp_address.empty() ? "" : " and " + listener.tcp_endpoint());
 
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  int received = 0;
-  sigwait(&stop_signals, &received);
+  int received = wait_for_stop_signal();
   spdlog::info("signal {} received: shutting down", received);
   listener.close();
   loop.stop();
@@ -116,12 +112,7 @@ int run(const ParsedArgs& args) {
 
 int main(int argc, char** argv) {
   // Before any thread exists, so that only sigwait sees these signals.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  block_daemon_signals();
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l cairnctld: %v");
   try {
     auto args = parse_options("cairnctld", {{0, "conf", true, ""}, {'D', "", false, "foreground"}, {'h', "help", false, ""}},

@@ -26,6 +26,7 @@
 #include "agents/child_reaper.hpp"
 #include "agents/controller_link.hpp"
 #include "common/config.hpp"
+#include "common/daemon_signals.hpp"
 #include "common/option_parser.hpp"
 
 using namespace cairn;
@@ -86,12 +87,7 @@ int run(const ParsedArgs& args) {
   spdlog::info("node {} ({} CPUs, {} MB), spool {}, controller {}", settings.node, settings.cpus, settings.mem_mb,
                settings.spool_dir, settings.controller_endpoint);
 
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  int received = 0;
-  sigwait(&stop_signals, &received);
+  int received = wait_for_stop_signal();
   spdlog::info("signal {} received: stopping; running jobs are left alone", received);
   loop.stop();  // before the actors: the connection and the watch call into them
   spdlog::default_logger()->flush();
@@ -102,13 +98,7 @@ int run(const ParsedArgs& args) {
 
 int main(int argc, char** argv) {
   // Before any thread exists: only sigwait sees SIGTERM/SIGINT, only the signalfd SIGCHLD.
-  sigset_t blocked;
-  sigemptyset(&blocked);
-  sigaddset(&blocked, SIGTERM);
-  sigaddset(&blocked, SIGINT);
-  sigaddset(&blocked, SIGCHLD);
-  pthread_sigmask(SIG_BLOCK, &blocked, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  block_daemon_signals({SIGCHLD});
   spdlog::set_default_logger(spdlog::stderr_color_mt("cairnd"));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l cairnd: %v");
   try {

@@ -2,37 +2,9 @@
 # The job lifecycle end to end: a real cairnctld and two cairnd, driven only through the CLI.
 set -euo pipefail
 build=$1
-bin=$build/bin
-export PATH="$bin:$PATH"
-work=$(mktemp -d /tmp/cairn-lifecycle-XXXXXX)
-extra_pids=()
-orphan_groups=()  # jobs of a killed agent: nobody else will stop them
-cleanup() {
-  cairn local down --dir "$work" >/dev/null 2>&1 || true
-  for pid in "${extra_pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
-  for pgid in "${orphan_groups[@]}"; do kill -9 -- "-$pgid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*"
-  for log in "$work"/*.log; do echo "--- $log"; tail -20 "$log"; done
-  exit 1
-}
+source "$(dirname "$0")/cluster.bash"
+start_cluster 2 2 1000
 
-eval "$(cairn local up --dir "$work" --nodes 2 --cpus 2 --memory 1000)"
-[ -n "${CAIRN_CONF:-}" ] || fail "cairn local up printed no CAIRN_CONF"
-cd "$work"
-
-state_of() { sacct -j "$1" -X -n -P -o State 2>/dev/null | head -1; }
-wait_state() {  # job state [seconds]
-  local deadline=$((SECONDS + ${3:-20}))
-  while [ $SECONDS -lt $deadline ]; do
-    [ "$(state_of "$1")" = "$2" ] && return 0
-    sleep 0.1
-  done
-  fail "job $1 is '$(state_of "$1")', expected $2"
-}
 submit() { sbatch --parsable "$@"; }
 
 # 1. Submit, run, COMPLETED, with the output file and the SLURM_* environment.
@@ -108,10 +80,7 @@ wait_state "$running" RUNNING
 pending=$(submit -H --wrap 'true')
 ctl=$(head -1 pids)
 kill -9 "$ctl"
-"$bin/cairnctld" --conf "$CAIRN_CONF" >>cairnctld.log 2>&1 &
-extra_pids+=($!)
-disown  # this test stops it by PID; no job-control noise
-for _ in $(seq 100); do squeue >/dev/null 2>&1 && break; sleep 0.1; done
+restart_controller
 squeue -j "$pending" -h -o "%t" | grep -q PD || fail "pending job lost after controller restart"
 wait_state "$running" COMPLETED 30
 

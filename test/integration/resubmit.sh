@@ -3,26 +3,8 @@
 # the same id until it completes; the maximum stops the chain.
 set -euo pipefail
 build=$1
-bin=$build/bin
-export PATH="$bin:$PATH"
-work=$(mktemp -d /tmp/cairn-resubmit-XXXXXX)
-trap 'cairn local down --dir "$work" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
-fail() {
-  echo "FAIL: $*"
-  for log in "$work"/*.log; do echo "--- $log"; tail -20 "$log"; done
-  exit 1
-}
-eval "$(cairn local up --dir "$work" --nodes 1 --cpus 2 --memory 1000)"
-cd "$work"
-state_of() { sacct -j "$1" -X -n -P -o State 2>/dev/null | head -1; }
-wait_state() {
-  local deadline=$((SECONDS + ${3:-30}))
-  while [ $SECONDS -lt $deadline ]; do
-    [ "$(state_of "$1")" = "$2" ] && return 0
-    sleep 0.1
-  done
-  fail "job $1 is '$(state_of "$1")', expected $2"
-}
+source "$(dirname "$0")/cluster.bash"
+start_cluster 1 2 1000
 
 # A job that needs 5 s of work, checkpoints a counter every second, and gets 3 s per run.
 cat > train.sh <<'SCRIPT'

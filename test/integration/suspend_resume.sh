@@ -4,35 +4,9 @@
 # Slurm's errors, permissions, and persistence across a controller kill -9.
 set -euo pipefail
 build=$1
-bin=$build/bin
-export PATH="$bin:$PATH"
-work=$(mktemp -d /tmp/cairn-suspend-XXXXXX)
-chmod 755 "$work"
-extra_pids=()
-cleanup() {
-  cairn local down --dir "$work" >/dev/null 2>&1 || true
-  for pid in "${extra_pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
-  [ -n "${KEEP:-}" ] || rm -rf "$work"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*"
-  for log in "$work"/*.log; do echo "--- $log"; tail -20 "$log"; done
-  exit 1
-}
+source "$(dirname "$0")/cluster.bash"
+start_cluster 2 2 1000
 
-eval "$(cairn local up --dir "$work" --nodes 2 --cpus 2 --memory 1000)"
-cd "$work"
-
-state_of() { sacct -j "$1" -X -n -P -o State 2>/dev/null | head -1; }
-wait_state() {
-  local deadline=$((SECONDS + ${3:-20}))
-  while [ $SECONDS -lt $deadline ]; do
-    [ "$(state_of "$1")" = "$2" ] && return 0
-    sleep 0.05
-  done
-  fail "job $1 is '$(state_of "$1")', expected $2"
-}
 # Every process of a process group is in the given /proc state letter.
 group_in_state() {  # pgid letter
   local pids
@@ -108,10 +82,7 @@ pgid=$(cat persist.pid)
 scontrol suspend "$job"
 wait_group "$pgid" T
 kill -9 "$(head -1 pids)"
-"$bin/cairnctld" --conf "$CAIRN_CONF" >>cairnctld.log 2>&1 &
-extra_pids+=($!)
-disown
-for _ in $(seq 100); do squeue >/dev/null 2>&1 && break; sleep 0.1; done
+restart_controller
 wait_state "$job" SUSPENDED
 group_in_state "$pgid" T || fail "processes resumed across the controller restart"
 scontrol resume "$job"
@@ -135,10 +106,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
   # 7. With SuspendByOwner=yes the owner may suspend and resume their own job.
   echo "SuspendByOwner=yes" >> "$CAIRN_CONF"
   kill -9 "${extra_pids[@]}"
-  "$bin/cairnctld" --conf "$CAIRN_CONF" >>cairnctld.log 2>&1 &
-  extra_pids+=($!)
-  disown
-  for _ in $(seq 100); do squeue >/dev/null 2>&1 && break; sleep 0.1; done
+  restart_controller
   mkdir -m 777 shared
   job=$(cd shared && as_nobody "$bin/sbatch" --parsable --wrap 'sleep 300')
   wait_state "$job" RUNNING

@@ -1,0 +1,48 @@
+# Shared by the integration scripts (sourced, not a test): a local cluster in a
+# temporary directory, stopped by PID on exit, and helpers to wait for job states.
+# Usage: source cluster.bash; start_cluster NODES [CPUS] [MEMORY_MB]
+bin=$build/bin
+export PATH="$bin:$PATH"
+work=$(mktemp -d /tmp/cairn-it-XXXXXX)
+chmod 755 "$work"
+extra_pids=()     # daemons a test started itself
+orphan_groups=()  # process groups of jobs whose agent the test killed
+cleanup() {
+  cairn local down --dir "$work" >/dev/null 2>&1 || true
+  for pid in "${extra_pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  for pgid in "${orphan_groups[@]}"; do kill -9 -- "-$pgid" 2>/dev/null || true; done
+  [ -n "${KEEP:-}" ] || rm -rf "$work"
+}
+trap cleanup EXIT
+
+fail() {
+  echo "FAIL: $*"
+  for log in "$work"/*.log; do [ -f "$log" ] && { echo "--- $log"; tail -20 "$log"; }; done
+  exit 1
+}
+
+start_cluster() {  # nodes [cpus] [memory_mb]
+  eval "$(cairn local up --dir "$work" --nodes "$1" --cpus "${2:-2}" --memory "${3:-1000}")"
+  [ -n "${CAIRN_CONF:-}" ] || fail "cairn local up printed no CAIRN_CONF"
+  cd "$work"
+}
+
+# A controller restarted by the test after killing the one `cairn local up` started.
+restart_controller() {
+  "$bin/cairnctld" --conf "$CAIRN_CONF" >>"$work/cairnctld.log" 2>&1 &
+  extra_pids+=($!)
+  disown
+  for _ in $(seq 100); do squeue >/dev/null 2>&1 && return 0; sleep 0.1; done
+  fail "the restarted controller does not answer"
+}
+
+state_of() { sacct -j "$1" -X -n -P -o State 2>/dev/null | head -1; }
+
+wait_state() {  # job state [seconds]
+  local deadline=$((SECONDS + ${3:-20}))
+  while [ $SECONDS -lt $deadline ]; do
+    [ "$(state_of "$1")" = "$2" ] && return 0
+    sleep 0.05
+  done
+  fail "job $1 is '$(state_of "$1")', expected $2"
+}
