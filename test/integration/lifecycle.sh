@@ -60,6 +60,27 @@ wait_state "$job" RUNNING
 scancel "$job"
 wait_state "$job" CANCELLED
 
+# 6b. Users act only on their own jobs (run the CLI as another uid where the test can).
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+  job=$(submit --wrap 'sleep 300')
+  wait_state "$job" RUNNING
+  set +e
+  out=$(setpriv --reuid=65534 --regid=65534 --clear-groups -- "$bin/scancel" "$job" 2>&1); rc=$?
+  set -e
+  [ "$rc" = 1 ] || fail "another user's scancel exited $rc"
+  [ "$out" = "scancel: error: Kill job error on job id $job: Access/permission denied" ] || fail "scancel said '$out'"
+  [ "$(state_of "$job")" = RUNNING ] || fail "another user's scancel changed the job"
+  scancel "$job"
+  wait_state "$job" CANCELLED
+else
+  echo "SKIP part 6b: needs root and setpriv to run the CLI as another user"
+fi
+
+# 6c. --signal: the job is warned before its time limit.
+job=$(submit -t 0:04 --signal=USR1@2 --wrap 'trap "echo warned" USR1; while true; do sleep 0.2; done')
+wait_state "$job" TIMEOUT 20
+grep -q warned "slurm-$job.out" || fail "--signal was not delivered: $(cat "slurm-$job.out")"
+
 # 7. Bad input: clear error, non-zero exit, nothing changed.
 before=$(cairn log dump | wc -l)
 if sbatch --bogus env.sh 2>err.txt; then fail "sbatch --bogus succeeded"; fi
