@@ -17,6 +17,7 @@ namespace cairn {
 using Args = std::vector<std::string>;
 
 int run_sbatch(const Args& args, std::ostream& out, std::ostream& err);
+int run_sbatch_longrun(const Args& args, std::ostream& out, std::ostream& err);
 int run_squeue(const Args& args, std::ostream& out, std::ostream& err);
 int run_scontrol(const Args& args, std::ostream& out, std::ostream& err);
 int run_scancel(const Args& args, std::ostream& out, std::ostream& err);

@@ -44,4 +44,31 @@ job=$(sbatch --parsable -t 0:01 --wrap 'sleep 300')
 wait_state "$job" TIMEOUT
 sleep 1
 [ "$(sacct -j "$job" -X -n -P -o Restarts)" = 0 ] || fail "resubmitted without a policy"
+# sbatch_longrun in the foreground follows every attempt and exits 0 once COMPLETED.
+rm -f counter
+set +e
+sbatch_longrun --max-restarts 4 -t 0:03 -o longrun.out train.sh > longrun.log 2>&1
+rc=$?
+set -e
+[ "$rc" = 0 ] || fail "sbatch_longrun exited $rc: $(cat longrun.log)"
+grep -q "^Submitted batch job [0-9]* (resubmitted by the controller up to 4 times)$" longrun.log \
+  || fail "sbatch_longrun: $(cat longrun.log)"
+grep -q "attempt 2/5" longrun.log || fail "no second attempt reported: $(cat longrun.log)"
+grep -q "final state COMPLETED" longrun.log || fail "no final state: $(cat longrun.log)"
+
+# A job that never completes: sbatch_longrun fails once the maximum is reached.
+set +e
+sbatch_longrun --max-restarts 1 --use-verbosity SILENT -t 0:01 --wrap 'sleep 300' > silent.log 2>&1
+rc=$?
+set -e
+[ "$rc" = 1 ] || fail "sbatch_longrun of a failing chain exited $rc"
+[ ! -s silent.log ] || fail "SILENT printed: $(cat silent.log)"
+
+# --detached returns at once; the controller keeps resubmitting.
+rm -f counter
+out=$(sbatch_longrun --detached --max-restarts 4 -t 0:03 -o detached.out train.sh)
+job=$(sed -n 's/^Submitted batch job \([0-9]*\) .*/\1/p' <<<"$out")
+[ -n "$job" ] || fail "detached said '$out'"
+wait_state "$job" COMPLETED 40
+
 echo "resubmit: all checks passed"
