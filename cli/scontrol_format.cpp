@@ -1,5 +1,7 @@
 #include "cli/scontrol_format.hpp"
 
+#include "actors/job_commands.hpp"
+
 #include "events/output_paths.hpp"
 
 #include <fmt/format.h>
@@ -173,10 +175,15 @@ std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& 
   out += "Command=" + or_null(spec.command);
   out += line_end;
   out += "WorkDir=" + spec.work_dir;
-  // Slurm's controller explains failures in SystemComment; Cairn's message is that.
-  if (!job.message.empty()) {
+  // Slurm's controller explains failures in SystemComment; Cairn's message is that,
+  // and for a job with a resubmission policy, why it was not resubmitted.
+  std::string system_comment = job.message;
+  std::string not_resubmitted;
+  if (job.spec.resubmit.max_restarts > 0 && is_final(job.state) && !should_resubmit(job, &not_resubmitted))
+    system_comment += (system_comment.empty() ? "" : "; ") + not_resubmitted;
+  if (!system_comment.empty()) {
     out += line_end;
-    out += "SystemComment=" + job.message + " ";
+    out += "SystemComment=" + system_comment + " ";
   }
   if (!spec.comment.empty()) {
     out += line_end;

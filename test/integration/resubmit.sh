@@ -38,6 +38,8 @@ done
 [ "$(sacct -j "$job" -X -n -P -o Restarts)" = 1 ] || fail "max-restarts job restarted $(sacct -j "$job" -X -n -P -o Restarts) times"
 sleep 2
 [ "$(state_of "$job")" = TIMEOUT ] || fail "resubmitted past its maximum"
+scontrol show job "$job" | grep -q "SystemComment=not resubmitted: maximum of 1 restarts reached" \
+  || fail "scontrol does not say why: $(scontrol show job "$job")"
 
 # Without a policy a TIMEOUT is final.
 job=$(sbatch --parsable -t 0:01 --wrap 'sleep 300')
