@@ -4,7 +4,7 @@
 set -euo pipefail
 build=$1
 source "$(dirname "$0")/cluster.bash"
-start_cluster 1 2 1000
+start_cluster 2 1 1000
 
 # A job that needs 5 s of work, checkpoints a counter every second, and gets 3 s per run.
 cat > train.sh <<'SCRIPT'
@@ -72,5 +72,17 @@ out=$(sbatch_longrun --detached --max-restarts 4 -t 0:03 -o detached.out train.s
 job=$(sed -n 's/^Submitted batch job \([0-9]*\) .*/\1/p' <<<"$out")
 [ -n "$job" ] || fail "detached said '$out'"
 wait_state "$job" COMPLETED 40
+
+# A job lost with its node (NODE_FAIL) is resubmitted and completes on another node.
+job=$(sbatch --parsable --max-restarts=1 --wrap 'echo $$ > nodefail.pid; sleep 4')
+wait_state "$job" RUNNING
+for _ in $(seq 50); do [ -s nodefail.pid ] && break; sleep 0.1; done
+orphan_groups+=("$(cat nodefail.pid)")
+node=$(squeue -j "$job" -h -o %N)
+kill -9 "$(sed -n "$(( ${node#n} + 1 ))p" pids)"
+for _ in $(seq 300); do [ "$(sacct -j "$job" -X -n -P -o Restarts)" = 1 ] && break; sleep 0.1; done
+[ "$(sacct -j "$job" -X -n -P -o Restarts)" = 1 ] || fail "NODE_FAIL was not resubmitted"
+wait_state "$job" COMPLETED 30
+[ "$(sacct -j "$job" -D -X -n -P -o State | head -1)" = NODE_FAIL ] || fail "first run not NODE_FAIL"
 
 echo "resubmit: all checks passed"
