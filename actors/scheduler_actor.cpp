@@ -113,6 +113,17 @@ std::string submission_error(const ControllerContext& context, const JobSpec& sp
   return {};
 }
 
+// A job without its own policy gets the cluster's (MaxRestarts=, ResubmitOn=), recorded in its spec.
+void apply_cluster_resubmit_default(const ClusterConfig& config, JobSpec& spec) {
+  if (spec.resubmit.max_restarts > 0 || config.max_restarts == 0) return;
+  spec.resubmit.max_restarts = config.max_restarts;
+  if (spec.resubmit.on_states.empty() && spec.resubmit.on_exit_codes.empty()) {
+    for (const auto& name : config.resubmit_on) {
+      if (auto state = parse_state(name)) spec.resubmit.on_states.push_back(*state);
+    }
+  }
+}
+
 caf::behavior scheduler(SchedulerActor* self, std::shared_ptr<const ControllerContext> context) {
   self->state.context = std::move(context);
   self->send(self, tick_atom::value);
@@ -128,6 +139,7 @@ caf::behavior scheduler(SchedulerActor* self, std::shared_ptr<const ControllerCo
         spec.user_name = caller.user;
         if (auto error = submission_error(*self->state.context, spec); !error.empty())
           return reply({false, 0, error});
+        apply_cluster_resubmit_default(self->state.context->config, spec);
         if (spec.partition.empty()) {  // the job records the partition it was given
           for (const auto& partition : self->state.context->partitions)
             if (partition.is_default) spec.partition = partition.name;

@@ -1,56 +1,69 @@
 #include "events/crc32c.hpp"
 
-#include <nmmintrin.h>
-
 #include <array>
 #include <cstring>
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
 
 namespace cairn {
 namespace {
 
-constexpr uint32_t kPolynomial = 0x82F63B78;  // reflected Castagnoli
+constexpr uint32_t kReflectedPolynomial = 0x82F63B78;
 
-constexpr std::array<uint32_t, 256> make_table() {
+constexpr std::array<uint32_t, 256> make_byte_table() {
   std::array<uint32_t, 256> table{};
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t crc = i;
-    for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (crc & 1 ? kPolynomial : 0);
-    table[i] = crc;
+  for (uint32_t byte = 0; byte < 256; ++byte) {
+    uint32_t crc = byte;
+    for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ ((crc & 1) ? kReflectedPolynomial : 0);
+    table[byte] = crc;
   }
   return table;
 }
 
-constexpr auto kTable = make_table();
+constexpr auto kByteTable = make_byte_table();
 
-uint32_t crc32c_software(const uint8_t* p, size_t n, uint32_t crc) {
-  while (n--) crc = kTable[(crc ^ *p++) & 0xFF] ^ (crc >> 8);
+// Works on the inverted register; callers invert before and after.
+uint32_t update_portable(const uint8_t* bytes, size_t size, uint32_t crc) {
+  for (size_t i = 0; i < size; ++i) crc = kByteTable[(crc ^ bytes[i]) & 0xFF] ^ (crc >> 8);
   return crc;
 }
 
-// The SSE4.2 instruction computes the same polynomial 8 bytes at a time.
-__attribute__((target("sse4.2"))) uint32_t crc32c_hardware(const uint8_t* p, size_t n, uint32_t crc) {
+#if defined(__x86_64__)
+// The SSE4.2 crc32 instruction implements exactly this polynomial, 8 bytes per step.
+__attribute__((target("sse4.2"))) uint32_t update_sse42(const uint8_t* bytes, size_t size, uint32_t crc) {
   uint64_t wide = crc;
-  while (n >= 8) {
+  for (; size >= 8; bytes += 8, size -= 8) {
     uint64_t word;
-    std::memcpy(&word, p, 8);
+    std::memcpy(&word, bytes, 8);  // memcpy: the input need not be aligned
     wide = _mm_crc32_u64(wide, word);
-    p += 8;
-    n -= 8;
   }
   crc = static_cast<uint32_t>(wide);
-  while (n--) crc = _mm_crc32_u8(crc, *p++);
+  for (; size > 0; ++bytes, --size) crc = _mm_crc32_u8(crc, *bytes);
   return crc;
 }
 
-const bool kHasSse42 = __builtin_cpu_supports("sse4.2");
+bool cpu_has_sse42() {
+  __builtin_cpu_init();  // needed when this runs from a static initializer, before libgcc's own
+  return __builtin_cpu_supports("sse4.2");
+}
+
+const bool kUseSse42 = cpu_has_sse42();
+#endif
 
 }  // namespace
 
 uint32_t crc32c(const void* data, size_t size, uint32_t seed) {
   const auto* bytes = static_cast<const uint8_t*>(data);
-  uint32_t crc = ~seed;
-  crc = kHasSse42 ? crc32c_hardware(bytes, size, crc) : crc32c_software(bytes, size, crc);
-  return ~crc;
+#if defined(__x86_64__)
+  if (kUseSse42) return ~update_sse42(bytes, size, ~seed);
+#endif
+  return ~update_portable(bytes, size, ~seed);
+}
+
+uint32_t crc32c_portable(const void* data, size_t size, uint32_t seed) {
+  return ~update_portable(static_cast<const uint8_t*>(data), size, ~seed);
 }
 
 }  // namespace cairn

@@ -1,6 +1,9 @@
-// The embedded event log: DIR/META, DIR/LOCK, DIR/p<k>/<base offset>.seg.
-// Record frame (little-endian): u32 magic, u32 payload length,
-// u32 crc32c(payload), u32 crc32c(first 12 header bytes), then the payload.
+// The embedded event-log backend ("file:DIR").
+//
+// Layout: DIR/META (format version, partition count), DIR/LOCK (flock held by
+// the one writer), DIR/p<k>/<base offset, 20 digits>.seg.
+// Record frame, little-endian: u32 magic, u32 payload length,
+// u32 crc32c(payload), u32 crc32c(header bytes 0..11), then the payload.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -10,14 +13,18 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
-#include <deque>
 #include <filesystem>
-#include <fstream>
-#include <map>
+#include <limits>
 #include <mutex>
+#include <set>
+#include <span>
 #include <thread>
+#include <utility>
 
 #include "events/crc32c.hpp"
 #include "events/event_log.hpp"
@@ -27,19 +34,24 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr uint32_t kMagic = 0x4E524143;  // "CARN"
+constexpr uint32_t kMagic = 0x4E524143;  // the bytes "CARN" on disk
 constexpr size_t kHeaderBytes = 16;
-constexpr size_t kReadWindow = 1 << 20;
-constexpr const char* kMetaHeader = "cairn-event-log 1";
+constexpr size_t kReadBufferBytes = 1 << 20;  // replays read ~4M records/s only with large reads
+constexpr uint32_t kFormatVersion = 1;
+constexpr auto kReadOnlyPollInterval = std::chrono::milliseconds(5);
 
-void put_u32(uint8_t* out, uint32_t value) { std::memcpy(out, &value, 4); }
-uint32_t get_u32(const uint8_t* in) {
-  uint32_t value;
-  std::memcpy(&value, in, 4);
-  return value;
+std::string errno_text() { return std::strerror(errno); }
+
+void put_u32(uint8_t* out, uint32_t value) {
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<uint8_t>(value >> (8 * i));
 }
 
-void frame_record(std::vector<uint8_t>& out, const std::vector<uint8_t>& payload) {
+uint32_t get_u32(const uint8_t* in) {
+  return uint32_t(in[0]) | uint32_t(in[1]) << 8 | uint32_t(in[2]) << 16 | uint32_t(in[3]) << 24;
+}
+
+// Appends one framed record to `out`.
+void append_frame(std::vector<uint8_t>& out, const std::vector<uint8_t>& payload) {
   size_t at = out.size();
   out.resize(at + kHeaderBytes + payload.size());
   uint8_t* header = out.data() + at;
@@ -50,180 +62,271 @@ void frame_record(std::vector<uint8_t>& out, const std::vector<uint8_t>& payload
   if (!payload.empty()) std::memcpy(header + kHeaderBytes, payload.data(), payload.size());
 }
 
-std::string segment_name(uint64_t base) { return fmt::format("{:020}.seg", base); }
-
-std::string errno_text() { return std::strerror(errno); }
-
-// Segments of a partition folder, sorted by base offset.
-std::vector<std::pair<uint64_t, std::string>> list_segments(const std::string& dir) {
-  std::vector<std::pair<uint64_t, std::string>> out;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    auto name = entry.path().filename().string();
-    if (name.size() != 24 || !name.ends_with(".seg")) continue;
-    out.emplace_back(std::stoull(name.substr(0, 20)), entry.path().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-void fsync_dir(const std::string& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-}
-
-// Reads a file through a window, so replays do not pay a syscall per record.
-class WindowedFile {
+// Closes its descriptor, so that a throwing open() leaks no fd and releases the lock.
+class UniqueFd {
  public:
-  explicit WindowedFile(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY)) {}
-  ~WindowedFile() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  WindowedFile(const WindowedFile&) = delete;
-  WindowedFile& operator=(const WindowedFile&) = delete;
-  bool ok() const { return fd_ >= 0; }
-  // Copies n bytes at pos; false when the file is shorter.
-  bool read(uint64_t pos, size_t n, uint8_t* out) {
-    while (n > 0) {
-      if (pos < start_ || pos >= start_ + window_.size()) {
-        if (!fill(pos)) return false;
-      }
-      size_t available = static_cast<size_t>(start_ + window_.size() - pos);
-      size_t take = std::min(n, available);
-      std::memcpy(out, window_.data() + (pos - start_), take);
-      out += take, pos += take, n -= take;
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    if (this != &other) {
+      reset();
+      fd_ = std::exchange(other.fd_, -1);
     }
-    return true;
+    return *this;
   }
-  void invalidate() { window_.clear(); }
+  ~UniqueFd() { reset(); }
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+  void reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
 
  private:
-  bool fill(uint64_t pos) {
-    window_.resize(kReadWindow);
-    ssize_t got = ::pread(fd_, window_.data(), kReadWindow, static_cast<off_t>(pos));
-    if (got <= 0) {
-      window_.clear();
-      return false;
-    }
-    window_.resize(static_cast<size_t>(got));
-    start_ = pos;
-    return true;
-  }
-  int fd_;
-  uint64_t start_ = 0;
-  std::vector<uint8_t> window_;
+  int fd_ = -1;
 };
 
-enum class FrameStatus { ok, end, torn, corrupt };
-
-struct FrameRead {
-  FrameStatus status = FrameStatus::end;
-  uint32_t length = 0;
-  std::string problem;
-};
-
-// Reads and checks the record at pos; `file_size` tells a torn tail from corruption.
-FrameRead read_frame(WindowedFile& file, uint64_t pos, uint64_t file_size, std::vector<uint8_t>* payload) {
-  FrameRead result;
-  if (pos >= file_size) return result;
-  uint8_t header[kHeaderBytes];
-  if (file_size - pos < kHeaderBytes || !file.read(pos, kHeaderBytes, header)) {
-    result.status = FrameStatus::torn;
-    result.problem = "incomplete record header";
-    return result;
+void pwrite_all(int fd, const uint8_t* data, size_t size, uint64_t position, const std::string& path) {
+  while (size > 0) {
+    ssize_t written = ::pwrite(fd, data, size, static_cast<off_t>(position));
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) throw LogError(fmt::format("cannot write {} at byte {}: {}", path, position, errno_text()));
+    data += written, size -= static_cast<size_t>(written), position += static_cast<uint64_t>(written);
   }
-  bool header_ok = get_u32(header) == kMagic && get_u32(header + 12) == crc32c(header, 12);
-  if (!header_ok) {
-    std::vector<uint8_t> rest(file_size - pos);
-    bool all_zero = file.read(pos, rest.size(), rest.data()) &&
-                    std::all_of(rest.begin(), rest.end(), [](uint8_t b) { return b == 0; });
-    result.status = all_zero ? FrameStatus::torn : FrameStatus::corrupt;
-    result.problem = get_u32(header) == kMagic ? "record header checksum mismatch" : "bad record magic";
-    return result;
-  }
-  result.length = get_u32(header + 4);
-  uint64_t end = pos + kHeaderBytes + result.length;
-  if (end > file_size) {
-    result.status = FrameStatus::torn;
-    result.problem = "incomplete record payload";
-    return result;
-  }
-  std::vector<uint8_t> local;
-  auto& out = payload ? *payload : local;
-  out.resize(result.length);
-  if (!file.read(pos + kHeaderBytes, result.length, out.data())) {
-    result.status = FrameStatus::torn;
-    result.problem = "incomplete record payload";
-    return result;
-  }
-  if (crc32c(out.data(), out.size()) != get_u32(header + 8)) {
-    // A bad payload that ends the file is a torn write; anywhere else it is corruption.
-    result.status = end == file_size ? FrameStatus::torn : FrameStatus::corrupt;
-    result.problem = "payload checksum mismatch";
-    return result;
-  }
-  result.status = FrameStatus::ok;
-  return result;
 }
 
-uint64_t file_size_of(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+// A new or renamed directory entry is only durable once its directory is synced.
+void fsync_directory(const std::string& dir) {
+  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY));
+  if (!fd || ::fsync(fd.get()) != 0) throw LogError(fmt::format("cannot sync directory {}: {}", dir, errno_text()));
 }
 
-struct SegmentScan {
-  uint64_t records = 0;
-  uint64_t valid_bytes = 0;
-  bool torn = false;
-  std::string problem;
-};
+void make_directory(const std::string& dir) {
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error) throw LogError(fmt::format("cannot create directory {}: {}", dir, error.message()));
+}
 
-// Checks every record of a segment. Corruption throws; a torn tail is reported.
-SegmentScan scan_segment(const std::string& path, const std::string& shown_name, bool is_last) {
-  SegmentScan scan;
-  WindowedFile file(path);
-  if (!file.ok()) throw LogError("cannot read event log segment " + path + ": " + errno_text());
-  uint64_t size = file_size_of(path);
-  uint64_t pos = 0;
-  std::vector<uint8_t> payload;
-  while (true) {
-    auto frame = read_frame(file, pos, size, &payload);
-    if (frame.status == FrameStatus::end) break;
-    if (frame.status == FrameStatus::ok) {
-      pos += kHeaderBytes + frame.length;
-      ++scan.records;
-      continue;
-    }
-    if (frame.status == FrameStatus::torn && is_last) {
-      scan.torn = true;
-      scan.problem = frame.problem;
-      break;
-    }
-    throw LogError(fmt::format("corrupt event log: {} at byte {}: {} (record {}); refusing to start", shown_name, pos,
-                               frame.problem, scan.records));
+// ---------------------------------------------------------------- META
+
+std::string meta_path(const std::string& dir) { return dir + "/META"; }
+
+// Written to a temporary name then renamed, so a crash never leaves a half-written META.
+void write_meta(const std::string& dir, uint32_t partitions) {
+  std::string text = fmt::format("cairn event log\nversion {}\npartitions {}\n", kFormatVersion, partitions);
+  std::string temporary = meta_path(dir) + ".tmp";
+  {
+    UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644));
+    if (!fd) throw LogError(fmt::format("cannot create {}: {}", temporary, errno_text()));
+    pwrite_all(fd.get(), reinterpret_cast<const uint8_t*>(text.data()), text.size(), 0, temporary);
+    if (::fsync(fd.get()) != 0) throw LogError(fmt::format("cannot sync {}: {}", temporary, errno_text()));
   }
-  scan.valid_bytes = pos;
-  return scan;
+  if (::rename(temporary.c_str(), meta_path(dir).c_str()) != 0)
+    throw LogError(fmt::format("cannot create {}: {}", meta_path(dir), errno_text()));
+  fsync_directory(dir);
 }
 
-struct Segment {
+// The partition count recorded in META.
+uint32_t read_meta(const std::string& dir) {
+  std::string path = meta_path(dir);
+  UniqueFd fd(::open(path.c_str(), O_RDONLY));
+  if (!fd) throw LogError(fmt::format("cannot read {}: {}", path, errno_text()));
+  char text[256] = {};
+  ssize_t size = ::pread(fd.get(), text, sizeof text - 1, 0);
+  unsigned version = 0, partitions = 0;
+  if (size <= 0 || std::sscanf(text, "cairn event log\nversion %u\npartitions %u", &version, &partitions) != 2 ||
+      partitions == 0)
+    throw LogError(fmt::format("corrupt event log: {} is not a Cairn event log description", path));
+  if (version != kFormatVersion)
+    throw LogError(fmt::format("{}: event log format version {} is not supported (this build reads {})", path,
+                               version, kFormatVersion));
+  return partitions;
+}
+
+// ---------------------------------------------------------------- segments
+
+std::string partition_path(const std::string& dir, uint32_t partition) { return fmt::format("{}/p{}", dir, partition); }
+
+std::string segment_path(const std::string& partition_dir, uint64_t base) {
+  return fmt::format("{}/{:020}.seg", partition_dir, base);
+}
+
+struct SegmentName {
   uint64_t base = 0;
   std::string path;
 };
 
-struct PartitionFiles {
-  std::string dir;
-  std::vector<Segment> segments;
-  int fd = -1;                  // active segment, writer thread only
-  uint64_t active_bytes = 0;
-  std::atomic<uint64_t> assigned{0};   // offsets handed out by append()
-  std::atomic<uint64_t> committed{0};  // durable records
+// The segments of a partition folder, by base offset; other files are ignored.
+std::vector<SegmentName> list_segments(const std::string& partition_dir) {
+  std::vector<SegmentName> segments;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(partition_dir, error)) {
+    std::string name = entry.path().filename().string();
+    if (name.size() != 24 || !name.ends_with(".seg") ||
+        !std::all_of(name.begin(), name.begin() + 20, [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
+    segments.push_back({std::stoull(name.substr(0, 20)), entry.path().string()});
+  }
+  std::sort(segments.begin(), segments.end(), [](const auto& a, const auto& b) { return a.base < b.base; });
+  return segments;
+}
+
+// Buffered reads of one segment: one pread per ~1 MiB rather than one per record.
+// Data past the end of the file is re-read on demand, so a growing file is followed.
+class SegmentFile {
+ public:
+  explicit SegmentFile(std::string path) : path_(std::move(path)), fd_(::open(path_.c_str(), O_RDONLY)) {
+    if (!fd_) throw LogError(fmt::format("cannot read event log segment {}: {}", path_, errno_text()));
+  }
+
+  const std::string& path() const { return path_; }
+
+  // Up to `size` bytes at `position`; fewer only at the current end of the file.
+  // The span stays valid until the next call.
+  std::span<const uint8_t> peek(uint64_t position, size_t size) {
+    if (position < start_ || position > start_ + filled_) {
+      start_ = position;
+      filled_ = 0;
+    } else if (position + size > start_ + filled_ && position > start_) {
+      // Keep the buffered tail and read after it.
+      size_t kept = static_cast<size_t>(start_ + filled_ - position);
+      std::memmove(buffer_.data(), buffer_.data() + (position - start_), kept);
+      start_ = position;
+      filled_ = kept;
+    }
+    size_t wanted = static_cast<size_t>(position - start_) + size;
+    if (buffer_.size() < std::max(wanted, kReadBufferBytes)) buffer_.resize(std::max(wanted, kReadBufferBytes));
+    while (filled_ < wanted) {
+      ssize_t got = ::pread(fd_.get(), buffer_.data() + filled_, buffer_.size() - filled_,
+                            static_cast<off_t>(start_ + filled_));
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) throw LogError(fmt::format("cannot read {}: {}", path_, errno_text()));
+      if (got == 0) break;
+      filled_ += static_cast<size_t>(got);
+    }
+    size_t offset_in_buffer = static_cast<size_t>(position - start_);
+    return {buffer_.data() + offset_in_buffer, std::min(size, filled_ - offset_in_buffer)};
+  }
+
+  // Drops buffered bytes: after a torn tail, a restarted writer may rewrite them.
+  void forget() { filled_ = 0; }
+
+ private:
+  std::string path_;
+  UniqueFd fd_;
+  std::vector<uint8_t> buffer_;
+  uint64_t start_ = 0;  // file position of buffer_[0]
+  size_t filled_ = 0;
 };
 
-struct PendingAppend {
+enum class FrameStatus {
+  ok,
+  end,      // no byte at this position
+  torn,     // an incomplete write at the end of the file
+  corrupt,  // invalid data that is not an incomplete write
+};
+
+struct Frame {
+  FrameStatus status = FrameStatus::end;
+  uint32_t payload_bytes = 0;
+  const char* problem = "";
+  uint64_t size() const { return kHeaderBytes + payload_bytes; }
+};
+
+bool zeros_to_end_of_file(SegmentFile& file, uint64_t position) {
+  for (auto chunk = file.peek(position, 1 << 16); !chunk.empty(); chunk = file.peek(position, 1 << 16)) {
+    if (std::any_of(chunk.begin(), chunk.end(), [](uint8_t byte) { return byte != 0; })) return false;
+    position += chunk.size();
+  }
+  return true;
+}
+
+// Checks the record at `position`, copying its payload into `payload` if given.
+// Whether a bad record is a torn write (recoverable) depends on what follows it up to EOF.
+Frame check_frame(SegmentFile& file, uint64_t position, std::vector<uint8_t>* payload) {
+  auto header = file.peek(position, kHeaderBytes);
+  if (header.empty()) return {FrameStatus::end};
+  if (header.size() < kHeaderBytes) return {FrameStatus::torn, 0, "incomplete record header"};
+  uint32_t magic = get_u32(header.data());
+  uint32_t payload_bytes = get_u32(header.data() + 4);
+  uint32_t payload_crc = get_u32(header.data() + 8);
+  bool header_ok = magic == kMagic && get_u32(header.data() + 12) == crc32c(header.data(), 12);
+  if (!header_ok) {
+    // A file extended but never written (a crash before the data reached the disk) reads as zeros.
+    if (zeros_to_end_of_file(file, position)) return {FrameStatus::torn, 0, "zero-filled record"};
+    return {FrameStatus::corrupt, 0, magic == kMagic ? "record header checksum mismatch" : "bad record magic"};
+  }
+  auto body = file.peek(position + kHeaderBytes, payload_bytes);
+  if (body.size() < payload_bytes) return {FrameStatus::torn, payload_bytes, "incomplete record payload"};
+  if (crc32c(body.data(), body.size()) != payload_crc) {
+    bool ends_file = file.peek(position + kHeaderBytes + payload_bytes, 1).empty();
+    return {ends_file ? FrameStatus::torn : FrameStatus::corrupt, payload_bytes, "payload checksum mismatch"};
+  }
+  if (payload) payload->assign(body.begin(), body.end());
+  return {FrameStatus::ok, payload_bytes};
+}
+
+std::string corruption_message(const std::string& path, uint64_t byte, const char* problem, uint64_t offset) {
+  return fmt::format("corrupt event log: {} at byte {}: {} (record {}); refusing to start", path, byte, problem,
+                     offset);
+}
+
+struct SegmentScan {
+  uint64_t records = 0;
+  uint64_t valid_bytes = 0;  // where the complete records end
+  Frame tail;                // the frame that stopped the scan: end or torn
+};
+
+// Walks every record of a segment; corruption throws, a torn tail is reported in `tail`.
+SegmentScan scan_segment(const std::string& path, uint64_t base) {
+  SegmentFile file(path);
+  SegmentScan scan;
+  while (true) {
+    Frame frame = check_frame(file, scan.valid_bytes, nullptr);
+    if (frame.status == FrameStatus::corrupt)
+      throw LogError(corruption_message(path, scan.valid_bytes, frame.problem, base + scan.records));
+    if (frame.status != FrameStatus::ok) {
+      scan.tail = frame;
+      return scan;
+    }
+    scan.valid_bytes += frame.size();
+    ++scan.records;
+  }
+}
+
+uint64_t file_size(const std::string& path) {
+  struct stat status {};
+  if (::stat(path.c_str(), &status) != 0) throw LogError(fmt::format("cannot stat {}: {}", path, errno_text()));
+  return static_cast<uint64_t>(status.st_size);
+}
+
+// Drops a record that was being written when the writer died; it was never acknowledged.
+void truncate_torn_tail(const std::string& path, const SegmentScan& scan) {
+  uint64_t dropped = file_size(path) - scan.valid_bytes;
+  spdlog::warn("event log {}: torn record at byte {} ({}); truncating {} bytes that were never acknowledged", path,
+               scan.valid_bytes, scan.tail.problem, dropped);
+  UniqueFd fd(::open(path.c_str(), O_WRONLY));
+  if (!fd || ::ftruncate(fd.get(), static_cast<off_t>(scan.valid_bytes)) != 0 || ::fsync(fd.get()) != 0)
+    throw LogError(fmt::format("cannot truncate the torn tail of {}: {}", path, errno_text()));
+}
+
+// ---------------------------------------------------------------- the log
+
+struct Partition {
+  std::string dir;
+  // Writer thread only (and open()).
+  UniqueFd active_fd;
+  std::string active_path;
+  uint64_t active_bytes = 0;
+  std::vector<uint8_t> unwritten;  // framed records of the batch being committed
+  // Guarded by FileLog::mutex_.
+  uint64_t next_offset = 0;
+  // Durable records; atomic so that readers check it without the mutex, once per record.
+  std::atomic<uint64_t> committed{0};
+};
+
+struct QueuedAppend {
   uint32_t partition;
   uint64_t offset;
   std::vector<uint8_t> payload;
@@ -234,70 +337,83 @@ class FileLog;
 
 class FileLogReader : public LogReader {
  public:
-  FileLogReader(const FileLog& log, uint32_t partition, uint64_t from);
+  FileLogReader(const FileLog& log, uint32_t partition, uint64_t from)
+      : log_(log), partition_(partition), wanted_(from) {}
   std::optional<LogRecord> next(int wait_ms) override;
 
  private:
-  bool open_segment_for(uint64_t offset);
-  std::optional<LogRecord> read_one();
+  std::optional<LogRecord> read_available();
+  bool open_segment_holding(uint64_t offset);
+  bool advance_to_next_segment();
 
   const FileLog& log_;
   uint32_t partition_;
-  uint64_t next_offset_;
-  uint64_t segment_base_ = 0;
-  std::string segment_path_;
-  std::unique_ptr<WindowedFile> file_;
-  uint64_t position_ = 0;  // byte position of next_offset_ in the segment
-  uint64_t segment_size_ = 0;
+  uint64_t wanted_;  // offset of the record next() returns next
+  std::optional<SegmentFile> segment_;
+  uint64_t position_ = 0;       // byte position in segment_ ...
+  uint64_t position_offset_ = 0;  // ... of this record
 };
 
 class FileLog : public EventLog {
  public:
-  FileLog(std::string dir, FileLogOptions options) : dir_(std::move(dir)), options_(options) { open(); }
-
-  ~FileLog() override {
-    if (!options_.read_only) {
-      {
-        std::lock_guard lock(mutex_);
-        stopping_ = true;
-      }
-      wake_writer_.notify_all();
-      if (writer_.joinable()) writer_.join();
+  FileLog(std::string dir, const FileLogOptions& options) : dir_(std::move(dir)), options_(options) {
+    if (options_.read_only) {
+      open_read_only();
+    } else {
+      open_writable();
+      writer_ = std::thread([this] { write_loop(); });
     }
-    for (auto& p : partitions_)
-      if (p->fd >= 0) ::close(p->fd);
-    if (lock_fd_ >= 0) ::close(lock_fd_);
+  }
+
+  // Drains the queue: every accepted append is committed (or failed) and its callback run.
+  ~FileLog() override {
+    if (!writer_.joinable()) return;
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    queue_changed_.notify_all();
+    writer_.join();
   }
 
   uint32_t partitions() const override { return static_cast<uint32_t>(partitions_.size()); }
 
+  // Rejected appends (read-only log, unknown partition, oversized record) are reported at once.
   void append(uint32_t partition, std::vector<uint8_t> payload, AppendCallback done) override {
-    if (options_.read_only || partition >= partitions_.size()) {
-      if (done) done({false, 0, options_.read_only ? "the log is open read-only" : "no such partition"});
+    std::string rejection;
+    if (options_.read_only) rejection = fmt::format("event log {} is open read-only", dir_);
+    else if (partition >= partitions_.size()) rejection = fmt::format("event log {} has no partition {}", dir_, partition);
+    else if (payload.size() > std::numeric_limits<uint32_t>::max()) rejection = "event log record larger than 4 GiB";
+    if (!rejection.empty()) {
+      if (done) done({false, 0, rejection});
       return;
     }
     {
       std::lock_guard lock(mutex_);
-      uint64_t offset = partitions_[partition]->assigned++;
+      uint64_t offset = partitions_[partition]->next_offset++;
       queue_.push_back({partition, offset, std::move(payload), std::move(done)});
+      ++accepted_;
     }
-    wake_writer_.notify_one();
+    queue_changed_.notify_one();
   }
 
   uint64_t end_offset(uint32_t partition) const override {
+    check_partition(partition);
     if (options_.read_only) return count_records_read_only(partition);
-    return partitions_.at(partition)->assigned.load();
+    std::lock_guard lock(mutex_);
+    return partitions_[partition]->next_offset;
   }
 
   std::unique_ptr<LogReader> read(uint32_t partition, uint64_t from) const override {
-    if (partition >= partitions_.size()) throw LogError(fmt::format("no partition {} in {}", partition, dir_));
+    check_partition(partition);
     return std::make_unique<FileLogReader>(*this, partition, from);
   }
 
+  // Waits for the appends accepted so far, not for ones arriving meanwhile.
   void flush() override {
     std::unique_lock lock(mutex_);
-    // Durable and reported: callbacks of the last batch have run too.
-    committed_changed_.wait(lock, [&] { return queue_.empty() && !batch_in_flight_; });
+    uint64_t target = accepted_;
+    batch_finished_.wait(lock, [&] { return finished_ >= target; });
   }
 
   LogStats stats() const override {
@@ -305,277 +421,298 @@ class FileLog : public EventLog {
     return stats_;
   }
 
-  // ---- for readers ----
+  // For readers.
   bool read_only() const { return options_.read_only; }
-  const std::string& partition_dir(uint32_t p) const { return partitions_[p]->dir; }
-  uint64_t committed(uint32_t p) const { return partitions_[p]->committed.load(); }
-  std::string shown_name(const std::string& path) const { return fs::relative(path, dir_).string(); }
-  // Waits until the partition has more than `offset` committed records, or the time is up.
-  bool wait_for(uint32_t p, uint64_t offset, int wait_ms) const {
+  const std::string& partition_dir(uint32_t partition) const { return partitions_[partition]->dir; }
+  uint64_t committed(uint32_t partition) const { return partitions_[partition]->committed.load(); }
+  // Waits until `offset` is committed or wait_ms passes.
+  void wait_for_commit(uint32_t partition, uint64_t offset, int wait_ms) const {
     std::unique_lock lock(mutex_);
-    return committed_changed_.wait_for(lock, std::chrono::milliseconds(wait_ms),
-                                       [&] { return partitions_[p]->committed.load() > offset; });
+    committed_changed_.wait_for(lock, std::chrono::milliseconds(wait_ms),
+                                [&] { return partitions_[partition]->committed.load() > offset; });
   }
 
  private:
-  void open() {
-    std::error_code ec;
-    auto meta_path = dir_ + "/META";
-    if (!fs::exists(meta_path)) {
-      if (options_.read_only) throw LogError("no event log at " + dir_);
-      fs::create_directories(dir_, ec);
-      if (ec) throw LogError("cannot create event log directory " + dir_ + ": " + ec.message());
-      std::ofstream meta(meta_path + ".tmp");
-      meta << kMetaHeader << "\npartitions " << options_.partitions << "\n";
-      meta.close();
-      if (!meta) throw LogError("cannot write " + meta_path);
-      fs::rename(meta_path + ".tmp", meta_path);
-      fsync_dir(dir_);
-    }
-    uint32_t count = read_meta(meta_path);
-    if (!options_.read_only) {
-      lock_fd_ = ::open((dir_ + "/LOCK").c_str(), O_RDWR | O_CREAT, 0644);
-      if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0)
-        throw LogError("event log " + dir_ + " is locked by another process");
-    }
-    for (uint32_t p = 0; p < count; ++p) open_partition(p);
-    if (!options_.read_only) writer_ = std::thread([this] { write_loop(); });
+  void check_partition(uint32_t partition) const {
+    if (partition >= partitions_.size())
+      throw LogError(fmt::format("event log {} has no partition {} (it has {})", dir_, partition, partitions_.size()));
   }
 
-  uint32_t read_meta(const std::string& path) {
-    std::ifstream meta(path);
-    std::string header, key;
-    uint32_t count = 0;
-    std::getline(meta, header);
-    meta >> key >> count;
-    if (header != kMetaHeader || key != "partitions" || count == 0)
-      throw LogError("corrupt event log: " + path + " is not a Cairn event log description");
-    return count;
+  void open_read_only() {
+    if (!fs::exists(meta_path(dir_))) throw LogError("no event log at " + dir_);
+    uint32_t count = read_meta(dir_);
+    for (uint32_t p = 0; p < count; ++p) {
+      partitions_.push_back(std::make_unique<Partition>());
+      partitions_.back()->dir = partition_path(dir_, p);
+    }
   }
 
-  void open_partition(uint32_t index) {
-    auto partition = std::make_unique<PartitionFiles>();
-    partition->dir = fmt::format("{}/p{}", dir_, index);
-    if (!options_.read_only) fs::create_directories(partition->dir);
-    auto found = list_segments(partition->dir);
-    uint64_t records = found.empty() ? 0 : found.front().first;
-    for (size_t i = 0; i < found.size(); ++i) {
-      const auto& [base, path] = found[i];
-      if (base != records)
-        throw LogError(fmt::format("corrupt event log: {} starts at offset {} but offset {} was expected",
-                                   shown_name(path), base, records));
-      bool last = i + 1 == found.size();
-      auto scan = scan_segment(path, shown_name(path), last);
+  void open_writable() {
+    make_directory(dir_);
+    // The lock comes before META so that two first opens cannot both create the log.
+    std::string lock_path = dir_ + "/LOCK";
+    lock_fd_ = UniqueFd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+    if (!lock_fd_) throw LogError(fmt::format("cannot open {}: {}", lock_path, errno_text()));
+    if (::flock(lock_fd_.get(), LOCK_EX | LOCK_NB) != 0)
+      throw LogError(fmt::format("event log {} is locked by another process", dir_));
+    if (!fs::exists(meta_path(dir_))) {
+      if (options_.partitions == 0) throw LogError(fmt::format("event log {}: a log needs at least one partition", dir_));
+      write_meta(dir_, options_.partitions);
+    }
+    uint32_t count = read_meta(dir_);  // on later opens META, not the options, decides
+    for (uint32_t p = 0; p < count; ++p) partitions_.push_back(recover_partition(partition_path(dir_, p)));
+  }
+
+  // Checks every segment, truncates a torn tail of the last one, and opens it for appending.
+  std::unique_ptr<Partition> recover_partition(const std::string& dir) {
+    auto partition = std::make_unique<Partition>();
+    partition->dir = dir;
+    if (!fs::exists(dir)) {
+      make_directory(dir);
+      fsync_directory(dir_);
+    }
+    auto segments = list_segments(dir);
+    uint64_t records = segments.empty() ? 0 : segments.front().base;
+    for (size_t i = 0; i < segments.size(); ++i) {
+      const auto& segment = segments[i];
+      if (segment.base != records)
+        throw LogError(fmt::format("corrupt event log: {} starts at offset {} but the previous segment ends at offset "
+                                   "{}; refusing to start",
+                                   segment.path, segment.base, records));
+      auto scan = scan_segment(segment.path, segment.base);
+      bool last = i + 1 == segments.size();
+      if (scan.tail.status == FrameStatus::torn) {
+        // Only the last segment can hold an unacknowledged write: earlier ones were synced before rolling.
+        if (!last)
+          throw LogError(corruption_message(segment.path, scan.valid_bytes,
+                                            "a segment that is not the last ends in a partial record",
+                                            segment.base + scan.records));
+        truncate_torn_tail(segment.path, scan);
+      }
       records += scan.records;
-      partition->segments.push_back({base, path});
-      if (scan.torn && !options_.read_only) truncate_torn_tail(path, scan);
       if (last) partition->active_bytes = scan.valid_bytes;
     }
-    partition->assigned = records;
+    partition->next_offset = records;
     partition->committed = records;
-    if (!options_.read_only) {
-      if (partition->segments.empty()) {
-        partition->segments.push_back({records, partition->dir + "/" + segment_name(records)});
-        partition->active_bytes = 0;
-      }
-      const auto& active = partition->segments.back().path;
-      partition->fd = ::open(active.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      if (partition->fd < 0) throw LogError("cannot open " + active + ": " + errno_text());
-      fsync_dir(partition->dir);
+    if (segments.empty()) {
+      open_active_segment(*partition, segment_path(dir, records), true);
+    } else {
+      open_active_segment(*partition, segments.back().path, false);
     }
-    partitions_.push_back(std::move(partition));
+    return partition;
   }
 
-  void truncate_torn_tail(const std::string& path, const SegmentScan& scan) {
-    uint64_t size = file_size_of(path);
-    spdlog::warn("event log {}: torn record at byte {} ({}); dropping {} bytes that were never acknowledged",
-                 shown_name(path), scan.valid_bytes, scan.problem, size - scan.valid_bytes);
-    int fd = ::open(path.c_str(), O_WRONLY);
-    if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(scan.valid_bytes)) != 0 || ::fsync(fd) != 0) {
-      if (fd >= 0) ::close(fd);
-      throw LogError("cannot truncate the torn tail of " + path + ": " + errno_text());
+  void open_active_segment(Partition& partition, const std::string& path, bool create) {
+    // pwrite at a known position, not O_APPEND: the file length is exactly what recovery checked.
+    partition.active_fd = UniqueFd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0), 0644));
+    if (!partition.active_fd) throw LogError(fmt::format("cannot open {}: {}", path, errno_text()));
+    partition.active_path = path;
+    if (create) {
+      partition.active_bytes = 0;
+      fsync_directory(partition.dir);
     }
-    ::close(fd);
   }
 
-  uint64_t count_records_read_only(uint32_t p) const {
-    auto reader = read(p, committed(p));
-    uint64_t count = committed(p);
-    while (reader->next(0)) ++count;
-    return count;
+  // Counts the complete records of a partition written by another process.
+  uint64_t count_records_read_only(uint32_t partition) const {
+    auto segments = list_segments(partitions_[partition]->dir);
+    if (segments.empty()) return 0;
+    SegmentFile file(segments.back().path);
+    uint64_t records = segments.back().base, position = 0;
+    for (Frame frame; (frame = check_frame(file, position, nullptr)).status == FrameStatus::ok; ++records)
+      position += frame.size();
+    return records;
   }
 
-  // Opens a new segment once the active one is full.
-  void roll_if_full(PartitionFiles& p) {
-    if (p.active_bytes < options_.segment_bytes) return;
-    uint64_t base = p.committed.load() + pending_in_batch_[&p];
-    std::string path = p.dir + "/" + segment_name(base);
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd < 0) throw LogError("cannot create segment " + path + ": " + errno_text());
-    if (options_.sync) ::fdatasync(p.fd);
-    ::close(p.fd);
-    p.fd = fd;
-    p.active_bytes = 0;
-    fsync_dir(p.dir);
-    std::lock_guard lock(mutex_);
-    p.segments.push_back({base, path});
-  }
+  // ---- writer thread
 
-  static bool write_all(int fd, const std::vector<uint8_t>& bytes) {
-    size_t done = 0;
-    while (done < bytes.size()) {
-      ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      done += static_cast<size_t>(n);
-    }
-    return true;
-  }
-
-  // Group commit: everything queued is written, then one sync per touched partition.
   void write_loop() {
+    std::vector<QueuedAppend> batch;
     while (true) {
-      std::deque<PendingAppend> batch;
       {
         std::unique_lock lock(mutex_);
-        wake_writer_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-        if (queue_.empty() && stopping_) return;
-        batch.swap(queue_);
-        batch_in_flight_ = true;
+        queue_changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) return;  // stopping, and drained
+        batch.swap(queue_);           // take everything queued: one commit for all of it
       }
-      std::string error;
-      std::map<PartitionFiles*, std::vector<uint8_t>> buffers;
-      pending_in_batch_.clear();
-      uint64_t bytes = 0;
-      try {
-        for (auto& item : batch) {
-          auto& p = *partitions_[item.partition];
-          if (p.active_bytes >= options_.segment_bytes) {
-            auto& buffer = buffers[&p];
-            if (!buffer.empty() && !write_all(p.fd, buffer)) throw LogError("write failed: " + errno_text());
-            buffer.clear();
-            roll_if_full(p);
-          }
-          auto& buffer = buffers[&p];
-          size_t before = buffer.size();
-          frame_record(buffer, item.payload);
-          p.active_bytes += buffer.size() - before;
-          bytes += buffer.size() - before;
-          ++pending_in_batch_[&p];
+      std::string error = failure_;
+      uint64_t syncs = 0, bytes = 0;
+      std::set<Partition*> touched;
+      if (error.empty()) {
+        try {
+          write_batch(batch, touched, syncs, bytes);
+        } catch (const std::exception& e) {
+          // Sticky: after a failed write or sync the file tail is unknown (and Linux may
+          // have dropped the dirty pages), so only a restart, with recovery, may continue.
+          failure_ = error = fmt::format("event log {} failed: {}", dir_, e.what());
+          spdlog::error("{}", error);
         }
-        for (auto& [p, buffer] : buffers) {
-          if (!buffer.empty() && !write_all(p->fd, buffer)) throw LogError("write failed: " + errno_text());
-        }
-        uint64_t syncs = 0;
-        if (options_.sync) {
-          for (auto& [p, buffer] : buffers) {
-            if (::fdatasync(p->fd) != 0) throw LogError("fdatasync failed: " + errno_text());
-            ++syncs;
-          }
-        }
-        std::lock_guard lock(mutex_);
-        stats_.appends += batch.size();
-        stats_.syncs += syncs;
-        stats_.bytes += bytes;
-        for (auto& [p, count] : pending_in_batch_) p->committed += count;
-      } catch (const std::exception& e) {
-        error = e.what();
-        spdlog::error("event log {}: {}", dir_, error);
       }
-      committed_changed_.notify_all();
-      for (auto& item : batch)
-        if (item.done) item.done({error.empty(), item.offset, error});
       {
         std::lock_guard lock(mutex_);
-        batch_in_flight_ = false;
+        stats_.syncs += syncs;
+        if (error.empty()) {
+          stats_.appends += batch.size();
+          stats_.bytes += bytes;
+          for (auto& item : batch) partitions_[item.partition]->committed.store(item.offset + 1);
+        }
       }
       committed_changed_.notify_all();
+      run_callbacks(batch, error);
+      {
+        std::lock_guard lock(mutex_);
+        finished_ += batch.size();
+      }
+      batch_finished_.notify_all();
+      batch.clear();
     }
   }
 
-  std::string dir_;
-  FileLogOptions options_;
-  int lock_fd_ = -1;
-  std::vector<std::unique_ptr<PartitionFiles>> partitions_;
+  // Writes the batch with one pwrite per touched partition (plus one per segment roll),
+  // then syncs each touched partition once: the group commit.
+  void write_batch(const std::vector<QueuedAppend>& batch, std::set<Partition*>& touched, uint64_t& syncs,
+                   uint64_t& bytes) {
+    for (const auto& item : batch) {
+      Partition& partition = *partitions_[item.partition];
+      if (partition.active_bytes + partition.unwritten.size() >= options_.segment_bytes) {
+        write_unwritten(partition);
+        roll_segment(partition, item.offset, syncs);
+      }
+      size_t before = partition.unwritten.size();
+      append_frame(partition.unwritten, item.payload);
+      bytes += partition.unwritten.size() - before;
+      touched.insert(&partition);
+    }
+    for (Partition* partition : touched) write_unwritten(*partition);
+    for (Partition* partition : touched) sync_active_segment(*partition, syncs);
+  }
+
+  void write_unwritten(Partition& partition) {
+    if (partition.unwritten.empty()) return;
+    pwrite_all(partition.active_fd.get(), partition.unwritten.data(), partition.unwritten.size(),
+               partition.active_bytes, partition.active_path);
+    partition.active_bytes += partition.unwritten.size();
+    partition.unwritten.clear();
+  }
+
+  void sync_active_segment(Partition& partition, uint64_t& syncs) {
+    if (!options_.sync) return;
+    if (::fdatasync(partition.active_fd.get()) != 0)
+      throw LogError(fmt::format("cannot sync {}: {}", partition.active_path, errno_text()));
+    ++syncs;
+  }
+
+  // The full segment is synced before the next one exists, so only the last segment can be torn.
+  void roll_segment(Partition& partition, uint64_t base, uint64_t& syncs) {
+    sync_active_segment(partition, syncs);
+    open_active_segment(partition, segment_path(partition.dir, base), true);
+  }
+
+  // A throwing callback must not stop the writer thread.
+  void run_callbacks(const std::vector<QueuedAppend>& batch, const std::string& error) {
+    for (const auto& item : batch) {
+      if (!item.done) continue;
+      try {
+        item.done({error.empty(), item.offset, error});
+      } catch (const std::exception& e) {
+        spdlog::error("event log {}: append callback for offset {} threw: {}", dir_, item.offset, e.what());
+      }
+    }
+  }
+
+  const std::string dir_;
+  const FileLogOptions options_;
+  UniqueFd lock_fd_;
+  std::vector<std::unique_ptr<Partition>> partitions_;
+
   mutable std::mutex mutex_;
+  std::condition_variable queue_changed_;
   mutable std::condition_variable committed_changed_;
-  std::condition_variable wake_writer_;
-  std::deque<PendingAppend> queue_;
+  std::condition_variable batch_finished_;
+  std::vector<QueuedAppend> queue_;
+  uint64_t accepted_ = 0;  // appends queued since open
+  uint64_t finished_ = 0;  // appends whose callbacks have run
   bool stopping_ = false;
-  bool batch_in_flight_ = false;
   LogStats stats_;
-  std::map<PartitionFiles*, uint64_t> pending_in_batch_;  // writer thread only
+  std::string failure_;  // writer thread only
   std::thread writer_;
 };
 
-FileLogReader::FileLogReader(const FileLog& log, uint32_t partition, uint64_t from)
-    : log_(log), partition_(partition), next_offset_(from) {}
+// ---------------------------------------------------------------- reader
 
-// Positions the reader at `offset` (in the segment holding it).
-bool FileLogReader::open_segment_for(uint64_t offset) {
-  auto segments = list_segments(log_.partition_dir(partition_));
-  const std::pair<uint64_t, std::string>* chosen = nullptr;
-  for (const auto& segment : segments)
-    if (segment.first <= offset) chosen = &segment;
-  if (!chosen) return false;
-  segment_base_ = chosen->first;
-  segment_path_ = chosen->second;
-  file_ = std::make_unique<WindowedFile>(segment_path_);
-  if (!file_->ok()) return false;
-  position_ = 0;
-  segment_size_ = 0;
-  uint64_t size = file_size_of(segment_path_);
-  for (uint64_t skipped = segment_base_; skipped < offset; ++skipped) {
-    auto frame = read_frame(*file_, position_, size, nullptr);
-    if (frame.status != FrameStatus::ok) return false;
-    position_ += kHeaderBytes + frame.length;
+std::optional<LogRecord> FileLogReader::next(int wait_ms) {
+  if (auto record = read_available()) return record;
+  if (wait_ms <= 0) return std::nullopt;
+  if (!log_.read_only()) {
+    log_.wait_for_commit(partition_, wanted_, wait_ms);
+    return read_available();
   }
+  // Another process writes: nothing notifies us, so poll the files for growth.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(kReadOnlyPollInterval);
+    if (auto record = read_available()) return record;
+  }
+  return std::nullopt;
+}
+
+// The record at wanted_ if it is there: committed (writable log) or complete on disk (read-only).
+std::optional<LogRecord> FileLogReader::read_available() {
+  if (!log_.read_only() && wanted_ >= log_.committed(partition_)) return std::nullopt;
+  if (!segment_ && !open_segment_holding(wanted_)) return std::nullopt;
+  bool reread = false;
+  while (true) {
+    LogRecord record;
+    bool is_wanted = position_offset_ == wanted_;
+    Frame frame = check_frame(*segment_, position_, is_wanted ? &record.payload : nullptr);
+    if ((frame.status == FrameStatus::torn || frame.status == FrameStatus::corrupt) && !reread) {
+      // The buffer may hold bytes read while a write was in progress, or before a restarted
+      // writer truncated a torn tail: judge the record on fresh bytes.
+      segment_->forget();
+      reread = true;
+      continue;
+    }
+    reread = false;
+    switch (frame.status) {
+      case FrameStatus::ok:
+        position_ += frame.size();
+        if (position_offset_++ != wanted_) continue;  // skipping up to `from`
+        record.offset = wanted_++;
+        return record;
+      case FrameStatus::end:
+        if (!advance_to_next_segment()) return std::nullopt;
+        continue;
+      case FrameStatus::torn:
+        return std::nullopt;  // a write in progress (read-only reader): the current end
+      case FrameStatus::corrupt:
+        throw LogError(fmt::format("corrupt event log: {} at byte {}: {} (record {})", segment_->path(), position_,
+                                   frame.problem, position_offset_));
+    }
+  }
+}
+
+// The segment with the greatest base offset <= offset; records before `offset` are skipped as read.
+bool FileLogReader::open_segment_holding(uint64_t offset) {
+  const SegmentName* holding = nullptr;
+  auto segments = list_segments(log_.partition_dir(partition_));
+  for (const auto& segment : segments)
+    if (segment.base <= offset) holding = &segment;
+  if (!holding) return false;
+  segment_.emplace(holding->path);
+  position_ = 0;
+  position_offset_ = holding->base;
   return true;
 }
 
-std::optional<LogRecord> FileLogReader::read_one() {
-  if (!log_.read_only() && next_offset_ >= log_.committed(partition_)) return std::nullopt;
-  if (!file_ && !open_segment_for(next_offset_)) return std::nullopt;
-  // The size is re-read only at its known end: a stat per record would dominate replays.
-  if (position_ >= segment_size_) segment_size_ = file_size_of(segment_path_);
-  uint64_t size = segment_size_;
-  LogRecord record;
-  auto frame = read_frame(*file_, position_, size, &record.payload);
-  if (frame.status == FrameStatus::end) {
-    // The segment is exhausted: the record may be in the next one.
-    auto segments = list_segments(log_.partition_dir(partition_));
-    bool rolled = std::any_of(segments.begin(), segments.end(), [&](const auto& s) { return s.first == next_offset_; });
-    if (!rolled || !open_segment_for(next_offset_)) return std::nullopt;
-    return read_one();
+// At the end of a segment: moves on if the next one exists (it starts where this one ends).
+bool FileLogReader::advance_to_next_segment() {
+  for (const auto& segment : list_segments(log_.partition_dir(partition_))) {
+    if (segment.base != position_offset_ || segment.path == segment_->path()) continue;
+    segment_.emplace(segment.path);
+    position_ = 0;
+    return true;
   }
-  if (frame.status == FrameStatus::corrupt)
-    throw LogError(fmt::format("corrupt event log: {} at byte {}: {}", log_.shown_name(segment_path_), position_,
-                               frame.problem));
-  if (frame.status == FrameStatus::torn) {
-    file_->invalidate();  // a writer may still be completing it
-    segment_size_ = 0;
-    return std::nullopt;
-  }
-  position_ += kHeaderBytes + frame.length;
-  record.offset = next_offset_++;
-  return record;
-}
-
-std::optional<LogRecord> FileLogReader::next(int wait_ms) {
-  if (auto record = read_one()) return record;
-  if (wait_ms <= 0) return std::nullopt;
-  if (!log_.read_only()) {
-    log_.wait_for(partition_, next_offset_, wait_ms);
-    return read_one();
-  }
-  // Another process writes: poll for growth.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    if (file_) file_->invalidate();
-    if (auto record = read_one()) return record;
-  }
-  return std::nullopt;
+  return false;
 }
 
 }  // namespace
@@ -601,12 +738,14 @@ std::unique_ptr<EventLog> open_file_log(const std::string& dir, const FileLogOpt
 
 std::unique_ptr<EventLog> open_event_log(const std::string& spec, uint32_t partitions) {
   if (spec.starts_with("file:")) {
+    std::string dir = spec.substr(5);
+    if (dir.empty()) throw LogError("EventLog=file: needs a directory, as in file:/var/lib/cairn/log");
     FileLogOptions options;
     options.partitions = partitions;
-    return open_file_log(spec.substr(5), options);
+    return open_file_log(dir, options);
   }
   if (spec.starts_with("kafka:")) throw LogError("the kafka event-log backend is not available in this build");
-  throw LogError("unknown EventLog '" + spec + "': expected file:DIR or kafka:BROKERS/TOPIC");
+  throw LogError(fmt::format("unknown EventLog '{}': expected file:DIR or kafka:BROKERS/TOPIC", spec));
 }
 
 }  // namespace cairn

@@ -85,4 +85,15 @@ for _ in $(seq 300); do [ "$(sacct -j "$job" -X -n -P -o Restarts)" = 1 ] && bre
 wait_state "$job" COMPLETED 30
 [ "$(sacct -j "$job" -D -X -n -P -o State | head -1)" = NODE_FAIL ] || fail "first run not NODE_FAIL"
 
+# A cluster default (MaxRestarts=) applies to jobs without a policy of their own.
+echo "MaxRestarts=1" >> "$CAIRN_CONF"
+kill -9 "$(head -1 pids)"
+restart_controller
+job=$(sbatch --parsable -t 0:01 --wrap 'sleep 300')
+for _ in $(seq 200); do
+  [ "$(state_of "$job")" = TIMEOUT ] && [ "$(sacct -j "$job" -X -n -P -o Restarts)" = 1 ] && break
+  sleep 0.1
+done
+[ "$(sacct -j "$job" -X -n -P -o Restarts)" = 1 ] || fail "the cluster default was not applied"
+
 echo "resubmit: all checks passed"
