@@ -23,6 +23,7 @@
 #include <fmt/ranges.h>
 
 #include "common/string_util.hpp"
+#include "common/unique_fd.hpp"
 
 namespace cairn {
 namespace {
@@ -41,27 +42,6 @@ std::string cannot_launch(uint64_t job_id) { return fmt::format("cannot launch j
   int error_number = errno;
   fail(cannot_launch(job_id), path, error_number);
 }
-
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept {
-    std::swap(fd_, other.fd_);
-    return *this;
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
-};
 
 // Everything the launch needs, opened and checked by the agent before spawning.
 struct PreparedLaunch {

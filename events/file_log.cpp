@@ -26,6 +26,7 @@
 #include <thread>
 #include <utility>
 
+#include "common/unique_fd.hpp"
 #include "events/crc32c.hpp"
 #include "events/event_log.hpp"
 
@@ -61,31 +62,6 @@ void append_frame(std::vector<uint8_t>& out, const std::vector<uint8_t>& payload
   put_u32(header + 12, crc32c(header, 12));
   if (!payload.empty()) std::memcpy(header + kHeaderBytes, payload.data(), payload.size());
 }
-
-// Closes its descriptor, so that a throwing open() leaks no fd and releases the lock.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept {
-    if (this != &other) {
-      reset();
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  ~UniqueFd() { reset(); }
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
 
 void pwrite_all(int fd, const uint8_t* data, size_t size, uint64_t position, const std::string& path) {
   while (size > 0) {
