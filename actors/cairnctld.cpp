@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <thread>
 #include <iostream>
 
 #include "actors/controller_actors.hpp"
@@ -46,9 +47,28 @@ AppendAck append_blocking(caf::actor_system& system, const caf::actor& log, Even
   return ack;
 }
 
+// A predecessor killed a moment ago may still hold the log's lock while the
+// kernel tears it down: wait for it a little rather than fail a restart.
+std::unique_ptr<EventLog> open_log_waiting_for_lock(const std::string& spec) {
+  constexpr auto kLockWait = std::chrono::seconds(10);
+  auto deadline = std::chrono::steady_clock::now() + kLockWait;
+  bool said = false;
+  while (true) {
+    try {
+      return open_event_log(spec);
+    } catch (const LogError& e) {
+      bool locked = std::string(e.what()).find("locked by another process") != std::string::npos;
+      if (!locked || std::chrono::steady_clock::now() >= deadline) throw;
+      if (!said) spdlog::warn("{}; waiting up to {} s for it to stop", e.what(), kLockWait.count());
+      said = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+}
+
 int run(const ParsedArgs& args) {
   auto config = load_config(find_config_path(args.get("conf")));
-  auto log = open_event_log(config.event_log);
+  auto log = open_log_waiting_for_lock(config.event_log);
   ClusterState state;
   auto started = std::chrono::steady_clock::now();
   auto replayed = replay_partition(*log, 0, 0, state);

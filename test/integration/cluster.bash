@@ -27,6 +27,17 @@ start_cluster() {  # nodes [cpus] [memory_mb]
   cd "$work"
 }
 
+# kill -9 of a daemon, returning once it is gone (or a zombie): its locks are released then.
+kill_hard() {  # pid
+  kill -9 "$1" 2>/dev/null || true
+  for _ in $(seq 200); do
+    [ -e "/proc/$1" ] || return 0
+    [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ] && return 0
+    sleep 0.05
+  done
+  fail "process $1 survived kill -9"
+}
+
 # A controller restarted by the test after killing the one `cairn local up` started.
 restart_controller() {
   "$bin/cairnctld" --conf "$CAIRN_CONF" >>"$work/cairnctld.log" 2>&1 &

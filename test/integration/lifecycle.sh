@@ -100,7 +100,7 @@ running=$(submit --wrap 'sleep 4')
 wait_state "$running" RUNNING
 pending=$(submit -H --wrap 'true')
 ctl=$(head -1 pids)
-kill -9 "$ctl"
+kill_hard "$ctl"
 restart_controller
 squeue -j "$pending" -h -o "%t" | grep -q PD || fail "pending job lost after controller restart"
 wait_state "$running" COMPLETED 30

@@ -87,7 +87,7 @@ wait_state "$job" COMPLETED 30
 
 # A cluster default (MaxRestarts=) applies to jobs without a policy of their own.
 echo "MaxRestarts=1" >> "$CAIRN_CONF"
-kill -9 "$(head -1 pids)"
+kill_hard "$(head -1 pids)"
 restart_controller
 job=$(sbatch --parsable -t 0:01 --wrap 'sleep 300')
 for _ in $(seq 200); do

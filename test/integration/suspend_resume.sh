@@ -81,7 +81,7 @@ for _ in $(seq 50); do [ -s persist.pid ] && break; sleep 0.1; done
 pgid=$(cat persist.pid)
 scontrol suspend "$job"
 wait_group "$pgid" T
-kill -9 "$(head -1 pids)"
+kill_hard "$(head -1 pids)"
 restart_controller
 wait_state "$job" SUSPENDED
 group_in_state "$pgid" T || fail "processes resumed across the controller restart"
@@ -105,7 +105,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 
   # 7. With SuspendByOwner=yes the owner may suspend and resume their own job.
   echo "SuspendByOwner=yes" >> "$CAIRN_CONF"
-  kill -9 "${extra_pids[@]}"
+  for pid in "${extra_pids[@]}"; do kill_hard "$pid"; done
   restart_controller
   mkdir -m 777 shared
   job=$(cd shared && as_nobody "$bin/sbatch" --parsable --wrap 'sleep 300')
