@@ -2,7 +2,6 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -39,25 +38,19 @@ std::string current_directory() {
 
 int run_sbatch(const Args& argv, std::ostream& out, std::ostream& err) {
   return run_guarded("sbatch", err, [&] {
-    bool help = std::any_of(argv.begin(), argv.end(), [](const std::string& a) { return a == "-h" || a == "--help"; });
-    if (help) {
-      out << "Usage: sbatch [OPTIONS] script [args...]\n       sbatch [OPTIONS] --wrap=\"command\"\n"
-             "  -J NAME -p PARTITION -N NODES -n TASKS -c CPUS --mem SIZE --mem-per-cpu SIZE -t TIME\n"
-             "  -o FILE -e FILE --open-mode=append|truncate -D DIR --export=ALL|NONE|VARS --begin TIME\n"
-             "  -H --requeue --no-requeue --signal=[B:]SIG[@SECS] --parsable --bb SPEC\n"
-             "  --resubmit-on=STATES --max-restarts=N --resubmit-delay=SECS\n";
+    auto first = sbatch_first_pass(argv);
+    if (first.early_output) {
+      out << *first.early_output << (first.early_output->ends_with("\n") ? "" : "\n");
       return 0;
     }
     SbatchInput input;
     input.args = argv;
-    auto path = sbatch_script_path(argv);
-    bool wraps = std::any_of(argv.begin(), argv.end(), [](const std::string& a) { return a.starts_with("--wrap"); });
-    if (path) {
-      std::ifstream file(*path);
-      if (!file) throw UsageError("sbatch: error: Unable to open file " + *path);
+    if (first.script_path) {
+      std::ifstream file(*first.script_path);
+      if (!file) throw UsageError("sbatch: error: Unable to open file " + *first.script_path);
       input.script_text = read_text(file);
-      input.script_path = *path;
-    } else if (!wraps) {
+      input.script_path = *first.script_path;
+    } else if (!first.wrap) {
       input.script_text = read_text(std::cin);
     }
     input.environment = current_environment();
@@ -72,7 +65,13 @@ int run_sbatch(const Args& argv, std::ostream& out, std::ostream& err) {
     input.now_unix = std::chrono::duration_cast<std::chrono::seconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();
+    if (auto bbf = sbatch_bbf_path(input)) {
+      std::ifstream file(*bbf);
+      if (!file) throw UsageError("sbatch: error: Unable to open file " + *bbf);
+      input.bbf_text = read_text(file);
+    }
     auto request = build_sbatch_request(input);
+    for (const auto& warning : request.warnings) err << warning << "\n";
     auto config = load_cli_config(std::nullopt);
     uint64_t job_id = 0;
     try {

@@ -21,33 +21,33 @@
 namespace cairn {
 
 struct SbatchInput {
-  std::vector<std::string> args;              // argv after "sbatch"
-  std::optional<std::string> script_text;     // the script file, or stdin when no file was given; nullopt with --wrap
-  std::string script_path;                    // as given on the command line; empty for stdin and --wrap
-  std::optional<std::string> bbf_text;        // contents of the --bbf file, when one is requested
-  std::vector<std::string> environment;       // the caller's environ, "K=V"
-  std::string cwd;                            // the caller's working directory
+  std::vector<std::string> args;           // argv after "sbatch"
+  std::optional<std::string> script_text;  // the script file, or stdin when no file was given; nullopt with --wrap
+  std::string script_path;                 // as given on the command line; empty for stdin and --wrap
+  std::optional<std::string> bbf_text;     // contents of the --bbf file, when one is requested
+  std::vector<std::string> environment;    // the caller's environ, "K=V"
+  std::string cwd;                         // the caller's working directory
   std::string user_name;
   uint32_t uid = 0;
   uint32_t gid = 0;
   std::string submit_host;
-  int64_t now_unix = 0;                       // for --begin
+  int64_t now_unix = 0;  // for --begin
 };
 
 struct SbatchRequest {
   JobSpec spec;
-  bool parsable = false;                   // --parsable
-  bool quiet = false;                      // -Q/--quiet
-  bool wait = false;                       // -W/--wait
-  std::vector<std::string> script_args;    // arguments after the script path
-  std::vector<std::string> warnings;       // lines Slurm prints on stderr without failing
-  std::optional<std::string> early_output; // help, usage or version text: print it on stdout, exit 0, submit nothing
+  bool parsable = false;                    // --parsable
+  bool quiet = false;                       // -Q/--quiet
+  bool wait = false;                        // -W/--wait
+  std::vector<std::string> script_args;     // arguments after the script path
+  std::vector<std::string> warnings;        // lines Slurm prints on stderr without failing
+  std::optional<std::string> early_output;  // help, usage or version text: print it on stdout, exit 0, submit nothing
 };
 
 struct SbatchCommandLine {
-  std::optional<std::string> script_path;  // the first positional; nullopt: stdin, unless wrap
-  bool wrap = false;                       // --wrap: there is no script to read
-  std::optional<std::string> early_output; // -h/--help, --usage, -V/--version: print on stdout, exit 0
+  std::optional<std::string> script_path;   // the first positional; nullopt: stdin, unless wrap
+  bool wrap = false;                        // --wrap: there is no script to read
+  std::optional<std::string> early_output;  // -h/--help, --usage, -V/--version: print on stdout, exit 0
 };
 
 // Slurm's first pass: the command line alone, options checked in order.
