@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <fstream>
 #include <functional>
 #include <mutex>
@@ -295,6 +296,16 @@ class AgentHarness {
   std::vector<pid_t> job_groups_;  // killed at the end, whatever happened
 };
 
+// The agent under test, registered with the fake controller. cairnd is built
+// together with the tests, so its absence is a failure, not a skip.
+std::unique_ptr<AgentHarness> registered_agent() {
+  auto binary = cairnd_binary();
+  REQUIRE_MESSAGE(binary.has_value(), "cairnd is not built next to the test binary");
+  auto agent = std::make_unique<AgentHarness>(*binary);
+  REQUIRE(agent->registered());
+  return agent;
+}
+
 bool all_stopped(pid_t group) {
   auto members = processes_in_group(group);
   if (members.empty()) return false;
@@ -312,13 +323,8 @@ bool none_stopped(pid_t group) {
 }  // namespace
 
 TEST_CASE("cairnd: registers, runs a batch script, reports its end at once and leaves nothing behind") {
-  auto binary = cairnd_binary();
-  if (!binary) {
-    MESSAGE("skipped: cairnd is not built");
-    return;
-  }
-  AgentHarness cluster(*binary);
-  REQUIRE(cluster.registered());
+  auto agent = registered_agent();
+  AgentHarness& cluster = *agent;
   {
     auto& record = cluster.record();
     std::lock_guard lock(record.mutex);
@@ -384,13 +390,8 @@ TEST_CASE("cairnd: registers, runs a batch script, reports its end at once and l
 }
 
 TEST_CASE("cairnd: suspend stops the whole tree, resume continues it, terminate escalates to SIGKILL") {
-  auto binary = cairnd_binary();
-  if (!binary) {
-    MESSAGE("skipped: cairnd is not built");
-    return;
-  }
-  AgentHarness cluster(*binary);
-  REQUIRE(cluster.registered());
+  auto agent = registered_agent();
+  AgentHarness& cluster = *agent;
   // Ignores SIGTERM (and so do its children): only KillWait's SIGKILL ends it.
   cluster.launch(cluster.job(3, "#!/bin/sh\ntrap '' TERM\nsleep 300 &\nsleep 300 &\necho $$ > group.pid\nwait\n"));
   pid_t group = cluster.wait_pid_file("group.pid");
@@ -440,13 +441,8 @@ TEST_CASE("cairnd: suspend stops the whole tree, resume continues it, terminate 
 }
 
 TEST_CASE("cairnd: a batch-only signal reaches the shell alone; a failed launch is a failed end") {
-  auto binary = cairnd_binary();
-  if (!binary) {
-    MESSAGE("skipped: cairnd is not built");
-    return;
-  }
-  AgentHarness cluster(*binary);
-  REQUIRE(cluster.registered());
+  auto agent = registered_agent();
+  AgentHarness& cluster = *agent;
   cluster.launch(cluster.job(4, "#!/bin/sh\nsleep 300 &\necho $! > child.pid\necho $$ > shell.pid\nwait\n"));
   pid_t child = cluster.wait_pid_file("child.pid");
   cluster.wait_pid_file("shell.pid");
@@ -481,13 +477,8 @@ TEST_CASE("cairnd: a batch-only signal reaches the shell alone; a failed launch 
 }
 
 TEST_CASE("cairnd: an end is sent until the controller acknowledges it, across reconnections") {
-  auto binary = cairnd_binary();
-  if (!binary) {
-    MESSAGE("skipped: cairnd is not built");
-    return;
-  }
-  AgentHarness cluster(*binary);
-  REQUIRE(cluster.registered());
+  auto agent = registered_agent();
+  AgentHarness& cluster = *agent;
   auto& record = cluster.record();
 
   // Refused once: sent again a second later.
@@ -529,13 +520,8 @@ TEST_CASE("cairnd: an end is sent until the controller acknowledges it, across r
 }
 
 TEST_CASE("cairnd: stopping the agent leaves its jobs running") {
-  auto binary = cairnd_binary();
-  if (!binary) {
-    MESSAGE("skipped: cairnd is not built");
-    return;
-  }
-  AgentHarness cluster(*binary);
-  REQUIRE(cluster.registered());
+  auto agent = registered_agent();
+  AgentHarness& cluster = *agent;
   cluster.launch(cluster.job(9, "#!/bin/sh\necho $$ > shell.pid\nexec sleep 300\n"));
   pid_t shell = cluster.wait_pid_file("shell.pid");
   int status = cluster.stop_agent(SIGTERM);
@@ -546,13 +532,8 @@ TEST_CASE("cairnd: stopping the agent leaves its jobs running") {
 }
 
 TEST_CASE("cairnd: a newer run of a job replaces the old one and appends to its output") {
-  auto binary = cairnd_binary();
-  if (!binary) {
-    MESSAGE("skipped: cairnd is not built");
-    return;
-  }
-  AgentHarness cluster(*binary);
-  REQUIRE(cluster.registered());
+  auto agent = registered_agent();
+  AgentHarness& cluster = *agent;
   const std::string script = "#!/bin/sh\necho \"run ${SLURM_RESTART_COUNT:-0}\"\necho $$ > run${SLURM_RESTART_COUNT:-0}.pid\nsleep 300\n";
   JobLaunch job = cluster.job(10, script);
   cluster.launch(job);
