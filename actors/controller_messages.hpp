@@ -106,6 +106,13 @@ struct AgentRegistration {
   std::shared_ptr<AgentChannel> channel;
 };
 
+struct OomReport {
+  uint64_t job_id = 0;
+  uint64_t oom_kills = 0;
+  uint64_t peak_bytes = 0;
+  uint64_t limit_bytes = 0;
+};
+
 struct JobExitReport {
   uint64_t job_id = 0;
   int32_t exit_code = 0;
@@ -113,13 +120,7 @@ struct JobExitReport {
   bool launch_failed = false;
   bool node_failed = false;  // the node was lost or no longer knows the job
   std::string message;
-};
-
-struct OomReport {
-  uint64_t job_id = 0;
-  uint64_t oom_kills = 0;
-  uint64_t peak_bytes = 0;
-  uint64_t limit_bytes = 0;
+  OomReport oom;  // oom_kills > 0: the kernel OOM-killed processes of the run
 };
 
 using ReasonMap = std::map<uint64_t, Reason>;

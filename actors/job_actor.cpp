@@ -179,9 +179,13 @@ void on_control(JobActor* self, const ControlRequest& request, const ControlRepl
   });
 }
 
+void on_oom(JobActor* self, const std::string& node, const OomReport& report);
+
 void on_exit(JobActor* self, const std::string& node, const JobExitReport& report, const DoneReply& reply) {
   auto& st = self->state;
   if (!st.known || !is_active(st.job.state)) return reply(true, {});  // already recorded: idempotent
+  // Before the end, so that the end's state is OUT_OF_MEMORY (the log actor keeps their order).
+  if (report.oom.oom_kills > 0 && !st.job.oom_detected) on_oom(self, node, report.oom);
   auto cause = report.node_failed                                     ? schema::EndCause::NODE_FAIL
                : report.launch_failed                                 ? schema::EndCause::LAUNCH_FAILED
                : st.job.cancel_requested || st.job.time_limit_reached ? schema::EndCause::KILLED

@@ -23,6 +23,9 @@ struct NodeActorState {
   // restart), delivered in order once it registers; dropped if the node is lost.
   std::vector<std::function<void(AgentChannel&)>> held_orders;
   std::set<uint64_t> held_launches;  // jobs among held_orders: the agent cannot know them yet
+  // Launched over the current session and not ended: a registration's list, made
+  // before their launch, says nothing about them.
+  std::set<uint64_t> launched_in_session;
   static inline const char* name = "node_actor";
 };
 
@@ -57,8 +60,8 @@ void fail_jobs(NodeActor* self, std::set<uint64_t> still_running, const std::str
   self->request(st.context->actors.query_view, caf::infinite, query_nodes_atom::value, node, batch_only)
       .then([=](const std::vector<uint64_t>& jobs) {
         for (auto id : jobs) {
-          if (still_running.contains(id)) continue;
-          JobExitReport lost{id, 0, 0, false, true, why};
+          if (still_running.contains(id) || self->state.launched_in_session.contains(id)) continue;
+          JobExitReport lost{id, 0, 0, false, true, why, {}};
           self->send(self->state.context->actors.dispatcher, job_exit_atom::value, node, lost,
                      DoneReply([](bool, const std::string&) {}));
         }
@@ -81,6 +84,7 @@ void declare_lost(NodeActor* self, const std::string& why) {
   st.channel.reset();
   st.held_orders.clear();
   st.held_launches.clear();
+  st.launched_in_session.clear();
   std::string node = st.node;
   spdlog::warn("node {} lost: {}", node, why);
   append(self, node_draft(node, [=](const EventMeta& meta) { return make::node_down(meta, node, why); }),
@@ -108,6 +112,7 @@ caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContex
         auto info = registration.node;
         info.running_jobs.insert(info.running_jobs.end(), st.held_launches.begin(), st.held_launches.end());
         st.held_launches.clear();
+        st.launched_in_session.clear();
         append(self, node_draft(info.node, [=](const EventMeta& meta) { return make::node_registered(meta, info); }),
                [=](const AppendAck& ack) {
                  reply(ack.ok, ack.error);
@@ -125,7 +130,10 @@ caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContex
         self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
       },
       [=](launch_atom, const LaunchOrder& order) {
-        if (!self->state.channel) self->state.held_launches.insert(order.job_id);
+        if (!self->state.channel)
+          self->state.held_launches.insert(order.job_id);
+        else
+          self->state.launched_in_session.insert(order.job_id);
         deliver(self, [order](AgentChannel& agent) { agent.launch(order); });
       },
       [=](terminate_atom, uint64_t job_id, uint32_t kill_wait_sec) {
@@ -138,6 +146,7 @@ caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContex
       },
       [=](job_exit_atom, const JobExitReport& report, const DoneReply& reply) {
         self->state.last_seen_us = wall_clock_us();
+        self->state.launched_in_session.erase(report.job_id);
         self->send(self->state.context->actors.dispatcher, job_exit_atom::value, self->state.node, report, reply);
       },
       [=](oom_atom, const OomReport& report) {

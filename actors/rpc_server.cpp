@@ -132,8 +132,13 @@ class AgentSessionImpl final : public rpc::AgentSession::Server {
 
   kj::Promise<void> jobEnded(JobEndedContext context) override {
     auto exit = context.getParams().getExit();
-    JobExitReport report{exit.getJobId(), exit.getExitCode(), exit.getSignal(), exit.getLaunchFailed(), false,
-                         exit.getMessage()};
+    JobExitReport report{exit.getJobId(),
+                         exit.getExitCode(),
+                         exit.getSignal(),
+                         exit.getLaunchFailed(),
+                         false,
+                         exit.getMessage(),
+                         OomReport{exit.getJobId(), exit.getOomKillCount(), exit.getPeakBytes(), exit.getLimitBytes()}};
     auto [promise, reply] = make_rpc_reply<bool>();
     caf::anon_send(node_, job_exit_atom::value, report, DoneReply([reply](bool ok, const std::string& error) {
                      if (ok) reply.fulfill(true);

@@ -173,6 +173,7 @@ std::vector<PartitionPolicy> partition_policies(const ClusterConfig& config) {
     policy.default_time_sec = partition.default_time_sec.value_or(0);
     policy.max_nodes = partition.max_nodes;
     policy.def_mem_per_cpu_mb = partition.def_mem_per_cpu_mb;
+    policy.def_mem_per_node_mb = partition.def_mem_per_node_mb;
     out.push_back(std::move(policy));
   }
   return out;

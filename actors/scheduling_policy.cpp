@@ -207,6 +207,7 @@ uint32_t effective_time_limit(const JobSpec& spec, const PartitionPolicy& partit
 uint64_t memory_per_node_mb(const JobSpec& spec, uint32_t cpus_per_node, const PartitionPolicy& partition) {
   if (spec.mem_per_node_mb > 0) return spec.mem_per_node_mb;
   if (spec.mem_per_cpu_mb > 0) return spec.mem_per_cpu_mb * cpus_per_node;
+  if (partition.def_mem_per_node_mb > 0) return partition.def_mem_per_node_mb;
   return partition.def_mem_per_cpu_mb * cpus_per_node;
 }
 

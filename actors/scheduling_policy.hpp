@@ -22,6 +22,7 @@ struct PartitionPolicy {
   uint32_t default_time_sec = 0;  // 0: max_time_sec
   uint32_t max_nodes = kUnlimited;
   uint64_t def_mem_per_cpu_mb = 0;
+  uint64_t def_mem_per_node_mb = 0;
 };
 
 struct BbPoolPolicy {

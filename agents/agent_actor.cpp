@@ -134,6 +134,12 @@ caf::behavior agent_actor(AgentActor* self, std::shared_ptr<const AgentContext> 
         if (entry != st.tasks.end() && entry->second.run == end.run) entry->second.ended = true;
         st.context->reports->job_ended(std::move(end));
       },
+      [=](memory_atom, uint64_t job_id, uint32_t run) {
+        auto entry = self->state.tasks.find(job_id);
+        if (entry != self->state.tasks.end() && entry->second.run == run)
+          self->send(entry->second.task, memory_atom::value);
+      },
+      [=](oom_atom, JobOom& oom) { self->state.context->reports->oom_detected(std::move(oom)); },
       [=](forgotten_atom, uint64_t job_id, uint32_t run) {
         auto& st = self->state;
         auto entry = st.tasks.find(job_id);

@@ -13,9 +13,16 @@
 
 namespace cairn {
 
+class MemoryCgroups;
+class MemoryEventWatch;
+
 struct AgentContext {
   AgentSettings settings;
   JobReports* reports = nullptr;  // the controller link; outlives the actors' use of it
+  // Memory enforcement; null when off (settings.memory_enforced says why not).
+  std::shared_ptr<const MemoryCgroups> cgroups;
+  std::string cgroup_exec;                  // cairn-cgroup-exec, next to cairnd
+  MemoryEventWatch* memory_watch = nullptr;  // with cgroups; outlives the actors' use of it
 };
 
 caf::actor spawn_agent_actor(caf::actor_system& system, std::shared_ptr<const AgentContext> context);

@@ -30,6 +30,9 @@ class AgentInbox final : public JobOrders {
   void end_acknowledged(uint64_t job_id, uint32_t run) override {
     caf::anon_send(agent_, acked_atom::value, job_id, run);
   }
+  void memory_event(uint64_t job_id, uint32_t run) override {
+    caf::anon_send(agent_, memory_atom::value, job_id, run);
+  }
 
  private:
   caf::actor agent_;

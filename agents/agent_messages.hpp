@@ -28,15 +28,21 @@ using forgotten_atom = caf::atom_constant<caf::atom("forgotten")>;
 using acked_atom = caf::atom_constant<caf::atom("acked")>;
 // A newer run of the same job replaces this task's run.
 using supersede_atom = caf::atom_constant<caf::atom("supersede")>;
+// The run's memory cgroup had an event (agent actor, task actor); an OOM kill to report (to the agent actor).
+using memory_atom = caf::atom_constant<caf::atom("memory")>;
+using oom_atom = caf::atom_constant<caf::atom("oom")>;
 // Timers.
 using kill_atom = caf::atom_constant<caf::atom("kill")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
+using recheck_atom = caf::atom_constant<caf::atom("recheck")>;
+using cleanup_atom = caf::atom_constant<caf::atom("cleanup")>;
 
 }  // namespace cairn::agent_msg
 
 // Never leave the process.
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobLaunch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobEnd)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobOom)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::LaunchDone)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ExitStatus)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cairn::ReapedChild>)

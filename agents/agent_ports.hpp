@@ -29,6 +29,8 @@ class JobOrders {
   virtual void children_reaped(std::vector<ReapedChild> children) = 0;
   // The controller made this end durable: the run's task may stop.
   virtual void end_acknowledged(uint64_t job_id, uint32_t run) = 0;
+  // The run's memory cgroup had an event (see MemoryEventWatch).
+  virtual void memory_event(uint64_t job_id, uint32_t run) = 0;
 };
 
 // Out of the actors, towards the controller (see JobReportBook).
@@ -37,6 +39,8 @@ class JobReports {
   virtual void job_started(uint64_t job_id, uint32_t run) = 0;
   virtual void job_ended(JobEnd end) = 0;
   virtual void job_forgotten(uint64_t job_id, uint32_t run) = 0;
+  // Best effort, at once: the end's report carries the count again.
+  virtual void oom_detected(JobOom oom) = 0;
 
  protected:
   ~JobReports() = default;  // never owned through this interface

@@ -18,6 +18,7 @@ AgentSettings agent_settings_for(const ClusterConfig& config, const std::string&
   settings.controller_endpoint = "unix:" + config.controller_socket;
   // 0 would make the heartbeat loop spin.
   settings.heartbeat_interval_sec = std::max<uint32_t>(1, config.heartbeat_interval_sec);
+  settings.constrain_ram = config.constrain_ram_space;
   return settings;
 }
 

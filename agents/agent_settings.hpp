@@ -19,6 +19,10 @@ struct AgentSettings {
   std::string spool_dir;            // job scripts are written below it
   std::string controller_endpoint;  // "unix:<ControllerSocket>"
   uint32_t heartbeat_interval_sec = 5;
+  bool constrain_ram = true;  // ConstrainRAMSpace=: jobs in memory cgroups where the node allows
+  // Found at start (registerAgent): "cgroup/v1", "cgroup/v2", or "none" with enforcement off.
+  bool memory_enforced = false;
+  std::string cgroup_backend = "none";
 };
 
 // Throws ConfigError when no NodeName= line defines `node`. Without spool_dir

@@ -25,6 +25,8 @@
 #include "agents/child_exit_watch.hpp"
 #include "agents/child_reaper.hpp"
 #include "agents/controller_link.hpp"
+#include "agents/memory_cgroup.hpp"
+#include "agents/memory_event_watch.hpp"
 #include "common/config.hpp"
 #include "common/daemon_signals.hpp"
 #include "common/option_parser.hpp"
@@ -35,11 +37,42 @@ namespace {
 
 constexpr const char* kUsage = "usage: cairnd [--conf FILE] [--node NAME] [--spool DIR]\n";
 
+// cairn-cgroup-exec is installed next to cairnd.
+std::string cgroup_exec_path() {
+  std::error_code error;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  return (self.parent_path() / "cairn-cgroup-exec").string();
+}
+
 std::string short_host_name() {
   char host[256] = "localhost";
   ::gethostname(host, sizeof host - 1);
   std::string name = host;
   return name.substr(0, name.find('.'));
+}
+
+// Decided once at start and said once: jobs in memory cgroups, or no enforcement and why.
+MemoryEnforcement memory_enforcement_for(AgentSettings& settings) {
+  MemoryEnforcement enforcement;
+  if (settings.constrain_ram)
+    enforcement = open_memory_enforcement(settings.node);
+  else
+    enforcement.why_off = "ConstrainRAMSpace=no";
+  if (enforcement.cgroups && ::access(cgroup_exec_path().c_str(), X_OK) != 0) {
+    enforcement.why_off = cgroup_exec_path() + " is missing";
+    enforcement.cgroups.reset();
+  }
+  if (enforcement.cgroups) {
+    settings.memory_enforced = true;
+    settings.cgroup_backend = cgroup_backend_name(enforcement.cgroups->version());
+    spdlog::info("memory enforcement: {}, job cgroups {}/{}*", settings.cgroup_backend, enforcement.cgroups->dir(),
+                 enforcement.cgroups->prefix());
+  } else {
+    // Asked for by the operator: no warning.
+    spdlog::log(settings.constrain_ram ? spdlog::level::warn : spdlog::level::info,
+                "memory enforcement off: {}; jobs run without memory limits", enforcement.why_off);
+  }
+  return enforcement;
 }
 
 void make_spool_dir(const std::string& dir) {
@@ -64,6 +97,7 @@ int run(const ParsedArgs& args) {
   make_spool_dir(settings.spool_dir);
   become_child_subreaper();
   int sigchld_fd = make_sigchld_fd();
+  MemoryEnforcement enforcement = memory_enforcement_for(settings);
 
   caf::actor_system_config caf_config;
   caf_config.set("scheduler.policy", caf::atom("sharing"));
@@ -76,8 +110,16 @@ int run(const ParsedArgs& args) {
   auto context = std::make_shared<AgentContext>();
   context->settings = settings;
   context->reports = &link;
+  context->cgroups = enforcement.cgroups;
+  context->cgroup_exec = cgroup_exec_path();
   caf::actor agent = spawn_agent_actor(system, context);
   std::unique_ptr<JobOrders> inbox = make_agent_inbox(agent);
+  std::unique_ptr<MemoryEventWatch> memory_watch;
+  if (context->cgroups) {
+    memory_watch = std::make_unique<MemoryEventWatch>(
+        [orders = inbox.get()](uint64_t job_id, uint32_t run) { orders->memory_event(job_id, run); });
+    context->memory_watch = memory_watch.get();  // before any launch: orders come through the link
+  }
   kj::Own<ChildExitWatch> child_watch;
   loop.call([&](kj::AsyncIoContext&) {
     child_watch = kj::heap<ChildExitWatch>(loop, sigchld_fd, *inbox);

@@ -83,6 +83,22 @@ void ControllerLink::job_forgotten(uint64_t job_id, uint32_t run) {
   loop_.post([this, job_id, run]() { book_.job_forgotten(job_id, run); });
 }
 
+void ControllerLink::oom_detected(JobOom oom) {
+  loop_.post([this, oom]() {
+    if (!connection_) return;  // the end's report carries the count
+    KJ_IF_MAYBE (session, connection_->session) {
+      auto request = session->oomDetectedRequest();
+      request.setJobId(oom.job_id);
+      request.setOomKillCount(oom.oom_kills);
+      request.setPeakBytes(oom.peak_bytes);
+      request.setLimitBytes(oom.limit_bytes);
+      connection_->tasks.add(request.send().ignoreResult().catch_([job_id = oom.job_id](kj::Exception&& error) {
+        spdlog::debug("the OOM report of job {} was not delivered: {}", job_id, reason_of(error));
+      }));
+    }
+  });
+}
+
 bool ControllerLink::is_current(uint64_t generation) const {
   return connection_ && connection_->generation == generation;
 }
@@ -129,8 +145,8 @@ void ControllerLink::register_agent(uint64_t generation) {
   info.setNode(settings_.node);
   info.setCpus(settings_.cpus);
   info.setMemMb(settings_.mem_mb);
-  info.setMemoryEnforced(false);
-  info.setCgroupBackend("none");  // cgroups come later
+  info.setMemoryEnforced(settings_.memory_enforced);
+  info.setCgroupBackend(settings_.cgroup_backend);
   // Jobs with an unacknowledged end are listed too, or the controller would declare them lost.
   auto ids = book_.jobs_to_report();
   auto running = info.initRunningJobs(static_cast<unsigned>(ids.size()));
@@ -224,6 +240,9 @@ void ControllerLink::send_end(const JobEnd& end) {
     exit.setSignal(end.signal);
     exit.setLaunchFailed(end.launch_failed);
     exit.setMessage(end.message);
+    exit.setOomKillCount(end.oom_kills);
+    exit.setPeakBytes(end.peak_bytes);
+    exit.setLimitBytes(end.limit_bytes);
     uint64_t generation = connection_->generation;
     uint64_t job_id = end.job_id;
     uint32_t run = end.run;

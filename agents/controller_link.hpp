@@ -36,6 +36,7 @@ class ControllerLink final : public JobReports {
   void job_started(uint64_t job_id, uint32_t run) override;
   void job_ended(JobEnd end) override;
   void job_forgotten(uint64_t job_id, uint32_t run) override;
+  void oom_detected(JobOom oom) override;
 
  private:
   struct Connection;

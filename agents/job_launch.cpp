@@ -18,6 +18,11 @@ uint32_t cpus_on_node(const JobLaunch& job, std::string_view node) {
   return std::max<uint32_t>(1, asked / nodes);
 }
 
+uint64_t memory_limit_bytes(const JobLaunch& job, std::string_view node) {
+  auto share = std::find_if(job.nodes.begin(), job.nodes.end(), [&](const NodeShare& s) { return s.node == node; });
+  return share == job.nodes.end() ? 0 : share->mem_mb * 1024 * 1024;
+}
+
 LaunchContext launch_context_for(const JobLaunch& job, const std::string& node,
                                  const std::string& configured_cluster_name) {
   LaunchContext context;

@@ -36,8 +36,24 @@ struct JobEnd {
   int32_t signal = 0;
   bool launch_failed = false;
   std::string message;
+  // From the run's memory cgroup: OOM kills during the run, peak usage, the limit.
+  uint64_t oom_kills = 0;
+  uint64_t peak_bytes = 0;
+  uint64_t limit_bytes = 0;
   bool operator==(const JobEnd&) const = default;
 };
+
+// AgentSession.oomDetected: the kernel OOM-killed a process of a running job.
+struct JobOom {
+  uint64_t job_id = 0;
+  uint32_t run = 0;
+  uint64_t oom_kills = 0;  // so far in this run
+  uint64_t peak_bytes = 0;
+  uint64_t limit_bytes = 0;
+};
+
+// The run's memory limit on `node`: its share of the allocation, in bytes (0: none).
+uint64_t memory_limit_bytes(const JobLaunch& job, std::string_view node);
 
 // What a job whose batch script could not be started reports: ExitCode=1:0.
 inline constexpr int32_t kLaunchFailedExitCode = 1;

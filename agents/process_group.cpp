@@ -248,12 +248,16 @@ void remove_script_file(const std::string& script_path) {
 
 LaunchCommand launch_command(const SpawnRequest& request, bool script_has_interpreter_line) {
   LaunchCommand command;
+  // Joins the cgroup as the agent's user, before setpriv drops root.
+  if (!request.cgroup_exec.empty() && !request.cgroup_procs_file.empty())
+    command.argv = {request.cgroup_exec, request.cgroup_procs_file};
   if (request.switch_user) {
-    command.argv = {kSetprivPath, fmt::format("--reuid={}", request.uid), fmt::format("--regid={}", request.gid),
-                    request.supplementary_gids.empty()
-                        ? std::string("--clear-groups")
-                        : fmt::format("--groups={}", fmt::join(request.supplementary_gids, ",")),
-                    "--"};
+    command.argv.insert(command.argv.end(),
+                        {kSetprivPath, fmt::format("--reuid={}", request.uid), fmt::format("--regid={}", request.gid),
+                         request.supplementary_gids.empty()
+                             ? std::string("--clear-groups")
+                             : fmt::format("--groups={}", fmt::join(request.supplementary_gids, ",")),
+                         "--"});
     std::vector<std::string> held_back;
     for (const std::string& entry : request.env) {
       if (must_not_reach_root(std::string_view(entry).substr(0, entry.find('='))))

@@ -43,6 +43,10 @@ struct SpawnRequest {
   uint32_t gid = 0;
   std::vector<uint32_t> supplementary_gids;  // with switch_user; empty: none
   bool switch_user = false;  // see must_switch_user()
+  // With both: the job starts as `cgroup_exec cgroup_procs_file ...` (cairn-cgroup-exec),
+  // so that it runs in its memory cgroup from its first instruction.
+  std::string cgroup_exec;
+  std::string cgroup_procs_file;
 };
 
 // Only a root agent can (and must) switch to the job's user, and not for root's
@@ -76,7 +80,7 @@ struct LaunchCommand {
 };
 
 // The script itself when it starts with "#!", else /bin/sh with the script, with
-// request.env. When switching user, behind setpriv:
+// request.env; behind `cgroup_exec cgroup_procs_file` when the job has a cgroup. When switching user, behind setpriv:
 //   setpriv --reuid=UID --regid=GID {--groups=G1,G2|--clear-groups} -- [env NAME=VALUE...] SCRIPT ARGS...
 // setpriv runs as root, so it must not see the variables glibc distrusts in a
 // privileged program (LD_*, MALLOC_*, GLIBC_TUNABLES, GCONV_PATH, LOCPATH, ...,

@@ -4,6 +4,9 @@
 // after KillWait. When the shell is reaped it kills what the script left in
 // its group (as Slurm does), reports the end, and stops once the controller has
 // acknowledged it. On the other nodes of the allocation it only notes the job.
+// With memory enforcement the script runs in a memory cgroup of its own, whose
+// OOM kills are reported as they happen and counted in the end's report; the
+// cgroup goes (with any process that escaped the group) before the task stops.
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
@@ -13,12 +16,23 @@
 
 #include "agents/agent_actors.hpp"
 #include "agents/agent_messages.hpp"
+#include "agents/memory_cgroup.hpp"
+#include "agents/memory_event_watch.hpp"
 #include "agents/process_group.hpp"
 
 namespace cairn {
 namespace {
 
 using namespace agent_msg;
+
+// A SIGKILLed shell may be reaped a moment before the kernel counts the OOM kill behind it.
+constexpr auto kOomRecheckDelay = std::chrono::milliseconds(20);
+// Killed processes leave the cgroup only once they are gone.
+constexpr auto kCleanupRetryDelay = std::chrono::milliseconds(100);
+constexpr int kCleanupAttempts = 300;
+// The OOM eventfd fires as the cgroup goes under OOM, before the kill is counted.
+constexpr auto kOomPollInterval = std::chrono::milliseconds(2);
+constexpr int kOomPolls = 100;
 
 struct TaskState {
   std::shared_ptr<const AgentContext> context;
@@ -30,6 +44,12 @@ struct TaskState {
   bool ended = false;       // the end went to the agent actor; waiting for the acknowledgement
   bool superseded = false;  // a newer run took over: report nothing
   std::string script_path;
+  std::optional<JobCgroup> cgroup;  // until removed
+  uint64_t oom_kills_reported = 0;
+  int oom_polls_left = 0;  // after a memory event, until the kill is counted
+  bool oom_rechecked = false;
+  bool acked = false;  // the controller has the end: the task may stop once its cgroup is gone
+  int cleanup_attempts = 0;
   static inline const char* name = "task_actor";
 };
 
@@ -46,6 +66,52 @@ void signal_group(TaskActor* self, int sig) {
   }
 }
 
+void maybe_quit(TaskActor* self) {
+  auto& st = self->state;
+  if ((st.acked || st.superseded) && !st.cgroup) self->quit();
+}
+
+// Ends with maybe_quit unless a retry is due.
+void remove_cgroup(TaskActor* self) {
+  auto& st = self->state;
+  if (!st.cgroup) return maybe_quit(self);
+  if (st.context->memory_watch) st.context->memory_watch->remove(st.job.job_id, st.job.restart_count);
+  if (st.context->cgroups->kill_and_remove(*st.cgroup)) {
+    st.cgroup.reset();
+  } else if (++st.cleanup_attempts >= kCleanupAttempts) {
+    spdlog::warn("job {}: the memory cgroup {} still holds processes: left behind", st.job.job_id, st.cgroup->path);
+    st.cgroup.reset();
+  } else {
+    self->delayed_send(self, kCleanupRetryDelay, cleanup_atom::value);
+    return;
+  }
+  maybe_quit(self);
+}
+
+std::optional<OomCount> oom_count_of(TaskActor* self) {
+  auto& st = self->state;
+  if (!st.cgroup) return std::nullopt;
+  return st.context->cgroups->oom_count(*st.cgroup);
+}
+
+// After a memory event while the job runs: an OOM kill is reported as soon as it is counted.
+void poll_oom(TaskActor* self) {
+  auto& st = self->state;
+  if (!st.shell_alive || st.oom_polls_left <= 0) return;
+  auto count = oom_count_of(self);
+  if (!count) return;
+  if (count->oom_kills <= st.oom_kills_reported) {
+    if (--st.oom_polls_left > 0) self->delayed_send(self, kOomPollInterval, oom_atom::value);
+    return;
+  }
+  st.oom_polls_left = 0;
+  st.oom_kills_reported = count->oom_kills;
+  spdlog::warn("job {}: OOM kill in its memory cgroup ({} so far, peak {} bytes, limit {} bytes)", st.job.job_id,
+               count->oom_kills, count->peak_bytes, st.cgroup->limit_bytes);
+  self->send(st.agent, oom_atom::value,
+             JobOom{st.job.job_id, st.job.restart_count, count->oom_kills, count->peak_bytes, st.cgroup->limit_bytes});
+}
+
 void report_end(TaskActor* self, JobEnd end) {
   auto& st = self->state;
   st.ended = true;
@@ -54,6 +120,16 @@ void report_end(TaskActor* self, JobEnd end) {
   else
     spdlog::info("job {} ended: exit code {}, signal {}", end.job_id, end.exit_code, end.signal);
   self->send(st.agent, ended_atom::value, std::move(end));
+}
+
+void watch_memory(TaskActor* self) {
+  auto& st = self->state;
+  if (!st.cgroup || st.context->memory_watch == nullptr) return;
+  try {
+    st.context->memory_watch->add(st.job.job_id, st.job.restart_count, st.context->cgroups->watch_oom(*st.cgroup));
+  } catch (const std::exception& e) {
+    spdlog::warn("job {}: OOM kills will be seen only when it ends: {}", st.job.job_id, e.what());
+  }
 }
 
 void start_batch_script(TaskActor* self) {
@@ -69,6 +145,12 @@ void start_batch_script(TaskActor* self) {
     st.script_path = write_script_file(settings.spool_dir, job.job_id, job.spec.script, owner);
     SpawnRequest request = spawn_request_for(job, settings.node, settings.cluster_name, st.script_path, switch_user);
     if (switch_user) request.supplementary_gids = supplementary_groups_of(job.spec.user_name, job.spec.gid);
+    if (st.context->cgroups) {
+      st.cgroup = st.context->cgroups->create(job.job_id, job.restart_count, memory_limit_bytes(job, settings.node));
+      request.cgroup_exec = st.context->cgroup_exec;
+      request.cgroup_procs_file = MemoryCgroups::procs_file(*st.cgroup);
+      watch_memory(self);  // before the job can allocate anything
+    }
     st.shell = spawn_batch_script(request);
     st.shell_alive = true;
     spdlog::info("job {} started{}: pid {}", job.job_id,
@@ -76,6 +158,7 @@ void start_batch_script(TaskActor* self) {
     self->send(st.agent, spawned_atom::value, job.job_id, job.restart_count, st.shell);
   } catch (const std::exception& e) {
     if (!st.script_path.empty()) remove_script_file(st.script_path);
+    remove_cgroup(self);
     report_end(self, JobEnd{.job_id = job.job_id,
                             .run = job.restart_count,
                             .exit_code = kLaunchFailedExitCode,
@@ -85,22 +168,39 @@ void start_batch_script(TaskActor* self) {
   }
 }
 
+void finish_run(TaskActor* self, ExitStatus status) {
+  auto& st = self->state;
+  auto count = oom_count_of(self);
+  if (count && count->oom_kills > 0)
+    spdlog::warn("job {}: {} OOM kill(s) in its memory cgroup, peak {} bytes, limit {} bytes", st.job.job_id,
+                 count->oom_kills, count->peak_bytes, st.cgroup->limit_bytes);
+  JobEnd end{.job_id = st.job.job_id,
+             .run = st.job.restart_count,
+             .exit_code = status.exit_code,
+             .signal = status.signal,
+             .launch_failed = false,
+             .message = {},
+             .oom_kills = count ? count->oom_kills : 0,
+             .peak_bytes = count ? count->peak_bytes : 0,
+             .limit_bytes = st.cgroup ? st.cgroup->limit_bytes : 0};
+  remove_cgroup(self);
+  remove_script_file(st.script_path);
+  report_end(self, std::move(end));
+}
+
 void on_shell_exit(TaskActor* self, ExitStatus status) {
   auto& st = self->state;
   st.shell_alive = false;
   // The script is over: whatever it left running in its group goes with it.
   signal_group(self, SIGKILL);
-  if (st.superseded) {  // the script file now belongs to the newer run
-    self->quit();
+  if (st.superseded) return remove_cgroup(self);  // the script file now belongs to the newer run
+  auto count = oom_count_of(self);
+  if (status.signal == SIGKILL && count && count->oom_kills == 0 && !st.oom_rechecked) {
+    st.oom_rechecked = true;
+    self->delayed_send(self, kOomRecheckDelay, recheck_atom::value, status);
     return;
   }
-  remove_script_file(st.script_path);
-  report_end(self, JobEnd{.job_id = st.job.job_id,
-                          .run = st.job.restart_count,
-                          .exit_code = status.exit_code,
-                          .signal = status.signal,
-                          .launch_failed = false,
-                          .message = {}});
+  finish_run(self, status);
 }
 
 void on_terminate(TaskActor* self, uint32_t kill_wait_sec) {
@@ -156,11 +256,25 @@ caf::behavior task_actor(TaskActor* self, std::shared_ptr<const AgentContext> co
         }
       },
       [=](exited_atom, ExitStatus status) { on_shell_exit(self, status); },
-      [=](acked_atom) { self->quit(); },
+      [=](recheck_atom, ExitStatus status) {
+        if (self->state.superseded) return remove_cgroup(self);
+        finish_run(self, status);
+      },
+      [=](memory_atom) {
+        bool polling = self->state.oom_polls_left > 0;
+        self->state.oom_polls_left = kOomPolls;
+        if (!polling) poll_oom(self);
+      },
+      [=](oom_atom) { poll_oom(self); },
+      [=](cleanup_atom) { remove_cgroup(self); },
+      [=](acked_atom) {
+        self->state.acked = true;
+        maybe_quit(self);
+      },
       [=](supersede_atom) {
         auto& st = self->state;
         st.superseded = true;
-        if (!st.shell_alive) return self->quit();
+        if (!st.shell_alive) return remove_cgroup(self);
         signal_group(self, SIGKILL);  // quits when the shell is reaped
       },
   };

@@ -124,6 +124,10 @@ struct JobExit {
   signal @2 :Int32;
   launchFailed @3 :Bool;
   message @4 :Text;
+  # From the run's memory cgroup: OOM kills during the run (0: none), peak usage, limit.
+  oomKillCount @5 :UInt64;
+  peakBytes @6 :UInt64;
+  limitBytes @7 :UInt64;
 }
 
 # Implemented by the controller for one registered agent; the agent calls it.

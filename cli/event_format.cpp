@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 
 #include <ctime>
+#include <iterator>
 
+#include "common/size_parse.hpp"
 #include "events/event_codec.hpp"
 
 namespace cairn {
@@ -121,6 +123,29 @@ std::string format_details(schema::Event::Reader event) {
     if (value.getType() == capnp::DynamicValue::STRUCT) return render_struct(value.as<capnp::DynamicStruct>(), false);
   }
   return "";
+}
+
+namespace {
+
+// One decimal in the largest unit reached: "300.0M", "1.5G", "512B".
+std::string rounded_size(uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"K", "M", "G", "T"};
+  if (bytes < 1024) return fmt::format("{}B", bytes);
+  double value = static_cast<double>(bytes) / 1024;
+  size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(kUnits)) value /= 1024, ++unit;
+  return fmt::format("{:.1f}{}", value, kUnits[unit]);
+}
+
+}  // namespace
+
+std::string format_audit_details(schema::Event::Reader event) {
+  auto body = event.getBody();
+  if (body.which() != schema::Event::Body::OOM_DETECTED) return format_details(event);
+  auto oom = body.getOomDetected();
+  return fmt::format("out of memory on node={} peak={} limit={} oom_kills={}", oom.getNode().cStr(),
+                     oom.getPeakBytes() > 0 ? rounded_size(oom.getPeakBytes()) : "unknown",
+                     oom.getLimitBytes() > 0 ? format_size(oom.getLimitBytes()) : "none", oom.getOomKillCount());
 }
 
 std::string format_event_line(uint64_t offset, schema::Event::Reader event) {

@@ -18,6 +18,10 @@ std::string format_actor(schema::Actor::Reader actor);
 // environments summarised by size).
 std::string format_details(schema::Event::Reader event);
 
+// What `cairn log audit` prints: format_details, but an OOM kill spelled out as
+// "out of memory on node=n1 peak=300.0M limit=50M oom_kills=1".
+std::string format_audit_details(schema::Event::Reader event);
+
 // One line: "@OFFSET TIME KIND job=N|node=X actor=... [cmd=...] details".
 std::string format_event_line(uint64_t offset, schema::Event::Reader event);
 

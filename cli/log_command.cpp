@@ -143,7 +143,7 @@ int audit(const EventLog& log, const ParsedArgs& args, std::ostream& out, std::o
     if (!filter.matches(decoded.offset(), event)) return;
     auto row = fmt::format("{:<28} {:<20} {:<24} {}", format_utc_micros(event.getHeader().getTimeUs()),
                            kind_name(event.getBody().which()), format_actor(event.getHeader().getActor()),
-                           format_details(event));
+                           format_audit_details(event));
     row.erase(row.find_last_not_of(' ') + 1);
     rows.push_back(row + "\n");
   });

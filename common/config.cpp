@@ -36,7 +36,7 @@ struct LogicalLine {
 struct PendingPartition {
   PartitionConfig config;
   std::string nodes_text;
-  bool sets_def_mem_per_cpu = false;
+  bool sets_def_mem = false;  // DefMemPerCPU= or DefMemPerNode=
   size_t line = 0;
 };
 
@@ -232,6 +232,8 @@ class ConfigParser {
          [](ConfigParser& p, const Pair& v) { p.config_.reconcile_timeout_sec = p.number32(v); }},
         {"resubmiton", [](ConfigParser& p, const Pair& v) { p.config_.resubmit_on = p.resubmit_states(v); }},
         {"maxrestarts", [](ConfigParser& p, const Pair& v) { p.config_.max_restarts = p.number32(v); }},
+        {"constrainramspace",
+         [](ConfigParser& p, const Pair& v) { p.config_.constrain_ram_space = p.boolean(v); }},
     };
     std::string key = to_lower(pair.key);
     if (key.starts_with("kafka.")) {
@@ -359,9 +361,14 @@ class ConfigParser {
       partition.max_nodes = unlimited ? kUnlimited : static_cast<uint32_t>(number(*max_nodes, 0, kUnlimited - 1));
     }
     if (const Pair* state = field(fields, "state")) partition.state = partition_state(*state);
+    // DefMemPerCPU and DefMemPerNode exclude each other; a partition's replaces the cluster's.
     if (const Pair* mem = field(fields, "defmempercpu")) {
       partition.def_mem_per_cpu_mb = mem_mb(*mem);
-      pending.sets_def_mem_per_cpu = true;
+      pending.sets_def_mem = true;
+    }
+    if (const Pair* mem = field(fields, "defmempernode")) {
+      partition.def_mem_per_node_mb = mem_mb(*mem);
+      pending.sets_def_mem = true;
     }
     return pending;
   }
@@ -369,7 +376,7 @@ class ConfigParser {
   void add_partition(const std::vector<Pair>& pairs) {
     Fields fields = partition_defaults_;
     for (auto& [key, pair] : record_fields(pairs, "PartitionName", {"nodes", "default", "maxtime", "defaulttime",
-                                                                    "maxnodes", "state", "defmempercpu"}))
+                                                                    "maxnodes", "state", "defmempercpu", "defmempernode"}))
       fields[key] = pair;
     const std::string& name = pairs.front().value;
     if (iequals(name, "DEFAULT")) {
@@ -420,7 +427,10 @@ class ConfigParser {
           if (!node_lines_.contains(node))
             fail("partition '" + partition.name + "' names undefined node '" + node + "'");
       }
-      if (!pending.sets_def_mem_per_cpu) partition.def_mem_per_cpu_mb = config_.def_mem_per_cpu_mb;
+      if (!pending.sets_def_mem) {
+        partition.def_mem_per_cpu_mb = config_.def_mem_per_cpu_mb;
+        partition.def_mem_per_node_mb = config_.def_mem_per_node_mb;
+      }
       config_.partitions.push_back(std::move(partition));
     }
     choose_default(config_.partitions);

@@ -50,6 +50,7 @@ struct PartitionConfig {
   uint32_t max_nodes = kUnlimited;
   PartitionState state = PartitionState::up;
   uint64_t def_mem_per_cpu_mb = 0;  // the cluster's DefMemPerCPU unless the partition sets one
+  uint64_t def_mem_per_node_mb = 0;  // likewise DefMemPerNode
 
   uint32_t effective_default_time_sec() const { return default_time_sec.value_or(max_time_sec); }
 };
@@ -82,6 +83,7 @@ struct ClusterConfig {
   uint32_t reconcile_timeout_sec = 60;  // after a controller restart, before a missing node's jobs are NODE_FAIL
   std::vector<std::string> resubmit_on = {"TIMEOUT", "DEADLINE", "PREEMPTED", "NODE_FAIL", "REVOKED"};
   uint32_t max_restarts = 0;
+  bool constrain_ram_space = true;  // cgroup.conf's ConstrainRAMSpace: agents put jobs in memory cgroups
 
   std::vector<NodeConfig> nodes;            // in definition order
   std::vector<PartitionConfig> partitions;  // exactly one is_default when any exist

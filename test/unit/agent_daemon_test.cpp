@@ -179,7 +179,8 @@ class AgentHarness {
     conf_ = dir_ + "/cairn.conf";
     std::ofstream(conf_) << "ClusterName=test\nStateSaveLocation=" << dir_
                          << "\nControllerPort=6817\nNodeName=n[1-2] CPUs=2 RealMemory=1000\n"
-                            "PartitionName=debug Nodes=ALL Default=YES\nHeartbeatInterval=1\nNodeTimeout=5\n";
+                            "PartitionName=debug Nodes=ALL Default=YES\nHeartbeatInterval=1\nNodeTimeout=5\n"
+                            "ConstrainRAMSpace=no\n";
     socket_ = dir_ + "/cairnctld.sock";
     open_controller();
     start_agent();

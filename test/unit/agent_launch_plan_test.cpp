@@ -134,3 +134,13 @@ TEST_CASE("agent settings: the node's own record, the default spool dir, the con
   CHECK_THROWS_WITH_AS(agent_settings_for(config, "n7", std::nullopt),
                        "node 'n7' is not in the configuration (no NodeName= line defines it)", ConfigError);
 }
+
+TEST_CASE("launch plan: the memory limit is this node's share of the allocation") {
+  JobLaunch job;
+  job.nodes = {{"n1", 2, 512}, {"n2", 2, 256}};
+  CHECK(memory_limit_bytes(job, "n1") == 512ull << 20);
+  CHECK(memory_limit_bytes(job, "n2") == 256ull << 20);
+  CHECK(memory_limit_bytes(job, "n3") == 0);
+  job.nodes = {{"n1", 2, 0}};  // no --mem and no default: no limit
+  CHECK(memory_limit_bytes(job, "n1") == 0);
+}

@@ -798,3 +798,23 @@ TEST_CASE("reap_children: a subreaper reaps the orphans of its jobs") {
   CHECK(reaped[orphan] == ExitStatus{0, 0});
   CHECK(reap_children().empty());
 }
+
+TEST_CASE("launch_command: a job with a memory cgroup joins it first, as root, before setpriv") {
+  SpawnRequest request;
+  request.script_path = "/spool/job00012/slurm_script";
+  request.cgroup_exec = "/opt/cairn/bin/cairn-cgroup-exec";
+  request.cgroup_procs_file = "/sys/fs/cgroup/memory/x/cairnd-n1-7.job12.0/cgroup.procs";
+  using Strings = std::vector<std::string>;
+  CHECK(launch_command(request, false).argv == Strings{"/opt/cairn/bin/cairn-cgroup-exec",
+                                                        "/sys/fs/cgroup/memory/x/cairnd-n1-7.job12.0/cgroup.procs",
+                                                        "/bin/sh", "/spool/job00012/slurm_script"});
+  request.switch_user = true;
+  request.uid = 1001;
+  request.gid = 1002;
+  CHECK(launch_command(request, true).argv ==
+        Strings{"/opt/cairn/bin/cairn-cgroup-exec", "/sys/fs/cgroup/memory/x/cairnd-n1-7.job12.0/cgroup.procs",
+                "/usr/bin/setpriv", "--reuid=1001", "--regid=1002", "--clear-groups", "--",
+                "/spool/job00012/slurm_script"});
+  request.cgroup_procs_file.clear();  // no cgroup: no trampoline
+  CHECK(launch_command(request, true).argv.front() == "/usr/bin/setpriv");
+}

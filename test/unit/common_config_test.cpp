@@ -282,6 +282,17 @@ TEST_CASE("config: partitions") {
     CHECK(parse("PartitionName=p\nDefMemPerCPU=500").partition("p")->def_mem_per_cpu_mb == 500);
     CHECK(parse("DefMemPerCPU=500\nPartitionName=p DefMemPerCPU=0").partition("p")->def_mem_per_cpu_mb == 0);
   }
+  SUBCASE("DefMemPerNode is inherited; a partition's DefMemPerCPU replaces it") {
+    CHECK(parse("PartitionName=p\nDefMemPerNode=800").partition("p")->def_mem_per_node_mb == 800);
+    auto config = parse("DefMemPerNode=800\nPartitionName=p DefMemPerCPU=100");
+    CHECK(config.partition("p")->def_mem_per_node_mb == 0);
+    CHECK(config.partition("p")->def_mem_per_cpu_mb == 100);
+    CHECK(parse("PartitionName=p DefMemPerNode=300").partition("p")->def_mem_per_node_mb == 300);
+  }
+  SUBCASE("ConstrainRAMSpace") {
+    CHECK(parse("").constrain_ram_space);
+    CHECK_FALSE(parse("ConstrainRAMSpace=no").constrain_ram_space);
+  }
   SUBCASE("state names") {
     CHECK(cairn::partition_state_name(PartitionState::up) == "UP");
     CHECK(cairn::partition_state_name(PartitionState::down) == "DOWN");

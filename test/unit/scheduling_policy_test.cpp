@@ -109,6 +109,20 @@ TEST_CASE("multi-node jobs spread CPUs over their nodes; memory is a resource") 
   CHECK(placement_of(decision, 2)->nodes[0].node == "n3");
 }
 
+TEST_CASE("memory per node: --mem, else --mem-per-cpu, else the partition's DefMemPerNode or DefMemPerCPU") {
+  PartitionPolicy partition;
+  JobSpec spec;
+  CHECK(memory_per_node_mb(spec, 2, partition) == 0);  // no memory asked nor defaulted: no limit
+  partition.def_mem_per_cpu_mb = 100;
+  CHECK(memory_per_node_mb(spec, 2, partition) == 200);
+  partition.def_mem_per_node_mb = 700;
+  CHECK(memory_per_node_mb(spec, 2, partition) == 700);
+  spec.mem_per_cpu_mb = 50;
+  CHECK(memory_per_node_mb(spec, 2, partition) == 100);
+  spec.mem_per_node_mb = 64;
+  CHECK(memory_per_node_mb(spec, 2, partition) == 64);
+}
+
 TEST_CASE("pending reasons: holds, begin time, partition limits and state") {
   Cluster c(2);
   auto held = cpus_job(1, 1, 60);

@@ -1,0 +1,28 @@
+// cairn-cgroup-exec PROCS_FILE PROGRAM [ARGS...]: joins a cgroup, then becomes
+// PROGRAM. cairnd posix_spawns a job through it so that the job is in its
+// memory cgroup from its first instruction: posix_spawn cannot place a child in
+// a cgroup, and moving the child afterwards would race with its first fork.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fputs("usage: cairn-cgroup-exec PROCS_FILE PROGRAM [ARGS...]\n", stderr);
+    return 2;
+  }
+  char pid[32];
+  int length = std::snprintf(pid, sizeof pid, "%d\n", static_cast<int>(::getpid()));
+  int fd = ::open(argv[1], O_WRONLY | O_CLOEXEC);
+  if (fd < 0 || ::write(fd, pid, static_cast<size_t>(length)) != length) {
+    std::fprintf(stderr, "cairn-cgroup-exec: cannot join the memory cgroup %s: %s\n", argv[1], std::strerror(errno));
+    return 125;
+  }
+  ::close(fd);
+  ::execv(argv[2], argv + 2);
+  std::fprintf(stderr, "cairn-cgroup-exec: cannot run %s: %s\n", argv[2], std::strerror(errno));
+  return 127;
+}

@@ -1,0 +1,275 @@
+#include "agents/memory_cgroup.hpp"
+
+#include <fcntl.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "common/string_util.hpp"
+
+namespace cairn {
+namespace {
+
+std::string errno_text(int error_number) { return std::system_category().message(error_number); }
+
+std::optional<std::string> read_text(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+
+// Returns 0 or the errno. Cgroup files take one write; O_CREAT serves fake roots in tests.
+int write_text(const std::string& path, std::string_view text) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!fd) return errno;
+  if (::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) return errno ? errno : EIO;
+  return 0;
+}
+
+void write_or_throw(const std::string& path, std::string_view text) {
+  if (int error = write_text(path, text); error != 0)
+    throw std::runtime_error(fmt::format("cannot write '{}' to {}: {}", text, path, errno_text(error)));
+}
+
+std::optional<uint64_t> read_number(const std::string& path) {
+  auto text = read_text(path);
+  if (!text) return std::nullopt;
+  return parse_unsigned<uint64_t>(trim(*text));
+}
+
+bool has_word(std::string_view list, std::string_view word, char separator) {
+  for (auto part : split(list, separator))
+    if (trim(part) == word) return true;
+  return false;
+}
+
+// The mount point of the cgroup hierarchy and the cgroup path it shows as its root.
+struct CgroupMount {
+  std::string root;
+  std::string mount_point;
+};
+
+std::optional<CgroupMount> find_mount(std::string_view mountinfo, bool v2) {
+  for (auto line : split(mountinfo, '\n')) {
+    auto fields = split(line, ' ');
+    size_t dash = 0;
+    while (dash < fields.size() && fields[dash] != "-") ++dash;
+    if (dash < 5 || dash + 3 >= fields.size()) continue;
+    std::string_view fs_type = fields[dash + 1];
+    if (v2 ? fs_type != "cgroup2" : (fs_type != "cgroup" || !has_word(fields[dash + 3], "memory", ',')))
+      continue;
+    return CgroupMount{std::string(fields[3]), std::string(fields[4])};
+  }
+  return std::nullopt;
+}
+
+std::string join_cgroup_path(const CgroupMount& mount, std::string_view path) {
+  // In a cgroup namespace or a container the mount's root may be the process's own cgroup.
+  if (mount.root != "/" && path.starts_with(mount.root)) path.remove_prefix(mount.root.size());
+  std::string dir = mount.mount_point;
+  if (!path.empty() && path != "/") {
+    if (!path.starts_with('/')) dir += '/';
+    dir += path;
+  }
+  return dir;
+}
+
+bool process_is_cairnd(int pid) {
+  auto comm = read_text(fmt::format("/proc/{}/comm", pid));
+  return comm && trim(*comm) == "cairnd";
+}
+
+// The agent pid in "cairnd-<node>-<pid>.<rest>", or -1.
+int agent_pid_of(std::string_view name) {
+  if (!name.starts_with("cairnd-")) return -1;
+  std::string_view head = name.substr(0, name.find('.'));
+  size_t dash = head.rfind('-');
+  if (dash == std::string_view::npos || dash < 7) return -1;
+  auto pid = parse_unsigned<uint32_t>(head.substr(dash + 1));
+  return pid && *pid > 0 && *pid < (1u << 22) ? static_cast<int>(*pid) : -1;
+}
+
+}  // namespace
+
+std::string_view cgroup_backend_name(CgroupVersion version) {
+  return version == CgroupVersion::v1 ? "cgroup/v1" : "cgroup/v2";
+}
+
+std::optional<MemoryCgroupLocation> locate_memory_cgroup(std::string_view proc_self_cgroup,
+                                                         std::string_view mountinfo) {
+  std::optional<std::string_view> v1_path, v2_path;
+  for (auto line : split(proc_self_cgroup, '\n')) {
+    size_t first = line.find(':');
+    size_t second = first == std::string_view::npos ? first : line.find(':', first + 1);
+    if (second == std::string_view::npos) continue;
+    std::string_view id = line.substr(0, first);
+    std::string_view controllers = line.substr(first + 1, second - first - 1);
+    std::string_view path = line.substr(second + 1);
+    if (has_word(controllers, "memory", ','))
+      v1_path = path;
+    else if (id == "0" && controllers.empty())
+      v2_path = path;
+  }
+  if (v1_path) {
+    if (auto mount = find_mount(mountinfo, false))
+      return MemoryCgroupLocation{CgroupVersion::v1, join_cgroup_path(*mount, *v1_path)};
+  }
+  if (v2_path) {
+    if (auto mount = find_mount(mountinfo, true))
+      return MemoryCgroupLocation{CgroupVersion::v2, join_cgroup_path(*mount, *v2_path)};
+  }
+  return std::nullopt;
+}
+
+std::optional<uint64_t> keyed_counter(std::string_view text, std::string_view key) {
+  for (auto line : split(text, '\n')) {
+    line = trim(line);
+    if (!line.starts_with(key) || line.size() <= key.size() || line[key.size()] != ' ') continue;
+    if (auto value = parse_unsigned<uint64_t>(trim(line.substr(key.size())))) return value;
+  }
+  return std::nullopt;
+}
+
+MemoryCgroups::MemoryCgroups(MemoryCgroupLocation location, std::string node, int agent_pid)
+    : location_(std::move(location)), prefix_(fmt::format("cairnd-{}-{}.", node, agent_pid)) {
+  const std::string& dir = location_.dir;
+  if (location_.version == CgroupVersion::v2) {
+    auto controllers = read_text(dir + "/cgroup.controllers");
+    if (!controllers || !has_word(trim(*controllers), "memory", ' '))
+      throw std::runtime_error(fmt::format("cgroup v2 at {} has no memory controller", dir));
+    // The agent leaves its cgroup for a leaf so that the cgroup may give its children the controller.
+    std::string daemon = dir + "/" + prefix_ + "daemon";
+    if (::mkdir(daemon.c_str(), 0755) != 0 && errno != EEXIST)
+      throw std::runtime_error(fmt::format("cannot create the cgroup {}: {}", daemon, errno_text(errno)));
+    write_or_throw(daemon + "/cgroup.procs", std::to_string(agent_pid));
+    if (int error = write_text(dir + "/cgroup.subtree_control", "+memory"); error != 0) {
+      write_text(dir + "/cgroup.procs", std::to_string(agent_pid));
+      ::rmdir(daemon.c_str());
+      throw std::runtime_error(fmt::format(
+          "cannot enable the memory controller below {}: {} (run cairnd in a cgroup of its own, e.g. a systemd "
+          "service with Delegate=yes)",
+          dir, errno_text(error)));
+    }
+  } else if (!exists(dir + "/memory.limit_in_bytes")) {
+    throw std::runtime_error(fmt::format("{} is not a cgroup v1 memory cgroup", dir));
+  }
+  // Prove that job cgroups can be made here: permissions, a read-only mount, nesting limits.
+  ::rmdir(create(0, 0, 0).path.c_str());
+}
+
+JobCgroup MemoryCgroups::create(uint64_t job_id, uint32_t run, uint64_t limit_bytes) const {
+  JobCgroup cgroup{fmt::format("{}/{}job{}.{}", location_.dir, prefix_, job_id, run), limit_bytes};
+  const std::string& path = cgroup.path;
+  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
+    throw std::runtime_error(fmt::format("cannot create the memory cgroup {}: {}", path, errno_text(errno)));
+  try {
+    if (location_.version == CgroupVersion::v1) {
+      write_or_throw(path + "/memory.limit_in_bytes", limit_bytes > 0 ? std::to_string(limit_bytes) : "-1");
+      // Without a swap limit a job over its memory would swap instead of being killed.
+      if (limit_bytes > 0 && exists(path + "/memory.memsw.limit_in_bytes"))
+        write_text(path + "/memory.memsw.limit_in_bytes", std::to_string(limit_bytes));
+    } else {
+      write_or_throw(path + "/memory.max", limit_bytes > 0 ? std::to_string(limit_bytes) : "max");
+      if (limit_bytes > 0 && exists(path + "/memory.swap.max")) write_text(path + "/memory.swap.max", "0");
+      // One OOM kill ends the whole job, as Slurm's task/cgroup does.
+      if (exists(path + "/memory.oom.group")) write_text(path + "/memory.oom.group", "1");
+    }
+  } catch (...) {
+    ::rmdir(path.c_str());
+    throw;
+  }
+  return cgroup;
+}
+
+std::optional<OomCount> MemoryCgroups::oom_count(const JobCgroup& cgroup) const {
+  bool v1 = location_.version == CgroupVersion::v1;
+  auto events = read_text(cgroup.path + (v1 ? "/memory.oom_control" : "/memory.events"));
+  if (!events) return std::nullopt;
+  auto kills = keyed_counter(*events, "oom_kill");
+  if (!kills) return std::nullopt;
+  auto peak = read_number(cgroup.path + (v1 ? "/memory.max_usage_in_bytes" : "/memory.peak"));
+  return OomCount{*kills, peak.value_or(0)};
+}
+
+UniqueFd MemoryCgroups::watch_oom(const JobCgroup& cgroup) const {
+  if (location_.version == CgroupVersion::v2) {
+    UniqueFd fd(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+    if (!fd) throw std::runtime_error(fmt::format("inotify_init1: {}", errno_text(errno)));
+    std::string events = cgroup.path + "/memory.events";
+    if (::inotify_add_watch(fd.get(), events.c_str(), IN_MODIFY) < 0)
+      throw std::runtime_error(fmt::format("cannot watch {}: {}", events, errno_text(errno)));
+    return fd;
+  }
+  UniqueFd event(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!event) throw std::runtime_error(fmt::format("eventfd: {}", errno_text(errno)));
+  std::string oom_control = cgroup.path + "/memory.oom_control";
+  UniqueFd control(::open(oom_control.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!control) throw std::runtime_error(fmt::format("cannot open {}: {}", oom_control, errno_text(errno)));
+  write_or_throw(cgroup.path + "/cgroup.event_control", fmt::format("{} {}", event.get(), control.get()));
+  return event;
+}
+
+void MemoryCgroups::drain_oom_watch(int fd) {
+  char buffer[4096];
+  while (::read(fd, buffer, sizeof buffer) > 0) {
+  }
+}
+
+bool MemoryCgroups::kill_and_remove(const JobCgroup& cgroup) const {
+  if (auto procs = read_text(MemoryCgroups::procs_file(cgroup))) {
+    for (auto line : split(*procs, '\n')) {
+      auto pid = parse_unsigned<uint32_t>(trim(line));
+      if (pid && *pid > 1 && *pid < (1u << 22)) ::kill(static_cast<pid_t>(*pid), SIGKILL);
+    }
+  }
+  if (::rmdir(cgroup.path.c_str()) == 0 || errno == ENOENT) return true;
+  return false;  // EBUSY: killed processes not gone yet
+}
+
+size_t MemoryCgroups::remove_stale() const {
+  size_t removed = 0;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(location_.dir, error)) {
+    std::string name = entry.path().filename().string();
+    int pid = agent_pid_of(name);
+    if (pid < 0 || !entry.is_directory() || process_is_cairnd(pid)) continue;
+    if (kill_and_remove(JobCgroup{entry.path().string(), 0})) ++removed;
+  }
+  return removed;
+}
+
+MemoryEnforcement open_memory_enforcement(const std::string& node) {
+  MemoryEnforcement result;
+  auto self_cgroup = read_text("/proc/self/cgroup");
+  auto mountinfo = read_text("/proc/self/mountinfo");
+  auto location = self_cgroup && mountinfo ? locate_memory_cgroup(*self_cgroup, *mountinfo) : std::nullopt;
+  if (!location) {
+    result.why_off = "no memory cgroup is mounted";
+    return result;
+  }
+  try {
+    auto cgroups = std::make_shared<MemoryCgroups>(*location, node, static_cast<int>(::getpid()));
+    cgroups->remove_stale();
+    result.cgroups = std::move(cgroups);
+  } catch (const std::exception& e) {
+    result.why_off = e.what();
+  }
+  return result;
+}
+
+}  // namespace cairn

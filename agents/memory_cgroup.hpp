@@ -1,0 +1,106 @@
+// Memory cgroups for jobs (cgroup v1 and v2): where the agent's own memory
+// cgroup is, one cgroup per job run below it with the job's limit, and the
+// kernel's OOM-kill counter and peak usage read back. Plain file operations,
+// no actors: the task actor drives them, tests run them against a fake root.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/unique_fd.hpp"
+
+namespace cairn {
+
+enum class CgroupVersion { v1, v2 };
+
+// "cgroup/v1" or "cgroup/v2", as scontrol show node prints the backend.
+std::string_view cgroup_backend_name(CgroupVersion version);
+
+// The directory of the calling process's memory cgroup.
+struct MemoryCgroupLocation {
+  CgroupVersion version = CgroupVersion::v1;
+  std::string dir;
+  bool operator==(const MemoryCgroupLocation&) const = default;
+};
+
+// From the texts of /proc/self/cgroup and /proc/self/mountinfo: the v1 memory
+// hierarchy, else the v2 unified one (whether v2 has the memory controller is
+// for open_memory_cgroups to find out). nullopt when neither is mounted.
+std::optional<MemoryCgroupLocation> locate_memory_cgroup(std::string_view proc_self_cgroup, std::string_view mountinfo);
+
+// The value of `key` in a "key value" per line file (memory.oom_control,
+// memory.events); nullopt when the key is missing or not a number.
+std::optional<uint64_t> keyed_counter(std::string_view text, std::string_view key);
+
+// One run's cgroup, e.g. <agent dir>/cairnd-n1-4242.job12.0
+struct JobCgroup {
+  std::string path;
+  uint64_t limit_bytes = 0;  // 0: no limit
+};
+
+// What an OOM watch reports: the job's processes OOM-killed so far and the peak.
+struct OomCount {
+  uint64_t oom_kills = 0;
+  uint64_t peak_bytes = 0;  // 0 where the kernel does not say
+};
+
+class MemoryCgroups {
+ public:
+  // The agent's cgroups live in location.dir, named "cairnd-<node>-<agent pid>.":
+  // unique per agent even when several share a host and a cgroup. v2 moves the
+  // agent into its own leaf first (a cgroup whose children have controllers may
+  // hold no process) and enables the memory controller for its children.
+  // Throws std::runtime_error saying why memory cannot be enforced here.
+  MemoryCgroups(MemoryCgroupLocation location, std::string node, int agent_pid);
+
+  CgroupVersion version() const { return location_.version; }
+  const std::string& dir() const { return location_.dir; }
+  const std::string& prefix() const { return prefix_; }
+
+  // Creates the run's cgroup with the limit (v1 memory.limit_in_bytes and, where
+  // swap is accounted, memory.memsw.limit_in_bytes; v2 memory.max, no swap,
+  // memory.oom.group). A cgroup left by the same run is reused. Throws
+  // std::runtime_error naming the file.
+  JobCgroup create(uint64_t job_id, uint32_t run, uint64_t limit_bytes) const;
+
+  // The file a process writes its pid to in order to join the cgroup.
+  static std::string procs_file(const JobCgroup& cgroup) { return cgroup.path + "/cgroup.procs"; }
+
+  // OOM kills so far (nullopt: the counter is missing, e.g. a kernel before 4.13)
+  // and the peak usage (0 where memory.max_usage_in_bytes / memory.peak is missing).
+  std::optional<OomCount> oom_count(const JobCgroup& cgroup) const;
+
+  // A descriptor that becomes readable when the cgroup's OOM state changes: v1
+  // an eventfd registered through cgroup.event_control, v2 an inotify watch on
+  // memory.events. Drain it with drain_oom_watch. Throws std::runtime_error.
+  UniqueFd watch_oom(const JobCgroup& cgroup) const;
+  static void drain_oom_watch(int fd);
+
+  // SIGKILL to every process still in the cgroup (also those that left the job's
+  // process group), then rmdir. False while processes remain (try again later).
+  bool kill_and_remove(const JobCgroup& cgroup) const;
+
+  // Removes what dead agents left: "cairnd-*-<pid>.*" cgroups whose pid is no
+  // running cairnd. Returns how many were removed.
+  size_t remove_stale() const;
+
+ private:
+  MemoryCgroupLocation location_;
+  std::string prefix_;
+};
+
+// What the agent found at start: cgroups, or why it runs without enforcement.
+struct MemoryEnforcement {
+  std::shared_ptr<const MemoryCgroups> cgroups;  // null: off
+  std::string why_off;
+};
+
+// Reads /proc/self/{cgroup,mountinfo} and opens the agent's memory cgroups,
+// checking that a job cgroup can really be created. Never throws.
+MemoryEnforcement open_memory_enforcement(const std::string& node);
+
+}  // namespace cairn

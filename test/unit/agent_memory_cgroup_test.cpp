@@ -1,0 +1,229 @@
+// Memory cgroups against fake cgroup roots laid out like v1 and v2 (the real
+// v1 controller is exercised by test/integration/oom.sh).
+#include <doctest/doctest.h>
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "agents/memory_cgroup.hpp"
+#include "agents/memory_event_watch.hpp"
+
+using namespace cairn;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct FakeRoot {
+  FakeRoot() {
+    char dir_template[] = "/tmp/cairn-cgroup-test-XXXXXX";
+    dir = ::mkdtemp(dir_template);
+  }
+  ~FakeRoot() {
+    std::error_code ignored;
+    fs::remove_all(dir, ignored);
+  }
+  void write(const std::string& relative, const std::string& text) const {
+    fs::create_directories(fs::path(dir + "/" + relative).parent_path());
+    std::ofstream(dir + "/" + relative) << text;
+  }
+  std::string read(const std::string& relative) const {
+    std::ifstream in(dir + "/" + relative);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+  bool has(const std::string& relative) const { return fs::exists(dir + "/" + relative); }
+  std::string dir;
+};
+
+constexpr const char* kV1Mountinfo =
+    "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+    "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+    "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+    "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+
+pid_t spawn_sleeper() {
+  pid_t pid = 0;
+  char sleep_path[] = "/bin/sleep";
+  char seconds[] = "30";
+  char* argv[] = {sleep_path, seconds, nullptr};
+  char* env[] = {nullptr};
+  REQUIRE(::posix_spawn(&pid, sleep_path, nullptr, nullptr, argv, env) == 0);
+  return pid;
+}
+
+}  // namespace
+
+TEST_CASE("locate_memory_cgroup: the v1 memory hierarchy, a container's root, v2, none") {
+  // This machine's kind: v1 memory, a nested cgroup, a v2 mount without memory.
+  auto v1 = locate_memory_cgroup("9:name=systemd:/\n4:memory:/process_api/abc\n0::/\n", kV1Mountinfo);
+  REQUIRE(v1);
+  CHECK(*v1 == MemoryCgroupLocation{CgroupVersion::v1, "/sys/fs/cgroup/memory/process_api/abc"});
+
+  // In a container the mount's root is the container's own cgroup.
+  auto container = locate_memory_cgroup(
+      "5:cpuacct,memory:/docker/f00/job\n",
+      "40 31 0:32 /docker/f00 /sys/fs/cgroup/memory ro,nosuid - cgroup cgroup rw,cpuacct,memory\n");
+  REQUIRE(container);
+  CHECK(container->dir == "/sys/fs/cgroup/memory/job");
+
+  auto root_cgroup = locate_memory_cgroup("4:memory:/\n", kV1Mountinfo);
+  REQUIRE(root_cgroup);
+  CHECK(root_cgroup->dir == "/sys/fs/cgroup/memory");
+
+  auto v2 = locate_memory_cgroup("0::/system.slice/cairnd.service\n",
+                                 "30 23 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n");
+  REQUIRE(v2);
+  CHECK(*v2 == MemoryCgroupLocation{CgroupVersion::v2, "/sys/fs/cgroup/system.slice/cairnd.service"});
+
+  CHECK_FALSE(locate_memory_cgroup("0::/x\n", "31 23 0:28 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n"));
+  CHECK_FALSE(locate_memory_cgroup("", ""));
+}
+
+TEST_CASE("keyed_counter: oom_kill in memory.oom_control and memory.events, never confused with oom") {
+  CHECK(keyed_counter("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n", "oom_kill") == 3u);
+  CHECK(keyed_counter("low 0\nhigh 0\nmax 12\noom 2\noom_kill 1\noom_group_kill 0\n", "oom_kill") == 1u);
+  CHECK(keyed_counter("low 0\nhigh 0\nmax 12\noom 2\noom_kill 1\n", "oom") == 2u);
+  CHECK_FALSE(keyed_counter("oom_kill_disable 0\nunder_oom 0\n", "oom_kill"));  // kernels before 4.13
+  CHECK_FALSE(keyed_counter("oom_kill x\n", "oom_kill"));
+  CHECK_FALSE(keyed_counter("", "oom_kill"));
+}
+
+TEST_CASE("cgroup v1 backend: job cgroup with its limit, the OOM counter rising or not or missing, the peak") {
+  FakeRoot root;
+  root.write("memory.limit_in_bytes", "9223372036854771712\n");
+  MemoryCgroups cgroups({CgroupVersion::v1, root.dir}, "n1", 4242);
+  CHECK(cgroups.prefix() == "cairnd-n1-4242.");
+
+  JobCgroup job = cgroups.create(12, 0, 50u << 20);
+  CHECK(job.path == root.dir + "/cairnd-n1-4242.job12.0");
+  CHECK(root.read("cairnd-n1-4242.job12.0/memory.limit_in_bytes") == "52428800");
+  CHECK_FALSE(root.has("cairnd-n1-4242.job12.0/memory.memsw.limit_in_bytes"));  // swap not accounted
+  CHECK(MemoryCgroups::procs_file(job) == job.path + "/cgroup.procs");
+
+  CHECK_FALSE(cgroups.oom_count(job));  // no counter file: nothing can be said
+  root.write("cairnd-n1-4242.job12.0/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n");
+  auto quiet = cgroups.oom_count(job);
+  REQUIRE(quiet);
+  CHECK(quiet->oom_kills == 0);
+  CHECK(quiet->peak_bytes == 0);  // no memory.max_usage_in_bytes
+  root.write("cairnd-n1-4242.job12.0/memory.oom_control", "oom_kill_disable 0\nunder_oom 1\noom_kill 2\n");
+  root.write("cairnd-n1-4242.job12.0/memory.max_usage_in_bytes", "52428800\n");
+  auto risen = cgroups.oom_count(job);
+  REQUIRE(risen);
+  CHECK(risen->oom_kills == 2);
+  CHECK(risen->peak_bytes == 52428800);
+
+  // Swap accounted: the same limit on memory+swap, or the job would swap instead of dying.
+  root.write("cairnd-n1-4242.job13.1/memory.memsw.limit_in_bytes", "9223372036854771712");
+  cgroups.create(13, 1, 64u << 20);
+  CHECK(root.read("cairnd-n1-4242.job13.1/memory.memsw.limit_in_bytes") == "67108864");
+  // No limit asked: unlimited, but still a cgroup to count OOM kills in.
+  cgroups.create(14, 0, 0);
+  CHECK(root.read("cairnd-n1-4242.job14.0/memory.limit_in_bytes") == "-1");
+}
+
+TEST_CASE("cgroup v1 backend: refused where the directory is no memory cgroup") {
+  FakeRoot root;
+  CHECK_THROWS_WITH(MemoryCgroups({CgroupVersion::v1, root.dir}, "n1", 1),
+                    doctest::Contains("is not a cgroup v1 memory cgroup"));
+}
+
+TEST_CASE("cgroup v2 backend: the agent moves to a leaf, children get the memory controller and memory.max") {
+  FakeRoot root;
+  root.write("cgroup.controllers", "cpuset cpu io memory pids\n");
+  root.write("cgroup.procs", "4242\n");
+  root.write("cgroup.subtree_control", "");
+  MemoryCgroups cgroups({CgroupVersion::v2, root.dir}, "n1", 4242);
+  CHECK(root.read("cairnd-n1-4242.daemon/cgroup.procs") == "4242");
+  CHECK(root.read("cgroup.subtree_control") == "+memory");
+
+  root.write("cairnd-n1-4242.job5.1/memory.oom.group", "0");
+  root.write("cairnd-n1-4242.job5.1/memory.swap.max", "max");
+  JobCgroup job = cgroups.create(5, 1, 64u << 20);
+  CHECK(root.read("cairnd-n1-4242.job5.1/memory.max") == "67108864");
+  CHECK(root.read("cairnd-n1-4242.job5.1/memory.oom.group") == "1");
+  CHECK(root.read("cairnd-n1-4242.job5.1/memory.swap.max") == "0");
+
+  CHECK_FALSE(cgroups.oom_count(job));
+  root.write("cairnd-n1-4242.job5.1/memory.events", "low 0\nhigh 0\nmax 3\noom 1\noom_kill 0\n");
+  CHECK(cgroups.oom_count(job)->oom_kills == 0);
+  root.write("cairnd-n1-4242.job5.1/memory.events", "low 0\nhigh 0\nmax 9\noom 2\noom_kill 1\n");
+  root.write("cairnd-n1-4242.job5.1/memory.peak", "67100000\n");
+  CHECK(cgroups.oom_count(job)->oom_kills == 1);
+  CHECK(cgroups.oom_count(job)->peak_bytes == 67100000);
+
+  cgroups.create(6, 0, 0);
+  CHECK(root.read("cairnd-n1-4242.job6.0/memory.max") == "max");
+}
+
+TEST_CASE("cgroup v2 backend: refused without the memory controller") {
+  FakeRoot root;
+  root.write("cgroup.controllers", "cpu io pids\n");
+  CHECK_THROWS_WITH(MemoryCgroups({CgroupVersion::v2, root.dir}, "n1", 1),
+                    doctest::Contains("has no memory controller"));
+}
+
+TEST_CASE("kill_and_remove kills what is left in the cgroup; remove_stale clears dead agents' cgroups") {
+  FakeRoot root;
+  root.write("memory.limit_in_bytes", "-1");
+  MemoryCgroups cgroups({CgroupVersion::v1, root.dir}, "n1", static_cast<int>(::getpid()));
+  JobCgroup job = cgroups.create(7, 0, 0);
+  pid_t escaped = spawn_sleeper();
+  root.write("cairnd-n1-" + std::to_string(::getpid()) + ".job7.0/cgroup.procs", std::to_string(escaped) + "\n");
+  CHECK_FALSE(cgroups.kill_and_remove(job));  // a fake cgroup's files keep its directory
+  int status = 0;
+  REQUIRE(::waitpid(escaped, &status, 0) == escaped);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGKILL);
+
+  fs::create_directory(root.dir + "/cairnd-n2-999999.job3.0");  // no such process
+  fs::create_directory(root.dir + "/other-cgroup");
+  CHECK(cgroups.remove_stale() >= 1);  // this test is no cairnd either
+  CHECK_FALSE(root.has("cairnd-n2-999999.job3.0"));
+  CHECK(root.has("other-cgroup"));
+}
+
+TEST_CASE("memory event watch: a v2 memory.events change is reported for its job run, until removed") {
+  FakeRoot root;
+  root.write("cgroup.controllers", "memory\n");
+  MemoryCgroups cgroups({CgroupVersion::v2, root.dir}, "n1", 4242);
+  JobCgroup job = cgroups.create(9, 2, 0);
+  root.write("cairnd-n1-4242.job9.2/memory.events", "oom 0\noom_kill 0\n");
+
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<std::pair<uint64_t, uint32_t>> seen;
+  MemoryEventWatch watch([&](uint64_t job_id, uint32_t run) {
+    std::lock_guard lock(mutex);
+    seen.emplace_back(job_id, run);
+    changed.notify_all();
+  });
+  watch.add(9, 2, cgroups.watch_oom(job));
+  root.write("cairnd-n1-4242.job9.2/memory.events", "oom 1\noom_kill 1\n");
+  {
+    std::unique_lock lock(mutex);
+    REQUIRE(changed.wait_for(lock, std::chrono::seconds(5), [&] { return !seen.empty(); }));
+    CHECK(seen.front() == std::pair<uint64_t, uint32_t>{9, 2});
+  }
+  watch.remove(9, 2);
+  size_t before = 0;
+  {
+    std::lock_guard lock(mutex);
+    before = seen.size();
+  }
+  root.write("cairnd-n1-4242.job9.2/memory.events", "oom 2\noom_kill 2\n");
+  std::unique_lock lock(mutex);
+  CHECK_FALSE(changed.wait_for(lock, std::chrono::milliseconds(200), [&] { return seen.size() > before; }));
+}
