@@ -28,6 +28,10 @@ using forgotten_atom = caf::atom_constant<caf::atom("forgotten")>;
 using acked_atom = caf::atom_constant<caf::atom("acked")>;
 // A newer run of the same job replaces this task's run.
 using supersede_atom = caf::atom_constant<caf::atom("supersede")>;
+// Burst buffers: an order to the staging actor; a stager's outcome.
+using bb_stage_atom = caf::atom_constant<caf::atom("bbstage")>;
+using bb_teardown_atom = caf::atom_constant<caf::atom("bbteardown")>;
+using bb_done_atom = caf::atom_constant<caf::atom("bbdone")>;
 // Timers.
 using kill_atom = caf::atom_constant<caf::atom("kill")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
@@ -38,5 +42,8 @@ using tick_atom = caf::atom_constant<caf::atom("tick")>;
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobLaunch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobEnd)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::LaunchDone)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StageDone)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StageOrder)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StageOutcome)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ExitStatus)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cairn::ReapedChild>)

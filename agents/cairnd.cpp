@@ -77,7 +77,7 @@ int run(const ParsedArgs& args) {
   context->settings = settings;
   context->reports = &link;
   caf::actor agent = spawn_agent_actor(system, context);
-  std::unique_ptr<JobOrders> inbox = make_agent_inbox(agent);
+  std::unique_ptr<JobOrders> inbox = make_agent_inbox(agent, spawn_bb_staging_actor(system));
   kj::Own<ChildExitWatch> child_watch;
   loop.call([&](kj::AsyncIoContext&) {
     child_watch = kj::heap<ChildExitWatch>(loop, sigchld_fd, *inbox);
