@@ -129,7 +129,11 @@ class Scheduler {
     if ((partition->max_nodes != kUnlimited && spec.num_nodes > partition->max_nodes) ||
         spec.num_nodes > partition->nodes.size())
       return Reason::partition_node_limit;
-    if (auto reason = burst_buffer_gate(job, *partition); reason != Reason::none) return reason;
+    if (auto reason = burst_buffer_gate(job, *partition); reason != Reason::none) {
+      // Capacity is reserved and staged in while the job also waits for nodes; the
+      // burst-buffer reasons come after Resources, as in Slurm.
+      return fits_now(job, *partition) ? reason : Reason::resources;
+    }
     return place(job, *partition);
   }
 
@@ -171,6 +175,14 @@ class Scheduler {
       decision_.bb_stage_ins.push_back({job.id, name});
       return;
     }
+  }
+
+  // Could the job start now on free nodes (without taking them)?
+  bool fits_now(const JobRecord& job, const PartitionPolicy& partition) const {
+    Shape shape = shape_of(job.spec, partition);
+    uint32_t limit = effective_time_limit(job.spec, partition);
+    int64_t end_us = limit == 0 ? kNever : in_.now_us + static_cast<int64_t>(limit) * kMicros;
+    return candidate_nodes(partition, free_, shape, reserved_until_, end_us).size() == shape.nodes;
   }
 
   Reason place(const JobRecord& job, const PartitionPolicy& partition) {

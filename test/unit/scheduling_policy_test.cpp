@@ -263,3 +263,19 @@ TEST_CASE("a held job keeps its place but reserves nothing; an unknown pool wait
   CHECK(refused.bb_reservations.empty());
   CHECK(refused.pending_reasons.at(1) == Reason::burst_buffer_resources);
 }
+
+TEST_CASE("a burst-buffer job reserves and stages in while it waits for nodes; Resources comes first") {
+  Cluster c(1);
+  c.submit(1, cpus_job(1, 4, 60), 1);  // fills the node
+  c.run(1, {{"n1", 4, 0}}, 60);
+  c.submit(2, bb_spec(60ull << 30), 2);
+  c.submit(3, bb_spec(60ull << 30), 3);
+  auto decision = c.decide(5, {debug_partition()}, {pool_policy("pool", 100ull << 30)});
+  REQUIRE(decision.bb_reservations.size() == 1);
+  CHECK(decision.bb_reservations[0].job_id == 2);  // staging starts before the node is free
+  CHECK(decision.pending_reasons.at(2) == Reason::resources);
+  CHECK(decision.pending_reasons.at(3) == Reason::resources);
+  c.t.feed(make::job_ended(by_agent(6), 1, schema::EndCause::EXITED, 0, 0, "n1"));
+  auto freed = c.decide(7, {debug_partition()}, {pool_policy("pool", 100ull << 30)});
+  CHECK(freed.pending_reasons.at(3) == Reason::burst_buffer_resources);
+}
