@@ -9,6 +9,7 @@
 #include <thread>
 #include <iostream>
 
+#include "actors/burst_buffer_plan.hpp"
 #include "actors/controller_actors.hpp"
 #include "actors/job_commands.hpp"
 #include "actors/rpc_server.hpp"
@@ -22,11 +23,15 @@ namespace {
 
 constexpr const char* kUsage = "usage: cairnctld [--conf FILE] [-D]\n";
 
+// The default pool first: the scheduler's convention.
 std::vector<BbPoolPolicy> pool_policies(const ClusterConfig& config) {
   std::vector<BbPoolPolicy> pools;
-  if (const auto* first = config.default_bb_pool()) pools.push_back({first->name, first->capacity_bytes});
+  auto policy = [](const BbPoolConfig& pool) {
+    return BbPoolPolicy{pool.name, pool.capacity_bytes, pool.granularity_bytes, pool.path, pool.is_default};
+  };
+  if (const auto* first = config.default_bb_pool()) pools.push_back(policy(*first));
   for (const auto& pool : config.bb_pools)
-    if (pools.empty() || pool.name != pools.front().name) pools.push_back({pool.name, pool.capacity_bytes});
+    if (pools.empty() || pool.name != pools.front().name) pools.push_back(policy(pool));
   return pools;
 }
 
@@ -34,7 +39,7 @@ std::vector<BbPoolPolicy> pool_policies(const ClusterConfig& config) {
 std::vector<uint64_t> live_jobs(const ClusterState& state) {
   std::vector<uint64_t> ids;
   for (const auto& [id, job] : state.jobs)
-    if (!is_final(job.state) || should_resubmit(job)) ids.push_back(id);
+    if (!is_final(job.state) || should_resubmit(job) || next_bb_step(job) != BbStep::none) ids.push_back(id);
   return ids;
 }
 

@@ -46,6 +46,12 @@ using resume_atom = caf::atom_constant<caf::atom("resume")>;
 using signal_atom = caf::atom_constant<caf::atom("signal")>;
 using timer_atom = caf::atom_constant<caf::atom("timer")>;
 using live_atom = caf::atom_constant<caf::atom("live")>;
+// Burst buffers: an order to a node (stage, teardown), its outcome for the job, a retry.
+using bb_stage_atom = caf::atom_constant<caf::atom("bbstage")>;
+using bb_teardown_atom = caf::atom_constant<caf::atom("bbteardown")>;
+using bb_done_atom = caf::atom_constant<caf::atom("bbdone")>;
+using bb_retry_atom = caf::atom_constant<caf::atom("bbretry")>;
+using query_pools_atom = caf::atom_constant<caf::atom("qpools")>;
 
 // The actors of one controller; filled in by main before any message flows.
 struct ControllerActors {
@@ -117,3 +123,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<cairn::AgentChannel>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::Caller)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ReasonMap)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AppendResult)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StageOrder)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StageOutcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StageReply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::PoolsReply)

@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "actors/burst_buffer_plan.hpp"
 #include "actors/scheduling_policy.hpp"
+#include "events/burst_buffer_staging.hpp"
 #include "events/event_factory.hpp"
 #include "events/event_log.hpp"
 
@@ -89,7 +91,10 @@ struct LaunchOrder {
   std::vector<NodeShare> nodes;
   uint32_t restart_count = 0;
   uint32_t time_limit_sec = 0;
+  std::string bb_job_dir;  // empty: no burst buffer
 };
+
+using StageReply = std::function<void(const StageOutcome&)>;
 
 class AgentChannel {
  public:
@@ -99,6 +104,9 @@ class AgentChannel {
   virtual void suspend(uint64_t job_id) = 0;
   virtual void resume(uint64_t job_id) = 0;
   virtual void terminate(uint64_t job_id, uint32_t kill_wait_sec) = 0;
+  // Both answer on the RPC thread, once the agent is done (or unreachable).
+  virtual void stage(const StageOrder& order, StageReply reply) = 0;
+  virtual void bb_teardown(uint64_t job_id, const std::string& directory, StageReply reply) = 0;
 };
 
 struct AgentRegistration {
@@ -129,5 +137,11 @@ using SubmitReply = std::function<void(const SubmitOutcome&)>;
 using JobsReply = std::function<void(const JobsSnapshot&)>;
 using NodesReply = std::function<void(const NodesSnapshot&)>;
 using DoneReply = std::function<void(bool ok, const std::string& error)>;
+
+struct PoolsSnapshot {
+  std::vector<PoolUsage> pools;
+  int64_t now_us = 0;
+};
+using PoolsReply = std::function<void(const PoolsSnapshot&)>;
 
 }  // namespace cairn

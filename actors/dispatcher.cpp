@@ -66,6 +66,9 @@ caf::behavior dispatcher(DispatcherActor* self, std::shared_ptr<const Controller
       [=](oom_atom, const std::string& node, const OomReport& report) {
         self->send(job_actor_for(self, report.job_id), oom_atom::value, node, report);
       },
+      [=](bb_done_atom, uint64_t job_id, uint8_t step, uint64_t generation, const StageOutcome& outcome) {
+        self->send(job_actor_for(self, job_id), bb_done_atom::value, job_id, step, generation, outcome);
+      },
   };
 }
 

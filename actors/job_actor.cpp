@@ -7,6 +7,7 @@
 #include <caf/all.hpp>
 #include <chrono>
 
+#include "actors/burst_buffer_plan.hpp"
 #include "actors/controller_actors.hpp"
 #include "actors/job_commands.hpp"
 
@@ -17,6 +18,8 @@ using std::chrono::microseconds;
 
 // A final job's actor lingers this long for late commands, then stops.
 constexpr auto kIdleAfterFinal = std::chrono::seconds(30);
+// A burst-buffer order that did not reach its agent is given again after this.
+constexpr auto kBbRetryDelay = std::chrono::seconds(1);
 
 enum class TimerKind : uint8_t { time_limit, warning_signal, idle };
 
@@ -27,6 +30,8 @@ struct JobActorState {
   bool known = false;             // a record has been received
   uint64_t timer_generation = 0;  // timers of older generations are stale
   bool resubmit_requested = false;
+  BbStep bb_in_flight = BbStep::none;  // the burst-buffer step ordered and not yet recorded
+  uint64_t bb_generation = 0;          // outcomes of older orders are stale
   static inline const char* name = "job_actor";
 };
 
@@ -88,13 +93,145 @@ void arm_timers(JobActor* self) {
               TimerKind::warning_signal);
 }
 
-LaunchOrder launch_order(const ControllerContext&, const JobRecord& job) {
-  return {job.id, job.spec, job.allocation, job.restarts, job.time_limit_sec};
+const BbPoolPolicy* pool_of(const ControllerContext& context, const JobRecord& job) {
+  for (const auto& pool : context.pools)
+    if (pool.name == job.bb_pool) return &pool;
+  return nullptr;
+}
+
+std::string bb_directory_of(const ControllerContext& context, const JobRecord& job) {
+  const auto* pool = pool_of(context, job);
+  return pool && job.bb_reserved_bytes > 0 ? bb_job_directory(pool->path, job.id) : std::string();
+}
+
+LaunchOrder launch_order(const ControllerContext& context, const JobRecord& job) {
+  return {job.id, job.spec, job.allocation, job.restarts, job.time_limit_sec, bb_directory_of(context, job)};
+}
+
+// ---- burst buffer: reserve (scheduler) -> stage in -> run -> stage out -> tear down, release ----
+
+void drive_burst_buffer(JobActor* self);
+
+// An outcome, on the RPC thread, goes back to this job's actor (through the dispatcher's registry).
+StageReply bb_reply(JobActor* self, BbStep step, uint64_t generation) {
+  caf::actor dispatcher = self->state.context->actors.dispatcher;
+  uint64_t id = self->state.job_id;
+  return [dispatcher, id, step, generation](const StageOutcome& outcome) {
+    caf::anon_send(dispatcher, bb_done_atom::value, id, static_cast<uint8_t>(step), generation, outcome);
+  };
+}
+
+StageOrder stage_order(const ControllerContext& context, const JobRecord& job, bool stage_out) {
+  const auto& request = job.spec.burst_buffer;
+  return {job.id, stage_out, bb_directory_of(context, job), stage_out ? request.stage_out : request.stage_in,
+          job.spec.uid, job.spec.gid, job.spec.work_dir};
+}
+
+void to_node(JobActor* self, const std::string& node, auto&&... message) {
+  const auto& nodes = self->state.context->actors.nodes;
+  if (auto it = nodes.find(node); it != nodes.end()) self->send(it->second, message...);
+}
+
+// Appends a burst-buffer event; a failed append lets the step be tried again.
+void append_bb(JobActor* self, uint64_t generation, std::function<make::Bytes(const EventMeta&)> build,
+               bool by_agent = false) {
+  auto& st = self->state;
+  EventDraft draft = system_draft(st.job_id, std::move(build));
+  if (by_agent) draft.actor = {0, st.job.bb_node, schema::ActorKind::AGENT};
+  append(self, std::move(draft), [=](const AppendAck& ack) {
+    if (ack.ok || self->state.bb_generation != generation) return;
+    self->state.bb_in_flight = BbStep::none;
+    self->delayed_send(self, kBbRetryDelay, bb_retry_atom::value);
+  });
+}
+
+// Starts the next step the record calls for, unless it is already under way.
+void drive_burst_buffer(JobActor* self) {
+  auto& st = self->state;
+  const auto& job = st.job;
+  BbStep step = next_bb_step(job);
+  if (step == BbStep::none || step == st.bb_in_flight) return;
+  st.bb_in_flight = step;
+  uint64_t generation = ++st.bb_generation;
+  uint64_t id = job.id;
+  const auto& context = *st.context;
+  switch (step) {
+    case BbStep::none: return;
+    case BbStep::stage_in:
+      spdlog::info("job {}: stage-in on {}", id, job.bb_node);
+      to_node(self, job.bb_node, bb_stage_atom::value, stage_order(context, job, false), bb_reply(self, step, generation));
+      return;
+    case BbStep::start_stage_out: {
+      std::string node = stage_out_node(job);
+      append_bb(self, generation, [=](const EventMeta& meta) {
+        return make::bb_stage_started(meta, id, schema::StageDirection::STAGE_OUT, node);
+      });
+      return;
+    }
+    case BbStep::stage_out:
+      spdlog::info("job {}: stage-out on {}", id, job.bb_node);
+      to_node(self, job.bb_node, bb_stage_atom::value, stage_order(context, job, true), bb_reply(self, step, generation));
+      return;
+    case BbStep::release:
+      if (job.bb_node.empty()) {  // never staged: no directory anywhere
+        StageOutcome nothing_to_remove;
+        nothing_to_remove.ok = true;
+        self->send(self, bb_done_atom::value, id, static_cast<uint8_t>(step), generation, nothing_to_remove);
+        return;
+      }
+      to_node(self, job.bb_node, bb_teardown_atom::value, id, bb_directory_of(context, job),
+              bb_reply(self, step, generation));
+      return;
+  }
+}
+
+void on_bb_done(JobActor* self, BbStep step, uint64_t generation, const StageOutcome& outcome) {
+  auto& st = self->state;
+  if (generation != st.bb_generation || step != st.bb_in_flight) return;  // stale
+  const auto& job = st.job;
+  uint64_t id = job.id;
+  if (!outcome.delivered && !outcome.node_lost) {  // the agent was not reached: order again
+    spdlog::warn("job {}: burst-buffer order not delivered ({}); retrying", id, outcome.message);
+    st.bb_in_flight = BbStep::none;
+    self->delayed_send(self, kBbRetryDelay, bb_retry_atom::value);
+    return;
+  }
+  if (next_bb_step(job) != step) return;  // the job moved on (cancelled during stage-in): its release follows
+  auto direction = step == BbStep::stage_out ? schema::StageDirection::STAGE_OUT : schema::StageDirection::STAGE_IN;
+  switch (step) {
+    case BbStep::stage_in:
+    case BbStep::stage_out: {
+      if (!outcome.ok) {
+        std::string message = (step == BbStep::stage_in ? "stage-in failed: " : "stage-out failed: ") + outcome.message;
+        spdlog::warn("job {}: {}", id, message);
+        append_bb(self, generation, [=](const EventMeta& meta) { return make::bb_stage_failed(meta, id, direction, message); },
+                  true);
+        return;
+      }
+      uint64_t bytes = outcome.bytes, duration = outcome.duration_us;
+      append_bb(self, generation,
+                [=](const EventMeta& meta) {
+                  return step == BbStep::stage_in ? make::bb_stage_ready(meta, id, bytes, duration)
+                                                  : make::bb_stage_out_done(meta, id, bytes, duration);
+                },
+                true);
+      return;
+    }
+    case BbStep::release: {
+      if (!outcome.ok) spdlog::warn("job {}: burst-buffer directory not removed: {}", id, outcome.message);
+      std::string pool = job.bb_pool;
+      uint64_t bytes = job.bb_reserved_bytes;
+      append_bb(self, generation, [=](const EventMeta& meta) { return make::bb_released(meta, id, pool, bytes); });
+      return;
+    }
+    default: return;
+  }
 }
 
 void resubmit_if_due(JobActor* self) {
   auto& st = self->state;
-  if (st.resubmit_requested || !should_resubmit(st.job)) return;
+  // A burst buffer is released before the job runs again (the reducer insists).
+  if (st.resubmit_requested || st.job.bb_reserved_bytes > 0 || !should_resubmit(st.job)) return;
   st.resubmit_requested = true;
   const auto& job = st.job;
   uint64_t id = job.id;
@@ -133,8 +270,10 @@ void on_update(JobActor* self, JobRecord record) {
   st.known = true;
   if (had_record) react(self, before, st.job);
   if (st.job.state == JobState::PENDING) st.resubmit_requested = false;
+  if (next_bb_step(st.job) != st.bb_in_flight) st.bb_in_flight = BbStep::none;  // the log moved past it
   arm_timers(self);
   resubmit_if_due(self);
+  drive_burst_buffer(self);
 }
 
 void on_timer(JobActor* self, uint64_t generation, TimerKind kind) {
@@ -144,7 +283,7 @@ void on_timer(JobActor* self, uint64_t generation, TimerKind kind) {
   uint64_t id = job.id;
   switch (kind) {
     case TimerKind::idle:
-      if (!st.known || (is_final(job.state) && !should_resubmit(job))) self->quit();
+      if (!st.known || (is_final(job.state) && !should_resubmit(job) && next_bb_step(job) == BbStep::none)) self->quit();
       return;
     case TimerKind::time_limit:
       if (job.state != JobState::RUNNING || wall_clock_us() < effective_deadline_us(job)) return;
@@ -229,6 +368,7 @@ caf::behavior job_actor(JobActor* self, std::shared_ptr<const ControllerContext>
             self->state.known = true;
             arm_timers(self);
             resubmit_if_due(self);
+            drive_burst_buffer(self);  // staging in flight at a restart resumes (the agent's copy is idempotent)
           }
         });
   }
@@ -240,6 +380,10 @@ caf::behavior job_actor(JobActor* self, std::shared_ptr<const ControllerContext>
         on_exit(self, node, report, reply);
       },
       [=](oom_atom, const std::string& node, const OomReport& report) { on_oom(self, node, report); },
+      [=](bb_done_atom, uint64_t, uint8_t step, uint64_t generation, const StageOutcome& outcome) {
+        on_bb_done(self, static_cast<BbStep>(step), generation, outcome);
+      },
+      [=](bb_retry_atom) { drive_burst_buffer(self); },
   };
 }
 

@@ -58,6 +58,8 @@ CommandCheck check_job_command(ControlVerb verb, const JobRecord& job, const Cal
       if (!job.spec.requeue) return refuse("Requested operation is presently disabled");
       if (job.state == JobState::PENDING) return refuse(kPending);
       if (job.state == JobState::COMPLETING || job.state == JobState::STAGE_OUT) return refuse(kFinished);
+      // A finished job's buffer is released before it may run again (Slurm's ESLURM_BURST_BUFFER_WAIT).
+      if (is_final(job.state) && job.bb_reserved_bytes > 0) return refuse("Waiting for burst buffer");
       return allow();
   }
   return refuse("Unexpected message received");

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <set>
+#include <utility>
 
 #include "actors/controller_actors.hpp"
 
@@ -26,6 +27,8 @@ struct NodeActorState {
   // Launched over the current session and not ended: a registration's list, made
   // before their launch, says nothing about them.
   std::set<uint64_t> launched_in_session;
+  // Burst-buffer orders held the same way; they answer even when dropped (nullptr: the node is lost).
+  std::vector<std::function<void(AgentChannel*)>> held_bb_orders;
   static inline const char* name = "node_actor";
 };
 
@@ -77,6 +80,26 @@ void deliver(NodeActor* self, std::function<void(AgentChannel&)> order) {
   }
 }
 
+// A burst-buffer order answers in every case: the job actor waits for it.
+void deliver_bb(NodeActor* self, std::function<void(AgentChannel*)> order) {
+  auto& st = self->state;
+  if (st.channel) {
+    order(st.channel.get());
+  } else if (st.lost) {
+    order(nullptr);
+  } else {
+    st.held_bb_orders.push_back(std::move(order));
+  }
+}
+
+StageOutcome node_lost_outcome(const std::string& node) {
+  StageOutcome outcome;
+  outcome.delivered = false;
+  outcome.node_lost = true;
+  outcome.message = "node " + node + " is lost";
+  return outcome;
+}
+
 // The node is gone: DOWN, and every job holding resources on it ends NODE_FAIL.
 void declare_lost(NodeActor* self, const std::string& why) {
   auto& st = self->state;
@@ -85,6 +108,7 @@ void declare_lost(NodeActor* self, const std::string& why) {
   st.held_orders.clear();
   st.held_launches.clear();
   st.launched_in_session.clear();
+  for (auto& order : std::exchange(st.held_bb_orders, {})) order(nullptr);
   std::string node = st.node;
   spdlog::warn("node {} lost: {}", node, why);
   append(self, node_draft(node, [=](const EventMeta& meta) { return make::node_down(meta, node, why); }),
@@ -109,6 +133,7 @@ caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContex
         st.lost = false;
         for (auto& order : st.held_orders) order(*st.channel);
         st.held_orders.clear();
+        for (auto& order : std::exchange(st.held_bb_orders, {})) order(st.channel.get());
         auto info = registration.node;
         info.running_jobs.insert(info.running_jobs.end(), st.held_launches.begin(), st.held_launches.end());
         st.held_launches.clear();
@@ -143,6 +168,20 @@ caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContex
       [=](resume_atom, uint64_t job_id) { deliver(self, [=](AgentChannel& agent) { agent.resume(job_id); }); },
       [=](signal_atom, uint64_t job_id, int32_t signal, bool batch_only) {
         deliver(self, [=](AgentChannel& agent) { agent.signal(job_id, signal, batch_only); });
+      },
+      [=](bb_stage_atom, const StageOrder& order, const StageReply& reply) {
+        std::string node = self->state.node;
+        deliver_bb(self, [=](AgentChannel* agent) {
+          if (agent) agent->stage(order, reply);
+          else reply(node_lost_outcome(node));
+        });
+      },
+      [=](bb_teardown_atom, uint64_t job_id, const std::string& directory, const StageReply& reply) {
+        std::string node = self->state.node;
+        deliver_bb(self, [=](AgentChannel* agent) {
+          if (agent) agent->bb_teardown(job_id, directory, reply);
+          else reply(node_lost_outcome(node));
+        });
       },
       [=](job_exit_atom, const JobExitReport& report, const DoneReply& reply) {
         self->state.last_seen_us = wall_clock_us();

@@ -116,6 +116,10 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
         }
         reply(snapshot);
       },
+      [=](query_pools_atom, const PoolsReply& reply) {
+        auto& st = self->state;
+        reply(PoolsSnapshot{pool_usage(st.state, st.context->pools), wall_clock_us()});
+      },
       [=](query_nodes_atom, const NodesReply& reply) {
         auto& st = self->state;
         NodesSnapshot snapshot;

@@ -73,6 +73,7 @@ class AgentChannelOnLoop : public AgentChannel {
       write_allocation(out.initNodes(static_cast<unsigned>(order.nodes.size())), order.nodes);
       out.setRestartCount(order.restart_count);
       out.setTimeLimitSec(order.time_limit_sec);
+      out.setBbJobDir(order.bb_job_dir);
       return request.send().ignoreResult();
     });
   }
@@ -108,7 +109,47 @@ class AgentChannelOnLoop : public AgentChannel {
     });
   }
 
+  void stage(const StageOrder& order, StageReply reply) override {
+    answered(reply, [order](rpc::Agent::Client& agent) {
+      auto request = agent.stageRequest();
+      write_stage_order(request.initOrder(), order);
+      return request.send().then([](capnp::Response<rpc::Agent::StageResults>&& response) {
+        auto result = response.getResult();
+        return StageOutcome{result.getOk(), true, false, result.getBytes(), result.getDurationUs(),
+                            result.getMessage()};
+      });
+    });
+  }
+  void bb_teardown(uint64_t job_id, const std::string& directory, StageReply reply) override {
+    answered(reply, [job_id, directory](rpc::Agent::Client& agent) {
+      auto request = agent.bbTeardownRequest();
+      request.setJobId(job_id);
+      request.setDirectory(directory);
+      return request.send().then([](capnp::Response<rpc::Agent::BbTeardownResults>&&) {
+        StageOutcome done;
+        done.ok = true;
+        return done;
+      });
+    });
+  }
+
  private:
+  // A call whose outcome goes back to the caller; a failed call is "not delivered" (retried by the caller).
+  template <typename Call>
+  void answered(StageReply reply, Call call) {
+    rpc::Agent::Client* agent = agent_.get();
+    std::string node = node_;
+    loop_.post([agent, call, reply, node, &loop = loop_]() mutable {
+      loop.tasks().add(call(*agent).then([reply](StageOutcome outcome) { reply(outcome); },
+                                         [reply, node](kj::Exception&& e) {
+                                           StageOutcome lost;
+                                           lost.delivered = false;
+                                           lost.message = "node " + node + ": " + e.getDescription().cStr();
+                                           reply(lost);
+                                         }));
+    });
+  }
+
   template <typename Call>
   void run(Call call) {
     rpc::Agent::Client* agent = agent_.get();
@@ -236,6 +277,18 @@ class ControllerImpl final : public rpc::Controller::Server {
       for (size_t i = 0; i < snapshot.nodes.size(); ++i) write_node_view(nodes[i], snapshot.nodes[i]);
       auto partitions = results.initPartitions(static_cast<unsigned>(snapshot.partitions.size()));
       for (size_t i = 0; i < snapshot.partitions.size(); ++i) write_partition_view(partitions[i], snapshot.partitions[i]);
+    });
+  }
+
+  kj::Promise<void> queryBurstBuffers(QueryBurstBuffersContext context) override {
+    auto [promise, reply] = make_rpc_reply<PoolsSnapshot>();
+    caf::anon_send(context_->actors.query_view, query_pools_atom::value,
+                   PoolsReply([reply](const PoolsSnapshot& snapshot) { reply.fulfill(snapshot); }));
+    return promise.then([context](PoolsSnapshot snapshot) mutable {
+      auto results = context.getResults();
+      results.setNowUs(snapshot.now_us);
+      auto pools = results.initPools(static_cast<unsigned>(snapshot.pools.size()));
+      for (size_t i = 0; i < snapshot.pools.size(); ++i) write_pool_view(pools[i], snapshot.pools[i]);
     });
   }
 

@@ -43,6 +43,8 @@ void write_job_view(rpc::JobView::Builder out, const JobRecord& job) {
   out.setBbReservedBytes(job.bb_reserved_bytes);
   out.setBbPool(job.bb_pool);
   out.setBbStagedBytes(job.bb_staged_bytes);
+  out.setBbStagedOutBytes(job.bb_staged_out_bytes);
+  out.setBbNode(job.bb_node);
   out.setOomDetected(job.oom_detected);
   out.setOomPeakBytes(job.oom_peak_bytes);
   out.setOomLimitBytes(job.oom_limit_bytes);
@@ -90,6 +92,8 @@ JobRecord read_job_view(rpc::JobView::Reader in) {
   job.bb_reserved_bytes = in.getBbReservedBytes();
   job.bb_pool = in.getBbPool();
   job.bb_staged_bytes = in.getBbStagedBytes();
+  job.bb_staged_out_bytes = in.getBbStagedOutBytes();
+  job.bb_node = in.getBbNode();
   job.oom_detected = in.getOomDetected();
   job.oom_peak_bytes = in.getOomPeakBytes();
   job.oom_limit_bytes = in.getOomLimitBytes();
@@ -153,6 +157,58 @@ PartitionPolicy read_partition_view(rpc::PartitionView::Reader in) {
   partition.is_default = in.getIsDefault();
   partition.max_time_sec = in.getMaxTimeSec();
   return partition;
+}
+
+void write_stage_order(rpc::StageOrder::Builder out, const StageOrder& order) {
+  out.setJobId(order.job_id);
+  out.setDirection(order.stage_out ? schema::StageDirection::STAGE_OUT : schema::StageDirection::STAGE_IN);
+  out.setDirectory(order.directory);
+  auto paths = out.initPaths(static_cast<unsigned>(order.paths.size()));
+  for (size_t i = 0; i < order.paths.size(); ++i) {
+    paths[i].setSource(order.paths[i].source);
+    paths[i].setDestination(order.paths[i].destination);
+  }
+  out.setUid(order.uid);
+  out.setGid(order.gid);
+  out.setWorkDir(order.work_dir);
+}
+
+StageOrder read_stage_order(rpc::StageOrder::Reader in) {
+  StageOrder order;
+  order.job_id = in.getJobId();
+  order.stage_out = in.getDirection() == schema::StageDirection::STAGE_OUT;
+  order.directory = in.getDirectory();
+  for (auto path : in.getPaths()) order.paths.push_back({path.getSource(), path.getDestination()});
+  order.uid = in.getUid();
+  order.gid = in.getGid();
+  order.work_dir = in.getWorkDir();
+  return order;
+}
+
+void write_pool_view(rpc::PoolView::Builder out, const PoolUsage& pool) {
+  out.setName(pool.name);
+  out.setCapacityBytes(pool.capacity_bytes);
+  out.setGranularityBytes(pool.granularity_bytes);
+  out.setPath(pool.path);
+  out.setIsDefault(pool.is_default);
+  out.setUsedBytes(pool.used_bytes);
+  auto holders = out.initHolders(static_cast<unsigned>(pool.holders.size()));
+  for (size_t i = 0; i < pool.holders.size(); ++i) {
+    holders[i].setJobId(pool.holders[i].job_id);
+    holders[i].setBytes(pool.holders[i].bytes);
+  }
+}
+
+PoolUsage read_pool_view(rpc::PoolView::Reader in) {
+  PoolUsage pool;
+  pool.name = in.getName();
+  pool.capacity_bytes = in.getCapacityBytes();
+  pool.granularity_bytes = in.getGranularityBytes();
+  pool.path = in.getPath();
+  pool.is_default = in.getIsDefault();
+  pool.used_bytes = in.getUsedBytes();
+  for (auto holder : in.getHolders()) pool.holders.push_back({holder.getJobId(), holder.getBytes()});
+  return pool;
 }
 
 }  // namespace cairn

@@ -2,7 +2,9 @@
 // The controller writes them, the CLI reads them back into the same domain types.
 #pragma once
 
+#include "actors/burst_buffer_plan.hpp"
 #include "actors/scheduling_policy.hpp"
+#include "events/burst_buffer_staging.hpp"
 #include "capnp/rpc.capnp.h"
 #include "events/job_model.hpp"
 
@@ -19,5 +21,11 @@ PartitionPolicy read_partition_view(rpc::PartitionView::Reader in);
 
 void write_allocation(capnp::List<schema::NodeAllocation>::Builder out, const std::vector<NodeShare>& nodes);
 std::vector<NodeShare> read_allocation(capnp::List<schema::NodeAllocation>::Reader in);
+
+void write_stage_order(rpc::StageOrder::Builder out, const StageOrder& order);
+StageOrder read_stage_order(rpc::StageOrder::Reader in);
+
+void write_pool_view(rpc::PoolView::Builder out, const PoolUsage& pool);
+PoolUsage read_pool_view(rpc::PoolView::Reader in);
 
 }  // namespace cairn

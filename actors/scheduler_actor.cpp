@@ -44,6 +44,16 @@ EventDraft reservation_draft(const BbReservation& reservation) {
   return draft;
 }
 
+EventDraft stage_in_draft(const BbStageIn& stage_in) {
+  EventDraft draft;
+  draft.actor = kSchedulerActor;
+  draft.job_id = stage_in.job_id;
+  draft.build = [stage_in](const EventMeta& meta) {
+    return make::bb_stage_started(meta, stage_in.job_id, schema::StageDirection::STAGE_IN, stage_in.node);
+  };
+  return draft;
+}
+
 void run_pass(SchedulerActor* self);
 
 void pass_done(SchedulerActor* self) {
@@ -69,6 +79,8 @@ void run_pass(SchedulerActor* self) {
         self->send(actors.query_view, reasons_atom::value, std::move(decision.pending_reasons));
         std::vector<EventDraft> drafts;
         for (const auto& reservation : decision.bb_reservations) drafts.push_back(reservation_draft(reservation));
+        // In log order after their reservations: the job actor orders the copy once this is durable.
+        for (const auto& stage_in : decision.bb_stage_ins) drafts.push_back(stage_in_draft(stage_in));
         for (const auto& placement : decision.placements) drafts.push_back(allocation_draft(placement));
         if (drafts.empty()) return pass_done(self);
         auto outstanding = std::make_shared<size_t>(drafts.size());
@@ -105,8 +117,9 @@ std::string submission_error(const ControllerContext& context, const JobSpec& sp
     const BbPoolPolicy* pool = nullptr;
     for (const auto& candidate : context.pools)
       if (spec.burst_buffer.pool.empty() ? pool == nullptr : candidate.name == spec.burst_buffer.pool) pool = &candidate;
+    if (context.pools.empty()) return "Burst buffers are not configured on this cluster (no BurstBuffer=Pool=)";
     if (!pool) return "Burst buffer pool not found: " + spec.burst_buffer.pool;
-    if (spec.burst_buffer.capacity_bytes > pool->capacity_bytes)
+    if (reserved_size(spec.burst_buffer.capacity_bytes, *pool) > pool->capacity_bytes)
       return "Burst buffer request of " + format_size(spec.burst_buffer.capacity_bytes) + " exceeds the capacity of pool " +
              pool->name + " (" + format_size(pool->capacity_bytes) + ")";
   }

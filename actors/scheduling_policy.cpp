@@ -129,29 +129,60 @@ class Scheduler {
     if ((partition->max_nodes != kUnlimited && spec.num_nodes > partition->max_nodes) ||
         spec.num_nodes > partition->nodes.size())
       return Reason::partition_node_limit;
-    if (auto reason = burst_buffer_gate(job); reason != Reason::none) return reason;
+    if (auto reason = burst_buffer_gate(job, *partition); reason != Reason::none) {
+      // Capacity is reserved and staged in while the job also waits for nodes; the
+      // burst-buffer reasons come after Resources, as in Slurm.
+      return fits_now(job, *partition) ? reason : Reason::resources;
+    }
     return place(job, *partition);
   }
 
   // Capacity is reserved highest priority first; a job runs only once staged in.
-  Reason burst_buffer_gate(const JobRecord& job) {
+  Reason burst_buffer_gate(const JobRecord& job, const PartitionPolicy& partition) {
     switch (job.bb_phase) {
       case BbPhase::waiting: {
         std::string pool = job.spec.burst_buffer.pool;
         if (pool.empty() && !in_.pools.empty()) pool = in_.pools.front().name;
         auto it = pool_free_.find(pool);
-        uint64_t bytes = job.spec.burst_buffer.capacity_bytes;
+        const BbPoolPolicy* policy = find_pool(pool);
+        uint64_t bytes = policy ? reserved_size(job.spec.burst_buffer.capacity_bytes, *policy) : 0;
         if (it == pool_free_.end() || blocked_pools_.contains(pool) || it->second < bytes) {
           blocked_pools_.insert(pool);
           return Reason::burst_buffer_resources;
         }
         it->second -= bytes;
         decision_.bb_reservations.push_back({job.id, pool, bytes});
+        choose_stage_in_node(job, partition);
         return Reason::burst_buffer_stage_in;
       }
-      case BbPhase::staging_in: return Reason::burst_buffer_stage_in;
+      case BbPhase::staging_in:
+        if (job.bb_node.empty()) choose_stage_in_node(job, partition);  // reserved just before a restart
+        return Reason::burst_buffer_stage_in;
       default: return Reason::none;
     }
+  }
+
+  const BbPoolPolicy* find_pool(const std::string& name) const {
+    for (const auto& pool : in_.pools)
+      if (pool.name == name) return &pool;
+    return nullptr;
+  }
+
+  // The first up node of the partition; none up: the job waits (staging in) until one is.
+  void choose_stage_in_node(const JobRecord& job, const PartitionPolicy& partition) {
+    for (const auto& name : partition.nodes) {
+      if (!free_.contains(name)) continue;  // free_ holds the up nodes
+      decision_.bb_stage_ins.push_back({job.id, name});
+      return;
+    }
+  }
+
+  // Could the job start now on free nodes (without taking them)?
+  bool fits_now(const JobRecord& job, const PartitionPolicy& partition) const {
+    Shape shape = shape_of(job.spec, partition);
+    uint32_t limit = effective_time_limit(job.spec, partition);
+    int64_t end_us = limit == 0 ? kNever : in_.now_us + static_cast<int64_t>(limit) * kMicros;
+    return candidate_nodes(partition, free_, shape, reserved_until_, end_us).size() == shape.nodes;
   }
 
   Reason place(const JobRecord& job, const PartitionPolicy& partition) {
@@ -196,6 +227,12 @@ class Scheduler {
 };
 
 }  // namespace
+
+uint64_t reserved_size(uint64_t requested_bytes, const BbPoolPolicy& pool) {
+  uint64_t unit = pool.granularity_bytes;
+  if (unit <= 1) return requested_bytes;
+  return (requested_bytes + unit - 1) / unit * unit;
+}
 
 uint32_t effective_time_limit(const JobSpec& spec, const PartitionPolicy& partition) {
   uint32_t limit = spec.time_limit_sec;

@@ -28,7 +28,13 @@ struct PartitionPolicy {
 struct BbPoolPolicy {
   std::string name;
   uint64_t capacity_bytes = 0;
+  uint64_t granularity_bytes = 0;  // reservations are rounded up to it; 0: none
+  std::string path;                // where jobs' directories go, on every node
+  bool is_default = false;
 };
+
+// The capacity a request takes in a pool: rounded up to the pool's granularity.
+uint64_t reserved_size(uint64_t requested_bytes, const BbPoolPolicy& pool);
 
 struct Placement {
   uint64_t job_id = 0;
@@ -42,9 +48,16 @@ struct BbReservation {
   uint64_t bytes = 0;
 };
 
+// Which node stages a job's data in: an up node of its partition.
+struct BbStageIn {
+  uint64_t job_id = 0;
+  std::string node;
+};
+
 struct SchedulingDecision {
   std::vector<Placement> placements;
   std::vector<BbReservation> bb_reservations;
+  std::vector<BbStageIn> bb_stage_ins;  // after the reservations: new ones, and any left without a node
   std::map<uint64_t, Reason> pending_reasons;  // every pending job that was not placed
 };
 

@@ -6,6 +6,7 @@
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
+#include <atomic>
 #include <memory>
 
 #include "agents/agent_ports.hpp"
@@ -32,7 +33,17 @@ caf::actor spawn_agent_actor(caf::actor_system& system, std::shared_ptr<const Ag
 caf::actor spawn_task_actor(caf::actor_system& system, std::shared_ptr<const AgentContext> context,
                             caf::actor agent, JobLaunch job, LaunchDone done);
 
-// JobOrders delivered as messages to the agent actor.
+// The burst-buffer stagers of this agent: one bb_stager per job at work, orders
+// made idempotent (a repeated order joins the copy under way or gets its result).
+caf::actor spawn_bb_staging_actor(caf::actor_system& system);
+
+// One job's staging or teardown, on its own thread (the copy blocks); reports
+// (bb_done, job id, outcome) to `staging` and stops.
+caf::actor spawn_bb_stager(caf::actor_system& system, caf::actor staging, StageOrder order, bool teardown,
+                           std::shared_ptr<std::atomic<bool>> cancelled);
+
+// JobOrders delivered as messages to the agent actor (burst-buffer orders to the staging actor).
 std::unique_ptr<JobOrders> make_agent_inbox(caf::actor agent);
+std::unique_ptr<JobOrders> make_agent_inbox(caf::actor agent, caf::actor staging);
 
 }  // namespace cairn

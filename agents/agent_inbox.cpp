@@ -11,7 +11,7 @@ using namespace agent_msg;
 
 class AgentInbox final : public JobOrders {
  public:
-  explicit AgentInbox(caf::actor agent) : agent_(std::move(agent)) {}
+  AgentInbox(caf::actor agent, caf::actor staging) : agent_(std::move(agent)), staging_(std::move(staging)) {}
 
   void launch(JobLaunch job, LaunchDone done) override {
     caf::anon_send(agent_, launch_atom::value, std::move(job), std::move(done));
@@ -33,13 +33,28 @@ class AgentInbox final : public JobOrders {
   void memory_event(uint64_t job_id, uint32_t run) override {
     caf::anon_send(agent_, memory_atom::value, job_id, run);
   }
+  void stage(StageOrder order, StageDone done) override {
+    if (!staging_) return JobOrders::stage(std::move(order), std::move(done));
+    caf::anon_send(staging_, bb_stage_atom::value, std::move(order), std::move(done));
+  }
+  void bb_teardown(uint64_t job_id, std::string directory, StageDone done) override {
+    if (!staging_) return JobOrders::bb_teardown(job_id, std::move(directory), std::move(done));
+    caf::anon_send(staging_, bb_teardown_atom::value, job_id, std::move(directory), std::move(done));
+  }
 
  private:
   caf::actor agent_;
+  caf::actor staging_;  // may be null: no burst-buffer staging
 };
 
 }  // namespace
 
-std::unique_ptr<JobOrders> make_agent_inbox(caf::actor agent) { return std::make_unique<AgentInbox>(std::move(agent)); }
+std::unique_ptr<JobOrders> make_agent_inbox(caf::actor agent) {
+  return std::make_unique<AgentInbox>(std::move(agent), caf::actor());
+}
+
+std::unique_ptr<JobOrders> make_agent_inbox(caf::actor agent, caf::actor staging) {
+  return std::make_unique<AgentInbox>(std::move(agent), std::move(staging));
+}
 
 }  // namespace cairn

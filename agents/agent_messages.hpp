@@ -31,6 +31,10 @@ using supersede_atom = caf::atom_constant<caf::atom("supersede")>;
 // The run's memory cgroup had an event (agent actor, task actor); an OOM kill to report (to the agent actor).
 using memory_atom = caf::atom_constant<caf::atom("memory")>;
 using oom_atom = caf::atom_constant<caf::atom("oom")>;
+// Burst buffers: an order to the staging actor; a stager's outcome.
+using bb_stage_atom = caf::atom_constant<caf::atom("bbstage")>;
+using bb_teardown_atom = caf::atom_constant<caf::atom("bbteardown")>;
+using bb_done_atom = caf::atom_constant<caf::atom("bbdone")>;
 // Timers.
 using kill_atom = caf::atom_constant<caf::atom("kill")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
@@ -44,5 +48,8 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobLaunch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobEnd)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobOom)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::LaunchDone)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StageDone)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StageOrder)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StageOutcome)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ExitStatus)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cairn::ReapedChild>)

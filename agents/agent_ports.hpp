@@ -6,9 +6,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "agents/child_reaper.hpp"
+#include "events/burst_buffer_staging.hpp"
 #include "agents/job_launch.hpp"
 
 namespace cairn {
@@ -16,6 +18,8 @@ namespace cairn {
 // Called once the batch script is spawned (or its launch failure recorded):
 // Agent.launch answers the controller then.
 using LaunchDone = std::function<void()>;
+// Called once a burst-buffer order is done (Agent.stage, Agent.bbTeardown answer then).
+using StageDone = std::function<void(const StageOutcome&)>;
 
 // Into the actors: the controller's orders, the reaped children, the acknowledgements.
 class JobOrders {
@@ -31,6 +35,15 @@ class JobOrders {
   virtual void end_acknowledged(uint64_t job_id, uint32_t run) = 0;
   // The run's memory cgroup had an event (see MemoryEventWatch).
   virtual void memory_event(uint64_t job_id, uint32_t run) = 0;
+  // Burst-buffer staging (agents/bb_staging_actor.cpp). An agent without a stager refuses.
+  virtual void stage(StageOrder order, StageDone done) {
+    StageOutcome refused;
+    refused.message = "this agent does not stage burst buffers (job " + std::to_string(order.job_id) + ")";
+    done(refused);
+  }
+  virtual void bb_teardown(uint64_t job_id, std::string directory, StageDone done) {
+    stage(StageOrder{job_id, false, std::move(directory), {}, 0, 0, {}}, std::move(done));
+  }
 };
 
 // Out of the actors, towards the controller (see JobReportBook).

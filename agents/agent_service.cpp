@@ -1,3 +1,6 @@
+// GCC 12 reports a false maybe-uninitialized inside kj::_::ExceptionOr<T> for promise values.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 #include "agents/agent_service.hpp"
 
 #include "actors/rpc_views.hpp"
@@ -40,6 +43,28 @@ class AgentService final : public rpc::Agent::Server {
     return kj::READY_NOW;
   }
 
+  kj::Promise<void> stage(StageContext context) override {
+    auto [promise, reply] = make_rpc_reply<StageOutcome>();
+    orders_.stage(read_stage_order(context.getParams().getOrder()),
+                  [reply = reply](const StageOutcome& outcome) { reply.fulfill(outcome); });
+    return promise.then([context](StageOutcome outcome) mutable {
+      auto result = context.getResults().initResult();
+      result.setOk(outcome.ok);
+      result.setBytes(outcome.bytes);
+      result.setDurationUs(outcome.duration_us);
+      result.setMessage(outcome.message);
+    });
+  }
+
+  kj::Promise<void> bbTeardown(BbTeardownContext context) override {
+    auto params = context.getParams();
+    auto [promise, reply] = make_rpc_reply<StageOutcome>();
+    orders_.bb_teardown(params.getJobId(), params.getDirectory(),
+                        [reply = reply](const StageOutcome& outcome) { reply.fulfill(outcome); });
+    // A directory that cannot be removed is logged by the stager; the capacity is released anyway.
+    return promise.ignoreResult();
+  }
+
  private:
   JobOrders& orders_;
 };
@@ -54,6 +79,7 @@ JobLaunch read_launch_request(rpc::LaunchRequest::Reader request) {
   job.restart_count = request.getRestartCount();
   job.cluster_name = request.getClusterName();
   job.time_limit_sec = request.getTimeLimitSec();
+  job.bb_job_dir = request.getBbJobDir();
   return job;
 }
 

@@ -113,7 +113,7 @@ int run(const ParsedArgs& args) {
   context->cgroups = enforcement.cgroups;
   context->cgroup_exec = cgroup_exec_path();
   caf::actor agent = spawn_agent_actor(system, context);
-  std::unique_ptr<JobOrders> inbox = make_agent_inbox(agent);
+  std::unique_ptr<JobOrders> inbox = make_agent_inbox(agent, spawn_bb_staging_actor(system));
   std::unique_ptr<MemoryEventWatch> memory_watch;
   if (context->cgroups) {
     memory_watch = std::make_unique<MemoryEventWatch>(

@@ -35,6 +35,7 @@ LaunchContext launch_context_for(const JobLaunch& job, const std::string& node,
   context.cpus_on_node = cpus_on_node(job, node);
   context.restart_count = job.restart_count;
   context.first_job_id = job.job_id;
+  context.bb_job_dir = job.bb_job_dir;
   return context;
 }
 

@@ -24,6 +24,7 @@ struct JobLaunch {
   uint32_t restart_count = 0;    // which run of the job this is (0: the first)
   std::string cluster_name;      // empty: the agent's configured ClusterName
   uint32_t time_limit_sec = 0;
+  std::string bb_job_dir;        // the job's burst-buffer directory; empty: none
   bool operator==(const JobLaunch&) const = default;
 };
 

@@ -70,6 +70,8 @@ struct JobView {
   finalState @29 :Events.JobState;
   cancelRequested @30 :Bool;
   timeLimitReached @31 :Bool;
+  bbNode @32 :Text;
+  bbStagedOutBytes @33 :UInt64;
 }
 
 struct NodeView {
@@ -107,6 +109,26 @@ struct LaunchRequest {
   restartCount @3 :UInt32;
   clusterName @4 :Text;
   timeLimitSec @5 :UInt32;
+  bbJobDir @6 :Text;          # the job's burst-buffer directory ($BB_JOB_DIR); empty: none
+}
+
+# Burst-buffer staging on one node: copy `paths` into (stage-in) or out of
+# (stage-out) the job's directory, which stage-in creates.
+struct StageOrder {
+  jobId @0 :UInt64;
+  direction @1 :Events.StageDirection;
+  directory @2 :Text;
+  paths @3 :List(Events.StagePath);
+  uid @4 :UInt32;             # files are read and written as the job's user
+  gid @5 :UInt32;
+  workDir @6 :Text;           # relative paths are relative to the job's work dir
+}
+
+struct StageResult {
+  ok @0 :Bool;
+  bytes @1 :UInt64;
+  durationUs @2 :UInt64;
+  message @3 :Text;           # why it failed
 }
 
 # Implemented by cairnd; the controller calls it.
@@ -116,6 +138,11 @@ interface Agent {
   suspend @2 (jobId :UInt64) -> ();
   resume @3 (jobId :UInt64) -> ();
   terminate @4 (jobId :UInt64, killWaitSec :UInt32) -> ();
+  # Answers when the copy is done (or failed). Idempotent: a repeated order for a
+  # job being staged waits for the same copy; one already done answers its result.
+  stage @5 (order :StageOrder) -> (result :StageResult);
+  # Stops any staging of the job and removes its directory; answers once it is gone.
+  bbTeardown @6 (jobId :UInt64, directory :Text) -> ();
 }
 
 struct JobExit {
@@ -154,4 +181,21 @@ interface Controller {
   queryJobs @3 (query :JobQuery) -> (jobs :List(JobView), nowUs :Int64);
   queryNodes @4 () -> (nodes :List(NodeView), partitions :List(PartitionView), nowUs :Int64);
   registerAgent @5 (info :AgentInfo, agent :Agent) -> (session :AgentSession, heartbeatSec :UInt32);
+  queryBurstBuffers @6 () -> (pools :List(PoolView), nowUs :Int64);
+}
+
+struct PoolHolder {
+  jobId @0 :UInt64;
+  bytes @1 :UInt64;
+}
+
+# One burst-buffer pool: its configuration and what the log says is reserved.
+struct PoolView {
+  name @0 :Text;
+  capacityBytes @1 :UInt64;
+  granularityBytes @2 :UInt64;
+  path @3 :Text;
+  isDefault @4 :Bool;
+  usedBytes @5 :UInt64;
+  holders @6 :List(PoolHolder);
 }

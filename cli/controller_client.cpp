@@ -62,6 +62,14 @@ NodesSnapshot ControllerClient::nodes() {
   return snapshot;
 }
 
+PoolsSnapshot ControllerClient::burst_buffers() {
+  auto response = session_->connection.wait(session_->controller.queryBurstBuffersRequest().send());
+  PoolsSnapshot snapshot;
+  snapshot.now_us = response.getNowUs();
+  for (auto pool : response.getPools()) snapshot.pools.push_back(read_pool_view(pool));
+  return snapshot;
+}
+
 ClusterConfig load_cli_config(const std::optional<std::string>& conf) { return load_config(find_config_path(conf)); }
 
 std::string remote_message(const std::exception& error) {

@@ -20,6 +20,7 @@ class ControllerClient {
   std::vector<ControlOutcome> control(ControlVerb verb, const std::vector<uint64_t>& job_ids, int32_t signal = 0);
   JobsSnapshot jobs(const std::vector<uint64_t>& job_ids, bool include_finished);
   NodesSnapshot nodes();
+  PoolsSnapshot burst_buffers();
 
  private:
   struct Session;

@@ -25,11 +25,11 @@ namespace fs = std::filesystem;
 
 const std::vector<OptionSpec> kOptions = {
     {0, "dir", true, ""}, {0, "nodes", true, ""}, {0, "cpus", true, ""}, {0, "memory", true, ""},
-    {0, "timeout", true, ""}, {'h', "help", false, ""},
+    {0, "timeout", true, ""}, {0, "extra-config", true, ""}, {'h', "help", false, ""},
 };
 
 constexpr const char* kUsage =
-    "usage: cairn local up     --dir DIR [--nodes N] [--cpus C] [--memory MB]\n"
+    "usage: cairn local up     --dir DIR [--nodes N] [--cpus C] [--memory MB] [--extra-config FILE]\n"
     "       cairn local down   --dir DIR\n"
     "       cairn local status --dir DIR\n";
 
@@ -91,7 +91,13 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
     if (alive(pid)) throw UsageError("cairn local up: a cluster already runs in " + dir + " (cairn local down first)");
   fs::create_directories(dir);
   std::string conf = dir + "/cairn.conf";
-  std::ofstream(conf) << local_cluster_config(dir, nodes, cpus, memory);
+  std::string extra;  // appended lines, e.g. BurstBuffer=Pool=...
+  if (auto path = args.get("extra-config")) {
+    std::ifstream file(*path);
+    if (!file) throw UsageError("cairn local up: cannot read --extra-config " + *path);
+    extra.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+  }
+  std::ofstream(conf) << local_cluster_config(dir, nodes, cpus, memory) << extra;
   std::string bin = binary_dir();
   std::vector<pid_t> pids;
   pids.push_back(spawn_daemon({bin + "/cairnctld", "--conf", conf}, dir + "/cairnctld.log"));

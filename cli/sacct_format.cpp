@@ -116,6 +116,17 @@ const std::array kSacctFields{
     SacctField{"AllocCPUS", 10, Overflow::keep, alloc_cpus_text},
     SacctField{"AllocNodes", 10, Overflow::plus,
                [](const AccountingLine& line) { return std::to_string(alloc_nodes(line)); }},
+    // Cairn's own: bytes a job's burst-buffer stage-in and stage-out copied (empty for steps).
+    SacctField{"BBStagedIn", 12, Overflow::keep,
+               [](const AccountingLine& line) {
+                 return line.step ? std::string() : std::to_string(line.job->bb_staged_bytes);
+               }},
+    SacctField{"BBStagedOut", 12, Overflow::keep,
+               [](const AccountingLine& line) {
+                 return line.step ? std::string() : std::to_string(line.job->bb_staged_out_bytes);
+               }},
+    SacctField{"BurstBuffer", 20, Overflow::plus,
+               [](const AccountingLine& line) { return line.step ? std::string() : job_burst_buffer_text(*line.job); }},
     SacctField{"CPUTime", 10, Overflow::keep,
                [](const AccountingLine& line) {
                  return format_hms(static_cast<uint64_t>(line.elapsed_sec) * alloc_cpus(line));
@@ -178,7 +189,7 @@ const std::array kSacctFields{
 // clang-format off
 constexpr std::string_view kSlurmFieldNames[] = {
     "Account", "AdminComment", "AllocCPUS", "AllocNodes", "AllocTRES", "AssocID", "AveCPU", "AveCPUFreq",
-    "AveDiskRead", "AveDiskWrite", "AvePages", "AveRSS", "AveVMSize", "BlockID", "Cluster", "Comment", "Constraints",
+    "AveDiskRead", "AveDiskWrite", "AvePages", "AveRSS", "AveVMSize", "BBStagedIn", "BBStagedOut", "BlockID", "BurstBuffer", "Cluster", "Comment", "Constraints",
     "ConsumedEnergy", "ConsumedEnergyRaw", "Container", "CPUTime", "CPUTimeRAW", "DBIndex", "DerivedExitCode",
     "Elapsed", "ElapsedRaw", "Eligible", "End", "ExitCode", "Extra", "FailedNode", "Flags", "GID", "Group", "JobID",
     "JobIDRaw", "JobName", "Layout", "Licenses", "MaxDiskRead", "MaxDiskReadNode", "MaxDiskReadTask", "MaxDiskWrite",

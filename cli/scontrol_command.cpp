@@ -23,7 +23,7 @@ const std::map<std::string, ControlVerb> kJobVerbs = {
 
 constexpr const char* kUsage =
     "Usage: scontrol [-o] <command>\n"
-    "  show job [ID]|node [NAME]|partition [NAME]\n"
+    "  show job [ID]|node [NAME]|partition [NAME]|burstbuffer\n"
     "  hold|uhold|release|requeue|requeuehold|suspend|resume <job_list>\n";
 
 int show_jobs(ControllerClient& client, const ClusterConfig& config, const std::vector<std::string>& ids_text,
@@ -103,7 +103,36 @@ int job_verb(ControllerClient& client, const std::string& name, ControlVerb verb
   return status;
 }
 
+int show_burst_buffers(ControllerClient& client, const ClusterConfig& config, std::ostream& out) {
+  auto pools = client.burst_buffers();
+  std::vector<uint64_t> holders;
+  for (const auto& pool : pools.pools)
+    for (const auto& holder : pool.holders) holders.push_back(holder.job_id);
+  std::map<uint64_t, JobRecord> jobs;
+  if (!holders.empty())
+    for (auto& job : client.jobs(holders, true).jobs) jobs.emplace(job.id, std::move(job));
+  out << render_scontrol_show_burst_buffers(pools.pools, jobs, format_context(config, pools.now_us));
+  return 0;
+}
 }  // namespace
+
+int run_bb_command(const Args& argv, std::ostream& out, std::ostream& err) {
+  return run_guarded("cairn bb", err, [&] {
+    auto args = parse_options("cairn bb", {{0, "conf", true, ""}, {'h', "help", false, ""}}, argv);
+    constexpr const char* kBbUsage = "usage: cairn bb status [--conf FILE]   burst-buffer pools, use and holders\n";
+    if (args.has("help")) {
+      out << kBbUsage;
+      return 0;
+    }
+    if (args.positionals.size() != 1 || args.positionals[0] != "status") {
+      err << kBbUsage;
+      return 2;
+    }
+    auto config = load_cli_config(args.get("conf"));
+    ControllerClient client(config);
+    return show_burst_buffers(client, config, out);
+  });
+}
 
 int run_scontrol(const Args& argv, std::ostream& out, std::ostream& err) {
   return run_guarded("scontrol", err, [&] {
@@ -117,12 +146,15 @@ int run_scontrol(const Args& argv, std::ostream& out, std::ostream& err) {
     auto config = load_cli_config(args.get("conf"));
     bool one_liner = args.has("oneliner");
     if (command == "show") {
-      if (rest.empty()) throw UsageError("scontrol: error: show requires an entity: job, node or partition");
+      if (rest.empty())
+        throw UsageError("scontrol: error: show requires an entity: job, node, partition or burstbuffer");
       auto entity = to_lower(rest[0]);
       std::vector<std::string> names(rest.begin() + 1, rest.end());
       ControllerClient client(config);
       if (entity == "job" || entity == "jobs") return show_jobs(client, config, names, one_liner, out, err);
       if (entity == "node" || entity == "nodes") return show_nodes(client, config, split_list(names), one_liner, out, err);
+      if (entity == "burstbuffer" || entity == "burstbuffers" || entity == "bb")
+        return show_burst_buffers(client, config, out);
       if (entity == "partition" || entity == "partitions")
         return show_partitions(client, config, split_list(names), one_liner, out, err);
       throw UsageError("scontrol: error: invalid entity: " + rest[0] + " for keyword: show");

@@ -310,4 +310,38 @@ std::string render_scontrol_show_partition(const PartitionView& partition,
   return out;
 }
 
+std::string render_scontrol_show_burst_buffers(const std::vector<PoolUsage>& pools,
+                                               const std::map<uint64_t, JobRecord>& jobs, const FormatContext&) {
+  if (pools.empty()) return "No burst buffers configured (BurstBuffer=Pool=)\n";
+  uint64_t total = 0, used = 0;
+  std::string default_pool = "(null)";
+  for (const auto& pool : pools) {
+    total += pool.capacity_bytes;
+    used += pool.used_bytes;
+    if (pool.is_default) default_pool = pool.name;
+  }
+  auto free_of = [](uint64_t capacity, uint64_t in_use) { return capacity - std::min(capacity, in_use); };
+  // Slurm's layout for its generic plugin: the totals, then one line per pool and per buffer.
+  std::string out = fmt::format("Name=cairn DefaultPool={} TotalSpace={} FreeSpace={} UsedSpace={}\n", default_pool,
+                                format_size(total), format_size(free_of(total, used)), format_size(used));
+  for (size_t i = 0; i < pools.size(); ++i) {
+    const auto& pool = pools[i];
+    out += fmt::format("  PoolName[{}]={} Granularity={} TotalSpace={} FreeSpace={} UsedSpace={} Path={}\n", i,
+                       pool.name, format_size(pool.granularity_bytes), format_size(pool.capacity_bytes),
+                       format_size(free_of(pool.capacity_bytes, pool.used_bytes)), format_size(pool.used_bytes),
+                       pool.path);
+  }
+  out += "  Allocated Buffers:\n";
+  for (const auto& pool : pools) {
+    for (const auto& holder : pool.holders) {
+      auto it = jobs.find(holder.job_id);
+      std::string state = it == jobs.end() ? "unknown" : std::string(burst_buffer_state(it->second));
+      std::string user = it == jobs.end() ? "(null)" : name_and_id(it->second.spec.user_name, it->second.spec.uid);
+      out += fmt::format("    JobID={} Pool={} Size={} State={} UserID={}\n", holder.job_id, pool.name,
+                         format_size(holder.bytes), state, user);
+    }
+  }
+  return out;
+}
+
 }  // namespace cairn

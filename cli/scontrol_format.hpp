@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "actors/burst_buffer_plan.hpp"
 #include "cli/slurm_views.hpp"
 #include "events/job_model.hpp"
 
@@ -23,6 +24,11 @@ std::string render_scontrol_show_node(const NodeRecord& node, const std::vector<
 std::string render_scontrol_show_partition(const PartitionView& partition,
                                            const std::map<std::string, NodeRecord>& nodes, const FormatContext& context,
                                            bool one_liner = false);
+
+// scontrol show burstbuffer (and cairn bb status): every pool's capacity, use
+// and the jobs holding it; `jobs` gives the holders' user and staging state.
+std::string render_scontrol_show_burst_buffers(const std::vector<PoolUsage>& pools,
+                                               const std::map<uint64_t, JobRecord>& jobs, const FormatContext& context);
 
 // An output path as scontrol shows it: Slurm's filename patterns (events/output_paths.hpp),
 // with %N left as written until the job has a batch host; relative to the work dir.

@@ -302,7 +302,10 @@ class Reducer {
     job.exit_code = job.exit_signal = 0;
     job.allocation.clear();
     job.batch_host.clear();
+    // A requeued run keeps a burst buffer it still holds (staged data included);
+    // one already released is reserved and staged in again.
     if (job.bb_phase == BbPhase::released) job.bb_phase = BbPhase::waiting;
+    job.bb_stage_out_started = false;
     if (hold) {
       bool by_operator = event_.getHeader().getActor().getKind() != schema::ActorKind::USER;
       job.hold = by_operator ? HoldKind::admin : HoldKind::user;
@@ -320,7 +323,7 @@ class Reducer {
       return applied(*job);
     }
     if (!is_final(job->state)) return illegal(*job, "only a running or finished job can be requeued");
-    if (job->bb_phase == BbPhase::staging_out) return illegal(*job, "the job is staging out");
+    if (job->bb_reserved_bytes > 0) return illegal(*job, "its burst buffer is not released yet");
     restart(*job, requeued.getAttempt(), requeued.getDelaySec(), requeued.getHold());
     return applied(*job);
   }
@@ -362,6 +365,14 @@ class Reducer {
 
   // ---- burst buffers ----
 
+  // Stage-in runs for a pending job only: a cancelled one is torn down instead.
+  static bool stages_in(const JobRecord& job) {
+    return job.state == JobState::PENDING && job.bb_phase == BbPhase::staging_in;
+  }
+  static bool stages_out(const JobRecord& job) {
+    return job.state == JobState::STAGE_OUT && job.bb_phase == BbPhase::staging_out;
+  }
+
   ApplyResult bb_reserved(schema::BbReserved::Reader reserved) {
     auto* job = find_job(reserved.getJobId());
     if (!job) return unknown_job(reserved.getJobId());
@@ -381,15 +392,17 @@ class Reducer {
     auto* job = find_job(started.getJobId());
     if (!job) return unknown_job(started.getJobId());
     bool in = started.getDirection() == schema::StageDirection::STAGE_IN;
-    if (in ? job->bb_phase != BbPhase::staging_in : job->bb_phase != BbPhase::staging_out)
+    if (in ? !stages_in(*job) : !stages_out(*job))
       return illegal(*job, "staging does not match the burst-buffer phase");
+    job->bb_node = started.getNode();
+    if (!in) job->bb_stage_out_started = true;
     return applied(*job);
   }
 
   ApplyResult bb_stage_ready(schema::BbStageReady::Reader ready) {
     auto* job = find_job(ready.getJobId());
     if (!job) return unknown_job(ready.getJobId());
-    if (job->bb_phase != BbPhase::staging_in) return illegal(*job, "no stage-in in progress");
+    if (!stages_in(*job)) return illegal(*job, "no stage-in in progress");
     job->bb_phase = BbPhase::ready;
     job->bb_staged_bytes = ready.getBytes();
     if (job->reason == Reason::burst_buffer_stage_in) job->reason = Reason::none;
@@ -399,9 +412,10 @@ class Reducer {
   ApplyResult bb_stage_out_done(schema::BbStageOutDone::Reader done) {
     auto* job = find_job(done.getJobId());
     if (!job) return unknown_job(done.getJobId());
-    if (job->state != JobState::STAGE_OUT) return illegal(*job, "no stage-out in progress");
+    if (!stages_out(*job)) return illegal(*job, "no stage-out in progress");
     job->state = job->final_state;
     job->bb_phase = BbPhase::ready;
+    job->bb_staged_out_bytes = done.getBytes();
     return applied(*job);
   }
 
@@ -409,7 +423,7 @@ class Reducer {
     auto* job = find_job(failed.getJobId());
     if (!job) return unknown_job(failed.getJobId());
     bool in = failed.getDirection() == schema::StageDirection::STAGE_IN;
-    if (in ? job->bb_phase != BbPhase::staging_in : job->state != JobState::STAGE_OUT)
+    if (in ? !stages_in(*job) : !stages_out(*job))
       return illegal(*job, "staging failure does not match the burst-buffer phase");
     job->bb_phase = BbPhase::failed;
     job->state = JobState::FAILED;
@@ -425,8 +439,7 @@ class Reducer {
     auto pool_it = state_.pools.find(job->bb_pool);
     if (pool_it == state_.pools.end() || !pool_it->second.reserved_by_job.contains(job->id))
       return illegal(*job, "no burst-buffer capacity is reserved for it");
-    if (is_active(job->state) || job->state == JobState::STAGE_OUT)
-      return illegal(*job, "capacity is still in use");
+    if (!is_final(job->state)) return illegal(*job, "capacity is still in use");
     auto& pool = pool_it->second;
     pool.reserved_bytes -= pool.reserved_by_job[job->id];
     pool.reserved_by_job.erase(job->id);

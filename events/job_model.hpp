@@ -134,7 +134,10 @@ struct JobRecord {
   BbPhase bb_phase = BbPhase::none;
   uint64_t bb_reserved_bytes = 0;
   std::string bb_pool;
-  uint64_t bb_staged_bytes = 0;
+  uint64_t bb_staged_bytes = 0;      // copied in by stage-in
+  uint64_t bb_staged_out_bytes = 0;  // copied back by stage-out
+  std::string bb_node;               // the node of the latest staging (BbStageStarted): it tears down too
+  bool bb_stage_out_started = false; // this run's stage-out has a node (BbStageStarted, stage-out)
 
   std::vector<JobRun> runs;  // finished runs, oldest first
   uint64_t last_offset = 0;

@@ -51,7 +51,8 @@ class Hasher {
     add(j.hold), add(j.cancel_requested), add(j.time_limit_reached), add(j.requeue_requested);
     add(j.requeue_hold), add(j.oom_detected), add(j.oom_peak_bytes), add(j.oom_limit_bytes), add(j.oom_node);
     add(j.exit_code), add(j.exit_signal), add(j.restarts), add(j.allocation), add(j.batch_host);
-    add(j.bb_phase), add(j.bb_reserved_bytes), add(j.bb_pool), add(j.bb_staged_bytes), add(j.runs);
+    add(j.bb_phase), add(j.bb_reserved_bytes), add(j.bb_pool), add(j.bb_staged_bytes),
+        add(j.bb_staged_out_bytes), add(j.bb_node), add(j.bb_stage_out_started), add(j.runs);
     add(j.last_offset);
   }
   void add(const NodeRecord& n) {

@@ -386,6 +386,67 @@ TEST_CASE("cli_format: scontrol output paths expand Slurm's patterns") {
                   "   StdOut=/home/alice/slurm-42.out\n") != std::string::npos);
 }
 
+// A job through its burst buffer's life: running with its data staged in,
+// staging out after its end, and finished with the buffer released.
+std::vector<JobRecord> burst_buffer_jobs() {
+  auto with_buffer = [](uint64_t id, const std::string& name) {
+    JobRecord job = base_job(id, name);
+    job.spec.burst_buffer.pool = "fast";
+    job.spec.burst_buffer.capacity_bytes = 60ull << 30;
+    job.spec.burst_buffer.stage_in = {{"/data/in", "$BB_JOB_DIR/in"}};
+    job.spec.burst_buffer.stage_out = {{"$BB_JOB_DIR/out", "/data/out"}};
+    job.bb_pool = "fast";
+    job.bb_reserved_bytes = 60ull << 30;
+    job.bb_node = "n1";
+    job.bb_staged_bytes = 1536ull << 20;
+    return job;
+  };
+  std::vector<JobRecord> jobs;
+  JobRecord running = with_buffer(111, "bbrun");
+  running.bb_phase = BbPhase::ready;
+  run_on(running, {{"n1", 2, 1000}}, kT0 + 30 * kMinute);
+  jobs.push_back(running);
+
+  JobRecord staging_out = with_buffer(112, "bbout");
+  staging_out.bb_phase = BbPhase::staging_out;
+  staging_out.bb_reserved_bytes = 30ull << 30;
+  run_on(staging_out, {{"n2", 2, 1000}}, kT0 + 10 * kMinute);
+  end_as(staging_out, JobState::STAGE_OUT, kT0 + 50 * kMinute, 0, 0, Reason::none);
+  staging_out.final_state = JobState::COMPLETED;
+  jobs.push_back(staging_out);
+
+  JobRecord done = with_buffer(113, "bbdone");
+  done.bb_phase = BbPhase::released;
+  done.bb_reserved_bytes = 0;
+  done.bb_staged_out_bytes = 4096;
+  run_on(done, {{"n1", 2, 1000}}, kT0 + 5 * kMinute);
+  end_as(done, JobState::COMPLETED, kT0 + 20 * kMinute, 0, 0, Reason::none);
+  jobs.push_back(done);
+  return jobs;
+}
+
+TEST_CASE("cli_format: burst buffers in scontrol show job, scontrol show burstbuffer and sacct (golden)") {
+  UtcTimeZone utc;
+  auto jobs = burst_buffer_jobs();
+  std::string shown;
+  for (const auto& job : jobs) shown += render_scontrol_show_job(job, context());
+  check_golden("scontrol_show_job_burst_buffer.txt", shown);
+
+  std::vector<PoolUsage> pools = {
+      {"fast", 100ull << 30, 1ull << 30, "/scratch/bb", true, 90ull << 30, {{111, 60ull << 30}, {112, 30ull << 30}}},
+      {"slow", 1ull << 40, 1ull << 20, "/slow/bb", false, 0, {}},
+  };
+  std::map<uint64_t, JobRecord> by_id;
+  for (const auto& job : jobs) by_id.emplace(job.id, job);
+  check_golden("scontrol_show_burstbuffer.txt", render_scontrol_show_burst_buffers(pools, by_id, context()));
+  CHECK(render_scontrol_show_burst_buffers({}, {}, context()) == "No burst buffers configured (BurstBuffer=Pool=)\n");
+
+  SacctOptions staged;
+  staged.parsable2 = true;
+  staged.fields = {"JobID", "State", "BurstBuffer", "BBStagedIn", "BBStagedOut"};
+  check_golden("sacct_burst_buffer.txt", render_sacct(pointers(jobs), staged, context()));
+}
+
 TEST_CASE("cli_format: scontrol show node and partition (golden)") {
   UtcTimeZone utc;
   auto nodes = sample_nodes();

@@ -85,3 +85,14 @@ TEST_CASE("the resubmission policy: states, exit codes and the maximum") {
   CHECK_FALSE(should_resubmit(oom));
   CHECK_FALSE(should_resubmit(job_in(JobState::RUNNING)));
 }
+
+TEST_CASE("a finished job is requeued only once its burst buffer is released") {
+  auto holding = job_in(JobState::COMPLETED);
+  holding.bb_reserved_bytes = 1 << 30;
+  CHECK(error_of(ControlVerb::requeue, holding, owner()) == "Waiting for burst buffer");
+  holding.bb_reserved_bytes = 0;
+  CHECK(error_of(ControlVerb::requeue, holding, owner()) == "");
+  auto staging_out = job_in(JobState::STAGE_OUT);
+  CHECK(error_of(ControlVerb::requeue, staging_out, owner()) == "Job/step already completing or completed");
+  CHECK(error_of(ControlVerb::cancel, staging_out, owner()) == "Job/step already completing or completed");
+}

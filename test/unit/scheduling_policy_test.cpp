@@ -41,6 +41,21 @@ struct Cluster {
   }
 };
 
+BbPoolPolicy pool_policy(const std::string& name, uint64_t capacity, uint64_t granularity = 0) {
+  BbPoolPolicy pool;
+  pool.name = name;
+  pool.capacity_bytes = capacity;
+  pool.granularity_bytes = granularity;
+  pool.path = "/bb/" + name;
+  return pool;
+}
+
+JobSpec bb_spec(uint64_t bytes) {
+  auto spec = cpus_job(1, 1, 60);
+  spec.burst_buffer.capacity_bytes = bytes;
+  return spec;
+}
+
 const Placement* placement_of(const SchedulingDecision& decision, uint64_t id) {
   for (const auto& placement : decision.placements)
     if (placement.job_id == id) return &placement;
@@ -183,7 +198,7 @@ TEST_CASE("burst-buffer capacity is reserved highest priority first, then the jo
   c.submit(1, bb_job(60), 1);
   c.submit(2, bb_job(60), 2);
   c.submit(3, bb_job(10), 3);  // would fit, but job 2 is first in line for the pool
-  auto decision = c.decide(5, {debug_partition()}, {{"pool", 100ull << 30}});
+  auto decision = c.decide(5, {debug_partition()}, {pool_policy("pool", 100ull << 30)});
   REQUIRE(decision.bb_reservations.size() == 1);
   CHECK(decision.bb_reservations[0].job_id == 1);
   CHECK(decision.bb_reservations[0].pool == "pool");
@@ -194,7 +209,87 @@ TEST_CASE("burst-buffer capacity is reserved highest priority first, then the jo
 
   c.t.feed(make::bb_reserved(by_system(6), 1, "pool", 60ull << 30));
   c.t.feed(make::bb_stage_ready(by_agent(7), 1, 100, 10));
-  auto after = c.decide(8, {debug_partition()}, {{"pool", 100ull << 30}});
+  auto after = c.decide(8, {debug_partition()}, {pool_policy("pool", 100ull << 30)});
   CHECK(placement_of(after, 1));
   CHECK(after.pending_reasons.at(2) == Reason::burst_buffer_resources);
+}
+
+TEST_CASE("a reservation names the node that stages in; one lost in a restart is named again") {
+  Cluster c(2);
+  c.t.feed(make::node_down(by_system(0), "n1", "Not responding"));
+  c.submit(1, bb_spec(10ull << 30), 1);
+  auto decision = c.decide(2, {debug_partition()}, {pool_policy("pool", 100ull << 30)});
+  REQUIRE(decision.bb_reservations.size() == 1);
+  REQUIRE(decision.bb_stage_ins.size() == 1);
+  CHECK(decision.bb_stage_ins[0].job_id == 1);
+  CHECK(decision.bb_stage_ins[0].node == "n2");  // the first node that is up
+
+  // Reserved, then the controller died before BbStageStarted: the next pass names a node.
+  c.t.feed(make::bb_reserved(by_system(3), 1, "pool", 10ull << 30));
+  auto again = c.decide(4, {debug_partition()}, {pool_policy("pool", 100ull << 30)});
+  CHECK(again.bb_reservations.empty());
+  REQUIRE(again.bb_stage_ins.size() == 1);
+  CHECK(again.bb_stage_ins[0].node == "n2");
+  CHECK(again.pending_reasons.at(1) == Reason::burst_buffer_stage_in);
+
+  // Once the node is recorded, nothing more is decided until the stage-in is ready.
+  c.t.feed(make::bb_stage_started(by_system(5), 1, schema::StageDirection::STAGE_IN, "n2"));
+  auto staging = c.decide(6, {debug_partition()}, {pool_policy("pool", 100ull << 30)});
+  CHECK(staging.bb_stage_ins.empty());
+  CHECK(staging.placements.empty());
+  CHECK(staging.pending_reasons.at(1) == Reason::burst_buffer_stage_in);
+}
+
+TEST_CASE("reservations are rounded up to the pool's granularity and never exceed its capacity") {
+  CHECK(reserved_size(1, pool_policy("p", 100, 0)) == 1);
+  CHECK(reserved_size(1, pool_policy("p", 100, 1)) == 1);
+  CHECK(reserved_size(1, pool_policy("p", 100, 1ull << 30)) == 1ull << 30);
+  CHECK(reserved_size(3ull << 30, pool_policy("p", 100, 2ull << 30)) == 4ull << 30);
+  CHECK(reserved_size(4ull << 30, pool_policy("p", 100, 2ull << 30)) == 4ull << 30);
+
+  Cluster c(1);
+  c.submit(1, bb_spec(30ull << 30), 1);  // 40G at 20G granularity
+  c.submit(2, bb_spec(30ull << 30), 2);  // 40G
+  c.submit(3, bb_spec(30ull << 30), 3);  // 40G: 120G > 100G, waits
+  auto decision = c.decide(5, {debug_partition()}, {pool_policy("pool", 100ull << 30, 20ull << 30)});
+  REQUIRE(decision.bb_reservations.size() == 2);
+  CHECK(decision.bb_reservations[0].bytes == 40ull << 30);
+  CHECK(decision.bb_reservations[1].bytes == 40ull << 30);
+  CHECK(decision.pending_reasons.at(3) == Reason::burst_buffer_resources);
+}
+
+TEST_CASE("a held job keeps its place but reserves nothing; an unknown pool waits for resources") {
+  Cluster c(1);
+  auto held = bb_spec(60ull << 30);
+  held.hold_at_submit = true;
+  c.submit(1, held, 1);
+  c.submit(2, bb_spec(60ull << 30), 2);
+  auto decision = c.decide(5, {debug_partition()}, {pool_policy("pool", 100ull << 30)});
+  CHECK(decision.pending_reasons.at(1) == Reason::job_held_user);
+  REQUIRE(decision.bb_reservations.size() == 1);
+  CHECK(decision.bb_reservations[0].job_id == 2);
+
+  Cluster other(1);
+  auto elsewhere = bb_spec(1);
+  elsewhere.burst_buffer.pool = "gone";
+  other.submit(1, elsewhere, 1);
+  auto refused = other.decide(5, {debug_partition()}, {pool_policy("pool", 100ull << 30)});
+  CHECK(refused.bb_reservations.empty());
+  CHECK(refused.pending_reasons.at(1) == Reason::burst_buffer_resources);
+}
+
+TEST_CASE("a burst-buffer job reserves and stages in while it waits for nodes; Resources comes first") {
+  Cluster c(1);
+  c.submit(1, cpus_job(1, 4, 60), 1);  // fills the node
+  c.run(1, {{"n1", 4, 0}}, 60);
+  c.submit(2, bb_spec(60ull << 30), 2);
+  c.submit(3, bb_spec(60ull << 30), 3);
+  auto decision = c.decide(5, {debug_partition()}, {pool_policy("pool", 100ull << 30)});
+  REQUIRE(decision.bb_reservations.size() == 1);
+  CHECK(decision.bb_reservations[0].job_id == 2);  // staging starts before the node is free
+  CHECK(decision.pending_reasons.at(2) == Reason::resources);
+  CHECK(decision.pending_reasons.at(3) == Reason::resources);
+  c.t.feed(make::job_ended(by_agent(6), 1, schema::EndCause::EXITED, 0, 0, "n1"));
+  auto freed = c.decide(7, {debug_partition()}, {pool_policy("pool", 100ull << 30)});
+  CHECK(freed.pending_reasons.at(3) == Reason::burst_buffer_resources);
 }
