@@ -206,21 +206,21 @@ std::optional<OomCount> MemoryCgroups::oom_count(const JobCgroup& cgroup) const 
   return OomCount{*kills, peak.value_or(0)};
 }
 
-UniqueFd MemoryCgroups::watch_oom(const JobCgroup& cgroup) const {
-  if (location_.version == CgroupVersion::v2) {
+UniqueFd watch_oom_events(CgroupVersion version, const std::string& path) {
+  if (version == CgroupVersion::v2) {
     UniqueFd fd(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
     if (!fd) throw std::runtime_error(fmt::format("inotify_init1: {}", errno_text(errno)));
-    std::string events = cgroup.path + "/memory.events";
+    std::string events = path + "/memory.events";
     if (::inotify_add_watch(fd.get(), events.c_str(), IN_MODIFY) < 0)
       throw std::runtime_error(fmt::format("cannot watch {}: {}", events, errno_text(errno)));
     return fd;
   }
   UniqueFd event(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
   if (!event) throw std::runtime_error(fmt::format("eventfd: {}", errno_text(errno)));
-  std::string oom_control = cgroup.path + "/memory.oom_control";
+  std::string oom_control = path + "/memory.oom_control";
   UniqueFd control(::open(oom_control.c_str(), O_RDONLY | O_CLOEXEC));
   if (!control) throw std::runtime_error(fmt::format("cannot open {}: {}", oom_control, errno_text(errno)));
-  write_or_throw(cgroup.path + "/cgroup.event_control", fmt::format("{} {}", event.get(), control.get()));
+  write_or_throw(path + "/cgroup.event_control", fmt::format("{} {}", event.get(), control.get()));
   return event;
 }
 

@@ -48,6 +48,13 @@ struct OomCount {
   uint64_t peak_bytes = 0;  // 0 where the kernel does not say
 };
 
+// A descriptor that becomes readable when the OOM state of the memory cgroup at
+// path changes: v1 an eventfd registered through cgroup.event_control (it fires
+// as the cgroup goes under OOM, a moment before the kill is counted), v2 an
+// inotify watch on memory.events. Drain it with MemoryCgroups::drain_oom_watch.
+// Throws std::runtime_error.
+UniqueFd watch_oom_events(CgroupVersion version, const std::string& path);
+
 class MemoryCgroups {
  public:
   // The agent's cgroups live in location.dir, named "cairnd-<node>-<agent pid>.":
@@ -74,10 +81,8 @@ class MemoryCgroups {
   // and the peak usage (0 where memory.max_usage_in_bytes / memory.peak is missing).
   std::optional<OomCount> oom_count(const JobCgroup& cgroup) const;
 
-  // A descriptor that becomes readable when the cgroup's OOM state changes: v1
-  // an eventfd registered through cgroup.event_control, v2 an inotify watch on
-  // memory.events. Drain it with drain_oom_watch. Throws std::runtime_error.
-  UniqueFd watch_oom(const JobCgroup& cgroup) const;
+  // See watch_oom_events.
+  UniqueFd watch_oom(const JobCgroup& cgroup) const { return watch_oom_events(location_.version, cgroup.path); }
   static void drain_oom_watch(int fd);
 
   // SIGKILL to every process still in the cgroup (also those that left the job's

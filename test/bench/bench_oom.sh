@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Latency from the kernel's OOM kill in a job's memory cgroup (its OOM event, seen
+# by an independent watcher) until squeue shows the job OUT_OF_MEMORY; 10 trials.
+set -euo pipefail
+build=$(cd "${1:-build}" && pwd)
+export PATH="$build/bin:$PATH"
+dir=$(mktemp -d /tmp/cairn-bench-oom-XXXXXX)
+chmod 755 "$dir"
+trap 'cairn local down --dir "$dir" >/dev/null 2>&1; rm -rf "$dir"' EXIT
+eval "$(cairn local up --dir "$dir" --nodes 1 --cpus 2 --memory 1000)"
+cd "$dir"
+if ! scontrol show node n1 | grep -q 'MemoryEnforcement=cgroup/'; then
+  echo "oom.latency skipped: the agent runs without memory enforcement here ($(grep -ho 'memory enforcement off: [^;]*' ./*.log | head -1))"
+  exit 0
+fi
+version=$(scontrol show node n1 | grep -o 'MemoryEnforcement=cgroup/v[12]' | cut -d/ -f2)
+agent_pid=$(sed -n 2p pids)
+micros() { echo $(( ${EPOCHREALTIME/./} )); }
+latencies=()
+for trial in $(seq 10); do
+  rm -f go ready
+  job=$(sbatch --parsable --mem=50M --wrap 'while [ ! -e go ]; do sleep 0.01; done; dd if=/dev/zero of=/dev/null bs=300M count=1')
+  cgroup=
+  for _ in $(seq 500); do
+    cgroup=$(ls -d /sys/fs/cgroup/memory/*/cairnd-n1-"$agent_pid".job"$job".0 /sys/fs/cgroup/memory/cairnd-n1-"$agent_pid".job"$job".0 \
+      /sys/fs/cgroup/*/cairnd-n1-"$agent_pid".job"$job".0 /sys/fs/cgroup/memory/*/*/cairnd-n1-"$agent_pid".job"$job".0 2>/dev/null | head -1 || true)
+    [ -n "$cgroup" ] && break
+    sleep 0.01
+  done
+  [ -n "$cgroup" ] || { echo "the cgroup of job $job did not appear"; exit 1; }
+  "$build/test/oom_event_time" "$version" "$cgroup" ready > kernel.us &
+  probe=$!
+  for _ in $(seq 500); do [ -e ready ] && break; sleep 0.01; done
+  touch go
+  until [ "$(squeue -h -t all -j "$job" -o %T)" = OUT_OF_MEMORY ]; do :; done
+  seen=$(micros)
+  wait "$probe"
+  latencies+=($(( seen - $(cat kernel.us) )))
+done
+sorted=($(printf '%s\n' "${latencies[@]}" | sort -n))
+printf 'oom.latency_ms median=%.1f min=%.1f max=%.1f (%d trials, kernel OOM event to OUT_OF_MEMORY in squeue; goal median < 50)\n' \
+  "$(echo "${sorted[5]} / 1000" | bc -l)" "$(echo "${sorted[0]} / 1000" | bc -l)" "$(echo "${sorted[9]} / 1000" | bc -l)" 10
