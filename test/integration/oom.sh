@@ -59,8 +59,31 @@ multi=$(sbatch --parsable -N2 --mem=50M --wrap "$hog")
 wait_state "$multi" OUT_OF_MEMORY
 [ "$(sacct -j "$multi" -X -n -P -o NNodes,ExitCode)" = "2|0:125" ] || fail "multi-node: $(sacct -j "$multi" -X -n -P -o NNodes,ExitCode)"
 
-# 6. No job cgroup of this cluster's agents outlives its job.
+# 6. A suspended job whose stopped shell is OOM-killed ends OUT_OF_MEMORY. Nothing of a
+# stopped job allocates, so the test charges memory to its cgroup from outside; the
+# shell, holding 40 MB and marked the OOM killer's first choice (oom_score_adj 1000), is the victim.
 memory_dir=/sys/fs/cgroup/memory$(awk -F: '$2 ~ /(^|,)memory(,|$)/ {print $3}' /proc/self/cgroup)
+if [ "$enforcement" = "MemoryEnforcement=cgroup/v1" ] && [ -d "$memory_dir" ]; then
+  suspended=$(sbatch --parsable --mem=100M --wrap 'echo 1000 > /proc/$$/oom_score_adj; x=$(head -c 40000000 /dev/zero | tr "\0" a); echo held; sleep 300')
+  wait_state "$suspended" RUNNING
+  for _ in $(seq 100); do grep -q held "slurm-$suspended.out" 2>/dev/null && break; sleep 0.05; done
+  grep -q held "slurm-$suspended.out" || fail "job $suspended did not get its 40 MB"
+  host=$(squeue -h -j "$suspended" -o %N)
+  agent=$(sed -n "$((${host#n} + 1))p" "$work/pids")
+  cgroup="$memory_dir/cairnd-$host-$agent.job$suspended.0"
+  [ -d "$cgroup" ] || fail "no cgroup $cgroup for job $suspended"
+  scontrol suspend "$suspended"
+  wait_state "$suspended" SUSPENDED
+  # The agent kills what is left in a job's cgroup when the job ends: the intruder may go too.
+  sh -c 'echo $$ > "$1/cgroup.procs" && exec dd if=/dev/zero of=/dev/null bs=70M count=1 2>/dev/null' _ "$cgroup" || true
+  wait_state "$suspended" OUT_OF_MEMORY
+  [ "$(sacct -j "$suspended" -X -n -P -o ExitCode)" = "0:125" ] || fail "suspended OOM exit code"
+  cairn log dump --job "$suspended" | grep -q "JobSuspend" || fail "job $suspended was never suspended"
+else
+  echo "SKIP part 6: needs the cgroup v1 memory controller"
+fi
+
+# 7. No job cgroup of this cluster's agents outlives its job.
 if [ -d "$memory_dir" ]; then
   left=
   for _ in $(seq 40); do
