@@ -11,6 +11,7 @@
 
 #include "actors/burst_buffer_plan.hpp"
 #include "actors/controller_actors.hpp"
+#include "actors/read_model.hpp"
 #include "actors/job_commands.hpp"
 #include "actors/rpc_server.hpp"
 #include "common/daemon_signals.hpp"
@@ -22,18 +23,6 @@ using namespace cairn;
 namespace {
 
 constexpr const char* kUsage = "usage: cairnctld [--conf FILE] [-D]\n";
-
-// The default pool first: the scheduler's convention.
-std::vector<BbPoolPolicy> pool_policies(const ClusterConfig& config) {
-  std::vector<BbPoolPolicy> pools;
-  auto policy = [](const BbPoolConfig& pool) {
-    return BbPoolPolicy{pool.name, pool.capacity_bytes, pool.granularity_bytes, pool.path, pool.is_default};
-  };
-  if (const auto* first = config.default_bb_pool()) pools.push_back(policy(*first));
-  for (const auto& pool : config.bb_pools)
-    if (pools.empty() || pool.name != pools.front().name) pools.push_back(policy(pool));
-  return pools;
-}
 
 // Jobs that need an actor right away: not finished, or due for resubmission.
 std::vector<uint64_t> live_jobs(const ClusterState& state) {

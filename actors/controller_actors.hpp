@@ -73,7 +73,6 @@ struct ControllerContext {
   ControllerActors actors;
 };
 
-std::vector<PartitionPolicy> partition_policies(const ClusterConfig& config);
 
 // ---- spawn functions, one per actor file ----
 

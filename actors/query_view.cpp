@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "actors/controller_actors.hpp"
+#include "actors/read_model.hpp"
 #include "events/event_codec.hpp"
 #include "events/replay.hpp"
 
@@ -38,22 +39,6 @@ int64_t wall_clock_us() {
 SchedulingDecision run_pass(QueryView* self) {
   auto& st = self->state;
   return schedule({&st.state, st.context->partitions, st.context->pools, wall_clock_us()});
-}
-
-// squeue shows pending and active jobs, and finished ones for MinJobAge seconds.
-bool shown_by_default(const JobRecord& job, int64_t now_us, uint32_t min_job_age_sec) {
-  if (!is_final(job.state)) return true;
-  return job.end_us + static_cast<int64_t>(min_job_age_sec) * 1'000'000 >= now_us;
-}
-
-JobRecord with_live_reason(const JobRecord& job, const ReasonMap& reasons) {
-  JobRecord copy = job;
-  if (job.state == JobState::PENDING) {
-    auto it = reasons.find(job.id);
-    if (it != reasons.end() && job.reason != Reason::job_held_user && job.reason != Reason::job_held_admin)
-      copy.reason = it->second;
-  }
-  return copy;
 }
 
 caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContext> context, ClusterState initial,
@@ -101,20 +86,8 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
       },
       [=](query_jobs_atom, const std::vector<uint64_t>& ids, bool include_finished, const JobsReply& reply) {
         auto& st = self->state;
-        JobsSnapshot snapshot;
-        snapshot.now_us = wall_clock_us();
-        uint32_t min_age = st.context->config.min_job_age_sec;
-        auto add = [&](const JobRecord& job) { snapshot.jobs.push_back(with_live_reason(job, st.pending_reasons)); };
-        if (ids.empty()) {
-          for (const auto& [id, job] : st.state.jobs)
-            if (include_finished || shown_by_default(job, snapshot.now_us, min_age)) add(job);
-        } else {
-          for (auto id : ids) {
-            auto it = st.state.jobs.find(id);
-            if (it != st.state.jobs.end()) add(it->second);
-          }
-        }
-        reply(snapshot);
+        reply(select_jobs(st.state, st.pending_reasons, ids, include_finished, wall_clock_us(),
+                          st.context->config.min_job_age_sec));
       },
       [=](query_pools_atom, const PoolsReply& reply) {
         auto& st = self->state;
@@ -122,22 +95,7 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
       },
       [=](query_nodes_atom, const NodesReply& reply) {
         auto& st = self->state;
-        NodesSnapshot snapshot;
-        snapshot.now_us = wall_clock_us();
-        for (const auto& node : st.context->config.nodes) {
-          auto it = st.state.nodes.find(node.name);
-          if (it != st.state.nodes.end()) {
-            snapshot.nodes.push_back(it->second);
-          } else {
-            NodeRecord never_seen;
-            never_seen.name = node.name;
-            never_seen.cpus = node.cpus;
-            never_seen.mem_mb = node.real_memory_mb;
-            snapshot.nodes.push_back(never_seen);
-          }
-        }
-        snapshot.partitions = st.context->partitions;
-        reply(snapshot);
+        reply(nodes_snapshot(st.state, st.context->config, st.context->partitions, wall_clock_us()));
       },
       // Active jobs holding resources on a node, or only those whose batch script runs there.
       [=](query_nodes_atom, const std::string& node, bool batch_only) -> std::vector<uint64_t> {

@@ -173,23 +173,4 @@ caf::behavior scheduler(SchedulerActor* self, std::shared_ptr<const ControllerCo
 caf::actor spawn_scheduler(caf::actor_system& system, std::shared_ptr<const ControllerContext> context) {
   return system.spawn(scheduler, std::move(context));
 }
-
-std::vector<PartitionPolicy> partition_policies(const ClusterConfig& config) {
-  std::vector<PartitionPolicy> out;
-  for (const auto& partition : config.partitions) {
-    PartitionPolicy policy;
-    policy.name = partition.name;
-    policy.nodes = partition.nodes;
-    policy.up = partition.state == PartitionState::up;
-    policy.is_default = &partition == config.default_partition();
-    policy.max_time_sec = partition.max_time_sec;
-    policy.default_time_sec = partition.default_time_sec.value_or(0);
-    policy.max_nodes = partition.max_nodes;
-    policy.def_mem_per_cpu_mb = partition.def_mem_per_cpu_mb;
-    policy.def_mem_per_node_mb = partition.def_mem_per_node_mb;
-    out.push_back(std::move(policy));
-  }
-  return out;
-}
-
 }  // namespace cairn

@@ -6,20 +6,21 @@
 #include <vector>
 
 #include "actors/controller_messages.hpp"
+#include "cli/cluster_queries.hpp"
 #include "common/config.hpp"
 
 namespace cairn {
 
-class ControllerClient {
+class ControllerClient final : public ClusterQueries {
  public:
   // Connects to the controller named by the configuration (its Unix socket).
   explicit ControllerClient(const ClusterConfig& config);
-  ~ControllerClient();
+  ~ControllerClient() override;
 
   uint64_t submit(const JobSpec& spec);
   std::vector<ControlOutcome> control(ControlVerb verb, const std::vector<uint64_t>& job_ids, int32_t signal = 0);
-  JobsSnapshot jobs(const std::vector<uint64_t>& job_ids, bool include_finished);
-  NodesSnapshot nodes();
+  JobsSnapshot jobs(const std::vector<uint64_t>& job_ids, bool include_finished) override;
+  NodesSnapshot nodes() override;
   PoolsSnapshot burst_buffers();
 
  private:

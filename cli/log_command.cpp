@@ -9,6 +9,7 @@
 #include <set>
 
 #include "cli/event_format.hpp"
+#include "cli/log_access.hpp"
 #include "common/option_parser.hpp"
 #include "common/config.hpp"
 #include "events/event_codec.hpp"
@@ -31,18 +32,8 @@ const std::vector<OptionSpec> kOptions = {
 
 // Where the log is: --log (a directory or an EventLog= value), else the configuration's EventLog.
 std::unique_ptr<EventLog> open_log(const ParsedArgs& args) {
-  std::string spec;
-  if (auto log = args.get("log")) {
-    spec = log->find(':') == std::string::npos ? "file:" + *log : *log;
-  } else {
-    spec = load_config(find_config_path(args.get("conf"))).event_log;
-  }
-  if (spec.starts_with("file:")) {
-    FileLogOptions options;
-    options.read_only = true;
-    return open_file_log(spec.substr(5), options);
-  }
-  return open_event_log(spec);
+  if (auto log = args.get("log")) return open_log_read_only(*log);
+  return open_log_read_only(load_config(find_config_path(args.get("conf"))).event_log);
 }
 
 // A bound given as an offset ("42") or an ISO time ("2026-11-22T10:00:00[Z]").

@@ -12,7 +12,8 @@ namespace cairn {
 namespace {
 
 const std::vector<OptionSpec> kOptions = {
-    {'o', "oneliner", false, ""}, {0, "conf", true, ""}, {'h', "help", false, ""}, {'d', "details", false, ""}};
+    {'o', "oneliner", false, ""}, {0, "conf", true, ""}, {'h', "help", false, ""}, {'d', "details", false, ""},
+    {0, "at", true, ""}};
 
 const std::map<std::string, ControlVerb> kJobVerbs = {
     {"hold", ControlVerb::hold},         {"uhold", ControlVerb::uhold},
@@ -22,11 +23,11 @@ const std::map<std::string, ControlVerb> kJobVerbs = {
 };
 
 constexpr const char* kUsage =
-    "Usage: scontrol [-o] <command>\n"
-    "  show job [ID]|node [NAME]|partition [NAME]|burstbuffer\n"
+    "Usage: scontrol [-o] [--at TIME] <command>\n"
+    "  show job [ID]|node [NAME]|partition [NAME]|burstbuffer   (--at: as the log says it was then)\n"
     "  hold|uhold|release|requeue|requeuehold|suspend|resume <job_list>\n";
 
-int show_jobs(ControllerClient& client, const ClusterConfig& config, const std::vector<std::string>& ids_text,
+int show_jobs(ClusterQueries& client, const ClusterConfig& config, const std::vector<std::string>& ids_text,
               bool one_liner, std::ostream& out, std::ostream& err) {
   auto ids = parse_job_ids(ids_text, "scontrol");
   auto snapshot = client.jobs(ids, !ids.empty());
@@ -43,7 +44,7 @@ int show_jobs(ControllerClient& client, const ClusterConfig& config, const std::
   return 0;
 }
 
-int show_nodes(ControllerClient& client, const ClusterConfig& config, const std::vector<std::string>& names,
+int show_nodes(ClusterQueries& client, const ClusterConfig& config, const std::vector<std::string>& names,
                bool one_liner, std::ostream& out, std::ostream& err) {
   auto snapshot = client.nodes();
   auto partitions = partition_views(snapshot.partitions);
@@ -61,7 +62,7 @@ int show_nodes(ControllerClient& client, const ClusterConfig& config, const std:
   return 0;
 }
 
-int show_partitions(ControllerClient& client, const ClusterConfig& config, const std::vector<std::string>& names,
+int show_partitions(ClusterQueries& client, const ClusterConfig& config, const std::vector<std::string>& names,
                     bool one_liner, std::ostream& out, std::ostream& err) {
   auto snapshot = client.nodes();
   std::map<std::string, NodeRecord> nodes;
@@ -150,15 +151,20 @@ int run_scontrol(const Args& argv, std::ostream& out, std::ostream& err) {
         throw UsageError("scontrol: error: show requires an entity: job, node, partition or burstbuffer");
       auto entity = to_lower(rest[0]);
       std::vector<std::string> names(rest.begin() + 1, rest.end());
-      ControllerClient client(config);
-      if (entity == "job" || entity == "jobs") return show_jobs(client, config, names, one_liner, out, err);
-      if (entity == "node" || entity == "nodes") return show_nodes(client, config, split_list(names), one_liner, out, err);
-      if (entity == "burstbuffer" || entity == "burstbuffers" || entity == "bb")
+      if (entity == "burstbuffer" || entity == "burstbuffers" || entity == "bb") {
+        if (args.has("at")) throw UsageError("scontrol: error: --at is not supported for show burstbuffer");
+        ControllerClient client(config);
         return show_burst_buffers(client, config, out);
+      }
+      auto cluster = open_cluster_queries(config, args.get("at"), "scontrol");
+      if (entity == "job" || entity == "jobs") return show_jobs(*cluster, config, names, one_liner, out, err);
+      if (entity == "node" || entity == "nodes")
+        return show_nodes(*cluster, config, split_list(names), one_liner, out, err);
       if (entity == "partition" || entity == "partitions")
-        return show_partitions(client, config, split_list(names), one_liner, out, err);
+        return show_partitions(*cluster, config, split_list(names), one_liner, out, err);
       throw UsageError("scontrol: error: invalid entity: " + rest[0] + " for keyword: show");
     }
+    if (args.has("at")) throw UsageError("scontrol: error: --at applies to show only");
     auto verb = kJobVerbs.find(command);
     if (verb == kJobVerbs.end()) throw UsageError("scontrol: error: Invalid command: " + args.positionals[0]);
     ControllerClient client(config);

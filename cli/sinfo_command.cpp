@@ -13,7 +13,7 @@ namespace {
 
 const std::vector<OptionSpec> kOptions = {
     {'N', "Node", false, ""}, {'o', "format", true, ""}, {'h', "noheader", false, ""},
-    {'p', "partition", true, ""}, {0, "conf", true, ""}, {0, "help", false, ""},
+    {'p', "partition", true, ""}, {0, "conf", true, ""}, {0, "help", false, ""}, {0, "at", true, ""},
 };
 
 }  // namespace
@@ -22,12 +22,12 @@ int run_sinfo(const Args& argv, std::ostream& out, std::ostream& err) {
   return run_guarded("sinfo", err, [&] {
     auto args = parse_options("sinfo", kOptions, argv);
     if (args.has("help")) {
-      out << "Usage: sinfo [-N] [-o format] [-h] [-p partitions]\n";
+      out << "Usage: sinfo [-N] [-o format] [-h] [-p partitions] [--at TIME]\n";
       return 0;
     }
     auto config = load_cli_config(args.get("conf"));
-    ControllerClient client(config);
-    auto snapshot = client.nodes();
+    auto cluster = open_cluster_queries(config, args.get("at"), "sinfo");
+    auto snapshot = cluster->nodes();
     auto wanted = split_list(args.all("partition"));
     std::vector<PartitionView> partitions;
     for (auto& partition : partition_views(snapshot.partitions))

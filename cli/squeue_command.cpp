@@ -14,7 +14,7 @@ const std::vector<OptionSpec> kOptions = {
     {'j', "jobs", true, ""},      {'u', "user", true, ""},     {'p', "partition", true, ""},
     {'t', "states", true, ""},    {'h', "noheader", false, ""}, {'o', "format", true, ""},
     {'l', "long", false, ""},     {0, "me", false, ""},         {'n', "name", true, ""},
-    {0, "conf", true, ""},        {0, "help", false, ""},
+    {0, "conf", true, ""},        {0, "help", false, ""},       {0, "at", true, ""},
 };
 
 bool contains(const std::vector<std::string>& list, const std::string& value) {
@@ -27,7 +27,8 @@ int run_squeue(const Args& argv, std::ostream& out, std::ostream& err) {
   return run_guarded("squeue", err, [&] {
     auto args = parse_options("squeue", kOptions, argv);
     if (args.has("help")) {
-      out << "Usage: squeue [-j jobs] [-u users] [-p partitions] [-t states|all] [-o format] [-l] [-h] [--me]\n";
+      out << "Usage: squeue [-j jobs] [-u users] [-p partitions] [-t states|all] [-o format] [-l] [-h] [--me] "
+             "[--at TIME]\n";
       return 0;
     }
     auto config = load_cli_config(args.get("conf"));
@@ -39,8 +40,8 @@ int run_squeue(const Args& argv, std::ostream& out, std::ostream& err) {
     auto state_texts = split_list(args.all("states"));
     bool all_states = std::erase_if(state_texts, [](const std::string& s) { return s == "all" || s == "ALL"; }) > 0;
     auto states = parse_states(state_texts, "squeue");
-    ControllerClient client(config);
-    auto snapshot = client.jobs(ids, all_states || !states.empty());
+    auto cluster = open_cluster_queries(config, args.get("at"), "squeue");
+    auto snapshot = cluster->jobs(ids, all_states || !states.empty());
     std::vector<const JobRecord*> shown;
     for (const auto& job : snapshot.jobs) {
       if (!contains(users, job.spec.user_name) || !contains(names, job.spec.name)) continue;

@@ -53,3 +53,36 @@ ReplayStats replay_all(const EventLog& log, ClusterState& state) {
 }
 
 }  // namespace cairn
+
+namespace cairn {
+
+namespace {
+
+// A record that does not decode is left for apply_record to report.
+bool written_after(const LogRecord& record, int64_t time_us) {
+  try {
+    return DecodedEvent(record.offset, record.payload).event().getHeader().getTimeUs() > time_us;
+  } catch (const kj::Exception&) {
+    return false;
+  } catch (const LogError&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+ReplayStats replay_until(const EventLog& log, int64_t time_us, ClusterState& state) {
+  ReplayStats total;
+  for (uint32_t partition = 0; partition < log.partitions(); ++partition) {
+    auto reader = log.read(partition, 0);
+    while (auto record = reader->next()) {
+      if (written_after(*record, time_us)) break;
+      ++total.events;
+      if (!apply_record(state, *record)) ++total.undecodable;
+      total.next_offset = record->offset + 1;
+    }
+  }
+  return total;
+}
+
+}  // namespace cairn

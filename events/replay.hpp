@@ -31,3 +31,11 @@ bool apply_record(ClusterState& state, const LogRecord& record,
                   const std::function<void(const DecodedEvent&, ApplyResult)>& observe = {});
 
 }  // namespace cairn
+
+namespace cairn {
+
+// Every partition up to its last event written at or before time_us: the state
+// as it was then (a partition's events are in their writer's time order).
+ReplayStats replay_until(const EventLog& log, int64_t time_us, ClusterState& state);
+
+}  // namespace cairn

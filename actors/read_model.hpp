@@ -1,0 +1,33 @@
+// What the query view answers, as pure functions of a ClusterState: the live
+// controller's query view and the CLI's views of the past (--at) share them.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "actors/controller_messages.hpp"
+#include "common/config.hpp"
+#include "events/cluster_state.hpp"
+
+namespace cairn {
+
+// The scheduler's view of the configuration's partitions and pools (the default pool first).
+std::vector<PartitionPolicy> partition_policies(const ClusterConfig& config);
+std::vector<BbPoolPolicy> pool_policies(const ClusterConfig& config);
+
+// squeue shows pending and active jobs, and finished ones for MinJobAge seconds.
+bool shown_by_default(const JobRecord& job, int64_t now_us, uint32_t min_job_age_sec);
+
+// A pending job's reason as the last scheduling pass saw it (holds keep theirs).
+JobRecord with_live_reason(const JobRecord& job, const ReasonMap& reasons);
+
+// The jobs named by ids (every job shown by default, or every job at all, when
+// ids is empty), with live reasons, as of now_us.
+JobsSnapshot select_jobs(const ClusterState& state, const ReasonMap& reasons, const std::vector<uint64_t>& ids,
+                         bool include_finished, int64_t now_us, uint32_t min_job_age_sec);
+
+// Every configured node (a node that never registered as configured), and the partitions.
+NodesSnapshot nodes_snapshot(const ClusterState& state, const ClusterConfig& config,
+                             const std::vector<PartitionPolicy>& partitions, int64_t now_us);
+
+}  // namespace cairn

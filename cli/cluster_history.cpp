@@ -1,0 +1,54 @@
+#include "cli/cluster_history.hpp"
+
+#include "actors/read_model.hpp"
+#include "cli/controller_client.hpp"
+#include "cli/log_access.hpp"
+#include "common/option_parser.hpp"
+#include "common/slurm_time.hpp"
+#include "events/replay.hpp"
+
+#include <chrono>
+
+namespace cairn {
+
+ClusterHistory::ClusterHistory(const ClusterConfig& config, const EventLog& log, int64_t at_us)
+    : config_(config), at_us_(at_us) {
+  replay_until(log, at_us, state_);
+  reasons_ = schedule({&state_, partition_policies(config), pool_policies(config), at_us}).pending_reasons;
+}
+
+JobsSnapshot ClusterHistory::jobs(const std::vector<uint64_t>& job_ids, bool include_finished) {
+  return select_jobs(state_, reasons_, job_ids, include_finished, at_us_, config_.min_job_age_sec);
+}
+
+NodesSnapshot ClusterHistory::nodes() { return nodes_snapshot(state_, config_, partition_policies(config_), at_us_); }
+
+namespace {
+
+// Owns the log the history was read from.
+class LoggedHistory final : public ClusterQueries {
+ public:
+  LoggedHistory(const ClusterConfig& config, int64_t at_us)
+      : log_(open_log_read_only(config.event_log)), history_(config, *log_, at_us) {}
+  JobsSnapshot jobs(const std::vector<uint64_t>& job_ids, bool include_finished) override {
+    return history_.jobs(job_ids, include_finished);
+  }
+  NodesSnapshot nodes() override { return history_.nodes(); }
+
+ private:
+  std::unique_ptr<EventLog> log_;
+  ClusterHistory history_;
+};
+
+}  // namespace
+
+std::unique_ptr<ClusterQueries> open_cluster_queries(const ClusterConfig& config, const std::optional<std::string>& at,
+                                                     const std::string& command) {
+  if (!at) return std::make_unique<ControllerClient>(config);
+  auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
+  auto when = parse_begin_time(*at, now.count());
+  if (!when) throw UsageError(command + ": error: Invalid time specification for --at: " + *at);
+  return std::make_unique<LoggedHistory>(config, *when * 1'000'000 + 999'999);
+}
+
+}  // namespace cairn

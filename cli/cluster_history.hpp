@@ -1,0 +1,28 @@
+// The cluster as the event log says it was at a past moment: the log (opened
+// read-only, beside a live controller) replayed up to that time, and answered
+// with the read model the controller's query view uses, pending reasons
+// included (a scheduling pass over the past state).
+#pragma once
+
+#include "cli/cluster_queries.hpp"
+#include "events/cluster_state.hpp"
+#include "events/event_log.hpp"
+
+namespace cairn {
+
+class ClusterHistory final : public ClusterQueries {
+ public:
+  ClusterHistory(const ClusterConfig& config, const EventLog& log, int64_t at_us);
+
+  JobsSnapshot jobs(const std::vector<uint64_t>& job_ids, bool include_finished) override;
+  NodesSnapshot nodes() override;
+  const ClusterState& state() const { return state_; }
+
+ private:
+  const ClusterConfig& config_;
+  int64_t at_us_;
+  ClusterState state_;
+  ReasonMap reasons_;
+};
+
+}  // namespace cairn
