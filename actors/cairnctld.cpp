@@ -12,6 +12,7 @@
 #include "actors/burst_buffer_plan.hpp"
 #include "actors/controller_actors.hpp"
 #include "actors/read_model.hpp"
+#include "actors/snapshot_files.hpp"
 #include "actors/job_commands.hpp"
 #include "actors/rpc_server.hpp"
 #include "common/daemon_signals.hpp"
@@ -65,8 +66,17 @@ int run(const ParsedArgs& args) {
   auto log = open_log_waiting_for_lock(config.event_log);
   ClusterState state;
   auto started = std::chrono::steady_clock::now();
-  auto replayed = replay_partition(*log, 0, 0, state);
-  spdlog::info("replayed {} events in {:.3f} s: {} jobs, {} nodes, {} anomalies", replayed.events,
+  // A snapshot is a cache: any that does not load is said and ignored, and the log replayed from its start.
+  uint64_t from = 0;
+  auto snapshot = load_newest_snapshot(snapshot_dir(config), 0, {log->end_offset(0), INT64_MAX},
+                                       [](const std::string& why) { spdlog::warn("{}", why); });
+  if (snapshot) {
+    state = std::move(snapshot->state);
+    from = snapshot->next_offset;
+  }
+  auto replayed = replay_partition(*log, 0, from, state);
+  spdlog::info("replayed {} events{} in {:.3f} s: {} jobs, {} nodes, {} anomalies", replayed.events,
+               snapshot ? fmt::format(" after a snapshot up to offset {}", from) : std::string(" from the start"),
                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), state.jobs.size(),
                state.nodes.size(), state.anomaly_count);
 

@@ -6,9 +6,11 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <thread>
 
 #include "actors/controller_actors.hpp"
 #include "actors/read_model.hpp"
+#include "actors/snapshot_files.hpp"
 #include "events/event_codec.hpp"
 #include "events/replay.hpp"
 
@@ -26,6 +28,8 @@ struct QueryViewState {
   uint64_t applied_offset = 0;  // next offset to apply
   std::map<uint64_t, Reason> pending_reasons;
   std::vector<DeferredPass> deferred;
+  int64_t last_event_us = 0;
+  uint64_t snapshot_offset = 0;  // next_offset of the last snapshot written (or loaded)
   static inline const char* name = "query_view";
 };
 
@@ -41,11 +45,33 @@ SchedulingDecision run_pass(QueryView* self) {
   return schedule({&st.state, st.context->partitions, st.context->pools, wall_clock_us()});
 }
 
+// Every SnapshotInterval events: the state goes to a snapshot file, written on a
+// thread of its own so that queries are not kept waiting for the disk.
+void maybe_snapshot(QueryView* self) {
+  auto& st = self->state;
+  uint32_t interval = st.context->config.snapshot_interval;
+  if (interval == 0 || st.applied_offset < st.snapshot_offset + interval) return;
+  st.snapshot_offset = st.applied_offset;
+  auto snapshot = std::make_shared<StateSnapshot>(StateSnapshot{st.state, st.context->shard, st.applied_offset,
+                                                                st.last_event_us});
+  std::string dir = snapshot_dir(st.context->config);
+  std::thread([snapshot, dir] {
+    try {
+      auto path = write_snapshot_file(dir, *snapshot);
+      spdlog::info("snapshot of {} jobs up to offset {} written to {}", snapshot->state.jobs.size(),
+                   snapshot->next_offset, path);
+    } catch (const std::exception& e) {
+      spdlog::warn("no snapshot written: {}", e.what());
+    }
+  }).detach();
+}
+
 caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContext> context, ClusterState initial,
                          uint64_t applied_offset) {
   self->state.context = std::move(context);
   self->state.state = std::move(initial);
   self->state.applied_offset = applied_offset;
+  self->state.snapshot_offset = applied_offset;
   return {
       [=](apply_atom, const CommittedEvent& event, const caf::actor& job_actor) {
         auto& st = self->state;
@@ -55,8 +81,10 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
           if (result == ApplyResult::rejected)
             spdlog::warn("event at offset {} rejected: {}", event.offset, st.state.anomalies.empty() ? "" : st.state.anomalies.back().text);
           job_id = decoded.event().getHeader().getJobId();
+          st.last_event_us = decoded.event().getHeader().getTimeUs();
         });
         st.applied_offset = event.offset + 1;
+        maybe_snapshot(self);
         if (job_actor && job_id != 0) {
           auto it = st.state.jobs.find(job_id);
           if (it != st.state.jobs.end()) self->send(job_actor, job_update_atom::value, it->second);

@@ -64,6 +64,10 @@ void write_job_view(rpc::JobView::Builder out, const JobRecord& job) {
   out.setFinalState(job.final_state);
   out.setCancelRequested(job.cancel_requested);
   out.setTimeLimitReached(job.time_limit_reached);
+  out.setRequeueRequested(job.requeue_requested);
+  out.setRequeueHold(job.requeue_hold);
+  out.setBbStageOutStarted(job.bb_stage_out_started);
+  out.setLastOffset(job.last_offset);
 }
 
 JobRecord read_job_view(rpc::JobView::Reader in) {
@@ -104,6 +108,10 @@ JobRecord read_job_view(rpc::JobView::Reader in) {
   job.final_state = in.getFinalState();
   job.cancel_requested = in.getCancelRequested();
   job.time_limit_reached = in.getTimeLimitReached();
+  job.requeue_requested = in.getRequeueRequested();
+  job.requeue_hold = in.getRequeueHold();
+  job.bb_stage_out_started = in.getBbStageOutStarted();
+  job.last_offset = in.getLastOffset();
   return job;
 }
 

@@ -72,6 +72,11 @@ struct JobView {
   timeLimitReached @31 :Bool;
   bbNode @32 :Text;
   bbStagedOutBytes @33 :UInt64;
+  # The rest of the record, so that a view is the whole record (state snapshots).
+  requeueRequested @34 :Bool;
+  requeueHold @35 :Bool;
+  bbStageOutStarted @36 :Bool;
+  lastOffset @37 :UInt64;
 }
 
 struct NodeView {

@@ -232,6 +232,7 @@ class ConfigParser {
          [](ConfigParser& p, const Pair& v) { p.config_.reconcile_timeout_sec = p.number32(v); }},
         {"resubmiton", [](ConfigParser& p, const Pair& v) { p.config_.resubmit_on = p.resubmit_states(v); }},
         {"maxrestarts", [](ConfigParser& p, const Pair& v) { p.config_.max_restarts = p.number32(v); }},
+        {"snapshotinterval", [](ConfigParser& p, const Pair& v) { p.config_.snapshot_interval = p.number32(v); }},
         {"constrainramspace",
          [](ConfigParser& p, const Pair& v) { p.config_.constrain_ram_space = p.boolean(v); }},
     };

@@ -1,0 +1,96 @@
+#include "actors/snapshot_files.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <system_error>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common/unique_fd.hpp"
+
+namespace cairn {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kPrefix = "snapshot-";
+constexpr std::string_view kSuffix = ".capnp";
+
+// Snapshot files, newest (highest offset) first.
+std::vector<fs::path> snapshot_files(const std::string& dir) {
+  std::vector<fs::path> files;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(dir, error)) {
+    std::string name = entry.path().filename().string();
+    if (name.starts_with(kPrefix) && name.ends_with(kSuffix)) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end(), [](const fs::path& a, const fs::path& b) { return a.filename() > b.filename(); });
+  return files;
+}
+
+void write_all(int fd, const std::vector<uint8_t>& bytes, const std::string& path) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw std::system_error(errno, std::system_category(), "cannot write " + path);
+    done += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace
+
+std::string snapshot_dir(const ClusterConfig& config) { return config.state_save_location + "/snapshots"; }
+
+std::string write_snapshot_file(const std::string& dir, const StateSnapshot& snapshot, size_t keep) {
+  fs::create_directories(dir);
+  std::string path = fmt::format("{}/{}{:020}{}", dir, kPrefix, snapshot.next_offset, kSuffix);
+  std::string temporary = path + ".tmp";
+  std::vector<uint8_t> bytes = encode_snapshot(snapshot);
+  {
+    UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    if (!fd) throw std::system_error(errno, std::system_category(), "cannot create " + temporary);
+    write_all(fd.get(), bytes, temporary);
+    if (::fsync(fd.get()) != 0) throw std::system_error(errno, std::system_category(), "cannot sync " + temporary);
+  }
+  fs::rename(temporary, path);
+  // The rename itself must survive a crash too.
+  if (UniqueFd directory(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)); directory) ::fsync(directory.get());
+  auto files = snapshot_files(dir);
+  for (size_t i = keep; i < files.size(); ++i) {
+    std::error_code ignored;
+    fs::remove(files[i], ignored);
+  }
+  return path;
+}
+
+std::optional<StateSnapshot> load_newest_snapshot(const std::string& dir, uint32_t partition,
+                                                  const SnapshotLimits& limits,
+                                                  const std::function<void(const std::string&)>& warn) {
+  for (const auto& file : snapshot_files(dir)) {
+    std::ifstream in(file, std::ios::binary);
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    try {
+      StateSnapshot snapshot = decode_snapshot(bytes);
+      if (snapshot.partition != partition) continue;
+      if (snapshot.next_offset > limits.max_next_offset) {
+        warn(fmt::format("snapshot {} ignored: it covers offset {}, past the log's end {}", file.string(),
+                         snapshot.next_offset, limits.max_next_offset));
+        continue;
+      }
+      if (snapshot.last_event_us > limits.max_last_event_us) continue;  // later than the moment asked for
+      return snapshot;
+    } catch (const SnapshotError& e) {
+      warn(fmt::format("snapshot {} ignored: {}", file.string(), e.what()));
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace cairn

@@ -1,0 +1,32 @@
+// Snapshot files in a directory (<StateSaveLocation>/snapshots): written
+// atomically (temporary file, fsync, rename), the newest few kept; loading
+// takes the newest one that decodes and fits the log, warning about the others.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "actors/state_snapshot.hpp"
+#include "common/config.hpp"
+
+namespace cairn {
+
+// <StateSaveLocation>/snapshots
+std::string snapshot_dir(const ClusterConfig& config);
+
+// "<dir>/snapshot-<next offset, 20 digits>.capnp". Returns the path. Throws std::runtime_error.
+std::string write_snapshot_file(const std::string& dir, const StateSnapshot& snapshot, size_t keep = 2);
+
+struct SnapshotLimits {
+  uint64_t max_next_offset = UINT64_MAX;  // the log's end: a snapshot past it belongs to another log
+  int64_t max_last_event_us = INT64_MAX;  // for a view of the past: folded nothing later than this
+};
+
+// The newest usable snapshot of the partition, or nullopt; `warn` hears about each
+// snapshot file skipped and why.
+std::optional<StateSnapshot> load_newest_snapshot(const std::string& dir, uint32_t partition,
+                                                  const SnapshotLimits& limits,
+                                                  const std::function<void(const std::string&)>& warn);
+
+}  // namespace cairn

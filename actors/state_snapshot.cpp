@@ -1,0 +1,113 @@
+#include "actors/state_snapshot.hpp"
+
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+#include <kj/exception.h>
+
+#include <cstring>
+
+#include "actors/rpc_views.hpp"
+#include "capnp/snapshot.capnp.h"
+
+namespace cairn {
+
+std::vector<uint8_t> encode_snapshot(const StateSnapshot& snapshot) {
+  const ClusterState& state = snapshot.state;
+  capnp::MallocMessageBuilder message;
+  auto out = message.initRoot<snapshot::StateSnapshot>();
+  out.setFormatVersion(kSnapshotFormatVersion);
+  out.setPartition(snapshot.partition);
+  out.setNextOffset(snapshot.next_offset);
+  out.setLastEventUs(snapshot.last_event_us);
+  out.setDigest(state_digest(state));
+  auto jobs = out.initJobs(static_cast<unsigned>(state.jobs.size()));
+  unsigned i = 0;
+  for (const auto& [id, job] : state.jobs) write_job_view(jobs[i++], job);
+  auto nodes = out.initNodes(static_cast<unsigned>(state.nodes.size()));
+  i = 0;
+  for (const auto& [name, node] : state.nodes) write_node_view(nodes[i++], node);
+  auto pools = out.initPools(static_cast<unsigned>(state.pools.size()));
+  i = 0;
+  for (const auto& [name, ledger] : state.pools) {
+    auto pool = pools[i++];
+    pool.setName(name);
+    pool.setReservedBytes(ledger.reserved_bytes);
+    auto ids = pool.initJobIds(static_cast<unsigned>(ledger.reserved_by_job.size()));
+    auto bytes = pool.initJobBytes(static_cast<unsigned>(ledger.reserved_by_job.size()));
+    unsigned j = 0;
+    for (const auto& [job_id, reserved] : ledger.reserved_by_job) {
+      ids.set(j, job_id);
+      bytes.set(j++, reserved);
+    }
+  }
+  auto shards = out.initShards(static_cast<unsigned>(state.shards.size()));
+  i = 0;
+  for (const auto& [number, cursor] : state.shards) {
+    auto shard = shards[i++];
+    shard.setShard(number);
+    shard.setEpoch(cursor.epoch);
+    shard.setNextJobId(cursor.next_job_id);
+    shard.setApplied(cursor.applied);
+  }
+  auto anomalies = out.initAnomalies(static_cast<unsigned>(state.anomalies.size()));
+  for (i = 0; i < state.anomalies.size(); ++i) {
+    anomalies[i].setOffset(state.anomalies[i].offset);
+    anomalies[i].setText(state.anomalies[i].text);
+  }
+  out.setAnomalyCount(state.anomaly_count);
+  out.setSkippedUnknown(state.skipped_unknown);
+  out.setSkippedStale(state.skipped_stale);
+  auto words = capnp::messageToFlatArray(message);
+  auto bytes = words.asBytes();
+  return {bytes.begin(), bytes.end()};
+}
+
+StateSnapshot decode_snapshot(std::span<const uint8_t> bytes) {
+  if (bytes.size() % sizeof(capnp::word) != 0 || bytes.empty())
+    throw SnapshotError("not a snapshot: " + std::to_string(bytes.size()) + " bytes");
+  // Flat-array readers need word-aligned memory.
+  auto words = kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word));
+  std::memcpy(words.begin(), bytes.data(), bytes.size());
+  StateSnapshot snapshot;
+  try {
+    capnp::ReaderOptions options;
+    options.traversalLimitInWords = words.size() + 1;
+    capnp::FlatArrayMessageReader message(words, options);
+    auto in = message.getRoot<snapshot::StateSnapshot>();
+    if (in.getFormatVersion() != kSnapshotFormatVersion)
+      throw SnapshotError("snapshot format " + std::to_string(in.getFormatVersion()) + ", this build reads " +
+                          std::to_string(kSnapshotFormatVersion));
+    snapshot.partition = in.getPartition();
+    snapshot.next_offset = in.getNextOffset();
+    snapshot.last_event_us = in.getLastEventUs();
+    ClusterState& state = snapshot.state;
+    for (auto job : in.getJobs()) {
+      JobRecord record = read_job_view(job);
+      state.jobs.emplace(record.id, std::move(record));
+    }
+    for (auto node : in.getNodes()) {
+      NodeRecord record = read_node_view(node);
+      state.nodes.emplace(record.name, std::move(record));
+    }
+    for (auto pool : in.getPools()) {
+      PoolLedger& ledger = state.pools[pool.getName()];
+      ledger.reserved_bytes = pool.getReservedBytes();
+      auto ids = pool.getJobIds();
+      auto reserved = pool.getJobBytes();
+      if (ids.size() != reserved.size()) throw SnapshotError("a pool's job lists differ in length");
+      for (unsigned j = 0; j < ids.size(); ++j) ledger.reserved_by_job[ids[j]] = reserved[j];
+    }
+    for (auto shard : in.getShards())
+      state.shards[shard.getShard()] = ShardCursor{shard.getEpoch(), shard.getNextJobId(), shard.getApplied()};
+    for (auto anomaly : in.getAnomalies()) state.anomalies.push_back({anomaly.getOffset(), anomaly.getText()});
+    state.anomaly_count = in.getAnomalyCount();
+    state.skipped_unknown = in.getSkippedUnknown();
+    state.skipped_stale = in.getSkippedStale();
+    if (state_digest(state) != in.getDigest()) throw SnapshotError("the state does not match its digest");
+  } catch (const kj::Exception& e) {
+    throw SnapshotError(std::string("not a snapshot: ") + e.getDescription().cStr());
+  }
+  return snapshot;
+}
+
+}  // namespace cairn

@@ -1,0 +1,35 @@
+// Snapshots of the folded state (capnp/snapshot.capnp): a cache that lets a
+// controller restart from the snapshot's offset instead of the log's start.
+// Pure: bytes in, bytes out; the files are in snapshot_files.hpp.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <vector>
+
+#include "events/cluster_state.hpp"
+
+namespace cairn {
+
+inline constexpr uint32_t kSnapshotFormatVersion = 1;
+
+class SnapshotError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct StateSnapshot {
+  ClusterState state;
+  uint32_t partition = 0;
+  uint64_t next_offset = 0;   // the first event not folded in
+  int64_t last_event_us = 0;  // writer time of the last event folded in
+};
+
+std::vector<uint8_t> encode_snapshot(const StateSnapshot& snapshot);
+
+// Throws SnapshotError when the bytes are no snapshot, of another format
+// version, or hold a state whose digest is not the one recorded with it.
+StateSnapshot decode_snapshot(std::span<const uint8_t> bytes);
+
+}  // namespace cairn

@@ -1,0 +1,44 @@
+@0x9548e5957c226da7;
+# A controller's snapshot of the state folded from its log: a cache for a fast
+# restart (deleting it must give the same state after replay). Evolution rules
+# as in events.capnp: never renumber, add at the end.
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("cairn::snapshot");
+
+using Rpc = import "rpc.capnp";
+
+struct StateSnapshot {
+  formatVersion @0 :UInt32;
+  partition @1 :UInt32;
+  nextOffset @2 :UInt64;      # the first event of the partition not folded in
+  lastEventUs @3 :Int64;      # writer time of the last event folded in
+  digest @4 :UInt64;          # state_digest of the state below
+  jobs @5 :List(Rpc.JobView);
+  nodes @6 :List(Rpc.NodeView);
+  pools @7 :List(Pool);
+  shards @8 :List(Shard);
+  anomalies @9 :List(Anomaly);
+  anomalyCount @10 :UInt64;
+  skippedUnknown @11 :UInt64;
+  skippedStale @12 :UInt64;
+
+  struct Pool {
+    name @0 :Text;
+    reservedBytes @1 :UInt64;
+    jobIds @2 :List(UInt64);
+    jobBytes @3 :List(UInt64);
+  }
+
+  struct Shard {
+    shard @0 :UInt32;
+    epoch @1 :UInt64;
+    nextJobId @2 :UInt64;
+    applied @3 :UInt64;
+  }
+
+  struct Anomaly {
+    offset @0 :UInt64;
+    text @1 :Text;
+  }
+}
