@@ -105,6 +105,13 @@ expect_error "the credential is for cluster 'elsewhere', not 'local'" \
 sed "s|^AuthInfo=.*|AuthInfo=socket=$work/munge/absent.sock|" "$CAIRN_CONF" >"$work/nomunged.conf"
 expect_error "cannot get a MUNGE credential from munged at $work/munge/absent.sock" \
   env CAIRN_CONF="$work/nomunged.conf" sbatch --wrap true
+# A credential used twice, or after its TTL, is refused (a probe misuses the protocol on purpose).
+for misuse in replay expired; do
+  out=$("$build/test/auth_probe" "$CAIRN_CONF" "$CAIRN_CONTROLLER" "$misuse") || fail "$misuse: $out"
+  want="Replayed credential"
+  [ "$misuse" = expired ] && want="Expired credential"
+  grep -qF "refused: Authentication refused: invalid MUNGE credential: $want" <<<"$out" || fail "$misuse: $out"
+done
 [ "$(count_jobs)" = "$jobs_before" ] || fail "a refused command changed the job list"
 [ "$(state_of "$held")" = PENDING ] || fail "a refused scancel changed job $held: $(state_of "$held")"
 
