@@ -107,7 +107,7 @@ expect_error "cannot get a MUNGE credential from munged at $work/munge/absent.so
   env CAIRN_CONF="$work/nomunged.conf" sbatch --wrap true
 # A credential used twice, or after its TTL, is refused (a probe misuses the protocol on purpose).
 for misuse in replay expired; do
-  out=$("$build/test/auth_probe" "$CAIRN_CONF" "$CAIRN_CONTROLLER" "$misuse") || fail "$misuse: $out"
+  out=$("$bin/../test/auth_probe" "$CAIRN_CONF" "$CAIRN_CONTROLLER" "$misuse") || fail "$misuse: $out"
   want="Replayed credential"
   [ "$misuse" = expired ] && want="Expired credential"
   grep -qF "refused: Authentication refused: invalid MUNGE credential: $want" <<<"$out" || fail "$misuse: $out"
