@@ -17,16 +17,22 @@
 
 namespace cairn {
 
-// Who asked (verified by the RPC layer: SO_PEERCRED on the Unix socket).
+// Who asked (verified by the RPC layer: SO_PEERCRED on the Unix socket, MUNGE over TCP).
 struct Caller {
   uint32_t uid = 0;
   std::string user;
   bool is_operator = false;  // root, SlurmUser or Operators=
   bool may_write = true;     // false for unauthenticated TCP clients
   std::string command_id;
+  uint32_t gid = 0;  // the job's group for submissions
 };
 
 ActorInfo actor_info(const Caller& caller);
+
+// The refusal of a write by a caller nobody vouched for (a TCP connection without MUNGE).
+inline constexpr const char* kReadOnlyDenied =
+    "Access/permission denied: unauthenticated connection (over TCP only queries are allowed without "
+    "AuthType=auth/munge)";
 
 // An event to append: the log actor stamps time, shard and epoch, assigns a
 // new job id when asked, then calls build().

@@ -21,7 +21,7 @@ bool is_completing(const JobRecord& job) {
 }  // namespace
 
 CommandCheck check_job_command(ControlVerb verb, const JobRecord& job, const Caller& caller, bool suspend_by_owner) {
-  if (!caller.may_write) return refuse(kDenied);
+  if (!caller.may_write) return refuse(kReadOnlyDenied);
   switch (verb) {
     case ControlVerb::suspend:
     case ControlVerb::resume: {

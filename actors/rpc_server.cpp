@@ -13,6 +13,8 @@
 
 #include "actors/rpc_views.hpp"
 #include "capnp/rpc.capnp.h"
+#include "common/auth_payload.hpp"
+#include "common/munge_credential.hpp"
 #include "events/event_codec.hpp"
 
 namespace cairn {
@@ -206,8 +208,9 @@ class AgentSessionImpl final : public rpc::AgentSession::Server {
 
 class ControllerImpl final : public rpc::Controller::Server {
  public:
-  ControllerImpl(KjLoopThread& loop, std::shared_ptr<const ControllerContext> context, Caller caller, bool local)
-      : loop_(loop), context_(std::move(context)), caller_(std::move(caller)), local_(local) {}
+  ControllerImpl(KjLoopThread& loop, std::shared_ptr<const ControllerContext> context, Caller caller, bool local,
+                 std::string peer)
+      : loop_(loop), context_(std::move(context)), caller_(std::move(caller)), local_(local), peer_(std::move(peer)) {}
 
   kj::Promise<void> ping(PingContext context) override {
     auto results = context.getResults();
@@ -292,6 +295,41 @@ class ControllerImpl final : public rpc::Controller::Server {
     });
   }
 
+  kj::Promise<void> authNonce(AuthNonceContext context) override {
+    nonce_ = random_nonce();  // a new one each time: a credential authenticates one attempt
+    context.getResults().setNonce(nonce_);
+    context.getResults().setAuthType(context_->config.auth_type);
+    return kj::READY_NOW;
+  }
+
+  // munge_decode asks the local munged over its socket (well under a millisecond); it runs here,
+  // on the RPC thread, like the rest of a call's decoding.
+  kj::Promise<void> authenticate(AuthenticateContext context) override {
+    const ClusterConfig& config = context_->config;
+    auto refuse = [this](const std::string& why) {
+      spdlog::warn("rpc: refused authentication from {}: {}", peer_, why);
+      return failure("Authentication refused: " + why);
+    };
+    if (config.auth_type != "auth/munge")
+      return refuse("this controller does not accept MUNGE credentials (AuthType=" + config.auth_type + ")");
+    if (nonce_.empty()) return refuse("no nonce was asked for on this connection (call authNonce first)");
+    std::string nonce = std::exchange(nonce_, std::string());
+    MungeIdentity identity;
+    try {
+      identity = munge_decode_credential(config.munge_socket, context.getParams().getCredential());
+    } catch (const MungeError& error) {
+      return refuse(error.what());
+    }
+    if (auto mismatch = auth_payload_mismatch(identity.payload, config.cluster_name, nonce)) return refuse(*mismatch);
+    Caller verified = caller_for_uid(identity.uid, identity.gid, config);
+    spdlog::info("rpc: {} authenticated with MUNGE as {} (uid {})", peer_, verified.user, verified.uid);
+    auto results = context.getResults();
+    results.setUid(verified.uid);
+    results.setUserName(verified.user);
+    results.setSession(kj::heap<ControllerImpl>(loop_, context_, std::move(verified), false, peer_));
+    return kj::READY_NOW;
+  }
+
   kj::Promise<void> registerAgent(RegisterAgentContext context) override {
     // Agents run as root or the SlurmUser, on this host's socket.
     bool trusted = local_ && (caller_.uid == 0 || caller_.uid == getuid() || caller_.user == context_->config.slurm_user);
@@ -339,28 +377,36 @@ class ControllerImpl final : public rpc::Controller::Server {
   std::shared_ptr<const ControllerContext> context_;
   Caller caller_;
   bool local_;
+  std::string peer_;   // the connection's address, for the log
+  std::string nonce_;  // the last one handed out by authNonce, until used
 };
 
 }  // namespace
 
-Caller caller_from_peer(const PeerInfo& peer, const ClusterConfig& config) {
+Caller caller_for_uid(uint32_t uid, uint32_t gid, const ClusterConfig& config) {
   Caller caller;
-  if (!peer.local_socket) {
-    // Without MUNGE, TCP clients are anonymous: read-only queries only.
-    caller.uid = UINT32_MAX;
-    caller.user = "nobody";
-    caller.may_write = false;
-    return caller;
-  }
-  caller.uid = peer.uid;
-  caller.user = user_name_of(peer.uid);
-  caller.is_operator = peer.uid == 0 || config.is_operator(caller.user);
+  caller.uid = uid;
+  caller.gid = gid;
+  caller.user = user_name_of(uid);
+  caller.is_operator = uid == 0 || config.is_operator(caller.user);
+  return caller;
+}
+
+Caller caller_from_peer(const PeerInfo& peer, const ClusterConfig& config) {
+  if (peer.local_socket) return caller_for_uid(peer.uid, peer.gid, config);
+  // Until it authenticates with MUNGE, a TCP client is anonymous: read-only queries only.
+  Caller caller;
+  caller.uid = UINT32_MAX;
+  caller.gid = UINT32_MAX;
+  caller.user = "nobody";
+  caller.may_write = false;
   return caller;
 }
 
 BootstrapFactory controller_bootstrap(KjLoopThread& loop, std::shared_ptr<const ControllerContext> context) {
   return [&loop, context](const PeerInfo& peer) -> capnp::Capability::Client {
-    return kj::heap<ControllerImpl>(loop, context, caller_from_peer(peer, context->config), peer.local_socket);
+    return kj::heap<ControllerImpl>(loop, context, caller_from_peer(peer, context->config), peer.local_socket,
+                                    peer.address);
   };
 }
 

@@ -147,8 +147,9 @@ caf::behavior scheduler(SchedulerActor* self, std::shared_ptr<const ControllerCo
         self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
       },
       [=](submit_atom, JobSpec& spec, const Caller& caller, const SubmitReply& reply) {
-        if (!caller.may_write) return reply({false, 0, "Access/permission denied"});
+        if (!caller.may_write) return reply({false, 0, kReadOnlyDenied});
         spec.uid = caller.uid;  // the verified caller, never what the client claims
+        spec.gid = caller.gid;
         spec.user_name = caller.user;
         if (auto error = submission_error(*self->state.context, spec); !error.empty())
           return reply({false, 0, error});

@@ -187,6 +187,12 @@ interface Controller {
   queryNodes @4 () -> (nodes :List(NodeView), partitions :List(PartitionView), nowUs :Int64);
   registerAgent @5 (info :AgentInfo, agent :Agent) -> (session :AgentSession, heartbeatSec :UInt32);
   queryBurstBuffers @6 () -> (pools :List(PoolView), nowUs :Int64);
+  # MUNGE (AuthType=auth/munge): a caller that is not on the Unix socket asks for this
+  # connection's nonce, encodes a credential whose payload names the cluster and the nonce
+  # (common/auth_payload.hpp) and presents it. The session acts as the credential's uid, as the
+  # Unix socket does for the kernel's SO_PEERCRED uid; until then the connection is read-only.
+  authNonce @7 () -> (nonce :Text, authType :Text);
+  authenticate @8 (credential :Text) -> (session :Controller, uid :UInt32, userName :Text);
 }
 
 struct PoolHolder {

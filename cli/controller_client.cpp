@@ -1,21 +1,76 @@
 #include "cli/controller_client.hpp"
 
+#include <sys/stat.h>
+
+#include <cstdlib>
+
 #include "actors/rpc_views.hpp"
 #include "capnp/rpc.capnp.h"
+#include "common/auth_payload.hpp"
+#include "common/munge_credential.hpp"
 #include "common/rpc_client.hpp"
 #include "events/event_codec.hpp"
 
 namespace cairn {
 
+namespace {
+
+constexpr const char* kEndpointVariable = "CAIRN_CONTROLLER";
+
+bool socket_file_exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+}  // namespace
+
 struct ControllerClient::Session {
   RpcConnection connection;
   rpc::Controller::Client controller;
-  explicit Session(const std::string& endpoint)
-      : connection(endpoint), controller(connection.get_main<rpc::Controller>()) {}
+  Session(const std::string& endpoint, const ClusterConfig& config)
+      : connection(endpoint), controller(connection.get_main<rpc::Controller>()) {
+    if (endpoint.starts_with("tcp:") && config.auth_type == "auth/munge") authenticate(config);
+  }
+
+  // Swaps the read-only bootstrap for a session acting as this process's uid (see rpc.capnp).
+  void authenticate(const ClusterConfig& config) {
+    auto nonce = connection.wait(controller.authNonceRequest().send());
+    std::string payload = auth_payload(config.cluster_name, nonce.getNonce().cStr());
+    auto request = controller.authenticateRequest();
+    request.setCredential(munge_encode_payload(config.munge_socket, config.munge_ttl_sec, payload));
+    auto response = connection.wait(request.send());
+    controller = response.getSession();
+  }
 };
 
+std::string controller_endpoint(const ClusterConfig& config, const std::optional<std::string>& override_endpoint,
+                                bool socket_exists) {
+  if (override_endpoint) {
+    const std::string& text = *override_endpoint;
+    bool unix_form = text.starts_with("unix:") && text.size() > 5;
+    auto colon = text.rfind(':');
+    bool tcp_form = text.starts_with("tcp:") && colon > 4 && colon + 1 < text.size() &&
+                    text.find_first_not_of("0123456789", colon + 1) == std::string::npos;
+    if (!unix_form && !tcp_form)
+      throw ConfigError(std::string(kEndpointVariable) + "='" + text + "': expected unix:PATH or tcp:HOST:PORT");
+    return text;
+  }
+  if (socket_exists || config.controller_port == 0) return "unix:" + config.controller_socket;
+  const std::string& host = config.controller_addr;
+  bool bare_v6 = host.find(':') != std::string::npos && !host.starts_with("[");
+  return "tcp:" + (bare_v6 ? "[" + host + "]" : host) + ":" + std::to_string(config.controller_port);
+}
+
 ControllerClient::ControllerClient(const ClusterConfig& config)
-    : session_(std::make_unique<Session>("unix:" + config.controller_socket)) {}
+    : ControllerClient(config, [&config] {
+        const char* variable = std::getenv(kEndpointVariable);
+        std::optional<std::string> override_endpoint;
+        if (variable != nullptr && *variable != '\0') override_endpoint = variable;
+        return controller_endpoint(config, override_endpoint, socket_file_exists(config.controller_socket));
+      }()) {}
+
+ControllerClient::ControllerClient(const ClusterConfig& config, const std::string& endpoint)
+    : session_(std::make_unique<Session>(endpoint, config)) {}
 
 ControllerClient::~ControllerClient() = default;
 

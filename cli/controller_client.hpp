@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,8 +14,12 @@ namespace cairn {
 
 class ControllerClient final : public ClusterQueries {
  public:
-  // Connects to the controller named by the configuration (its Unix socket).
+  // Connects to the controller at controller_endpoint(config) (CAIRN_CONTROLLER, the Unix
+  // socket, or TCP). Over TCP with AuthType=auth/munge it first authenticates with a MUNGE
+  // credential; without, the session is read-only.
   explicit ControllerClient(const ClusterConfig& config);
+  // As above at an explicit "unix:PATH" or "tcp:HOST:PORT".
+  ControllerClient(const ClusterConfig& config, const std::string& endpoint);
   ~ControllerClient() override;
 
   uint64_t submit(const JobSpec& spec);
@@ -27,6 +32,13 @@ class ControllerClient final : public ClusterQueries {
   struct Session;
   std::unique_ptr<Session> session_;
 };
+
+// Where the CLI reaches the controller: `override_endpoint` (the CAIRN_CONTROLLER variable,
+// "unix:PATH" or "tcp:HOST:PORT") when given; else the Unix socket (ControllerSocket) when it exists
+// on this host; else ControllerAddr:ControllerPort over TCP unless ControllerPort=0. Throws
+// ConfigError for a malformed override.
+std::string controller_endpoint(const ClusterConfig& config, const std::optional<std::string>& override_endpoint,
+                                bool socket_exists);
 
 // The configuration the CLI uses: --conf, CAIRN_CONF, /etc/cairn/cairn.conf.
 ClusterConfig load_cli_config(const std::optional<std::string>& conf);

@@ -1,13 +1,18 @@
 #include "cli/local_cluster.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <ostream>
@@ -25,11 +30,12 @@ namespace fs = std::filesystem;
 
 const std::vector<OptionSpec> kOptions = {
     {0, "dir", true, ""}, {0, "nodes", true, ""}, {0, "cpus", true, ""}, {0, "memory", true, ""},
-    {0, "timeout", true, ""}, {0, "extra-config", true, ""}, {'h', "help", false, ""},
+    {0, "timeout", true, ""}, {0, "extra-config", true, ""}, {0, "tcp", false, ""}, {'h', "help", false, ""},
 };
 
 constexpr const char* kUsage =
-    "usage: cairn local up     --dir DIR [--nodes N] [--cpus C] [--memory MB] [--extra-config FILE]\n"
+    "usage: cairn local up     --dir DIR [--nodes N] [--cpus C] [--memory MB] [--extra-config FILE] [--tcp]\n"
+    "                          (--tcp: the controller also listens on a free port of 127.0.0.1)\n"
     "       cairn local down   --dir DIR\n"
     "       cairn local status --dir DIR\n";
 
@@ -54,6 +60,22 @@ pid_t spawn_daemon(const std::vector<std::string>& argv, const std::string& log_
   posix_spawnattr_destroy(&attributes);
   if (rc != 0) throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(rc));
   return pid;
+}
+
+// A TCP port of 127.0.0.1 free right now (the kernel's pick), for the controller to bind soon after.
+uint16_t free_loopback_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::runtime_error(std::string("cannot pick a TCP port: ") + std::strerror(errno));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  int rc = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  if (rc == 0) rc = ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  int error = errno;
+  ::close(fd);
+  if (rc != 0) throw std::runtime_error(std::string("cannot pick a TCP port: ") + std::strerror(error));
+  return ntohs(addr.sin_port);
 }
 
 std::vector<pid_t> read_pids(const std::string& dir) {
@@ -97,7 +119,8 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
     if (!file) throw UsageError("cairn local up: cannot read --extra-config " + *path);
     extra.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
   }
-  std::ofstream(conf) << local_cluster_config(dir, nodes, cpus, memory) << extra;
+  uint16_t tcp_port = args.has("tcp") ? free_loopback_port() : 0;
+  std::ofstream(conf) << local_cluster_config(dir, nodes, cpus, memory, tcp_port) << extra;
   std::string bin = binary_dir();
   std::vector<pid_t> pids;
   pids.push_back(spawn_daemon({bin + "/cairnctld", "--conf", conf}, dir + "/cairnctld.log"));
@@ -121,7 +144,7 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
       }
     }
     try {
-      ControllerClient client(config);
+      ControllerClient client(config, "unix:" + config.controller_socket);  // the agents' way in, too
       auto snapshot = client.nodes();
       size_t up_nodes = 0;
       for (const auto& node : snapshot.nodes) up_nodes += node.status == NodeStatus::up;
@@ -150,14 +173,16 @@ int status(const std::string& dir, std::ostream& out) {
 
 }  // namespace
 
-std::string local_cluster_config(const std::string& dir, unsigned nodes, unsigned cpus, unsigned memory_mb) {
+std::string local_cluster_config(const std::string& dir, unsigned nodes, unsigned cpus, unsigned memory_mb,
+                                 uint16_t tcp_port) {
   return fmt::format(
       "# A local Cairn cluster written by `cairn local up`.\n"
       "ClusterName=local\n"
       "StateSaveLocation={0}/state\n"
       "EventLog=file:{0}/state/log\n"
       "ControllerSocket={0}/cairnctld.sock\n"
-      "ControllerPort=0\n"
+      "ControllerAddr=127.0.0.1\n"
+      "ControllerPort={4}\n"
       "KillWait=2\n"
       "MinJobAge=300\n"
       "HeartbeatInterval=1\n"
@@ -165,7 +190,7 @@ std::string local_cluster_config(const std::string& dir, unsigned nodes, unsigne
       "ReconcileTimeout=10\n"
       "NodeName=n[1-{1}] CPUs={2} RealMemory={3}\n"
       "PartitionName=debug Nodes=ALL Default=YES MaxTime=UNLIMITED\n",
-      dir, nodes, cpus, memory_mb);
+      dir, nodes, cpus, memory_mb, tcp_port);
 }
 
 int run_local_command(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {

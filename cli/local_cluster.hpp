@@ -2,6 +2,7 @@
 // cairnd) on this machine, for newcomers, the demo and integration tests.
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -10,7 +11,9 @@ namespace cairn {
 
 int run_local_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
-// The cairn.conf of a local cluster (pure, for tests).
-std::string local_cluster_config(const std::string& dir, unsigned nodes, unsigned cpus, unsigned memory_mb);
+// The cairn.conf of a local cluster (pure, for tests). tcp_port 0: the controller listens on its
+// Unix socket only; otherwise also on 127.0.0.1:tcp_port.
+std::string local_cluster_config(const std::string& dir, unsigned nodes, unsigned cpus, unsigned memory_mb,
+                                 uint16_t tcp_port = 0);
 
 }  // namespace cairn

@@ -223,6 +223,7 @@ class ConfigParser {
         {"operators", [](ConfigParser& p, const Pair& v) { p.config_.operators = comma_list(v.value); }},
         {"suspendbyowner", [](ConfigParser& p, const Pair& v) { p.config_.suspend_by_owner = p.boolean(v); }},
         {"authtype", [](ConfigParser& p, const Pair& v) { p.config_.auth_type = p.auth_type(v); }},
+        {"authinfo", [](ConfigParser& p, const Pair& v) { p.auth_info(v); }},
         {"defmempercpu", [](ConfigParser& p, const Pair& v) { p.config_.def_mem_per_cpu_mb = p.mem_mb(v); }},
         {"defmempernode", [](ConfigParser& p, const Pair& v) { p.config_.def_mem_per_node_mb = p.mem_mb(v); }},
         {"heartbeatinterval",
@@ -254,6 +255,25 @@ class ConfigParser {
     if (value != "auth/none" && value != "auth/munge")
       fail("unsupported " + pair.key + " '" + pair.value + "' (expected auth/none or auth/munge)");
     return value;
+  }
+
+  // Slurm's AuthInfo: comma-separated options; Cairn knows auth/munge's socket= and ttl=.
+  void auth_info(const Pair& pair) {
+    config_.munge_socket.clear();
+    config_.munge_ttl_sec = 0;
+    for (const auto& item : comma_list(pair.value)) {
+      auto eq = item.find('=');
+      std::string name = to_lower(trim(std::string_view(item).substr(0, eq)));
+      std::string value = eq == std::string::npos ? "" : std::string(trim(std::string_view(item).substr(eq + 1)));
+      if (name == "socket") {
+        if (value.empty()) fail(pair.key + ": socket= needs the path of munged's socket");
+        config_.munge_socket = value;
+      } else if (name == "ttl") {
+        config_.munge_ttl_sec = number32({pair.key + " ttl", value}, 1);
+      } else {
+        fail("unknown " + pair.key + " option '" + item + "' (expected socket=PATH or ttl=SECONDS)");
+      }
+    }
   }
 
   std::vector<std::string> resubmit_states(const Pair& pair) const {

@@ -76,6 +76,10 @@ struct ClusterConfig {
   std::vector<std::string> operators;
   bool suspend_by_owner = false;
   std::string auth_type = "auth/none";  // or "auth/munge"
+  // AuthInfo=socket=PATH,ttl=SECONDS (Slurm's auth/munge options): munged's socket (empty: libmunge's
+  // default) and the lifetime of the credentials the CLI asks for (0: munged's default).
+  std::string munge_socket;
+  uint32_t munge_ttl_sec = 0;
   uint64_t def_mem_per_cpu_mb = 0;
   uint64_t def_mem_per_node_mb = 0;
   uint32_t heartbeat_interval_sec = 5;

@@ -1,11 +1,12 @@
 # Shared by the integration scripts (sourced, not a test): a local cluster in a
 # temporary directory, stopped by PID on exit, and helpers to wait for job states.
 # Usage: source cluster.bash; start_cluster NODES [CPUS] [MEMORY_MB]
-bin=$build/bin
+bin=$(cd "$build" && pwd)/bin  # absolute: the tests cd into their work directory
 export PATH="$bin:$PATH"
 work=$(mktemp -d /tmp/cairn-it-XXXXXX)
 chmod 755 "$work"
 extra_pids=()     # daemons a test started itself
+local_up_args=()  # more options for `cairn local up`, e.g. --tcp
 orphan_groups=()  # process groups of jobs whose agent the test killed
 cleanup() {
   cairn local down --dir "$work" >/dev/null 2>&1 || true
@@ -24,7 +25,8 @@ fail() {
 start_cluster() {  # nodes [cpus] [memory_mb] [extra config file]
   local extra=()
   [ -z "${4:-}" ] || extra=(--extra-config "$4")
-  eval "$(cairn local up --dir "$work" --nodes "$1" --cpus "${2:-2}" --memory "${3:-1000}" "${extra[@]}")"
+  eval "$(cairn local up --dir "$work" --nodes "$1" --cpus "${2:-2}" --memory "${3:-1000}" "${extra[@]}" \
+    "${local_up_args[@]}")"
   [ -n "${CAIRN_CONF:-}" ] || fail "cairn local up printed no CAIRN_CONF"
   cd "$work"
 }

@@ -71,6 +71,8 @@ TEST_CASE("config: defaults from an empty file") {
   CHECK(config.operators.empty());
   CHECK(!config.suspend_by_owner);
   CHECK(config.auth_type == "auth/none");
+  CHECK(config.munge_socket.empty());
+  CHECK(config.munge_ttl_sec == 0);
   CHECK(config.def_mem_per_cpu_mb == 0);
   CHECK(config.def_mem_per_node_mb == 0);
   CHECK(config.heartbeat_interval_sec == 5);
@@ -331,6 +333,27 @@ TEST_CASE("config: operators") {
   CHECK(!config.is_operator("carol"));
   CHECK(!config.is_operator(""));
   CHECK(parse("").is_operator("root"));
+}
+
+TEST_CASE("config: AuthType and AuthInfo (auth/munge's socket= and ttl=)") {
+  auto config = parse("AuthType=auth/munge AuthInfo=socket=/run/munge/other.socket,ttl=60");
+  CHECK(config.auth_type == "auth/munge");
+  CHECK(config.munge_socket == "/run/munge/other.socket");
+  CHECK(config.munge_ttl_sec == 60);
+  CHECK(parse("AuthType=AUTH/MUNGE").auth_type == "auth/munge");
+  CHECK(parse("AuthInfo=\"Socket = /tmp/m.sock\"").munge_socket == "/tmp/m.sock");
+  CHECK(parse("AuthInfo=ttl=5").munge_socket.empty());
+  // A later AuthInfo replaces the earlier one as a whole, like any repeated key.
+  auto replaced = parse("AuthInfo=socket=/a,ttl=9\nAuthInfo=socket=/b");
+  CHECK(replaced.munge_socket == "/b");
+  CHECK(replaced.munge_ttl_sec == 0);
+  CHECK(error_of("AuthType=auth/jwt") ==
+        "test.conf:1: unsupported AuthType 'auth/jwt' (expected auth/none or auth/munge)");
+  CHECK(error_of("AuthInfo=cred_expire=120") ==
+        "test.conf:1: unknown AuthInfo option 'cred_expire=120' (expected socket=PATH or ttl=SECONDS)");
+  CHECK(error_of("AuthInfo=socket=") == "test.conf:1: AuthInfo: socket= needs the path of munged's socket");
+  CHECK(error_of("AuthInfo=ttl=soon") == "test.conf:1: bad number for AuthInfo ttl: 'soon'");
+  CHECK(error_of("AuthInfo=ttl=0") == "test.conf:1: AuthInfo ttl must be between 1 and 4294967295, got 0");
 }
 
 TEST_CASE("config: errors name the file, the line and the problem") {

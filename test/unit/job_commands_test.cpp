@@ -58,7 +58,9 @@ TEST_CASE("cancel, hold, release and requeue follow ownership and state") {
   CHECK(error_of(ControlVerb::requeue, no_requeue, owner()) == "Requested operation is presently disabled");
   Caller anonymous = owner();
   anonymous.may_write = false;
-  CHECK(error_of(ControlVerb::cancel, job_in(JobState::RUNNING), anonymous) == "Access/permission denied");
+  CHECK(error_of(ControlVerb::cancel, job_in(JobState::RUNNING), anonymous) ==
+        "Access/permission denied: unauthenticated connection (over TCP only queries are allowed without "
+        "AuthType=auth/munge)");
 }
 
 TEST_CASE("the resubmission policy: states, exit codes and the maximum") {

@@ -1,0 +1,56 @@
+// Presents a MUNGE credential to a controller the way no honest CLI does, to show that the
+// controller refuses it: `replay` uses one credential twice, `expired` waits out a 1 s TTL.
+// Prints "refused: <the controller's message>" and exits 0 when refused, 1 when accepted, 2 on
+// bad usage. Usage: auth_probe CONF tcp:HOST:PORT replay|expired
+#include <chrono>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include "capnp/rpc.capnp.h"
+#include "common/auth_payload.hpp"
+#include "common/config.hpp"
+#include "common/munge_credential.hpp"
+#include "common/rpc_client.hpp"
+
+int main(int argc, char** argv) {
+  if (argc != 4 || (std::string(argv[3]) != "replay" && std::string(argv[3]) != "expired")) {
+    std::cerr << "usage: auth_probe CONF tcp:HOST:PORT replay|expired\n";
+    return 2;
+  }
+  try {
+    auto config = cairn::load_config(argv[1]);
+    cairn::RpcConnection connection(argv[2]);
+    auto controller = connection.get_main<cairn::rpc::Controller>();
+    auto credential_for_new_nonce = [&](uint32_t ttl_sec) {
+      auto nonce = connection.wait(controller.authNonceRequest().send());
+      return cairn::munge_encode_payload(config.munge_socket, ttl_sec,
+                                         cairn::auth_payload(config.cluster_name, nonce.getNonce().cStr()));
+    };
+    auto authenticate = [&](const std::string& credential) {
+      auto request = controller.authenticateRequest();
+      request.setCredential(credential);
+      connection.wait(request.send());
+    };
+    std::string credential;
+    if (std::string(argv[3]) == "replay") {
+      credential = credential_for_new_nonce(0);
+      authenticate(credential);  // the honest first use
+      credential_for_new_nonce(0);  // a fresh nonce: only munged's replay check stands in the way
+    } else {
+      credential = credential_for_new_nonce(1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    }
+    try {
+      authenticate(credential);
+    } catch (const cairn::RpcError& error) {
+      std::cout << "refused: " << error.what() << "\n";
+      return 0;
+    }
+    std::cout << "accepted\n";
+    return 1;
+  } catch (const std::exception& error) {
+    std::cerr << "auth_probe: " << error.what() << "\n";
+    return 1;
+  }
+}
