@@ -52,6 +52,7 @@ using bb_teardown_atom = caf::atom_constant<caf::atom("bbteardown")>;
 using bb_done_atom = caf::atom_constant<caf::atom("bbdone")>;
 using bb_retry_atom = caf::atom_constant<caf::atom("bbretry")>;
 using query_pools_atom = caf::atom_constant<caf::atom("qpools")>;
+using query_digest_atom = caf::atom_constant<caf::atom("qdigest")>;
 
 // The actors of one controller; filled in by main before any message flows.
 struct ControllerActors {
@@ -126,3 +127,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StageOrder)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StageOutcome)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StageReply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::PoolsReply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::DigestReply)

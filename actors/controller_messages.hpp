@@ -150,4 +150,12 @@ struct PoolsSnapshot {
 };
 using PoolsReply = std::function<void(const PoolsSnapshot&)>;
 
+// The query view's state digest and the offset it has folded up to (exclusive).
+struct StateDigestView {
+  uint64_t digest = 0;
+  uint64_t next_offset = 0;
+  uint32_t partition = 0;
+};
+using DigestReply = std::function<void(const StateDigestView&)>;
+
 }  // namespace cairn

@@ -117,6 +117,10 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
         reply(select_jobs(st.state, st.pending_reasons, ids, include_finished, wall_clock_us(),
                           st.context->config.min_job_age_sec));
       },
+      [=](query_digest_atom, const DigestReply& reply) {
+        auto& st = self->state;
+        reply({state_digest(st.state), st.applied_offset, st.context->shard});
+      },
       [=](query_pools_atom, const PoolsReply& reply) {
         auto& st = self->state;
         reply(PoolsSnapshot{pool_usage(st.state, st.context->pools), wall_clock_us()});

@@ -295,6 +295,18 @@ class ControllerImpl final : public rpc::Controller::Server {
     });
   }
 
+  kj::Promise<void> stateDigest(StateDigestContext context) override {
+    auto [promise, reply] = make_rpc_reply<StateDigestView>();
+    caf::anon_send(context_->actors.query_view, query_digest_atom::value,
+                   DigestReply([reply](const StateDigestView& view) { reply.fulfill(view); }));
+    return promise.then([context](StateDigestView view) mutable {
+      auto results = context.getResults();
+      results.setDigest(view.digest);
+      results.setNextOffset(view.next_offset);
+      results.setPartition(view.partition);
+    });
+  }
+
   kj::Promise<void> authNonce(AuthNonceContext context) override {
     nonce_ = random_nonce();  // a new one each time: a credential authenticates one attempt
     context.getResults().setNonce(nonce_);

@@ -193,6 +193,9 @@ interface Controller {
   # Unix socket does for the kernel's SO_PEERCRED uid; until then the connection is read-only.
   authNonce @7 () -> (nonce :Text, authType :Text);
   authenticate @8 (credential :Text) -> (session :Controller, uid :UInt32, userName :Text);
+  # The live state's digest (events/state_digest.cpp) and the first offset of the
+  # partition it does not include: `cairn log replay --verify` replays up to there.
+  stateDigest @9 () -> (digest :UInt64, nextOffset :UInt64, partition :UInt32);
 }
 
 struct PoolHolder {

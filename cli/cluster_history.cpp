@@ -1,6 +1,7 @@
 #include "cli/cluster_history.hpp"
 
 #include "actors/read_model.hpp"
+#include "actors/snapshot_files.hpp"
 #include "cli/controller_client.hpp"
 #include "cli/log_access.hpp"
 #include "common/option_parser.hpp"
@@ -13,7 +14,14 @@ namespace cairn {
 
 ClusterHistory::ClusterHistory(const ClusterConfig& config, const EventLog& log, int64_t at_us)
     : config_(config), at_us_(at_us) {
-  replay_until(log, at_us, state_);
+  // Start from the newest snapshot of no later moment where one can be read (a cache: none is fine).
+  uint64_t from = 0;
+  auto snapshot = load_newest_snapshot(snapshot_dir(config), 0, {log.end_offset(0), at_us}, [](const std::string&) {});
+  if (snapshot) {
+    state_ = std::move(snapshot->state);
+    from = snapshot->next_offset;
+  }
+  replay_until_time(log, 0, from, at_us, state_);
   reasons_ = schedule({&state_, partition_policies(config), pool_policies(config), at_us}).pending_reasons;
 }
 

@@ -1,5 +1,6 @@
 // The cluster as the event log says it was at a past moment: the log (opened
-// read-only, beside a live controller) replayed up to that time, and answered
+// read-only, beside a live controller) replayed up to that time, from the
+// newest readable snapshot of no later moment if there is one, and answered
 // with the read model the controller's query view uses, pending reasons
 // included (a scheduling pass over the past state).
 #pragma once

@@ -125,6 +125,11 @@ PoolsSnapshot ControllerClient::burst_buffers() {
   return snapshot;
 }
 
+StateDigestView ControllerClient::state_digest() {
+  auto response = session_->connection.wait(session_->controller.stateDigestRequest().send());
+  return {response.getDigest(), response.getNextOffset(), response.getPartition()};
+}
+
 ClusterConfig load_cli_config(const std::optional<std::string>& conf) { return load_config(find_config_path(conf)); }
 
 std::string remote_message(const std::exception& error) {

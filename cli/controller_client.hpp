@@ -27,6 +27,7 @@ class ControllerClient final : public ClusterQueries {
   JobsSnapshot jobs(const std::vector<uint64_t>& job_ids, bool include_finished) override;
   NodesSnapshot nodes() override;
   PoolsSnapshot burst_buffers();
+  StateDigestView state_digest();
 
  private:
   struct Session;

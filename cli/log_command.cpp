@@ -8,6 +8,7 @@
 #include <ostream>
 #include <set>
 
+#include "cli/controller_client.hpp"
 #include "cli/event_format.hpp"
 #include "cli/log_access.hpp"
 #include "common/option_parser.hpp"
@@ -23,11 +24,13 @@ constexpr std::string_view kUsage =
     "usage: cairn log dump   [--log DIR|--conf FILE] [--job N] [--kind K[,K]] [--from OFFSET|TIME] [--to OFFSET|TIME] [--json]\n"
     "       cairn log audit  [--log DIR|--conf FILE] --job N\n"
     "       cairn log stats  [--log DIR|--conf FILE]\n"
-    "       cairn log verify [--log DIR|--conf FILE]\n";
+    "       cairn log verify [--log DIR|--conf FILE]\n"
+    "       cairn log replay --verify [--log DIR] [--conf FILE]   (the live controller's state against a replay)\n";
 
 const std::vector<OptionSpec> kOptions = {
     {0, "log", true, ""},   {0, "conf", true, ""}, {'j', "job", true, ""}, {0, "kind", true, ""},
     {0, "from", true, ""},  {0, "to", true, ""},   {0, "json", false, ""}, {'h', "help", false, ""},
+    {0, "verify", false, ""},
 };
 
 // Where the log is: --log (a directory or an EventLog= value), else the configuration's EventLog.
@@ -192,6 +195,27 @@ int verify(const EventLog& log, std::ostream& out) {
   return 0;
 }
 
+// The live controller's state digest against that of a replay of its log up to
+// the same offset: the read model and the log tell the same story.
+int replay_verify(const EventLog& log, const ParsedArgs& args, std::ostream& out) {
+  if (!args.has("verify")) throw UsageError("cairn log replay: only --verify is supported");
+  ControllerClient client(load_cli_config(args.get("conf")));
+  StateDigestView live = client.state_digest();
+  ClusterState replayed;
+  auto stats = replay_range(log, live.partition, 0, live.next_offset, replayed);
+  uint64_t digest = state_digest(replayed);
+  out << fmt::format("live controller: digest {:016x}, partition {} up to offset {}\n", live.digest, live.partition,
+                     live.next_offset);
+  out << fmt::format("replay of the log: digest {:016x}, {} events, {} jobs\n", digest, stats.events,
+                     replayed.jobs.size());
+  if (digest != live.digest || stats.next_offset != live.next_offset) {
+    out << "MISMATCH: the live state is not what its log replays to\n";
+    return 1;
+  }
+  out << "identical\n";
+  return 0;
+}
+
 }  // namespace
 
 int run_log_command(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
@@ -207,12 +231,13 @@ int run_log_command(const std::vector<std::string>& argv, std::ostream& out, std
       return 0;
     }
     if (!args.positionals.empty()) throw UsageError("cairn log " + verb + ": unexpected argument '" + args.positionals[0] + "'");
-    if (verb != "dump" && verb != "audit" && verb != "stats" && verb != "verify")
+    if (verb != "dump" && verb != "audit" && verb != "stats" && verb != "verify" && verb != "replay")
       throw UsageError("cairn log: unknown command '" + verb + "'\n" + std::string(kUsage));
     auto log = open_log(args);
     if (verb == "dump") return dump(*log, args, out, err);
     if (verb == "audit") return audit(*log, args, out, err);
     if (verb == "stats") return stats(*log, out, err);
+    if (verb == "replay") return replay_verify(*log, args, out);
     return verify(*log, out);
   } catch (const UsageError& e) {
     err << e.what() << "\n";

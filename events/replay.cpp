@@ -28,34 +28,6 @@ bool apply_record(ClusterState& state, const LogRecord& record,
   return false;
 }
 
-ReplayStats replay_partition(const EventLog& log, uint32_t partition, uint64_t from, ClusterState& state,
-                             const std::function<void(const DecodedEvent&, ApplyResult)>& observe) {
-  ReplayStats stats;
-  stats.next_offset = from;
-  auto reader = log.read(partition, from);
-  while (auto record = reader->next()) {
-    ++stats.events;
-    if (!apply_record(state, *record, observe)) ++stats.undecodable;
-    stats.next_offset = record->offset + 1;
-  }
-  return stats;
-}
-
-ReplayStats replay_all(const EventLog& log, ClusterState& state) {
-  ReplayStats total;
-  for (uint32_t p = 0; p < log.partitions(); ++p) {
-    auto stats = replay_partition(log, p, 0, state);
-    total.events += stats.events;
-    total.undecodable += stats.undecodable;
-    total.next_offset = stats.next_offset;
-  }
-  return total;
-}
-
-}  // namespace cairn
-
-namespace cairn {
-
 namespace {
 
 // A record that does not decode is left for apply_record to report.
@@ -69,20 +41,48 @@ bool written_after(const LogRecord& record, int64_t time_us) {
   }
 }
 
+// Applies the partition's records from `from` while `keep` says so.
+ReplayStats replay_while(const EventLog& log, uint32_t partition, uint64_t from, ClusterState& state,
+                         const std::function<bool(const LogRecord&)>& keep,
+                         const std::function<void(const DecodedEvent&, ApplyResult)>& observe = {}) {
+  ReplayStats stats;
+  stats.next_offset = from;
+  auto reader = log.read(partition, from);
+  while (auto record = reader->next()) {
+    if (!keep(*record)) break;
+    ++stats.events;
+    if (!apply_record(state, *record, observe)) ++stats.undecodable;
+    stats.next_offset = record->offset + 1;
+  }
+  return stats;
+}
+
 }  // namespace
 
-ReplayStats replay_until(const EventLog& log, int64_t time_us, ClusterState& state) {
+ReplayStats replay_partition(const EventLog& log, uint32_t partition, uint64_t from, ClusterState& state,
+                             const std::function<void(const DecodedEvent&, ApplyResult)>& observe) {
+  return replay_while(log, partition, from, state, [](const LogRecord&) { return true; }, observe);
+}
+
+ReplayStats replay_all(const EventLog& log, ClusterState& state) {
   ReplayStats total;
-  for (uint32_t partition = 0; partition < log.partitions(); ++partition) {
-    auto reader = log.read(partition, 0);
-    while (auto record = reader->next()) {
-      if (written_after(*record, time_us)) break;
-      ++total.events;
-      if (!apply_record(state, *record)) ++total.undecodable;
-      total.next_offset = record->offset + 1;
-    }
+  for (uint32_t p = 0; p < log.partitions(); ++p) {
+    auto stats = replay_partition(log, p, 0, state);
+    total.events += stats.events;
+    total.undecodable += stats.undecodable;
+    total.next_offset = stats.next_offset;
   }
   return total;
+}
+
+ReplayStats replay_until_time(const EventLog& log, uint32_t partition, uint64_t from, int64_t time_us,
+                              ClusterState& state) {
+  return replay_while(log, partition, from, state,
+                      [time_us](const LogRecord& record) { return !written_after(record, time_us); });
+}
+
+ReplayStats replay_range(const EventLog& log, uint32_t partition, uint64_t from, uint64_t until, ClusterState& state) {
+  return replay_while(log, partition, from, state, [until](const LogRecord& record) { return record.offset < until; });
 }
 
 }  // namespace cairn

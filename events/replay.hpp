@@ -30,12 +30,12 @@ ReplayStats replay_all(const EventLog& log, ClusterState& state);
 bool apply_record(ClusterState& state, const LogRecord& record,
                   const std::function<void(const DecodedEvent&, ApplyResult)>& observe = {});
 
-}  // namespace cairn
+// The partition from `from` up to its last event written at or before time_us:
+// the state as it was then (a partition's events are in their writer's time order).
+ReplayStats replay_until_time(const EventLog& log, uint32_t partition, uint64_t from, int64_t time_us,
+                              ClusterState& state);
 
-namespace cairn {
-
-// Every partition up to its last event written at or before time_us: the state
-// as it was then (a partition's events are in their writer's time order).
-ReplayStats replay_until(const EventLog& log, int64_t time_us, ClusterState& state);
+// The partition's records from `from` up to `until` (exclusive).
+ReplayStats replay_range(const EventLog& log, uint32_t partition, uint64_t from, uint64_t until, ClusterState& state);
 
 }  // namespace cairn

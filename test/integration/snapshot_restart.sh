@@ -27,6 +27,9 @@ last_replay() { grep "replayed [0-9]* events" cairnctld.log | tail -1; }
 last_replay | grep -q "after a snapshot up to offset" ||
   fail "the restarted controller did not start from the snapshot: $(grep replayed cairnctld.log)"
 [ "$(views)" = "$before" ] || fail "state after a snapshot restart differs: $(diff <(echo "$before") <(views))"
+# The live state (snapshot + tail) is what a replay of the whole log gives.
+verify=$(cairn log replay --verify) || fail "replay --verify after a snapshot restart: $verify"
+grep -q "^identical" <<<"$verify" || fail "replay --verify: $verify"
 
 # The restarted controller goes on numbering jobs and running them.
 next=$(sbatch --parsable --wrap true)
@@ -43,4 +46,6 @@ restart_controller
 grep -q "ignored" cairnctld.log || fail "torn snapshots were not reported"
 last_replay | grep -q "from the start" || fail "no full replay after torn snapshots: $(last_replay)"
 [ "$(views)" = "$after_work" ] || fail "state after a full replay differs: $(diff <(echo "$after_work") <(views))"
+cairn log replay --verify | grep -q "^identical" || fail "replay --verify after a full replay"
+if out=$(cairn log replay 2>&1); then fail "cairn log replay without --verify succeeded"; fi
 echo "snapshot_restart: all checks passed"
