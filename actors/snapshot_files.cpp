@@ -1,12 +1,12 @@
 #include "actors/snapshot_files.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <system_error>
 #include <vector>
 
@@ -32,6 +32,23 @@ std::vector<fs::path> snapshot_files(const std::string& dir) {
   }
   std::sort(files.begin(), files.end(), [](const fs::path& a, const fs::path& b) { return a.filename() > b.filename(); });
   return files;
+}
+
+// One read of the whole file: snapshots are large.
+std::vector<uint8_t> read_file(const fs::path& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) throw SnapshotError(std::string("cannot open: ") + std::strerror(errno));
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0) throw SnapshotError(std::string("cannot stat: ") + std::strerror(errno));
+  std::vector<uint8_t> bytes(static_cast<size_t>(info.st_size));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::read(fd.get(), bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw SnapshotError(std::string("cannot read: ") + (n < 0 ? std::strerror(errno) : "short file"));
+    done += static_cast<size_t>(n);
+  }
+  return bytes;
 }
 
 void write_all(int fd, const std::vector<uint8_t>& bytes, const std::string& path) {
@@ -74,9 +91,8 @@ std::optional<StateSnapshot> load_newest_snapshot(const std::string& dir, uint32
                                                   const SnapshotLimits& limits,
                                                   const std::function<void(const std::string&)>& warn) {
   for (const auto& file : snapshot_files(dir)) {
-    std::ifstream in(file, std::ios::binary);
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     try {
+      std::vector<uint8_t> bytes = read_file(file);
       StateSnapshot snapshot = decode_snapshot(bytes);
       if (snapshot.partition != partition) continue;
       if (snapshot.next_offset > limits.max_next_offset) {
