@@ -30,11 +30,14 @@ void check_cancelled(const std::atomic<bool>& cancelled) {
   if (cancelled.load(std::memory_order_relaxed)) throw StageError("cancelled");
 }
 
-// Copies the rest of `in` to `out`: in the kernel when it can (copy_file_range, sendfile).
-uint64_t copy_contents(int in, int out, const std::string& source, const std::atomic<bool>& cancelled) {
+// Copies `in` to `out`, in the kernel when it can (copy_file_range, sendfile): the
+// `expected` bytes its stat gave, or less if it shrank meanwhile. Stopping at the size
+// saves the final zero-length call, a fifth of the system calls of a small file.
+uint64_t copy_contents(int in, int out, uint64_t expected, const std::string& source,
+                       const std::atomic<bool>& cancelled) {
   uint64_t total = 0;
   bool use_copy_range = true;
-  for (;;) {
+  while (total < expected) {
     check_cancelled(cancelled);
     ssize_t n = use_copy_range ? ::copy_file_range(in, nullptr, out, nullptr, kChunkBytes, 0)
                                : ::sendfile(out, in, nullptr, kChunkBytes);
@@ -50,19 +53,19 @@ uint64_t copy_contents(int in, int out, const std::string& source, const std::at
     if (n == 0) return total;
     total += static_cast<uint64_t>(n);
   }
+  return total;
 }
 
-uint64_t copy_file_at(int src_dir, const char* src_name, int dst_dir, const char* dst_name, const std::string& source,
-                      const std::string& destination, const std::atomic<bool>& cancelled) {
+// `st`: the source's stat, taken by the caller.
+uint64_t copy_file_at(int src_dir, const char* src_name, const struct stat& st, int dst_dir, const char* dst_name,
+                      const std::string& source, const std::string& destination, const std::atomic<bool>& cancelled) {
   UniqueFd in(::openat(src_dir, src_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   if (!in) fail_errno("cannot read", source);
-  struct stat st {};
-  if (::fstat(in.get(), &st) != 0) fail_errno("cannot stat", source);
   int out = ::openat(dst_dir, dst_name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, st.st_mode & 07777);
   if (out < 0) fail_errno("cannot write", destination);
   uint64_t bytes = 0;
   try {
-    bytes = copy_contents(in.get(), out, source, cancelled);
+    bytes = copy_contents(in.get(), out, static_cast<uint64_t>(st.st_size), source, cancelled);
   } catch (...) {
     ::close(out);
     throw;
@@ -116,7 +119,7 @@ void copy_entry_at(int src_dir, const char* name, int dst_dir, const std::string
     ::unlinkat(dst_dir, name, 0);
     if (::symlinkat(target.c_str(), dst_dir, name) != 0) fail_errno("cannot create link", destination);
   } else if (S_ISREG(st.st_mode)) {
-    totals.bytes += copy_file_at(src_dir, name, dst_dir, name, source, destination, cancelled);
+    totals.bytes += copy_file_at(src_dir, name, st, dst_dir, name, source, destination, cancelled);
     ++totals.files;
   }  // sockets, fifos and devices are not data: skipped, as rsync does without -D
 }
@@ -201,7 +204,8 @@ CopyTotals copy_tree(const std::string& source, const std::string& destination, 
     return totals;
   }
   if (!S_ISREG(st.st_mode)) throw StageError("cannot stage " + source + ": not a file or directory");
-  totals.bytes = copy_file_at(AT_FDCWD, source.c_str(), AT_FDCWD, target.c_str(), source, target.string(), cancelled);
+  totals.bytes =
+      copy_file_at(AT_FDCWD, source.c_str(), st, AT_FDCWD, target.c_str(), source, target.string(), cancelled);
   totals.files = 1;
   return totals;
 }
