@@ -13,6 +13,7 @@
 #include "common/config.hpp"
 #include "events/event_codec.hpp"
 #include "events/event_log.hpp"
+#include "events/event_log_config.hpp"
 #include "events/replay.hpp"
 
 namespace cairn {
@@ -32,17 +33,16 @@ const std::vector<OptionSpec> kOptions = {
 // Where the log is: --log (a directory or an EventLog= value), else the configuration's EventLog.
 std::unique_ptr<EventLog> open_log(const ParsedArgs& args) {
   std::string spec;
+  EventLogOptions options;
   if (auto log = args.get("log")) {
     spec = log->find(':') == std::string::npos ? "file:" + *log : *log;
   } else {
-    spec = load_config(find_config_path(args.get("conf"))).event_log;
+    auto config = load_config(find_config_path(args.get("conf")));
+    spec = config.event_log;
+    options = event_log_options(config);
   }
-  if (spec.starts_with("file:")) {
-    FileLogOptions options;
-    options.read_only = true;
-    return open_file_log(spec.substr(5), options);
-  }
-  return open_event_log(spec);
+  options.read_only = true;  // a file log beside its live writer
+  return open_event_log(spec, options);
 }
 
 // A bound given as an offset ("42") or an ISO time ("2026-11-22T10:00:00[Z]").
