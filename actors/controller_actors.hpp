@@ -46,6 +46,8 @@ using resume_atom = caf::atom_constant<caf::atom("resume")>;
 using signal_atom = caf::atom_constant<caf::atom("signal")>;
 using timer_atom = caf::atom_constant<caf::atom("timer")>;
 using live_atom = caf::atom_constant<caf::atom("live")>;
+// A newer writer claimed the shard: the log actor refuses every later append.
+using fenced_atom = caf::atom_constant<caf::atom("fenced")>;
 // Burst buffers: an order to a node (stage, teardown), its outcome for the job, a retry.
 using bb_stage_atom = caf::atom_constant<caf::atom("bbstage")>;
 using bb_teardown_atom = caf::atom_constant<caf::atom("bbteardown")>;

@@ -17,6 +17,7 @@ struct LogActorState {
   uint64_t next_job_id = 0;
   uint64_t next_token = 0;
   std::map<uint64_t, caf::response_promise> waiting;
+  std::string fenced;  // why appends are refused, once a newer writer claimed the shard
   static inline const char* name = "log_actor";
 };
 
@@ -33,6 +34,7 @@ caf::behavior log_actor(caf::stateful_actor<LogActorState>* self, EventLog* log,
   return {
       [=](append_atom, EventDraft& draft) -> caf::result<AppendAck> {
         auto& st = self->state;
+        if (!st.fenced.empty()) return AppendAck{false, 0, 0, st.fenced};
         EventMeta meta;
         meta.time_us = wall_clock_us();
         meta.shard = st.context->shard;
@@ -52,6 +54,10 @@ caf::behavior log_actor(caf::stateful_actor<LogActorState>* self, EventLog* log,
           caf::anon_send(me, committed_atom::value, token, result, CommittedEvent{result.offset, bytes}, job_id);
         });
         return caf::delegated<AppendAck>();
+      },
+      [=](fenced_atom, uint64_t epoch, const std::string& controller) {
+        self->state.fenced = fmt::format("this controller was fenced: {} took the shard with writer epoch {}",
+                                         controller, epoch);
       },
       [=](committed_atom, uint64_t token, const AppendResult& result, const CommittedEvent& event, uint64_t job_id) {
         auto& st = self->state;
