@@ -25,11 +25,11 @@ namespace fs = std::filesystem;
 
 const std::vector<OptionSpec> kOptions = {
     {0, "dir", true, ""}, {0, "nodes", true, ""}, {0, "cpus", true, ""}, {0, "memory", true, ""},
-    {0, "timeout", true, ""}, {0, "extra-config", true, ""}, {'h', "help", false, ""},
+    {0, "timeout", true, ""}, {0, "extra-config", true, ""}, {0, "kafka", false, ""}, {'h', "help", false, ""},
 };
 
 constexpr const char* kUsage =
-    "usage: cairn local up     --dir DIR [--nodes N] [--cpus C] [--memory MB] [--extra-config FILE]\n"
+    "usage: cairn local up     --dir DIR [--nodes N] [--cpus C] [--memory MB] [--extra-config FILE] [--kafka]\n"
     "       cairn local down   --dir DIR\n"
     "       cairn local status --dir DIR\n";
 
@@ -66,6 +66,9 @@ std::vector<pid_t> read_pids(const std::string& dir) {
 
 bool alive(pid_t pid) { return kill(pid, 0) == 0; }
 
+// The Kafka mock of a `--kafka` cluster has a PID file of its own: it stops after the daemons.
+std::string mock_pid_path(const std::string& dir) { return dir + "/kafka-mock.pid"; }
+
 // Stops exactly the processes this directory started, by PID: TERM, then KILL.
 void stop_pids(const std::vector<pid_t>& pids) {
   for (pid_t pid : pids)
@@ -81,6 +84,37 @@ void stop_pids(const std::vector<pid_t>& pids) {
   }
 }
 
+// Stops the daemons, then the Kafka mock (the controller flushes to it on the way out).
+void stop_cluster(const std::string& dir) {
+  stop_pids(read_pids(dir));
+  fs::remove(dir + "/pids");
+  std::ifstream file(mock_pid_path(dir));
+  pid_t mock = 0;
+  if (file >> mock && mock > 0) stop_pids({mock});
+  fs::remove(mock_pid_path(dir));
+}
+
+// A librdkafka mock cluster (not durable: it lives as long as this cluster) with
+// one partition per shard; returns the EventLog= value that points at it.
+std::string start_kafka_mock(const std::string& bin, const std::string& dir, unsigned timeout) {
+  std::string bootstrap_file = dir + "/kafka.bootstrap";
+  fs::remove(bootstrap_file);
+  pid_t pid = spawn_daemon({bin + "/cairn-kafka-mock", "--topic", "cairn.events", "--partitions", "1",
+                            "--bootstrap-file", bootstrap_file},
+                           dir + "/kafka-mock.log");
+  std::ofstream(mock_pid_path(dir)) << pid << "\n";
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::string bootstrap;
+    if (std::ifstream(bootstrap_file) >> bootstrap && !bootstrap.empty()) return "kafka:" + bootstrap + "/cairn.events";
+    if (waitpid(pid, nullptr, WNOHANG) == pid) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  stop_pids({pid});
+  fs::remove(mock_pid_path(dir));
+  throw std::runtime_error("the Kafka mock cluster did not start; see " + dir + "/kafka-mock.log");
+}
+
 int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::ostream& err) {
   unsigned nodes = static_cast<unsigned>(parse_count("--nodes", args.get_or("nodes", "2")));
   unsigned cpus = static_cast<unsigned>(parse_count("--cpus", args.get_or("cpus", "2")));
@@ -89,6 +123,12 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
   if (nodes == 0) throw UsageError("cairn local up: --nodes must be at least 1");
   for (pid_t pid : read_pids(dir))
     if (alive(pid)) throw UsageError("cairn local up: a cluster already runs in " + dir + " (cairn local down first)");
+  {
+    std::ifstream mock_file(mock_pid_path(dir));
+    pid_t mock = 0;
+    if (mock_file >> mock && mock > 0 && alive(mock))
+      throw UsageError("cairn local up: a Kafka mock still runs for " + dir + " (cairn local down first)");
+  }
   fs::create_directories(dir);
   std::string conf = dir + "/cairn.conf";
   std::string extra;  // appended lines, e.g. BurstBuffer=Pool=...
@@ -97,8 +137,10 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
     if (!file) throw UsageError("cairn local up: cannot read --extra-config " + *path);
     extra.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
   }
-  std::ofstream(conf) << local_cluster_config(dir, nodes, cpus, memory) << extra;
   std::string bin = binary_dir();
+  std::string event_log;
+  if (args.has("kafka")) event_log = start_kafka_mock(bin, dir, timeout);
+  std::ofstream(conf) << local_cluster_config(dir, nodes, cpus, memory, event_log) << extra;
   std::vector<pid_t> pids;
   pids.push_back(spawn_daemon({bin + "/cairnctld", "--conf", conf}, dir + "/cairnctld.log"));
   for (unsigned n = 1; n <= nodes; ++n) {
@@ -115,7 +157,7 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
   while (std::chrono::steady_clock::now() < deadline) {
     for (pid_t pid : pids) {
       if (waitpid(pid, nullptr, WNOHANG) == pid) {
-        stop_pids(pids);
+        stop_cluster(dir);
         err << "cairn local up: a daemon exited at start; see the logs in " << dir << "\n";
         return 1;
       }
@@ -134,7 +176,7 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  stop_pids(pids);
+  stop_cluster(dir);
   err << "cairn local up: the cluster did not come up within " << timeout << " s (" << last_error << "); see "
       << dir << "/*.log\n";
   return 1;
@@ -142,6 +184,9 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
 
 int status(const std::string& dir, std::ostream& out) {
   auto pids = read_pids(dir);
+  std::ifstream mock_file(mock_pid_path(dir));
+  pid_t mock = 0;
+  if (mock_file >> mock && mock > 0) pids.push_back(mock);
   int running = 0;
   for (pid_t pid : pids) running += alive(pid);
   out << fmt::format("{} of {} processes running in {}\n", running, pids.size(), dir);
@@ -150,12 +195,13 @@ int status(const std::string& dir, std::ostream& out) {
 
 }  // namespace
 
-std::string local_cluster_config(const std::string& dir, unsigned nodes, unsigned cpus, unsigned memory_mb) {
+std::string local_cluster_config(const std::string& dir, unsigned nodes, unsigned cpus, unsigned memory_mb,
+                                 const std::string& event_log) {
   return fmt::format(
       "# A local Cairn cluster written by `cairn local up`.\n"
       "ClusterName=local\n"
       "StateSaveLocation={0}/state\n"
-      "EventLog=file:{0}/state/log\n"
+      "EventLog={4}\n"
       "ControllerSocket={0}/cairnctld.sock\n"
       "ControllerPort=0\n"
       "KillWait=2\n"
@@ -165,7 +211,7 @@ std::string local_cluster_config(const std::string& dir, unsigned nodes, unsigne
       "ReconcileTimeout=10\n"
       "NodeName=n[1-{1}] CPUs={2} RealMemory={3}\n"
       "PartitionName=debug Nodes=ALL Default=YES MaxTime=UNLIMITED\n",
-      dir, nodes, cpus, memory_mb);
+      dir, nodes, cpus, memory_mb, event_log.empty() ? "file:" + dir + "/state/log" : event_log);
 }
 
 int run_local_command(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
@@ -181,8 +227,7 @@ int run_local_command(const std::vector<std::string>& argv, std::ostream& out, s
     std::string dir = fs::absolute(*dir_arg).lexically_normal().string();
     if (argv[0] == "up") return up(args, dir, out, err);
     if (argv[0] == "down") {
-      stop_pids(read_pids(dir));
-      fs::remove(dir + "/pids");
+      stop_cluster(dir);
       return 0;
     }
     if (argv[0] == "status") return status(dir, out);

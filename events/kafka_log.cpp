@@ -203,6 +203,7 @@ class KafkaLog : public EventLog {
   uint64_t end_offset(uint32_t partition) const override {
     check_partition(partition);
     int64_t low = 0, high = 0;
+    rd_kafka_poll(metadata_.get(), 0);  // its error callback
     auto error = rd_kafka_query_watermark_offsets(metadata_.get(), spec_.topic.c_str(), static_cast<int32_t>(partition),
                                                   &low, &high, options_.open_timeout_ms);
     if (error)
@@ -254,7 +255,15 @@ class KafkaLog : public EventLog {
   uint32_t discover_partitions() {
     rd_kafka_topic_t* topic = rd_kafka_topic_new(metadata_.get(), spec_.topic.c_str(), nullptr);
     const rd_kafka_metadata_t* metadata = nullptr;
-    auto error = rd_kafka_metadata(metadata_.get(), 0, topic, &metadata, options_.open_timeout_ms);
+    // Short attempts, serving the error callback in between: "brokers are down" is said at once.
+    auto deadline = Clock::now() + std::chrono::milliseconds(options_.open_timeout_ms);
+    rd_kafka_resp_err_t error = RD_KAFKA_RESP_ERR__TIMED_OUT;
+    while (Clock::now() < deadline) {
+      auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      error = rd_kafka_metadata(metadata_.get(), 0, topic, &metadata, static_cast<int>(std::min<int64_t>(remaining, 1000)));
+      rd_kafka_poll(metadata_.get(), 0);
+      if (!error) break;
+    }
     rd_kafka_topic_destroy(topic);
     if (error)
       throw LogUnavailable(fmt::format("event log {}: no Kafka broker answered within {} ms: {}", where_,

@@ -21,9 +21,10 @@ fail() {
   exit 1
 }
 
+local_up_args=()  # more `cairn local up` options, e.g. (--kafka)
 start_cluster() {  # nodes [cpus] [memory_mb] [extra config file]
-  local extra=()
-  [ -z "${4:-}" ] || extra=(--extra-config "$4")
+  local extra=("${local_up_args[@]}")
+  [ -z "${4:-}" ] || extra+=(--extra-config "$4")
   eval "$(cairn local up --dir "$work" --nodes "$1" --cpus "${2:-2}" --memory "${3:-1000}" "${extra[@]}")"
   [ -n "${CAIRN_CONF:-}" ] || fail "cairn local up printed no CAIRN_CONF"
   cd "$work"
