@@ -158,7 +158,7 @@ int run(const ParsedArgs& args) {
     caf::anon_send(log_actor, fenced_atom::value, notice.epoch, notice.controller);
     fenced = true;
     ::kill(::getpid(), SIGTERM);
-  });
+  }, [log_actor](uint64_t end) { caf::anon_send(log_actor, checked_atom::value, end); });
 
   KjLoopThread loop;
   RpcListenerOptions listen;

@@ -31,8 +31,8 @@ std::optional<FenceNotice> fencing_claim(const LogRecord& record, uint32_t shard
 }
 
 FenceWatch::FenceWatch(const EventLog& log, uint32_t shard, uint64_t from, uint64_t own_epoch,
-                       std::function<void(const FenceNotice&)> fenced)
-    : log_(log), shard_(shard), own_epoch_(own_epoch), fenced_(std::move(fenced)) {
+                       std::function<void(const FenceNotice&)> fenced, std::function<void(uint64_t)> checked)
+    : log_(log), shard_(shard), own_epoch_(own_epoch), fenced_(std::move(fenced)), checked_(std::move(checked)) {
   thread_ = std::thread([this, from] { run(from); });
 }
 
@@ -54,6 +54,7 @@ void FenceWatch::run(uint64_t from) {
           fenced_(*notice);
           return;
         }
+        if (checked_) checked_(next);
       }
     } catch (const LogError& e) {
       spdlog::warn("watching shard {} for a newer writer: {}; retrying", shard_, e.what());

@@ -24,9 +24,12 @@ struct FenceNotice {
 class FenceWatch {
  public:
   // Tails `shard` from `from`; calls `fenced` (on the watch's thread) at the first
-  // claim that fences a writer of `own_epoch`, then stops.
+  // claim that fences a writer of `own_epoch`, then stops. Before that, `checked`
+  // (optional) hears each offset up to which the shard holds no such claim: a
+  // writer acks an event only once it was checked, so that no acked event is
+  // one that readers ignore.
   FenceWatch(const EventLog& log, uint32_t shard, uint64_t from, uint64_t own_epoch,
-             std::function<void(const FenceNotice&)> fenced);
+             std::function<void(const FenceNotice&)> fenced, std::function<void(uint64_t end)> checked = {});
   ~FenceWatch();
   FenceWatch(const FenceWatch&) = delete;
   FenceWatch& operator=(const FenceWatch&) = delete;
@@ -38,6 +41,7 @@ class FenceWatch {
   const uint32_t shard_;
   const uint64_t own_epoch_;
   std::function<void(const FenceNotice&)> fenced_;
+  std::function<void(uint64_t)> checked_;
   std::atomic<bool> stopping_{false};
   std::thread thread_;
 };

@@ -189,12 +189,18 @@ TEST_CASE_TEMPLATE("contract: a newer epoch claim fences the older writer", Back
   std::atomic<bool> fenced{false};
   FenceNotice notice;
   std::mutex mutex;
-  FenceWatch watch(*log_a, 0, claim_a + 1, 1, [&](const FenceNotice& seen) {
-    std::lock_guard lock(mutex);
-    notice = seen;
-    fenced = true;
-  });
-  log_a->append_sync(0, make::node_registered(meta(1, 1), {"n1", 4, 8000, {"debug"}, true, "v1", {}}));
+  std::atomic<uint64_t> checked{0};
+  FenceWatch watch(
+      *log_a, 0, claim_a + 1, 1,
+      [&](const FenceNotice& seen) {
+        std::lock_guard lock(mutex);
+        notice = seen;
+        fenced = true;
+      },
+      [&](uint64_t end) { checked = end; });
+  uint64_t n1 = log_a->append_sync(0, make::node_registered(meta(1, 1), {"n1", 4, 8000, {"debug"}, true, "v1", {}}));
+  for (int i = 0; i < 500 && checked <= n1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(checked == n1 + 1);  // A's own event was checked: A may ack it
   uint64_t claim_b = log_b.append_sync(0, make::epoch_claimed(meta(2, 2), 0, 2, "ctl-b"));
   // A, not yet aware, writes once more: on a broker that fences transactional ids
   // this fails; otherwise it lands after B's claim and readers must ignore it.
@@ -212,6 +218,7 @@ TEST_CASE_TEMPLATE("contract: a newer epoch claim fences the older writer", Back
     CHECK(notice.controller == "ctl-b");
     CHECK(notice.offset == claim_b);
   }
+  CHECK(checked <= claim_b);  // nothing at or after B's claim was ever cleared for A
   ClusterState state;
   replay_partition(log_b, 0, 0, state);
   CHECK(state.shards[0].epoch == 2);
