@@ -32,7 +32,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Properties = std::map<std::string, std::string>;
 
-constexpr int kDefaultAppendTimeoutMs = 10000;
+constexpr int kDefaultAppendTimeoutMs = 5000;  // under the CLI's 10 s call timeout: the refusal reaches the user
 constexpr auto kInitialBackoff = std::chrono::milliseconds(100);
 constexpr auto kMaxBackoff = std::chrono::seconds(5);
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The job lifecycle with EventLog=kafka:... against librdkafka's mock cluster
 # (`cairn local up --kafka`): submit, run, suspend/resume, cancel, a controller
-# restart; kcat reads the topic; a second controller on the shard fences the first.
+# restart; kcat reads the topic; a second controller on the shard fences the first;
+# a stopped broker makes commands fail instead of being acked; brokers out of reach at start.
 # The mock keeps ~5 MiB per partition and nothing after it exits: volumes stay small.
 set -euo pipefail
 build=$1
@@ -66,7 +67,20 @@ held=$(CAIRN_CONF=$work/second.conf sbatch --parsable -H --wrap true) || fail "t
 cairn log dump --kind EpochClaimed | tail -1 | grep -q "epoch=3" || fail "no epoch 3 claim"
 cairn log dump --job "$held" --kind JobSubmitted | grep -q "epoch\|JobSubmitted" || fail "held job not in the log"
 
-# 7. Brokers out of reach at start: the controller says so and keeps retrying; it does not serve.
+# 7. The broker stops answering: a command is refused with the reason (not acked), and
+#    accepted again once the broker is back.
+mock=$(cat kafka-mock.pid)
+kill -STOP "$mock"
+set +e
+out=$(CAIRN_CONF=$work/second.conf sbatch --parsable -H --wrap true 2>&1); rc=$?
+set -e
+kill -CONT "$mock"
+[ "$rc" != 0 ] || fail "a submission was acked while the broker was stopped: $out"
+[[ "$out" == *"not durable"* ]] || fail "the refusal does not say why: $out"
+again=$(CAIRN_CONF=$work/second.conf sbatch --parsable -H --wrap true) || fail "no submission after the broker came back"
+CAIRN_CONF=$work/second.conf squeue -h -j "$again" -o %t | grep -qx PD || fail "job $again not pending"
+
+# 8. Brokers out of reach at start: the controller says so and keeps retrying; it does not serve.
 sed "s|^EventLog=.*|EventLog=kafka:127.0.0.1:1/cairn.events|; s|^ControllerSocket=.*|ControllerSocket=$work/third.sock|" \
   "$CAIRN_CONF" > unreachable.conf
 "$bin/cairnctld" --conf unreachable.conf >"$work/unreachable.log" 2>&1 &
