@@ -13,6 +13,7 @@
 
 #include "actors/burst_buffer_plan.hpp"
 #include "actors/controller_actors.hpp"
+#include "common/wall_clock.hpp"
 #include "actors/job_commands.hpp"
 #include "actors/rpc_server.hpp"
 #include "common/daemon_signals.hpp"
@@ -73,11 +74,6 @@ std::unique_ptr<EventLog> open_log_waiting(const ClusterConfig& config) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
-}
-
-int64_t wall_clock_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 // Takes the shard: appends an epoch claim above every claim replayed so far,

@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "actors/controller_actors.hpp"
+#include "common/wall_clock.hpp"
 
 namespace cairn {
 namespace {
@@ -30,11 +31,6 @@ struct LogActorState {
   uint64_t verified_end = 0;  // every offset below it was checked
   static inline const char* name = "log_actor";
 };
-
-int64_t wall_clock_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 void answer(caf::stateful_actor<LogActorState>* self, uint64_t token, const AppendAck& ack) {
   auto it = self->state.waiting.find(token);
