@@ -22,6 +22,7 @@
 #include "events/event_factory.hpp"
 #include "events/event_log_config.hpp"
 #include "events/fence_watch.hpp"
+#include "events/shard_claim.hpp"
 #include "events/replay.hpp"
 
 using namespace cairn;
@@ -76,36 +77,6 @@ std::unique_ptr<EventLog> open_log_waiting(const ClusterConfig& config) {
   }
 }
 
-// Takes the shard: appends an epoch claim above every claim replayed so far,
-// then folds the log up to and past the claim (the last events of a previous
-// writer, and the claim itself). Fails if another controller's claim won.
-uint64_t claim_shard(EventLog& log, uint32_t shard, uint64_t epoch, const std::string& controller, ClusterState& state,
-                     uint64_t& next_offset) {
-  EventMeta meta;
-  meta.time_us = wall_clock_us();
-  meta.shard = shard;
-  meta.epoch = epoch;
-  meta.actor = {static_cast<uint32_t>(getuid()), "cairnctld", schema::ActorKind::SYSTEM};
-  uint64_t claim_offset = 0;
-  try {
-    claim_offset = log.append_sync(shard, make::epoch_claimed(meta, shard, epoch, controller));
-  } catch (const LogError& e) {
-    throw LogError(std::string("cannot claim the writer epoch: ") + e.what());
-  }
-  bool claimed = false;
-  while (next_offset <= claim_offset) {
-    auto caught_up = replay_partition(log, shard, next_offset, state, [&](const DecodedEvent& event, ApplyResult result) {
-      if (event.offset() == claim_offset) claimed = result == ApplyResult::applied;
-    });
-    next_offset = caught_up.next_offset;
-  }
-  if (!claimed || state.shards[shard].epoch != epoch)
-    throw LogError(fmt::format("another controller took shard {} (epoch {}) while this one claimed epoch {}; not "
-                               "starting a second writer",
-                               shard, state.shards[shard].epoch, epoch));
-  return claim_offset;
-}
-
 int run(const ParsedArgs& args) {
   auto config = load_config(find_config_path(args.get("conf")));
   auto log = open_log_waiting(config);
@@ -127,7 +98,12 @@ int run(const ParsedArgs& args) {
   context->controller_name = fmt::format("cairnctld@{}:{}", host, getpid());
   uint64_t epoch = context->epoch;
   uint64_t end_offset = replayed.next_offset;
-  uint64_t claim_offset = claim_shard(*log, 0, epoch, context->controller_name, state, end_offset);
+  EventMeta claim;
+  claim.time_us = wall_clock_us();
+  claim.shard = 0;
+  claim.epoch = epoch;
+  claim.actor = {static_cast<uint32_t>(getuid()), "cairnctld", schema::ActorKind::SYSTEM};
+  uint64_t claim_offset = claim_shard(*log, claim, context->controller_name, state, end_offset);
 
   caf::actor_system_config caf_config;
   caf_config.set("scheduler.policy", caf::atom("sharing"));

@@ -11,6 +11,7 @@
 #include "events/event_codec.hpp"
 #include "events/fence_watch.hpp"
 #include "events/replay.hpp"
+#include "events/shard_claim.hpp"
 #include "log_backends.hpp"
 
 using namespace cairn;
@@ -225,4 +226,37 @@ TEST_CASE_TEMPLATE("contract: a newer epoch claim fences the older writer", Back
   CHECK(state.nodes.count("n1") == 1);
   CHECK(state.nodes.count("n2") == 0);  // A's write after B's claim: ignored (or never written)
   CHECK(state.nodes.count("n3") == 1);
+}
+
+// Two controllers start together: both replay an empty shard and claim epoch 1.
+// The first claim wins; the second controller sees its claim rejected and refuses
+// to run; one that starts later claims above, folding the previous writer's events.
+TEST_CASE_TEMPLATE("contract: of two equal claims the first wins; a later claim folds its predecessor", Backend,
+                   BACKENDS) {
+  Backend backend(1);
+  auto log_a = backend.open();
+  auto second = backend.open_second(*log_a);
+  EventLog& log_b = second ? *second : *log_a;
+  auto claim_meta = [](uint64_t epoch) {
+    auto meta = by_system(0);
+    meta.epoch = epoch;
+    return meta;
+  };
+  ClusterState state_a, state_b;
+  uint64_t next_a = 0, next_b = 0;
+  uint64_t claim_a = claim_shard(*log_a, claim_meta(1), "ctl-a", state_a, next_a);
+  CHECK(state_a.shards[0].epoch == 1);
+  CHECK(next_a == claim_a + 1);
+  CHECK_THROWS_WITH_AS(claim_shard(log_b, claim_meta(1), "ctl-b", state_b, next_b),
+                       doctest::Contains("another controller took shard 0"), LogError);
+
+  // A third controller replays; A writes once more before C's claim lands.
+  ClusterState state_c;
+  uint64_t next_c = replay_partition(log_b, 0, 0, state_c).next_offset;
+  log_a->append_sync(0, make::node_registered(claim_meta(1), {"n1", 4, 8000, {"debug"}, true, "v1", {}}));
+  CHECK(state_c.nodes.count("n1") == 0);
+  uint64_t claim_c = claim_shard(log_b, claim_meta(state_c.shards[0].epoch + 1), "ctl-c", state_c, next_c);
+  CHECK(claim_c > claim_a);
+  CHECK(state_c.shards[0].epoch == 2);
+  CHECK(state_c.nodes.count("n1") == 1);  // the predecessor's last event, written before the claim, is folded in
 }
