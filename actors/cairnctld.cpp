@@ -1,10 +1,12 @@
 // cairnctld: replays the shard's log, claims the writer epoch, starts the
-// actors and the RPC front, then waits for SIGTERM/SIGINT.
+// actors and the RPC front, then waits for SIGTERM/SIGINT (or for a newer
+// controller's claim on its shard, which fences it: exit status 3).
 #include <caf/all.hpp>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 #include <iostream>
@@ -13,10 +15,16 @@
 #include "actors/controller_actors.hpp"
 #include "actors/read_model.hpp"
 #include "actors/snapshot_files.hpp"
+#include "common/wall_clock.hpp"
 #include "actors/job_commands.hpp"
 #include "actors/rpc_server.hpp"
 #include "common/daemon_signals.hpp"
 #include "common/option_parser.hpp"
+#include "events/event_codec.hpp"
+#include "events/event_factory.hpp"
+#include "events/event_log_config.hpp"
+#include "events/fence_watch.hpp"
+#include "events/shard_claim.hpp"
 #include "events/replay.hpp"
 
 using namespace cairn;
@@ -33,29 +41,27 @@ std::vector<uint64_t> live_jobs(const ClusterState& state) {
   return ids;
 }
 
-AppendAck append_blocking(caf::actor_system& system, const caf::actor& log, EventDraft draft) {
-  AppendAck ack;
-  caf::scoped_actor self{system};
-  self->request(log, caf::infinite, append_atom::value, std::move(draft))
-      .receive([&](const AppendAck& result) { ack = result; },
-               [&](caf::error& error) { ack.error = system.render(error); });
-  return ack;
-}
-
-// A predecessor killed a moment ago may still hold the log's lock while the
-// kernel tears it down: wait for it a little rather than fail a restart.
-std::unique_ptr<EventLog> open_log_waiting_for_lock(const std::string& spec) {
+// A predecessor killed a moment ago may still hold the file log's lock while
+// the kernel tears it down: wait for it a little rather than fail a restart.
+// Kafka brokers out of reach: say so and retry with backoff until they answer.
+std::unique_ptr<EventLog> open_log_waiting(const ClusterConfig& config) {
   constexpr auto kLockWait = std::chrono::seconds(10);
-  auto deadline = std::chrono::steady_clock::now() + kLockWait;
-  bool said = false;
+  constexpr auto kMaxBackoff = std::chrono::seconds(30);
+  auto lock_deadline = std::chrono::steady_clock::now() + kLockWait;
+  auto backoff = std::chrono::milliseconds(500);
+  bool said_locked = false;
   while (true) {
     try {
-      return open_event_log(spec);
+      return open_configured_log(config);
+    } catch (const LogUnavailable& e) {
+      spdlog::error("{}; retrying in {:.1f} s", e.what(), backoff.count() / 1000.0);
+      std::this_thread::sleep_for(backoff);
+      backoff = std::min<std::chrono::milliseconds>(backoff * 2, kMaxBackoff);
     } catch (const LogError& e) {
       bool locked = std::string(e.what()).find("locked by another process") != std::string::npos;
-      if (!locked || std::chrono::steady_clock::now() >= deadline) throw;
-      if (!said) spdlog::warn("{}; waiting up to {} s for it to stop", e.what(), kLockWait.count());
-      said = true;
+      if (!locked || std::chrono::steady_clock::now() >= lock_deadline) throw;
+      if (!said_locked) spdlog::warn("{}; waiting up to {} s for it to stop", e.what(), kLockWait.count());
+      said_locked = true;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
@@ -63,7 +69,7 @@ std::unique_ptr<EventLog> open_log_waiting_for_lock(const std::string& spec) {
 
 int run(const ParsedArgs& args) {
   auto config = load_config(find_config_path(args.get("conf")));
-  auto log = open_log_waiting_for_lock(config.event_log);
+  auto log = open_log_waiting(config);
   ClusterState state;
   auto started = std::chrono::steady_clock::now();
   // A snapshot is a cache: any that does not load is said and ignored, and the log replayed from its start.
@@ -89,6 +95,14 @@ int run(const ParsedArgs& args) {
   char host[256] = "localhost";
   gethostname(host, sizeof host - 1);
   context->controller_name = fmt::format("cairnctld@{}:{}", host, getpid());
+  uint64_t epoch = context->epoch;
+  uint64_t end_offset = replayed.next_offset;
+  EventMeta claim;
+  claim.time_us = wall_clock_us();
+  claim.shard = 0;
+  claim.epoch = epoch;
+  claim.actor = {static_cast<uint32_t>(getuid()), "cairnctld", schema::ActorKind::SYSTEM};
+  uint64_t claim_offset = claim_shard(*log, claim, context->controller_name, state, end_offset);
 
   caf::actor_system_config caf_config;
   caf_config.set("scheduler.policy", caf::atom("sharing"));
@@ -98,22 +112,24 @@ int run(const ParsedArgs& args) {
 
   auto live = live_jobs(state);
   uint64_t next_id = next_job_id(state, 0);
-  uint64_t end_offset = log->end_offset(0);
   // Wire every actor before any message flows: they read context->actors.
   context->actors.query_view = spawn_query_view(system, context, std::move(state), end_offset);
   context->actors.dispatcher = spawn_dispatcher(system, context);
   context->actors.log = spawn_log_actor(system, *log, context, next_id);
   for (const auto& node : config.nodes) context->actors.nodes[node.name] = spawn_node_actor(system, context, node.name);
   context->actors.scheduler = spawn_scheduler(system, context);
-
-  EventDraft claim;
-  claim.actor = {static_cast<uint32_t>(getuid()), "cairnctld", schema::ActorKind::SYSTEM};
-  uint64_t epoch = context->epoch;
-  std::string name = context->controller_name;
-  claim.build = [epoch, name](const EventMeta& meta) { return make::epoch_claimed(meta, 0, epoch, name); };
-  auto ack = append_blocking(system, context->actors.log, std::move(claim));
-  if (!ack.ok) throw LogError("cannot claim the writer epoch: " + ack.error);
   caf::anon_send(context->actors.dispatcher, live_atom::value, live);
+
+  // A newer claim on the shard (a second controller) fences this one: it stops writing and exits.
+  std::atomic<bool> fenced{false};
+  caf::actor log_actor = context->actors.log;
+  FenceWatch watch(*log, 0, claim_offset + 1, epoch, [&fenced, log_actor](const FenceNotice& notice) {
+    spdlog::critical("fenced: {} claimed shard 0 with epoch {} at offset {}; this controller stops writing",
+                     notice.controller, notice.epoch, notice.offset);
+    caf::anon_send(log_actor, fenced_atom::value, notice.epoch, notice.controller);
+    fenced = true;
+    ::kill(::getpid(), SIGTERM);
+  }, [log_actor](uint64_t end) { caf::anon_send(log_actor, checked_atom::value, end); });
 
   KjLoopThread loop;
   RpcListenerOptions listen;
@@ -125,11 +141,11 @@ int run(const ParsedArgs& args) {
                listener.unix_endpoint(), listen.tcp_address.empty() ? "" : " and " + listener.tcp_endpoint());
 
   int received = wait_for_stop_signal();
-  spdlog::info("signal {} received: shutting down", received);
+  if (!fenced) spdlog::info("signal {} received: shutting down", received);
   listener.close();
   loop.stop();
   log->flush();
-  return 0;
+  return fenced ? 3 : 0;
 }
 
 }  // namespace

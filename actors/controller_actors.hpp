@@ -46,6 +46,10 @@ using resume_atom = caf::atom_constant<caf::atom("resume")>;
 using signal_atom = caf::atom_constant<caf::atom("signal")>;
 using timer_atom = caf::atom_constant<caf::atom("timer")>;
 using live_atom = caf::atom_constant<caf::atom("live")>;
+// A newer writer claimed the shard: the log actor refuses every later append.
+using fenced_atom = caf::atom_constant<caf::atom("fenced")>;
+// The fence watch read the shard up to an offset without meeting a newer claim.
+using checked_atom = caf::atom_constant<caf::atom("checked")>;
 // Burst buffers: an order to a node (stage, teardown), its outcome for the job, a retry.
 using bb_stage_atom = caf::atom_constant<caf::atom("bbstage")>;
 using bb_teardown_atom = caf::atom_constant<caf::atom("bbteardown")>;
@@ -77,8 +81,9 @@ struct ControllerContext {
 
 // ---- spawn functions, one per actor file ----
 
-// Single writer of the shard: stamps, appends (group commit), acks once durable,
-// forwards committed events to the dispatcher in offset order.
+// Single writer of the shard: stamps, appends (group commit), acks once durable
+// and checked by the fence watch (checked_atom), forwards committed events to
+// the dispatcher in offset order; refuses everything once fenced (fenced_atom).
 caf::actor spawn_log_actor(caf::actor_system& system, EventLog& log, std::shared_ptr<const ControllerContext> context,
                            uint64_t next_job_id);
 // Orders durable events, routes them to the query view and job actors, owns the job-actor registry.

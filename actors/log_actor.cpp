@@ -1,12 +1,14 @@
 // The single writer of a shard: stamps each event (time, shard, epoch, job id),
-// appends it (the file log group-commits), and only once it is durable acks the
-// requester and hands it to the dispatcher, in offset order.
+// appends it (group commit), and only once it is durable — and the fence watch
+// has read past it without meeting a newer writer's claim — acks the requester
+// and hands it to the dispatcher, in offset order.
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 
 #include "actors/controller_actors.hpp"
+#include "common/wall_clock.hpp"
 
 namespace cairn {
 namespace {
@@ -17,12 +19,24 @@ struct LogActorState {
   uint64_t next_job_id = 0;
   uint64_t next_token = 0;
   std::map<uint64_t, caf::response_promise> waiting;
+  std::string fenced;  // why appends are refused, once a newer writer claimed the shard
+  // Durable events held until the fence watch has read past them without
+  // meeting a newer claim (only then do readers count them), by offset.
+  struct Unverified {
+    uint64_t token;
+    CommittedEvent event;
+    uint64_t job_id;
+  };
+  std::map<uint64_t, Unverified> unverified;
+  uint64_t verified_end = 0;  // every offset below it was checked
   static inline const char* name = "log_actor";
 };
 
-int64_t wall_clock_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+void answer(caf::stateful_actor<LogActorState>* self, uint64_t token, const AppendAck& ack) {
+  auto it = self->state.waiting.find(token);
+  if (it == self->state.waiting.end()) return;
+  it->second.deliver(ack);
+  self->state.waiting.erase(it);
 }
 
 caf::behavior log_actor(caf::stateful_actor<LogActorState>* self, EventLog* log,
@@ -33,6 +47,7 @@ caf::behavior log_actor(caf::stateful_actor<LogActorState>* self, EventLog* log,
   return {
       [=](append_atom, EventDraft& draft) -> caf::result<AppendAck> {
         auto& st = self->state;
+        if (!st.fenced.empty()) return AppendAck{false, 0, 0, st.fenced};
         EventMeta meta;
         meta.time_us = wall_clock_us();
         meta.shard = st.context->shard;
@@ -53,17 +68,37 @@ caf::behavior log_actor(caf::stateful_actor<LogActorState>* self, EventLog* log,
         });
         return caf::delegated<AppendAck>();
       },
+      // The fence watch read the shard up to `end` and found no newer claim.
+      [=](checked_atom, uint64_t end) {
+        auto& st = self->state;
+        st.verified_end = std::max(st.verified_end, end);
+        while (!st.unverified.empty() && st.unverified.begin()->first < st.verified_end) {
+          auto item = std::move(st.unverified.begin()->second);
+          st.unverified.erase(st.unverified.begin());
+          self->send(st.context->actors.dispatcher, committed_atom::value, item.event);
+          answer(self, item.token, AppendAck{true, item.event.offset, item.job_id, {}});
+        }
+      },
+      // A newer writer claimed the shard: what it did not see first is ignored by readers.
+      [=](fenced_atom, uint64_t epoch, const std::string& controller) {
+        auto& st = self->state;
+        st.fenced = fmt::format("this controller was fenced: {} took the shard with writer epoch {}", controller, epoch);
+        for (auto& [offset, item] : st.unverified) answer(self, item.token, AppendAck{false, offset, item.job_id, st.fenced});
+        st.unverified.clear();
+      },
       [=](committed_atom, uint64_t token, const AppendResult& result, const CommittedEvent& event, uint64_t job_id) {
         auto& st = self->state;
-        auto it = st.waiting.find(token);
-        if (result.ok) {
-          self->send(st.context->actors.dispatcher, committed_atom::value, event);
-        } else {
+        if (!result.ok) {
           spdlog::error("event log append failed: {}", result.error);
+          answer(self, token, AppendAck{false, result.offset, job_id, result.error});
+        } else if (!st.fenced.empty()) {
+          answer(self, token, AppendAck{false, result.offset, job_id, st.fenced});
+        } else if (result.offset < st.verified_end) {
+          self->send(st.context->actors.dispatcher, committed_atom::value, event);
+          answer(self, token, AppendAck{true, result.offset, job_id, {}});
+        } else {
+          st.unverified.emplace(result.offset, LogActorState::Unverified{token, event, job_id});
         }
-        if (it == st.waiting.end()) return;
-        it->second.deliver(AppendAck{result.ok, result.offset, job_id, result.error});
-        st.waiting.erase(it);
       },
   };
 }

@@ -37,7 +37,7 @@ namespace {
 class LoggedHistory final : public ClusterQueries {
  public:
   LoggedHistory(const ClusterConfig& config, int64_t at_us)
-      : log_(open_log_read_only(config.event_log)), history_(config, *log_, at_us) {}
+      : log_(open_log_read_only(config)), history_(config, *log_, at_us) {}
   JobsSnapshot jobs(const std::vector<uint64_t>& job_ids, bool include_finished) override {
     return history_.jobs(job_ids, include_finished);
   }

@@ -30,12 +30,14 @@ namespace fs = std::filesystem;
 
 const std::vector<OptionSpec> kOptions = {
     {0, "dir", true, ""}, {0, "nodes", true, ""}, {0, "cpus", true, ""}, {0, "memory", true, ""},
-    {0, "timeout", true, ""}, {0, "extra-config", true, ""}, {0, "tcp", false, ""}, {'h', "help", false, ""},
+    {0, "timeout", true, ""}, {0, "extra-config", true, ""}, {0, "tcp", false, ""}, {0, "kafka", false, ""},
+    {'h', "help", false, ""},
 };
 
 constexpr const char* kUsage =
-    "usage: cairn local up     --dir DIR [--nodes N] [--cpus C] [--memory MB] [--extra-config FILE] [--tcp]\n"
-    "                          (--tcp: the controller also listens on a free port of 127.0.0.1)\n"
+    "usage: cairn local up     --dir DIR [--nodes N] [--cpus C] [--memory MB] [--extra-config FILE] [--tcp] [--kafka]\n"
+    "                          (--tcp: the controller also listens on a free port of 127.0.0.1;\n"
+    "                           --kafka: the event log on a Kafka mock cluster started with it)\n"
     "       cairn local down   --dir DIR\n"
     "       cairn local status --dir DIR\n";
 
@@ -88,6 +90,9 @@ std::vector<pid_t> read_pids(const std::string& dir) {
 
 bool alive(pid_t pid) { return kill(pid, 0) == 0; }
 
+// The Kafka mock of a `--kafka` cluster has a PID file of its own: it stops after the daemons.
+std::string mock_pid_path(const std::string& dir) { return dir + "/kafka-mock.pid"; }
+
 // Stops exactly the processes this directory started, by PID: TERM, then KILL.
 void stop_pids(const std::vector<pid_t>& pids) {
   for (pid_t pid : pids)
@@ -103,6 +108,37 @@ void stop_pids(const std::vector<pid_t>& pids) {
   }
 }
 
+// Stops the daemons, then the Kafka mock (the controller flushes to it on the way out).
+void stop_cluster(const std::string& dir) {
+  stop_pids(read_pids(dir));
+  fs::remove(dir + "/pids");
+  std::ifstream file(mock_pid_path(dir));
+  pid_t mock = 0;
+  if (file >> mock && mock > 0) stop_pids({mock});
+  fs::remove(mock_pid_path(dir));
+}
+
+// A librdkafka mock cluster (not durable: it lives as long as this cluster) with
+// one partition per shard; returns the EventLog= value that points at it.
+std::string start_kafka_mock(const std::string& bin, const std::string& dir, unsigned timeout) {
+  std::string bootstrap_file = dir + "/kafka.bootstrap";
+  fs::remove(bootstrap_file);
+  pid_t pid = spawn_daemon({bin + "/cairn-kafka-mock", "--topic", "cairn.events", "--partitions", "1",
+                            "--bootstrap-file", bootstrap_file},
+                           dir + "/kafka-mock.log");
+  std::ofstream(mock_pid_path(dir)) << pid << "\n";
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::string bootstrap;
+    if (std::ifstream(bootstrap_file) >> bootstrap && !bootstrap.empty()) return "kafka:" + bootstrap + "/cairn.events";
+    if (waitpid(pid, nullptr, WNOHANG) == pid) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  stop_pids({pid});
+  fs::remove(mock_pid_path(dir));
+  throw std::runtime_error("the Kafka mock cluster did not start; see " + dir + "/kafka-mock.log");
+}
+
 int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::ostream& err) {
   unsigned nodes = static_cast<unsigned>(parse_count("--nodes", args.get_or("nodes", "2")));
   unsigned cpus = static_cast<unsigned>(parse_count("--cpus", args.get_or("cpus", "2")));
@@ -111,6 +147,12 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
   if (nodes == 0) throw UsageError("cairn local up: --nodes must be at least 1");
   for (pid_t pid : read_pids(dir))
     if (alive(pid)) throw UsageError("cairn local up: a cluster already runs in " + dir + " (cairn local down first)");
+  {
+    std::ifstream mock_file(mock_pid_path(dir));
+    pid_t mock = 0;
+    if (mock_file >> mock && mock > 0 && alive(mock))
+      throw UsageError("cairn local up: a Kafka mock still runs for " + dir + " (cairn local down first)");
+  }
   fs::create_directories(dir);
   std::string conf = dir + "/cairn.conf";
   std::string extra;  // appended lines, e.g. BurstBuffer=Pool=...
@@ -120,8 +162,10 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
     extra.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
   }
   uint16_t tcp_port = args.has("tcp") ? free_loopback_port() : 0;
-  std::ofstream(conf) << local_cluster_config(dir, nodes, cpus, memory, tcp_port) << extra;
   std::string bin = binary_dir();
+  std::string event_log;
+  if (args.has("kafka")) event_log = start_kafka_mock(bin, dir, timeout);
+  std::ofstream(conf) << local_cluster_config(dir, nodes, cpus, memory, tcp_port, event_log) << extra;
   std::vector<pid_t> pids;
   pids.push_back(spawn_daemon({bin + "/cairnctld", "--conf", conf}, dir + "/cairnctld.log"));
   for (unsigned n = 1; n <= nodes; ++n) {
@@ -138,7 +182,7 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
   while (std::chrono::steady_clock::now() < deadline) {
     for (pid_t pid : pids) {
       if (waitpid(pid, nullptr, WNOHANG) == pid) {
-        stop_pids(pids);
+        stop_cluster(dir);
         err << "cairn local up: a daemon exited at start; see the logs in " << dir << "\n";
         return 1;
       }
@@ -157,7 +201,7 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  stop_pids(pids);
+  stop_cluster(dir);
   err << "cairn local up: the cluster did not come up within " << timeout << " s (" << last_error << "); see "
       << dir << "/*.log\n";
   return 1;
@@ -165,6 +209,9 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
 
 int status(const std::string& dir, std::ostream& out) {
   auto pids = read_pids(dir);
+  std::ifstream mock_file(mock_pid_path(dir));
+  pid_t mock = 0;
+  if (mock_file >> mock && mock > 0) pids.push_back(mock);
   int running = 0;
   for (pid_t pid : pids) running += alive(pid);
   out << fmt::format("{} of {} processes running in {}\n", running, pids.size(), dir);
@@ -174,15 +221,15 @@ int status(const std::string& dir, std::ostream& out) {
 }  // namespace
 
 std::string local_cluster_config(const std::string& dir, unsigned nodes, unsigned cpus, unsigned memory_mb,
-                                 uint16_t tcp_port) {
+                                 uint16_t tcp_port, const std::string& event_log) {
   return fmt::format(
       "# A local Cairn cluster written by `cairn local up`.\n"
       "ClusterName=local\n"
       "StateSaveLocation={0}/state\n"
-      "EventLog=file:{0}/state/log\n"
+      "EventLog={4}\n"
       "ControllerSocket={0}/cairnctld.sock\n"
       "ControllerAddr=127.0.0.1\n"
-      "ControllerPort={4}\n"
+      "ControllerPort={5}\n"
       "KillWait=2\n"
       "MinJobAge=300\n"
       "HeartbeatInterval=1\n"
@@ -190,7 +237,7 @@ std::string local_cluster_config(const std::string& dir, unsigned nodes, unsigne
       "ReconcileTimeout=10\n"
       "NodeName=n[1-{1}] CPUs={2} RealMemory={3}\n"
       "PartitionName=debug Nodes=ALL Default=YES MaxTime=UNLIMITED\n",
-      dir, nodes, cpus, memory_mb, tcp_port);
+      dir, nodes, cpus, memory_mb, event_log.empty() ? "file:" + dir + "/state/log" : event_log, tcp_port);
 }
 
 int run_local_command(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
@@ -206,8 +253,7 @@ int run_local_command(const std::vector<std::string>& argv, std::ostream& out, s
     std::string dir = fs::absolute(*dir_arg).lexically_normal().string();
     if (argv[0] == "up") return up(args, dir, out, err);
     if (argv[0] == "down") {
-      stop_pids(read_pids(dir));
-      fs::remove(dir + "/pids");
+      stop_cluster(dir);
       return 0;
     }
     if (argv[0] == "status") return status(dir, out);

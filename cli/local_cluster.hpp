@@ -1,5 +1,6 @@
 // `cairn local up|down|status --dir DIR`: a whole cluster (cairnctld and N
-// cairnd) on this machine, for newcomers, the demo and integration tests.
+// cairnd) on this machine, for newcomers, the demo and integration tests;
+// with --kafka its event log is a topic of a Kafka mock cluster (cairn-kafka-mock).
 #pragma once
 
 #include <cstdint>
@@ -12,8 +13,9 @@ namespace cairn {
 int run_local_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 // The cairn.conf of a local cluster (pure, for tests). tcp_port 0: the controller listens on its
-// Unix socket only; otherwise also on 127.0.0.1:tcp_port.
+// Unix socket only; otherwise also on 127.0.0.1:tcp_port. An empty event_log: the file log in
+// DIR/state/log.
 std::string local_cluster_config(const std::string& dir, unsigned nodes, unsigned cpus, unsigned memory_mb,
-                                 uint16_t tcp_port = 0);
+                                 uint16_t tcp_port = 0, const std::string& event_log = {});
 
 }  // namespace cairn

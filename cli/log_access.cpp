@@ -1,15 +1,21 @@
 #include "cli/log_access.hpp"
 
-namespace cairn {
+#include "events/event_log_config.hpp"
 
-std::unique_ptr<EventLog> open_log_read_only(const std::string& spec) {
-  std::string full = spec.find(':') == std::string::npos ? "file:" + spec : spec;
-  if (full.starts_with("file:")) {
-    FileLogOptions options;
-    options.read_only = true;
-    return open_file_log(full.substr(5), options);
-  }
-  return open_event_log(full);
+namespace cairn {
+namespace {
+
+std::unique_ptr<EventLog> open_read_only(const std::string& spec, EventLogOptions options) {
+  options.read_only = true;  // a file log beside its live writer: no lock, no truncation
+  return open_event_log(spec.find(':') == std::string::npos ? "file:" + spec : spec, options);
+}
+
+}  // namespace
+
+std::unique_ptr<EventLog> open_log_read_only(const std::string& spec) { return open_read_only(spec, {}); }
+
+std::unique_ptr<EventLog> open_log_read_only(const ClusterConfig& config) {
+  return open_read_only(config.event_log, event_log_options(config));
 }
 
 }  // namespace cairn

@@ -5,11 +5,15 @@
 #include <memory>
 #include <string>
 
+#include "common/config.hpp"
 #include "events/event_log.hpp"
 
 namespace cairn {
 
-// spec: an EventLog= value ("file:DIR", "kafka:...") or a bare directory.
+// spec: an EventLog= value ("file:DIR", "kafka:...") or a bare directory (--log).
 std::unique_ptr<EventLog> open_log_read_only(const std::string& spec);
+
+// The log the configuration names, with its options (Kafka topic, properties...).
+std::unique_ptr<EventLog> open_log_read_only(const ClusterConfig& config);
 
 }  // namespace cairn

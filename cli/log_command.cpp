@@ -15,6 +15,7 @@
 #include "common/config.hpp"
 #include "events/event_codec.hpp"
 #include "events/event_log.hpp"
+#include "events/event_log_config.hpp"
 #include "events/replay.hpp"
 
 namespace cairn {
@@ -36,7 +37,7 @@ const std::vector<OptionSpec> kOptions = {
 // Where the log is: --log (a directory or an EventLog= value), else the configuration's EventLog.
 std::unique_ptr<EventLog> open_log(const ParsedArgs& args) {
   if (auto log = args.get("log")) return open_log_read_only(*log);
-  return open_log_read_only(load_config(find_config_path(args.get("conf"))).event_log);
+  return open_log_read_only(load_config(find_config_path(args.get("conf"))));
 }
 
 // A bound given as an offset ("42") or an ISO time ("2026-11-22T10:00:00[Z]").

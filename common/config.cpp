@@ -234,6 +234,10 @@ class ConfigParser {
         {"resubmiton", [](ConfigParser& p, const Pair& v) { p.config_.resubmit_on = p.resubmit_states(v); }},
         {"maxrestarts", [](ConfigParser& p, const Pair& v) { p.config_.max_restarts = p.number32(v); }},
         {"snapshotinterval", [](ConfigParser& p, const Pair& v) { p.config_.snapshot_interval = p.number32(v); }},
+        {"kafkatopic", [](ConfigParser& p, const Pair& v) { p.config_.kafka_topic = p.non_empty(v); }},
+        {"kafkapartitions", [](ConfigParser& p, const Pair& v) { p.config_.kafka_partitions = p.number32(v, 1); }},
+        {"kafkatransactionalidprefix",
+         [](ConfigParser& p, const Pair& v) { p.config_.kafka_transactional_id_prefix = v.value; }},
         {"constrainramspace",
          [](ConfigParser& p, const Pair& v) { p.config_.constrain_ram_space = p.boolean(v); }},
     };

@@ -94,6 +94,10 @@ struct ClusterConfig {
   std::vector<PartitionConfig> partitions;  // exactly one is_default when any exist
   std::vector<BbPoolConfig> bb_pools;       // exactly one is_default when any exist
   std::map<std::string, std::string> extra;  // "kafka.*" keys (lower-cased) for librdkafka
+  // EventLog=kafka:... only.
+  std::string kafka_topic;                            // KafkaTopic=: overrides the EventLog value's topic
+  uint32_t kafka_partitions = 0;                      // KafkaPartitions=: the count the topic must have (0: any)
+  std::string kafka_transactional_id_prefix = "cairn";  // KafkaTransactionalIdPrefix=: empty turns transactions off
 
   const PartitionConfig* partition(std::string_view name) const;
   const PartitionConfig* default_partition() const;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "events/epoch_rules.hpp"
 #include "events/event_codec.hpp"
 #include "common/slurm_time.hpp"
 #include "events/job_id.hpp"
@@ -46,7 +47,7 @@ class Reducer {
     auto& shard = state_.shards[header.getShard()];
     auto body = event_.getBody();
     if (body.which() == Body::EPOCH_CLAIMED) return claim_epoch(shard, body.getEpochClaimed());
-    if (header.getEpoch() < shard.epoch) {
+    if (judge_epoch(shard.epoch, header.getEpoch()) == EpochVerdict::stale) {
       ++state_.skipped_stale;
       return ApplyResult::ignored_stale_epoch;
     }
@@ -112,7 +113,7 @@ class Reducer {
   }
 
   ApplyResult claim_epoch(ShardCursor& shard, schema::EpochClaimed::Reader claim) {
-    if (claim.getEpoch() <= shard.epoch)
+    if (judge_epoch(shard.epoch, event_.getHeader().getEpoch(), claim.getEpoch()) == EpochVerdict::claim_stale)
       return reject("stale epoch claim " + std::to_string(claim.getEpoch()) + " by " +
                     std::string(claim.getController()) + " (current " + std::to_string(shard.epoch) + ")");
     shard.epoch = claim.getEpoch();

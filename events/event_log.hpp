@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -18,6 +19,12 @@ namespace cairn {
 class LogError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// A log that may work again later (Kafka brokers unreachable): callers may retry.
+class LogUnavailable : public LogError {
+ public:
+  using LogError::LogError;
 };
 
 struct LogRecord {
@@ -42,6 +49,8 @@ struct LogStats {
 };
 
 // Sequential reader of one partition. next() returns records in offset order.
+// Offsets increase; they are dense in the file log, while Kafka may leave gaps
+// (transaction markers take offsets).
 class LogReader {
  public:
   virtual ~LogReader() = default;
@@ -65,7 +74,8 @@ class EventLog {
   // Blocking convenience: append and wait until durable. Throws LogError.
   uint64_t append_sync(uint32_t partition, std::vector<uint8_t> payload);
 
-  // Offset the next appended record of the partition will get (= record count).
+  // Offset the next appended record of the partition will get: above every
+  // record's offset (the file log: the record count; Kafka: the high watermark).
   virtual uint64_t end_offset(uint32_t partition) const = 0;
 
   // A reader from `from` (inclusive). Records appended later are seen by next().
@@ -89,7 +99,28 @@ struct FileLogOptions {
 // corruption before the tail throws LogError naming the file and byte offset.
 std::unique_ptr<EventLog> open_file_log(const std::string& dir, const FileLogOptions& options = {});
 
-// Opens the log named by an `EventLog=` value ("file:DIR" or "kafka:...").
+struct KafkaLogOptions {
+  std::string topic;                     // overrides the spec's topic when set (KafkaTopic=)
+  uint32_t partitions = 0;               // the partition count the topic must have; 0: any (KafkaPartitions=)
+  std::string transactional_id_prefix = "cairn";  // one transactional.id per shard; empty: none
+  std::map<std::string, std::string> properties;  // librdkafka properties (cairn.conf's kafka.* keys)
+  int open_timeout_ms = 10000;           // to reach the brokers on open (then LogUnavailable)
+};
+
+// Opens the Kafka log "kafka:BROKERS/TOPIC": appends are produced with acks=all
+// by an idempotent (and, where the broker supports it, transactional) producer,
+// one per written partition, and resolved once the brokers acknowledged them;
+// readers read committed records only. Throws LogUnavailable when no broker answers.
+std::unique_ptr<EventLog> open_kafka_log(const std::string& spec, const KafkaLogOptions& options = {});
+
+struct EventLogOptions {
+  uint32_t partitions = 1;  // file: used when the log is created; kafka: the minimum the topic must have
+  bool read_only = false;   // file: a reader beside a live writer (Kafka readers never write anyway)
+  KafkaLogOptions kafka;
+};
+
+// Opens the log named by an `EventLog=` value ("file:DIR" or "kafka:BROKERS/TOPIC").
+std::unique_ptr<EventLog> open_event_log(const std::string& spec, const EventLogOptions& options);
 std::unique_ptr<EventLog> open_event_log(const std::string& spec, uint32_t partitions = 1);
 
 }  // namespace cairn

@@ -693,35 +693,8 @@ bool FileLogReader::advance_to_next_segment() {
 
 }  // namespace
 
-uint64_t EventLog::append_sync(uint32_t partition, std::vector<uint8_t> payload) {
-  std::mutex mutex;
-  std::condition_variable done;
-  std::optional<AppendResult> outcome;
-  append(partition, std::move(payload), [&](const AppendResult& result) {
-    std::lock_guard lock(mutex);
-    outcome = result;
-    done.notify_one();
-  });
-  std::unique_lock lock(mutex);
-  done.wait(lock, [&] { return outcome.has_value(); });
-  if (!outcome->ok) throw LogError(outcome->error);
-  return outcome->offset;
-}
-
 std::unique_ptr<EventLog> open_file_log(const std::string& dir, const FileLogOptions& options) {
   return std::make_unique<FileLog>(dir, options);
-}
-
-std::unique_ptr<EventLog> open_event_log(const std::string& spec, uint32_t partitions) {
-  if (spec.starts_with("file:")) {
-    std::string dir = spec.substr(5);
-    if (dir.empty()) throw LogError("EventLog=file: needs a directory, as in file:/var/lib/cairn/log");
-    FileLogOptions options;
-    options.partitions = partitions;
-    return open_file_log(dir, options);
-  }
-  if (spec.starts_with("kafka:")) throw LogError("the kafka event-log backend is not available in this build");
-  throw LogError(fmt::format("unknown EventLog '{}': expected file:DIR or kafka:BROKERS/TOPIC", spec));
 }
 
 }  // namespace cairn

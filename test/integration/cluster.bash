@@ -6,7 +6,7 @@ export PATH="$bin:$PATH"
 work=$(mktemp -d /tmp/cairn-it-XXXXXX)
 chmod 755 "$work"
 extra_pids=()     # daemons a test started itself
-local_up_args=()  # more options for `cairn local up`, e.g. --tcp
+local_up_args=()  # more options for `cairn local up`, e.g. --tcp or --kafka
 orphan_groups=()  # process groups of jobs whose agent the test killed
 cleanup() {
   cairn local down --dir "$work" >/dev/null 2>&1 || true
@@ -23,10 +23,9 @@ fail() {
 }
 
 start_cluster() {  # nodes [cpus] [memory_mb] [extra config file]
-  local extra=()
-  [ -z "${4:-}" ] || extra=(--extra-config "$4")
-  eval "$(cairn local up --dir "$work" --nodes "$1" --cpus "${2:-2}" --memory "${3:-1000}" "${extra[@]}" \
-    "${local_up_args[@]}")"
+  local extra=("${local_up_args[@]}")
+  [ -z "${4:-}" ] || extra+=(--extra-config "$4")
+  eval "$(cairn local up --dir "$work" --nodes "$1" --cpus "${2:-2}" --memory "${3:-1000}" "${extra[@]}")"
   [ -n "${CAIRN_CONF:-}" ] || fail "cairn local up printed no CAIRN_CONF"
   cd "$work"
 }

@@ -1,0 +1,20 @@
+#include "events/event_log_config.hpp"
+
+#include "events/kafka_spec.hpp"
+
+namespace cairn {
+
+EventLogOptions event_log_options(const ClusterConfig& config) {
+  EventLogOptions options;
+  options.kafka.topic = config.kafka_topic;
+  options.kafka.partitions = config.kafka_partitions;
+  options.kafka.transactional_id_prefix = config.kafka_transactional_id_prefix;
+  options.kafka.properties = kafka_properties(config.extra);
+  return options;
+}
+
+std::unique_ptr<EventLog> open_configured_log(const ClusterConfig& config) {
+  return open_event_log(config.event_log, event_log_options(config));
+}
+
+}  // namespace cairn

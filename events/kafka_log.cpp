@@ -1,0 +1,609 @@
+// The Kafka event-log backend ("kafka:BROKERS/TOPIC").
+//
+// Shard = partition. Each written partition has its own producer (acks=all,
+// idempotent, transactional with "<prefix>.<topic>.<partition>" where the
+// broker supports it) and its own thread that group-commits: it takes every
+// queued append, produces them in one transaction and resolves them once the
+// commit (or, without transactions, the acks=all delivery reports) came back.
+// Records carry the job id as key (one job's events stay in order on one
+// partition) and a "cairn.schema" header. Readers are read_committed consumers
+// assigned to one partition; payloads are copied out of librdkafka's buffers
+// (DecodedEvent then aligns them for Cap'n Proto).
+#include <fmt/format.h>
+#include <librdkafka/rdkafka.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "events/event_codec.hpp"
+#include "events/event_log.hpp"
+#include "events/kafka_spec.hpp"
+#include "events/record_header.hpp"
+
+namespace cairn {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Properties = std::map<std::string, std::string>;
+
+constexpr int kDefaultAppendTimeoutMs = 5000;  // under the CLI's 10 s call timeout: the refusal reaches the user
+constexpr auto kInitialBackoff = std::chrono::milliseconds(100);
+constexpr auto kMaxBackoff = std::chrono::seconds(5);
+
+// Librdkafka's error callback: says once per distinct error (and again after 30 s)
+// that the brokers cannot be reached, so an operator sees why commands fail.
+class ErrorReporter {
+ public:
+  explicit ErrorReporter(std::string where) : where_(std::move(where)) {}
+  void report(rd_kafka_resp_err_t error, const char* reason) {
+    std::lock_guard lock(mutex_);
+    auto now = Clock::now();
+    if (error == last_ && now - last_time_ < std::chrono::seconds(30)) return;
+    last_ = error, last_time_ = now;
+    spdlog::warn("event log {}: {} (librdkafka keeps retrying)", where_, reason);
+  }
+
+ private:
+  std::string where_;
+  std::mutex mutex_;
+  rd_kafka_resp_err_t last_ = RD_KAFKA_RESP_ERR_NO_ERROR;
+  Clock::time_point last_time_{};
+};
+
+void error_callback(rd_kafka_t*, int error, const char* reason, void* opaque) {
+  static_cast<ErrorReporter*>(opaque)->report(static_cast<rd_kafka_resp_err_t>(error), reason);
+}
+
+// Librdkafka's own log lines (connection attempts...) go to spdlog's debug level;
+// what an operator must see comes through error_callback.
+void log_callback(const rd_kafka_t*, int level, const char* facility, const char* text) {
+  spdlog::debug("librdkafka {} {}: {}", level, facility, text);
+}
+
+void set_property(rd_kafka_conf_t* conf, const std::string& key, const std::string& value, const std::string& where) {
+  char error[512];
+  if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), error, sizeof error) != RD_KAFKA_CONF_OK)
+    throw LogError(fmt::format("event log {}: bad Kafka property {}={}: {}", where, key, value, error));
+}
+
+// Cairn's settings first, then the operator's kafka.* properties, then what correctness needs.
+rd_kafka_conf_t* make_conf(const KafkaSpec& spec, const Properties& defaults, const Properties& user,
+                           const Properties& required, ErrorReporter* reporter, const std::string& where) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  try {
+    set_property(conf, "bootstrap.servers", spec.brokers, where);
+    set_property(conf, "log_level", "3", where);
+    for (const auto* group : {&defaults, &user, &required})
+      for (const auto& [key, value] : *group) set_property(conf, key, value, where);
+  } catch (...) {
+    rd_kafka_conf_destroy(conf);
+    throw;
+  }
+  rd_kafka_conf_set_opaque(conf, reporter);
+  rd_kafka_conf_set_error_cb(conf, error_callback);
+  rd_kafka_conf_set_log_cb(conf, log_callback);
+  return conf;
+}
+
+struct HandleDeleter {
+  void operator()(rd_kafka_t* handle) const { rd_kafka_destroy(handle); }
+};
+using Handle = std::unique_ptr<rd_kafka_t, HandleDeleter>;
+
+Handle make_handle(rd_kafka_type_t type, rd_kafka_conf_t* conf, const std::string& where) {
+  char error[512];
+  rd_kafka_t* handle = rd_kafka_new(type, conf, error, sizeof error);
+  if (!handle) {
+    rd_kafka_conf_destroy(conf);
+    throw LogError(fmt::format("event log {}: cannot create a Kafka client: {}", where, error));
+  }
+  return Handle(handle);
+}
+
+struct ErrorDeleter {
+  void operator()(rd_kafka_error_t* error) const { rd_kafka_error_destroy(error); }
+};
+using TxnError = std::unique_ptr<rd_kafka_error_t, ErrorDeleter>;
+
+// The job (or node) an event is about, as the record key; empty when the payload does not decode.
+std::string record_key(const std::vector<uint8_t>& payload) {
+  try {
+    DecodedEvent decoded(0, payload);
+    auto header = decoded.event().getHeader();
+    if (header.getJobId() != 0) return std::to_string(header.getJobId());
+    return std::string(header.getNodeName().cStr());
+  } catch (...) {
+    return {};
+  }
+}
+
+struct QueuedAppend {
+  std::vector<uint8_t> payload;
+  AppendCallback done;
+  // Filled by the delivery report.
+  bool delivered = false;
+  rd_kafka_resp_err_t error = RD_KAFKA_RESP_ERR_NO_ERROR;
+  int64_t offset = -1;
+};
+
+void delivery_report(rd_kafka_t*, const rd_kafka_message_t* message, void*) {
+  auto* item = static_cast<QueuedAppend*>(message->_private);
+  item->delivered = true;
+  item->error = message->err;
+  item->offset = message->offset;
+}
+
+class KafkaLog;
+
+// The single producer (and thread) of one partition.
+class PartitionWriter {
+ public:
+  PartitionWriter(KafkaLog& log, uint32_t partition);
+  ~PartitionWriter();
+  void enqueue(std::vector<uint8_t> payload, AppendCallback done);
+
+ private:
+  void run();
+  void connect();
+  void commit(std::deque<QueuedAppend>& batch);
+  std::string produce_and_commit(std::deque<QueuedAppend>& batch);
+  std::string wait_for_deliveries(std::deque<QueuedAppend>& batch, Clock::time_point deadline);
+  void resolve(std::deque<QueuedAppend>& batch, const std::string& error);
+
+  KafkaLog& log_;
+  const uint32_t partition_;
+  const std::string transactional_id_;
+  Handle producer_;
+  bool transactional_ = false;
+  std::string fatal_;  // sticky (fenced by a newer producer of the same transactional id)
+
+  std::mutex mutex_;
+  std::condition_variable queued_;
+  std::deque<QueuedAppend> queue_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+class KafkaLog : public EventLog {
+ public:
+  KafkaLog(KafkaSpec spec, KafkaLogOptions options)
+      : spec_(std::move(spec)),
+        options_(std::move(options)),
+        where_(fmt::format("kafka:{}/{}", spec_.brokers, spec_.topic)),
+        reporter_(where_) {
+    auto it = options_.properties.find("message.timeout.ms");
+    append_timeout_ms_ = it == options_.properties.end() ? kDefaultAppendTimeoutMs : std::stoi(it->second);
+    metadata_ = make_handle(RD_KAFKA_PRODUCER, make_conf(spec_, {}, options_.properties, {}, &reporter_, where_),
+                            where_);
+    partition_count_ = discover_partitions();
+    writers_.resize(partition_count_);
+  }
+
+  ~KafkaLog() override {
+    std::lock_guard lock(writers_mutex_);
+    writers_.clear();  // each writer drains its queue first
+  }
+
+  uint32_t partitions() const override { return partition_count_; }
+
+  void append(uint32_t partition, std::vector<uint8_t> payload, AppendCallback done) override {
+    if (partition >= partition_count_) {
+      if (done) done({false, 0, fmt::format("event log {} has no partition {}", where_, partition)});
+      return;
+    }
+    writer(partition).enqueue(std::move(payload), std::move(done));
+  }
+
+  uint64_t end_offset(uint32_t partition) const override {
+    check_partition(partition);
+    int64_t low = 0, high = 0;
+    rd_kafka_poll(metadata_.get(), 0);  // its error callback
+    auto error = rd_kafka_query_watermark_offsets(metadata_.get(), spec_.topic.c_str(), static_cast<int32_t>(partition),
+                                                  &low, &high, options_.open_timeout_ms);
+    if (error)
+      throw LogUnavailable(fmt::format("event log {}: cannot read the end of partition {}: {}", where_, partition,
+                                       rd_kafka_err2str(error)));
+    return static_cast<uint64_t>(high);
+  }
+
+  std::unique_ptr<LogReader> read(uint32_t partition, uint64_t from) const override;
+
+  void flush() override {
+    std::unique_lock lock(progress_mutex_);
+    uint64_t target = accepted_;
+    progress_.wait(lock, [&] { return finished_ >= target; });
+  }
+
+  LogStats stats() const override {
+    std::lock_guard lock(progress_mutex_);
+    return stats_;
+  }
+
+  // For writers and readers.
+  const KafkaSpec& spec() const { return spec_; }
+  const KafkaLogOptions& options() const { return options_; }
+  const std::string& where() const { return where_; }
+  ErrorReporter* reporter() const { return &reporter_; }
+  int append_timeout_ms() const { return append_timeout_ms_; }
+  void accepted() {
+    std::lock_guard lock(progress_mutex_);
+    ++accepted_;
+  }
+  void finished(uint64_t records, uint64_t ok, uint64_t bytes, bool committed) {
+    {
+      std::lock_guard lock(progress_mutex_);
+      finished_ += records;
+      stats_.appends += ok;
+      stats_.bytes += bytes;
+      if (committed) ++stats_.syncs;
+    }
+    progress_.notify_all();
+  }
+
+ private:
+  void check_partition(uint32_t partition) const {
+    if (partition >= partition_count_)
+      throw LogError(fmt::format("event log {} has no partition {} (it has {})", where_, partition, partition_count_));
+  }
+
+  uint32_t discover_partitions() {
+    rd_kafka_topic_t* topic = rd_kafka_topic_new(metadata_.get(), spec_.topic.c_str(), nullptr);
+    const rd_kafka_metadata_t* metadata = nullptr;
+    // Short attempts, serving the error callback in between: "brokers are down" is said at once.
+    auto deadline = Clock::now() + std::chrono::milliseconds(options_.open_timeout_ms);
+    rd_kafka_resp_err_t error = RD_KAFKA_RESP_ERR__TIMED_OUT;
+    while (Clock::now() < deadline) {
+      auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      error = rd_kafka_metadata(metadata_.get(), 0, topic, &metadata, static_cast<int>(std::min<int64_t>(remaining, 1000)));
+      rd_kafka_poll(metadata_.get(), 0);
+      if (!error) break;
+    }
+    rd_kafka_topic_destroy(topic);
+    if (error)
+      throw LogUnavailable(fmt::format("event log {}: no Kafka broker answered within {} ms: {}", where_,
+                                       options_.open_timeout_ms, rd_kafka_err2str(error)));
+    std::unique_ptr<const rd_kafka_metadata_t, void (*)(const rd_kafka_metadata_t*)> owned(metadata,
+                                                                                           rd_kafka_metadata_destroy);
+    if (metadata->topic_cnt != 1 || metadata->topics[0].err || metadata->topics[0].partition_cnt == 0)
+      throw LogError(fmt::format("event log {}: topic {} does not exist ({}); create it with one partition per shard",
+                                 where_, spec_.topic,
+                                 metadata->topic_cnt == 1 ? rd_kafka_err2str(metadata->topics[0].err) : "no metadata"));
+    auto count = static_cast<uint32_t>(metadata->topics[0].partition_cnt);
+    if (options_.partitions != 0 && count != options_.partitions)
+      throw LogError(fmt::format("event log {}: topic {} has {} partitions but KafkaPartitions={}", where_,
+                                 spec_.topic, count, options_.partitions));
+    return count;
+  }
+
+  PartitionWriter& writer(uint32_t partition) {
+    std::lock_guard lock(writers_mutex_);
+    if (!writers_[partition]) writers_[partition] = std::make_unique<PartitionWriter>(*this, partition);
+    return *writers_[partition];
+  }
+
+  const KafkaSpec spec_;
+  const KafkaLogOptions options_;
+  const std::string where_;
+  mutable ErrorReporter reporter_;
+  int append_timeout_ms_ = kDefaultAppendTimeoutMs;
+  Handle metadata_;  // metadata and watermarks; never produces
+  uint32_t partition_count_ = 0;
+
+  std::mutex writers_mutex_;
+  std::vector<std::unique_ptr<PartitionWriter>> writers_;
+
+  mutable std::mutex progress_mutex_;
+  std::condition_variable progress_;
+  uint64_t accepted_ = 0, finished_ = 0;
+  LogStats stats_;
+};
+
+// ---------------------------------------------------------------- writer
+
+PartitionWriter::PartitionWriter(KafkaLog& log, uint32_t partition)
+    : log_(log),
+      partition_(partition),
+      transactional_id_(transactional_id(log.options().transactional_id_prefix, log.spec().topic, partition)) {
+  thread_ = std::thread([this] { run(); });
+}
+
+PartitionWriter::~PartitionWriter() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  queued_.notify_all();
+  thread_.join();
+}
+
+void PartitionWriter::enqueue(std::vector<uint8_t> payload, AppendCallback done) {
+  log_.accepted();
+  {
+    std::lock_guard lock(mutex_);
+    queue_.push_back({std::move(payload), std::move(done)});
+  }
+  queued_.notify_one();
+}
+
+void PartitionWriter::run() {
+  std::deque<QueuedAppend> batch;
+  while (true) {
+    {
+      std::unique_lock lock(mutex_);
+      queued_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and drained
+      batch.swap(queue_);          // everything queued: one transaction
+    }
+    commit(batch);
+    batch.clear();
+  }
+}
+
+// A producer for this partition: transactional where the broker supports it.
+// Transactions are an extra fence (a newer producer of the same id aborts the
+// older one's transactions on a real broker); the writer epoch is the rule.
+void PartitionWriter::connect() {
+  const std::string& where = log_.where();
+  Properties defaults = {{"linger.ms", "1"}, {"message.timeout.ms", std::to_string(kDefaultAppendTimeoutMs)}};
+  Properties required = {{"acks", "all"}, {"enable.idempotence", "true"}};
+  if (!transactional_id_.empty()) {
+    required["transactional.id"] = transactional_id_;
+    auto conf = make_conf(log_.spec(), defaults, log_.options().properties, required, log_.reporter(), where);
+    rd_kafka_conf_set_dr_msg_cb(conf, delivery_report);
+    producer_ = make_handle(RD_KAFKA_PRODUCER, conf, where);
+    TxnError error(rd_kafka_init_transactions(producer_.get(), log_.append_timeout_ms()));
+    if (!error) {
+      transactional_ = true;
+      return;
+    }
+    if (rd_kafka_error_is_retriable(error.get()) || rd_kafka_error_code(error.get()) == RD_KAFKA_RESP_ERR__TIMED_OUT) {
+      producer_.reset();
+      throw LogUnavailable(fmt::format("event log {}: cannot start the producer of partition {}: {}", where, partition_,
+                                       rd_kafka_error_string(error.get())));
+    }
+    spdlog::warn("event log {}: the brokers refuse transactions ({}); partition {} is written by an idempotent "
+                 "producer, fenced by writer epochs only",
+                 where, rd_kafka_error_string(error.get()), partition_);
+    required.erase("transactional.id");
+  }
+  auto conf = make_conf(log_.spec(), defaults, log_.options().properties, required, log_.reporter(), where);
+  rd_kafka_conf_set_dr_msg_cb(conf, delivery_report);
+  producer_ = make_handle(RD_KAFKA_PRODUCER, conf, where);
+  transactional_ = false;
+}
+
+// Resolves every append of the batch: all committed, or all failed. A producer
+// left in an unknown state is dropped and made anew for the next batch.
+void PartitionWriter::commit(std::deque<QueuedAppend>& batch) {
+  std::string error = fatal_;
+  if (error.empty() && !producer_) {
+    try {
+      connect();
+    } catch (const LogError& e) {
+      error = e.what();
+    }
+  }
+  if (error.empty()) error = produce_and_commit(batch);
+  resolve(batch, error);
+}
+
+std::string PartitionWriter::produce_and_commit(std::deque<QueuedAppend>& batch) {
+  rd_kafka_t* producer = producer_.get();
+  auto deadline = Clock::now() + std::chrono::milliseconds(log_.append_timeout_ms());
+  if (transactional_) {
+    TxnError begun(rd_kafka_begin_transaction(producer));
+    if (begun) {
+      producer_.reset();
+      return fmt::format("cannot begin a transaction: {}", rd_kafka_error_string(begun.get()));
+    }
+  }
+  std::string header = encode_schema_version();
+  for (auto& item : batch) {
+    std::string key = record_key(item.payload);
+    auto backoff = kInitialBackoff;
+    while (true) {
+      auto error = rd_kafka_producev(
+          producer, RD_KAFKA_V_TOPIC(log_.spec().topic.c_str()), RD_KAFKA_V_PARTITION(static_cast<int32_t>(partition_)),
+          RD_KAFKA_V_VALUE(item.payload.data(), item.payload.size()), RD_KAFKA_V_KEY(key.data(), key.size()),
+          RD_KAFKA_V_HEADER(kSchemaHeaderName.data(), header.data(), static_cast<ssize_t>(header.size())),
+          RD_KAFKA_V_OPAQUE(&item), RD_KAFKA_V_END);
+      if (!error) break;
+      // A full local queue drains as deliveries come back; anything else is final.
+      if (error != RD_KAFKA_RESP_ERR__QUEUE_FULL || Clock::now() >= deadline) {
+        producer_.reset();
+        return fmt::format("cannot produce: {}", rd_kafka_err2str(error));
+      }
+      rd_kafka_poll(producer, static_cast<int>(backoff.count()));
+    }
+  }
+  if (!transactional_) return wait_for_deliveries(batch, deadline);
+
+  // Commit, retrying what librdkafka calls retriable until the deadline.
+  auto backoff = kInitialBackoff;
+  while (true) {
+    auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    TxnError error(rd_kafka_commit_transaction(producer, static_cast<int>(std::max<int64_t>(remaining, 1))));
+    if (!error) break;
+    std::string text = rd_kafka_error_string(error.get());
+    if (rd_kafka_error_is_fatal(error.get())) {
+      fatal_ = fmt::format("the producer of partition {} was fenced or failed: {}; this writer stops", partition_, text);
+      spdlog::error("event log {}: {}", log_.where(), fatal_);
+      producer_.reset();
+      return fatal_;
+    }
+    if (rd_kafka_error_is_retriable(error.get()) && Clock::now() + backoff < deadline) {
+      std::this_thread::sleep_for(backoff);
+      backoff = std::min<std::chrono::milliseconds>(backoff * 2, kMaxBackoff);
+      continue;
+    }
+    // Abortable, or out of time: abort if possible; a fresh producer either way
+    // (a real broker aborts the open transaction when the same id initialises again).
+    if (rd_kafka_error_txn_requires_abort(error.get())) TxnError(rd_kafka_abort_transaction(producer, 1000));
+    producer_.reset();
+    return fmt::format("not durable: the transaction was not committed: {}", text);
+  }
+  for (const auto& item : batch)
+    if (!item.delivered || item.error) {
+      producer_.reset();
+      return fmt::format("not durable: {}", rd_kafka_err2str(item.delivered ? item.error : RD_KAFKA_RESP_ERR__TIMED_OUT));
+    }
+  return {};
+}
+
+// Without transactions: every delivery report, each acked by all in-sync replicas.
+std::string PartitionWriter::wait_for_deliveries(std::deque<QueuedAppend>& batch, Clock::time_point deadline) {
+  rd_kafka_t* producer = producer_.get();
+  auto pending = [&] {
+    return std::any_of(batch.begin(), batch.end(), [](const QueuedAppend& item) { return !item.delivered; });
+  };
+  // Deliveries come back after message.timeout.ms at the latest; the margin covers the local queue.
+  auto hard_deadline = deadline + std::chrono::seconds(5);
+  while (pending() && Clock::now() < hard_deadline) rd_kafka_poll(producer, 50);
+  if (pending()) {
+    producer_.reset();  // waits for (and fails) what is left: their reports go to items still alive
+    return "not durable: no delivery report from the brokers";
+  }
+  for (const auto& item : batch)
+    if (item.error) {
+      if (rd_kafka_fatal_error(producer, nullptr, 0)) producer_.reset();
+      return fmt::format("not durable: {}", rd_kafka_err2str(item.error));
+    }
+  return {};
+}
+
+// Callbacks in offset order; a throwing callback must not stop the writer.
+void PartitionWriter::resolve(std::deque<QueuedAppend>& batch, const std::string& error) {
+  uint64_t bytes = 0;
+  if (!error.empty()) spdlog::error("event log {}: {} append(s) to partition {} failed: {}", log_.where(), batch.size(),
+                                    partition_, error);
+  for (auto& item : batch) {
+    bytes += item.payload.size();
+    if (!item.done) continue;
+    try {
+      item.done({error.empty(), error.empty() ? static_cast<uint64_t>(item.offset) : 0,
+                 error.empty() ? std::string() : fmt::format("event log {}: {}", log_.where(), error)});
+    } catch (const std::exception& e) {
+      spdlog::error("event log {}: append callback threw: {}", log_.where(), e.what());
+    }
+  }
+  log_.finished(batch.size(), error.empty() ? batch.size() : 0, error.empty() ? bytes : 0, error.empty());
+}
+
+// ---------------------------------------------------------------- reader
+
+constexpr int kEndProbeMs = 10000;  // next(0): how long to wait to learn where the end is
+
+class KafkaLogReader : public LogReader {
+ public:
+  KafkaLogReader(const KafkaLog& log, uint32_t partition, uint64_t from) : log_(log), partition_(partition) {
+    Properties defaults = {{"fetch.wait.max.ms", "10"}, {"group.id", "cairn-reader"}};
+    Properties required = {{"isolation.level", "read_committed"},
+                           {"enable.partition.eof", "true"},
+                           {"enable.auto.commit", "false"},
+                           {"enable.auto.offset.store", "false"},
+                           {"auto.offset.reset", "error"}};
+    consumer_ = make_handle(RD_KAFKA_CONSUMER,
+                            make_conf(log.spec(), defaults, log.options().properties, required, log.reporter(),
+                                      log.where()),
+                            log.where());
+    std::unique_ptr<rd_kafka_topic_partition_list_t, void (*)(rd_kafka_topic_partition_list_t*)> list(
+        rd_kafka_topic_partition_list_new(1), rd_kafka_topic_partition_list_destroy);
+    rd_kafka_topic_partition_list_add(list.get(), log.spec().topic.c_str(), static_cast<int32_t>(partition))->offset =
+        static_cast<int64_t>(from);
+    if (auto error = rd_kafka_assign(consumer_.get(), list.get()))
+      throw LogError(fmt::format("event log {}: cannot read partition {}: {}", log.where(), partition,
+                                 rd_kafka_err2str(error)));
+  }
+
+  ~KafkaLogReader() override { rd_kafka_consumer_close(consumer_.get()); }
+
+  // With wait_ms <= 0, "the current end" is where the broker last said the
+  // partition ends (a partition-EOF event); until one came, it asks.
+  std::optional<LogRecord> next(int wait_ms) override {
+    auto deadline = Clock::now() + std::chrono::milliseconds(wait_ms > 0 ? wait_ms : kEndProbeMs);
+    while (true) {
+      auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      int timeout = (wait_ms <= 0 && at_end_) ? 0 : static_cast<int>(std::max<int64_t>(remaining, 0));
+      std::unique_ptr<rd_kafka_message_t, void (*)(rd_kafka_message_t*)> message(
+          rd_kafka_consumer_poll(consumer_.get(), timeout), rd_kafka_message_destroy);
+      if (!message) {
+        if (wait_ms > 0 || at_end_) return std::nullopt;
+        if (Clock::now() >= deadline)
+          throw LogUnavailable(fmt::format("event log {}: no answer from the brokers within {} ms reading partition {}",
+                                           log_.where(), kEndProbeMs, partition_));
+        continue;
+      }
+      if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        at_end_ = true;
+        if (wait_ms <= 0 || Clock::now() >= deadline) return std::nullopt;
+        continue;
+      }
+      if (message->err) {
+        std::string text = rd_kafka_message_errstr(message.get());
+        if (message->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET || message->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE)
+          throw LogError(fmt::format("event log {}: partition {}: records are missing ({}); the topic's retention "
+                                     "dropped events the log still needs",
+                                     log_.where(), partition_, text));
+        if (rd_kafka_fatal_error(consumer_.get(), nullptr, 0))
+          throw LogError(fmt::format("event log {}: reading partition {}: {}", log_.where(), partition_, text));
+        log_.reporter()->report(message->err, text.c_str());  // transient: librdkafka retries
+        continue;
+      }
+      at_end_ = false;
+      check_schema(message.get());
+      LogRecord record;
+      record.offset = static_cast<uint64_t>(message->offset);
+      const auto* bytes = static_cast<const uint8_t*>(message->payload);
+      record.payload.assign(bytes, bytes + message->len);  // out of librdkafka's buffer (and aligned)
+      return record;
+    }
+  }
+
+ private:
+  void check_schema(rd_kafka_message_t* message) {
+    rd_kafka_headers_t* headers = nullptr;
+    const void* value = nullptr;
+    size_t size = 0;
+    std::optional<uint32_t> version;
+    if (rd_kafka_message_headers(message, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+        rd_kafka_header_get_last(headers, kSchemaHeaderName.data(), &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+        value)
+      version = decode_schema_version({static_cast<const uint8_t*>(value), size});
+    auto compatibility = schema_compatibility(version);
+    if (compatibility == SchemaCompatibility::newer && !warned_newer_) {
+      warned_newer_ = true;
+      spdlog::warn("event log {}: partition {} holds events of schema version {} (this build reads {}); unknown "
+                   "fields and kinds are skipped",
+                   log_.where(), partition_, *version, kEventSchemaVersion);
+    } else if (compatibility == SchemaCompatibility::unknown && !warned_unknown_) {
+      warned_unknown_ = true;
+      spdlog::warn("event log {}: record {} of partition {} has no valid {} header; not written by Cairn?",
+                   log_.where(), message->offset, partition_, kSchemaHeaderName);
+    }
+  }
+
+  const KafkaLog& log_;
+  const uint32_t partition_;
+  Handle consumer_;
+  bool at_end_ = false;
+  bool warned_newer_ = false, warned_unknown_ = false;
+};
+
+std::unique_ptr<LogReader> KafkaLog::read(uint32_t partition, uint64_t from) const {
+  check_partition(partition);
+  return std::make_unique<KafkaLogReader>(*this, partition, from);
+}
+
+}  // namespace
+
+std::unique_ptr<EventLog> open_kafka_log(const std::string& spec, const KafkaLogOptions& options) {
+  return std::make_unique<KafkaLog>(parse_kafka_spec(spec, options.topic), options);
+}
+
+}  // namespace cairn

@@ -1,0 +1,33 @@
+// Pure parts of the Kafka backend's configuration: the `EventLog=kafka:...`
+// value, librdkafka properties from `kafka.*` keys, transactional ids.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace cairn {
+
+inline constexpr std::string_view kDefaultKafkaTopic = "cairn.events";
+
+struct KafkaSpec {
+  std::string brokers;  // librdkafka's bootstrap.servers: "host1:9092,host2:9092"
+  std::string topic;
+  bool operator==(const KafkaSpec&) const = default;
+};
+
+// "kafka:BROKERS/TOPIC" or "kafka:BROKERS" (topic: `topic_override`, else the default).
+// A non-empty `topic_override` (cairn.conf's KafkaTopic=) wins over the spec's topic.
+// Throws LogError on an empty broker list, an empty or invalid topic name.
+KafkaSpec parse_kafka_spec(std::string_view spec, std::string_view topic_override = {});
+
+// librdkafka properties from cairn.conf's `kafka.*` keys, prefix stripped
+// ("kafka.security.protocol" -> "security.protocol"); other keys are ignored.
+std::map<std::string, std::string> kafka_properties(const std::map<std::string, std::string>& extra);
+
+// One transactional id per shard: "<prefix>.<topic>.<partition>"; empty when
+// the prefix is empty (transactions off).
+std::string transactional_id(std::string_view prefix, std::string_view topic, uint32_t partition);
+
+}  // namespace cairn

@@ -1,0 +1,27 @@
+// The header on every Kafka record of the event log: the version of the event
+// schema (capnp/events.capnp) its writer was built with. Readers decode any
+// version (Cap'n Proto evolution only adds), and warn once about newer ones.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace cairn {
+
+inline constexpr std::string_view kSchemaHeaderName = "cairn.schema";
+// Raise when capnp/events.capnp gains a field or an event kind.
+inline constexpr uint32_t kEventSchemaVersion = 1;
+
+// The header value: the version in decimal ("1"), readable with kcat.
+std::string encode_schema_version(uint32_t version = kEventSchemaVersion);
+// nullopt when the value is not a decimal version > 0.
+std::optional<uint32_t> decode_schema_version(std::span<const uint8_t> value);
+
+enum class SchemaCompatibility { same, older, newer, unknown };
+// How a record written with `written` (nullopt: no or bad header) relates to this reader.
+SchemaCompatibility schema_compatibility(std::optional<uint32_t> written, uint32_t reader = kEventSchemaVersion);
+
+}  // namespace cairn

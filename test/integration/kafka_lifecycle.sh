@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The job lifecycle with EventLog=kafka:... against librdkafka's mock cluster
+# (`cairn local up --kafka`): submit, run, suspend/resume, cancel, a controller
+# restart; kcat reads the topic; a second controller on the shard fences the first;
+# a stopped broker makes commands fail instead of being acked; brokers out of reach at start.
+# The mock keeps ~5 MiB per partition and nothing after it exits: volumes stay small.
+set -euo pipefail
+build=$1
+[ -x "$build/bin/cairn-kafka-mock" ] || { echo "SKIP: cairn-kafka-mock not built"; exit 77; }
+command -v kcat >/dev/null || { echo "SKIP: kcat is not installed (deploy/install-deps.sh)"; exit 77; }
+source "$(dirname "$0")/cluster.bash"
+local_up_args=(--kafka)
+start_cluster 2 2 1000
+grep -q '^EventLog=kafka:127.0.0.1:[0-9]*/cairn.events$' "$CAIRN_CONF" || fail "not a Kafka cluster: $(grep EventLog "$CAIRN_CONF")"
+bootstrap=$(cat kafka.bootstrap)
+
+# 1. Submit and run to completion.
+out=$(sbatch -J hello --wrap 'echo "hello from $SLURM_JOB_ID"')
+[[ "$out" =~ ^Submitted\ batch\ job\ ([0-9]+)$ ]] || fail "sbatch said '$out'"
+job=${BASH_REMATCH[1]}
+wait_state "$job" COMPLETED
+grep -q "hello from $job" "slurm-$job.out" || fail "output: $(cat "slurm-$job.out")"
+
+# 2. Suspend and resume a running job.
+job=$(sbatch --parsable --wrap 'sleep 300')
+wait_state "$job" RUNNING
+scontrol suspend "$job"
+wait_state "$job" SUSPENDED
+squeue -j "$job" -h -o %t | grep -qx S || fail "squeue does not show S"
+scontrol resume "$job"
+wait_state "$job" RUNNING
+
+# 3. Cancel.
+scancel "$job"
+wait_state "$job" CANCELLED
+
+# 4. kill -9 of the controller: acknowledged commands survive in the topic.
+running=$(sbatch --parsable --wrap 'sleep 4')
+wait_state "$running" RUNNING
+pending=$(sbatch --parsable -H --wrap 'true')
+kill_hard "$(head -1 pids)"
+restart_controller
+squeue -j "$pending" -h -o %t | grep -q PD || fail "pending job lost after the controller restart"
+wait_state "$running" COMPLETED 30
+scontrol release "$pending"
+wait_state "$pending" COMPLETED
+[ "$(cairn log dump --kind EpochClaimed | wc -l)" = 2 ] || fail "expected two epoch claims: $(cairn log dump --kind EpochClaimed)"
+
+# 5. kcat, a plain Kafka client, reads the same records, each with the schema header and its job as key.
+events=$(cairn log dump | wc -l)
+kcat -b "$bootstrap" -t cairn.events -C -e -q -f '%o %k %h\n' > kcat.txt || fail "kcat cannot read the topic"
+[ "$(wc -l < kcat.txt)" = "$events" ] || fail "kcat read $(wc -l < kcat.txt) records, the log has $events"
+[ "$(grep -c 'cairn.schema=1$' kcat.txt)" = "$events" ] || fail "records without the schema header: $(head kcat.txt)"
+grep -q "^[0-9]* $pending cairn.schema=1$" kcat.txt || fail "no record keyed by job $pending"
+
+# 6. A second controller on the same shard fences the first, which stops.
+first=${extra_pids[-1]}
+sed "s|^ControllerSocket=.*|ControllerSocket=$work/second.sock|" "$CAIRN_CONF" > second.conf
+"$bin/cairnctld" --conf second.conf >"$work/second.log" 2>&1 &
+extra_pids+=($!)
+disown
+for _ in $(seq 100); do [ -e "/proc/$first" ] || break; sleep 0.1; done
+[ -e "/proc/$first" ] && fail "the fenced controller still runs"
+grep -q "fenced: .* claimed shard 0 with epoch 3" cairnctld.log || fail "the first controller did not say it was fenced"
+CAIRN_CONF=$work/second.conf squeue -h -t all -o '%i %T' | grep -q "^$pending COMPLETED$" || fail "the second controller lost history"
+held=$(CAIRN_CONF=$work/second.conf sbatch --parsable -H --wrap true) || fail "the second controller refused a submission"
+cairn log dump --kind EpochClaimed | tail -1 | grep -q "epoch=3" || fail "no epoch 3 claim"
+cairn log dump --job "$held" --kind JobSubmitted | grep -q "epoch\|JobSubmitted" || fail "held job not in the log"
+
+# 7. The broker stops answering: a command is refused with the reason (not acked), and
+#    accepted again once the broker is back.
+mock=$(cat kafka-mock.pid)
+kill -STOP "$mock"
+set +e
+out=$(CAIRN_CONF=$work/second.conf sbatch --parsable -H --wrap true 2>&1); rc=$?
+set -e
+kill -CONT "$mock"
+[ "$rc" != 0 ] || fail "a submission was acked while the broker was stopped: $out"
+[[ "$out" == *"not durable"* ]] || fail "the refusal does not say why: $out"
+again=$(CAIRN_CONF=$work/second.conf sbatch --parsable -H --wrap true) || fail "no submission after the broker came back"
+CAIRN_CONF=$work/second.conf squeue -h -j "$again" -o %t | grep -qx PD || fail "job $again not pending"
+
+# 8. Brokers out of reach at start: the controller says so and keeps retrying; it does not serve.
+sed "s|^EventLog=.*|EventLog=kafka:127.0.0.1:1/cairn.events|; s|^ControllerSocket=.*|ControllerSocket=$work/third.sock|" \
+  "$CAIRN_CONF" > unreachable.conf
+"$bin/cairnctld" --conf unreachable.conf >"$work/unreachable.log" 2>&1 &
+unreachable=$!
+extra_pids+=($unreachable)
+disown
+for _ in $(seq 100); do grep -q "brokers are down" unreachable.log && break; sleep 0.1; done
+grep -q "brokers are down" unreachable.log || fail "the controller did not say the brokers are down"
+[ -e "/proc/$unreachable" ] || fail "the controller gave up instead of retrying"
+[ -e "$work/third.sock" ] && fail "a controller without its log serves commands"
+kill -9 "$unreachable"
+
+echo "kafka_lifecycle: all checks passed"

@@ -1,0 +1,158 @@
+// The Kafka backend: its pure parts (spec, record header, epoch rules, options
+// from cairn.conf) and what only Kafka does (headers and keys on records,
+// unreachable brokers), against the mock cluster.
+#include <doctest/doctest.h>
+#include <librdkafka/rdkafka.h>
+
+#include <chrono>
+
+#include "common/config.hpp"
+#include "event_fixtures.hpp"
+#include "events/epoch_rules.hpp"
+#include "events/event_log_config.hpp"
+#include "events/fence_watch.hpp"
+#include "events/kafka_spec.hpp"
+#include "events/record_header.hpp"
+#include "kafka_mock.hpp"
+
+using namespace cairn;
+using namespace cairn::test;
+
+TEST_CASE("kafka spec: brokers and topic, defaults and overrides") {
+  CHECK(parse_kafka_spec("kafka:h1:9092,h2:9092/cairn.events") == KafkaSpec{"h1:9092,h2:9092", "cairn.events"});
+  CHECK(parse_kafka_spec("kafka:h1:9092") == KafkaSpec{"h1:9092", "cairn.events"});
+  CHECK(parse_kafka_spec("kafka:h1:9092/a", "b") == KafkaSpec{"h1:9092", "b"});
+  CHECK(parse_kafka_spec("kafka:127.0.0.1:40000/t_1-x") == KafkaSpec{"127.0.0.1:40000", "t_1-x"});
+  CHECK_THROWS_WITH_AS(parse_kafka_spec("kafka:/t"), doctest::Contains("broker list"), LogError);
+  CHECK_THROWS_WITH_AS(parse_kafka_spec("kafka:a,,b/t"), doctest::Contains("broker list"), LogError);
+  CHECK_THROWS_WITH_AS(parse_kafka_spec("kafka:h:1/"), doctest::Contains("not a valid Kafka topic"), LogError);
+  CHECK_THROWS_WITH_AS(parse_kafka_spec("kafka:h:1/a/b"), doctest::Contains("not a valid Kafka topic"), LogError);
+  CHECK_THROWS_WITH_AS(parse_kafka_spec("kafka:h:1/.."), doctest::Contains("not a valid Kafka topic"), LogError);
+  CHECK_THROWS_AS(parse_kafka_spec("file:/x"), LogError);
+}
+
+TEST_CASE("kafka properties come from kafka.* keys; transactional ids are per shard") {
+  auto properties = kafka_properties({{"kafka.security.protocol", "ssl"}, {"kafka.", "x"}, {"other", "y"}});
+  CHECK(properties == std::map<std::string, std::string>{{"security.protocol", "ssl"}});
+  CHECK(transactional_id("cairn", "cairn.events", 3) == "cairn.cairn.events.3");
+  CHECK(transactional_id("", "cairn.events", 3).empty());
+}
+
+TEST_CASE("cairn.conf's Kafka keys reach the log options") {
+  auto config = parse_config(
+      "EventLog=kafka:h:9092/t KafkaTopic=other KafkaPartitions=4 KafkaTransactionalIdPrefix=site1 "
+      "kafka.linger.ms=5\n",
+      "test.conf");
+  auto options = event_log_options(config);
+  CHECK(options.kafka.topic == "other");
+  CHECK(options.kafka.partitions == 4);
+  CHECK(options.kafka.transactional_id_prefix == "site1");
+  CHECK(options.kafka.properties == std::map<std::string, std::string>{{"linger.ms", "5"}});
+  CHECK(event_log_options(parse_config("", "empty.conf")).kafka.transactional_id_prefix == "cairn");
+}
+
+TEST_CASE("record header: the schema version in decimal, strictly parsed") {
+  auto bytes = [](std::string_view text) {
+    return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size());
+  };
+  CHECK(encode_schema_version() == std::to_string(kEventSchemaVersion));
+  CHECK(decode_schema_version(bytes(encode_schema_version(42))) == 42u);
+  for (auto bad : {"", "0", "01", "1a", "-1", " 1", "99999999999"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(decode_schema_version(bytes(bad)));
+  }
+  CHECK(schema_compatibility(kEventSchemaVersion) == SchemaCompatibility::same);
+  CHECK(schema_compatibility(kEventSchemaVersion + 1) == SchemaCompatibility::newer);
+  CHECK(schema_compatibility(1, 2) == SchemaCompatibility::older);
+  CHECK(schema_compatibility(std::nullopt) == SchemaCompatibility::unknown);
+}
+
+TEST_CASE("epoch rules: claims must rise; older events after a newer claim are stale") {
+  CHECK(judge_epoch(0, 0, 1) == EpochVerdict::claim_accepted);
+  CHECK(judge_epoch(2, 2, 2) == EpochVerdict::claim_stale);
+  CHECK(judge_epoch(2, 1, 1) == EpochVerdict::claim_stale);
+  CHECK(judge_epoch(2, 2) == EpochVerdict::current);
+  CHECK(judge_epoch(2, 3) == EpochVerdict::current);
+  CHECK(judge_epoch(2, 1) == EpochVerdict::stale);
+  CHECK(fences_writer(1, 2));
+  CHECK_FALSE(fences_writer(2, 2));
+  CHECK_FALSE(fences_writer(3, 2));
+}
+
+TEST_CASE("fencing_claim: only a higher claim on the writer's own shard fences it") {
+  auto claim = [](uint32_t shard, uint64_t epoch) {
+    return LogRecord{7, make::epoch_claimed(by_system(0), shard, epoch, "ctl-b")};
+  };
+  auto notice = fencing_claim(claim(0, 3), 0, 2);
+  REQUIRE(notice);
+  CHECK(notice->offset == 7);
+  CHECK(notice->epoch == 3);
+  CHECK(notice->controller == "ctl-b");
+  CHECK_FALSE(fencing_claim(claim(0, 2), 0, 2));
+  CHECK_FALSE(fencing_claim(claim(1, 3), 0, 2));
+  CHECK_FALSE(fencing_claim({1, make::job_cancelled(at(0), 1, 9)}, 0, 2));
+  CHECK_FALSE(fencing_claim({1, {1, 2, 3}}, 0, 2));  // undecodable
+}
+
+TEST_CASE("kafka: records carry the schema header and the job id as key") {
+  KafkaMock mock(2);
+  auto log = open_kafka_log(mock.spec());
+  auto offset = log->append_sync(1, make::job_cancelled(at(0), 42, 9));
+  // A plain consumer, as kcat would read it.
+  char error[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", mock.bootstrap().c_str(), error, sizeof error);
+  rd_kafka_conf_set(conf, "group.id", "test", error, sizeof error);
+  rd_kafka_t* consumer = rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof error);
+  REQUIRE(consumer);
+  auto* list = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(list, mock.topic().c_str(), 1)->offset = static_cast<int64_t>(offset);
+  rd_kafka_assign(consumer, list);
+  rd_kafka_topic_partition_list_destroy(list);
+  rd_kafka_message_t* message = nullptr;
+  for (int i = 0; i < 50 && (!message || message->err); ++i) {
+    if (message) rd_kafka_message_destroy(message);
+    message = rd_kafka_consumer_poll(consumer, 200);
+  }
+  REQUIRE(message);
+  REQUIRE(message->err == RD_KAFKA_RESP_ERR_NO_ERROR);
+  CHECK(std::string(static_cast<const char*>(message->key), message->key_len) == "42");
+  rd_kafka_headers_t* headers = nullptr;
+  REQUIRE(rd_kafka_message_headers(message, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR);
+  const void* value = nullptr;
+  size_t size = 0;
+  REQUIRE(rd_kafka_header_get_last(headers, kSchemaHeaderName.data(), &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR);
+  CHECK(std::string(static_cast<const char*>(value), size) == encode_schema_version());
+  rd_kafka_message_destroy(message);
+  rd_kafka_consumer_close(consumer);
+  rd_kafka_destroy(consumer);
+}
+
+TEST_CASE("kafka: a topic with the wrong partition count or a missing topic is refused") {
+  KafkaMock mock(2);
+  KafkaLogOptions options;
+  options.partitions = 3;
+  CHECK_THROWS_WITH_AS(open_kafka_log(mock.spec(), options), doctest::Contains("has 2 partitions but KafkaPartitions=3"),
+                       LogError);
+  CHECK_THROWS_WITH_AS(open_event_log(mock.spec(), 3), doctest::Contains("fewer than the 3 shards"), LogError);
+}
+
+TEST_CASE("kafka: unreachable brokers make opens fail as unavailable and appends fail, never acked") {
+  KafkaLogOptions options;
+  options.open_timeout_ms = 500;
+  CHECK_THROWS_AS(open_kafka_log("kafka:127.0.0.1:1/t", options), LogUnavailable);
+
+  auto mock = std::make_unique<KafkaMock>(1);
+  options.open_timeout_ms = 3000;
+  options.properties = {{"message.timeout.ms", "1500"}};
+  auto log = open_kafka_log(mock->spec(), options);
+  CHECK(log->append_sync(0, {1, 2, 3}) == 0);
+  mock.reset();  // the broker goes away
+  auto started = std::chrono::steady_clock::now();
+  AppendResult outcome;
+  log->append(0, {4, 5, 6}, [&](const AppendResult& result) { outcome = result; });
+  log->flush();
+  CHECK_FALSE(outcome.ok);
+  CHECK(outcome.error.find("not durable") != std::string::npos);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
+}
