@@ -6,20 +6,12 @@
 #include <chrono>
 #include <filesystem>
 
-#include "events/event_factory.hpp"
 #include "events/replay.hpp"
+#include "synthetic_log.hpp"
 
 using namespace cairn;
 
 namespace {
-
-EventMeta meta_at(int64_t time_us, schema::ActorKind kind) {
-  EventMeta meta;
-  meta.time_us = time_us;
-  meta.epoch = 1;
-  meta.actor = {1000, "bench", kind};
-  return meta;
-}
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -36,27 +28,7 @@ int main() {
     FileLogOptions options;
     options.sync = false;  // this benchmark measures reading, not writing
     auto log = open_file_log(dir.string(), options);
-    int64_t t = 1'795'000'000'000'000;
-    for (int n = 0; n < kNodes; ++n)
-      log->append(0, make::node_registered(meta_at(t, schema::ActorKind::AGENT),
-                                           {fmt::format("n{}", n), 64, 256000, {"batch"}, true, "v1", {}}),
-                  {});
-    JobSpec spec;
-    spec.name = "bench";
-    spec.partition = "batch";
-    spec.user_name = "bench";
-    spec.script = "#!/bin/sh\ntrue\n";
-    spec.work_dir = "/tmp";
-    for (uint64_t id = 1; id <= kJobs; ++id) {
-      std::string node = fmt::format("n{}", id % kNodes);
-      log->append(0, make::job_submitted(meta_at(t, schema::ActorKind::USER), id, spec), {});
-      log->append(0, make::job_allocated(meta_at(t + 1, schema::ActorKind::SYSTEM), id, {{node, 1, 100}}, 60), {});
-      log->append(0, make::job_started(meta_at(t + 2, schema::ActorKind::AGENT), id, node), {});
-      log->append(0, make::job_ended(meta_at(t + 3, schema::ActorKind::AGENT), id, schema::EndCause::EXITED, 0, 0, node),
-                  {});
-      t += 10;
-    }
-    log->flush();
+    bench::append_synthetic_history(*log, kNodes, kJobs);
   }
   FileLogOptions read_only;
   read_only.read_only = true;

@@ -13,7 +13,7 @@
 #include "events/fence_watch.hpp"
 #include "events/kafka_spec.hpp"
 #include "events/record_header.hpp"
-#include "kafka_mock.hpp"
+#include "test/tools/kafka_mock_process.hpp"
 
 using namespace cairn;
 using namespace cairn::test;

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "events/event_log.hpp"
-#include "test/unit/kafka_mock.hpp"
+#include "test/tools/kafka_mock_process.hpp"
 
 namespace cairn::test {
 

@@ -1,14 +1,15 @@
 // Starts the cairn-kafka-mock fixture (a librdkafka mock cluster in its own
 // process, with one topic of N partitions) and stops it, by PID, when done.
+// Shared by the unit tests and the benchmarks; throws std::runtime_error.
 #pragma once
 
-#include <doctest/doctest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,7 @@ class KafkaMock {
  public:
   explicit KafkaMock(uint32_t partitions, std::string topic = "cairn.test") : topic_(std::move(topic)) {
     int out[2];
-    REQUIRE(::pipe(out) == 0);
+    if (::pipe(out) != 0) throw std::runtime_error("pipe failed");
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
@@ -30,12 +31,19 @@ class KafkaMock {
     int spawned = posix_spawn(&pid_, CAIRN_KAFKA_MOCK, &actions, nullptr, const_cast<char**>(argv.data()), environ);
     posix_spawn_file_actions_destroy(&actions);
     ::close(out[1]);
-    REQUIRE_MESSAGE(spawned == 0, "cannot start " CAIRN_KAFKA_MOCK);
+    if (spawned != 0) {
+      ::close(out[0]);
+      throw std::runtime_error("cannot start " CAIRN_KAFKA_MOCK);
+    }
     FILE* stream = ::fdopen(out[0], "r");
     char line[1024] = {};
     bool got = std::fgets(line, sizeof line, stream) != nullptr;
     std::fclose(stream);
-    REQUIRE_MESSAGE(got, "the Kafka mock printed no bootstrap string");
+    if (!got) {  // the destructor does not run for a constructor that throws
+      ::kill(pid_, SIGTERM);
+      ::waitpid(pid_, nullptr, 0);
+      throw std::runtime_error("the Kafka mock printed no bootstrap string");
+    }
     bootstrap_ = line;
     while (!bootstrap_.empty() && (bootstrap_.back() == '\n' || bootstrap_.back() == '\r')) bootstrap_.pop_back();
   }

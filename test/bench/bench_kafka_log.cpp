@@ -1,0 +1,110 @@
+// The Kafka backend against librdkafka's mock cluster next to the file backend:
+// acknowledged appends per second with 1 and 16 appenders, and the replay rate of
+// a synthetic history into the reducers. The mock keeps only ~5 MiB per
+// partition, so the Kafka runs are small (and the mock is in memory: its figures
+// are the client's cost, not a real broker's).
+#include <fmt/format.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test/tools/kafka_mock_process.hpp"
+#include "events/event_log.hpp"
+#include "events/replay.hpp"
+#include "synthetic_log.hpp"
+
+using namespace cairn;
+
+namespace {
+
+constexpr uint64_t kAppends = 16'000;  // 124-byte payloads: ~2 MiB, within the mock's retention
+constexpr uint64_t kReplayJobs = 4'000;  // 16,100 events
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Back-to-back appends from `appenders` threads, each waiting for all of its acknowledgements.
+double appends_per_s(EventLog& log, int appenders) {
+  const std::vector<uint8_t> payload(124, 0x42);
+  uint64_t per_appender = kAppends / static_cast<uint64_t>(appenders);
+  std::atomic<uint64_t> failures{0};
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> threads;
+  for (int a = 0; a < appenders; ++a) {
+    threads.emplace_back([&] {
+      std::atomic<uint64_t> done{0};
+      for (uint64_t i = 0; i < per_appender; ++i)
+        log.append(0, payload, [&](const AppendResult& result) {
+          if (!result.ok) ++failures;
+          done.fetch_add(1);
+          done.notify_one();
+        });
+      for (uint64_t seen = done.load(); seen < per_appender; seen = done.load()) done.wait(seen);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  double rate = static_cast<double>(per_appender * static_cast<uint64_t>(appenders)) / seconds_since(start);
+  if (failures > 0) throw std::runtime_error(fmt::format("{} appends failed", failures.load()));
+  return rate;
+}
+
+double replay_per_s(const std::string& spec) {
+  ClusterState state;
+  auto log = open_event_log(spec, EventLogOptions{.partitions = 1, .read_only = true, .kafka = {}});
+  auto start = std::chrono::steady_clock::now();
+  auto stats = replay_partition(*log, 0, 0, state);
+  double rate = static_cast<double>(stats.events) / seconds_since(start);
+  if (state.jobs.size() != kReplayJobs) throw std::runtime_error(fmt::format("replayed {} jobs", state.jobs.size()));
+  return rate;
+}
+
+struct Figures {
+  double one = 0, sixteen = 0, replay = 0;
+};
+
+// Appends on one log, the synthetic history on another (both created by `open`).
+Figures measure(const std::function<std::string(const std::string&)>& spec_for) {
+  Figures figures;
+  {
+    auto log = open_event_log(spec_for("appends"), 1);
+    figures.one = appends_per_s(*log, 1);
+    figures.sixteen = appends_per_s(*log, 16);
+  }
+  std::string history = spec_for("history");
+  {
+    auto log = open_event_log(history, 1);
+    bench::append_synthetic_history(*log, 100, kReplayJobs);
+  }
+  figures.replay = replay_per_s(history);
+  return figures;
+}
+
+}  // namespace
+
+int main() {
+  try {
+    char pattern[] = "/tmp/cairn-bench-kafka-XXXXXX";
+    std::filesystem::path dir = mkdtemp(pattern);
+    Figures file = measure([&](const std::string& name) { return "file:" + (dir / name).string(); });
+    std::filesystem::remove_all(dir);
+    test::KafkaMock appends_mock(1, "appends"), history_mock(1, "history");
+    Figures kafka = measure([&](const std::string& name) {
+      return (name == "appends" ? appends_mock : history_mock).spec();
+    });
+    for (const auto& [name, figures] : {std::pair{"file", file}, std::pair{"kafka_mock", kafka}}) {
+      fmt::print("log.{}.acked_appends_per_s appenders=1 value={:.0f}\n", name, figures.one);
+      fmt::print("log.{}.acked_appends_per_s appenders=16 value={:.0f}\n", name, figures.sixteen);
+      fmt::print("log.{}.replay_events_per_s events={} value={:.0f}\n", name, kReplayJobs * 4 + 100, figures.replay);
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_kafka_log: {}\n", e.what());
+    return 1;
+  }
+}
