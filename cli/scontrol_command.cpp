@@ -115,6 +115,25 @@ int show_burst_buffers(ControllerClient& client, const ClusterConfig& config, st
   out << render_scontrol_show_burst_buffers(pools.pools, jobs, format_context(config, pools.now_us));
   return 0;
 }
+
+// scontrol's options end at its command (Slurm's rule), but `--at TIME` reads
+// naturally after it too (`scontrol show job 12 --at 10:00`): move it first.
+Args with_at_first(const Args& argv) {
+  Args front, rest;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    if (argv[i] == "--at" && i + 1 < argv.size()) {
+      front.insert(front.end(), {argv[i], argv[i + 1]});
+      ++i;
+    } else if (argv[i].starts_with("--at=")) {
+      front.push_back(argv[i]);
+    } else {
+      rest.push_back(argv[i]);
+    }
+  }
+  front.insert(front.end(), rest.begin(), rest.end());
+  return front;
+}
+
 }  // namespace
 
 int run_bb_command(const Args& argv, std::ostream& out, std::ostream& err) {
@@ -137,7 +156,7 @@ int run_bb_command(const Args& argv, std::ostream& out, std::ostream& err) {
 
 int run_scontrol(const Args& argv, std::ostream& out, std::ostream& err) {
   return run_guarded("scontrol", err, [&] {
-    auto args = parse_options("scontrol", kOptions, argv, true);
+    auto args = parse_options("scontrol", kOptions, with_at_first(argv), true);
     if (args.has("help") || args.positionals.empty()) {
       (args.has("help") ? out : err) << kUsage;
       return args.has("help") ? 0 : 1;

@@ -21,7 +21,7 @@ wait_state "$job" CANCELLED
 
 # Then: running, the node half allocated (mixed), and every view agrees.
 [ "$(squeue --at "$then" -h -o '%i %T')" = "$job RUNNING" ] || fail "squeue --at $then: $(squeue --at "$then")"
-show=$(scontrol --at "$then" show job "$job")
+show=$(scontrol show job "$job" --at "$then")
 grep -q "JobState=RUNNING " <<<"$show" || fail "scontrol show job --at: $show"
 grep -q "NodeList=n1" <<<"$show" || fail "scontrol show job --at has no node: $show"
 [ "$(sinfo --at "$then" -h -o %T)" = mixed ] || fail "sinfo --at $then: $(sinfo --at "$then")"
