@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "actors/read_model.hpp"
+#include "actors/snapshot_files.hpp"
 #include "cli/cluster_history.hpp"
 #include "event_fixtures.hpp"
 
@@ -75,6 +76,22 @@ TEST_CASE("cluster history: jobs and nodes as the log says they were at a moment
   auto after = history.at_second(20);
   CHECK(after.jobs({1}, true).jobs.at(0).state == JobState::COMPLETED);
   CHECK(after.nodes().nodes[0].alloc_cpus == 0);
+}
+
+TEST_CASE("cluster history: starts from the newest snapshot of no later moment") {
+  LoggedTimeline history;
+  // A snapshot taken after the whole timeline (t=10), marked with a job the log does not have:
+  // seeing it proves the history started from the snapshot.
+  StateSnapshot snapshot{history.t.state, 0, history.t.records.size(), kT0 + 10 * kSecond};
+  JobRecord marker;
+  marker.id = 99;
+  marker.state = JobState::COMPLETED;
+  snapshot.state.jobs[99] = marker;
+  write_snapshot_file(snapshot_dir(history.config), snapshot);
+
+  CHECK(history.at_second(20).jobs({99}, true).jobs.size() == 1);  // after the snapshot: from it
+  CHECK(history.at_second(5).jobs({99}, true).jobs.empty());       // before it: the log from its start
+  CHECK(history.at_second(5).jobs({1}, true).jobs.at(0).state == JobState::RUNNING);
 }
 
 TEST_CASE("read model: MinJobAge hides old finished jobs unless asked; holds keep their reason") {
