@@ -83,13 +83,13 @@ void arm_timers(JobActor* self) {
   int64_t deadline = effective_deadline_us(job);
   if (deadline == 0) return;
   arm_timer(self, deadline, TimerKind::time_limit);
-  if (job.spec.signal != 0 && job.spec.signal_seconds_before > 0)
-    arm_timer(self, deadline - static_cast<int64_t>(job.spec.signal_seconds_before) * 1'000'000,
+  if (job.spec->signal != 0 && job.spec->signal_seconds_before > 0)
+    arm_timer(self, deadline - static_cast<int64_t>(job.spec->signal_seconds_before) * 1'000'000,
               TimerKind::warning_signal);
 }
 
 LaunchOrder launch_order(const ControllerContext&, const JobRecord& job) {
-  return {job.id, job.spec, job.allocation, job.restarts, job.time_limit_sec};
+  return {job.id, job.spec.full(), job.allocation, job.restarts, job.time_limit_sec};
 }
 
 void resubmit_if_due(JobActor* self) {
@@ -100,9 +100,9 @@ void resubmit_if_due(JobActor* self) {
   uint64_t id = job.id;
   JobState cause = job.state;
   uint32_t attempt = job.restarts + 1;
-  uint32_t delay = job.spec.resubmit.delay_sec;
+  uint32_t delay = job.spec->resubmit.delay_sec;
   spdlog::info("job {} ended {}: resubmitting (restart {}/{})", id, state_name(cause), attempt,
-               job.spec.resubmit.max_restarts);
+               job.spec->resubmit.max_restarts);
   append(self, system_draft(id, [=](const EventMeta& meta) {
            return make::job_requeued(meta, id, cause, attempt, false, delay, true);
          }));
@@ -152,8 +152,8 @@ void on_timer(JobActor* self, uint64_t generation, TimerKind kind) {
       return;
     case TimerKind::warning_signal: {
       if (job.state != JobState::RUNNING) return;
-      int32_t signal = job.spec.signal;
-      bool batch_only = job.spec.signal_batch_only;
+      int32_t signal = job.spec->signal;
+      bool batch_only = job.spec->signal_batch_only;
       append(self,
              system_draft(id, [=](const EventMeta& meta) { return make::job_signalled(meta, id, signal, batch_only); }),
              [=](const AppendAck& ack) {

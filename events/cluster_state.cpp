@@ -38,8 +38,12 @@ Reason end_reason(JobState state, schema::EndCause cause, int32_t signal) {
 
 class Reducer {
  public:
-  Reducer(ClusterState& state, uint64_t offset, schema::Event::Reader event)
-      : state_(state), offset_(offset), event_(event), now_(event.getHeader().getTimeUs()) {}
+  Reducer(ClusterState& state, const DecodedEvent& decoded)
+      : state_(state),
+        decoded_(decoded),
+        offset_(decoded.offset()),
+        event_(decoded.event()),
+        now_(event_.getHeader().getTimeUs()) {}
 
   ApplyResult run() {
     auto header = event_.getHeader();
@@ -125,25 +129,27 @@ class Reducer {
     uint32_t shard = event_.getHeader().getShard();
     if (id == 0 || shard_of_job(id) != shard)
       return reject("JobSubmitted with job id " + std::to_string(id) + " outside shard " + std::to_string(shard));
-    if (find_job(id)) return reject("JobSubmitted for existing job " + std::to_string(id));
-    JobRecord job;
+    RecordedSpec spec = record_spec(decoded_);  // may throw: before the record exists
+    auto at = state_.jobs.lower_bound(id);
+    if (at != state_.jobs.end() && at->first == id) return reject("JobSubmitted for existing job " + std::to_string(id));
+    // Built in place: a record is large, and ids mostly arrive in order (the hint is then the end).
+    JobRecord& job = state_.jobs.emplace_hint(at, std::piecewise_construct, std::forward_as_tuple(id), std::tuple<>())->second;
     job.id = id;
-    job.spec = read_spec(submitted.getSpec());
+    job.spec = std::move(spec);
     job.submit_us = now_;
-    job.eligible_us = std::max(now_, job.spec.begin_time_us);
-    job.time_limit_sec = job.spec.time_limit_sec;
-    if (job.spec.hold_at_submit) {
+    job.eligible_us = std::max(now_, job.spec->begin_time_us);
+    job.time_limit_sec = job.spec->time_limit_sec;
+    if (job.spec->hold_at_submit) {
       job.hold = HoldKind::user;
       job.reason = Reason::job_held_user;
     }
-    if (job.spec.burst_buffer.capacity_bytes > 0) {
+    if (job.spec->burst_buffer.capacity_bytes > 0) {
       job.bb_phase = BbPhase::waiting;
-      job.bb_pool = job.spec.burst_buffer.pool;
+      job.bb_pool = job.spec->burst_buffer.pool;
     }
     auto& cursor = state_.shards[shard];
     cursor.next_job_id = std::max(cursor.next_job_id, id + 1);
     job.last_offset = offset_;
-    state_.jobs.emplace(id, std::move(job));
     return ApplyResult::applied;
   }
 
@@ -272,7 +278,7 @@ class Reducer {
       restart(*job, job->restarts + 1, 0, job->requeue_hold);
       return applied(*job);
     }
-    bool stage_out = job->bb_phase == BbPhase::ready && !job->spec.burst_buffer.stage_out.empty() &&
+    bool stage_out = job->bb_phase == BbPhase::ready && !job->spec->burst_buffer.stage_out.empty() &&
                      cause != schema::EndCause::NODE_FAIL;
     if (stage_out) {
       job->state = JobState::STAGE_OUT;
@@ -471,6 +477,7 @@ class Reducer {
   }
 
   ClusterState& state_;
+  const DecodedEvent& decoded_;
   uint64_t offset_;
   schema::Event::Reader event_;
   int64_t now_;
@@ -478,8 +485,8 @@ class Reducer {
 
 }  // namespace
 
-ApplyResult apply(ClusterState& state, uint64_t offset, schema::Event::Reader event) {
-  return Reducer(state, offset, event).run();
+ApplyResult apply(ClusterState& state, const DecodedEvent& event) {
+  return Reducer(state, event).run();
 }
 
 int64_t suspended_time_us(const JobRecord& job, int64_t now_us) {

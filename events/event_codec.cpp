@@ -6,6 +6,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "events/event_factory.hpp"
 #include "events/event_log.hpp"
 
 namespace cairn {
@@ -162,20 +163,51 @@ void write_spec(schema::JobSpec::Builder out, const JobSpec& spec) {
   out.setComment(spec.comment);
 }
 
+JobSpecCore read_spec_core(schema::JobSpec::Reader in) {
+  JobSpecCore core;
+  core.name = in.getName();
+  core.partition = in.getPartition();
+  core.user_name = in.getUserName();
+  core.uid = in.getUid();
+  core.gid = in.getGid();
+  core.account = in.getAccount();
+  core.num_nodes = in.getNumNodes();
+  core.num_tasks = in.getNumTasks();
+  core.cpus_per_task = in.getCpusPerTask();
+  core.mem_per_node_mb = in.getMemPerNodeMb();
+  core.mem_per_cpu_mb = in.getMemPerCpuMb();
+  core.time_limit_sec = in.getTimeLimitSec();
+  core.requeue = in.getRequeue();
+  if (in.hasSignal()) {
+    auto signal = in.getSignal();
+    core.signal = signal.getSignal();
+    core.signal_seconds_before = signal.getSecondsBefore();
+    core.signal_batch_only = signal.getBatchOnly();
+  }
+  core.begin_time_us = in.getBeginTimeUs();
+  core.hold_at_submit = in.getHoldAtSubmit();
+  core.nice = in.getNice();
+  core.exclusive = in.getExclusive();
+  if (in.hasBurstBuffer()) {
+    auto bb = in.getBurstBuffer();
+    core.burst_buffer.pool = bb.getPool();
+    core.burst_buffer.capacity_bytes = bb.getCapacityBytes();
+    if (bb.hasStageIn()) core.burst_buffer.stage_in = read_stages(bb.getStageIn());
+    if (bb.hasStageOut()) core.burst_buffer.stage_out = read_stages(bb.getStageOut());
+  }
+  if (in.hasResubmit()) {
+    auto resubmit = in.getResubmit();
+    for (auto state : resubmit.getOnStates()) core.resubmit.on_states.push_back(state);
+    for (auto code : resubmit.getOnExitCodes()) core.resubmit.on_exit_codes.push_back(code);
+    core.resubmit.max_restarts = resubmit.getMaxRestarts();
+    core.resubmit.delay_sec = resubmit.getDelaySec();
+  }
+  return core;
+}
+
 JobSpec read_spec(schema::JobSpec::Reader in) {
   JobSpec spec;
-  spec.name = in.getName();
-  spec.partition = in.getPartition();
-  spec.user_name = in.getUserName();
-  spec.uid = in.getUid();
-  spec.gid = in.getGid();
-  spec.account = in.getAccount();
-  spec.num_nodes = in.getNumNodes();
-  spec.num_tasks = in.getNumTasks();
-  spec.cpus_per_task = in.getCpusPerTask();
-  spec.mem_per_node_mb = in.getMemPerNodeMb();
-  spec.mem_per_cpu_mb = in.getMemPerCpuMb();
-  spec.time_limit_sec = in.getTimeLimitSec();
+  static_cast<JobSpecCore&>(spec) = read_spec_core(in);
   spec.script = in.getScript();
   spec.command = in.getCommand();
   spec.work_dir = in.getWorkDir();
@@ -183,30 +215,56 @@ JobSpec read_spec(schema::JobSpec::Reader in) {
   spec.stderr_pattern = in.getStderrPattern();
   spec.open_mode = from_wire(in.getOpenMode());
   spec.environment = read_texts(in.getEnvironment());
-  spec.requeue = in.getRequeue();
-  auto signal = in.getSignal();
-  spec.signal = signal.getSignal();
-  spec.signal_seconds_before = signal.getSecondsBefore();
-  spec.signal_batch_only = signal.getBatchOnly();
-  spec.begin_time_us = in.getBeginTimeUs();
-  spec.hold_at_submit = in.getHoldAtSubmit();
-  spec.nice = in.getNice();
-  auto bb = in.getBurstBuffer();
-  spec.burst_buffer.pool = bb.getPool();
-  spec.burst_buffer.capacity_bytes = bb.getCapacityBytes();
-  spec.burst_buffer.stage_in = read_stages(bb.getStageIn());
-  spec.burst_buffer.stage_out = read_stages(bb.getStageOut());
-  auto resubmit = in.getResubmit();
-  for (auto state : resubmit.getOnStates()) spec.resubmit.on_states.push_back(state);
-  for (auto code : resubmit.getOnExitCodes()) spec.resubmit.on_exit_codes.push_back(code);
-  spec.resubmit.max_restarts = resubmit.getMaxRestarts();
-  spec.resubmit.delay_sec = resubmit.getDelaySec();
   spec.submit_host = in.getSubmitHost();
   spec.dependency = in.getDependency();
   spec.array_spec = in.getArraySpec();
-  spec.exclusive = in.getExclusive();
   spec.comment = in.getComment();
   return spec;
+}
+
+RecordedSpec record_spec(const DecodedEvent& submitted) {
+  auto bytes = submitted.payload();
+  size_t words = bytes.size() / sizeof(uint64_t);
+  auto copy = std::make_shared_for_overwrite<uint64_t[]>(words);
+  std::memcpy(copy.get(), bytes.data(), words * sizeof(uint64_t));
+  return {read_spec_core(submitted.event().getBody().getJobSubmitted().getSpec()), std::move(copy), words};
+}
+
+RecordedSpec record_spec(schema::JobSpec::Reader spec) {
+  EventBuilder event({});
+  event.body().initJobSubmitted().setSpec(spec);
+  auto bytes = event.bytes();
+  return record_spec(DecodedEvent(0, bytes));
+}
+
+RecordedSpec::RecordedSpec(const JobSpec& spec) {
+  auto bytes = make::job_submitted({}, 0, spec);
+  *this = record_spec(DecodedEvent(0, bytes));
+}
+
+RecordedSpec::RecordedSpec(JobSpecCore core, std::shared_ptr<const uint64_t[]> event_words, size_t word_count)
+    : core_(std::move(core)), words_(std::move(event_words)), word_count_(word_count) {}
+
+JobSpec RecordedSpec::full() const {
+  if (event_bytes().empty()) {
+    JobSpec spec;
+    static_cast<JobSpecCore&>(spec) = core_;
+    return spec;
+  }
+  return read_spec(RecordedSpecReader(*this).spec());
+}
+
+RecordedSpecReader::RecordedSpecReader(const RecordedSpec& spec) {
+  auto bytes = spec.event_bytes();
+  if (bytes.empty()) {
+    default_bytes_ = make::job_submitted({}, 0, JobSpec{});
+    bytes = default_bytes_;
+  }
+  event_.emplace(0, bytes);
+}
+
+schema::JobSpec::Reader RecordedSpecReader::spec() const {
+  return event_->event().getBody().getJobSubmitted().getSpec();
 }
 
 // A small first segment: events are ~100-1000 bytes and MallocMessageBuilder zeroes it.
@@ -235,6 +293,9 @@ DecodedEvent::DecodedEvent(uint64_t offset, std::span<const uint8_t> payload)
       aligned_copy_(copy_if_misaligned(offset, payload)),
       reader_(aligned_copy_ == nullptr ? as_words(payload) : aligned_copy_.asPtr(),
               capnp::ReaderOptions{64ull << 20, 64}),
-      event_(reader_.getRoot<schema::Event>()) {}
+      event_(reader_.getRoot<schema::Event>()),
+      payload_(aligned_copy_ == nullptr ? payload
+                                        : std::span<const uint8_t>(aligned_copy_.asBytes().begin(),
+                                                                   aligned_copy_.asBytes().size())) {}
 
 }  // namespace cairn

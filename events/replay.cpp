@@ -11,7 +11,7 @@ bool apply_record(ClusterState& state, const LogRecord& record,
                   const std::function<void(const DecodedEvent&, ApplyResult)>& observe) {
   try {
     DecodedEvent decoded(record.offset, record.payload);
-    auto result = apply(state, record.offset, decoded.event());
+    auto result = apply(state, decoded);
     if (result == ApplyResult::ignored_unknown_kind)
       spdlog::warn("event at offset {} is of a kind this build does not know ({}); skipped", record.offset,
                    kind_name(decoded.event().getBody().which()));
