@@ -13,6 +13,8 @@ using Body = schema::Event::Body;
 
 constexpr int64_t kMicros = 1'000'000;
 
+std::string_view view(capnp::Text::Reader text) { return {text.cStr(), text.size()}; }
+
 // Which state a run ends in, from what the log said about it (Slurm's precedence).
 JobState end_state(const JobRecord& job, schema::EndCause cause, int32_t exit_code, int32_t signal) {
   if (cause == schema::EndCause::NODE_FAIL) return JobState::NODE_FAIL;
@@ -43,14 +45,14 @@ class Reducer {
         decoded_(decoded),
         offset_(decoded.offset()),
         event_(decoded.event()),
-        now_(event_.getHeader().getTimeUs()) {}
+        header_(event_.getHeader()),
+        now_(header_.getTimeUs()) {}
 
   ApplyResult run() {
-    auto header = event_.getHeader();
-    auto& shard = state_.shards[header.getShard()];
+    auto& shard = state_.shards[header_.getShard()];
     auto body = event_.getBody();
     if (body.which() == Body::EPOCH_CLAIMED) return claim_epoch(shard, body.getEpochClaimed());
-    if (header.getEpoch() < shard.epoch) {
+    if (header_.getEpoch() < shard.epoch) {
       ++state_.skipped_stale;
       return ApplyResult::ignored_stale_epoch;
     }
@@ -126,7 +128,7 @@ class Reducer {
 
   ApplyResult submitted(schema::JobSubmitted::Reader submitted) {
     uint64_t id = submitted.getJobId();
-    uint32_t shard = event_.getHeader().getShard();
+    uint32_t shard = header_.getShard();
     if (id == 0 || shard_of_job(id) != shard)
       return reject("JobSubmitted with job id " + std::to_string(id) + " outside shard " + std::to_string(shard));
     RecordedSpec spec = record_spec(decoded_);  // may throw: before the record exists
@@ -158,16 +160,21 @@ class Reducer {
     if (!job) return unknown_job(allocated.getJobId());
     if (job->state != JobState::PENDING) return illegal(*job, "only a pending job can be allocated");
     if (job->hold != HoldKind::none) return illegal(*job, "a held job cannot be allocated");
+    auto nodes = allocated.getNodes();
     std::vector<NodeShare> shares;
-    for (auto node : allocated.getNodes()) {
-      auto it = state_.nodes.find(node.getNode());
-      if (it == state_.nodes.end()) return illegal(*job, "allocation names unknown node " + std::string(node.getNode()));
-      shares.push_back({node.getNode(), node.getCpus(), node.getMemMb()});
+    std::vector<NodeRecord*> records;  // checked before any is charged
+    shares.reserve(nodes.size());
+    records.reserve(nodes.size());
+    for (auto node : nodes) {
+      auto name = node.getNode();
+      auto it = state_.nodes.find(view(name));
+      if (it == state_.nodes.end()) return illegal(*job, "allocation names unknown node " + std::string(name));
+      shares.push_back({it->first, node.getCpus(), node.getMemMb()});
+      records.push_back(&it->second);
     }
-    for (const auto& share : shares) {
-      auto& node = state_.nodes[share.node];
-      node.alloc_cpus += share.cpus;
-      node.alloc_mem_mb += share.mem_mb;
+    for (size_t i = 0; i < shares.size(); ++i) {
+      records[i]->alloc_cpus += shares[i].cpus;
+      records[i]->alloc_mem_mb += shares[i].mem_mb;
     }
     job->allocation = std::move(shares);
     job->state = JobState::RUNNING;
@@ -310,7 +317,7 @@ class Reducer {
     job.batch_host.clear();
     if (job.bb_phase == BbPhase::released) job.bb_phase = BbPhase::waiting;
     if (hold) {
-      bool by_operator = event_.getHeader().getActor().getKind() != schema::ActorKind::USER;
+      bool by_operator = header_.getActor().getKind() != schema::ActorKind::USER;
       job.hold = by_operator ? HoldKind::admin : HoldKind::user;
       job.reason = by_operator ? Reason::job_held_admin : Reason::job_held_user;
     }
@@ -459,7 +466,7 @@ class Reducer {
   }
 
   ApplyResult node_down(schema::NodeDown::Reader down) {
-    auto it = state_.nodes.find(down.getNode());
+    auto it = state_.nodes.find(view(down.getNode()));
     if (it == state_.nodes.end()) return reject("NodeDown for unknown node " + std::string(down.getNode()));
     it->second.status = NodeStatus::down;
     it->second.reason = down.getReason();
@@ -468,7 +475,7 @@ class Reducer {
   }
 
   ApplyResult node_up(capnp::Text::Reader name) {
-    auto it = state_.nodes.find(name);
+    auto it = state_.nodes.find(view(name));
     if (it == state_.nodes.end()) return reject("NodeUp for unknown node " + std::string(name));
     it->second.status = NodeStatus::up;
     it->second.reason.clear();
@@ -480,6 +487,7 @@ class Reducer {
   const DecodedEvent& decoded_;
   uint64_t offset_;
   schema::Event::Reader event_;
+  schema::Header::Reader header_;  // read once: each capnp struct read is a bounds-checked call
   int64_t now_;
 };
 

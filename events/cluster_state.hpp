@@ -28,7 +28,7 @@ struct ShardCursor {
 
 struct ClusterState {
   std::map<uint64_t, JobRecord> jobs;
-  std::map<std::string, NodeRecord> nodes;
+  std::map<std::string, NodeRecord, std::less<>> nodes;  // found by string_view too
   std::map<std::string, PoolLedger> pools;
   std::map<uint32_t, ShardCursor> shards;
   std::vector<Anomaly> anomalies;  // the first kMaxAnomalies

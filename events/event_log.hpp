@@ -48,6 +48,14 @@ class LogReader {
   // The next record, or nullopt at the current end of the log. With
   // wait_ms > 0 it waits up to that long for a new record (tailing).
   virtual std::optional<LogRecord> next(int wait_ms = 0) = 0;
+  // As next(), into `record`, reusing its payload buffer (a replay reads millions
+  // of records); false where next() gives nullopt.
+  virtual bool next_into(LogRecord& record, int wait_ms = 0) {
+    auto next_record = next(wait_ms);
+    if (!next_record) return false;
+    record = std::move(*next_record);
+    return true;
+  }
 };
 
 class EventLog {

@@ -316,9 +316,10 @@ class FileLogReader : public LogReader {
   FileLogReader(const FileLog& log, uint32_t partition, uint64_t from)
       : log_(log), partition_(partition), wanted_(from) {}
   std::optional<LogRecord> next(int wait_ms) override;
+  bool next_into(LogRecord& record, int wait_ms) override;
 
  private:
-  std::optional<LogRecord> read_available();
+  bool read_available(LogRecord& record);
   bool open_segment_holding(uint64_t offset);
   bool advance_to_next_segment();
 
@@ -617,28 +618,33 @@ class FileLog : public EventLog {
 // ---------------------------------------------------------------- reader
 
 std::optional<LogRecord> FileLogReader::next(int wait_ms) {
-  if (auto record = read_available()) return record;
-  if (wait_ms <= 0) return std::nullopt;
+  LogRecord record;
+  if (!next_into(record, wait_ms)) return std::nullopt;
+  return record;
+}
+
+bool FileLogReader::next_into(LogRecord& record, int wait_ms) {
+  if (read_available(record)) return true;
+  if (wait_ms <= 0) return false;
   if (!log_.read_only()) {
     log_.wait_for_commit(partition_, wanted_, wait_ms);
-    return read_available();
+    return read_available(record);
   }
   // Another process writes: nothing notifies us, so poll the files for growth.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
   while (std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(kReadOnlyPollInterval);
-    if (auto record = read_available()) return record;
+    if (read_available(record)) return true;
   }
-  return std::nullopt;
+  return false;
 }
 
 // The record at wanted_ if it is there: committed (writable log) or complete on disk (read-only).
-std::optional<LogRecord> FileLogReader::read_available() {
-  if (!log_.read_only() && wanted_ >= log_.committed(partition_)) return std::nullopt;
-  if (!segment_ && !open_segment_holding(wanted_)) return std::nullopt;
+bool FileLogReader::read_available(LogRecord& record) {
+  if (!log_.read_only() && wanted_ >= log_.committed(partition_)) return false;
+  if (!segment_ && !open_segment_holding(wanted_)) return false;
   bool reread = false;
   while (true) {
-    LogRecord record;
     bool is_wanted = position_offset_ == wanted_;
     Frame frame = check_frame(*segment_, position_, is_wanted ? &record.payload : nullptr);
     if ((frame.status == FrameStatus::torn || frame.status == FrameStatus::corrupt) && !reread) {
@@ -654,12 +660,12 @@ std::optional<LogRecord> FileLogReader::read_available() {
         position_ += frame.size();
         if (position_offset_++ != wanted_) continue;  // skipping up to `from`
         record.offset = wanted_++;
-        return record;
+        return true;
       case FrameStatus::end:
-        if (!advance_to_next_segment()) return std::nullopt;
+        if (!advance_to_next_segment()) return false;
         continue;
       case FrameStatus::torn:
-        return std::nullopt;  // a write in progress (read-only reader): the current end
+        return false;  // a write in progress (read-only reader): the current end
       case FrameStatus::corrupt:
         throw LogError(fmt::format("corrupt event log: {} at byte {}: {} (record {})", segment_->path(), position_,
                                    frame.problem, position_offset_));

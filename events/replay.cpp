@@ -33,10 +33,11 @@ ReplayStats replay_partition(const EventLog& log, uint32_t partition, uint64_t f
   ReplayStats stats;
   stats.next_offset = from;
   auto reader = log.read(partition, from);
-  while (auto record = reader->next()) {
+  LogRecord record;
+  while (reader->next_into(record)) {
     ++stats.events;
-    if (!apply_record(state, *record, observe)) ++stats.undecodable;
-    stats.next_offset = record->offset + 1;
+    if (!apply_record(state, record, observe)) ++stats.undecodable;
+    stats.next_offset = record.offset + 1;
   }
   return stats;
 }
