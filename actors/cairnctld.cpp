@@ -30,11 +30,12 @@ std::vector<BbPoolPolicy> pool_policies(const ClusterConfig& config) {
   return pools;
 }
 
-// Jobs that need an actor right away: not finished, or due for resubmission.
+// Jobs that need an actor right away: started and not finished (timers, agents' reports),
+// or due for resubmission. A queued job gets its actor at its next event.
 std::vector<uint64_t> live_jobs(const ClusterState& state) {
   std::vector<uint64_t> ids;
   for (const auto& [id, job] : state.jobs)
-    if (!is_final(job.state) || should_resubmit(job)) ids.push_back(id);
+    if ((!is_final(job.state) && job.state != JobState::PENDING) || should_resubmit(job)) ids.push_back(id);
   return ids;
 }
 

@@ -108,30 +108,31 @@ void resubmit_if_due(JobActor* self) {
          }));
 }
 
-// Side effects of a durable transition; never run for history (no previous record).
-void react(JobActor* self, const JobRecord& before, const JobRecord& after) {
+// Side effects of a durable transition of this job, run once per live event.
+void react(JobActor* self, JobState before, const JobRecord& after) {
   const auto& context = *self->state.context;
-  if (before.state == JobState::PENDING && after.state == JobState::RUNNING) {
+  if (before == JobState::PENDING && after.state == JobState::RUNNING) {
     const auto& nodes = context.actors.nodes;
     auto batch = nodes.find(after.allocation.front().node);
     if (batch != nodes.end()) self->send(batch->second, launch_atom::value, launch_order(context, after));
   }
-  if (after.state == JobState::COMPLETING && before.state != JobState::COMPLETING)
+  if (after.state == JobState::COMPLETING && before != JobState::COMPLETING)
     to_nodes(self, after, terminate_atom::value, after.id, context.config.kill_wait_sec);
-  if (before.state == JobState::RUNNING && after.state == JobState::SUSPENDED)
+  if (before == JobState::RUNNING && after.state == JobState::SUSPENDED)
     to_nodes(self, after, suspend_atom::value, after.id);
-  if (before.state == JobState::SUSPENDED && after.state == JobState::RUNNING)
+  if (before == JobState::SUSPENDED && after.state == JobState::RUNNING)
     to_nodes(self, after, resume_atom::value, after.id);
 }
 
-void on_update(JobActor* self, JobRecord record) {
+// `record` is the job just after a live event, in which it was in state `before`.
+// The actor may already know a later record (read at its start): it still reacts
+// to this event, in order, but keeps the later record.
+void on_update(JobActor* self, JobRecord record, JobState before) {
   auto& st = self->state;
-  if (st.known && record.last_offset < st.job.last_offset) return;  // an older copy
-  bool had_record = st.known;
-  JobRecord before = std::move(st.job);
+  react(self, before, record);
+  if (st.known && record.last_offset < st.job.last_offset) return;
   st.job = std::move(record);
   st.known = true;
-  if (had_record) react(self, before, st.job);
   if (st.job.state == JobState::PENDING) st.resubmit_requested = false;
   arm_timers(self);
   resubmit_if_due(self);
@@ -204,32 +205,26 @@ void on_oom(JobActor* self, const std::string& node, const OomReport& report) {
   append(self, std::move(draft));
 }
 
-caf::behavior job_actor(JobActor* self, std::shared_ptr<const ControllerContext> context, uint64_t job_id, bool fresh) {
+caf::behavior job_actor(JobActor* self, std::shared_ptr<const ControllerContext> context, uint64_t job_id) {
   self->state.context = std::move(context);
   self->state.job_id = job_id;
-  if (fresh) {
-    // The record arrives with the JobSubmitted update; every later transition is reacted to.
-    self->state.job.state = JobState::PENDING;
-    self->state.known = false;
-  } else {
-    // Know the job before handling anything else (commands may already be queued).
-    self->request(self->state.context->actors.query_view, caf::infinite, query_job_atom::value, job_id)
-        .await([=](bool found, JobRecord& record) {
-          if (!found) {  // unknown id: answer queued commands, then stop unless the job appears
-            self->delayed_send(self, std::chrono::seconds(5), timer_atom::value, self->state.timer_generation,
-                               static_cast<uint8_t>(TimerKind::idle));
-            return;
-          }
-          if (!self->state.known) {
-            self->state.job = std::move(record);
-            self->state.known = true;
-            arm_timers(self);
-            resubmit_if_due(self);
-          }
-        });
-  }
+  // Know the job before handling anything else (commands may already be queued).
+  self->request(self->state.context->actors.query_view, caf::infinite, query_job_atom::value, job_id)
+      .await([=](bool found, JobRecord& record) {
+        if (!found) {  // unknown id: answer queued commands, then stop unless the job appears
+          self->delayed_send(self, std::chrono::seconds(5), timer_atom::value, self->state.timer_generation,
+                             static_cast<uint8_t>(TimerKind::idle));
+          return;
+        }
+        if (!self->state.known) {
+          self->state.job = std::move(record);
+          self->state.known = true;
+          arm_timers(self);
+          resubmit_if_due(self);
+        }
+      });
   return {
-      [=](job_update_atom, JobRecord& record) { on_update(self, std::move(record)); },
+      [=](job_update_atom, JobRecord& record, JobState before) { on_update(self, std::move(record), before); },
       [=](timer_atom, uint64_t generation, uint8_t kind) { on_timer(self, generation, static_cast<TimerKind>(kind)); },
       [=](control_atom, const ControlRequest& request, const ControlReply& reply) { on_control(self, request, reply); },
       [=](job_exit_atom, const std::string& node, const JobExitReport& report, const DoneReply& reply) {
@@ -241,9 +236,9 @@ caf::behavior job_actor(JobActor* self, std::shared_ptr<const ControllerContext>
 
 }  // namespace
 
-caf::actor spawn_job_actor(caf::actor_system& system, std::shared_ptr<const ControllerContext> context, uint64_t job_id,
-                           bool fresh) {
-  return system.spawn(job_actor, std::move(context), job_id, fresh);
+caf::actor spawn_job_actor(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
+                           uint64_t job_id) {
+  return system.spawn(job_actor, std::move(context), job_id);
 }
 
 }  // namespace cairn
