@@ -131,7 +131,16 @@ class Reducer {
     uint32_t shard = header_.getShard();
     if (id == 0 || shard_of_job(id) != shard)
       return reject("JobSubmitted with job id " + std::to_string(id) + " outside shard " + std::to_string(shard));
-    RecordedSpec spec = record_spec(decoded_);  // may throw: before the record exists
+    // What the reducer needs of the spec is read in place; the record keeps the encoded
+    // event. Read before the record exists: a malformed event throws.
+    auto wire = submitted.getSpec();
+    int64_t begin_time_us = wire.getBeginTimeUs();
+    uint32_t time_limit_sec = wire.getTimeLimitSec();
+    bool hold = wire.getHoldAtSubmit();
+    auto bb = wire.getBurstBuffer();
+    uint64_t bb_bytes = bb.getCapacityBytes();
+    std::string bb_pool = bb_bytes > 0 ? std::string(bb.getPool()) : std::string();
+    RecordedSpec spec = record_spec(decoded_);
     auto at = state_.jobs.lower_bound(id);
     if (at != state_.jobs.end() && at->first == id) return reject("JobSubmitted for existing job " + std::to_string(id));
     // Built in place: a record is large, and ids mostly arrive in order (the hint is then the end).
@@ -139,15 +148,15 @@ class Reducer {
     job.id = id;
     job.spec = std::move(spec);
     job.submit_us = now_;
-    job.eligible_us = std::max(now_, job.spec->begin_time_us);
-    job.time_limit_sec = job.spec->time_limit_sec;
-    if (job.spec->hold_at_submit) {
+    job.eligible_us = std::max(now_, begin_time_us);
+    job.time_limit_sec = time_limit_sec;
+    if (hold) {
       job.hold = HoldKind::user;
       job.reason = Reason::job_held_user;
     }
-    if (job.spec->burst_buffer.capacity_bytes > 0) {
+    if (bb_bytes > 0) {
       job.bb_phase = BbPhase::waiting;
-      job.bb_pool = job.spec->burst_buffer.pool;
+      job.bb_pool = std::move(bb_pool);
     }
     auto& cursor = state_.shards[shard];
     cursor.next_job_id = std::max(cursor.next_job_id, id + 1);
@@ -162,19 +171,17 @@ class Reducer {
     if (job->hold != HoldKind::none) return illegal(*job, "a held job cannot be allocated");
     auto nodes = allocated.getNodes();
     std::vector<NodeShare> shares;
-    std::vector<NodeRecord*> records;  // checked before any is charged
     shares.reserve(nodes.size());
-    records.reserve(nodes.size());
     for (auto node : nodes) {
       auto name = node.getNode();
       auto it = state_.nodes.find(view(name));
       if (it == state_.nodes.end()) return illegal(*job, "allocation names unknown node " + std::string(name));
       shares.push_back({it->first, node.getCpus(), node.getMemMb()});
-      records.push_back(&it->second);
     }
-    for (size_t i = 0; i < shares.size(); ++i) {
-      records[i]->alloc_cpus += shares[i].cpus;
-      records[i]->alloc_mem_mb += shares[i].mem_mb;
+    for (const auto& share : shares) {  // every node exists: charge them
+      auto& node = state_.nodes.find(share.node)->second;
+      node.alloc_cpus += share.cpus;
+      node.alloc_mem_mb += share.mem_mb;
     }
     job->allocation = std::move(shares);
     job->state = JobState::RUNNING;

@@ -227,7 +227,7 @@ RecordedSpec record_spec(const DecodedEvent& submitted) {
   size_t words = bytes.size() / sizeof(uint64_t);
   auto copy = std::make_shared_for_overwrite<uint64_t[]>(words);
   std::memcpy(copy.get(), bytes.data(), words * sizeof(uint64_t));
-  return {read_spec_core(submitted.event().getBody().getJobSubmitted().getSpec()), std::move(copy), words};
+  return {std::move(copy), words};
 }
 
 RecordedSpec record_spec(schema::JobSpec::Reader spec) {
@@ -242,15 +242,15 @@ RecordedSpec::RecordedSpec(const JobSpec& spec) {
   *this = record_spec(DecodedEvent(0, bytes));
 }
 
-RecordedSpec::RecordedSpec(JobSpecCore core, std::shared_ptr<const uint64_t[]> event_words, size_t word_count)
-    : core_(std::move(core)), words_(std::move(event_words)), word_count_(word_count) {}
+const JobSpecCore& RecordedSpec::core() const {
+  static const JobSpecCore kDefault;
+  if (event_bytes().empty()) return kDefault;
+  if (!core_) core_ = std::make_shared<const JobSpecCore>(read_spec_core(RecordedSpecReader(*this).spec()));
+  return *core_;
+}
 
 JobSpec RecordedSpec::full() const {
-  if (event_bytes().empty()) {
-    JobSpec spec;
-    static_cast<JobSpecCore&>(spec) = core_;
-    return spec;
-  }
+  if (event_bytes().empty()) return {};
   return read_spec(RecordedSpecReader(*this).spec());
 }
 

@@ -82,30 +82,34 @@ struct JobSpec : JobSpecCore {
 };
 
 // A job record's spec. Thousands of queued jobs each carry a script and an
-// exported environment that only a launch or `scontrol show job` reads: the
-// core is kept decoded, the whole spec stays encoded as the JobSubmitted event
-// it came from, in one immutable buffer that copies of the record share.
+// exported environment that only a launch or `scontrol show job` reads, and a
+// replay folds millions of events that never look at a spec: the whole spec
+// stays encoded as the JobSubmitted event it came from, in one immutable
+// buffer that copies of the record share; the core is decoded on first use.
 class RecordedSpec {
  public:
   RecordedSpec() = default;
   explicit RecordedSpec(const JobSpec& spec);  // encodes it
-  // `event_words` holds an encoded JobSubmitted event whose spec decodes to `core`.
-  RecordedSpec(JobSpecCore core, std::shared_ptr<const uint64_t[]> event_words, size_t word_count);
+  // `event_words` holds an encoded JobSubmitted event.
+  RecordedSpec(std::shared_ptr<const uint64_t[]> event_words, size_t word_count)
+      : words_(std::move(event_words)), word_count_(word_count) {}
 
-  const JobSpecCore* operator->() const { return &core_; }
-  const JobSpecCore& core() const { return core_; }
+  const JobSpecCore* operator->() const { return &core(); }
+  // Decoded once per copy of the record (copies made after that share it). Not
+  // thread-safe on one object, like the record itself: each actor has its own copy.
+  const JobSpecCore& core() const;
   // Decodes the whole spec (default values when there is none).
   JobSpec full() const;
   // The encoded JobSubmitted event; empty for a default-constructed spec.
   std::span<const uint8_t> event_bytes() const {
     return {reinterpret_cast<const uint8_t*>(words_.get()), word_count_ * sizeof(uint64_t)};
   }
-  bool operator==(const RecordedSpec& other) const { return core_ == other.core_ && full() == other.full(); }
+  bool operator==(const RecordedSpec& other) const { return full() == other.full(); }
 
  private:
-  JobSpecCore core_;
   std::shared_ptr<const uint64_t[]> words_;
   size_t word_count_ = 0;
+  mutable std::shared_ptr<const JobSpecCore> core_;
 };
 
 struct NodeShare {
