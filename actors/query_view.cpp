@@ -62,22 +62,28 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
   self->state.context = std::move(context);
   self->state.state = std::move(initial);
   self->state.applied_offset = applied_offset;
+  for (auto& [id, job] : self->state.state.jobs)
+    if (!is_final(job.state)) job.spec.compact();  // queued and running jobs, as if just submitted
   return {
       [=](apply_atom, const CommittedEvent& event, const caf::actor& job_actor) {
         auto& st = self->state;
         if (event.offset < st.applied_offset) return;  // already folded (replayed at start)
-        // The job's actor reacts to the transition: it needs the state before the event.
+        // The state before the event: the job's actor reacts to the transition; none means a new job.
         auto state_of = [&](uint64_t id) -> std::optional<JobState> {
           auto it = st.state.jobs.find(id);
           if (it == st.state.jobs.end()) return std::nullopt;
           return it->second.state;
         };
-        auto before = job_actor ? state_of(event.job_id) : std::nullopt;
+        auto before = state_of(event.job_id);
         apply_record(st.state, {event.offset, *event.bytes}, [&](const DecodedEvent&, ApplyResult result) {
           if (result == ApplyResult::rejected)
             spdlog::warn("event at offset {} rejected: {}", event.offset, st.state.anomalies.empty() ? "" : st.state.anomalies.back().text);
         });
         st.applied_offset = event.offset + 1;
+        if (before == std::nullopt && event.job_id != 0) {  // a new job: keep it compact while queued
+          auto it = st.state.jobs.find(event.job_id);
+          if (it != st.state.jobs.end()) it->second.spec.compact();
+        }
         if (job_actor && event.job_id != 0) {
           auto it = st.state.jobs.find(event.job_id);
           if (it != st.state.jobs.end())

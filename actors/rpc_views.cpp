@@ -21,6 +21,7 @@ std::vector<NodeShare> read_allocation(capnp::List<schema::NodeAllocation>::Read
 void write_job_view(rpc::JobView::Builder out, const JobRecord& job) {
   out.setJobId(job.id);
   out.setSpec(RecordedSpecReader(job.spec).spec());
+  if (const auto* block = job.spec.environment_block()) write_environment(out.getSpec(), split_environment(*block));
   out.setState(job.state);
   out.setReason(static_cast<uint8_t>(job.reason));
   out.setMessage(job.message);

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstring>
 #include <mutex>
+#include <unordered_map>
 
 #include "events/event_factory.hpp"
 #include "events/event_log.hpp"
@@ -84,6 +85,42 @@ OpenMode from_wire(schema::OpenMode mode) {
   }
 }
 
+// Environment blocks by content, shared while some spec holds them. Thread-safe:
+// every thread that keeps records may compact them.
+class EnvironmentPool {
+ public:
+  using Block = std::shared_ptr<const std::string>;
+
+  Block intern(std::string block) {
+    size_t hash = std::hash<std::string>()(block);
+    std::lock_guard lock(mutex_);
+    if (++interned_ % 4096 == 0) sweep();
+    auto& same_hash = pool_[hash];
+    for (const auto& weak : same_hash)
+      if (auto shared = weak.lock(); shared && *shared == block) return shared;
+    auto shared = std::make_shared<const std::string>(std::move(block));
+    same_hash.push_back(shared);
+    return shared;
+  }
+
+ private:
+  void sweep() {
+    for (auto it = pool_.begin(); it != pool_.end();) {
+      std::erase_if(it->second, [](const auto& weak) { return weak.expired(); });
+      it = it->second.empty() ? pool_.erase(it) : std::next(it);
+    }
+  }
+
+  std::mutex mutex_;
+  std::unordered_map<size_t, std::vector<std::weak_ptr<const std::string>>> pool_;
+  uint64_t interned_ = 0;
+};
+
+EnvironmentPool& environment_pool() {
+  static EnvironmentPool pool;
+  return pool;
+}
+
 }  // namespace
 
 std::string kind_name(EventKind kind) {
@@ -115,6 +152,11 @@ bool parse_kind(std::string_view name, EventKind& kind) {
   return false;
 }
 
+void write_environment(schema::JobSpec::Builder out, const std::vector<std::string>& environment) {
+  auto list = out.initEnvironment(static_cast<unsigned>(environment.size()));
+  for (size_t i = 0; i < environment.size(); ++i) list.set(static_cast<unsigned>(i), environment[i]);
+}
+
 void write_spec(schema::JobSpec::Builder out, const JobSpec& spec) {
   out.setName(spec.name);
   out.setPartition(spec.partition);
@@ -134,8 +176,7 @@ void write_spec(schema::JobSpec::Builder out, const JobSpec& spec) {
   out.setStdoutPattern(spec.stdout_pattern);
   out.setStderrPattern(spec.stderr_pattern);
   out.setOpenMode(to_wire(spec.open_mode));
-  auto env = out.initEnvironment(static_cast<unsigned>(spec.environment.size()));
-  for (size_t i = 0; i < spec.environment.size(); ++i) env.set(i, spec.environment[i]);
+  write_environment(out, spec.environment);
   out.setRequeue(spec.requeue);
   auto signal = out.initSignal();
   signal.setSignal(spec.signal);
@@ -249,9 +290,43 @@ const JobSpecCore& RecordedSpec::core() const {
   return *core_;
 }
 
+std::vector<std::string> split_environment(const std::string& block) {
+  std::vector<std::string> entries;
+  for (size_t at = 0; at < block.size();) {
+    size_t end = block.find('\0', at);
+    entries.emplace_back(block, at, end - at);
+    at = end + 1;
+  }
+  return entries;
+}
+
 JobSpec RecordedSpec::full() const {
   if (event_bytes().empty()) return {};
-  return read_spec(RecordedSpecReader(*this).spec());
+  JobSpec spec = read_spec(RecordedSpecReader(*this).spec());
+  if (environment_) spec.environment = split_environment(*environment_);
+  return spec;
+}
+
+void RecordedSpec::compact() {
+  if (event_bytes().empty() || environment_) return;
+  std::string block;  // one allocation, where a decoded list would take one per entry
+  std::optional<RecordedSpec> without;
+  {
+    RecordedSpecReader reader(*this);
+    auto wire = reader.spec();
+    if (!core_) core_ = std::make_shared<const JobSpecCore>(read_spec_core(wire));
+    for (auto entry : wire.getEnvironment()) block.append(entry.cStr(), entry.size()).push_back('\0');
+    if (wire.getEnvironment().size() > 0) {
+      JobSpec spec = read_spec(wire);
+      spec.environment.clear();
+      without.emplace(spec);
+    }
+  }
+  if (without) {
+    words_ = std::move(without->words_);
+    word_count_ = without->word_count_;
+  }
+  environment_ = environment_pool().intern(std::move(block));
 }
 
 RecordedSpecReader::RecordedSpecReader(const RecordedSpec& spec) {

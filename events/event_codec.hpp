@@ -26,6 +26,9 @@ bool parse_kind(std::string_view name, EventKind& kind);
 bool is_known_kind(EventKind kind);
 
 void write_spec(schema::JobSpec::Builder out, const JobSpec& spec);
+void write_environment(schema::JobSpec::Builder out, const std::vector<std::string>& environment);
+// The entries of a RecordedSpec::environment_block().
+std::vector<std::string> split_environment(const std::string& block);
 JobSpec read_spec(schema::JobSpec::Reader in);
 JobSpecCore read_spec_core(schema::JobSpec::Reader in);
 

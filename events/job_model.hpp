@@ -106,10 +106,19 @@ class RecordedSpec {
   }
   bool operator==(const RecordedSpec& other) const { return full() == other.full(); }
 
+  // For a job the controller keeps queued: the exported environment, most of a
+  // spec's bytes and usually the same for every job of a submitter, moves to a
+  // pool that shares one copy; the rest is re-encoded without it. The value is unchanged.
+  void compact();
+  // The environment kept apart by compact(), each entry NUL-terminated as in a
+  // process's environ; null when it is in the encoded spec.
+  const std::string* environment_block() const { return environment_.get(); }
+
  private:
   std::shared_ptr<const uint64_t[]> words_;
   size_t word_count_ = 0;
   mutable std::shared_ptr<const JobSpecCore> core_;
+  std::shared_ptr<const std::string> environment_;
 };
 
 struct NodeShare {

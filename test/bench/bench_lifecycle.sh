@@ -37,7 +37,7 @@ sbatch -Q -H --wrap true  # first submission: lazily built parts of the controll
 sleep 1
 before=$(rss_kb)
 pending=${CAIRN_BENCH_PENDING:-10000}
-seq "$pending" | xargs -P 4 -n 250 sh -c 'for _; do sbatch -Q -H --wrap true; done' sh
+seq "$pending" | xargs -P 4 -n 250 sh -c 'for i; do sbatch -Q -H --wrap true; done' sh
 # Events apply in log order: once the last job shows, every earlier one has been folded.
 # (Listing every job instead would leave the answer's buffers in the heap.)
 last=$(sbatch --parsable -H --wrap true)

@@ -60,3 +60,27 @@ TEST_CASE("a spec never recorded reads as the default spec") {
   CHECK(read_spec(RecordedSpecReader(none).spec()) == JobSpec{});
   CHECK(RecordedSpec(JobSpec{}) == none);
 }
+
+TEST_CASE("compacted specs keep their value and share one environment") {
+  JobSpec first = busy_spec();
+  JobSpec second = busy_spec();
+  second.name = "other";
+  RecordedSpec a(first), b(second);
+  size_t encoded = a.event_bytes().size();
+  a.compact();
+  b.compact();
+  CHECK(a.full() == first);
+  CHECK(b.full() == second);
+  CHECK(a.core() == static_cast<const JobSpecCore&>(first));
+  REQUIRE(a.environment_block() != nullptr);
+  CHECK(a.environment_block() == b.environment_block());
+  CHECK(split_environment(*a.environment_block()) == first.environment);
+  CHECK(a.event_bytes().size() < encoded);
+  CHECK(read_spec(RecordedSpecReader(a).spec()).environment.empty());  // kept apart
+  a.compact();  // once is enough
+  CHECK(a.full() == first);
+
+  RecordedSpec none_exported(simple_spec());
+  none_exported.compact();
+  CHECK(none_exported.full() == simple_spec());
+}
