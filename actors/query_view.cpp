@@ -80,7 +80,7 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
             spdlog::warn("event at offset {} rejected: {}", event.offset, st.state.anomalies.empty() ? "" : st.state.anomalies.back().text);
         });
         st.applied_offset = event.offset + 1;
-        if (before == std::nullopt && event.job_id != 0) {  // a new job: keep it compact while queued
+        if (before == std::nullopt && event.job_id != 0) {  // a new job: compact its spec
           auto it = st.state.jobs.find(event.job_id);
           if (it != st.state.jobs.end()) it->second.spec.compact();
         }

@@ -38,7 +38,7 @@ struct ResubmitSpec {
 enum class OpenMode : uint8_t { unset, append, truncate };
 
 // The part of a job's spec that scheduling passes, job commands and squeue
-// lines read: small, and decoded for every job the controller holds.
+// lines read: small, and kept decoded once a record was asked for it.
 struct JobSpecCore {
   std::string name;
   std::string partition;
@@ -100,7 +100,8 @@ class RecordedSpec {
   const JobSpecCore& core() const;
   // Decodes the whole spec (default values when there is none).
   JobSpec full() const;
-  // The encoded JobSubmitted event; empty for a default-constructed spec.
+  // An encoded JobSubmitted event holding the spec (without its environment after
+  // compact()); empty for a default-constructed spec.
   std::span<const uint8_t> event_bytes() const {
     return {reinterpret_cast<const uint8_t*>(words_.get()), word_count_ * sizeof(uint64_t)};
   }
