@@ -75,7 +75,7 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
           return it->second.state;
         };
         auto before = state_of(event.job_id);
-        apply_record(st.state, {event.offset, *event.bytes}, [&](const DecodedEvent&, ApplyResult result) {
+        apply_record(st.state, event.offset, *event.bytes, [&](const DecodedEvent&, ApplyResult result) {
           if (result == ApplyResult::rejected)
             spdlog::warn("event at offset {} rejected: {}", event.offset, st.state.anomalies.empty() ? "" : st.state.anomalies.back().text);
         });

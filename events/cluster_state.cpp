@@ -172,16 +172,20 @@ class Reducer {
     auto nodes = allocated.getNodes();
     std::vector<NodeShare> shares;
     shares.reserve(nodes.size());
+    // Each node is looked up once; all must exist before any is charged. The scratch
+    // vector keeps its capacity from event to event.
+    thread_local std::vector<NodeRecord*> records;
+    records.clear();
     for (auto node : nodes) {
       auto name = node.getNode();
       auto it = state_.nodes.find(view(name));
       if (it == state_.nodes.end()) return illegal(*job, "allocation names unknown node " + std::string(name));
       shares.push_back({it->first, node.getCpus(), node.getMemMb()});
+      records.push_back(&it->second);
     }
-    for (const auto& share : shares) {  // every node exists: charge them
-      auto& node = state_.nodes.find(share.node)->second;
-      node.alloc_cpus += share.cpus;
-      node.alloc_mem_mb += share.mem_mb;
+    for (size_t i = 0; i < shares.size(); ++i) {
+      records[i]->alloc_cpus += shares[i].cpus;
+      records[i]->alloc_mem_mb += shares[i].mem_mb;
     }
     job->allocation = std::move(shares);
     job->state = JobState::RUNNING;

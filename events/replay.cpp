@@ -7,23 +7,23 @@
 
 namespace cairn {
 
-bool apply_record(ClusterState& state, const LogRecord& record,
+bool apply_record(ClusterState& state, uint64_t offset, std::span<const uint8_t> payload,
                   const std::function<void(const DecodedEvent&, ApplyResult)>& observe) {
   try {
-    DecodedEvent decoded(record.offset, record.payload);
+    DecodedEvent decoded(offset, payload);
     auto result = apply(state, decoded);
     if (result == ApplyResult::ignored_unknown_kind)
-      spdlog::warn("event at offset {} is of a kind this build does not know ({}); skipped", record.offset,
+      spdlog::warn("event at offset {} is of a kind this build does not know ({}); skipped", offset,
                    kind_name(decoded.event().getBody().which()));
     if (observe) observe(decoded, result);
     return true;
   } catch (const kj::Exception& e) {
     ++state.anomaly_count;
     if (state.anomalies.size() < kMaxAnomalies)
-      state.anomalies.push_back({record.offset, "undecodable record: " + std::string(e.getDescription().cStr())});
+      state.anomalies.push_back({offset, "undecodable record: " + std::string(e.getDescription().cStr())});
   } catch (const LogError& e) {
     ++state.anomaly_count;
-    if (state.anomalies.size() < kMaxAnomalies) state.anomalies.push_back({record.offset, e.what()});
+    if (state.anomalies.size() < kMaxAnomalies) state.anomalies.push_back({offset, e.what()});
   }
   return false;
 }
@@ -33,11 +33,12 @@ ReplayStats replay_partition(const EventLog& log, uint32_t partition, uint64_t f
   ReplayStats stats;
   stats.next_offset = from;
   auto reader = log.read(partition, from);
-  LogRecord record;
-  while (reader->next_into(record)) {
+  uint64_t offset = 0;
+  std::span<const uint8_t> payload;
+  while (reader->next_view(offset, payload)) {
     ++stats.events;
-    if (!apply_record(state, record, observe)) ++stats.undecodable;
-    stats.next_offset = record.offset + 1;
+    if (!apply_record(state, offset, payload, observe)) ++stats.undecodable;
+    stats.next_offset = offset + 1;
   }
   return stats;
 }
