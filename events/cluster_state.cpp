@@ -131,6 +131,8 @@ class Reducer {
     uint32_t shard = header_.getShard();
     if (id == 0 || shard_of_job(id) != shard)
       return reject("JobSubmitted with job id " + std::to_string(id) + " outside shard " + std::to_string(shard));
+    auto at = state_.jobs.lower_bound(id);
+    if (at != state_.jobs.end() && at->first == id) return reject("JobSubmitted for existing job " + std::to_string(id));
     // What the reducer needs of the spec is read in place; the record keeps the encoded
     // event. Read before the record exists: a malformed event throws.
     auto wire = submitted.getSpec();
@@ -141,9 +143,7 @@ class Reducer {
     uint64_t bb_bytes = bb.getCapacityBytes();
     std::string bb_pool = bb_bytes > 0 ? std::string(bb.getPool()) : std::string();
     RecordedSpec spec = record_spec(decoded_);
-    auto at = state_.jobs.lower_bound(id);
-    if (at != state_.jobs.end() && at->first == id) return reject("JobSubmitted for existing job " + std::to_string(id));
-    // Built in place: a record is large, and ids mostly arrive in order (the hint is then the end).
+    // Built in place; ids mostly arrive in order, and the hint is then the end.
     JobRecord& job = state_.jobs.emplace_hint(at, std::piecewise_construct, std::forward_as_tuple(id), std::tuple<>())->second;
     job.id = id;
     job.spec = std::move(spec);
