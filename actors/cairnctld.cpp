@@ -33,11 +33,15 @@ namespace {
 
 constexpr const char* kUsage = "usage: cairnctld [--conf FILE] [-D]\n";
 
-// Jobs that need an actor right away: not finished, or due for resubmission.
+// Jobs that need an actor right away: started and not finished (timers, agents' reports),
+// due for resubmission, or with a burst-buffer step to drive. A queued job gets its
+// actor at its next event.
 std::vector<uint64_t> live_jobs(const ClusterState& state) {
   std::vector<uint64_t> ids;
   for (const auto& [id, job] : state.jobs)
-    if (!is_final(job.state) || should_resubmit(job) || next_bb_step(job) != BbStep::none) ids.push_back(id);
+    if ((!is_final(job.state) && job.state != JobState::PENDING) || should_resubmit(job) ||
+        next_bb_step(job) != BbStep::none)
+      ids.push_back(id);
   return ids;
 }
 

@@ -92,11 +92,11 @@ caf::actor spawn_dispatcher(caf::actor_system& system, std::shared_ptr<const Con
 caf::actor spawn_query_view(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
                             ClusterState initial, uint64_t applied_offset);
 caf::actor spawn_scheduler(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
-// A fresh job's actor (spawned at its JobSubmitted) learns the job from the event
-// stream alone; others first read the current record (after a restart, or for a
-// command on a job whose actor had stopped) and react only to later transitions.
-caf::actor spawn_job_actor(caf::actor_system& system, std::shared_ptr<const ControllerContext> context, uint64_t job_id,
-                           bool fresh);
+// A job's actor: spawned at the job's first event after its submission (a queued
+// job costs no actor), or for a command or report about it. It first reads the
+// current record, then reacts to each later transition.
+caf::actor spawn_job_actor(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
+                           uint64_t job_id);
 caf::actor spawn_node_actor(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
                             const std::string& node);
 

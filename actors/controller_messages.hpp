@@ -55,6 +55,7 @@ struct AppendAck {
 struct CommittedEvent {
   uint64_t offset = 0;
   std::shared_ptr<const std::vector<uint8_t>> bytes;
+  uint64_t job_id = 0;  // the job the event is about; 0 for a node event
 };
 
 enum class ControlVerb : uint8_t { cancel, suspend, resume, hold, release, requeue, requeue_hold, signal, uhold };

@@ -18,11 +18,11 @@ struct DispatcherState {
 
 using DispatcherActor = caf::stateful_actor<DispatcherState>;
 
-caf::actor job_actor_for(DispatcherActor* self, uint64_t job_id, bool fresh = false) {
+caf::actor job_actor_for(DispatcherActor* self, uint64_t job_id) {
   auto& jobs = self->state.jobs;
   auto it = jobs.find(job_id);
   if (it != jobs.end()) return it->second;
-  auto actor = spawn_job_actor(self->system(), self->state.context, job_id, fresh);
+  auto actor = spawn_job_actor(self->system(), self->state.context, job_id);
   self->monitor(actor);
   jobs.emplace(job_id, actor);
   return actor;
@@ -46,7 +46,13 @@ caf::behavior dispatcher(DispatcherActor* self, std::shared_ptr<const Controller
         try {
           DecodedEvent decoded(event.offset, *event.bytes);
           uint64_t job_id = decoded.event().getHeader().getJobId();
-          if (job_id != 0) job = job_actor_for(self, job_id, decoded.event().getBody().isJobSubmitted());
+          // A queued job needs no actor: nothing happens to it until a later event or command.
+          if (decoded.event().getBody().isJobSubmitted()) {
+            auto it = self->state.jobs.find(job_id);
+            if (it != self->state.jobs.end()) job = it->second;
+          } else if (job_id != 0) {
+            job = job_actor_for(self, job_id);
+          }
         } catch (const kj::Exception& e) {
           spdlog::error("undecodable event at offset {}: {}", event.offset, e.getDescription().cStr());
         }

@@ -88,8 +88,8 @@ void arm_timers(JobActor* self) {
   int64_t deadline = effective_deadline_us(job);
   if (deadline == 0) return;
   arm_timer(self, deadline, TimerKind::time_limit);
-  if (job.spec.signal != 0 && job.spec.signal_seconds_before > 0)
-    arm_timer(self, deadline - static_cast<int64_t>(job.spec.signal_seconds_before) * 1'000'000,
+  if (job.spec->signal != 0 && job.spec->signal_seconds_before > 0)
+    arm_timer(self, deadline - static_cast<int64_t>(job.spec->signal_seconds_before) * 1'000'000,
               TimerKind::warning_signal);
 }
 
@@ -105,7 +105,7 @@ std::string bb_directory_of(const ControllerContext& context, const JobRecord& j
 }
 
 LaunchOrder launch_order(const ControllerContext& context, const JobRecord& job) {
-  return {job.id, job.spec, job.allocation, job.restarts, job.time_limit_sec, bb_directory_of(context, job)};
+  return {job.id, job.spec.full(), job.allocation, job.restarts, job.time_limit_sec, bb_directory_of(context, job)};
 }
 
 // ---- burst buffer: reserve (scheduler) -> stage in -> run -> stage out -> tear down, release ----
@@ -122,9 +122,9 @@ StageReply bb_reply(JobActor* self, BbStep step, uint64_t generation) {
 }
 
 StageOrder stage_order(const ControllerContext& context, const JobRecord& job, bool stage_out) {
-  const auto& request = job.spec.burst_buffer;
-  return {job.id, stage_out, bb_directory_of(context, job), stage_out ? request.stage_out : request.stage_in,
-          job.spec.uid, job.spec.gid, job.spec.work_dir};
+  const auto& request = job.spec->burst_buffer;
+  return {job.id,        stage_out,     bb_directory_of(context, job), stage_out ? request.stage_out : request.stage_in,
+          job.spec->uid, job.spec->gid, job.spec.full().work_dir};
 }
 
 void to_node(JobActor* self, const std::string& node, auto&&... message) {
@@ -237,38 +237,39 @@ void resubmit_if_due(JobActor* self) {
   uint64_t id = job.id;
   JobState cause = job.state;
   uint32_t attempt = job.restarts + 1;
-  uint32_t delay = job.spec.resubmit.delay_sec;
+  uint32_t delay = job.spec->resubmit.delay_sec;
   spdlog::info("job {} ended {}: resubmitting (restart {}/{})", id, state_name(cause), attempt,
-               job.spec.resubmit.max_restarts);
+               job.spec->resubmit.max_restarts);
   append(self, system_draft(id, [=](const EventMeta& meta) {
            return make::job_requeued(meta, id, cause, attempt, false, delay, true);
          }));
 }
 
-// Side effects of a durable transition; never run for history (no previous record).
-void react(JobActor* self, const JobRecord& before, const JobRecord& after) {
+// Side effects of a durable transition of this job, run once per live event.
+void react(JobActor* self, JobState before, const JobRecord& after) {
   const auto& context = *self->state.context;
-  if (before.state == JobState::PENDING && after.state == JobState::RUNNING) {
+  if (before == JobState::PENDING && after.state == JobState::RUNNING) {
     const auto& nodes = context.actors.nodes;
     auto batch = nodes.find(after.allocation.front().node);
     if (batch != nodes.end()) self->send(batch->second, launch_atom::value, launch_order(context, after));
   }
-  if (after.state == JobState::COMPLETING && before.state != JobState::COMPLETING)
+  if (after.state == JobState::COMPLETING && before != JobState::COMPLETING)
     to_nodes(self, after, terminate_atom::value, after.id, context.config.kill_wait_sec);
-  if (before.state == JobState::RUNNING && after.state == JobState::SUSPENDED)
+  if (before == JobState::RUNNING && after.state == JobState::SUSPENDED)
     to_nodes(self, after, suspend_atom::value, after.id);
-  if (before.state == JobState::SUSPENDED && after.state == JobState::RUNNING)
+  if (before == JobState::SUSPENDED && after.state == JobState::RUNNING)
     to_nodes(self, after, resume_atom::value, after.id);
 }
 
-void on_update(JobActor* self, JobRecord record) {
+// `record` is the job just after a live event, in which it was in state `before`.
+// The actor may already know a later record (read at its start): it still reacts
+// to this event, in order, but keeps the later record.
+void on_update(JobActor* self, JobRecord record, JobState before) {
   auto& st = self->state;
-  if (st.known && record.last_offset < st.job.last_offset) return;  // an older copy
-  bool had_record = st.known;
-  JobRecord before = std::move(st.job);
+  react(self, before, record);
+  if (st.known && record.last_offset < st.job.last_offset) return;
   st.job = std::move(record);
   st.known = true;
-  if (had_record) react(self, before, st.job);
   if (st.job.state == JobState::PENDING) st.resubmit_requested = false;
   if (next_bb_step(st.job) != st.bb_in_flight) st.bb_in_flight = BbStep::none;  // the log moved past it
   arm_timers(self);
@@ -291,8 +292,8 @@ void on_timer(JobActor* self, uint64_t generation, TimerKind kind) {
       return;
     case TimerKind::warning_signal: {
       if (job.state != JobState::RUNNING) return;
-      int32_t signal = job.spec.signal;
-      bool batch_only = job.spec.signal_batch_only;
+      int32_t signal = job.spec->signal;
+      bool batch_only = job.spec->signal_batch_only;
       append(self,
              system_draft(id, [=](const EventMeta& meta) { return make::job_signalled(meta, id, signal, batch_only); }),
              [=](const AppendAck& ack) {
@@ -347,33 +348,27 @@ void on_oom(JobActor* self, const std::string& node, const OomReport& report) {
   append(self, std::move(draft));
 }
 
-caf::behavior job_actor(JobActor* self, std::shared_ptr<const ControllerContext> context, uint64_t job_id, bool fresh) {
+caf::behavior job_actor(JobActor* self, std::shared_ptr<const ControllerContext> context, uint64_t job_id) {
   self->state.context = std::move(context);
   self->state.job_id = job_id;
-  if (fresh) {
-    // The record arrives with the JobSubmitted update; every later transition is reacted to.
-    self->state.job.state = JobState::PENDING;
-    self->state.known = false;
-  } else {
-    // Know the job before handling anything else (commands may already be queued).
-    self->request(self->state.context->actors.query_view, caf::infinite, query_job_atom::value, job_id)
-        .await([=](bool found, JobRecord& record) {
-          if (!found) {  // unknown id: answer queued commands, then stop unless the job appears
-            self->delayed_send(self, std::chrono::seconds(5), timer_atom::value, self->state.timer_generation,
-                               static_cast<uint8_t>(TimerKind::idle));
-            return;
-          }
-          if (!self->state.known) {
-            self->state.job = std::move(record);
-            self->state.known = true;
-            arm_timers(self);
-            resubmit_if_due(self);
-            drive_burst_buffer(self);  // staging in flight at a restart resumes (the agent's copy is idempotent)
-          }
-        });
-  }
+  // Know the job before handling anything else (commands may already be queued).
+  self->request(self->state.context->actors.query_view, caf::infinite, query_job_atom::value, job_id)
+      .await([=](bool found, JobRecord& record) {
+        if (!found) {  // unknown id: answer queued commands, then stop unless the job appears
+          self->delayed_send(self, std::chrono::seconds(5), timer_atom::value, self->state.timer_generation,
+                             static_cast<uint8_t>(TimerKind::idle));
+          return;
+        }
+        if (!self->state.known) {
+          self->state.job = std::move(record);
+          self->state.known = true;
+          arm_timers(self);
+          resubmit_if_due(self);
+          drive_burst_buffer(self);  // staging in flight at a restart resumes (the agent's copy is idempotent)
+        }
+      });
   return {
-      [=](job_update_atom, JobRecord& record) { on_update(self, std::move(record)); },
+      [=](job_update_atom, JobRecord& record, JobState before) { on_update(self, std::move(record), before); },
       [=](timer_atom, uint64_t generation, uint8_t kind) { on_timer(self, generation, static_cast<TimerKind>(kind)); },
       [=](control_atom, const ControlRequest& request, const ControlReply& reply) { on_control(self, request, reply); },
       [=](job_exit_atom, const std::string& node, const JobExitReport& report, const DoneReply& reply) {
@@ -389,9 +384,9 @@ caf::behavior job_actor(JobActor* self, std::shared_ptr<const ControllerContext>
 
 }  // namespace
 
-caf::actor spawn_job_actor(caf::actor_system& system, std::shared_ptr<const ControllerContext> context, uint64_t job_id,
-                           bool fresh) {
-  return system.spawn(job_actor, std::move(context), job_id, fresh);
+caf::actor spawn_job_actor(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
+                           uint64_t job_id) {
+  return system.spawn(job_actor, std::move(context), job_id);
 }
 
 }  // namespace cairn

@@ -12,7 +12,7 @@ constexpr const char* kFinished = "Job/step already completing or completed";
 CommandCheck allow(bool needs_event = true) { return {true, needs_event, {}}; }
 CommandCheck refuse(std::string error) { return {false, false, std::move(error)}; }
 
-bool owns(const JobRecord& job, const Caller& caller) { return caller.is_operator || caller.uid == job.spec.uid; }
+bool owns(const JobRecord& job, const Caller& caller) { return caller.is_operator || caller.uid == job.spec->uid; }
 
 bool is_completing(const JobRecord& job) {
   return job.state == JobState::COMPLETING || job.state == JobState::STAGE_OUT || is_final(job.state);
@@ -25,7 +25,7 @@ CommandCheck check_job_command(ControlVerb verb, const JobRecord& job, const Cal
   switch (verb) {
     case ControlVerb::suspend:
     case ControlVerb::resume: {
-      bool permitted = caller.is_operator || (suspend_by_owner && caller.uid == job.spec.uid);
+      bool permitted = caller.is_operator || (suspend_by_owner && caller.uid == job.spec->uid);
       if (!permitted) return refuse(kDenied);
       if (job.state == JobState::PENDING) return refuse(kPending);
       if (is_completing(job)) return refuse(kFinished);
@@ -55,7 +55,7 @@ CommandCheck check_job_command(ControlVerb verb, const JobRecord& job, const Cal
     case ControlVerb::requeue:
     case ControlVerb::requeue_hold:
       if (!owns(job, caller)) return refuse(kDenied);
-      if (!job.spec.requeue) return refuse("Requested operation is presently disabled");
+      if (!job.spec->requeue) return refuse("Requested operation is presently disabled");
       if (job.state == JobState::PENDING) return refuse(kPending);
       if (job.state == JobState::COMPLETING || job.state == JobState::STAGE_OUT) return refuse(kFinished);
       // A finished job's buffer is released before it may run again (Slurm's ESLURM_BURST_BUFFER_WAIT).
@@ -110,7 +110,7 @@ EventDraft command_event(const ControlRequest& request, const JobRecord& job) {
 }
 
 bool should_resubmit(const JobRecord& job, std::string* why_not) {
-  const auto& policy = job.spec.resubmit;
+  const auto& policy = job.spec->resubmit;
   if (policy.max_restarts == 0 || !is_final(job.state) || job.state == JobState::REQUEUED) return false;
   bool by_state = std::find(policy.on_states.begin(), policy.on_states.end(), job.state) != policy.on_states.end();
   bool by_exit = job.state == JobState::FAILED && job.exit_signal == 0 &&

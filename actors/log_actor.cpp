@@ -64,7 +64,7 @@ caf::behavior log_actor(caf::stateful_actor<LogActorState>* self, EventLog* log,
         uint64_t job_id = meta.job_id;
         st.log->append(st.context->shard, *bytes, [me, token, bytes, job_id](const AppendResult& result) {
           // Runs on the log's commit thread: hand the outcome back to the actor.
-          caf::anon_send(me, committed_atom::value, token, result, CommittedEvent{result.offset, bytes}, job_id);
+          caf::anon_send(me, committed_atom::value, token, result, CommittedEvent{result.offset, bytes, job_id}, job_id);
         });
         return caf::delegated<AppendAck>();
       },

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <optional>
 #include <thread>
 
 #include "actors/controller_actors.hpp"
@@ -72,22 +73,34 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
   self->state.state = std::move(initial);
   self->state.applied_offset = applied_offset;
   self->state.snapshot_offset = applied_offset;
+  for (auto& [id, job] : self->state.state.jobs)
+    if (!is_final(job.state)) job.spec.compact();  // queued and running jobs, as if just submitted
   return {
       [=](apply_atom, const CommittedEvent& event, const caf::actor& job_actor) {
         auto& st = self->state;
         if (event.offset < st.applied_offset) return;  // already folded (replayed at start)
-        uint64_t job_id = 0;
-        apply_record(st.state, {event.offset, *event.bytes}, [&](const DecodedEvent& decoded, ApplyResult result) {
+        // The state before the event: the job's actor reacts to the transition; none means a new job.
+        auto state_of = [&](uint64_t id) -> std::optional<JobState> {
+          auto it = st.state.jobs.find(id);
+          if (it == st.state.jobs.end()) return std::nullopt;
+          return it->second.state;
+        };
+        auto before = state_of(event.job_id);
+        apply_record(st.state, event.offset, *event.bytes, [&](const DecodedEvent& decoded, ApplyResult result) {
           if (result == ApplyResult::rejected)
             spdlog::warn("event at offset {} rejected: {}", event.offset, st.state.anomalies.empty() ? "" : st.state.anomalies.back().text);
-          job_id = decoded.event().getHeader().getJobId();
           st.last_event_us = decoded.event().getHeader().getTimeUs();
         });
         st.applied_offset = event.offset + 1;
+        if (before == std::nullopt && event.job_id != 0) {  // a new job: compact its spec
+          auto it = st.state.jobs.find(event.job_id);
+          if (it != st.state.jobs.end()) it->second.spec.compact();
+        }
         maybe_snapshot(self);
-        if (job_actor && job_id != 0) {
-          auto it = st.state.jobs.find(job_id);
-          if (it != st.state.jobs.end()) self->send(job_actor, job_update_atom::value, it->second);
+        if (job_actor && event.job_id != 0) {
+          auto it = st.state.jobs.find(event.job_id);
+          if (it != st.state.jobs.end())
+            self->send(job_actor, job_update_atom::value, it->second, before.value_or(it->second.state));
         }
         auto& deferred = st.deferred;
         for (auto it = deferred.begin(); it != deferred.end();) {

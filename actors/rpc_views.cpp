@@ -20,7 +20,8 @@ std::vector<NodeShare> read_allocation(capnp::List<schema::NodeAllocation>::Read
 
 void write_job_view(rpc::JobView::Builder out, const JobRecord& job) {
   out.setJobId(job.id);
-  write_spec(out.initSpec(), job.spec);
+  out.setSpec(RecordedSpecReader(job.spec).spec());
+  if (const auto* block = job.spec.environment_block()) write_environment(out.getSpec(), split_environment(*block));
   out.setState(job.state);
   out.setReason(static_cast<uint8_t>(job.reason));
   out.setMessage(job.message);
@@ -73,7 +74,7 @@ void write_job_view(rpc::JobView::Builder out, const JobRecord& job) {
 JobRecord read_job_view(rpc::JobView::Reader in) {
   JobRecord job;
   job.id = in.getJobId();
-  job.spec = read_spec(in.getSpec());
+  job.spec = record_spec(in.getSpec());
   job.state = in.getState();
   job.reason = static_cast<Reason>(in.getReason());
   job.message = in.getMessage();

@@ -31,7 +31,7 @@ struct Shape {
   uint64_t mem_per_node_mb = 0;
 };
 
-Shape shape_of(const JobSpec& spec, const PartitionPolicy& partition) {
+Shape shape_of(const JobSpecCore& spec, const PartitionPolicy& partition) {
   Shape shape;
   shape.nodes = std::max<uint32_t>(1, spec.num_nodes);
   uint32_t total_cpus = std::max<uint32_t>(1, spec.num_tasks) * std::max<uint32_t>(1, spec.cpus_per_task);
@@ -116,13 +116,13 @@ class Scheduler {
 
  private:
   Reason consider(const JobRecord& job) {
-    const auto* partition = find_partition(in_.partitions, job.spec.partition);
+    const auto* partition = find_partition(in_.partitions, job.spec->partition);
     if (!partition) return Reason::invalid_partition;
     if (job.hold == HoldKind::user) return Reason::job_held_user;
     if (job.hold == HoldKind::admin) return Reason::job_held_admin;
     if (job.eligible_us > in_.now_us) return Reason::begin_time;
     if (!partition->up) return Reason::partition_down;
-    const auto& spec = job.spec;
+    const auto& spec = job.spec.core();
     if (spec.time_limit_sec != 0 && spec.time_limit_sec != kUnlimited && partition->max_time_sec != kUnlimited &&
         spec.time_limit_sec > partition->max_time_sec)
       return Reason::partition_time_limit;
@@ -141,11 +141,11 @@ class Scheduler {
   Reason burst_buffer_gate(const JobRecord& job, const PartitionPolicy& partition) {
     switch (job.bb_phase) {
       case BbPhase::waiting: {
-        std::string pool = job.spec.burst_buffer.pool;
+        std::string pool = job.spec->burst_buffer.pool;
         if (pool.empty() && !in_.pools.empty()) pool = in_.pools.front().name;
         auto it = pool_free_.find(pool);
         const BbPoolPolicy* policy = find_pool(pool);
-        uint64_t bytes = policy ? reserved_size(job.spec.burst_buffer.capacity_bytes, *policy) : 0;
+        uint64_t bytes = policy ? reserved_size(job.spec->burst_buffer.capacity_bytes, *policy) : 0;
         if (it == pool_free_.end() || blocked_pools_.contains(pool) || it->second < bytes) {
           blocked_pools_.insert(pool);
           return Reason::burst_buffer_resources;
@@ -179,15 +179,15 @@ class Scheduler {
 
   // Could the job start now on free nodes (without taking them)?
   bool fits_now(const JobRecord& job, const PartitionPolicy& partition) const {
-    Shape shape = shape_of(job.spec, partition);
-    uint32_t limit = effective_time_limit(job.spec, partition);
+    Shape shape = shape_of(job.spec.core(), partition);
+    uint32_t limit = effective_time_limit(job.spec.core(), partition);
     int64_t end_us = limit == 0 ? kNever : in_.now_us + static_cast<int64_t>(limit) * kMicros;
     return candidate_nodes(partition, free_, shape, reserved_until_, end_us).size() == shape.nodes;
   }
 
   Reason place(const JobRecord& job, const PartitionPolicy& partition) {
-    Shape shape = shape_of(job.spec, partition);
-    uint32_t limit = effective_time_limit(job.spec, partition);
+    Shape shape = shape_of(job.spec.core(), partition);
+    uint32_t limit = effective_time_limit(job.spec.core(), partition);
     int64_t end_us = limit == 0 ? kNever : in_.now_us + static_cast<int64_t>(limit) * kMicros;
     auto nodes = candidate_nodes(partition, free_, shape, reserved_until_, end_us);
     if (nodes.size() == shape.nodes) {
@@ -234,14 +234,14 @@ uint64_t reserved_size(uint64_t requested_bytes, const BbPoolPolicy& pool) {
   return (requested_bytes + unit - 1) / unit * unit;
 }
 
-uint32_t effective_time_limit(const JobSpec& spec, const PartitionPolicy& partition) {
+uint32_t effective_time_limit(const JobSpecCore& spec, const PartitionPolicy& partition) {
   uint32_t limit = spec.time_limit_sec;
   if (limit == 0) limit = partition.default_time_sec != 0 ? partition.default_time_sec : partition.max_time_sec;
   if (limit == kUnlimited && partition.max_time_sec != kUnlimited) limit = partition.max_time_sec;
   return limit == kUnlimited ? 0 : limit;
 }
 
-uint64_t memory_per_node_mb(const JobSpec& spec, uint32_t cpus_per_node, const PartitionPolicy& partition) {
+uint64_t memory_per_node_mb(const JobSpecCore& spec, uint32_t cpus_per_node, const PartitionPolicy& partition) {
   if (spec.mem_per_node_mb > 0) return spec.mem_per_node_mb;
   if (spec.mem_per_cpu_mb > 0) return spec.mem_per_cpu_mb * cpus_per_node;
   if (partition.def_mem_per_node_mb > 0) return partition.def_mem_per_node_mb;
@@ -249,7 +249,7 @@ uint64_t memory_per_node_mb(const JobSpec& spec, uint32_t cpus_per_node, const P
 }
 
 bool schedules_before(const JobRecord& a, const JobRecord& b) {
-  if (a.spec.nice != b.spec.nice) return a.spec.nice < b.spec.nice;
+  if (a.spec->nice != b.spec->nice) return a.spec->nice < b.spec->nice;
   if (a.submit_us != b.submit_us) return a.submit_us < b.submit_us;
   return a.id < b.id;
 }

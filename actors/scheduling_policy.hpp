@@ -71,10 +71,10 @@ struct SchedulingInput {
 SchedulingDecision schedule(const SchedulingInput& input);
 
 // The run's effective time limit in seconds (0 = unlimited) for a job in a partition.
-uint32_t effective_time_limit(const JobSpec& spec, const PartitionPolicy& partition);
+uint32_t effective_time_limit(const JobSpecCore& spec, const PartitionPolicy& partition);
 
 // Memory per node a job needs (MB), from --mem, --mem-per-cpu or the partition default.
-uint64_t memory_per_node_mb(const JobSpec& spec, uint32_t cpus_per_node, const PartitionPolicy& partition);
+uint64_t memory_per_node_mb(const JobSpecCore& spec, uint32_t cpus_per_node, const PartitionPolicy& partition);
 
 // Scheduling order: nice, then submit time, then id.
 bool schedules_before(const JobRecord& a, const JobRecord& b);

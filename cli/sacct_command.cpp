@@ -54,8 +54,8 @@ int run_sacct(const Args& argv, std::ostream& out, std::ostream& err) {
     int64_t until_us = parse_time_option("--endtime", args.get("endtime"), now);
     std::vector<const JobRecord*> shown;
     for (const auto& job : snapshot.jobs) {
-      if (!names.empty() && std::find(names.begin(), names.end(), job.spec.name) == names.end()) continue;
-      if (!users.empty() && std::find(users.begin(), users.end(), job.spec.user_name) == users.end()) continue;
+      if (!names.empty() && std::find(names.begin(), names.end(), job.spec->name) == names.end()) continue;
+      if (!users.empty() && std::find(users.begin(), users.end(), job.spec->user_name) == users.end()) continue;
       if (!states.empty() && std::find(states.begin(), states.end(), job.state) == states.end()) continue;
       if (since_us && job.end_us != 0 && job.end_us < since_us) continue;
       if (until_us && job.submit_us > until_us) continue;

@@ -112,7 +112,7 @@ struct SacctField {
 std::string alloc_cpus_text(const AccountingLine& line) { return std::to_string(alloc_cpus(line)); }
 
 const std::array kSacctFields{
-    SacctField{"Account", 10, Overflow::plus, [](const AccountingLine& line) { return line.job->spec.account; }},
+    SacctField{"Account", 10, Overflow::plus, [](const AccountingLine& line) { return line.job->spec->account; }},
     SacctField{"AllocCPUS", 10, Overflow::keep, alloc_cpus_text},
     SacctField{"AllocNodes", 10, Overflow::plus,
                [](const AccountingLine& line) { return std::to_string(alloc_nodes(line)); }},
@@ -141,13 +141,13 @@ const std::array kSacctFields{
     SacctField{"JobID", -12, Overflow::plus, job_id_text},
     SacctField{"JobIDRaw", -12, Overflow::plus, job_id_text},
     SacctField{"JobName", 10, Overflow::plus,
-               [](const AccountingLine& line) { return line.step ? std::string("batch") : line.job->spec.name; }},
+               [](const AccountingLine& line) { return line.step ? std::string("batch") : line.job->spec->name; }},
     SacctField{"NCPUS", 10, Overflow::keep, alloc_cpus_text},
     SacctField{"NNodes", 8, Overflow::keep,
                [](const AccountingLine& line) {
                  // A job that never ran counts the nodes it asked for.
                  bool unallocated = !line.step && line.allocation->empty();
-                 return std::to_string(unallocated ? line.job->spec.num_nodes : alloc_nodes(line));
+                 return std::to_string(unallocated ? line.job->spec->num_nodes : alloc_nodes(line));
                }},
     SacctField{"NodeList", 15, Overflow::plus,
                [](const AccountingLine& line) {
@@ -155,7 +155,7 @@ const std::array kSacctFields{
                  return line.step ? batch_node(line)->node : share_node_list(*line.allocation);
                }},
     SacctField{"Partition", 10, Overflow::plus,
-               [](const AccountingLine& line) { return line.step ? std::string() : line.job->spec.partition; }},
+               [](const AccountingLine& line) { return line.step ? std::string() : line.job->spec->partition; }},
     SacctField{"Reason", 22, Overflow::plus,
                [](const AccountingLine& line) {
                  if (line.step) return std::string();
@@ -178,7 +178,7 @@ const std::array kSacctFields{
                }},
     SacctField{"User", 9, Overflow::plus,
                [](const AccountingLine& line) {
-                 const JobSpec& spec = line.job->spec;
+                 const JobSpecCore& spec = line.job->spec.core();
                  if (line.step) return std::string();
                  return spec.user_name.empty() ? std::to_string(spec.uid) : spec.user_name;
                }},

@@ -47,8 +47,8 @@ int run_scancel(const Args& argv, std::ostream& out, std::ostream& err) {
       // Filters select among the given ids, or among all live jobs.
       std::vector<uint64_t> selected;
       for (const auto& job : client.jobs(ids, false).jobs) {
-        if (is_final(job.state) || !matches(users, job.spec.user_name) || !matches(names, job.spec.name) ||
-            !matches(partitions, job.spec.partition))
+        if (is_final(job.state) || !matches(users, job.spec->user_name) || !matches(names, job.spec->name) ||
+            !matches(partitions, job.spec->partition))
           continue;
         if (!states.empty() && std::find(states.begin(), states.end(), job.state) == states.end()) continue;
         selected.push_back(job.id);

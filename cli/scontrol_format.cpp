@@ -57,7 +57,7 @@ std::string_view burst_buffer_state(const JobRecord& job) {
 }
 
 std::string job_tres(const JobRecord& job) {
-  const JobSpec& spec = job.spec;
+  const JobSpecCore& spec = job.spec.core();
   if (!job.allocation.empty())
     return slurm_tres_text(share_cpus(job.allocation), share_mem_mb(job.allocation),
                            static_cast<uint32_t>(job.allocation.size()), true);
@@ -69,15 +69,15 @@ std::string job_tres(const JobRecord& job) {
 // The values of the pattern letters; %N stays as written until there is a batch host.
 OutputPatternContext output_pattern_context(const JobRecord& job) {
   std::string host = job_batch_host(job);
-  return {job.id, job.spec.name, job.spec.user_name, host.empty() ? "%N" : host};
+  return {job.id, job.spec->name, job.spec->user_name, host.empty() ? "%N" : host};
 }
 
 std::string stdout_path(const JobRecord& job) {
-  return output_files_for(job.spec, output_pattern_context(job), false).stdout_path;
+  return output_files_for(job.spec.full(), output_pattern_context(job), false).stdout_path;
 }
 
 std::string stderr_path(const JobRecord& job) {
-  return output_files_for(job.spec, output_pattern_context(job), false).stderr_path;
+  return output_files_for(job.spec.full(), output_pattern_context(job), false).stderr_path;
 }
 
 // How the node agent limits memory: "cgroup/v1", or "off" (a Cairn addition).
@@ -107,12 +107,12 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
 }  // namespace
 
 std::string expand_stdio_pattern(const JobRecord& job, std::string_view pattern) {
-  return resolve_output_path(expand_output_pattern(pattern, output_pattern_context(job)), job.spec.work_dir);
+  return resolve_output_path(expand_output_pattern(pattern, output_pattern_context(job)), job.spec.full().work_dir);
 }
 
 std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& context, bool one_liner) {
   const std::string_view line_end = line_end_of(one_liner);
-  const JobSpec& spec = job.spec;
+  const JobSpec spec = job.spec.full();
   const bool held = job.hold != HoldKind::none;
   std::string out;
 
@@ -179,7 +179,7 @@ std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& 
   // and for a job with a resubmission policy, why it was not resubmitted.
   std::string system_comment = job.message;
   std::string not_resubmitted;
-  if (job.spec.resubmit.max_restarts > 0 && is_final(job.state) && !should_resubmit(job, &not_resubmitted))
+  if (job.spec->resubmit.max_restarts > 0 && is_final(job.state) && !should_resubmit(job, &not_resubmitted))
     system_comment += (system_comment.empty() ? "" : "; ") + not_resubmitted;
   if (!system_comment.empty()) {
     out += line_end;
@@ -336,7 +336,7 @@ std::string render_scontrol_show_burst_buffers(const std::vector<PoolUsage>& poo
     for (const auto& holder : pool.holders) {
       auto it = jobs.find(holder.job_id);
       std::string state = it == jobs.end() ? "unknown" : std::string(burst_buffer_state(it->second));
-      std::string user = it == jobs.end() ? "(null)" : name_and_id(it->second.spec.user_name, it->second.spec.uid);
+      std::string user = it == jobs.end() ? "(null)" : name_and_id(it->second.spec->user_name, it->second.spec->uid);
       out += fmt::format("    JobID={} Pool={} Size={} State={} UserID={}\n", holder.job_id, pool.name,
                          format_size(holder.bytes), state, user);
     }

@@ -43,7 +43,7 @@ inline std::string slurm_time_stamp(int64_t time_us, std::string_view if_unset =
 // The time limit of the job in seconds, kUnlimited when there is none. A pending
 // job has no effective limit yet, so its request applies; 0 means no limit.
 inline uint32_t job_time_limit_sec(const JobRecord& job) {
-  uint32_t limit = job.state == JobState::PENDING ? job.spec.time_limit_sec : job.time_limit_sec;
+  uint32_t limit = job.state == JobState::PENDING ? job.spec->time_limit_sec : job.time_limit_sec;
   return limit == 0 ? kUnlimited : limit;
 }
 
@@ -72,19 +72,19 @@ inline std::string share_node_list(const std::vector<NodeShare>& shares) {
 }
 
 // CPUs the job asks for: one per task and CPU of task, at least one per node.
-inline uint32_t requested_cpus(const JobSpec& spec) {
+inline uint32_t requested_cpus(const JobSpecCore& spec) {
   uint32_t cpus = spec.num_tasks * spec.cpus_per_task;
   return cpus < spec.num_nodes ? spec.num_nodes : cpus;
 }
 
 // CPUs the job holds, or asks for while it holds none.
 inline uint32_t job_cpu_count(const JobRecord& job) {
-  return job.allocation.empty() ? requested_cpus(job.spec) : share_cpus(job.allocation);
+  return job.allocation.empty() ? requested_cpus(job.spec.core()) : share_cpus(job.allocation);
 }
 
 // Nodes the job holds, or asks for while it holds none.
 inline uint32_t job_node_count(const JobRecord& job) {
-  return job.allocation.empty() ? job.spec.num_nodes : static_cast<uint32_t>(job.allocation.size());
+  return job.allocation.empty() ? job.spec->num_nodes : static_cast<uint32_t>(job.allocation.size());
 }
 
 // Where the batch script runs: the batch host, else the first allocated node.
@@ -104,7 +104,7 @@ inline int64_t job_end_us(const JobRecord& job) {
 
 // The burst buffer a job asked for, "pool:size" ("fast:100G"); empty for none.
 inline std::string job_burst_buffer_text(const JobRecord& job) {
-  const auto& request = job.spec.burst_buffer;
+  const auto& request = job.spec->burst_buffer;
   if (request.capacity_bytes == 0) return {};
   return (job.bb_pool.empty() ? request.pool : job.bb_pool) + ":" + format_size(request.capacity_bytes);
 }

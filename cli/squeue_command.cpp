@@ -44,8 +44,8 @@ int run_squeue(const Args& argv, std::ostream& out, std::ostream& err) {
     auto snapshot = cluster->jobs(ids, all_states || !states.empty());
     std::vector<const JobRecord*> shown;
     for (const auto& job : snapshot.jobs) {
-      if (!contains(users, job.spec.user_name) || !contains(names, job.spec.name)) continue;
-      if (!partitions.empty() && !contains(partitions, job.spec.partition)) continue;
+      if (!contains(users, job.spec->user_name) || !contains(names, job.spec->name)) continue;
+      if (!partitions.empty() && !contains(partitions, job.spec->partition)) continue;
       if (!states.empty() && std::find(states.begin(), states.end(), job.state) == states.end()) continue;
       shown.push_back(&job);
     }

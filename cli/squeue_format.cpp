@@ -111,7 +111,7 @@ bool shows_reason(JobState state) {
 std::string or_null(const std::string& text) { return text.empty() ? "(null)" : text; }
 
 std::string user_of(const JobRecord& job) {
-  return job.spec.user_name.empty() ? std::to_string(job.spec.uid) : job.spec.user_name;
+  return job.spec->user_name.empty() ? std::to_string(job.spec->uid) : job.spec->user_name;
 }
 
 using JobCell = FieldCell (*)(const JobRecord&, const FormatContext&);
@@ -129,8 +129,8 @@ const std::array kSqueueFields{
     SqueueField{'i', "JOBID", job_id},
     SqueueField{'A', "JOBID", job_id},
     SqueueField{'P', "PARTITION",
-                [](const JobRecord& job, const FormatContext&) { return FieldCell{job.spec.partition}; }},
-    SqueueField{'j', "NAME", [](const JobRecord& job, const FormatContext&) { return FieldCell{job.spec.name}; }},
+                [](const JobRecord& job, const FormatContext&) { return FieldCell{job.spec->partition}; }},
+    SqueueField{'j', "NAME", [](const JobRecord& job, const FormatContext&) { return FieldCell{job.spec->name}; }},
     SqueueField{'u', "USER", [](const JobRecord& job, const FormatContext&) { return FieldCell{user_of(job)}; }},
     SqueueField{
         't', "ST",
@@ -174,13 +174,13 @@ const std::array kSqueueFields{
         [](const JobRecord& job, const FormatContext&) { return FieldCell{std::string(reason_name(job.reason))}; }},
     SqueueField{'m', "MIN_MEMORY",
                 [](const JobRecord& job, const FormatContext&) {
-                  const auto& spec = job.spec;
+                  const auto& spec = job.spec.core();
                   return FieldCell{slurm_mb_text(spec.mem_per_cpu_mb > 0 ? spec.mem_per_cpu_mb : spec.mem_per_node_mb)};
                 }},
     SqueueField{'Z', "WORK_DIR",
-                [](const JobRecord& job, const FormatContext&) { return FieldCell{job.spec.work_dir}; }},
+                [](const JobRecord& job, const FormatContext&) { return FieldCell{job.spec.full().work_dir}; }},
     SqueueField{'o', "COMMAND",
-                [](const JobRecord& job, const FormatContext&) { return FieldCell{or_null(job.spec.command)}; }},
+                [](const JobRecord& job, const FormatContext&) { return FieldCell{or_null(job.spec.full().command)}; }},
     SqueueField{'V', "SUBMIT_TIME",
                 [](const JobRecord& job, const FormatContext&) { return squeue_time(job.submit_us); }},
     SqueueField{'S', "START_TIME",
@@ -194,7 +194,7 @@ const std::array kSqueueFields{
                 }},
     SqueueField{'q', "QOS", [](const JobRecord&, const FormatContext&) { return FieldCell{"normal"}; }},
     SqueueField{'a', "ACCOUNT",
-                [](const JobRecord& job, const FormatContext&) { return FieldCell{or_null(job.spec.account)}; }},
+                [](const JobRecord& job, const FormatContext&) { return FieldCell{or_null(job.spec->account)}; }},
     SqueueField{
         'b', "BURST_BUFFER",
         [](const JobRecord& job, const FormatContext&) { return FieldCell{or_null(job_burst_buffer_text(job))}; }},

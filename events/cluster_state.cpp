@@ -14,6 +14,8 @@ using Body = schema::Event::Body;
 
 constexpr int64_t kMicros = 1'000'000;
 
+std::string_view view(capnp::Text::Reader text) { return {text.cStr(), text.size()}; }
+
 // Which state a run ends in, from what the log said about it (Slurm's precedence).
 JobState end_state(const JobRecord& job, schema::EndCause cause, int32_t exit_code, int32_t signal) {
   if (cause == schema::EndCause::NODE_FAIL) return JobState::NODE_FAIL;
@@ -39,15 +41,19 @@ Reason end_reason(JobState state, schema::EndCause cause, int32_t signal) {
 
 class Reducer {
  public:
-  Reducer(ClusterState& state, uint64_t offset, schema::Event::Reader event)
-      : state_(state), offset_(offset), event_(event), now_(event.getHeader().getTimeUs()) {}
+  Reducer(ClusterState& state, const DecodedEvent& decoded)
+      : state_(state),
+        decoded_(decoded),
+        offset_(decoded.offset()),
+        event_(decoded.event()),
+        header_(event_.getHeader()),
+        now_(header_.getTimeUs()) {}
 
   ApplyResult run() {
-    auto header = event_.getHeader();
-    auto& shard = state_.shards[header.getShard()];
+    auto& shard = state_.shards[header_.getShard()];
     auto body = event_.getBody();
     if (body.which() == Body::EPOCH_CLAIMED) return claim_epoch(shard, body.getEpochClaimed());
-    if (judge_epoch(shard.epoch, header.getEpoch()) == EpochVerdict::stale) {
+    if (judge_epoch(shard.epoch, header_.getEpoch()) == EpochVerdict::stale) {
       ++state_.skipped_stale;
       return ApplyResult::ignored_stale_epoch;
     }
@@ -123,28 +129,39 @@ class Reducer {
 
   ApplyResult submitted(schema::JobSubmitted::Reader submitted) {
     uint64_t id = submitted.getJobId();
-    uint32_t shard = event_.getHeader().getShard();
+    uint32_t shard = header_.getShard();
     if (id == 0 || shard_of_job(id) != shard)
       return reject("JobSubmitted with job id " + std::to_string(id) + " outside shard " + std::to_string(shard));
-    if (find_job(id)) return reject("JobSubmitted for existing job " + std::to_string(id));
-    JobRecord job;
+    auto at = state_.jobs.lower_bound(id);
+    if (at != state_.jobs.end() && at->first == id) return reject("JobSubmitted for existing job " + std::to_string(id));
+    // What the reducer needs of the spec is read in place; the record keeps the encoded
+    // event. Read before the record exists: a malformed event throws.
+    auto wire = submitted.getSpec();
+    int64_t begin_time_us = wire.getBeginTimeUs();
+    uint32_t time_limit_sec = wire.getTimeLimitSec();
+    bool hold = wire.getHoldAtSubmit();
+    auto bb = wire.getBurstBuffer();
+    uint64_t bb_bytes = bb.getCapacityBytes();
+    std::string bb_pool = bb_bytes > 0 ? std::string(bb.getPool()) : std::string();
+    RecordedSpec spec = record_spec(decoded_);
+    // Built in place; ids mostly arrive in order, and the hint is then the end.
+    JobRecord& job = state_.jobs.emplace_hint(at, std::piecewise_construct, std::forward_as_tuple(id), std::tuple<>())->second;
     job.id = id;
-    job.spec = read_spec(submitted.getSpec());
+    job.spec = std::move(spec);
     job.submit_us = now_;
-    job.eligible_us = std::max(now_, job.spec.begin_time_us);
-    job.time_limit_sec = job.spec.time_limit_sec;
-    if (job.spec.hold_at_submit) {
+    job.eligible_us = std::max(now_, begin_time_us);
+    job.time_limit_sec = time_limit_sec;
+    if (hold) {
       job.hold = HoldKind::user;
       job.reason = Reason::job_held_user;
     }
-    if (job.spec.burst_buffer.capacity_bytes > 0) {
+    if (bb_bytes > 0) {
       job.bb_phase = BbPhase::waiting;
-      job.bb_pool = job.spec.burst_buffer.pool;
+      job.bb_pool = std::move(bb_pool);
     }
     auto& cursor = state_.shards[shard];
     cursor.next_job_id = std::max(cursor.next_job_id, id + 1);
     job.last_offset = offset_;
-    state_.jobs.emplace(id, std::move(job));
     return ApplyResult::applied;
   }
 
@@ -153,16 +170,23 @@ class Reducer {
     if (!job) return unknown_job(allocated.getJobId());
     if (job->state != JobState::PENDING) return illegal(*job, "only a pending job can be allocated");
     if (job->hold != HoldKind::none) return illegal(*job, "a held job cannot be allocated");
+    auto nodes = allocated.getNodes();
     std::vector<NodeShare> shares;
-    for (auto node : allocated.getNodes()) {
-      auto it = state_.nodes.find(node.getNode());
-      if (it == state_.nodes.end()) return illegal(*job, "allocation names unknown node " + std::string(node.getNode()));
-      shares.push_back({node.getNode(), node.getCpus(), node.getMemMb()});
+    shares.reserve(nodes.size());
+    // Each node is looked up once; all must exist before any is charged. The scratch
+    // vector keeps its capacity from event to event.
+    thread_local std::vector<NodeRecord*> records;
+    records.clear();
+    for (auto node : nodes) {
+      auto name = node.getNode();
+      auto it = state_.nodes.find(view(name));
+      if (it == state_.nodes.end()) return illegal(*job, "allocation names unknown node " + std::string(name));
+      shares.push_back({it->first, node.getCpus(), node.getMemMb()});
+      records.push_back(&it->second);
     }
-    for (const auto& share : shares) {
-      auto& node = state_.nodes[share.node];
-      node.alloc_cpus += share.cpus;
-      node.alloc_mem_mb += share.mem_mb;
+    for (size_t i = 0; i < shares.size(); ++i) {
+      records[i]->alloc_cpus += shares[i].cpus;
+      records[i]->alloc_mem_mb += shares[i].mem_mb;
     }
     job->allocation = std::move(shares);
     job->state = JobState::RUNNING;
@@ -273,7 +297,7 @@ class Reducer {
       restart(*job, job->restarts + 1, 0, job->requeue_hold);
       return applied(*job);
     }
-    bool stage_out = job->bb_phase == BbPhase::ready && !job->spec.burst_buffer.stage_out.empty() &&
+    bool stage_out = job->bb_phase == BbPhase::ready && !job->spec->burst_buffer.stage_out.empty() &&
                      cause != schema::EndCause::NODE_FAIL;
     if (stage_out) {
       job->state = JobState::STAGE_OUT;
@@ -308,7 +332,7 @@ class Reducer {
     if (job.bb_phase == BbPhase::released) job.bb_phase = BbPhase::waiting;
     job.bb_stage_out_started = false;
     if (hold) {
-      bool by_operator = event_.getHeader().getActor().getKind() != schema::ActorKind::USER;
+      bool by_operator = header_.getActor().getKind() != schema::ActorKind::USER;
       job.hold = by_operator ? HoldKind::admin : HoldKind::user;
       job.reason = by_operator ? Reason::job_held_admin : Reason::job_held_user;
     }
@@ -467,7 +491,7 @@ class Reducer {
   }
 
   ApplyResult node_down(schema::NodeDown::Reader down) {
-    auto it = state_.nodes.find(down.getNode());
+    auto it = state_.nodes.find(view(down.getNode()));
     if (it == state_.nodes.end()) return reject("NodeDown for unknown node " + std::string(down.getNode()));
     it->second.status = NodeStatus::down;
     it->second.reason = down.getReason();
@@ -476,7 +500,7 @@ class Reducer {
   }
 
   ApplyResult node_up(capnp::Text::Reader name) {
-    auto it = state_.nodes.find(name);
+    auto it = state_.nodes.find(view(name));
     if (it == state_.nodes.end()) return reject("NodeUp for unknown node " + std::string(name));
     it->second.status = NodeStatus::up;
     it->second.reason.clear();
@@ -485,15 +509,17 @@ class Reducer {
   }
 
   ClusterState& state_;
+  const DecodedEvent& decoded_;
   uint64_t offset_;
   schema::Event::Reader event_;
+  schema::Header::Reader header_;  // read once: each capnp struct read is a bounds-checked call
   int64_t now_;
 };
 
 }  // namespace
 
-ApplyResult apply(ClusterState& state, uint64_t offset, schema::Event::Reader event) {
-  return Reducer(state, offset, event).run();
+ApplyResult apply(ClusterState& state, const DecodedEvent& event) {
+  return Reducer(state, event).run();
 }
 
 int64_t suspended_time_us(const JobRecord& job, int64_t now_us) {

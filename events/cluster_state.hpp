@@ -28,7 +28,7 @@ struct ShardCursor {
 
 struct ClusterState {
   std::map<uint64_t, JobRecord> jobs;
-  std::map<std::string, NodeRecord> nodes;
+  std::map<std::string, NodeRecord, std::less<>> nodes;  // found by string_view too
   std::map<std::string, PoolLedger> pools;
   std::map<uint32_t, ShardCursor> shards;
   std::vector<Anomaly> anomalies;  // the first kMaxAnomalies
@@ -42,9 +42,11 @@ inline constexpr size_t kMaxAnomalies = 1000;
 
 enum class ApplyResult { applied, ignored_unknown_kind, ignored_stale_epoch, rejected };
 
-// Applies one durable event read at `offset`. Never throws on bad content:
+class DecodedEvent;
+
+// Applies one durable event (read at event.offset()). Never throws on bad content:
 // what cannot be applied is recorded in state.anomalies and skipped.
-ApplyResult apply(ClusterState& state, uint64_t offset, schema::Event::Reader event);
+ApplyResult apply(ClusterState& state, const DecodedEvent& event);
 
 // ---- time arithmetic from event timestamps (now_us only for jobs still running) ----
 

@@ -5,7 +5,9 @@
 #include <cctype>
 #include <cstring>
 #include <mutex>
+#include <unordered_map>
 
+#include "events/event_factory.hpp"
 #include "events/event_log.hpp"
 
 namespace cairn {
@@ -83,6 +85,42 @@ OpenMode from_wire(schema::OpenMode mode) {
   }
 }
 
+// Environment blocks by content, shared while some spec holds them. Thread-safe:
+// every thread that keeps records may compact them.
+class EnvironmentPool {
+ public:
+  using Block = std::shared_ptr<const std::string>;
+
+  Block intern(std::string block) {
+    size_t hash = std::hash<std::string>()(block);
+    std::lock_guard lock(mutex_);
+    if (++interned_ % 4096 == 0) sweep();
+    auto& same_hash = pool_[hash];
+    for (const auto& weak : same_hash)
+      if (auto shared = weak.lock(); shared && *shared == block) return shared;
+    auto shared = std::make_shared<const std::string>(std::move(block));
+    same_hash.push_back(shared);
+    return shared;
+  }
+
+ private:
+  void sweep() {
+    for (auto it = pool_.begin(); it != pool_.end();) {
+      std::erase_if(it->second, [](const auto& weak) { return weak.expired(); });
+      it = it->second.empty() ? pool_.erase(it) : std::next(it);
+    }
+  }
+
+  std::mutex mutex_;
+  std::unordered_map<size_t, std::vector<std::weak_ptr<const std::string>>> pool_;
+  uint64_t interned_ = 0;
+};
+
+EnvironmentPool& environment_pool() {
+  static EnvironmentPool pool;
+  return pool;
+}
+
 }  // namespace
 
 std::string kind_name(EventKind kind) {
@@ -114,6 +152,11 @@ bool parse_kind(std::string_view name, EventKind& kind) {
   return false;
 }
 
+void write_environment(schema::JobSpec::Builder out, const std::vector<std::string>& environment) {
+  auto list = out.initEnvironment(static_cast<unsigned>(environment.size()));
+  for (size_t i = 0; i < environment.size(); ++i) list.set(static_cast<unsigned>(i), environment[i]);
+}
+
 void write_spec(schema::JobSpec::Builder out, const JobSpec& spec) {
   out.setName(spec.name);
   out.setPartition(spec.partition);
@@ -133,8 +176,7 @@ void write_spec(schema::JobSpec::Builder out, const JobSpec& spec) {
   out.setStdoutPattern(spec.stdout_pattern);
   out.setStderrPattern(spec.stderr_pattern);
   out.setOpenMode(to_wire(spec.open_mode));
-  auto env = out.initEnvironment(static_cast<unsigned>(spec.environment.size()));
-  for (size_t i = 0; i < spec.environment.size(); ++i) env.set(i, spec.environment[i]);
+  write_environment(out, spec.environment);
   out.setRequeue(spec.requeue);
   auto signal = out.initSignal();
   signal.setSignal(spec.signal);
@@ -162,20 +204,51 @@ void write_spec(schema::JobSpec::Builder out, const JobSpec& spec) {
   out.setComment(spec.comment);
 }
 
+JobSpecCore read_spec_core(schema::JobSpec::Reader in) {
+  JobSpecCore core;
+  core.name = in.getName();
+  core.partition = in.getPartition();
+  core.user_name = in.getUserName();
+  core.uid = in.getUid();
+  core.gid = in.getGid();
+  core.account = in.getAccount();
+  core.num_nodes = in.getNumNodes();
+  core.num_tasks = in.getNumTasks();
+  core.cpus_per_task = in.getCpusPerTask();
+  core.mem_per_node_mb = in.getMemPerNodeMb();
+  core.mem_per_cpu_mb = in.getMemPerCpuMb();
+  core.time_limit_sec = in.getTimeLimitSec();
+  core.requeue = in.getRequeue();
+  if (in.hasSignal()) {
+    auto signal = in.getSignal();
+    core.signal = signal.getSignal();
+    core.signal_seconds_before = signal.getSecondsBefore();
+    core.signal_batch_only = signal.getBatchOnly();
+  }
+  core.begin_time_us = in.getBeginTimeUs();
+  core.hold_at_submit = in.getHoldAtSubmit();
+  core.nice = in.getNice();
+  core.exclusive = in.getExclusive();
+  if (in.hasBurstBuffer()) {
+    auto bb = in.getBurstBuffer();
+    core.burst_buffer.pool = bb.getPool();
+    core.burst_buffer.capacity_bytes = bb.getCapacityBytes();
+    if (bb.hasStageIn()) core.burst_buffer.stage_in = read_stages(bb.getStageIn());
+    if (bb.hasStageOut()) core.burst_buffer.stage_out = read_stages(bb.getStageOut());
+  }
+  if (in.hasResubmit()) {
+    auto resubmit = in.getResubmit();
+    for (auto state : resubmit.getOnStates()) core.resubmit.on_states.push_back(state);
+    for (auto code : resubmit.getOnExitCodes()) core.resubmit.on_exit_codes.push_back(code);
+    core.resubmit.max_restarts = resubmit.getMaxRestarts();
+    core.resubmit.delay_sec = resubmit.getDelaySec();
+  }
+  return core;
+}
+
 JobSpec read_spec(schema::JobSpec::Reader in) {
   JobSpec spec;
-  spec.name = in.getName();
-  spec.partition = in.getPartition();
-  spec.user_name = in.getUserName();
-  spec.uid = in.getUid();
-  spec.gid = in.getGid();
-  spec.account = in.getAccount();
-  spec.num_nodes = in.getNumNodes();
-  spec.num_tasks = in.getNumTasks();
-  spec.cpus_per_task = in.getCpusPerTask();
-  spec.mem_per_node_mb = in.getMemPerNodeMb();
-  spec.mem_per_cpu_mb = in.getMemPerCpuMb();
-  spec.time_limit_sec = in.getTimeLimitSec();
+  static_cast<JobSpecCore&>(spec) = read_spec_core(in);
   spec.script = in.getScript();
   spec.command = in.getCommand();
   spec.work_dir = in.getWorkDir();
@@ -183,30 +256,90 @@ JobSpec read_spec(schema::JobSpec::Reader in) {
   spec.stderr_pattern = in.getStderrPattern();
   spec.open_mode = from_wire(in.getOpenMode());
   spec.environment = read_texts(in.getEnvironment());
-  spec.requeue = in.getRequeue();
-  auto signal = in.getSignal();
-  spec.signal = signal.getSignal();
-  spec.signal_seconds_before = signal.getSecondsBefore();
-  spec.signal_batch_only = signal.getBatchOnly();
-  spec.begin_time_us = in.getBeginTimeUs();
-  spec.hold_at_submit = in.getHoldAtSubmit();
-  spec.nice = in.getNice();
-  auto bb = in.getBurstBuffer();
-  spec.burst_buffer.pool = bb.getPool();
-  spec.burst_buffer.capacity_bytes = bb.getCapacityBytes();
-  spec.burst_buffer.stage_in = read_stages(bb.getStageIn());
-  spec.burst_buffer.stage_out = read_stages(bb.getStageOut());
-  auto resubmit = in.getResubmit();
-  for (auto state : resubmit.getOnStates()) spec.resubmit.on_states.push_back(state);
-  for (auto code : resubmit.getOnExitCodes()) spec.resubmit.on_exit_codes.push_back(code);
-  spec.resubmit.max_restarts = resubmit.getMaxRestarts();
-  spec.resubmit.delay_sec = resubmit.getDelaySec();
   spec.submit_host = in.getSubmitHost();
   spec.dependency = in.getDependency();
   spec.array_spec = in.getArraySpec();
-  spec.exclusive = in.getExclusive();
   spec.comment = in.getComment();
   return spec;
+}
+
+RecordedSpec record_spec(const DecodedEvent& submitted) {
+  auto bytes = submitted.payload();
+  size_t words = bytes.size() / sizeof(uint64_t);
+  auto copy = std::make_shared_for_overwrite<uint64_t[]>(words);
+  std::memcpy(copy.get(), bytes.data(), words * sizeof(uint64_t));
+  return {std::move(copy), words};
+}
+
+RecordedSpec record_spec(schema::JobSpec::Reader spec) {
+  EventBuilder event({});
+  event.body().initJobSubmitted().setSpec(spec);
+  auto bytes = event.bytes();
+  return record_spec(DecodedEvent(0, bytes));
+}
+
+RecordedSpec::RecordedSpec(const JobSpec& spec) {
+  auto bytes = make::job_submitted({}, 0, spec);
+  *this = record_spec(DecodedEvent(0, bytes));
+}
+
+const JobSpecCore& RecordedSpec::core() const {
+  static const JobSpecCore kDefault;
+  if (event_bytes().empty()) return kDefault;
+  if (!core_) core_ = std::make_shared<const JobSpecCore>(read_spec_core(RecordedSpecReader(*this).spec()));
+  return *core_;
+}
+
+std::vector<std::string> split_environment(const std::string& block) {
+  std::vector<std::string> entries;
+  for (size_t at = 0; at < block.size();) {
+    size_t end = block.find('\0', at);
+    entries.emplace_back(block, at, end - at);
+    at = end + 1;
+  }
+  return entries;
+}
+
+JobSpec RecordedSpec::full() const {
+  if (event_bytes().empty()) return {};
+  JobSpec spec = read_spec(RecordedSpecReader(*this).spec());
+  if (environment_) spec.environment = split_environment(*environment_);
+  return spec;
+}
+
+void RecordedSpec::compact() {
+  if (event_bytes().empty() || environment_) return;
+  std::string block;  // one allocation, where a decoded list would take one per entry
+  std::optional<RecordedSpec> without;
+  {
+    RecordedSpecReader reader(*this);
+    auto wire = reader.spec();
+    if (!core_) core_ = std::make_shared<const JobSpecCore>(read_spec_core(wire));
+    for (auto entry : wire.getEnvironment()) block.append(entry.cStr(), entry.size()).push_back('\0');
+    if (wire.getEnvironment().size() > 0) {
+      JobSpec spec = read_spec(wire);
+      spec.environment.clear();
+      without.emplace(spec);
+    }
+  }
+  if (without) {
+    words_ = std::move(without->words_);
+    word_count_ = without->word_count_;
+  }
+  environment_ = environment_pool().intern(std::move(block));
+}
+
+RecordedSpecReader::RecordedSpecReader(const RecordedSpec& spec) {
+  auto bytes = spec.event_bytes();
+  if (bytes.empty()) {
+    default_bytes_ = make::job_submitted({}, 0, JobSpec{});
+    bytes = default_bytes_;
+  }
+  event_.emplace(0, bytes);
+}
+
+schema::JobSpec::Reader RecordedSpecReader::spec() const {
+  return event_->event().getBody().getJobSubmitted().getSpec();
 }
 
 // A small first segment: events are ~100-1000 bytes and MallocMessageBuilder zeroes it.
@@ -235,6 +368,9 @@ DecodedEvent::DecodedEvent(uint64_t offset, std::span<const uint8_t> payload)
       aligned_copy_(copy_if_misaligned(offset, payload)),
       reader_(aligned_copy_ == nullptr ? as_words(payload) : aligned_copy_.asPtr(),
               capnp::ReaderOptions{64ull << 20, 64}),
-      event_(reader_.getRoot<schema::Event>()) {}
+      event_(reader_.getRoot<schema::Event>()),
+      payload_(aligned_copy_ == nullptr ? payload
+                                        : std::span<const uint8_t>(aligned_copy_.asBytes().begin(),
+                                                                   aligned_copy_.asBytes().size())) {}
 
 }  // namespace cairn

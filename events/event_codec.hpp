@@ -5,6 +5,7 @@
 #include <capnp/serialize.h>
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,7 +26,11 @@ bool parse_kind(std::string_view name, EventKind& kind);
 bool is_known_kind(EventKind kind);
 
 void write_spec(schema::JobSpec::Builder out, const JobSpec& spec);
+void write_environment(schema::JobSpec::Builder out, const std::vector<std::string>& environment);
+// The entries of a RecordedSpec::environment_block().
+std::vector<std::string> split_environment(const std::string& block);
 JobSpec read_spec(schema::JobSpec::Reader in);
+JobSpecCore read_spec_core(schema::JobSpec::Reader in);
 
 struct ActorInfo {
   uint32_t uid = 0;
@@ -63,12 +68,31 @@ class DecodedEvent {
   DecodedEvent(uint64_t offset, std::span<const uint8_t> payload);
   uint64_t offset() const { return offset_; }
   schema::Event::Reader event() const { return event_; }
+  // The encoded event, 8-byte aligned.
+  std::span<const uint8_t> payload() const { return payload_; }
 
  private:
   uint64_t offset_;
   kj::Array<capnp::word> aligned_copy_;
   capnp::FlatArrayMessageReader reader_;
   schema::Event::Reader event_;
+  std::span<const uint8_t> payload_;
+};
+
+// The spec of a decoded JobSubmitted event, as a job record keeps it.
+RecordedSpec record_spec(const DecodedEvent& submitted);
+// A spec read elsewhere (an RPC answer), kept the same way.
+RecordedSpec record_spec(schema::JobSpec::Reader spec);
+
+// Reads a recorded spec in place, without decoding it into a JobSpec.
+class RecordedSpecReader {
+ public:
+  explicit RecordedSpecReader(const RecordedSpec& spec);
+  schema::JobSpec::Reader spec() const;
+
+ private:
+  std::vector<uint8_t> default_bytes_;  // for a spec that was never encoded
+  std::optional<DecodedEvent> event_;
 };
 
 }  // namespace cairn

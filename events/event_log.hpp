@@ -57,6 +57,19 @@ class LogReader {
   // The next record, or nullopt at the current end of the log. With
   // wait_ms > 0 it waits up to that long for a new record (tailing).
   virtual std::optional<LogRecord> next(int wait_ms = 0) = 0;
+  // As next(), without copying the payload (a replay reads millions of records):
+  // `payload` stays valid until the reader's next call. False where next() gives nullopt.
+  virtual bool next_view(uint64_t& offset, std::span<const uint8_t>& payload, int wait_ms = 0) {
+    auto record = next(wait_ms);
+    if (!record) return false;
+    held_ = std::move(*record);
+    offset = held_.offset;
+    payload = held_.payload;
+    return true;
+  }
+
+ private:
+  LogRecord held_;  // next_view's record, for readers that only implement next()
 };
 
 class EventLog {

@@ -218,9 +218,10 @@ bool zeros_to_end_of_file(SegmentFile& file, uint64_t position) {
   return true;
 }
 
-// Checks the record at `position`, copying its payload into `payload` if given.
+// Checks the record at `position`; when it is ok and `payload` is given, points it at the
+// payload in the file's buffer (valid until the file is read again).
 // Whether a bad record is a torn write (recoverable) depends on what follows it up to EOF.
-Frame check_frame(SegmentFile& file, uint64_t position, std::vector<uint8_t>* payload) {
+Frame check_frame(SegmentFile& file, uint64_t position, std::span<const uint8_t>* payload = nullptr) {
   auto header = file.peek(position, kHeaderBytes);
   if (header.empty()) return {FrameStatus::end};
   if (header.size() < kHeaderBytes) return {FrameStatus::torn, 0, "incomplete record header"};
@@ -239,7 +240,7 @@ Frame check_frame(SegmentFile& file, uint64_t position, std::vector<uint8_t>* pa
     bool ends_file = file.peek(position + kHeaderBytes + payload_bytes, 1).empty();
     return {ends_file ? FrameStatus::torn : FrameStatus::corrupt, payload_bytes, "payload checksum mismatch"};
   }
-  if (payload) payload->assign(body.begin(), body.end());
+  if (payload) *payload = body;
   return {FrameStatus::ok, payload_bytes};
 }
 
@@ -259,7 +260,7 @@ SegmentScan scan_segment(const std::string& path, uint64_t base) {
   SegmentFile file(path);
   SegmentScan scan;
   while (true) {
-    Frame frame = check_frame(file, scan.valid_bytes, nullptr);
+    Frame frame = check_frame(file, scan.valid_bytes);
     if (frame.status == FrameStatus::corrupt)
       throw LogError(corruption_message(path, scan.valid_bytes, frame.problem, base + scan.records));
     if (frame.status != FrameStatus::ok) {
@@ -316,9 +317,10 @@ class FileLogReader : public LogReader {
   FileLogReader(const FileLog& log, uint32_t partition, uint64_t from)
       : log_(log), partition_(partition), wanted_(from) {}
   std::optional<LogRecord> next(int wait_ms) override;
+  bool next_view(uint64_t& offset, std::span<const uint8_t>& payload, int wait_ms) override;
 
  private:
-  std::optional<LogRecord> read_available();
+  bool read_available(uint64_t& offset, std::span<const uint8_t>& payload);
   bool open_segment_holding(uint64_t offset);
   bool advance_to_next_segment();
 
@@ -495,7 +497,7 @@ class FileLog : public EventLog {
     if (segments.empty()) return 0;
     SegmentFile file(segments.back().path);
     uint64_t records = segments.back().base, position = 0;
-    for (Frame frame; (frame = check_frame(file, position, nullptr)).status == FrameStatus::ok; ++records)
+    for (Frame frame; (frame = check_frame(file, position)).status == FrameStatus::ok; ++records)
       position += frame.size();
     return records;
   }
@@ -617,30 +619,36 @@ class FileLog : public EventLog {
 // ---------------------------------------------------------------- reader
 
 std::optional<LogRecord> FileLogReader::next(int wait_ms) {
-  if (auto record = read_available()) return record;
-  if (wait_ms <= 0) return std::nullopt;
+  LogRecord record;
+  std::span<const uint8_t> payload;
+  if (!next_view(record.offset, payload, wait_ms)) return std::nullopt;
+  record.payload.assign(payload.begin(), payload.end());
+  return record;
+}
+
+bool FileLogReader::next_view(uint64_t& offset, std::span<const uint8_t>& payload, int wait_ms) {
+  if (read_available(offset, payload)) return true;
+  if (wait_ms <= 0) return false;
   if (!log_.read_only()) {
     log_.wait_for_commit(partition_, wanted_, wait_ms);
-    return read_available();
+    return read_available(offset, payload);
   }
   // Another process writes: nothing notifies us, so poll the files for growth.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
   while (std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(kReadOnlyPollInterval);
-    if (auto record = read_available()) return record;
+    if (read_available(offset, payload)) return true;
   }
-  return std::nullopt;
+  return false;
 }
 
 // The record at wanted_ if it is there: committed (writable log) or complete on disk (read-only).
-std::optional<LogRecord> FileLogReader::read_available() {
-  if (!log_.read_only() && wanted_ >= log_.committed(partition_)) return std::nullopt;
-  if (!segment_ && !open_segment_holding(wanted_)) return std::nullopt;
+bool FileLogReader::read_available(uint64_t& offset, std::span<const uint8_t>& payload) {
+  if (!log_.read_only() && wanted_ >= log_.committed(partition_)) return false;
+  if (!segment_ && !open_segment_holding(wanted_)) return false;
   bool reread = false;
   while (true) {
-    LogRecord record;
-    bool is_wanted = position_offset_ == wanted_;
-    Frame frame = check_frame(*segment_, position_, is_wanted ? &record.payload : nullptr);
+    Frame frame = check_frame(*segment_, position_, &payload);
     if ((frame.status == FrameStatus::torn || frame.status == FrameStatus::corrupt) && !reread) {
       // The buffer may hold bytes read while a write was in progress, or before a restarted
       // writer truncated a torn tail: judge the record on fresh bytes.
@@ -653,13 +661,13 @@ std::optional<LogRecord> FileLogReader::read_available() {
       case FrameStatus::ok:
         position_ += frame.size();
         if (position_offset_++ != wanted_) continue;  // skipping up to `from`
-        record.offset = wanted_++;
-        return record;
+        offset = wanted_++;
+        return true;
       case FrameStatus::end:
-        if (!advance_to_next_segment()) return std::nullopt;
+        if (!advance_to_next_segment()) return false;
         continue;
       case FrameStatus::torn:
-        return std::nullopt;  // a write in progress (read-only reader): the current end
+        return false;  // a write in progress (read-only reader): the current end
       case FrameStatus::corrupt:
         throw LogError(fmt::format("corrupt event log: {} at byte {}: {} (record {})", segment_->path(), position_,
                                    frame.problem, position_offset_));

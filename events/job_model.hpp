@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -35,8 +37,9 @@ struct ResubmitSpec {
 
 enum class OpenMode : uint8_t { unset, append, truncate };
 
-// What the user asked for (JobSubmitted.spec).
-struct JobSpec {
+// The part of a job's spec that scheduling passes, job commands and squeue
+// lines read: small, and kept decoded once a record was asked for it.
+struct JobSpecCore {
   std::string name;
   std::string partition;
   std::string user_name;
@@ -49,13 +52,6 @@ struct JobSpec {
   uint64_t mem_per_node_mb = 0;
   uint64_t mem_per_cpu_mb = 0;
   uint32_t time_limit_sec = 0;  // 0: the partition's limit
-  std::string script;
-  std::string command;
-  std::string work_dir;
-  std::string stdout_pattern;
-  std::string stderr_pattern;
-  OpenMode open_mode = OpenMode::unset;
-  std::vector<std::string> environment;
   bool requeue = true;
   int32_t signal = 0;
   uint32_t signal_seconds_before = 0;
@@ -63,14 +59,67 @@ struct JobSpec {
   int64_t begin_time_us = 0;
   bool hold_at_submit = false;
   int32_t nice = 0;
+  bool exclusive = false;
   BurstBufferSpec burst_buffer;
   ResubmitSpec resubmit;
+  bool operator==(const JobSpecCore&) const = default;
+};
+
+// What the user asked for (JobSubmitted.spec), in full: what sbatch builds and a launch needs.
+struct JobSpec : JobSpecCore {
+  std::string script;
+  std::string command;
+  std::string work_dir;
+  std::string stdout_pattern;
+  std::string stderr_pattern;
+  OpenMode open_mode = OpenMode::unset;
+  std::vector<std::string> environment;
   std::string submit_host;
   std::string dependency;
   std::string array_spec;
-  bool exclusive = false;
   std::string comment;
   bool operator==(const JobSpec&) const = default;
+};
+
+// A job record's spec. Thousands of queued jobs each carry a script and an
+// exported environment that only a launch or `scontrol show job` reads, and a
+// replay folds millions of events that never look at a spec: the whole spec
+// stays encoded as the JobSubmitted event it came from, in one immutable
+// buffer that copies of the record share; the core is decoded on first use.
+class RecordedSpec {
+ public:
+  RecordedSpec() = default;
+  explicit RecordedSpec(const JobSpec& spec);  // encodes it
+  // `event_words` holds an encoded JobSubmitted event.
+  RecordedSpec(std::shared_ptr<const uint64_t[]> event_words, size_t word_count)
+      : words_(std::move(event_words)), word_count_(word_count) {}
+
+  const JobSpecCore* operator->() const { return &core(); }
+  // Decoded once per copy of the record (copies made after that share it). Not
+  // thread-safe on one object, like the record itself: each actor has its own copy.
+  const JobSpecCore& core() const;
+  // Decodes the whole spec (default values when there is none).
+  JobSpec full() const;
+  // An encoded JobSubmitted event holding the spec (without its environment after
+  // compact()); empty for a default-constructed spec.
+  std::span<const uint8_t> event_bytes() const {
+    return {reinterpret_cast<const uint8_t*>(words_.get()), word_count_ * sizeof(uint64_t)};
+  }
+  bool operator==(const RecordedSpec& other) const { return full() == other.full(); }
+
+  // For a job the controller keeps queued: the exported environment, most of a
+  // spec's bytes and usually the same for every job of a submitter, moves to a
+  // pool that shares one copy; the rest is re-encoded without it. The value is unchanged.
+  void compact();
+  // The environment kept apart by compact(), each entry NUL-terminated as in a
+  // process's environ; null when it is in the encoded spec.
+  const std::string* environment_block() const { return environment_.get(); }
+
+ private:
+  std::shared_ptr<const uint64_t[]> words_;
+  size_t word_count_ = 0;
+  mutable std::shared_ptr<const JobSpecCore> core_;
+  std::shared_ptr<const std::string> environment_;
 };
 
 struct NodeShare {
@@ -99,7 +148,7 @@ enum class BbPhase : uint8_t { none, waiting, staging_in, ready, staging_out, re
 
 struct JobRecord {
   uint64_t id = 0;
-  JobSpec spec;
+  RecordedSpec spec;
   JobState state = JobState::PENDING;
   Reason reason = Reason::none;
   std::string message;  // extra detail (why not resubmitted, failure text)

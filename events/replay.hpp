@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 
 #include "events/cluster_state.hpp"
 #include "events/event_log.hpp"
@@ -27,8 +28,12 @@ ReplayStats replay_partition(const EventLog& log, uint32_t partition, uint64_t f
 ReplayStats replay_all(const EventLog& log, ClusterState& state);
 
 // Decodes one record and applies it; false (and an anomaly) when it does not decode.
-bool apply_record(ClusterState& state, const LogRecord& record,
+bool apply_record(ClusterState& state, uint64_t offset, std::span<const uint8_t> payload,
                   const std::function<void(const DecodedEvent&, ApplyResult)>& observe = {});
+inline bool apply_record(ClusterState& state, const LogRecord& record,
+                         const std::function<void(const DecodedEvent&, ApplyResult)>& observe = {}) {
+  return apply_record(state, record.offset, record.payload, observe);
+}
 
 // The partition from `from` up to its last event written at or before time_us:
 // the state as it was then (a partition's events are in their writer's time order).

@@ -45,7 +45,7 @@ class Hasher {
     add(s.array_spec), add(s.exclusive), add(s.comment);
   }
   void add(const JobRecord& j) {
-    add(j.id), add(j.spec), add(j.state), add(j.reason), add(j.message), add(j.time_limit_sec);
+    add(j.id), add(j.spec.full()), add(j.state), add(j.reason), add(j.message), add(j.time_limit_sec);
     add(j.final_state), add(j.submit_us), add(j.eligible_us), add(j.start_us), add(j.end_us);
     add(j.suspended_since_us), add(j.suspended_us), add(j.last_suspend_us), add(j.pre_suspend_run_us);
     add(j.hold), add(j.cancel_requested), add(j.time_limit_reached), add(j.requeue_requested);

@@ -217,7 +217,7 @@ TEST_CASE("ledger: replaying the log gives the same pools, to the byte") {
   ClusterState replayed;
   for (uint64_t offset = 0; offset < t.records.size(); ++offset) {
     DecodedEvent decoded(offset, t.records[offset]);
-    apply(replayed, offset, decoded.event());
+    apply(replayed, decoded);
   }
   CHECK(replayed == t.state);
   CHECK(state_digest(replayed) == state_digest(t.state));

@@ -18,8 +18,10 @@
 #include "cli/sinfo_format.hpp"
 #include "cli/slurm_views.hpp"
 #include "cli/squeue_format.hpp"
+#include "test/unit/spec_edit.hpp"
 
 using namespace cairn;
+using cairn::test::edit_spec;
 
 namespace {
 
@@ -72,24 +74,26 @@ constexpr int64_t kNow = kT0 + kHour;
 FormatContext context() { return {"cairn", kNow}; }
 
 JobRecord base_job(uint64_t id, std::string name) {
+  JobSpec spec;
+  spec.name = std::move(name);
+  spec.partition = "debug";
+  spec.user_name = "alice";
+  spec.uid = 1000;
+  spec.gid = 1000;
+  spec.account = "physics";
+  spec.cpus_per_task = 2;
+  spec.mem_per_node_mb = 1000;
+  spec.time_limit_sec = 3600;
+  spec.script = "#!/bin/sh\nsleep 60\n";
+  spec.command = "/home/alice/" + spec.name + ".sh";
+  spec.work_dir = "/home/alice";
+  spec.submit_host = "login1";
   JobRecord job;
   job.id = id;
-  job.spec.name = std::move(name);
-  job.spec.partition = "debug";
-  job.spec.user_name = "alice";
-  job.spec.uid = 1000;
-  job.spec.gid = 1000;
-  job.spec.account = "physics";
-  job.spec.cpus_per_task = 2;
-  job.spec.mem_per_node_mb = 1000;
-  job.spec.time_limit_sec = 3600;
-  job.spec.script = "#!/bin/sh\nsleep 60\n";
-  job.spec.command = "/home/alice/" + job.spec.name + ".sh";
-  job.spec.work_dir = "/home/alice";
-  job.spec.submit_host = "login1";
+  job.spec = RecordedSpec(spec);
   job.submit_us = kT0 - 4 * kHour;
   job.eligible_us = job.submit_us;
-  job.time_limit_sec = job.spec.time_limit_sec;
+  job.time_limit_sec = spec.time_limit_sec;
   return job;
 }
 
@@ -119,20 +123,24 @@ std::vector<JobRecord> sample_jobs() {
   JobRecord held = base_job(102, "prep");
   held.hold = HoldKind::user;
   held.reason = Reason::job_held_user;
-  held.spec.time_limit_sec = 0;  // no limit asked: UNLIMITED
+  edit_spec(held, [](JobSpec& spec) { spec.time_limit_sec = 0; });  // no limit asked: UNLIMITED
   jobs.push_back(held);
 
   JobRecord running = base_job(103, "simulate");
-  running.spec.stdout_pattern = "logs/%x-%j.out";
-  running.spec.stderr_pattern = "/scratch/%u/%N-%5j.err";
-  running.spec.comment = "nightly run";
+  edit_spec(running, [&](JobSpec& spec) {
+    spec.stdout_pattern = "logs/%x-%j.out";
+    spec.stderr_pattern = "/scratch/%u/%N-%5j.err";
+    spec.comment = "nightly run";
+  });
   run_on(running, {{"n1", 2, 1000}}, kT0 + 20 * kMinute);
   jobs.push_back(running);
 
   // Ran 10:00-10:10, suspended 10:10-10:15, ran 10:15-10:40, suspended since.
   JobRecord suspended = base_job(104, "render");
-  suspended.spec.num_nodes = 2;
-  suspended.spec.num_tasks = 2;
+  edit_spec(suspended, [&](JobSpec& spec) {
+    spec.num_nodes = 2;
+    spec.num_tasks = 2;
+  });
   run_on(suspended, {{"n2", 2, 1000}, {"n3", 2, 1000}}, kT0);
   suspended.state = JobState::SUSPENDED;
   suspended.suspended_us = 5 * kMinute;
@@ -157,8 +165,10 @@ std::vector<JobRecord> sample_jobs() {
   jobs.push_back(killed);
 
   JobRecord oom = base_job(108, "bigmem");
-  oom.spec.mem_per_node_mb = 0;
-  oom.spec.mem_per_cpu_mb = 512;
+  edit_spec(oom, [&](JobSpec& spec) {
+    spec.mem_per_node_mb = 0;
+    spec.mem_per_cpu_mb = 512;
+  });
   run_on(oom, {{"n1", 2, 1024}}, kT0 - 50 * kMinute);
   end_as(oom, JobState::OUT_OF_MEMORY, kT0 - 45 * kMinute, 0, 125, Reason::out_of_memory);
   oom.oom_detected = true;
@@ -172,14 +182,16 @@ std::vector<JobRecord> sample_jobs() {
   requeued.runs.push_back(
       {1, kT0 - 2 * kHour, kT0 - 2 * kHour + 30 * kMinute, JobState::NODE_FAIL, 0, 0, 2 * kMinute, {{"n4", 2, 1000}}});
   requeued.restarts = 2;
-  requeued.spec.time_limit_sec = 2 * 86400;
+  edit_spec(requeued, [&](JobSpec& spec) { spec.time_limit_sec = 2 * 86400; });
   requeued.time_limit_sec = 2 * 86400;
   run_on(requeued, {{"n2", 2, 1000}}, kT0 + 59 * kMinute);
   jobs.push_back(requeued);
 
   JobRecord staging = base_job(110, "bbjob");
-  staging.spec.burst_buffer.pool = "fast";
-  staging.spec.burst_buffer.capacity_bytes = 100ull << 30;
+  edit_spec(staging, [&](JobSpec& spec) {
+    spec.burst_buffer.pool = "fast";
+    spec.burst_buffer.capacity_bytes = 100ull << 30;
+  });
   staging.bb_pool = "fast";
   staging.bb_phase = BbPhase::staging_in;
   staging.reason = Reason::burst_buffer_stage_in;
@@ -313,7 +325,7 @@ TEST_CASE("cli_format: squeue NODELIST(REASON) explains waiting jobs and locates
 
 TEST_CASE("cli_format: squeue widths cut, align and pad") {
   JobRecord job = base_job(7, "averyveryverylongname");
-  job.spec.user_name = "bartholomew";
+  edit_spec(job, [&](JobSpec& spec) { spec.user_name = "bartholomew"; });
   CHECK(render_squeue({&job}, "%.8j|%8u|%j|%.3i", false, context()) == "averyver|bartholo|averyveryverylongname|  7\n");
   CHECK(render_squeue({&job}, "%.8j %.8u", true, context()) == "    NAME     USER\naveryver bartholo\n");
   // Node lists and run times are never cut when right-justified.
@@ -391,10 +403,12 @@ TEST_CASE("cli_format: scontrol output paths expand Slurm's patterns") {
 std::vector<JobRecord> burst_buffer_jobs() {
   auto with_buffer = [](uint64_t id, const std::string& name) {
     JobRecord job = base_job(id, name);
-    job.spec.burst_buffer.pool = "fast";
-    job.spec.burst_buffer.capacity_bytes = 60ull << 30;
-    job.spec.burst_buffer.stage_in = {{"/data/in", "$BB_JOB_DIR/in"}};
-    job.spec.burst_buffer.stage_out = {{"$BB_JOB_DIR/out", "/data/out"}};
+    edit_spec(job, [](JobSpec& spec) {
+      spec.burst_buffer.pool = "fast";
+      spec.burst_buffer.capacity_bytes = 60ull << 30;
+      spec.burst_buffer.stage_in = {{"/data/in", "$BB_JOB_DIR/in"}};
+      spec.burst_buffer.stage_out = {{"$BB_JOB_DIR/out", "/data/out"}};
+    });
     job.bb_pool = "fast";
     job.bb_reserved_bytes = 60ull << 30;
     job.bb_node = "n1";

@@ -44,7 +44,7 @@ struct Timeline {
     uint64_t offset = records.size();
     records.push_back(std::move(bytes));
     DecodedEvent decoded(offset, records.back());
-    return apply(state, offset, decoded.event());
+    return apply(state, decoded);
   }
 
   const JobRecord& job(uint64_t id) const { return state.jobs.at(id); }

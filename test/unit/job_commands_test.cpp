@@ -2,6 +2,7 @@
 
 #include "actors/job_commands.hpp"
 #include "test/unit/event_fixtures.hpp"
+#include "test/unit/spec_edit.hpp"
 
 using namespace cairn;
 using namespace cairn::test;
@@ -15,7 +16,7 @@ Caller root() { return {0, "root", true, true, ""}; }
 JobRecord job_in(JobState state, HoldKind hold = HoldKind::none) {
   JobRecord job;
   job.id = 7;
-  job.spec = simple_spec();
+  job.spec = RecordedSpec(simple_spec());
   job.state = state;
   job.hold = hold;
   return job;
@@ -54,7 +55,7 @@ TEST_CASE("cancel, hold, release and requeue follow ownership and state") {
   CHECK_FALSE(check_job_command(ControlVerb::release, job_in(JobState::PENDING), owner(), false).needs_event);
   CHECK(error_of(ControlVerb::requeue, job_in(JobState::PENDING), owner()) == "Job is pending execution");
   auto no_requeue = job_in(JobState::RUNNING);
-  no_requeue.spec.requeue = false;
+  edit_spec(no_requeue, [&](JobSpec& spec) { spec.requeue = false; });
   CHECK(error_of(ControlVerb::requeue, no_requeue, owner()) == "Requested operation is presently disabled");
   Caller anonymous = owner();
   anonymous.may_write = false;
@@ -66,24 +67,30 @@ TEST_CASE("cancel, hold, release and requeue follow ownership and state") {
 TEST_CASE("the resubmission policy: states, exit codes and the maximum") {
   auto job = job_in(JobState::TIMEOUT);
   CHECK_FALSE(should_resubmit(job));  // no policy
-  job.spec.resubmit.max_restarts = 2;
-  job.spec.resubmit.on_states = {JobState::TIMEOUT, JobState::NODE_FAIL};
+  edit_spec(job, [&](JobSpec& spec) {
+    spec.resubmit.max_restarts = 2;
+    spec.resubmit.on_states = {JobState::TIMEOUT, JobState::NODE_FAIL};
+  });
   CHECK(should_resubmit(job));
   job.restarts = 2;
   std::string why;
   CHECK_FALSE(should_resubmit(job, &why));
   CHECK(why == "not resubmitted: maximum of 2 restarts reached");
   auto failed = job_in(JobState::FAILED);
-  failed.spec.resubmit.max_restarts = 1;
-  failed.spec.resubmit.on_exit_codes = {75};
+  edit_spec(failed, [&](JobSpec& spec) {
+    spec.resubmit.max_restarts = 1;
+    spec.resubmit.on_exit_codes = {75};
+  });
   failed.exit_code = 75;
   CHECK(should_resubmit(failed));
   failed.exit_code = 1;
   CHECK_FALSE(should_resubmit(failed, &why));
   CHECK(why == "not resubmitted: FAILED is not in the resubmission policy");
   auto oom = job_in(JobState::OUT_OF_MEMORY);
-  oom.spec.resubmit.max_restarts = 1;
-  oom.spec.resubmit.on_states = {JobState::TIMEOUT};
+  edit_spec(oom, [&](JobSpec& spec) {
+    spec.resubmit.max_restarts = 1;
+    spec.resubmit.on_states = {JobState::TIMEOUT};
+  });
   CHECK_FALSE(should_resubmit(oom));
   CHECK_FALSE(should_resubmit(job_in(JobState::RUNNING)));
 }

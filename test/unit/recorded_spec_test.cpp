@@ -1,0 +1,86 @@
+#include <doctest/doctest.h>
+
+#include "events/event_codec.hpp"
+#include "test/unit/event_fixtures.hpp"
+
+using namespace cairn;
+using namespace cairn::test;
+
+namespace {
+
+JobSpec busy_spec() {
+  JobSpec spec = simple_spec("busy", 600);
+  spec.account = "physics";
+  spec.num_nodes = 2;
+  spec.mem_per_cpu_mb = 512;
+  spec.signal = 10;
+  spec.signal_seconds_before = 60;
+  spec.begin_time_us = kT0 + 5;
+  spec.hold_at_submit = true;
+  spec.nice = -3;
+  spec.exclusive = true;
+  spec.burst_buffer = {"fast", 1 << 20, {{"/in", "$BB/in"}}, {{"$BB/out", "/out"}}};
+  spec.resubmit = {{JobState::TIMEOUT}, {75}, 3, 30};
+  spec.command = "/home/alice/busy.sh";
+  spec.stdout_pattern = "%x-%j.out";
+  spec.open_mode = OpenMode::append;
+  spec.environment = {"PATH=/usr/bin", "HOME=/home/alice", "EMPTY="};
+  spec.submit_host = "login1";
+  spec.dependency = "afterok:1";
+  spec.array_spec = "1-4";
+  spec.comment = "a comment";
+  return spec;
+}
+
+}  // namespace
+
+TEST_CASE("a recorded spec decodes to the spec it was made from") {
+  JobSpec spec = busy_spec();
+  RecordedSpec recorded(spec);
+  CHECK(recorded.core() == static_cast<const JobSpecCore&>(spec));
+  CHECK(recorded.full() == spec);
+  CHECK(read_spec(RecordedSpecReader(recorded).spec()) == spec);
+}
+
+TEST_CASE("a spec recorded from its JobSubmitted event is shared by copies of the record") {
+  auto bytes = make::job_submitted(at(0), 1, busy_spec());
+  RecordedSpec recorded = record_spec(DecodedEvent(0, bytes));
+  CHECK(recorded.full() == busy_spec());
+  CHECK(recorded->partition == "debug");
+  RecordedSpec copy = recorded;
+  CHECK(copy.event_bytes().data() == recorded.event_bytes().data());
+  CHECK(copy == recorded);
+  CHECK(record_spec(RecordedSpecReader(recorded).spec()) == recorded);  // as an RPC answer carries it
+}
+
+TEST_CASE("a spec never recorded reads as the default spec") {
+  RecordedSpec none;
+  CHECK(none.event_bytes().empty());
+  CHECK(none.full() == JobSpec{});
+  CHECK(read_spec(RecordedSpecReader(none).spec()) == JobSpec{});
+  CHECK(RecordedSpec(JobSpec{}) == none);
+}
+
+TEST_CASE("compacted specs keep their value and share one environment") {
+  JobSpec first = busy_spec();
+  JobSpec second = busy_spec();
+  second.name = "other";
+  RecordedSpec a(first), b(second);
+  size_t encoded = a.event_bytes().size();
+  a.compact();
+  b.compact();
+  CHECK(a.full() == first);
+  CHECK(b.full() == second);
+  CHECK(a.core() == static_cast<const JobSpecCore&>(first));
+  REQUIRE(a.environment_block() != nullptr);
+  CHECK(a.environment_block() == b.environment_block());
+  CHECK(split_environment(*a.environment_block()) == first.environment);
+  CHECK(a.event_bytes().size() < encoded);
+  CHECK(read_spec(RecordedSpecReader(a).spec()).environment.empty());  // kept apart
+  a.compact();  // once is enough
+  CHECK(a.full() == first);
+
+  RecordedSpec none_exported(simple_spec());
+  none_exported.compact();
+  CHECK(none_exported.full() == simple_spec());
+}
