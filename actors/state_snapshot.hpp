@@ -24,12 +24,14 @@ struct StateSnapshot {
   uint32_t partition = 0;
   uint64_t next_offset = 0;   // the first event not folded in
   int64_t last_event_us = 0;  // writer time of the last event folded in
+  uint64_t digest = 0;        // state_digest(state) as recorded when written (decode_snapshot)
 };
 
 std::vector<uint8_t> encode_snapshot(const StateSnapshot& snapshot);
 
-// Throws SnapshotError when the bytes are no snapshot, of another format
-// version, or hold a state whose digest is not the one recorded with it.
+// A snapshot file: "CSNP", the CRC32C of the rest, then the packed message.
+// Throws SnapshotError when the bytes are no snapshot, fail their checksum, or
+// are of another format version.
 StateSnapshot decode_snapshot(std::span<const uint8_t> bytes);
 
 }  // namespace cairn

@@ -51,6 +51,7 @@ TEST_CASE("snapshot: the decoded state equals the encoded one, field for field")
   StateSnapshot decoded = decode_snapshot(encode_snapshot(original));
   CHECK(decoded.state == original.state);
   CHECK(state_digest(decoded.state) == state_digest(original.state));
+  CHECK(decoded.digest == state_digest(original.state));  // recorded when written
   CHECK(decoded.next_offset == original.next_offset);
   CHECK(decoded.last_event_us == original.last_event_us);
   CHECK(decoded.partition == 0);
@@ -61,9 +62,9 @@ TEST_CASE("snapshot: truncated, foreign or altered bytes are refused") {
   CHECK_THROWS_AS(decode_snapshot(std::span(bytes).first(bytes.size() / 2 & ~size_t{7})), SnapshotError);
   CHECK_THROWS_AS(decode_snapshot(std::span(bytes).first(13)), SnapshotError);
   std::vector<uint8_t> zeros(64, 0);
-  CHECK_THROWS_AS(decode_snapshot(zeros), SnapshotError);  // no message, or format version 0
+  CHECK_THROWS_AS(decode_snapshot(zeros), SnapshotError);  // no header
   CHECK_THROWS_AS(decode_snapshot({}), SnapshotError);
-  // One letter of a job's script changed: the digest no longer matches. (Packing puts a tag
+  // One letter of a job's script changed: the checksum no longer matches. (Packing puts a tag
   // byte before every 8-byte word, so look for a piece of the script that one word holds.)
   bool altered = false;
   for (std::string needle : {"echo", "hello", "ello", "cho ", "llo"}) {
@@ -74,7 +75,7 @@ TEST_CASE("snapshot: truncated, foreign or altered bytes are refused") {
     break;
   }
   REQUIRE(altered);
-  CHECK_THROWS_WITH_AS(decode_snapshot(bytes), doctest::Contains("digest"), SnapshotError);
+  CHECK_THROWS_WITH_AS(decode_snapshot(bytes), doctest::Contains("checksum"), SnapshotError);
 }
 
 TEST_CASE("snapshot files: the newest usable one is loaded, the others said and skipped; two are kept") {
