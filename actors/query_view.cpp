@@ -46,21 +46,23 @@ SchedulingDecision run_pass(QueryView* self) {
   return schedule({&st.state, st.context->partitions, st.context->pools, wall_clock_us()});
 }
 
-// Every SnapshotInterval events: the state goes to a snapshot file, written on a
-// thread of its own so that queries are not kept waiting for the disk.
+// Every SnapshotInterval events: the state is encoded here (a copy of it would
+// outweigh its packed encoding) and written on a thread of its own, so that
+// queries are not kept waiting for the disk.
 void maybe_snapshot(QueryView* self) {
   auto& st = self->state;
   uint32_t interval = st.context->config.snapshot_interval;
   if (interval == 0 || st.applied_offset < st.snapshot_offset + interval) return;
   st.snapshot_offset = st.applied_offset;
-  auto snapshot = std::make_shared<StateSnapshot>(StateSnapshot{st.state, st.context->shard, st.applied_offset,
-                                                                st.last_event_us});
+  auto bytes = std::make_shared<const std::vector<uint8_t>>(
+      encode_snapshot(st.state, st.context->shard, st.applied_offset, st.last_event_us));
   std::string dir = snapshot_dir(st.context->config);
-  std::thread([snapshot, dir] {
+  size_t jobs = st.state.jobs.size();
+  uint64_t offset = st.applied_offset;
+  std::thread([bytes, dir, jobs, offset] {
     try {
-      auto path = write_snapshot_file(dir, *snapshot);
-      spdlog::info("snapshot of {} jobs up to offset {} written to {}", snapshot->state.jobs.size(),
-                   snapshot->next_offset, path);
+      auto path = write_snapshot_file(dir, *bytes, offset);
+      spdlog::info("snapshot of {} jobs up to offset {} written to {}", jobs, offset, path);
     } catch (const std::exception& e) {
       spdlog::warn("no snapshot written: {}", e.what());
     }

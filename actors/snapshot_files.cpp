@@ -65,11 +65,11 @@ void write_all(int fd, const std::vector<uint8_t>& bytes, const std::string& pat
 
 std::string snapshot_dir(const ClusterConfig& config) { return config.state_save_location + "/snapshots"; }
 
-std::string write_snapshot_file(const std::string& dir, const StateSnapshot& snapshot, size_t keep) {
+std::string write_snapshot_file(const std::string& dir, const std::vector<uint8_t>& bytes, uint64_t next_offset,
+                                size_t keep) {
   fs::create_directories(dir);
-  std::string path = fmt::format("{}/{}{:020}{}", dir, kPrefix, snapshot.next_offset, kSuffix);
+  std::string path = fmt::format("{}/{}{:020}{}", dir, kPrefix, next_offset, kSuffix);
   std::string temporary = path + ".tmp";
-  std::vector<uint8_t> bytes = encode_snapshot(snapshot);
   {
     UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
     if (!fd) throw std::system_error(errno, std::system_category(), "cannot create " + temporary);

@@ -16,7 +16,11 @@ namespace cairn {
 std::string snapshot_dir(const ClusterConfig& config);
 
 // "<dir>/snapshot-<next offset, 20 digits>.capnp". Returns the path. Throws std::runtime_error.
-std::string write_snapshot_file(const std::string& dir, const StateSnapshot& snapshot, size_t keep = 2);
+std::string write_snapshot_file(const std::string& dir, const std::vector<uint8_t>& encoded, uint64_t next_offset,
+                                size_t keep = 2);
+inline std::string write_snapshot_file(const std::string& dir, const StateSnapshot& snapshot, size_t keep = 2) {
+  return write_snapshot_file(dir, encode_snapshot(snapshot), snapshot.next_offset, keep);
+}
 
 struct SnapshotLimits {
   uint64_t max_next_offset = UINT64_MAX;  // the log's end: a snapshot past it belongs to another log

@@ -21,14 +21,14 @@ constexpr size_t kHeaderBytes = 8;
 
 }  // namespace
 
-std::vector<uint8_t> encode_snapshot(const StateSnapshot& snapshot) {
-  const ClusterState& state = snapshot.state;
+std::vector<uint8_t> encode_snapshot(const ClusterState& state, uint32_t partition, uint64_t next_offset,
+                                     int64_t last_event_us) {
   capnp::MallocMessageBuilder message;
   auto out = message.initRoot<snapshot::StateSnapshot>();
   out.setFormatVersion(kSnapshotFormatVersion);
-  out.setPartition(snapshot.partition);
-  out.setNextOffset(snapshot.next_offset);
-  out.setLastEventUs(snapshot.last_event_us);
+  out.setPartition(partition);
+  out.setNextOffset(next_offset);
+  out.setLastEventUs(last_event_us);
   out.setDigest(state_digest(state));
   auto jobs = out.initJobs(static_cast<unsigned>(state.jobs.size()));
   unsigned i = 0;

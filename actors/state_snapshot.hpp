@@ -27,7 +27,12 @@ struct StateSnapshot {
   uint64_t digest = 0;        // state_digest(state) as recorded when written (decode_snapshot)
 };
 
-std::vector<uint8_t> encode_snapshot(const StateSnapshot& snapshot);
+// The state is only read: a controller encodes its live state without copying it.
+std::vector<uint8_t> encode_snapshot(const ClusterState& state, uint32_t partition, uint64_t next_offset,
+                                     int64_t last_event_us);
+inline std::vector<uint8_t> encode_snapshot(const StateSnapshot& snapshot) {
+  return encode_snapshot(snapshot.state, snapshot.partition, snapshot.next_offset, snapshot.last_event_us);
+}
 
 // A snapshot file: "CSNP", the CRC32C of the rest, then the packed message.
 // Throws SnapshotError when the bytes are no snapshot, fail their checksum, or
