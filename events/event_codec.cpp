@@ -160,6 +160,7 @@ void write_spec(schema::JobSpec::Builder out, const JobSpec& spec) {
   out.setArraySpec(spec.array_spec);
   out.setExclusive(spec.exclusive);
   out.setComment(spec.comment);
+  out.setKillOnInvalidDep(static_cast<uint8_t>(spec.kill_on_invalid_dep));
 }
 
 JobSpec read_spec(schema::JobSpec::Reader in) {
@@ -206,6 +207,8 @@ JobSpec read_spec(schema::JobSpec::Reader in) {
   spec.array_spec = in.getArraySpec();
   spec.exclusive = in.getExclusive();
   spec.comment = in.getComment();
+  spec.kill_on_invalid_dep = in.getKillOnInvalidDep() <= 2 ? static_cast<KillOnInvalidDep>(in.getKillOnInvalidDep())
+                                                           : KillOnInvalidDep::unset;
   return spec;
 }
 

@@ -35,6 +35,9 @@ struct ResubmitSpec {
 
 enum class OpenMode : uint8_t { unset, append, truncate };
 
+// --kill-on-invalid-dep; unset: the cluster's DependencyParameters decide.
+enum class KillOnInvalidDep : uint8_t { unset, yes, no };
+
 // What the user asked for (JobSubmitted.spec).
 struct JobSpec {
   std::string name;
@@ -70,6 +73,7 @@ struct JobSpec {
   std::string array_spec;
   bool exclusive = false;
   std::string comment;
+  KillOnInvalidDep kill_on_invalid_dep = KillOnInvalidDep::unset;
   bool operator==(const JobSpec&) const = default;
 };
 
