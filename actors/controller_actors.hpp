@@ -57,6 +57,9 @@ using bb_done_atom = caf::atom_constant<caf::atom("bbdone")>;
 using bb_retry_atom = caf::atom_constant<caf::atom("bbretry")>;
 using query_pools_atom = caf::atom_constant<caf::atom("qpools")>;
 using query_digest_atom = caf::atom_constant<caf::atom("qdigest")>;
+// Which of these job ids the query view's state does not know (submission with --dependency).
+using unknown_jobs_atom = caf::atom_constant<caf::atom("qunknown")>;
+using retry_atom = caf::atom_constant<caf::atom("retry")>;
 
 // The actors of one controller; filled in by main before any message flows.
 struct ControllerActors {
@@ -133,3 +136,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StageOutcome)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StageReply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::PoolsReply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::DigestReply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::DeferredStep)

@@ -144,6 +144,8 @@ using SubmitReply = std::function<void(const SubmitOutcome&)>;
 using JobsReply = std::function<void(const JobsSnapshot&)>;
 using NodesReply = std::function<void(const NodesSnapshot&)>;
 using DoneReply = std::function<void(bool ok, const std::string& error)>;
+// A step an actor sends itself to run later (delayed_send): a retry.
+using DeferredStep = std::function<void()>;
 
 struct PoolsSnapshot {
   std::vector<PoolUsage> pools;

@@ -43,7 +43,8 @@ int64_t wall_clock_us() {
 
 SchedulingDecision run_pass(QueryView* self) {
   auto& st = self->state;
-  return schedule({&st.state, st.context->partitions, st.context->pools, wall_clock_us()});
+  return schedule({&st.state, st.context->partitions, st.context->pools, wall_clock_us(),
+                   st.context->config.kill_invalid_depend});
 }
 
 // Every SnapshotInterval events: the state is encoded here (a copy of it would
@@ -119,6 +120,12 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
         if (self->state.applied_offset >= min_offset) return run_pass(self);
         self->state.deferred.push_back({min_offset, self->make_response_promise()});
         return caf::delegated<SchedulingDecision>();
+      },
+      [=](unknown_jobs_atom, const std::vector<uint64_t>& ids) -> std::vector<uint64_t> {
+        std::vector<uint64_t> unknown;
+        for (auto id : ids)
+          if (!self->state.state.jobs.contains(id)) unknown.push_back(id);
+        return unknown;
       },
       [=](reasons_atom, ReasonMap& reasons) { self->state.pending_reasons = std::move(reasons); },
       [=](query_job_atom, uint64_t job_id) -> caf::result<bool, JobRecord> {

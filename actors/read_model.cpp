@@ -1,5 +1,7 @@
 #include "actors/read_model.hpp"
 
+#include "events/job_dependency.hpp"
+
 namespace cairn {
 
 std::vector<PartitionPolicy> partition_policies(const ClusterConfig& config) {
@@ -50,7 +52,14 @@ JobsSnapshot select_jobs(const ClusterState& state, const ReasonMap& reasons, co
                          bool include_finished, int64_t now_us, uint32_t min_job_age_sec) {
   JobsSnapshot snapshot;
   snapshot.now_us = now_us;
-  auto add = [&](const JobRecord& job) { snapshot.jobs.push_back(with_live_reason(job, reasons)); };
+  auto add = [&](const JobRecord& job) {
+    snapshot.jobs.push_back(with_live_reason(job, reasons));
+    if (!job.spec->dependency.empty()) {  // shown as Slurm shows it: afterok:12(unfulfilled)
+      JobSpec shown = job.spec.full();
+      shown.dependency = dependency_display(job, state, now_us);
+      snapshot.jobs.back().spec = RecordedSpec(shown);
+    }
+  };
   if (ids.empty()) {
     for (const auto& [id, job] : state.jobs)
       if (include_finished || shown_by_default(job, now_us, min_job_age_sec)) add(job);

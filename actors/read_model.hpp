@@ -22,7 +22,9 @@ bool shown_by_default(const JobRecord& job, int64_t now_us, uint32_t min_job_age
 JobRecord with_live_reason(const JobRecord& job, const ReasonMap& reasons);
 
 // The jobs named by ids (every job shown by default, or every job at all, when
-// ids is empty), with live reasons, as of now_us.
+// ids is empty), with live reasons, as of now_us. Their spec.dependency is what
+// Slurm shows as Dependency= and %E: the conditions not met yet, with "(unfulfilled)"
+// or "(failed)", empty once all are met (dependency_display).
 JobsSnapshot select_jobs(const ClusterState& state, const ReasonMap& reasons, const std::vector<uint64_t>& ids,
                          bool include_finished, int64_t now_us, uint32_t min_job_age_sec);
 

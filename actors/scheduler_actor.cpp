@@ -5,9 +5,12 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <csignal>
+#include <set>
 
 #include "actors/controller_actors.hpp"
 #include "common/size_parse.hpp"
+#include "events/job_dependency.hpp"
 
 namespace cairn {
 namespace {
@@ -17,6 +20,7 @@ struct SchedulerState {
   bool busy = false;
   bool dirty = false;
   uint64_t min_offset = 0;  // the next pass must see our own earlier decisions
+  std::set<uint64_t> cancelled;  // jobs this controller cancelled for an invalid dependency
   static inline const char* name = "scheduler";
 };
 
@@ -54,6 +58,15 @@ EventDraft stage_in_draft(const BbStageIn& stage_in) {
   return draft;
 }
 
+// The controller cancels a job whose dependency can never be met (kill_invalid_depend).
+EventDraft dependency_cancel_draft(uint64_t job_id) {
+  EventDraft draft;
+  draft.actor = kSchedulerActor;
+  draft.job_id = job_id;
+  draft.build = [job_id](const EventMeta& meta) { return make::job_cancelled(meta, job_id, SIGKILL, true); };
+  return draft;
+}
+
 void run_pass(SchedulerActor* self);
 
 void pass_done(SchedulerActor* self) {
@@ -82,6 +95,10 @@ void run_pass(SchedulerActor* self) {
         // In log order after their reservations: the job actor orders the copy once this is durable.
         for (const auto& stage_in : decision.bb_stage_ins) drafts.push_back(stage_in_draft(stage_in));
         for (const auto& placement : decision.placements) drafts.push_back(allocation_draft(placement));
+        for (auto job_id : decision.dependency_cancels) {
+          if (!self->state.cancelled.insert(job_id).second) continue;  // asked once; the next pass sees it
+          drafts.push_back(dependency_cancel_draft(job_id));
+        }
         if (drafts.empty()) return pass_done(self);
         auto outstanding = std::make_shared<size_t>(drafts.size());
         for (auto& draft : drafts) {
@@ -137,11 +154,28 @@ void apply_cluster_resubmit_default(const ClusterConfig& config, JobSpec& spec) 
   }
 }
 
+// Every job a dependency names must exist (Slurm refuses the submission otherwise). A job
+// submitted just before may not be applied to the query view yet: ask again a few times.
+constexpr int kDependencyChecks = 10;
+constexpr auto kDependencyRecheck = std::chrono::milliseconds(100);
+
+void check_dependency_jobs(SchedulerActor* self, std::vector<uint64_t> ids, int attempts,
+                           std::function<void(bool)> done) {
+  self->request(self->state.context->actors.query_view, caf::infinite, unknown_jobs_atom::value, ids)
+      .then([=](const std::vector<uint64_t>& unknown) {
+        if (unknown.empty()) return done(true);
+        if (attempts <= 1) return done(false);
+        DeferredStep again = [=] { check_dependency_jobs(self, unknown, attempts - 1, done); };
+        self->delayed_send(self, kDependencyRecheck, retry_atom::value, std::move(again));
+      });
+}
+
 caf::behavior scheduler(SchedulerActor* self, std::shared_ptr<const ControllerContext> context) {
   self->state.context = std::move(context);
   self->send(self, tick_atom::value);
   return {
       [=](kick_atom) { run_pass(self); },
+      [=](retry_atom, const DeferredStep& step) { step(); },
       [=](tick_atom) {
         run_pass(self);
         self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
@@ -158,13 +192,23 @@ caf::behavior scheduler(SchedulerActor* self, std::shared_ptr<const ControllerCo
           for (const auto& partition : self->state.context->partitions)
             if (partition.is_default) spec.partition = partition.name;
         }
-        EventDraft draft;
-        draft.actor = actor_info(caller);
-        draft.command_id = caller.command_id;
-        draft.new_job_id = true;
-        draft.build = [spec](const EventMeta& meta) { return make::job_submitted(meta, meta.job_id, spec); };
-        self->request(self->state.context->actors.log, caf::infinite, append_atom::value, std::move(draft))
-            .then([=](const AppendAck& ack) { reply({ack.ok, ack.job_id, ack.error}); });
+        auto parsed = parse_dependency(spec.dependency);
+        if (!parsed.dependency) return reply({false, 0, std::string(kDependencyProblem)});
+        std::vector<uint64_t> ids = dependency_job_ids(*parsed.dependency);
+        auto submit = [=] {
+          EventDraft draft;
+          draft.actor = actor_info(caller);
+          draft.command_id = caller.command_id;
+          draft.new_job_id = true;
+          draft.build = [spec](const EventMeta& meta) { return make::job_submitted(meta, meta.job_id, spec); };
+          self->request(self->state.context->actors.log, caf::infinite, append_atom::value, std::move(draft))
+              .then([=](const AppendAck& ack) { reply({ack.ok, ack.job_id, ack.error}); });
+        };
+        if (ids.empty()) return submit();
+        check_dependency_jobs(self, ids, kDependencyChecks, [=](bool known) {
+          if (!known) return reply({false, 0, std::string(kDependencyProblem)});
+          submit();
+        });
       },
   };
 }

@@ -4,6 +4,8 @@
 #include <limits>
 #include <set>
 
+#include "events/job_dependency.hpp"
+
 namespace cairn {
 namespace {
 
@@ -120,6 +122,7 @@ class Scheduler {
     if (!partition) return Reason::invalid_partition;
     if (job.hold == HoldKind::user) return Reason::job_held_user;
     if (job.hold == HoldKind::admin) return Reason::job_held_admin;
+    if (auto reason = dependency_gate(job); reason != Reason::none) return reason;
     if (job.eligible_us > in_.now_us) return Reason::begin_time;
     if (!partition->up) return Reason::partition_down;
     const auto& spec = job.spec.core();
@@ -135,6 +138,26 @@ class Scheduler {
       return fits_now(job, *partition) ? reason : Reason::resources;
     }
     return place(job, *partition);
+  }
+
+  // Slurm: a held job shows its hold; then an unmet dependency, before begin time and resources.
+  // Of several pending singletons of one name and user, only the first may start in a pass.
+  Reason dependency_gate(const JobRecord& job) {
+    if (job.spec->dependency.empty()) return Reason::none;
+    switch (dependency_status(job, *in_.state, in_.now_us)) {
+      case DependencyStatus::waiting: return Reason::dependency;
+      case DependencyStatus::never: {
+        bool kill = job.spec->kill_on_invalid_dep == KillOnInvalidDep::unset ? in_.kill_invalid_depend
+                                                                            : job.spec->kill_on_invalid_dep == KillOnInvalidDep::yes;
+        if (kill) decision_.dependency_cancels.push_back(job.id);
+        return Reason::dependency_never_satisfied;
+      }
+      case DependencyStatus::satisfied: break;
+    }
+    if (job.spec->dependency.find("singleton") != std::string::npos &&
+        !singletons_.insert({job.spec->user_name, job.spec->name}).second)
+      return Reason::dependency;
+    return Reason::none;
   }
 
   // Capacity is reserved highest priority first; a job runs only once staged in.
@@ -219,6 +242,7 @@ class Scheduler {
   std::map<std::string, uint64_t> pool_free_;
   std::set<std::string> blocked_pools_;
   std::set<std::string> blocked_partitions_;
+  std::set<std::pair<std::string, std::string>> singletons_;  // user and name of singletons let through
   std::vector<const JobRecord*> pending_;
   std::vector<Release> releases_;
   std::map<std::string, int64_t> reserved_until_;

@@ -59,6 +59,9 @@ struct SchedulingDecision {
   std::vector<BbReservation> bb_reservations;
   std::vector<BbStageIn> bb_stage_ins;  // after the reservations: new ones, and any left without a node
   std::map<uint64_t, Reason> pending_reasons;  // every pending job that was not placed
+  // Pending jobs whose dependency can never be met and that are to be cancelled
+  // (--kill-on-invalid-dep=yes, or the cluster's DependencyParameters=kill_invalid_depend).
+  std::vector<uint64_t> dependency_cancels;
 };
 
 struct SchedulingInput {
@@ -66,6 +69,7 @@ struct SchedulingInput {
   std::vector<PartitionPolicy> partitions;
   std::vector<BbPoolPolicy> pools;  // first is the default
   int64_t now_us = 0;
+  bool kill_invalid_depend = false;  // cluster default for jobs without --kill-on-invalid-dep
 };
 
 SchedulingDecision schedule(const SchedulingInput& input);

@@ -117,6 +117,7 @@ struct JobSpec {
   arraySpec @28 :Text;         # raw --array text
   exclusive @29 :Bool;
   comment @30 :Text;
+  killOnInvalidDep @31 :UInt8;  # --kill-on-invalid-dep: 0 unset (cluster default), 1 yes, 2 no
 }
 
 struct NodeAllocation {
@@ -202,6 +203,7 @@ struct JobReleased { jobId @0 :UInt64; }
 struct JobCancelled {
   jobId @0 :UInt64;
   signal @1 :Int32;
+  invalidDependency @2 :Bool;  # by the controller: the job's dependency can never be met
 }
 
 struct BbReserved {

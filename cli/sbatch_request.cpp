@@ -10,6 +10,7 @@
 #include "common/size_parse.hpp"
 #include "common/slurm_time.hpp"
 #include "common/string_util.hpp"
+#include "events/job_dependency.hpp"
 
 namespace cairn {
 namespace {
@@ -20,7 +21,7 @@ namespace {
 // clang-format off
 enum class Opt : uint8_t {
   unsupported, account, array, bb, bbf, begin, chdir, comment, cpus_per_task, dependency, error, exclusive,
-  export_env, help, hold, ignore_pbs, input, job_name, mail_type, mail_user, max_restarts, mem, mem_per_cpu, nice,
+  export_env, help, hold, ignore_pbs, input, job_name, kill_on_invalid_dep, mail_type, mail_user, max_restarts, mem, mem_per_cpu, nice,
   no_requeue, nodes, ntasks, open_mode, output, parsable, partition, qos, quiet, requeue, resubmit_delay,
   resubmit_on, signal, time, usage, verbose, version, wait, wrap
 };
@@ -92,7 +93,7 @@ constexpr std::array kOptions = {
     OptionDef{"ignore-pbs", 0, kNone, Opt::ignore_pbs},
     OptionDef{"input", 'i', kRequired, Opt::input},
     OptionDef{"job-name", 'J', kRequired, Opt::job_name},
-    OptionDef{"kill-on-invalid-dep", 0, kRequired, kUnsupported},
+    OptionDef{"kill-on-invalid-dep", 0, kRequired, Opt::kill_on_invalid_dep},
     OptionDef{"licenses", 'L', kRequired, kUnsupported},
     OptionDef{"mail-type", 0, kRequired, Opt::mail_type},
     OptionDef{"mail-user", 0, kRequired, Opt::mail_user},
@@ -538,6 +539,7 @@ struct Settings {
   std::optional<uint32_t> min_nodes, ntasks, cpus_per_task, time_limit;
   std::optional<MemoryRequest> mem, mem_per_cpu;
   std::optional<OpenMode> open_mode;
+  std::optional<KillOnInvalidDep> kill_on_invalid_dep;
   std::optional<int64_t> begin_unix;
   std::optional<bool> requeue, exclusive;
   std::optional<SignalSpecText> signal;
@@ -629,7 +631,18 @@ void apply_option(Settings& s, const OptionUse& use, Source source, const Contex
       s.cpus_per_task = parse_positive_count("--cpus-per-task", text);
       return;
     case Opt::dependency:
+      // Slurm's controller refuses a malformed dependency; Cairn's sbatch already does, the same way.
+      if (!parse_dependency(text).dependency) fail("Batch job submission failed: " + std::string(kDependencyProblem));
       s.dependency = text;
+      return;
+    case Opt::kill_on_invalid_dep:
+      if (iequals(text, "yes")) {
+        s.kill_on_invalid_dep = KillOnInvalidDep::yes;
+      } else if (iequals(text, "no")) {
+        s.kill_on_invalid_dep = KillOnInvalidDep::no;
+      } else {
+        fail("Invalid --kill-on-invalid-dep specification");
+      }
       return;
     case Opt::error:
       s.error = iequals(text, "none") ? "/dev/null" : text;
@@ -1206,6 +1219,7 @@ SbatchRequest build_sbatch_request(const SbatchInput& input) {
   spec.account = s.account.value_or("");
   spec.comment = s.comment.value_or("");
   spec.dependency = s.dependency.value_or("");
+  spec.kill_on_invalid_dep = s.kill_on_invalid_dep.value_or(KillOnInvalidDep::unset);
   spec.array_spec = s.array.value_or("");
 
   spec.num_tasks = s.ntasks.value_or(1);

@@ -198,6 +198,8 @@ const std::array kSqueueFields{
     SqueueField{
         'b', "BURST_BUFFER",
         [](const JobRecord& job, const FormatContext&) { return FieldCell{or_null(job_burst_buffer_text(job))}; }},
+    SqueueField{'E', "DEPENDENCIES",
+                [](const JobRecord& job, const FormatContext&) { return FieldCell{or_null(job.spec->dependency)}; }},
 };
 
 const SqueueField* find_squeue_field(char letter) {

@@ -233,6 +233,12 @@ class ConfigParser {
          [](ConfigParser& p, const Pair& v) { p.config_.reconcile_timeout_sec = p.number32(v); }},
         {"resubmiton", [](ConfigParser& p, const Pair& v) { p.config_.resubmit_on = p.resubmit_states(v); }},
         {"maxrestarts", [](ConfigParser& p, const Pair& v) { p.config_.max_restarts = p.number32(v); }},
+        // Slurm's other DependencyParameters (max_depend_depth=, ...) are accepted and ignored.
+        {"dependencyparameters",
+         [](ConfigParser& p, const Pair& v) {
+           for (const auto& item : comma_list(v.value))
+             if (iequals(item, "kill_invalid_depend")) p.config_.kill_invalid_depend = true;
+         }},
         {"snapshotinterval", [](ConfigParser& p, const Pair& v) { p.config_.snapshot_interval = p.number32(v); }},
         {"kafkatopic", [](ConfigParser& p, const Pair& v) { p.config_.kafka_topic = p.non_empty(v); }},
         {"kafkapartitions", [](ConfigParser& p, const Pair& v) { p.config_.kafka_partitions = p.number32(v, 1); }},

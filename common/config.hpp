@@ -87,6 +87,7 @@ struct ClusterConfig {
   uint32_t reconcile_timeout_sec = 60;  // after a controller restart, before a missing node's jobs are NODE_FAIL
   std::vector<std::string> resubmit_on = {"TIMEOUT", "DEADLINE", "PREEMPTED", "NODE_FAIL", "REVOKED"};
   uint32_t max_restarts = 0;
+  bool kill_invalid_depend = false;  // DependencyParameters=kill_invalid_depend
   bool constrain_ram_space = true;
   uint32_t snapshot_interval = 10000;  // events between state snapshots; 0: none  // cgroup.conf's ConstrainRAMSpace: agents put jobs in memory cgroups
 

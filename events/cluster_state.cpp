@@ -77,7 +77,7 @@ class Reducer {
       case Body::JOB_REQUEUED: return requeued(body.getJobRequeued());
       case Body::JOB_HELD: return held(body.getJobHeld());
       case Body::JOB_RELEASED: return released(body.getJobReleased().getJobId());
-      case Body::JOB_CANCELLED: return cancelled(body.getJobCancelled().getJobId());
+      case Body::JOB_CANCELLED: return cancelled(body.getJobCancelled());
       case Body::BB_RESERVED: return bb_reserved(body.getBbReserved());
       case Body::BB_STAGE_STARTED: return bb_stage_started(body.getBbStageStarted());
       case Body::BB_STAGE_READY: return bb_stage_ready(body.getBbStageReady());
@@ -372,12 +372,13 @@ class Reducer {
     return applied(*job);
   }
 
-  ApplyResult cancelled(uint64_t id) {
+  ApplyResult cancelled(schema::JobCancelled::Reader cancel) {
+    uint64_t id = cancel.getJobId();
     auto* job = find_job(id);
     if (!job) return unknown_job(id);
     if (job->state == JobState::PENDING) {
       job->state = JobState::CANCELLED;
-      job->reason = Reason::none;
+      job->reason = cancel.getInvalidDependency() ? Reason::dependency_never_satisfied : Reason::none;
       job->end_us = now_;
       if (job->bb_phase == BbPhase::waiting) job->bb_phase = BbPhase::none;
       return applied(*job);

@@ -202,6 +202,7 @@ void write_spec(schema::JobSpec::Builder out, const JobSpec& spec) {
   out.setArraySpec(spec.array_spec);
   out.setExclusive(spec.exclusive);
   out.setComment(spec.comment);
+  out.setKillOnInvalidDep(static_cast<uint8_t>(spec.kill_on_invalid_dep));
 }
 
 JobSpecCore read_spec_core(schema::JobSpec::Reader in) {
@@ -243,6 +244,9 @@ JobSpecCore read_spec_core(schema::JobSpec::Reader in) {
     core.resubmit.max_restarts = resubmit.getMaxRestarts();
     core.resubmit.delay_sec = resubmit.getDelaySec();
   }
+  core.dependency = in.getDependency();
+  core.kill_on_invalid_dep = in.getKillOnInvalidDep() <= 2 ? static_cast<KillOnInvalidDep>(in.getKillOnInvalidDep())
+                                                           : KillOnInvalidDep::unset;
   return core;
 }
 
@@ -257,7 +261,6 @@ JobSpec read_spec(schema::JobSpec::Reader in) {
   spec.open_mode = from_wire(in.getOpenMode());
   spec.environment = read_texts(in.getEnvironment());
   spec.submit_host = in.getSubmitHost();
-  spec.dependency = in.getDependency();
   spec.array_spec = in.getArraySpec();
   spec.comment = in.getComment();
   return spec;

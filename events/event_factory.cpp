@@ -124,11 +124,12 @@ Bytes job_held(EventMeta meta, uint64_t job_id, bool by_admin) {
   return event.bytes();
 }
 
-Bytes job_cancelled(EventMeta meta, uint64_t job_id, int32_t signal) {
+Bytes job_cancelled(EventMeta meta, uint64_t job_id, int32_t signal, bool invalid_dependency) {
   EventBuilder event(for_job(std::move(meta), job_id));
   auto body = event.body().initJobCancelled();
   body.setJobId(job_id);
   body.setSignal(signal);
+  body.setInvalidDependency(invalid_dependency);
   return event.bytes();
 }
 

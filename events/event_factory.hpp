@@ -37,7 +37,8 @@ Bytes job_requeued(EventMeta meta, uint64_t job_id, JobState cause, uint32_t att
                    bool automatic);
 Bytes job_held(EventMeta meta, uint64_t job_id, bool by_admin);
 Bytes job_released(EventMeta meta, uint64_t job_id);
-Bytes job_cancelled(EventMeta meta, uint64_t job_id, int32_t signal);
+// invalid_dependency: the controller cancels a pending job whose dependency can never be met.
+Bytes job_cancelled(EventMeta meta, uint64_t job_id, int32_t signal, bool invalid_dependency = false);
 Bytes bb_reserved(EventMeta meta, uint64_t job_id, const std::string& pool, uint64_t bytes);
 Bytes bb_stage_started(EventMeta meta, uint64_t job_id, schema::StageDirection direction, const std::string& node);
 Bytes bb_stage_ready(EventMeta meta, uint64_t job_id, uint64_t bytes, uint64_t duration_us);

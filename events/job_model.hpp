@@ -37,6 +37,9 @@ struct ResubmitSpec {
 
 enum class OpenMode : uint8_t { unset, append, truncate };
 
+// --kill-on-invalid-dep; unset: the cluster's DependencyParameters decide.
+enum class KillOnInvalidDep : uint8_t { unset, yes, no };
+
 // The part of a job's spec that scheduling passes, job commands and squeue
 // lines read: small, and kept decoded once a record was asked for it.
 struct JobSpecCore {
@@ -62,6 +65,8 @@ struct JobSpecCore {
   bool exclusive = false;
   BurstBufferSpec burst_buffer;
   ResubmitSpec resubmit;
+  std::string dependency;  // --dependency as given; evaluated against the state each pass
+  KillOnInvalidDep kill_on_invalid_dep = KillOnInvalidDep::unset;
   bool operator==(const JobSpecCore&) const = default;
 };
 
@@ -75,7 +80,6 @@ struct JobSpec : JobSpecCore {
   OpenMode open_mode = OpenMode::unset;
   std::vector<std::string> environment;
   std::string submit_host;
-  std::string dependency;
   std::string array_spec;
   std::string comment;
   bool operator==(const JobSpec&) const = default;

@@ -109,6 +109,7 @@ std::string_view reason_name(Reason reason) {
     case Reason::begin_time_requeue_delay: return "BeginTime";
     case Reason::requeue_held: return "job_requeued_in_held_state";
     case Reason::invalid_partition: return "PartitionConfig";
+    case Reason::dependency_never_satisfied: return "DependencyNeverSatisfied";
   }
   return "None";
 }

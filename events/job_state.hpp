@@ -46,6 +46,7 @@ enum class Reason : uint8_t {
   begin_time_requeue_delay,
   requeue_held,
   invalid_partition,
+  dependency_never_satisfied,
 };
 
 // Slurm's string: "Priority", "BurstBufferStageIn", "None", ...

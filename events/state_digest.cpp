@@ -42,7 +42,7 @@ class Hasher {
     add(s.nice), add(s.burst_buffer.pool), add(s.burst_buffer.capacity_bytes), add(s.burst_buffer.stage_in);
     add(s.burst_buffer.stage_out), add(s.resubmit.on_states), add(s.resubmit.on_exit_codes);
     add(s.resubmit.max_restarts), add(s.resubmit.delay_sec), add(s.submit_host), add(s.dependency);
-    add(s.array_spec), add(s.exclusive), add(s.comment);
+    add(s.array_spec), add(s.exclusive), add(s.comment), add(s.kill_on_invalid_dep);
   }
   void add(const JobRecord& j) {
     add(j.id), add(j.spec.full()), add(j.state), add(j.reason), add(j.message), add(j.time_limit_sec);

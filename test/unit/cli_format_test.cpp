@@ -323,6 +323,16 @@ TEST_CASE("cli_format: squeue NODELIST(REASON) explains waiting jobs and locates
   CHECK(render_squeue({&none}, "%R", false, context()) == "(None)\n");
 }
 
+TEST_CASE("cli_format: dependencies in squeue %E and scontrol's Dependency=") {
+  JobRecord job = base_job(9, "b");
+  job.reason = Reason::dependency;
+  CHECK(render_squeue({&job}, "%E|%r", true, context()) == "DEPENDENCIES|REASON\n(null)|Dependency\n");
+  edit_spec(job, [](JobSpec& spec) { spec.dependency = "afterok:8(unfulfilled)"; });  // as the query view shows it
+  CHECK(render_squeue({&job}, "%E", false, context()) == "afterok:8(unfulfilled)\n");
+  CHECK(render_scontrol_show_job(job, context()).find("Reason=Dependency Dependency=afterok:8(unfulfilled)\n") !=
+        std::string::npos);
+}
+
 TEST_CASE("cli_format: squeue widths cut, align and pad") {
   JobRecord job = base_job(7, "averyveryverylongname");
   edit_spec(job, [&](JobSpec& spec) { spec.user_name = "bartholomew"; });

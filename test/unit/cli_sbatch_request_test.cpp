@@ -458,3 +458,16 @@ TEST_CASE("sbatch: script path and script arguments") {
   CHECK(request.script_args == std::vector<std::string>{"a", "-b", "--c"});
   CHECK(request.spec.name == "x");
 }
+
+TEST_CASE("sbatch: --dependency is checked, --kill-on-invalid-dep recorded") {
+  CHECK(spec_of({"--dependency=afterok:7:8?afternotok:9", "job.sh"}).dependency == "afterok:7:8?afternotok:9");
+  CHECK(spec_of({"-d", "singleton", "job.sh"}).dependency == "singleton");
+  const std::string problem = "sbatch: error: Batch job submission failed: Job dependency problem";
+  CHECK(error_of({"-d", "afterok", "job.sh"}) == problem);
+  CHECK(error_of({"--dependency=later:3", "job.sh"}) == problem);
+  CHECK(error_of({"--dependency=afterok:1,afterok:2?afterok:3", "job.sh"}) == problem);
+  CHECK(spec_of({"job.sh"}).kill_on_invalid_dep == KillOnInvalidDep::unset);
+  CHECK(spec_of({"--kill-on-invalid-dep=yes", "job.sh"}).kill_on_invalid_dep == KillOnInvalidDep::yes);
+  CHECK(spec_of({"--kill-on-invalid-dep=NO", "job.sh"}).kill_on_invalid_dep == KillOnInvalidDep::no);
+  CHECK(error_of({"--kill-on-invalid-dep=maybe", "job.sh"}) == "sbatch: error: Invalid --kill-on-invalid-dep specification");
+}

@@ -494,3 +494,9 @@ TEST_CASE("config: find_config_path reads CAIRN_CONF from the environment") {
   else
     unsetenv("CAIRN_CONF");
 }
+
+TEST_CASE("config: DependencyParameters") {
+  CHECK_FALSE(parse("").kill_invalid_depend);
+  CHECK(parse("DependencyParameters=max_depend_depth=10,kill_invalid_depend").kill_invalid_depend);
+  CHECK_FALSE(parse("DependencyParameters=disable_remote_singleton").kill_invalid_depend);
+}

@@ -306,3 +306,17 @@ TEST_CASE("replaying the same events gives the same digest; a different history 
   CHECK(a.state == b.state);
   CHECK(state_digest(a.state) != state_digest(c.state));
 }
+
+TEST_CASE("cancel for an invalid dependency: CANCELLED with Reason=DependencyNeverSatisfied") {
+  Timeline t;
+  t.cluster_with_running_job();
+  auto spec = simple_spec("second");
+  spec.dependency = "afternotok:1";
+  spec.kill_on_invalid_dep = KillOnInvalidDep::yes;
+  t.feed(make::job_submitted(at(1), 2, spec));
+  CHECK(t.job(2).spec.full() == spec);  // the option survives the event codec
+  CHECK(t.feed(make::job_cancelled(by_system(2), 2, SIGKILL, true)) == ApplyResult::applied);
+  CHECK(t.job(2).state == JobState::CANCELLED);
+  CHECK(t.job(2).reason == Reason::dependency_never_satisfied);
+  CHECK(reason_name(t.job(2).reason) == "DependencyNeverSatisfied");
+}

@@ -293,3 +293,63 @@ TEST_CASE("a burst-buffer job reserves and stages in while it waits for nodes; R
   auto freed = c.decide(7, {debug_partition()}, {pool_policy("pool", 100ull << 30)});
   CHECK(freed.pending_reasons.at(3) == Reason::burst_buffer_resources);
 }
+
+TEST_CASE("dependencies: Dependency while waiting, DependencyNeverSatisfied when it cannot be met") {
+  Cluster c(2);
+  c.submit(1, cpus_job(1, 1, 60, "a"), 1);
+  c.run(1, {{"n1", 1, 0}}, 60, 2);
+  auto after_a = cpus_job(1, 1, 60, "b");
+  after_a.dependency = "afterok:1";
+  c.submit(2, after_a, 3);
+  auto not_ok = cpus_job(1, 1, 60, "c");
+  not_ok.dependency = "afternotok:1";
+  c.submit(3, not_ok, 4);
+  auto held = after_a;
+  held.hold_at_submit = true;
+  c.submit(4, held, 5);
+  auto later = after_a;
+  later.begin_time_us = kT0 + 1000 * kSec;
+  c.submit(5, later, 6);
+  auto decision = c.decide(10);
+  CHECK(decision.pending_reasons.at(2) == Reason::dependency);
+  CHECK(decision.pending_reasons.at(3) == Reason::dependency);
+  CHECK(decision.pending_reasons.at(4) == Reason::job_held_user);  // a hold shows before the dependency
+  CHECK(decision.pending_reasons.at(5) == Reason::dependency);     // and the dependency before begin time
+  CHECK(decision.placements.empty());
+
+  c.t.state.jobs.at(1).state = JobState::COMPLETED;  // job 1 ends well
+  c.t.state.jobs.at(1).end_us = kT0 + 20 * kSec;
+  decision = c.decide(30);
+  CHECK(placement_of(decision, 2));
+  CHECK(decision.pending_reasons.at(3) == Reason::dependency_never_satisfied);
+  CHECK(decision.dependency_cancels.empty());  // pending, as Slurm does by default
+}
+
+TEST_CASE("dependencies: kill on invalid dependency, per job or for the cluster") {
+  Cluster c(1);
+  c.submit(1, cpus_job(1, 1, 60, "a"), 1);
+  c.t.state.jobs.at(1).state = JobState::FAILED;
+  auto spec = cpus_job(1, 1, 60, "b");
+  spec.dependency = "afterok:1";
+  c.submit(2, spec, 2);
+  spec.kill_on_invalid_dep = KillOnInvalidDep::yes;
+  c.submit(3, spec, 3);
+  spec.kill_on_invalid_dep = KillOnInvalidDep::no;
+  c.submit(4, spec, 4);
+  auto decision = c.decide(10);
+  CHECK(decision.dependency_cancels == std::vector<uint64_t>{3});
+  SchedulingInput input{&c.t.state, {debug_partition()}, {}, kT0 + 10 * kSec, true};
+  CHECK(schedule(input).dependency_cancels == std::vector<uint64_t>{2, 3});
+  for (uint64_t id : {2, 3, 4}) CHECK(decision.pending_reasons.at(id) == Reason::dependency_never_satisfied);
+}
+
+TEST_CASE("dependencies: one pending singleton of a name and user starts per pass") {
+  Cluster c(2);
+  auto spec = cpus_job(1, 1, 60, "s");
+  spec.dependency = "singleton";
+  c.submit(1, spec, 1);
+  c.submit(2, spec, 2);
+  auto decision = c.decide(10);
+  CHECK(placement_of(decision, 1));
+  CHECK(decision.pending_reasons.at(2) == Reason::dependency);
+}
