@@ -291,6 +291,11 @@ TEST_CASE("config: partitions") {
     CHECK(config.partition("p")->def_mem_per_cpu_mb == 100);
     CHECK(parse("PartitionName=p DefMemPerNode=300").partition("p")->def_mem_per_node_mb == 300);
   }
+  SUBCASE("SnapshotInterval") {
+    CHECK(parse("").snapshot_interval == 100000);
+    CHECK(parse("SnapshotInterval=0").snapshot_interval == 0);
+    CHECK(parse("SnapshotInterval=10").snapshot_interval == 10);
+  }
   SUBCASE("ConstrainRAMSpace") {
     CHECK(parse("").constrain_ram_space);
     CHECK_FALSE(parse("ConstrainRAMSpace=no").constrain_ram_space);
