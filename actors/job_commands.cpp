@@ -110,8 +110,13 @@ EventDraft command_event(const ControlRequest& request, const JobRecord& job) {
 }
 
 bool should_resubmit(const JobRecord& job, std::string* why_not) {
+  // A completed or cancelled job is never resubmitted: decided without decoding the spec,
+  // which a restart asks of every job in the log.
+  if (!is_final(job.state) || job.state == JobState::REQUEUED || job.state == JobState::COMPLETED ||
+      job.state == JobState::CANCELLED)
+    return false;
   const auto& policy = job.spec->resubmit;
-  if (policy.max_restarts == 0 || !is_final(job.state) || job.state == JobState::REQUEUED) return false;
+  if (policy.max_restarts == 0) return false;
   bool by_state = std::find(policy.on_states.begin(), policy.on_states.end(), job.state) != policy.on_states.end();
   bool by_exit = job.state == JobState::FAILED && job.exit_signal == 0 &&
                  std::find(policy.on_exit_codes.begin(), policy.on_exit_codes.end(), job.exit_code) !=
