@@ -30,6 +30,15 @@ start_cluster() {  # nodes [cpus] [memory_mb] [extra config file]
   cd "$work"
 }
 
+# start_cluster with more cairn.conf lines, given as text.
+start_cluster_with() {  # nodes cpus memory_mb config_lines
+  local extra
+  extra=$(mktemp /tmp/cairn-it-extra-XXXXXX)
+  printf '%s\n' "$4" > "$extra"
+  start_cluster "$1" "$2" "$3" "$extra"
+  rm -f "$extra"
+}
+
 # kill -9 of a daemon, returning once it is gone (or a zombie): its locks are released then.
 kill_hard() {  # pid
   kill -9 "$1" 2>/dev/null || true

@@ -6,10 +6,7 @@
 set -euo pipefail
 build=$1
 source "$(dirname "$0")/cluster.bash"
-extra=$(mktemp /tmp/cairn-it-extra-XXXXXX)
-echo "ConstrainRAMSpace=no" > "$extra"
-start_cluster 1 2 2000 "$extra"
-rm -f "$extra"
+start_cluster_with 1 2 2000 "ConstrainRAMSpace=no"
 
 scontrol show node n1 | grep -q "MemoryEnforcement=off" || fail "scontrol show node: $(scontrol show node n1)"
 [ "$(grep -c 'memory enforcement off: ConstrainRAMSpace=no' "$work/cairnd-n1.log")" = 1 ] ||

@@ -6,10 +6,7 @@
 set -euo pipefail
 build=$1
 source "$(dirname "$0")/cluster.bash"
-extra=$(mktemp /tmp/cairn-it-extra-XXXXXX)
-echo "SnapshotInterval=10" > "$extra"
-start_cluster 1 2 1000 "$extra"
-rm -f "$extra"
+start_cluster_with 1 2 1000 "SnapshotInterval=10"
 
 for _ in 1 2 3 4 5; do last=$(sbatch --parsable --wrap true); done
 wait_state "$last" COMPLETED
