@@ -11,23 +11,9 @@ echo "BurstBuffer=Pool=fast Capacity=100G Path=$work/bb Granularity=1G" > "$bbco
 start_cluster 2 2 1000 "$bbconf"
 mkdir -p bb
 
-reason_of() { squeue -j "$1" -h -o "%r" 2>/dev/null; }
-wait_reason() {  # job reason [seconds]
-  local deadline=$((SECONDS + ${3:-20}))
-  while [ $SECONDS -lt $deadline ]; do
-    [ "$(reason_of "$1")" = "$2" ] && return 0
-    sleep 0.05
-  done
-  fail "job $1 waits for '$(reason_of "$1")', expected $2"
-}
 used() { scontrol show burstbuffer | sed -n 's/.*PoolName\[0\]=fast .*UsedSpace=\([^ ]*\) .*/\1/p'; }
 wait_used() {  # size [seconds]
-  local deadline=$((SECONDS + ${2:-20}))
-  while [ $SECONDS -lt $deadline ]; do
-    [ "$(used)" = "$1" ] && return 0
-    sleep 0.05
-  done
-  fail "pool fast uses '$(used)', expected $1"
+  poll_until "${2:-20}" "$1" used || fail "pool fast uses '$(used)', expected $1"
 }
 # A source big enough that its stage-in is seen (sparse: no disk needed to create it).
 big_source() { truncate -s "$2" "$1"; }

@@ -59,13 +59,26 @@ restart_controller() {
   fail "the restarted controller does not answer"
 }
 
-state_of() { sacct -j "$1" -X -n -P -o State 2>/dev/null | head -1; }
-
-wait_state() {  # job state [seconds]
-  local deadline=$((SECONDS + ${3:-20}))
+# True once `command...` prints `expected` (polled every 50 ms), false after `seconds`.
+poll_until() {  # seconds expected command...
+  local deadline=$((SECONDS + $1)) expected=$2
+  shift 2
   while [ $SECONDS -lt $deadline ]; do
-    [ "$(state_of "$1")" = "$2" ] && return 0
+    [ "$("$@")" = "$expected" ] && return 0
     sleep 0.05
   done
-  fail "job $1 is '$(state_of "$1")', expected $2"
+  return 1
+}
+
+state_of() { sacct -j "$1" -X -n -P -o State 2>/dev/null | head -1; }
+reason_of() { squeue -h -j "$1" -o %r 2>/dev/null; }
+
+wait_state() {  # job state [seconds]
+  poll_until "${3:-20}" "$2" state_of "$1" || fail "job $1 is '$(state_of "$1")', expected $2"
+}
+wait_reason() {  # job reason [seconds]
+  poll_until "${3:-20}" "$2" reason_of "$1" || fail "job $1 waits for '$(reason_of "$1")', expected $2"
+}
+expect_reason() {  # job reason
+  [ "$(reason_of "$1")" = "$2" ] || fail "job $1 waits for '$(reason_of "$1")', expected $2"
 }

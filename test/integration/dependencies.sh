@@ -8,10 +8,6 @@ build=$1
 source "$(dirname "$0")/cluster.bash"
 start_cluster 2 2 1000
 
-reason_of() { squeue -h -j "$1" -o %r; }
-expect_reason() {  # job reason
-  [ "$(reason_of "$1")" = "$2" ] || fail "job $1 waits for '$(reason_of "$1")', expected $2"
-}
 dependency_of() { scontrol show job "$1" | grep -o 'Dependency=[^ ]*'; }
 job_count() { sacct -n -X -o JobID | wc -l; }
 

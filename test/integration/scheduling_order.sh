@@ -17,17 +17,9 @@ blocker() {  # name file [sbatch options...]: records its start, runs until FILE
   sbatch --parsable -o /dev/null -J "$name" "$@" \
     --wrap "echo $name >> $work/order; while [ ! -e $work/$file ]; do sleep 0.05; done"
 }
-reason_of() { squeue -h -j "$1" -o %r; }
-expect_reason() {  # job reason
-  [ "$(reason_of "$1")" = "$2" ] || fail "job $1 waits for '$(reason_of "$1")', expected $2"
-}
+start_order() { tr '\n' ' ' <"$work/order" 2>/dev/null | sed 's/ $//'; }
 wait_order() {  # expected start order, space separated
-  local deadline=$((SECONDS + 20))
-  while [ $SECONDS -lt $deadline ]; do
-    [ "$(tr '\n' ' ' <"$work/order" 2>/dev/null | sed 's/ $//')" = "$1" ] && return 0
-    sleep 0.05
-  done
-  fail "start order is '$(tr '\n' ' ' <"$work/order" 2>/dev/null)', expected '$1'"
+  poll_until 20 "$1" start_order || fail "start order is '$(start_order)', expected '$1'"
 }
 
 # 1. FIFO among equal priority; a positive --nice goes after them. The node is busy: the first
