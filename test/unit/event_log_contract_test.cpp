@@ -19,22 +19,6 @@ using namespace cairn::test;
 
 #define BACKENDS FileBackend, KafkaBackend
 
-namespace {
-
-std::vector<uint8_t> payload_of(uint64_t seed, size_t size) {
-  std::vector<uint8_t> bytes(size);
-  for (size_t b = 0; b < size; ++b) bytes[b] = static_cast<uint8_t>((seed * 31 + b * 7 + 1) & 0xFF);
-  return bytes;
-}
-
-std::vector<LogRecord> read_all(const EventLog& log, uint32_t partition, uint64_t from = 0) {
-  std::vector<LogRecord> records;
-  auto reader = log.read(partition, from);
-  while (auto record = reader->next()) records.push_back(std::move(*record));
-  return records;
-}
-
-}  // namespace
 
 TEST_CASE_TEMPLATE("contract: records round-trip per partition with increasing offsets, empty payloads too", Backend,
                    BACKENDS) {
@@ -83,23 +67,7 @@ TEST_CASE_TEMPLATE("contract: concurrent appends are resolved once each, in offs
   Backend backend(1);
   auto log = backend.open();
   constexpr int kThreads = 8, kPerThread = 250, kTotal = kThreads * kPerThread;
-  std::mutex mutex;
-  std::vector<uint64_t> callback_order;
-  std::atomic<int> failures{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      for (int i = 0; i < kPerThread; ++i) {
-        log->append(0, payload_of(static_cast<uint64_t>(t * kPerThread + i), 100), [&](const AppendResult& result) {
-          if (!result.ok) ++failures;
-          std::lock_guard lock(mutex);
-          callback_order.push_back(result.offset);
-        });
-      }
-    });
-  }
-  for (auto& thread : threads) thread.join();
-  log->flush();
+  auto [failures, callback_order] = append_concurrently(*log, kThreads, kPerThread);
   auto stats = log->stats();
   CHECK(failures == 0);
   CHECK(stats.appends == kTotal);

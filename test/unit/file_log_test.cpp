@@ -17,32 +17,18 @@
 
 #include "events/crc32c.hpp"
 #include "events/event_log.hpp"
+#include "test/unit/log_backends.hpp"
 
 using namespace cairn;
+using cairn::test::append_concurrently;
+using cairn::test::payload_of;
+using cairn::test::read_all;
+using cairn::test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
 
 constexpr uint64_t kHeaderBytes = 16;
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char pattern[] = "/tmp/cairn-file-log-test-XXXXXX";
-    REQUIRE(mkdtemp(pattern) != nullptr);
-    path = pattern;
-  }
-  ~TempDir() { fs::remove_all(path); }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string log() const { return (path / "log").string(); }
-};
-
-std::vector<uint8_t> payload_of(uint64_t seed, size_t size) {
-  std::vector<uint8_t> bytes(size);
-  for (size_t b = 0; b < size; ++b) bytes[b] = static_cast<uint8_t>((seed * 31 + b * 7 + 1) & 0xFF);
-  return bytes;
-}
 
 FileLogOptions options_with(uint32_t partitions = 1, uint64_t segment_bytes = 64ull << 20, bool sync = false) {
   FileLogOptions options;
@@ -56,13 +42,6 @@ FileLogOptions read_only_options() {
   FileLogOptions options;
   options.read_only = true;
   return options;
-}
-
-std::vector<LogRecord> read_all(const EventLog& log, uint32_t partition, uint64_t from = 0) {
-  std::vector<LogRecord> records;
-  auto reader = log.read(partition, from);
-  while (auto record = reader->next()) records.push_back(std::move(*record));
-  return records;
 }
 
 std::vector<fs::path> segments_of(const std::string& log_dir, uint32_t partition = 0) {
@@ -181,23 +160,8 @@ TEST_CASE("group commit: 16 threads x 500 concurrent appends share syncs and get
   TempDir dir;
   auto log = open_file_log(dir.log(), options_with(1, 64ull << 20, true));
   constexpr int kThreads = 16, kPerThread = 500, kTotal = kThreads * kPerThread;
-  std::mutex mutex;
-  std::vector<uint64_t> callback_order;  // callbacks run on the writer thread, in offset order
-  std::atomic<int> failures{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      for (int i = 0; i < kPerThread; ++i) {
-        log->append(0, payload_of(static_cast<uint64_t>(t * kPerThread + i), 100), [&](const AppendResult& result) {
-          if (!result.ok) ++failures;
-          std::lock_guard lock(mutex);
-          callback_order.push_back(result.offset);
-        });
-      }
-    });
-  }
-  for (auto& thread : threads) thread.join();
-  log->flush();
+  // Callbacks run on the writer thread, in offset order.
+  auto [failures, callback_order] = append_concurrently(*log, kThreads, kPerThread);
   auto stats = log->stats();
   CHECK(failures == 0);
   CHECK(stats.appends == kTotal);

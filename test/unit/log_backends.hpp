@@ -1,13 +1,18 @@
 // The two EventLog backends as test fixtures, for the contract suite that runs
-// against both (event_log_contract_test.cpp). open() opens the same log again.
+// against both (event_log_contract_test.cpp), and what that suite shares with the
+// file log's own tests. open() opens the same log again.
 #pragma once
 
 #include <doctest/doctest.h>
 #include <stdlib.h>
 
+#include <atomic>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "events/event_log.hpp"
 #include "test/tools/kafka_mock_process.hpp"
@@ -56,6 +61,50 @@ struct KafkaBackend {
  private:
   KafkaMock mock_;
 };
+
+// A recognisable payload of `size` bytes for record `seed`.
+inline std::vector<uint8_t> payload_of(uint64_t seed, size_t size) {
+  std::vector<uint8_t> bytes(size);
+  for (size_t b = 0; b < size; ++b) bytes[b] = static_cast<uint8_t>((seed * 31 + b * 7 + 1) & 0xFF);
+  return bytes;
+}
+
+// The partition's records from `from` to its current end.
+inline std::vector<LogRecord> read_all(const EventLog& log, uint32_t partition, uint64_t from = 0) {
+  std::vector<LogRecord> records;
+  auto reader = log.read(partition, from);
+  while (auto record = reader->next()) records.push_back(std::move(*record));
+  return records;
+}
+
+struct ConcurrentAppends {
+  int failures = 0;
+  std::vector<uint64_t> callback_order;  // offsets, in the order their callbacks ran
+};
+
+// `threads` threads each append `per_thread` 100-byte records to partition 0 back to
+// back; returns once the log is flushed.
+inline ConcurrentAppends append_concurrently(EventLog& log, int threads, int per_thread) {
+  std::mutex mutex;
+  ConcurrentAppends result;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> appenders;
+  for (int t = 0; t < threads; ++t) {
+    appenders.emplace_back([&, t] {
+      for (int i = 0; i < per_thread; ++i) {
+        log.append(0, payload_of(static_cast<uint64_t>(t * per_thread + i), 100), [&](const AppendResult& appended) {
+          if (!appended.ok) ++failures;
+          std::lock_guard lock(mutex);
+          result.callback_order.push_back(appended.offset);
+        });
+      }
+    });
+  }
+  for (auto& appender : appenders) appender.join();
+  log.flush();
+  result.failures = failures;
+  return result;
+}
 
 }  // namespace cairn::test
 
