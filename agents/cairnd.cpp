@@ -52,14 +52,14 @@ std::string short_host_name() {
 }
 
 // Decided once at start and said once: jobs in memory cgroups, or no enforcement and why.
-MemoryEnforcement memory_enforcement_for(AgentSettings& settings) {
+MemoryEnforcement memory_enforcement_for(AgentSettings& settings, const std::string& cgroup_exec) {
   MemoryEnforcement enforcement;
   if (settings.constrain_ram)
     enforcement = open_memory_enforcement(settings.node);
   else
     enforcement.why_off = "ConstrainRAMSpace=no";
-  if (enforcement.cgroups && ::access(cgroup_exec_path().c_str(), X_OK) != 0) {
-    enforcement.why_off = cgroup_exec_path() + " is missing";
+  if (enforcement.cgroups && ::access(cgroup_exec.c_str(), X_OK) != 0) {
+    enforcement.why_off = cgroup_exec + " is missing";
     enforcement.cgroups.reset();
   }
   if (enforcement.cgroups) {
@@ -97,7 +97,8 @@ int run(const ParsedArgs& args) {
   make_spool_dir(settings.spool_dir);
   become_child_subreaper();
   int sigchld_fd = make_sigchld_fd();
-  MemoryEnforcement enforcement = memory_enforcement_for(settings);
+  const std::string cgroup_exec = cgroup_exec_path();
+  MemoryEnforcement enforcement = memory_enforcement_for(settings, cgroup_exec);
 
   caf::actor_system_config caf_config;
   caf_config.set("scheduler.policy", caf::atom("sharing"));
@@ -111,7 +112,7 @@ int run(const ParsedArgs& args) {
   context->settings = settings;
   context->reports = &link;
   context->cgroups = enforcement.cgroups;
-  context->cgroup_exec = cgroup_exec_path();
+  context->cgroup_exec = cgroup_exec;
   caf::actor agent = spawn_agent_actor(system, context);
   std::unique_ptr<JobOrders> inbox = make_agent_inbox(agent, spawn_bb_staging_actor(system));
   std::unique_ptr<MemoryEventWatch> memory_watch;
