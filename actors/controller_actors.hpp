@@ -60,6 +60,11 @@ using query_digest_atom = caf::atom_constant<caf::atom("qdigest")>;
 // Which of these job ids the query view's state does not know (submission with --dependency).
 using unknown_jobs_atom = caf::atom_constant<caf::atom("qunknown")>;
 using retry_atom = caf::atom_constant<caf::atom("retry")>;
+// Job arrays: a command for an array or some of its tasks; what it acts on; a command
+// to deliver once the query view has applied a given offset (a task just split off).
+using array_control_atom = caf::atom_constant<caf::atom("arrayctl")>;
+using array_targets_atom = caf::atom_constant<caf::atom("arraytgt")>;
+using control_after_atom = caf::atom_constant<caf::atom("ctlafter")>;
 
 // The actors of one controller; filled in by main before any message flows.
 struct ControllerActors {
@@ -137,3 +142,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StageReply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::PoolsReply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::DigestReply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::DeferredStep)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ArrayControlRequest)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ArrayTargets)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ControlsReply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::TargetsReply)

@@ -73,6 +73,25 @@ struct ControlOutcome {
   std::string error;
 };
 
+// A command for a job that may be a job array: the whole array (tasks empty: its
+// pending remainder and every task of it), or some of its tasks (scancel 123_7).
+struct ArrayControlRequest {
+  ControlVerb verb = ControlVerb::cancel;
+  uint64_t job_id = 0;
+  std::vector<uint32_t> tasks;
+  int32_t signal = 0;
+  Caller caller;
+};
+
+// What an ArrayControlRequest acts on, in the current state.
+struct ArrayTargets {
+  std::vector<uint64_t> job_ids;    // jobs the command goes to (the array's record, tasks, or the job itself)
+  std::vector<uint32_t> to_split;   // pending tasks to split off as jobs first, then command
+  std::vector<ControlOutcome> refused;  // e.g. an unknown task
+};
+using ControlsReply = std::function<void(const std::vector<ControlOutcome>&)>;
+using TargetsReply = std::function<void(const ArrayTargets&)>;
+
 struct JobsSnapshot {
   std::vector<JobRecord> jobs;
   int64_t now_us = 0;
@@ -99,6 +118,7 @@ struct LaunchOrder {
   uint32_t restart_count = 0;
   uint32_t time_limit_sec = 0;
   std::string bb_job_dir;  // empty: no burst buffer
+  ArrayTaskInfo array;     // the array task this job is (array_job_id 0: none)
 };
 
 using StageReply = std::function<void(const StageOutcome&)>;

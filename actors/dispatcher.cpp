@@ -66,6 +66,51 @@ caf::behavior dispatcher(DispatcherActor* self, std::shared_ptr<const Controller
       [=](control_atom, const ControlRequest& request, const ControlReply& reply) {
         self->send(job_actor_for(self, request.job_id), control_atom::value, request, reply);
       },
+      // A command for a job array (or some of its tasks): the query view says what it
+      // acts on; pending tasks it singles out are split off first (ArrayTaskSplit).
+      [=](array_control_atom, const ArrayControlRequest& request, const ControlsReply& reply) {
+        const auto& actors = self->state.context->actors;
+        auto targets_reply = TargetsReply([self, request, reply](const ArrayTargets& targets) {
+          caf::anon_send(self, array_targets_atom::value, request, targets, reply);
+        });
+        self->send(actors.query_view, array_targets_atom::value, request, targets_reply);
+      },
+      [=](array_targets_atom, const ArrayControlRequest& request, const ArrayTargets& targets, const ControlsReply& reply) {
+        size_t total = targets.job_ids.size() + targets.to_split.size();
+        auto outcomes = std::make_shared<std::vector<ControlOutcome>>(targets.refused);
+        if (total == 0) return reply(*outcomes);
+        auto left = std::make_shared<size_t>(total);
+        ControlReply collect = [outcomes, left, reply](const ControlOutcome& outcome) {
+          outcomes->push_back(outcome);
+          if (--*left == 0) reply(*outcomes);
+        };
+        // Answers arrive on other threads (the job actors'): hand them back to this actor.
+        caf::actor me = caf::actor_cast<caf::actor>(self);
+        ControlReply collect_here = [me, collect](const ControlOutcome& outcome) {
+          caf::anon_send(me, retry_atom::value, DeferredStep([collect, outcome] { collect(outcome); }));
+        };
+        for (auto id : targets.job_ids)
+          self->send(job_actor_for(self, id), control_atom::value,
+                     ControlRequest{request.verb, id, request.signal, request.caller}, collect_here);
+        const auto& actors = self->state.context->actors;
+        for (auto task : targets.to_split) {
+          EventDraft draft;
+          draft.actor = actor_info(request.caller);
+          draft.command_id = request.caller.command_id;
+          draft.new_job_id = true;
+          uint64_t array_id = request.job_id;
+          draft.build = [array_id, task](const EventMeta& meta) {
+            return make::array_task_split(meta, meta.job_id, array_id, task);
+          };
+          self->request(actors.log, caf::infinite, append_atom::value, std::move(draft))
+              .then([=](const AppendAck& ack) {
+                if (!ack.ok) return collect(ControlOutcome{array_id, false, ack.error});
+                self->send(self->state.context->actors.query_view, control_after_atom::value, ack.offset,
+                           ControlRequest{request.verb, ack.job_id, request.signal, request.caller}, collect_here);
+              });
+        }
+      },
+      [=](retry_atom, const DeferredStep& step) { step(); },
       [=](job_exit_atom, const std::string& node, const JobExitReport& report, const DoneReply& reply) {
         self->send(job_actor_for(self, report.job_id), job_exit_atom::value, node, report, reply);
       },

@@ -105,7 +105,8 @@ std::string bb_directory_of(const ControllerContext& context, const JobRecord& j
 }
 
 LaunchOrder launch_order(const ControllerContext& context, const JobRecord& job) {
-  return {job.id, job.spec.full(), job.allocation, job.restarts, job.time_limit_sec, bb_directory_of(context, job)};
+  return {job.id,        job.spec.full(), job.allocation, job.restarts, job.time_limit_sec, bb_directory_of(context, job),
+          job.array};
 }
 
 // ---- burst buffer: reserve (scheduler) -> stage in -> run -> stage out -> tear down, release ----

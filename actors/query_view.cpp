@@ -29,6 +29,8 @@ struct QueryViewState {
   uint64_t applied_offset = 0;  // next offset to apply
   std::map<uint64_t, Reason> pending_reasons;
   std::vector<DeferredPass> deferred;
+  // Commands for array tasks just split off, until the split is applied (offset, command).
+  std::multimap<uint64_t, std::pair<ControlRequest, ControlReply>> deferred_controls;
   int64_t last_event_us = 0;
   uint64_t snapshot_offset = 0;  // next_offset of the last snapshot written (or loaded)
   static inline const char* name = "query_view";
@@ -103,7 +105,12 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
         if (job_actor && event.job_id != 0) {
           auto it = st.state.jobs.find(event.job_id);
           if (it != st.state.jobs.end())
-            self->send(job_actor, job_update_atom::value, it->second, before.value_or(it->second.state));
+            self->send(job_actor, job_update_atom::value, it->second, before.value_or(JobState::PENDING));  // a new job (an array task split off) was pending
+        }
+        while (!st.deferred_controls.empty() && st.deferred_controls.begin()->first < st.applied_offset) {
+          auto& [request, reply] = st.deferred_controls.begin()->second;
+          self->send(st.context->actors.dispatcher, control_atom::value, request, reply);
+          st.deferred_controls.erase(st.deferred_controls.begin());
         }
         auto& deferred = st.deferred;
         for (auto it = deferred.begin(); it != deferred.end();) {
@@ -126,6 +133,16 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
         for (auto id : ids)
           if (!self->state.state.jobs.contains(id)) unknown.push_back(id);
         return unknown;
+      },
+      [=](array_targets_atom, const ArrayControlRequest& request, const TargetsReply& reply) {
+        reply(array_targets(self->state.state, request));
+      },
+      // A command for a job whose event is at `offset`: delivered (through the dispatcher)
+      // once this view applied it, so that the job's actor knows the job.
+      [=](control_after_atom, uint64_t offset, const ControlRequest& request, const ControlReply& reply) {
+        auto& st = self->state;
+        if (offset < st.applied_offset) return self->send(st.context->actors.dispatcher, control_atom::value, request, reply);
+        st.deferred_controls.emplace(offset, std::make_pair(request, reply));
       },
       [=](reasons_atom, ReasonMap& reasons) { self->state.pending_reasons = std::move(reasons); },
       [=](query_job_atom, uint64_t job_id) -> caf::result<bool, JobRecord> {

@@ -1,5 +1,9 @@
 #include "actors/read_model.hpp"
 
+#include <algorithm>
+#include <set>
+
+#include "events/job_array.hpp"
 #include "events/job_dependency.hpp"
 
 namespace cairn {
@@ -60,16 +64,91 @@ JobsSnapshot select_jobs(const ClusterState& state, const ReasonMap& reasons, co
       snapshot.jobs.back().spec = RecordedSpec(shown);
     }
   };
+  // A job array's record once every task left it stands for nothing any more.
+  auto shown = [](const JobRecord& job) { return !is_array_record(job) || !job.array_pending.empty(); };
   if (ids.empty()) {
     for (const auto& [id, job] : state.jobs)
-      if (include_finished || shown_by_default(job, now_us, min_job_age_sec)) add(job);
+      if (shown(job) && (include_finished || shown_by_default(job, now_us, min_job_age_sec))) add(job);
   } else {
+    std::set<uint64_t> arrays;  // asked for by the array's id: its record and every task
     for (auto id : ids) {
       auto it = state.jobs.find(id);
-      if (it != state.jobs.end()) add(it->second);
+      if (it == state.jobs.end()) continue;
+      if (is_array_record(it->second)) {
+        arrays.insert(id);
+        if (shown(it->second)) add(it->second);
+      } else {
+        add(it->second);
+      }
+    }
+    if (!arrays.empty()) {
+      for (const auto& [id, job] : state.jobs)
+        if (job.array.task_id != kNoArrayTaskId && arrays.contains(job.array.array_job_id) &&
+            std::find(ids.begin(), ids.end(), id) == ids.end())
+          add(job);
     }
   }
   return snapshot;
+}
+
+namespace {
+
+bool splits_pending_task(ControlVerb verb) {
+  return verb == ControlVerb::cancel || verb == ControlVerb::hold || verb == ControlVerb::uhold ||
+         verb == ControlVerb::release;
+}
+
+// Whether a whole-array command goes to this task: cancels and signals to what still
+// runs or waits, holds and releases to what waits.
+bool whole_array_reaches(ControlVerb verb, const JobRecord& task) {
+  if (is_final(task.state) || task.state == JobState::COMPLETING || task.state == JobState::STAGE_OUT) return false;
+  if (verb == ControlVerb::hold || verb == ControlVerb::uhold || verb == ControlVerb::release)
+    return task.state == JobState::PENDING;
+  return true;
+}
+
+}  // namespace
+
+ArrayTargets array_targets(const ClusterState& state, const ArrayControlRequest& request) {
+  ArrayTargets targets;
+  constexpr const char* kInvalid = "Invalid job id specified";
+  auto it = state.jobs.find(request.job_id);
+  if (it == state.jobs.end() || (!request.tasks.empty() && !is_array_record(it->second))) {
+    targets.refused.push_back({request.job_id, false, kInvalid});
+    return targets;
+  }
+  const JobRecord& array = it->second;
+  if (!is_array_record(array)) {
+    targets.job_ids.push_back(array.id);
+    return targets;
+  }
+  std::map<uint32_t, uint64_t> tasks;  // task id -> its job
+  for (const auto& [id, job] : state.jobs)
+    if (job.array.array_job_id == array.id && job.array.task_id != kNoArrayTaskId) tasks.emplace(job.array.task_id, id);
+  bool remainder_waits = array.state == JobState::PENDING && !array.array_pending.empty();
+  if (request.tasks.empty()) {
+    if (remainder_waits && splits_pending_task(request.verb)) targets.job_ids.push_back(array.id);
+    for (const auto& [task, id] : tasks)
+      if (whole_array_reaches(request.verb, state.jobs.at(id))) targets.job_ids.push_back(id);
+    if (targets.job_ids.empty()) targets.job_ids.push_back(array.id);  // its actor says why not
+    return targets;
+  }
+  for (uint32_t task : request.tasks) {
+    if (auto found = tasks.find(task); found != tasks.end()) {
+      targets.job_ids.push_back(found->second);
+    } else if (remainder_waits && contains_task(array.array_pending, task)) {
+      bool permitted = request.caller.may_write && (request.caller.is_operator || request.caller.uid == array.spec->uid);
+      if (!permitted)  // nothing is split for a command that would be refused
+        targets.refused.push_back({array.id, false, request.caller.may_write ? "Access/permission denied" : kReadOnlyDenied});
+      else if (splits_pending_task(request.verb))
+        targets.to_split.push_back(task);
+      else
+        targets.refused.push_back({array.id, false, "Job is pending execution"});
+    } else {
+      targets.refused.push_back({array.id, false, kInvalid});
+    }
+  }
+  return targets;
 }
 
 NodesSnapshot nodes_snapshot(const ClusterState& state, const ClusterConfig& config,

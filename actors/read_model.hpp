@@ -28,6 +28,13 @@ JobRecord with_live_reason(const JobRecord& job, const ReasonMap& reasons);
 JobsSnapshot select_jobs(const ClusterState& state, const ReasonMap& reasons, const std::vector<uint64_t>& ids,
                          bool include_finished, int64_t now_us, uint32_t min_job_age_sec);
 
+// What a command for job `request.job_id` acts on. For a job array's record: with
+// no tasks, the pending remainder (cancel, hold, release) and every task the verb
+// can apply to; with tasks, each task's own job, or the pending ones to split off
+// (cancel, hold, release; other verbs are refused for pending tasks). Any other
+// job: itself. An unknown id or task is refused with "Invalid job id specified".
+ArrayTargets array_targets(const ClusterState& state, const ArrayControlRequest& request);
+
 // Every configured node (a node that never registered as configured), and the partitions.
 NodesSnapshot nodes_snapshot(const ClusterState& state, const ClusterConfig& config,
                              const std::vector<PartitionPolicy>& partitions, int64_t now_us);

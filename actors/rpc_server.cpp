@@ -76,6 +76,7 @@ class AgentChannelOnLoop : public AgentChannel {
       out.setRestartCount(order.restart_count);
       out.setTimeLimitSec(order.time_limit_sec);
       out.setBbJobDir(order.bb_job_dir);
+      if (order.array.array_job_id != 0) write_array_view(out.initArray(), order.array);
       return request.send().ignoreResult();
     });
   }
@@ -245,6 +246,24 @@ class ControllerImpl final : public rpc::Controller::Server {
       outcomes.add(kj::mv(promise));
     }
     return kj::joinPromises(outcomes.releaseAsArray()).then([context](kj::Array<ControlOutcome> all) mutable {
+      auto results = context.getResults().initResults(static_cast<unsigned>(all.size()));
+      for (size_t i = 0; i < all.size(); ++i) {
+        results[i].setJobId(all[i].job_id);
+        results[i].setOk(all[i].ok);
+        results[i].setError(all[i].error);
+      }
+    });
+  }
+
+  kj::Promise<void> controlArray(ControlArrayContext context) override {
+    auto params = context.getParams();
+    ArrayControlRequest request{verb_from_wire(params.getVerb()), params.getJobId(), {}, params.getSignal(),
+                                with_command_id()};
+    for (auto task : params.getTaskIds()) request.tasks.push_back(task);
+    auto [promise, reply] = make_rpc_reply<std::vector<ControlOutcome>>();
+    caf::anon_send(context_->actors.dispatcher, array_control_atom::value, std::move(request),
+                   ControlsReply([reply](const std::vector<ControlOutcome>& outcomes) { reply.fulfill(outcomes); }));
+    return promise.then([context](std::vector<ControlOutcome> all) mutable {
       auto results = context.getResults().initResults(static_cast<unsigned>(all.size()));
       for (size_t i = 0; i < all.size(); ++i) {
         results[i].setJobId(all[i].job_id);

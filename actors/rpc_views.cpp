@@ -18,6 +18,27 @@ std::vector<NodeShare> read_allocation(capnp::List<schema::NodeAllocation>::Read
   return out;
 }
 
+void write_array_view(rpc::ArrayView::Builder out, const ArrayTaskInfo& array) {
+  out.setArrayJobId(array.array_job_id);
+  out.setTaskId(array.task_id);
+  out.setTaskCount(array.task_count);
+  out.setTaskMin(array.task_min);
+  out.setTaskMax(array.task_max);
+  out.setThrottle(array.throttle);
+}
+
+ArrayTaskInfo read_array_view(rpc::ArrayView::Reader in) {
+  ArrayTaskInfo array;
+  array.array_job_id = in.getArrayJobId();
+  if (array.array_job_id == 0) return array;
+  array.task_id = in.getTaskId();
+  array.task_count = in.getTaskCount();
+  array.task_min = in.getTaskMin();
+  array.task_max = in.getTaskMax();
+  array.throttle = in.getThrottle();
+  return array;
+}
+
 void write_job_view(rpc::JobView::Builder out, const JobRecord& job) {
   out.setJobId(job.id);
   out.setSpec(RecordedSpecReader(job.spec).spec());
@@ -69,6 +90,14 @@ void write_job_view(rpc::JobView::Builder out, const JobRecord& job) {
   out.setRequeueHold(job.requeue_hold);
   out.setBbStageOutStarted(job.bb_stage_out_started);
   out.setLastOffset(job.last_offset);
+  if (job.array.array_job_id != 0) {
+    write_array_view(out.initArray(), job.array);
+    auto pending = out.initArrayPending(static_cast<unsigned>(job.array_pending.size()));
+    for (size_t i = 0; i < job.array_pending.size(); ++i) {
+      pending[i].setFirst(job.array_pending[i].first);
+      pending[i].setLast(job.array_pending[i].last);
+    }
+  }
 }
 
 JobRecord read_job_view(rpc::JobView::Reader in) {
@@ -113,6 +142,8 @@ JobRecord read_job_view(rpc::JobView::Reader in) {
   job.requeue_hold = in.getRequeueHold();
   job.bb_stage_out_started = in.getBbStageOutStarted();
   job.last_offset = in.getLastOffset();
+  if (in.hasArray()) job.array = read_array_view(in.getArray());
+  for (auto range : in.getArrayPending()) job.array_pending.push_back({range.getFirst(), range.getLast()});
   return job;
 }
 

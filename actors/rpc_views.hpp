@@ -22,6 +22,9 @@ PartitionPolicy read_partition_view(rpc::PartitionView::Reader in);
 void write_allocation(capnp::List<schema::NodeAllocation>::Builder out, const std::vector<NodeShare>& nodes);
 std::vector<NodeShare> read_allocation(capnp::List<schema::NodeAllocation>::Reader in);
 
+void write_array_view(rpc::ArrayView::Builder out, const ArrayTaskInfo& array);
+ArrayTaskInfo read_array_view(rpc::ArrayView::Reader in);
+
 void write_stage_order(rpc::StageOrder::Builder out, const StageOrder& order);
 StageOrder read_stage_order(rpc::StageOrder::Reader in);
 

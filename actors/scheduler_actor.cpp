@@ -10,6 +10,7 @@
 
 #include "actors/controller_actors.hpp"
 #include "common/size_parse.hpp"
+#include "events/job_array.hpp"
 #include "events/job_dependency.hpp"
 
 namespace cairn {
@@ -32,6 +33,14 @@ EventDraft allocation_draft(const Placement& placement) {
   EventDraft draft;
   draft.actor = kSchedulerActor;
   draft.job_id = placement.job_id;
+  if (placement.array_task) {  // the task becomes a job of its own, with a new id, as it starts
+    draft.new_job_id = true;
+    draft.build = [placement](const EventMeta& meta) {
+      return make::job_allocated(meta, meta.job_id, placement.nodes, placement.time_limit_sec, placement.job_id,
+                                 placement.task_id);
+    };
+    return draft;
+  }
   draft.build = [placement](const EventMeta& meta) {
     return make::job_allocated(meta, placement.job_id, placement.nodes, placement.time_limit_sec);
   };
@@ -120,6 +129,10 @@ std::string submission_error(const ControllerContext& context, const JobSpec& sp
   for (const auto& candidate : context.partitions)
     if (spec.partition.empty() ? candidate.is_default : candidate.name == spec.partition) partition = &candidate;
   if (!partition) return "Invalid partition name specified";
+  if (!spec.array_spec.empty()) {
+    if (!parse_array_spec(spec.array_spec)) return "Invalid job array specification";
+    if (spec.burst_buffer.capacity_bytes > 0) return "Job arrays with burst buffers are not supported";
+  }
   if (spec.num_nodes == 0 || spec.num_nodes > partition->nodes.size()) return "Node count specification invalid";
   uint32_t cpus = std::max<uint32_t>(1, spec.num_tasks) * std::max<uint32_t>(1, spec.cpus_per_task);
   uint32_t cpus_per_node = (cpus + spec.num_nodes - 1) / spec.num_nodes;

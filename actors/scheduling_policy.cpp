@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <set>
 
+#include "events/job_array.hpp"
 #include "events/job_dependency.hpp"
 
 namespace cairn {
@@ -104,6 +106,7 @@ class Scheduler {
       if (is_active(job.state)) {
         int64_t deadline = effective_deadline_us(job);
         releases_.push_back({deadline == 0 ? kNever : deadline, job.allocation});
+        if (job.array.array_job_id != 0) ++active_tasks_[job.array.array_job_id];
       }
     }
     std::sort(pending_.begin(), pending_.end(),
@@ -112,7 +115,8 @@ class Scheduler {
 
   SchedulingDecision run() {
     for (const auto* job : pending_) decision_.pending_reasons[job->id] = consider(*job);
-    for (const auto& placement : decision_.placements) decision_.pending_reasons.erase(placement.job_id);
+    for (const auto& placement : decision_.placements)
+      if (!placement.array_task) decision_.pending_reasons.erase(placement.job_id);
     return std::move(decision_);
   }
 
@@ -132,6 +136,7 @@ class Scheduler {
     if ((partition->max_nodes != kUnlimited && spec.num_nodes > partition->max_nodes) ||
         spec.num_nodes > partition->nodes.size())
       return Reason::partition_node_limit;
+    if (job.array.array_job_id != 0) return place_array_tasks(job, *partition);
     if (auto reason = burst_buffer_gate(job, *partition); reason != Reason::none) {
       // Capacity is reserved and staged in while the job also waits for nodes; the
       // burst-buffer reasons come after Resources, as in Slurm.
@@ -208,13 +213,40 @@ class Scheduler {
     return candidate_nodes(partition, free_, shape, reserved_until_, end_us).size() == shape.nodes;
   }
 
-  Reason place(const JobRecord& job, const PartitionPolicy& partition) {
+  // Tasks of a job array start while the array is under its throttle (%N): the
+  // array's record places its pending tasks in order until one does not fit, so a
+  // pass costs what can start, not the number of pending tasks.
+  Reason place_array_tasks(const JobRecord& job, const PartitionPolicy& partition) {
+    uint32_t throttle = job.array.throttle;
+    uint32_t& active = active_tasks_[job.array.array_job_id];
+    if (!is_array_record(job)) {  // a task split off before it started (or requeued)
+      if (throttle != 0 && active >= throttle) return Reason::job_array_task_limit;
+      Reason reason = place(job, partition);
+      if (reason == Reason::none) ++active;
+      return reason;
+    }
+    for (const auto& range : job.array_pending) {
+      for (uint64_t task = range.first; task <= range.last; ++task) {
+        if (throttle != 0 && active >= throttle) return Reason::job_array_task_limit;
+        Reason reason = place(job, partition, static_cast<uint32_t>(task));
+        if (reason != Reason::none) return reason;
+        ++active;
+      }
+    }
+    return Reason::none;
+  }
+
+  Reason place(const JobRecord& job, const PartitionPolicy& partition, std::optional<uint32_t> array_task = {}) {
     Shape shape = shape_of(job.spec.core(), partition);
     uint32_t limit = effective_time_limit(job.spec.core(), partition);
     int64_t end_us = limit == 0 ? kNever : in_.now_us + static_cast<int64_t>(limit) * kMicros;
     auto nodes = candidate_nodes(partition, free_, shape, reserved_until_, end_us);
     if (nodes.size() == shape.nodes) {
       Placement placement{job.id, {}, limit};
+      if (array_task) {
+        placement.array_task = true;
+        placement.task_id = *array_task;
+      }
       for (const auto& name : nodes) {
         auto& free = free_[name];
         free.cpus -= shape.cpus_per_node;
@@ -246,6 +278,7 @@ class Scheduler {
   std::vector<const JobRecord*> pending_;
   std::vector<Release> releases_;
   std::map<std::string, int64_t> reserved_until_;
+  std::map<uint64_t, uint32_t> active_tasks_;  // running tasks (or placed in this pass) per job array
   size_t reservations_ = 0;
   SchedulingDecision decision_;
 };

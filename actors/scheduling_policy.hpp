@@ -40,6 +40,9 @@ struct Placement {
   uint64_t job_id = 0;
   std::vector<NodeShare> nodes;
   uint32_t time_limit_sec = 0;  // effective; 0: unlimited
+  // A pending task of the job array job_id: it becomes a new job as it starts.
+  bool array_task = false;
+  uint32_t task_id = 0;
 };
 
 struct BbReservation {
@@ -58,7 +61,7 @@ struct SchedulingDecision {
   std::vector<Placement> placements;
   std::vector<BbReservation> bb_reservations;
   std::vector<BbStageIn> bb_stage_ins;  // after the reservations: new ones, and any left without a node
-  std::map<uint64_t, Reason> pending_reasons;  // every pending job that was not placed
+  std::map<uint64_t, Reason> pending_reasons;  // every pending job that was not placed (an array: its remainder)
   // Pending jobs whose dependency can never be met and that are to be cancelled
   // (--kill-on-invalid-dep=yes, or the cluster's DependencyParameters=kill_invalid_depend).
   std::vector<uint64_t> dependency_cancels;

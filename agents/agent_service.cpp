@@ -80,6 +80,7 @@ JobLaunch read_launch_request(rpc::LaunchRequest::Reader request) {
   job.cluster_name = request.getClusterName();
   job.time_limit_sec = request.getTimeLimitSec();
   job.bb_job_dir = request.getBbJobDir();
+  if (request.hasArray()) job.array = read_array_view(request.getArray());
   return job;
 }
 

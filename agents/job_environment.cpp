@@ -104,6 +104,19 @@ std::vector<std::string> build_job_environment(const JobSpec& spec, const Launch
   env.set("CAIRN_FIRST_JOB_ID", first_job_id);
   env.set("ENVIRONMENT", "BATCH");
 
+  // A task of a job array (Slurm sets these for array tasks only).
+  const ArrayTaskInfo& array = context.array;
+  auto array_value = [&](uint64_t value) -> std::optional<std::string> {
+    if (array.array_job_id == 0) return std::nullopt;
+    return std::to_string(value);
+  };
+  env.set_or_unset("SLURM_ARRAY_JOB_ID", array_value(array.array_job_id));
+  env.set_or_unset("SLURM_ARRAY_TASK_ID", array_value(array.task_id));
+  env.set_or_unset("SLURM_ARRAY_TASK_COUNT", array_value(array.task_count));
+  env.set_or_unset("SLURM_ARRAY_TASK_MIN", array_value(array.task_min));
+  env.set_or_unset("SLURM_ARRAY_TASK_MAX", array_value(array.task_max));
+  env.set_or_unset("SLURM_ARRAY_TASK_STEP", std::nullopt);  // not computed: never inherited
+
   env.set_or_unset("BB_JOB_DIR", text_if_present(context.bb_job_dir));
   env.set_or_unset("DW_JOB_STRIPED", text_if_present(context.bb_job_dir));
   return env.entries();

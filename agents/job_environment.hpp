@@ -21,6 +21,7 @@ struct LaunchContext {
   uint64_t first_job_id = 0;  // first job of a resubmission chain; 0: this job is the first
   std::string bb_job_dir;     // the job's burst-buffer directory; empty: none
   std::string node_list_compressed;  // node_list as a hostlist, e.g. "n[1-2]"
+  ArrayTaskInfo array;               // SLURM_ARRAY_*: set for a task of a job array only
 };
 
 // "KEY=VALUE" entries, one per key: spec.environment first (a later entry for the

@@ -36,6 +36,7 @@ LaunchContext launch_context_for(const JobLaunch& job, const std::string& node,
   context.restart_count = job.restart_count;
   context.first_job_id = job.job_id;
   context.bb_job_dir = job.bb_job_dir;
+  context.array = job.array;
   return context;
 }
 
@@ -45,6 +46,10 @@ OutputFiles output_files_for_launch(const JobLaunch& job, const std::string& nod
   patterns.job_name = job.spec.name;
   patterns.user_name = job.spec.user_name;
   patterns.node_name = node;
+  if (job.array.array_job_id != 0) {
+    patterns.array_job_id = job.array.array_job_id;
+    patterns.array_task_id = job.array.task_id;
+  }
   JobSpec spec = job.spec;
   spec.work_dir = work_dir_of(job.spec);
   return output_files_for(spec, patterns, job.restart_count > 0);

@@ -25,6 +25,7 @@ struct JobLaunch {
   std::string cluster_name;      // empty: the agent's configured ClusterName
   uint32_t time_limit_sec = 0;
   std::string bb_job_dir;        // the job's burst-buffer directory; empty: none
+  ArrayTaskInfo array;           // the array task this job is (array_job_id 0: none)
   bool operator==(const JobLaunch&) const = default;
 };
 

@@ -149,6 +149,9 @@ struct JobAllocated {
   jobId @0 :UInt64;
   nodes @1 :List(NodeAllocation);
   timeLimitSec @2 :UInt32;   # effective limit of this run (job's or partition's); 0: unlimited
+  # Set when this allocation starts a pending task of a job array: the task is first split
+  # off the array's record as a new job (jobId, assigned by the writer), then allocated.
+  arrayTask @3 :ArrayTaskRef;
 }
 
 struct JobStarted {
@@ -265,6 +268,22 @@ struct EpochClaimed {
   controller @2 :Text;
 }
 
+# ---- job arrays (docs/decisions.md, "Job arrays") ----
+
+# One task of a job array: the array's job id and the task's index.
+struct ArrayTaskRef {
+  arrayJobId @0 :UInt64;
+  taskId @1 :UInt32;
+}
+
+# A pending task leaves its array's record and becomes a job of its own (jobId, a new id
+# assigned by the writer), still pending: before a command acts on that one task
+# (scancel 123_7). A task that starts is split by its JobAllocated (arrayTask) instead.
+struct ArrayTaskSplit {
+  jobId @0 :UInt64;
+  task @1 :ArrayTaskRef;
+}
+
 struct Event {
   header @0 :Header;
   body :union {
@@ -291,6 +310,10 @@ struct Event {
     nodeDown @21 :NodeDown;
     nodeUp @22 :NodeUp;
     epochClaimed @23 :EpochClaimed;
+    # @24 and @25 belong to other work in progress (placeholders until it is merged).
+    reserved24 @24 :Void;
+    reserved25 @25 :Void;
+    arrayTaskSplit @26 :ArrayTaskSplit;
     # New kinds are added here with the next ordinal.
   }
 }

@@ -77,6 +77,10 @@ struct JobView {
   requeueHold @35 :Bool;
   bbStageOutStarted @36 :Bool;
   lastOffset @37 :UInt64;
+  # Job arrays: the task this job is (arrayJobId != 0), or, on the array's own record
+  # (taskId = 4294967294), the tasks still pending in it.
+  array @38 :ArrayView;
+  arrayPending @39 :List(ArrayTaskRange);
 }
 
 struct NodeView {
@@ -115,6 +119,7 @@ struct LaunchRequest {
   clusterName @4 :Text;
   timeLimitSec @5 :UInt32;
   bbJobDir @6 :Text;          # the job's burst-buffer directory ($BB_JOB_DIR); empty: none
+  array @7 :ArrayView;        # the task of a job array this job is (arrayJobId 0: none)
 }
 
 # Burst-buffer staging on one node: copy `paths` into (stage-in) or out of
@@ -196,6 +201,10 @@ interface Controller {
   # The live state's digest (events/state_digest.cpp) and the first offset of the
   # partition it does not include: `cairn log replay --verify` replays up to there.
   stateDigest @9 () -> (digest :UInt64, nextOffset :UInt64, partition :UInt32);
+  # A command for a job that may be a job array: with no taskIds, the whole array (its
+  # pending tasks and every task that runs); with taskIds, those tasks (scancel 123_7),
+  # pending ones being split off the array as jobs of their own first. Any other job: itself.
+  controlArray @10 (verb :ControlVerb, jobId :UInt64, taskIds :List(UInt32), signal :Int32) -> (results :List(ControlResult));
 }
 
 struct PoolHolder {
@@ -212,4 +221,19 @@ struct PoolView {
   isDefault @4 :Bool;
   usedBytes @5 :UInt64;
   holders @6 :List(PoolHolder);
+}
+
+# Job arrays: which task a job is and the shape of its array (SLURM_ARRAY_* variables).
+struct ArrayView {
+  arrayJobId @0 :UInt64;      # 0: not part of an array
+  taskId @1 :UInt32;          # 4294967294 on the array's own record
+  taskCount @2 :UInt32;
+  taskMin @3 :UInt32;
+  taskMax @4 :UInt32;
+  throttle @5 :UInt32;        # %N of --array; 0: none
+}
+
+struct ArrayTaskRange {
+  first @0 :UInt32;
+  last @1 :UInt32;
 }

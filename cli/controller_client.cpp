@@ -95,6 +95,21 @@ std::vector<ControlOutcome> ControllerClient::control(ControlVerb verb, const st
   return outcomes;
 }
 
+std::vector<ControlOutcome> ControllerClient::control_array(ControlVerb verb, uint64_t job_id,
+                                                            const std::vector<uint32_t>& tasks, int32_t signal) {
+  auto request = session_->controller.controlArrayRequest();
+  request.setVerb(static_cast<rpc::ControlVerb>(verb));
+  request.setJobId(job_id);
+  auto list = request.initTaskIds(static_cast<unsigned>(tasks.size()));
+  for (size_t i = 0; i < tasks.size(); ++i) list.set(i, tasks[i]);
+  request.setSignal(signal);
+  auto response = session_->connection.wait(request.send());
+  std::vector<ControlOutcome> outcomes;
+  for (auto result : response.getResults())
+    outcomes.push_back({result.getJobId(), result.getOk(), result.getError()});
+  return outcomes;
+}
+
 JobsSnapshot ControllerClient::jobs(const std::vector<uint64_t>& job_ids, bool include_finished) {
   auto request = session_->controller.queryJobsRequest();
   auto query = request.initQuery();

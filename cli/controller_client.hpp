@@ -24,6 +24,9 @@ class ControllerClient final : public ClusterQueries {
 
   uint64_t submit(const JobSpec& spec);
   std::vector<ControlOutcome> control(ControlVerb verb, const std::vector<uint64_t>& job_ids, int32_t signal = 0);
+  // A job, a whole job array (tasks empty) or some of its tasks (Controller.controlArray).
+  std::vector<ControlOutcome> control_array(ControlVerb verb, uint64_t job_id, const std::vector<uint32_t>& tasks,
+                                            int32_t signal = 0);
   JobsSnapshot jobs(const std::vector<uint64_t>& job_ids, bool include_finished) override;
   NodesSnapshot nodes() override;
   PoolsSnapshot burst_buffers();

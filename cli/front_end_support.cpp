@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <charconv>
 #include <ostream>
 
@@ -26,6 +27,38 @@ std::vector<uint64_t> parse_job_ids(const std::vector<std::string>& lists, std::
     ids.push_back(id);
   }
   return ids;
+}
+
+std::vector<JobRef> parse_job_refs(const std::vector<std::string>& lists, std::string_view program) {
+  std::vector<JobRef> refs;
+  for (const auto& list : lists) {
+    for (auto text : split_job_refs(list)) {
+      auto ref = parse_job_ref(text);
+      if (!ref) throw UsageError(std::string(program) + ": error: Invalid job id specified: " + std::string(text));
+      refs.push_back(std::move(*ref));
+    }
+  }
+  return refs;
+}
+
+std::vector<uint64_t> job_ids_of(const std::vector<JobRef>& refs) {
+  std::vector<uint64_t> ids;
+  for (const auto& ref : refs)
+    if (std::find(ids.begin(), ids.end(), ref.job_id) == ids.end()) ids.push_back(ref.job_id);
+  return ids;
+}
+
+std::vector<JobRecord> select_refs(const std::vector<JobRecord>& jobs, const std::vector<JobRef>& refs) {
+  if (refs.empty()) return jobs;
+  std::vector<JobRecord> out;
+  for (const auto& job : jobs) {
+    for (const auto& ref : refs) {
+      if (!matches_ref(job, ref)) continue;
+      out.push_back(narrowed_to_ref(job, ref));
+      break;
+    }
+  }
+  return out;
 }
 
 std::vector<JobState> parse_states(const std::vector<std::string>& lists, std::string_view program) {

@@ -11,6 +11,7 @@
 #include "actors/controller_messages.hpp"
 #include "cli/slurm_views.hpp"
 #include "common/config.hpp"
+#include "events/job_array.hpp"
 
 namespace cairn {
 
@@ -30,6 +31,12 @@ int run_bb_command(const Args& args, std::ostream& out, std::ostream& err);
 
 // "12,13 14" -> {12, 13, 14}; throws UsageError naming the bad id.
 std::vector<uint64_t> parse_job_ids(const std::vector<std::string>& lists, std::string_view program);
+// "12,13_7 14_[1-3,5]" -> jobs or tasks of job arrays; throws UsageError naming the bad one.
+std::vector<JobRef> parse_job_refs(const std::vector<std::string>& lists, std::string_view program);
+// The job ids to ask the controller for (an array's id brings its tasks along).
+std::vector<uint64_t> job_ids_of(const std::vector<JobRef>& refs);
+// The jobs the references name, an array's pending remainder narrowed to the tasks named; all when refs is empty.
+std::vector<JobRecord> select_refs(const std::vector<JobRecord>& jobs, const std::vector<JobRef>& refs);
 // "PD,R" -> states; throws UsageError "<program>: error: Invalid job state specified: X".
 std::vector<JobState> parse_states(const std::vector<std::string>& lists, std::string_view program);
 // "a,b" -> {a, b}

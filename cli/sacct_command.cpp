@@ -35,7 +35,8 @@ int run_sacct(const Args& argv, std::ostream& out, std::ostream& err) {
       out << "Usage: sacct [-j jobs] [-X] [-P] [-n] [-o fields] [-s states] [--name names] [-S time] [-E time] [-D]\n";
       return 0;
     }
-    auto ids = parse_job_ids(args.all("jobs"), "sacct");
+    auto refs = parse_job_refs(args.all("jobs"), "sacct");
+    auto ids = job_ids_of(refs);
     auto names = split_list(args.all("name"));
     auto users = split_list(args.all("user"));
     auto states = parse_states(args.all("state"), "sacct");
@@ -49,6 +50,7 @@ int run_sacct(const Args& argv, std::ostream& out, std::ostream& err) {
     auto config = load_cli_config(args.get("conf"));
     ControllerClient client(config);
     auto snapshot = client.jobs(ids, true);
+    snapshot.jobs = select_refs(snapshot.jobs, refs);
     int64_t now = snapshot.now_us / 1'000'000;
     int64_t since_us = parse_time_option("--starttime", args.get("starttime"), now);
     int64_t until_us = parse_time_option("--endtime", args.get("endtime"), now);

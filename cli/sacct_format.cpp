@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "common/string_util.hpp"
+#include "events/job_array.hpp"
 #include "events/cluster_state.hpp"
 
 namespace cairn {
@@ -89,7 +90,12 @@ uint32_t alloc_nodes(const AccountingLine& line) {
   return static_cast<uint32_t>(line.allocation->size());
 }
 
+// JobID: "123_7" for a task of a job array ("123_[5-99]" for tasks that never started).
 std::string job_id_text(const AccountingLine& line) {
+  return job_display_id(*line.job) + (line.step ? ".batch" : "");
+}
+
+std::string raw_job_id_text(const AccountingLine& line) {
   return std::to_string(line.job->id) + (line.step ? ".batch" : "");
 }
 
@@ -139,7 +145,7 @@ const std::array kSacctFields{
                  return std::to_string(line.exit_code) + ":" + std::to_string(line.exit_signal);
                }},
     SacctField{"JobID", -12, Overflow::plus, job_id_text},
-    SacctField{"JobIDRaw", -12, Overflow::plus, job_id_text},
+    SacctField{"JobIDRaw", -12, Overflow::plus, raw_job_id_text},
     SacctField{"JobName", 10, Overflow::plus,
                [](const AccountingLine& line) { return line.step ? std::string("batch") : line.job->spec->name; }},
     SacctField{"NCPUS", 10, Overflow::keep, alloc_cpus_text},

@@ -10,6 +10,7 @@
 #include "common/size_parse.hpp"
 #include "common/slurm_time.hpp"
 #include "common/string_util.hpp"
+#include "events/job_array.hpp"
 #include "events/job_dependency.hpp"
 
 namespace cairn {
@@ -469,33 +470,6 @@ bool valid_mail_type(std::string_view text) {
   return false;
 }
 
-// --array: "0-15", "1,3,5", "0-15:4", "1-9%2" (the controller's grammar).
-bool valid_array_spec(std::string_view text) {
-  size_t percent = text.find('%');
-  if (percent != std::string_view::npos) {
-    auto limit = parse_unsigned<uint32_t>(text.substr(percent + 1));
-    if (!limit || *limit == 0) return false;
-    text = text.substr(0, percent);
-  }
-  for (auto item : split(text, ',')) {
-    size_t dash = item.find('-');
-    if (dash == std::string_view::npos) {
-      if (!parse_unsigned<uint32_t>(item)) return false;
-      continue;
-    }
-    std::string_view range = item.substr(dash + 1);
-    size_t colon = range.find(':');
-    auto first = parse_unsigned<uint32_t>(item.substr(0, dash));
-    auto last = parse_unsigned<uint32_t>(range.substr(0, colon));
-    if (!first || !last || *last < *first) return false;
-    if (colon != std::string_view::npos) {
-      auto step = parse_unsigned<uint32_t>(range.substr(colon + 1));
-      if (!step || *step == 0) return false;
-    }
-  }
-  return true;
-}
-
 // --signal=[{R|B}...:]sig[@time]: Slurm takes R, then B, then R again, then ':'.
 std::optional<SignalSpecText> parse_sbatch_signal(std::string_view text) {
   bool batch_only = false;
@@ -606,7 +580,7 @@ void apply_option(Settings& s, const OptionUse& use, Source source, const Contex
       s.account = text;
       return;
     case Opt::array:
-      if (!valid_array_spec(text)) fail("Batch job submission failed: Invalid job array specification");
+      if (!parse_array_spec(text)) fail("Batch job submission failed: Invalid job array specification");
       s.array = text;
       return;
     case Opt::bb:

@@ -28,7 +28,8 @@ int run_scancel(const Args& argv, std::ostream& out, std::ostream& err) {
       out << "Usage: scancel [-s SIGNAL] [-u user] [-n name] [-t state] [-p partition] [job_id...]\n";
       return 0;
     }
-    auto ids = parse_job_ids(args.positionals, "scancel");
+    auto refs = parse_job_refs(args.positionals, "scancel");
+    auto ids = job_ids_of(refs);
     auto users = split_list(args.all("user"));
     auto names = split_list(args.all("name"));
     auto partitions = split_list(args.all("partition"));
@@ -43,10 +44,29 @@ int run_scancel(const Args& argv, std::ostream& out, std::ostream& err) {
     if (ids.empty() && !filtered) throw UsageError("scancel: error: No job identification provided");
     auto config = load_cli_config(args.get("conf"));
     ControllerClient client(config);
-    if (filtered) {
+    auto verb = signal != 0 ? ControlVerb::signal : ControlVerb::cancel;
+    int status = 0;
+    auto report = [&](const std::vector<ControlOutcome>& outcomes, const std::string& named) {
+      for (const auto& outcome : outcomes) {
+        if (outcome.ok) continue;
+        err << "scancel: error: " << (signal != 0 ? "Signal job error" : "Kill job error") << " on job id "
+            << (named.empty() ? std::to_string(outcome.job_id) : named) << ": " << outcome.error << "\n";
+        status = 1;
+      }
+    };
+    if (!filtered) {
+      // By id: a job, a whole job array (its pending and running tasks) or tasks of one.
+      for (size_t i = 0; i < refs.size(); ++i) {
+        std::vector<uint32_t> tasks;
+        if (refs[i].tasks) tasks = first_tasks(*refs[i].tasks, kMaxArrayIndex + 1);
+        report(client.control_array(verb, refs[i].job_id, tasks, signal), job_ref_name(refs[i]));
+      }
+      return status;
+    }
+    {
       // Filters select among the given ids, or among all live jobs.
       std::vector<uint64_t> selected;
-      for (const auto& job : client.jobs(ids, false).jobs) {
+      for (const auto& job : select_refs(client.jobs(ids, false).jobs, refs)) {
         if (is_final(job.state) || !matches(users, job.spec->user_name) || !matches(names, job.spec->name) ||
             !matches(partitions, job.spec->partition))
           continue;
@@ -56,14 +76,7 @@ int run_scancel(const Args& argv, std::ostream& out, std::ostream& err) {
       ids = std::move(selected);
       if (ids.empty()) return 0;
     }
-    auto verb = signal != 0 ? ControlVerb::signal : ControlVerb::cancel;
-    int status = 0;
-    for (const auto& outcome : client.control(verb, ids, signal)) {
-      if (outcome.ok) continue;
-      err << "scancel: error: " << (signal != 0 ? "Signal job error" : "Kill job error") << " on job id "
-          << outcome.job_id << ": " << outcome.error << "\n";
-      status = 1;
-    }
+    report(client.control(verb, ids, signal), "");
     return status;
   });
 }

@@ -29,8 +29,10 @@ constexpr const char* kUsage =
 
 int show_jobs(ClusterQueries& client, const ClusterConfig& config, const std::vector<std::string>& ids_text,
               bool one_liner, std::ostream& out, std::ostream& err) {
-  auto ids = parse_job_ids(ids_text, "scontrol");
+  auto refs = parse_job_refs(ids_text, "scontrol");
+  auto ids = job_ids_of(refs);
   auto snapshot = client.jobs(ids, !ids.empty());
+  snapshot.jobs = select_refs(snapshot.jobs, refs);
   if (snapshot.jobs.empty()) {
     if (!ids.empty()) {
       err << "slurm_load_jobs error: Invalid job id specified\n";
@@ -84,22 +86,27 @@ int show_partitions(ClusterQueries& client, const ClusterConfig& config, const s
 int job_verb(ControllerClient& client, const std::string& name, ControlVerb verb, const std::vector<std::string>& lists,
              std::ostream& err) {
   if (lists.empty()) throw UsageError("scontrol: error: " + name + " requires a job id");
-  std::vector<uint64_t> ids;
+  std::vector<JobRef> refs;
   try {
-    ids = parse_job_ids(lists, "scontrol");
+    refs = parse_job_refs(lists, "scontrol");
   } catch (const UsageError&) {
     err << "Invalid job id specified\n";
     return 1;
   }
   int status = 0;
-  for (const auto& outcome : client.control(verb, ids)) {
-    if (outcome.ok) continue;
-    std::string error = outcome.error;
-    // Slurm 22.05 answers an unknown id of suspend/resume this way.
-    if (error == "Invalid job id specified" && (verb == ControlVerb::suspend || verb == ControlVerb::resume))
-      error = "Unexpected message received";
-    err << error << " for job " << outcome.job_id << "\n";
-    status = 1;
+  // Each job, whole job array (its pending and running tasks) or tasks of one.
+  for (const auto& ref : refs) {
+    std::vector<uint32_t> tasks;
+    if (ref.tasks) tasks = first_tasks(*ref.tasks, kMaxArrayIndex + 1);
+    for (const auto& outcome : client.control_array(verb, ref.job_id, tasks)) {
+      if (outcome.ok) continue;
+      std::string error = outcome.error;
+      // Slurm 22.05 answers an unknown id of suspend/resume this way.
+      if (error == "Invalid job id specified" && (verb == ControlVerb::suspend || verb == ControlVerb::resume))
+        error = "Unexpected message received";
+      err << error << " for job " << (ref.tasks ? job_ref_name(ref) : std::to_string(outcome.job_id)) << "\n";
+      status = 1;
+    }
   }
   return status;
 }

@@ -2,6 +2,7 @@
 
 #include "actors/job_commands.hpp"
 
+#include "events/job_array.hpp"
 #include "events/output_paths.hpp"
 
 #include <fmt/format.h>
@@ -69,7 +70,12 @@ std::string job_tres(const JobRecord& job) {
 // The values of the pattern letters; %N stays as written until there is a batch host.
 OutputPatternContext output_pattern_context(const JobRecord& job) {
   std::string host = job_batch_host(job);
-  return {job.id, job.spec->name, job.spec->user_name, host.empty() ? "%N" : host};
+  OutputPatternContext context{job.id, job.spec->name, job.spec->user_name, host.empty() ? "%N" : host};
+  if (job.array.array_job_id != 0) {
+    context.array_job_id = job.array.array_job_id;
+    context.array_task_id = job.array.task_id;
+  }
+  return context;
 }
 
 std::string stdout_path(const JobRecord& job) {
@@ -116,7 +122,15 @@ std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& 
   const bool held = job.hold != HoldKind::none;
   std::string out;
 
-  out += fmt::format("JobId={} JobName={}", job.id, spec.name);
+  out += fmt::format("JobId={} ", job.id);
+  if (job.array.array_job_id != 0) {  // Slurm: the task's index, or the pending tasks of the array ("5-99%10")
+    std::string task = job.array.task_id != kNoArrayTaskId ? std::to_string(job.array.task_id)
+                                                           : format_task_ranges(job.array_pending);
+    if (job.array.task_id == kNoArrayTaskId && job.array.throttle != 0) task += '%' + std::to_string(job.array.throttle);
+    out += fmt::format("ArrayJobId={} ArrayTaskId={} ", job.array.array_job_id, task);
+    if (job.array.throttle != 0) out += fmt::format("ArrayTaskThrottle={} ", job.array.throttle);
+  }
+  out += fmt::format("JobName={}", spec.name);
   out += line_end;
   out += fmt::format("UserId={} GroupId={} MCS_label=N/A", name_and_id(spec.user_name, spec.uid), group_of(spec));
   out += line_end;

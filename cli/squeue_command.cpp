@@ -15,6 +15,7 @@ const std::vector<OptionSpec> kOptions = {
     {'t', "states", true, ""},    {'h', "noheader", false, ""}, {'o', "format", true, ""},
     {'l', "long", false, ""},     {0, "me", false, ""},         {'n', "name", true, ""},
     {0, "conf", true, ""},        {0, "help", false, ""},       {0, "at", true, ""},
+    {'r', "array", false, ""},
 };
 
 bool contains(const std::vector<std::string>& list, const std::string& value) {
@@ -28,11 +29,12 @@ int run_squeue(const Args& argv, std::ostream& out, std::ostream& err) {
     auto args = parse_options("squeue", kOptions, argv);
     if (args.has("help")) {
       out << "Usage: squeue [-j jobs] [-u users] [-p partitions] [-t states|all] [-o format] [-l] [-h] [--me] "
-             "[--at TIME]\n";
+             "[--at TIME] [-r]\n";
       return 0;
     }
     auto config = load_cli_config(args.get("conf"));
-    auto ids = parse_job_ids(args.all("jobs"), "squeue");
+    auto refs = parse_job_refs(args.all("jobs"), "squeue");
+    auto ids = job_ids_of(refs);
     auto users = split_list(args.all("user"));
     if (args.has("me")) users.push_back(getenv("USER") ? getenv("USER") : "");
     auto partitions = split_list(args.all("partition"));
@@ -42,6 +44,8 @@ int run_squeue(const Args& argv, std::ostream& out, std::ostream& err) {
     auto states = parse_states(state_texts, "squeue");
     auto cluster = open_cluster_queries(config, args.get("at"), "squeue");
     auto snapshot = cluster->jobs(ids, all_states || !states.empty());
+    snapshot.jobs = select_refs(snapshot.jobs, refs);
+    if (args.has("array")) snapshot.jobs = expand_array_tasks(snapshot.jobs);
     std::vector<const JobRecord*> shown;
     for (const auto& job : snapshot.jobs) {
       if (!contains(users, job.spec->user_name) || !contains(names, job.spec->name)) continue;

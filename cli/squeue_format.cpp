@@ -4,6 +4,7 @@
 #include <array>
 #include <stdexcept>
 
+#include "events/job_array.hpp"
 #include "common/string_util.hpp"
 #include "events/cluster_state.hpp"
 
@@ -116,6 +117,15 @@ std::string user_of(const JobRecord& job) {
 
 using JobCell = FieldCell (*)(const JobRecord&, const FormatContext&);
 
+// %K: the task's index, the pending tasks of an array ("5-99%10"), "N/A" for other jobs.
+std::string array_task_text(const JobRecord& job) {
+  if (job.array.array_job_id == 0) return "N/A";
+  if (job.array.task_id != kNoArrayTaskId) return std::to_string(job.array.task_id);
+  std::string text = format_task_ranges(job.array_pending);
+  if (job.array.throttle != 0) text += '%' + std::to_string(job.array.throttle);
+  return text;
+}
+
 struct SqueueField {
   char letter;
   std::string_view title;
@@ -123,11 +133,19 @@ struct SqueueField {
   bool cut_title = true;  // Slurm never cuts the node list titles
 };
 
-FieldCell job_id(const JobRecord& job, const FormatContext&) { return {std::to_string(job.id)}; }
+// %i: "123_4" for a task of a job array, "123_[5-99%10]" for its pending tasks.
+FieldCell job_id(const JobRecord& job, const FormatContext&) { return {job_display_id(job)}; }
+// %A: the job's own (raw) id, unique for every task of an array.
+FieldCell raw_job_id(const JobRecord& job, const FormatContext&) { return {std::to_string(job.id)}; }
 
 const std::array kSqueueFields{
     SqueueField{'i', "JOBID", job_id},
-    SqueueField{'A', "JOBID", job_id},
+    SqueueField{'A', "JOBID", raw_job_id},
+    SqueueField{'F', "ARRAY_JOB_ID",
+                [](const JobRecord& job, const FormatContext&) {
+                  return FieldCell{std::to_string(job.array.array_job_id != 0 ? job.array.array_job_id : job.id)};
+                }},
+    SqueueField{'K', "ARRAY_TASK_ID", [](const JobRecord& job, const FormatContext&) { return FieldCell{array_task_text(job)}; }},
     SqueueField{'P', "PARTITION",
                 [](const JobRecord& job, const FormatContext&) { return FieldCell{job.spec->partition}; }},
     SqueueField{'j', "NAME", [](const JobRecord& job, const FormatContext&) { return FieldCell{job.spec->name}; }},
@@ -213,6 +231,23 @@ const SqueueField* find_squeue_field(char letter) {
 std::string squeue_default_format() { return "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"; }
 
 std::string squeue_long_format() { return "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"; }
+
+std::vector<JobRecord> expand_array_tasks(const std::vector<JobRecord>& jobs) {
+  std::vector<JobRecord> out;
+  for (const auto& job : jobs) {
+    if (!is_array_record(job)) {
+      out.push_back(job);
+      continue;
+    }
+    for (auto task : first_tasks(job.array_pending, task_count(job.array_pending))) {
+      JobRecord one = job;
+      one.array.task_id = task;
+      one.array_pending = {{task, task}};
+      out.push_back(std::move(one));
+    }
+  }
+  return out;
+}
 
 std::string render_squeue(const std::vector<const JobRecord*>& jobs, std::string_view format, bool header,
                           const FormatContext& context) {

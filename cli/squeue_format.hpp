@@ -54,6 +54,9 @@ std::string squeue_long_format();
 // The job table in the given order (the caller selects and sorts), with a title
 // line when header is set. Throws std::invalid_argument with squeue's message
 // ("squeue: error: Invalid job format specification: X") for an unknown letter.
+// squeue -r: a job array's pending tasks one per line ("123_5", "123_6", ...).
+std::vector<JobRecord> expand_array_tasks(const std::vector<JobRecord>& jobs);
+
 std::string render_squeue(const std::vector<const JobRecord*>& jobs, std::string_view format, bool header,
                           const FormatContext& context);
 

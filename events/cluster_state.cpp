@@ -1,9 +1,11 @@
 #include "events/cluster_state.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "events/epoch_rules.hpp"
 #include "events/event_codec.hpp"
+#include "events/job_array.hpp"
 #include "common/slurm_time.hpp"
 #include "events/job_id.hpp"
 
@@ -87,7 +89,10 @@ class Reducer {
       case Body::NODE_REGISTERED: return node_registered(body.getNodeRegistered());
       case Body::NODE_DOWN: return node_down(body.getNodeDown());
       case Body::NODE_UP: return node_up(body.getNodeUp().getNode());
+      case Body::ARRAY_TASK_SPLIT: return task_split(body.getArrayTaskSplit());
       case Body::EPOCH_CLAIMED: break;  // handled before dispatch
+      case Body::RESERVED24:
+      case Body::RESERVED25: break;
     }
     ++state_.skipped_unknown;
     return ApplyResult::ignored_unknown_kind;
@@ -143,6 +148,11 @@ class Reducer {
     auto bb = wire.getBurstBuffer();
     uint64_t bb_bytes = bb.getCapacityBytes();
     std::string bb_pool = bb_bytes > 0 ? std::string(bb.getPool()) : std::string();
+    std::optional<ArraySpec> array;
+    if (wire.hasArraySpec() && wire.getArraySpec().size() > 0) {
+      array = parse_array_spec(view(wire.getArraySpec()));
+      if (!array) return reject("JobSubmitted for job " + std::to_string(id) + " with an invalid array specification");
+    }
     RecordedSpec spec = record_spec(decoded_);
     // Built in place; ids mostly arrive in order, and the hint is then the end.
     JobRecord& job = state_.jobs.emplace_hint(at, std::piecewise_construct, std::forward_as_tuple(id), std::tuple<>())->second;
@@ -159,6 +169,10 @@ class Reducer {
       job.bb_phase = BbPhase::waiting;
       job.bb_pool = std::move(bb_pool);
     }
+    if (array) {  // the array's own record: every task is pending in it
+      job.array = array_info_of(id, *array);
+      job.array_pending = std::move(array->tasks);
+    }
     auto& cursor = state_.shards[shard];
     cursor.next_job_id = std::max(cursor.next_job_id, id + 1);
     job.last_offset = offset_;
@@ -166,7 +180,18 @@ class Reducer {
   }
 
   ApplyResult allocated(schema::JobAllocated::Reader allocated) {
-    auto* job = find_job(allocated.getJobId());
+    JobRecord* job = nullptr;
+    JobRecord* array = nullptr;  // a task of it starts: split off first, once all is checked
+    uint32_t task = 0;
+    if (allocated.hasArrayTask() && allocated.getArrayTask().getArrayJobId() != 0) {
+      auto ref = allocated.getArrayTask();
+      task = ref.getTaskId();
+      array = find_array_task(allocated.getJobId(), ref.getArrayJobId(), task);
+      if (!array) return ApplyResult::rejected;
+      job = array;  // for the checks below: the task starts as its array is
+    } else {
+      job = find_job(allocated.getJobId());
+    }
     if (!job) return unknown_job(allocated.getJobId());
     if (job->state != JobState::PENDING) return illegal(*job, "only a pending job can be allocated");
     if (job->hold != HoldKind::none) return illegal(*job, "a held job cannot be allocated");
@@ -184,6 +209,7 @@ class Reducer {
       shares.push_back({it->first, node.getCpus(), node.getMemMb()});
       records.push_back(&it->second);
     }
+    if (array) job = &split_task(*array, allocated.getJobId(), task);
     for (size_t i = 0; i < shares.size(); ++i) {
       records[i]->alloc_cpus += shares[i].cpus;
       records[i]->alloc_mem_mb += shares[i].mem_mb;
@@ -195,6 +221,63 @@ class Reducer {
     job->end_us = 0;
     job->time_limit_sec = allocated.getTimeLimitSec();
     return applied(*job);
+  }
+
+  // ---- job arrays ----
+
+  // The array whose pending task `task` may become the new job `id`; nullptr (and an
+  // anomaly) when it may not.
+  JobRecord* find_array_task(uint64_t id, uint64_t array_id, uint32_t task) {
+    std::string what = kind_name(event_.getBody().which()) + " of task " + std::to_string(array_id) + "_" +
+                       std::to_string(task) + " as job " + std::to_string(id);
+    if (id == 0 || shard_of_job(id) != header_.getShard() || state_.jobs.contains(id)) {
+      reject(what + ": the new job id is taken or outside the shard");
+      return nullptr;
+    }
+    auto* array = find_job(array_id);
+    if (!array || !is_array_record(*array)) {
+      reject(what + ": no such job array");
+      return nullptr;
+    }
+    if (array->state != JobState::PENDING || !contains_task(array->array_pending, task)) {
+      reject(what + ": the task is not pending in its array");
+      return nullptr;
+    }
+    return array;
+  }
+
+  // The task leaves the array's record as a pending job of its own, which starts as the
+  // array's record is (spec, submit and eligible times, hold). An array whose last task
+  // left has nothing more to run: its record ends (and is no longer shown).
+  JobRecord& split_task(JobRecord& array, uint64_t id, uint32_t task) {
+    remove_task(array.array_pending, task);
+    array.last_offset = offset_;
+    JobRecord& job = state_.jobs.emplace(std::piecewise_construct, std::forward_as_tuple(id), std::tuple<>()).first->second;
+    job.id = id;
+    job.spec = array.spec;  // shares the encoded spec
+    job.submit_us = array.submit_us;
+    job.eligible_us = array.eligible_us;
+    job.time_limit_sec = array.time_limit_sec;
+    job.hold = array.hold;
+    job.reason = array.hold != HoldKind::none ? array.reason : Reason::none;
+    job.array = array.array;
+    job.array.task_id = task;
+    job.last_offset = offset_;
+    auto& cursor = state_.shards[header_.getShard()];
+    cursor.next_job_id = std::max(cursor.next_job_id, id + 1);
+    if (array.array_pending.empty()) {
+      array.state = JobState::COMPLETED;
+      array.end_us = now_;
+    }
+    return job;
+  }
+
+  ApplyResult task_split(schema::ArrayTaskSplit::Reader split) {
+    auto ref = split.getTask();
+    auto* array = find_array_task(split.getJobId(), ref.getArrayJobId(), ref.getTaskId());
+    if (!array) return ApplyResult::rejected;
+    split_task(*array, split.getJobId(), ref.getTaskId());
+    return ApplyResult::applied;
   }
 
   ApplyResult started(schema::JobStarted::Reader started) {

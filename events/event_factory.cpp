@@ -31,17 +31,33 @@ Bytes job_submitted(EventMeta meta, uint64_t job_id, const JobSpec& spec) {
   return event.bytes();
 }
 
-Bytes job_allocated(EventMeta meta, uint64_t job_id, const std::vector<NodeShare>& nodes, uint32_t time_limit_sec) {
+Bytes job_allocated(EventMeta meta, uint64_t job_id, const std::vector<NodeShare>& nodes, uint32_t time_limit_sec,
+                    uint64_t array_job_id, uint32_t task_id) {
   EventBuilder event(for_job(std::move(meta), job_id));
   auto body = event.body().initJobAllocated();
   body.setJobId(job_id);
   body.setTimeLimitSec(time_limit_sec);
+  if (array_job_id != 0) {
+    auto task = body.initArrayTask();
+    task.setArrayJobId(array_job_id);
+    task.setTaskId(task_id);
+  }
   auto list = body.initNodes(static_cast<unsigned>(nodes.size()));
   for (size_t i = 0; i < nodes.size(); ++i) {
     list[i].setNode(nodes[i].node);
     list[i].setCpus(nodes[i].cpus);
     list[i].setMemMb(nodes[i].mem_mb);
   }
+  return event.bytes();
+}
+
+Bytes array_task_split(EventMeta meta, uint64_t job_id, uint64_t array_job_id, uint32_t task_id) {
+  EventBuilder event(for_job(std::move(meta), job_id));
+  auto body = event.body().initArrayTaskSplit();
+  body.setJobId(job_id);
+  auto task = body.initTask();
+  task.setArrayJobId(array_job_id);
+  task.setTaskId(task_id);
   return event.bytes();
 }
 

@@ -23,7 +23,11 @@ struct NodeRegistration {
 };
 
 Bytes job_submitted(EventMeta meta, uint64_t job_id, const JobSpec& spec);
-Bytes job_allocated(EventMeta meta, uint64_t job_id, const std::vector<NodeShare>& nodes, uint32_t time_limit_sec);
+// array_job_id != 0: job_id is a new job, task `task_id` of that array, split off it and allocated.
+Bytes job_allocated(EventMeta meta, uint64_t job_id, const std::vector<NodeShare>& nodes, uint32_t time_limit_sec,
+                    uint64_t array_job_id = 0, uint32_t task_id = 0);
+// Task `task_id` of array `array_job_id` becomes the pending job `job_id`.
+Bytes array_task_split(EventMeta meta, uint64_t job_id, uint64_t array_job_id, uint32_t task_id);
 Bytes job_started(EventMeta meta, uint64_t job_id, const std::string& node);
 Bytes job_suspend(EventMeta meta, uint64_t job_id);
 Bytes job_resume(EventMeta meta, uint64_t job_id);

@@ -148,6 +148,30 @@ struct JobRun {
 
 enum class HoldKind : uint8_t { none, user, admin };
 
+// Slurm's NO_VAL: the task id of a job that is not one task of an array.
+inline constexpr uint32_t kNoArrayTaskId = 4294967294u;
+
+// A run of consecutive task ids of a job array, first..last inclusive.
+struct TaskRange {
+  uint32_t first = 0;
+  uint32_t last = 0;
+  bool operator==(const TaskRange&) const = default;
+};
+using TaskRanges = std::vector<TaskRange>;  // ascending, disjoint, not adjacent
+
+// Job arrays: the array's own record (task_id kNoArrayTaskId) holds the tasks not
+// started yet; each task that starts (or that a command singles out) becomes a job
+// of its own, with the same array_job_id and its task_id.
+struct ArrayTaskInfo {
+  uint64_t array_job_id = 0;  // 0: not part of an array
+  uint32_t task_id = kNoArrayTaskId;
+  uint32_t task_count = 0;  // of the whole array, as submitted
+  uint32_t task_min = 0;
+  uint32_t task_max = 0;
+  uint32_t throttle = 0;  // --array=...%N; 0: none
+  bool operator==(const ArrayTaskInfo&) const = default;
+};
+
 enum class BbPhase : uint8_t { none, waiting, staging_in, ready, staging_out, released, failed };
 
 struct JobRecord {
@@ -194,6 +218,9 @@ struct JobRecord {
 
   std::vector<JobRun> runs;  // finished runs, oldest first
   uint64_t last_offset = 0;
+
+  ArrayTaskInfo array;
+  TaskRanges array_pending;  // the array's own record: tasks not split off yet
   bool operator==(const JobRecord&) const = default;
 };
 

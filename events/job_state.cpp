@@ -110,6 +110,7 @@ std::string_view reason_name(Reason reason) {
     case Reason::requeue_held: return "job_requeued_in_held_state";
     case Reason::invalid_partition: return "PartitionConfig";
     case Reason::dependency_never_satisfied: return "DependencyNeverSatisfied";
+    case Reason::job_array_task_limit: return "JobArrayTaskLimit";
   }
   return "None";
 }

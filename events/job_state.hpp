@@ -47,6 +47,7 @@ enum class Reason : uint8_t {
   requeue_held,
   invalid_partition,
   dependency_never_satisfied,
+  job_array_task_limit,  // an array at its --array=...%N throttle
 };
 
 // Slurm's string: "Priority", "BurstBufferStageIn", "None", ...

@@ -10,9 +10,6 @@
 
 namespace cairn {
 
-// Slurm's NO_VAL: what %a gives for a job that is not part of an array.
-inline constexpr uint32_t kNoArrayTaskId = 4294967294u;
-
 // The values the pattern letters stand for.
 struct OutputPatternContext {
   uint64_t job_id = 0;

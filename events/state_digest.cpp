@@ -54,6 +54,12 @@ class Hasher {
     add(j.bb_phase), add(j.bb_reserved_bytes), add(j.bb_pool), add(j.bb_staged_bytes),
         add(j.bb_staged_out_bytes), add(j.bb_node), add(j.bb_stage_out_started), add(j.runs);
     add(j.last_offset);
+    if (j.array.array_job_id != 0) {  // hashed only for arrays: digests of other jobs stay as they were
+      const auto& a = j.array;
+      add(a.array_job_id), add(a.task_id), add(a.task_count), add(a.task_min), add(a.task_max), add(a.throttle);
+      add(j.array_pending.size());
+      for (const auto& range : j.array_pending) add(range.first), add(range.last);
+    }
   }
   void add(const NodeRecord& n) {
     add(n.name), add(n.cpus), add(n.mem_mb), add(n.partitions), add(n.status), add(n.reason);

@@ -582,3 +582,65 @@ TEST_CASE("cli_format: sacct rejects unknown fields with Slurm's message") {
   CHECK_THROWS_WITH_AS(render_sacct({}, options, context()), "sacct: error: Invalid field requested: \"MaxRSS\"",
                        std::invalid_argument);
 }
+
+// ---- job arrays ----
+
+namespace {
+
+// Array 200 (--array=0-99%10): tasks 0-3 done or running as jobs 201-204, task 7
+// cancelled on its own (job 205), 4-6 and 8-99 still pending in the array's record;
+// array 300 (--array=1,3,5) without throttle, nothing started.
+std::vector<JobRecord> array_jobs() {
+  std::vector<JobRecord> jobs;
+  ArrayTaskInfo shape{200, kNoArrayTaskId, 100, 0, 99, 10};
+  JobRecord remainder = base_job(200, "sweep");
+  remainder.array = shape;
+  remainder.array_pending = {{4, 6}, {8, 99}};
+  remainder.reason = Reason::job_array_task_limit;
+  jobs.push_back(remainder);
+  for (uint32_t task = 0; task < 4; ++task) {
+    JobRecord one = base_job(201 + task, "sweep");
+    one.array = shape;
+    one.array.task_id = task;
+    run_on(one, {{task % 2 == 0 ? "n1" : "n2", 2, 1000}}, kNow - (10 - task) * kMinute);
+    if (task == 0) end_as(one, JobState::COMPLETED, kNow - 5 * kMinute, 0, 0, Reason::none);
+    jobs.push_back(one);
+  }
+  JobRecord cancelled = base_job(205, "sweep");
+  cancelled.array = shape;
+  cancelled.array.task_id = 7;
+  cancelled.state = JobState::CANCELLED;
+  cancelled.end_us = kNow - kMinute;
+  jobs.push_back(cancelled);
+  JobRecord list = base_job(300, "odd");
+  list.array = {300, kNoArrayTaskId, 3, 1, 5, 0};
+  list.array_pending = {{1, 1}, {3, 3}, {5, 5}};
+  list.reason = Reason::priority;
+  jobs.push_back(list);
+  return jobs;
+}
+
+}  // namespace
+
+TEST_CASE("cli_format: job arrays in squeue, scontrol and sacct (golden)") {
+  UtcTimeZone utc;
+  auto jobs = array_jobs();
+  std::string out = render_squeue(pointers(jobs), squeue_default_format(), true, context());
+  out += render_squeue(pointers(jobs), "%.18i %.6A %.6F %.12K %.2t %r", true, context());
+  auto expanded = expand_array_tasks({jobs.back()});  // squeue -r
+  out += render_squeue(pointers(expanded), squeue_default_format(), false, context());
+  check_golden("squeue_array.txt", out);
+  CHECK(out.find("200_[4-6,8-99%10]") != std::string::npos);
+  CHECK(out.find("300_[1,3,5]") != std::string::npos);
+
+  std::string shown = render_scontrol_show_job(jobs[0], context(), true) + render_scontrol_show_job(jobs[2], context(), true);
+  check_golden("scontrol_show_job_array.txt", shown);
+  CHECK(shown.find("JobId=200 ArrayJobId=200 ArrayTaskId=4-6,8-99%10 ArrayTaskThrottle=10 JobName=sweep") !=
+        std::string::npos);
+  CHECK(shown.find("JobId=202 ArrayJobId=200 ArrayTaskId=1 ArrayTaskThrottle=10 JobName=sweep") != std::string::npos);
+  CHECK(shown.find("StdOut=/home/alice/slurm-200_1.out") != std::string::npos);
+
+  SacctOptions options;
+  options.fields = {"JobID", "JobIDRaw", "JobName", "State"};
+  check_golden("sacct_array.txt", render_sacct(pointers(jobs), options, context()));
+}
