@@ -22,6 +22,7 @@ chmod +x "$work/task.sh"
 
 running_of() { squeue -h -j "$1" -t R,CG -o %i | wc -l; }
 pending_line() { squeue -h -j "$1" -t PD -o %i; }
+active_of() { squeue -h -j "$1" -t PD,R,CG -o %i; }
 
 # 1. Submitted held: one pending line holding all twenty tasks, as Slurm prints it.
 a=$(sbatch --parsable -H --array=0-19%5 -o "$work/out/%A_%a.out" "$work/task.sh")
@@ -38,7 +39,7 @@ max=0
 saw_limit=no
 saw_collapsed=no
 deadline=$((SECONDS + 60))
-while [ -n "$(squeue -h -j "$a")" ]; do
+while [ -n "$(active_of "$a")" ]; do
   [ $SECONDS -lt $deadline ] || fail "array $a did not finish: $(squeue -j "$a")"
   n=$(running_of "$a")
   [ "$n" -gt "$max" ] && max=$n
@@ -81,9 +82,9 @@ poll_until 20 2 running_of "$b" || fail "the throttle did not let task 2 start"
 [ "$(squeue -h -j "$b" -t R -o %i | sort | tr '\n' ' ')" = "${b}_1 ${b}_2 " ] || fail "running: $(squeue -h -j "$b" -t R -o %i)"
 if out=$(scancel "${b}_42" 2>&1); then fail "scancel of a task the array does not have succeeded"; fi
 scancel "$b"
-poll_until 20 "" squeue -h -j "$b" || fail "array $b still listed after scancel: $(squeue -j "$b")"
+poll_until 20 "" active_of "$b" || fail "array $b still listed after scancel: $(squeue -j "$b")"
 [ "$(sacct -j "$b" -X -n -P -o JobID,State | grep -vc CANCELLED)" = 0 ] || fail "sacct after scancel: $(sacct -j "$b" -X -n -P -o JobID,State)"
-sacct -j "$b" -X -n -P -o JobID | grep -qx "${b}_\[3-6,8-9\]" || fail "the never-started tasks: $(sacct -j "$b" -X -n -P -o JobID)"
+sacct -j "$b" -X -n -P -o JobID | grep -qxF "${b}_[3-6,8-9%2]" || fail "the never-started tasks: $(sacct -j "$b" -X -n -P -o JobID)"
 
 # 5. kill -9 of the controller while an array runs: after the restart the array carries on.
 c=$(sbatch --parsable --array=0-5%2 -o /dev/null --wrap "sleep 1")
@@ -91,7 +92,7 @@ poll_until 20 2 running_of "$c" || fail "two tasks of $c do not run"
 kill_hard "$(head -1 pids)"
 restart_controller
 [[ "$(pending_line "$c")" =~ ^${c}_\[[2-5](-5)?%2\]$ ]] || fail "after the restart: $(squeue -j "$c")"
-poll_until 60 "" squeue -h -j "$c" || fail "array $c did not finish after the restart: $(squeue -j "$c")"
+poll_until 60 "" active_of "$c" || fail "array $c did not finish after the restart: $(squeue -j "$c")"
 [ "$(sacct -j "$c" -X -n -P -o State | grep -c COMPLETED)" = 6 ] || fail "after the restart: $(sacct -j "$c" -X -n -P -o JobID,State)"
 
 # 6. Bad arrays are refused and change nothing.
