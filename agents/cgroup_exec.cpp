@@ -22,7 +22,14 @@ int main(int argc, char** argv) {
     return 125;
   }
   ::close(fd);
-  ::execv(argv[2], argv + 2);
+  // ETXTBSY: while cairnd spawns another job, that child holds, until its own exec, a copy
+  // of the write descriptor of a script just written (O_CLOEXEC closes it only at exec).
+  // Seen with many tasks starting at once (job arrays): wait for it to go, as cairnd does.
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    ::execv(argv[2], argv + 2);
+    if (errno != ETXTBSY) break;
+    ::usleep(10'000);
+  }
   std::fprintf(stderr, "cairn-cgroup-exec: cannot run %s: %s\n", argv[2], std::strerror(errno));
   return 127;
 }

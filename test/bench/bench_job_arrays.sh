@@ -20,5 +20,9 @@ echo "arrays.submit_s tasks=$tasks value=$(echo "$submitted - $start" | bc -l | 
 while [ -n "$(squeue -h -j "$id" -t PD,R,CG -o %i | head -1)" ]; do sleep 0.1; done
 end=$(now)
 done_count=$(sacct -j "$id" -X -n -P -o State | grep -c '^COMPLETED$' || true)
-[ "$done_count" = "$tasks" ] || { echo "arrays: only $done_count of $tasks tasks COMPLETED"; exit 1; }
+if [ "$done_count" != "$tasks" ]; then
+  echo "arrays: only $done_count of $tasks tasks COMPLETED"
+  sacct -j "$id" -X -n -P -o JobID,JobIDRaw,State,ExitCode | grep -v '|COMPLETED|' | head
+  exit 1
+fi
 echo "arrays.all_tasks_completed_wall_s tasks=$tasks cpus=$((2 * cpus)) value=$(echo "$end - $start" | bc -l | xargs printf '%.2f') ($(echo "$tasks / ($end - $start)" | bc -l | xargs printf '%.0f') tasks/s)"
