@@ -1,6 +1,9 @@
 #include "events/job_dependency.hpp"
 
+#include <algorithm>
 #include <charconv>
+
+#include "events/job_array.hpp"
 
 namespace cairn {
 namespace {
@@ -113,6 +116,45 @@ DependencyParse parse_dependency(std::string_view text) {
   return result;
 }
 
+namespace {
+
+// A dependency on a job array's id is on all its tasks (man sbatch): started once one
+// started, finished once every task finished (tasks cancelled before they started
+// included), ok once every one COMPLETED.
+DependencyStatus array_condition_status(const DependencyCondition& condition, const JobRecord& array,
+                                        const ClusterState& state, int64_t now_us) {
+  bool never_started = !array.array_pending.empty();  // tasks still in the array's record
+  bool all_finished = !never_started || array.state != JobState::PENDING;
+  bool any_not_ok = never_started && array.state != JobState::PENDING;  // cancelled before they started
+  int64_t first_start_us = 0;
+  for (const auto& [id, task] : state.jobs) {
+    if (task.array.array_job_id != array.id || task.array.task_id == kNoArrayTaskId) continue;
+    if (!is_final(task.state)) all_finished = false;
+    else if (task.state != JobState::COMPLETED) any_not_ok = true;
+    int64_t start = task.start_us != 0 ? task.start_us : task.runs.empty() ? 0 : task.runs.front().start_us;
+    if (start != 0) first_start_us = first_start_us == 0 ? start : std::min(first_start_us, start);
+  }
+  switch (condition.type) {
+    case DependencyType::after: {
+      int64_t since_us = first_start_us != 0 ? first_start_us : all_finished ? array.end_us : 0;
+      if (since_us == 0) return DependencyStatus::waiting;
+      return now_us >= since_us + condition.delay_min * kMicrosPerMinute ? DependencyStatus::satisfied
+                                                                          : DependencyStatus::waiting;
+    }
+    case DependencyType::afterany: return all_finished ? DependencyStatus::satisfied : DependencyStatus::waiting;
+    case DependencyType::afterok:
+      if (any_not_ok) return DependencyStatus::never;
+      return all_finished ? DependencyStatus::satisfied : DependencyStatus::waiting;
+    case DependencyType::afternotok:
+      if (!all_finished) return DependencyStatus::waiting;
+      return any_not_ok ? DependencyStatus::satisfied : DependencyStatus::never;
+    case DependencyType::singleton: break;
+  }
+  return DependencyStatus::satisfied;
+}
+
+}  // namespace
+
 DependencyStatus condition_status(const DependencyCondition& condition, const JobRecord& job,
                                   const ClusterState& state, int64_t now_us) {
   if (condition.type == DependencyType::singleton) {
@@ -125,6 +167,7 @@ DependencyStatus condition_status(const DependencyCondition& condition, const Jo
   auto it = state.jobs.find(condition.job_id);
   if (it == state.jobs.end()) return DependencyStatus::satisfied;
   const JobRecord& target = it->second;
+  if (is_array_record(target)) return array_condition_status(condition, target, state, now_us);
   const bool finished = is_finished(target);
   switch (condition.type) {
     case DependencyType::after: {

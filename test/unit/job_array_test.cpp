@@ -6,6 +6,7 @@
 #include "actors/scheduling_policy.hpp"
 #include "actors/state_snapshot.hpp"
 #include "events/job_array.hpp"
+#include "events/job_dependency.hpp"
 #include "test/unit/event_fixtures.hpp"
 
 using namespace cairn;
@@ -274,4 +275,25 @@ TEST_CASE("job_array: snapshots and digests cover the array's pending tasks and 
   Timeline replay;
   for (const auto& record : t.records) replay.feed(record);
   CHECK(state_digest(replay.state) == state_digest(t.state));
+}
+
+TEST_CASE("job_array: a dependency on an array's id waits for every task") {
+  Timeline t = cluster();
+  t.feed(make::job_submitted(at(0), 1, array_spec("0-1")));
+  auto dependent = simple_spec("after", 60);
+  dependent.dependency = "afterok:1";
+  t.feed(make::job_submitted(at(1), 10, dependent));
+  dependent.dependency = "afterany:1";
+  t.feed(make::job_submitted(at(1), 11, dependent));
+  auto status = [&](uint64_t id) { return dependency_status(t.job(id), t.state, kT0 + 100'000'000); };
+  CHECK(status(10) == DependencyStatus::waiting);
+  t.feed(make::job_allocated(by_system(2), 2, {{"n1", 1, 0}}, 60, 1, 0));
+  t.feed(make::job_allocated(by_system(2), 3, {{"n1", 1, 0}}, 60, 1, 1));
+  t.feed(make::job_ended(by_agent(3), 2, schema::EndCause::EXITED, 0, 0, "n1"));
+  CHECK(t.job(1).state == JobState::COMPLETED);  // the array's record: no task left in it
+  CHECK(status(10) == DependencyStatus::waiting);  // task 1 still runs
+  CHECK(status(11) == DependencyStatus::waiting);
+  t.feed(make::job_ended(by_agent(4), 3, schema::EndCause::EXITED, 1, 0, "n1"));
+  CHECK(status(10) == DependencyStatus::never);  // task 1 FAILED
+  CHECK(status(11) == DependencyStatus::satisfied);
 }
