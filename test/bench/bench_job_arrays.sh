@@ -17,7 +17,8 @@ start=$(now)
 id=$(sbatch --parsable --array=0-$((tasks - 1)) -o /dev/null --wrap true)
 submitted=$(now)
 echo "arrays.submit_s tasks=$tasks value=$(echo "$submitted - $start" | bc -l | xargs printf '%.3f')"
-while [ -n "$(squeue -h -j "$id" -t PD,R,CG -o %i | head -1)" ]; do sleep 0.1; done
+# Polled twice a second: each squeue answer carries every task still shown.
+while [ -n "$(squeue -h -j "$id" -t PD,R,CG -o %i | head -1)" ]; do sleep 0.5; done
 end=$(now)
 done_count=$(sacct -j "$id" -X -n -P -o State | grep -c '^COMPLETED$' || true)
 if [ "$done_count" != "$tasks" ]; then
