@@ -81,10 +81,15 @@ wait_state "${b}_0" CANCELLED
 poll_until 20 2 running_of "$b" || fail "the throttle did not let task 2 start"
 [ "$(squeue -h -j "$b" -t R -o %i | sort | tr '\n' ' ')" = "${b}_1 ${b}_2 " ] || fail "running: $(squeue -h -j "$b" -t R -o %i)"
 if out=$(scancel "${b}_42" 2>&1); then fail "scancel of a task the array does not have succeeded"; fi
+[ "$out" = "scancel: error: Kill job error on job id ${b}_42: Invalid job id specified" ] || fail "scancel ${b}_42: $out"
+scancel "${b}_[8-9]"
+[ "$(pending_line "$b")" = "${b}_[3-6%2]" ] || fail "after scancel ${b}_[8-9] the pending line is '$(pending_line "$b")'"
+[ "$(sacct -j "${b}_[8-9]" -X -n -P -o JobID,State | tr '\n' ' ')" = "${b}_8|CANCELLED ${b}_9|CANCELLED " ] ||
+  fail "sacct -j ${b}_[8-9]: $(sacct -j "${b}_[8-9]" -X -n -P -o JobID,State)"
 scancel "$b"
 poll_until 20 "" active_of "$b" || fail "array $b still listed after scancel: $(squeue -j "$b")"
 [ "$(sacct -j "$b" -X -n -P -o JobID,State | grep -vc CANCELLED)" = 0 ] || fail "sacct after scancel: $(sacct -j "$b" -X -n -P -o JobID,State)"
-sacct -j "$b" -X -n -P -o JobID | grep -qxF "${b}_[3-6,8-9%2]" || fail "the never-started tasks: $(sacct -j "$b" -X -n -P -o JobID)"
+sacct -j "$b" -X -n -P -o JobID | grep -qxF "${b}_[3-6%2]" || fail "the never-started tasks: $(sacct -j "$b" -X -n -P -o JobID)"
 
 # 5. kill -9 of the controller while an array runs: after the restart the array carries on.
 c=$(sbatch --parsable --array=0-5%2 -o /dev/null --wrap "sleep 1")

@@ -297,3 +297,23 @@ TEST_CASE("job_array: a dependency on an array's id waits for every task") {
   CHECK(status(10) == DependencyStatus::never);  // task 1 FAILED
   CHECK(status(11) == DependencyStatus::satisfied);
 }
+
+TEST_CASE("job_array: a held array starts nothing; a task split off it is held too until released") {
+  Timeline t = cluster();
+  auto spec = array_spec("0-3");
+  spec.hold_at_submit = true;
+  t.feed(make::job_submitted(at(0), 1, spec));
+  auto decision = decide(t);
+  CHECK(decision.placements.empty());
+  CHECK(t.job(1).reason == Reason::job_held_user);
+  t.feed(make::array_task_split(at(1), 2, 1, 2));
+  CHECK(t.job(2).hold == HoldKind::user);
+  CHECK(t.job(2).reason == Reason::job_held_user);
+  REQUIRE(t.feed(make::job_released(at(2), 2)) == ApplyResult::applied);
+  decision = decide(t);
+  REQUIRE(decision.placements.size() == 1);
+  CHECK(decision.placements[0].job_id == 2);  // the released task, as a job of its own
+  CHECK_FALSE(decision.placements[0].array_task);
+  REQUIRE(t.feed(make::job_released(at(3), 1)) == ApplyResult::applied);
+  CHECK(decide(t).placements.size() == 4);
+}
