@@ -4,11 +4,13 @@
 # each task sees its SLURM_ARRAY_* variables and writes to its %A_%a file; squeue collapses
 # the pending tasks as Slurm does (123_[5-19%5]); scancel of one task, of a pending task and of
 # the whole array; sacct rows 123_7 with their raw ids; the array survives kill -9 of the
-# controller and a restart.
+# controller and a restart (from a snapshot, checked against a full replay).
 set -euo pipefail
 build=$1
 source "$(dirname "$0")/cluster.bash"
-start_cluster 2 4 1000  # 8 CPUs: the throttle, not the nodes, bounds the running tasks
+# 8 CPUs: the throttle, not the nodes, bounds the running tasks. Frequent snapshots: the
+# restart below starts from one, and is checked against a replay of the whole log.
+start_cluster_with 2 4 1000 "SnapshotInterval=20"
 mkdir -p "$work/out" "$work/times"
 
 cat >"$work/task.sh" <<SCRIPT
@@ -96,6 +98,10 @@ c=$(sbatch --parsable --array=0-5%2 -o /dev/null --wrap "sleep 1")
 poll_until 20 2 running_of "$c" || fail "two tasks of $c do not run"
 kill_hard "$(head -1 pids)"
 restart_controller
+grep "replayed [0-9]* events" cairnctld.log | tail -1 | grep -q "after a snapshot up to offset" ||
+  fail "the restarted controller did not start from a snapshot: $(grep replayed cairnctld.log)"
+verify=$(cairn log replay --verify) || fail "replay --verify after the restart: $verify"
+grep -q "^identical" <<<"$verify" || fail "replay --verify: $verify"
 [[ "$(pending_line "$c")" =~ ^${c}_\[[2-5](-5)?%2\]$ ]] || fail "after the restart: $(squeue -j "$c")"
 poll_until 60 "" active_of "$c" || fail "array $c did not finish after the restart: $(squeue -j "$c")"
 [ "$(sacct -j "$c" -X -n -P -o State | grep -c COMPLETED)" = 6 ] || fail "after the restart: $(sacct -j "$c" -X -n -P -o JobID,State)"
