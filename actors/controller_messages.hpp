@@ -90,7 +90,6 @@ struct ArrayTargets {
   std::vector<ControlOutcome> refused;  // e.g. an unknown task
 };
 using ControlsReply = std::function<void(const std::vector<ControlOutcome>&)>;
-using TargetsReply = std::function<void(const ArrayTargets&)>;
 
 struct JobsSnapshot {
   std::vector<JobRecord> jobs;

@@ -28,6 +28,46 @@ caf::actor job_actor_for(DispatcherActor* self, uint64_t job_id) {
   return actor;
 }
 
+// Sends the command to each target job's actor, splitting pending tasks off first, and
+// answers once every job answered.
+void control_array(DispatcherActor* self, const ArrayControlRequest& request, const ArrayTargets& targets,
+                   const ControlsReply& reply) {
+  size_t total = targets.job_ids.size() + targets.to_split.size();
+  auto outcomes = std::make_shared<std::vector<ControlOutcome>>(targets.refused);
+  if (total == 0) return reply(*outcomes);
+  auto left = std::make_shared<size_t>(total);
+  ControlReply collect = [outcomes, left, reply](const ControlOutcome& outcome) {
+    outcomes->push_back(outcome);
+    if (--*left == 0) reply(*outcomes);
+  };
+  // Job actors answer on their own threads: their answers come back to this actor.
+  caf::actor me = caf::actor_cast<caf::actor>(self);
+  ControlReply collect_here = [me, collect](const ControlOutcome& outcome) {
+    caf::anon_send(me, retry_atom::value, DeferredStep([collect, outcome] { collect(outcome); }));
+  };
+  for (auto id : targets.job_ids)
+    self->send(job_actor_for(self, id), control_atom::value,
+               ControlRequest{request.verb, id, request.signal, request.caller}, collect_here);
+  const auto& actors = self->state.context->actors;
+  uint64_t array_id = request.job_id;
+  for (auto task : targets.to_split) {
+    EventDraft draft;
+    draft.actor = actor_info(request.caller);
+    draft.command_id = request.caller.command_id;
+    draft.new_job_id = true;
+    draft.build = [array_id, task](const EventMeta& meta) {
+      return make::array_task_split(meta, meta.job_id, array_id, task);
+    };
+    // The new job's actor must know it before the command: the query view delivers the
+    // command once it applied the split.
+    self->request(actors.log, caf::infinite, append_atom::value, std::move(draft)).then([=](const AppendAck& ack) {
+      if (!ack.ok) return collect(ControlOutcome{array_id, false, ack.error});
+      self->send(self->state.context->actors.query_view, control_after_atom::value, ack.offset,
+                 ControlRequest{request.verb, ack.job_id, request.signal, request.caller}, collect_here);
+    });
+  }
+}
+
 caf::behavior dispatcher(DispatcherActor* self, std::shared_ptr<const ControllerContext> context) {
   self->state.context = std::move(context);
   self->set_down_handler([=](caf::down_msg& down) {
@@ -69,46 +109,8 @@ caf::behavior dispatcher(DispatcherActor* self, std::shared_ptr<const Controller
       // A command for a job array (or some of its tasks): the query view says what it
       // acts on; pending tasks it singles out are split off first (ArrayTaskSplit).
       [=](array_control_atom, const ArrayControlRequest& request, const ControlsReply& reply) {
-        const auto& actors = self->state.context->actors;
-        auto targets_reply = TargetsReply([self, request, reply](const ArrayTargets& targets) {
-          caf::anon_send(self, array_targets_atom::value, request, targets, reply);
-        });
-        self->send(actors.query_view, array_targets_atom::value, request, targets_reply);
-      },
-      [=](array_targets_atom, const ArrayControlRequest& request, const ArrayTargets& targets, const ControlsReply& reply) {
-        size_t total = targets.job_ids.size() + targets.to_split.size();
-        auto outcomes = std::make_shared<std::vector<ControlOutcome>>(targets.refused);
-        if (total == 0) return reply(*outcomes);
-        auto left = std::make_shared<size_t>(total);
-        ControlReply collect = [outcomes, left, reply](const ControlOutcome& outcome) {
-          outcomes->push_back(outcome);
-          if (--*left == 0) reply(*outcomes);
-        };
-        // Answers arrive on other threads (the job actors'): hand them back to this actor.
-        caf::actor me = caf::actor_cast<caf::actor>(self);
-        ControlReply collect_here = [me, collect](const ControlOutcome& outcome) {
-          caf::anon_send(me, retry_atom::value, DeferredStep([collect, outcome] { collect(outcome); }));
-        };
-        for (auto id : targets.job_ids)
-          self->send(job_actor_for(self, id), control_atom::value,
-                     ControlRequest{request.verb, id, request.signal, request.caller}, collect_here);
-        const auto& actors = self->state.context->actors;
-        for (auto task : targets.to_split) {
-          EventDraft draft;
-          draft.actor = actor_info(request.caller);
-          draft.command_id = request.caller.command_id;
-          draft.new_job_id = true;
-          uint64_t array_id = request.job_id;
-          draft.build = [array_id, task](const EventMeta& meta) {
-            return make::array_task_split(meta, meta.job_id, array_id, task);
-          };
-          self->request(actors.log, caf::infinite, append_atom::value, std::move(draft))
-              .then([=](const AppendAck& ack) {
-                if (!ack.ok) return collect(ControlOutcome{array_id, false, ack.error});
-                self->send(self->state.context->actors.query_view, control_after_atom::value, ack.offset,
-                           ControlRequest{request.verb, ack.job_id, request.signal, request.caller}, collect_here);
-              });
-        }
+        self->request(self->state.context->actors.query_view, caf::infinite, array_targets_atom::value, request)
+            .then([=](const ArrayTargets& targets) { control_array(self, request, targets, reply); });
       },
       [=](retry_atom, const DeferredStep& step) { step(); },
       [=](job_exit_atom, const std::string& node, const JobExitReport& report, const DoneReply& reply) {

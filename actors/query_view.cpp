@@ -105,7 +105,8 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
         if (job_actor && event.job_id != 0) {
           auto it = st.state.jobs.find(event.job_id);
           if (it != st.state.jobs.end())
-            self->send(job_actor, job_update_atom::value, it->second, before.value_or(JobState::PENDING));  // a new job (an array task split off) was pending
+            // A job new to this view (an array task split off) was pending before.
+            self->send(job_actor, job_update_atom::value, it->second, before.value_or(JobState::PENDING));
         }
         while (!st.deferred_controls.empty() && st.deferred_controls.begin()->first < st.applied_offset) {
           auto& [request, reply] = st.deferred_controls.begin()->second;
@@ -134,15 +135,17 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
           if (!self->state.state.jobs.contains(id)) unknown.push_back(id);
         return unknown;
       },
-      [=](array_targets_atom, const ArrayControlRequest& request, const TargetsReply& reply) {
-        reply(array_targets(self->state.state, request));
+      [=](array_targets_atom, const ArrayControlRequest& request) -> ArrayTargets {
+        return array_targets(self->state.state, request);
       },
       // A command for a job whose event is at `offset`: delivered (through the dispatcher)
       // once this view applied it, so that the job's actor knows the job.
       [=](control_after_atom, uint64_t offset, const ControlRequest& request, const ControlReply& reply) {
         auto& st = self->state;
-        if (offset < st.applied_offset) return self->send(st.context->actors.dispatcher, control_atom::value, request, reply);
-        st.deferred_controls.emplace(offset, std::make_pair(request, reply));
+        if (offset < st.applied_offset)
+          self->send(st.context->actors.dispatcher, control_atom::value, request, reply);
+        else
+          st.deferred_controls.emplace(offset, std::make_pair(request, reply));
       },
       [=](reasons_atom, ReasonMap& reasons) { self->state.pending_reasons = std::move(reasons); },
       [=](query_job_atom, uint64_t job_id) -> caf::result<bool, JobRecord> {
