@@ -56,26 +56,24 @@ int run_scancel(const Args& argv, std::ostream& out, std::ostream& err) {
     };
     if (!filtered) {
       // By id: a job, a whole job array (its pending and running tasks) or tasks of one.
-      for (size_t i = 0; i < refs.size(); ++i) {
+      for (const auto& ref : refs) {
         std::vector<uint32_t> tasks;
-        if (refs[i].tasks) tasks = first_tasks(*refs[i].tasks, kMaxArrayIndex + 1);
-        report(client.control_array(verb, refs[i].job_id, tasks, signal), job_ref_name(refs[i]));
+        if (ref.tasks) tasks = first_tasks(*ref.tasks, kMaxArrayIndex + 1);
+        report(client.control_array(verb, ref.job_id, tasks, signal), job_ref_name(ref));
       }
       return status;
     }
-    {
-      // Filters select among the given ids, or among all live jobs.
-      std::vector<uint64_t> selected;
-      for (const auto& job : select_refs(client.jobs(ids, false).jobs, refs)) {
-        if (is_final(job.state) || !matches(users, job.spec->user_name) || !matches(names, job.spec->name) ||
-            !matches(partitions, job.spec->partition))
-          continue;
-        if (!states.empty() && std::find(states.begin(), states.end(), job.state) == states.end()) continue;
-        selected.push_back(job.id);
-      }
-      ids = std::move(selected);
-      if (ids.empty()) return 0;
+    // Filters select among the given ids, or among all live jobs.
+    std::vector<uint64_t> selected;
+    for (const auto& job : select_refs(client.jobs(ids, false).jobs, refs)) {
+      if (is_final(job.state) || !matches(users, job.spec->user_name) || !matches(names, job.spec->name) ||
+          !matches(partitions, job.spec->partition))
+        continue;
+      if (!states.empty() && std::find(states.begin(), states.end(), job.state) == states.end()) continue;
+      selected.push_back(job.id);
     }
+    ids = std::move(selected);
+    if (ids.empty()) return 0;
     report(client.control(verb, ids, signal), "");
     return status;
   });
