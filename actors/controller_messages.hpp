@@ -88,6 +88,7 @@ struct ArrayTargets {
   std::vector<uint64_t> job_ids;    // jobs the command goes to (the array's record, tasks, or the job itself)
   std::vector<uint32_t> to_split;   // pending tasks to split off as jobs first, then command
   std::vector<ControlOutcome> refused;  // e.g. an unknown task
+  bool whole_array = false;  // the command is for a job array's record and all its tasks
 };
 using ControlsReply = std::function<void(const std::vector<ControlOutcome>&)>;
 

@@ -28,13 +28,37 @@ caf::actor job_actor_for(DispatcherActor* self, uint64_t job_id) {
   return actor;
 }
 
+void control_array(DispatcherActor* self, const ArrayControlRequest& request, const ArrayTargets& targets,
+                   ControlsReply reply);
+
+// scancel of a whole array: a task the scheduler started while the command was on its way
+// (its JobAllocated before the array's JobCancelled in the log) is cancelled too. The
+// second look comes after the array's cancel was applied, so no task can start after it.
+ControlsReply cancel_late_starters(DispatcherActor* self, const ArrayControlRequest& request, ControlsReply reply) {
+  return [self, request, reply](const std::vector<ControlOutcome>& outcomes) {
+    self->request(self->state.context->actors.query_view, caf::infinite, array_targets_atom::value, request)
+        .then([=](ArrayTargets later) {
+          std::erase(later.job_ids, request.job_id);  // the array's record itself is done
+          later.refused.clear();
+          later.to_split.clear();
+          later.whole_array = false;
+          control_array(self, request, later, [outcomes, reply](const std::vector<ControlOutcome>& more) {
+            auto all = outcomes;
+            all.insert(all.end(), more.begin(), more.end());
+            reply(all);
+          });
+        });
+  };
+}
+
 // Sends the command to each target job's actor, splitting pending tasks off first, and
 // answers once every job answered.
 void control_array(DispatcherActor* self, const ArrayControlRequest& request, const ArrayTargets& targets,
-                   const ControlsReply& reply) {
+                   ControlsReply reply) {
   size_t total = targets.job_ids.size() + targets.to_split.size();
   auto outcomes = std::make_shared<std::vector<ControlOutcome>>(targets.refused);
   if (total == 0) return reply(*outcomes);
+  if (targets.whole_array && request.verb == ControlVerb::cancel) reply = cancel_late_starters(self, request, reply);
   auto left = std::make_shared<size_t>(total);
   ControlReply collect = [outcomes, left, reply](const ControlOutcome& outcome) {
     outcomes->push_back(outcome);

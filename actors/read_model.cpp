@@ -127,6 +127,7 @@ ArrayTargets array_targets(const ClusterState& state, const ArrayControlRequest&
     if (job.array.array_job_id == array.id && job.array.task_id != kNoArrayTaskId) tasks.emplace(job.array.task_id, id);
   bool remainder_waits = array.state == JobState::PENDING && !array.array_pending.empty();
   if (request.tasks.empty()) {
+    targets.whole_array = true;
     if (remainder_waits && splits_pending_task(request.verb)) targets.job_ids.push_back(array.id);
     for (const auto& [task, id] : tasks)
       if (whole_array_reaches(request.verb, state.jobs.at(id))) targets.job_ids.push_back(id);

@@ -233,6 +233,7 @@ TEST_CASE("job_array: what a command for an array or its tasks acts on") {
   auto whole = array_targets(t.state, {ControlVerb::cancel, 1, {}, 0, owner});
   CHECK(whole.job_ids == std::vector<uint64_t>{1, 2});  // the remainder and the running task, not the finished one
   CHECK(whole.to_split.empty());
+  CHECK(whole.whole_array);
   auto some = array_targets(t.state, {ControlVerb::cancel, 1, {0, 7, 42}, 0, owner});
   CHECK(some.job_ids == std::vector<uint64_t>{2});
   CHECK(some.to_split == std::vector<uint32_t>{7});
@@ -245,6 +246,7 @@ TEST_CASE("job_array: what a command for an array or its tasks acts on") {
   CHECK(stranger.refused.size() == 1);
   auto plain = array_targets(t.state, {ControlVerb::cancel, 2, {}, 0, owner});
   CHECK(plain.job_ids == std::vector<uint64_t>{2});
+  CHECK_FALSE(plain.whole_array);
   CHECK(array_targets(t.state, {ControlVerb::cancel, 99, {}, 0, owner}).refused.size() == 1);
 
   // squeue -j 1 shows the array's record and every task; a finished array record is not shown.
