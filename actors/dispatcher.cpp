@@ -82,12 +82,32 @@ void control_array(DispatcherActor* self, const ArrayControlRequest& request, co
     draft.build = [array_id, task](const EventMeta& meta) {
       return make::array_task_split(meta, meta.job_id, array_id, task);
     };
+    // The scheduler may have started the task meanwhile (the split is then refused and
+    // the new id stays unknown): the command goes to the task as it is now, once.
+    ControlReply split_done = [=](const ControlOutcome& outcome) {
+      if (outcome.ok || outcome.error != "Invalid job id specified") return collect(outcome);
+      ArrayControlRequest again = request;
+      again.tasks = {task};
+      self->request(self->state.context->actors.query_view, caf::infinite, array_targets_atom::value, again)
+          .then([=](ArrayTargets now) {
+            now.to_split.clear();  // still pending: the split failed for another reason
+            if (now.job_ids.empty()) now.refused = {outcome};
+            control_array(self, again, now, [collect](const std::vector<ControlOutcome>& outcomes) {
+              for (const auto& one : outcomes)
+                if (!one.ok) return collect(one);
+              collect(outcomes.empty() ? ControlOutcome{} : outcomes.front());
+            });
+          });
+    };
+    ControlReply split_done_here = [me, split_done](const ControlOutcome& outcome) {
+      caf::anon_send(me, retry_atom::value, DeferredStep([split_done, outcome] { split_done(outcome); }));
+    };
     // The new job's actor must know it before the command: the query view delivers the
     // command once it applied the split.
     self->request(actors.log, caf::infinite, append_atom::value, std::move(draft)).then([=](const AppendAck& ack) {
       if (!ack.ok) return collect(ControlOutcome{array_id, false, ack.error});
       self->send(self->state.context->actors.query_view, control_after_atom::value, ack.offset,
-                 ControlRequest{request.verb, ack.job_id, request.signal, request.caller}, collect_here);
+                 ControlRequest{request.verb, ack.job_id, request.signal, request.caller}, split_done_here);
     });
   }
 }
