@@ -70,6 +70,10 @@ for i in $(seq 0 19); do
   want="ARRAY_JOB=$a TASK=$i COUNT=20 MIN=0 MAX=19 JOB=$raw"
   [ "$(cat "$work/out/${a}_$i.out")" = "$want" ] || fail "task $i wrote '$(cat "$work/out/${a}_$i.out")', expected '$want'"
 done
+raw7=$(echo "$rows" | awk -F'|' -v id="${a}_7" '$1 == id {print $2}')
+scontrol show job "${a}_7" | head -1 | grep -qx "JobId=$raw7 ArrayJobId=$a ArrayTaskId=7 ArrayTaskThrottle=5 JobName=task.sh" ||
+  fail "scontrol show job ${a}_7: $(scontrol show job "${a}_7" | head -1)"
+[ "$(scontrol show job "$a" | grep -c '^JobId=')" = 20 ] || fail "scontrol show job $a shows $(scontrol show job "$a" | grep -c '^JobId=') jobs"
 [ "$(sacct -j "${a}_7" -X -n -P -o JobID,State)" = "${a}_7|COMPLETED" ] || fail "sacct -j ${a}_7: $(sacct -j "${a}_7" -X -n -P -o JobID,State)"
 
 # 4. scancel: a running task, a pending task, then the whole array.
