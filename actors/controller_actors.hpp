@@ -60,6 +60,9 @@ using query_digest_atom = caf::atom_constant<caf::atom("qdigest")>;
 // Which of these job ids the query view's state does not know (submission with --dependency).
 using unknown_jobs_atom = caf::atom_constant<caf::atom("qunknown")>;
 using retry_atom = caf::atom_constant<caf::atom("retry")>;
+// sacctmgr: a change (to the account admin), the accounts state (from the query view).
+using account_atom = caf::atom_constant<caf::atom("account")>;
+using query_accounts_atom = caf::atom_constant<caf::atom("qaccounts")>;
 
 // The actors of one controller; filled in by main before any message flows.
 struct ControllerActors {
@@ -67,6 +70,7 @@ struct ControllerActors {
   caf::actor dispatcher;
   caf::actor query_view;
   caf::actor scheduler;
+  caf::actor accounts;  // account_admin
   std::map<std::string, caf::actor> nodes;
 };
 
@@ -75,6 +79,7 @@ struct ControllerContext {
   ClusterConfig config;
   std::vector<PartitionPolicy> partitions;
   std::vector<BbPoolPolicy> pools;
+  NodeFeatureMap node_features;
   uint32_t shard = 0;
   uint64_t epoch = 1;
   std::string controller_name;
@@ -95,6 +100,8 @@ caf::actor spawn_dispatcher(caf::actor_system& system, std::shared_ptr<const Con
 caf::actor spawn_query_view(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
                             ClusterState initial, uint64_t applied_offset);
 caf::actor spawn_scheduler(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
+// sacctmgr's changes, one at a time: checks the caller, plans against the folded state, appends.
+caf::actor spawn_account_admin(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
 // A job's actor: spawned at the job's first event after its submission (a queued
 // job costs no actor), or for a command or report about it. It first reads the
 // current record, then reacts to each later transition.
@@ -137,3 +144,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StageReply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::PoolsReply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::DigestReply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::DeferredStep)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AccountCommand)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AccountsState)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AccountReply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AccountsReply)

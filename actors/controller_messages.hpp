@@ -161,4 +161,13 @@ struct StateDigestView {
 };
 using DigestReply = std::function<void(const StateDigestView&)>;
 
+// sacctmgr changes: refused (error), nothing to do (!changed), or durable and applied.
+struct AccountOutcome {
+  bool ok = false;
+  bool changed = false;
+  std::string error;
+};
+using AccountReply = std::function<void(const AccountOutcome&)>;
+using AccountsReply = std::function<void(const AccountsState&)>;
+
 }  // namespace cairn

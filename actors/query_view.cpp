@@ -23,12 +23,18 @@ struct DeferredPass {
   caf::response_promise promise;
 };
 
+struct DeferredAccounts {
+  uint64_t min_offset = 0;
+  caf::response_promise promise;
+};
+
 struct QueryViewState {
   std::shared_ptr<const ControllerContext> context;
   ClusterState state;
   uint64_t applied_offset = 0;  // next offset to apply
   std::map<uint64_t, Reason> pending_reasons;
   std::vector<DeferredPass> deferred;
+  std::vector<DeferredAccounts> deferred_accounts;
   int64_t last_event_us = 0;
   uint64_t snapshot_offset = 0;  // next_offset of the last snapshot written (or loaded)
   static inline const char* name = "query_view";
@@ -44,7 +50,7 @@ int64_t wall_clock_us() {
 SchedulingDecision run_pass(QueryView* self) {
   auto& st = self->state;
   return schedule({&st.state, st.context->partitions, st.context->pools, wall_clock_us(),
-                   st.context->config.kill_invalid_depend});
+                   st.context->config.kill_invalid_depend, &st.context->node_features});
 }
 
 // Every SnapshotInterval events: the state is encoded here (a copy of it would
@@ -114,7 +120,23 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
           it->promise.deliver(run_pass(self));
           it = deferred.erase(it);
         }
+        auto& waiting = st.deferred_accounts;
+        for (auto it = waiting.begin(); it != waiting.end();) {
+          if (it->min_offset > st.applied_offset) {
+            ++it;
+            continue;
+          }
+          it->promise.deliver(st.state.accounts);
+          it = waiting.erase(it);
+        }
       },
+      // Accounts and associations, once every offset before min_offset is applied.
+      [=](query_accounts_atom, uint64_t min_offset) -> caf::result<AccountsState> {
+        if (self->state.applied_offset >= min_offset) return self->state.state.accounts;
+        self->state.deferred_accounts.push_back({min_offset, self->make_response_promise()});
+        return caf::delegated<AccountsState>();
+      },
+      [=](query_accounts_atom, const AccountsReply& reply) { reply(self->state.state.accounts); },
       // A scheduling pass on a state that includes every offset before min_offset.
       [=](schedule_atom, uint64_t min_offset) -> caf::result<SchedulingDecision> {
         if (self->state.applied_offset >= min_offset) return run_pass(self);

@@ -92,6 +92,7 @@ struct NodeView {
   allocMemMb @9 :UInt64;
   registeredUs @10 :Int64;
   changedUs @11 :Int64;
+  features @12 :List(Text);    # Feature= of its NodeName= line (AvailableFeatures=, ActiveFeatures=)
 }
 
 struct PartitionView {
@@ -196,6 +197,18 @@ interface Controller {
   # The live state's digest (events/state_digest.cpp) and the first offset of the
   # partition it does not include: `cairn log replay --verify` replays up to there.
   stateDigest @9 () -> (digest :UInt64, nextOffset :UInt64, partition :UInt32);
+  # @10-@15 belong to other branches; placeholders keep the ordinals sequential until
+  # those branches are merged, which replace them.
+  unassigned10 @10 () -> ();
+  unassigned11 @11 () -> ();
+  unassigned12 @12 () -> ();
+  unassigned13 @13 () -> ();
+  unassigned14 @14 () -> ();
+  unassigned15 @15 () -> ();
+  # sacctmgr: changes (root, SlurmUser and Operators only) answer once their events are
+  # durable, with what was done; the listing is the folded state.
+  accountCommand @16 (command :AccountCommand) -> (changed :Bool);
+  queryAccounts @17 () -> (accounts :AccountsView);
 }
 
 struct PoolHolder {
@@ -212,4 +225,42 @@ struct PoolView {
   isDefault @4 :Bool;
   usedBytes @5 :UInt64;
   holders @6 :List(PoolHolder);
+}
+
+# ---- accounts and associations (sacctmgr) ----
+
+enum AccountVerb {
+  addAccount @0;
+  addUser @1;
+  deleteAccount @2;
+  deleteUser @3;
+  modifyUser @4;      # set DefaultAccount=
+}
+
+struct AccountCommand {
+  verb @0 :AccountVerb;
+  names @1 :List(Text);          # accounts (add/delete account) or users (add/delete/modify user)
+  description @2 :Text;
+  organization @3 :Text;
+  parent @4 :Text;
+  accounts @5 :List(Text);       # add user: account=; delete user: account= (empty: all)
+  defaultAccount @6 :Text;
+}
+
+struct AccountRecordView {
+  name @0 :Text;
+  description @1 :Text;
+  organization @2 :Text;
+  parent @3 :Text;
+}
+
+struct UserRecordView {
+  name @0 :Text;
+  defaultAccount @1 :Text;
+  accounts @2 :List(Text);
+}
+
+struct AccountsView {
+  accounts @0 :List(AccountRecordView);
+  users @1 :List(UserRecordView);
 }

@@ -28,6 +28,9 @@ class ControllerClient final : public ClusterQueries {
   NodesSnapshot nodes() override;
   PoolsSnapshot burst_buffers();
   StateDigestView state_digest();
+  // sacctmgr: whether anything changed (throws with the controller's refusal).
+  bool account_command(const AccountCommand& command);
+  AccountsState accounts();
 
  private:
   struct Session;

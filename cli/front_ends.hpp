@@ -23,6 +23,7 @@ int run_scontrol(const Args& args, std::ostream& out, std::ostream& err);
 int run_scancel(const Args& args, std::ostream& out, std::ostream& err);
 int run_sacct(const Args& args, std::ostream& out, std::ostream& err);
 int run_sinfo(const Args& args, std::ostream& out, std::ostream& err);
+int run_sacctmgr(const Args& args, std::ostream& out, std::ostream& err);
 // cairn bb status: what scontrol show burstbuffer shows.
 int run_bb_command(const Args& args, std::ostream& out, std::ostream& err);
 

@@ -14,13 +14,13 @@ using Command = int (*)(const std::vector<std::string>&, std::ostream&, std::ost
 
 const std::map<std::string, Command> kCommands = {
     {"sbatch", cairn::run_sbatch}, {"sbatch_longrun", cairn::run_sbatch_longrun}, {"squeue", cairn::run_squeue}, {"scontrol", cairn::run_scontrol},
-    {"scancel", cairn::run_scancel}, {"sacct", cairn::run_sacct}, {"sinfo", cairn::run_sinfo},
+    {"scancel", cairn::run_scancel}, {"sacct", cairn::run_sacct}, {"sinfo", cairn::run_sinfo}, {"sacctmgr", cairn::run_sacctmgr},
     {"log", cairn::run_log_command}, {"local", cairn::run_local_command}, {"bb", cairn::run_bb_command},
 };
 
 constexpr const char* kUsage =
     "usage: cairn <command> [args]\n"
-    "  sbatch|squeue|scontrol|scancel|sacct|sinfo|sbatch_longrun   the Slurm front-ends (also as symlinks)\n"
+    "  sbatch|squeue|scontrol|scancel|sacct|sinfo|sacctmgr|sbatch_longrun   the Slurm front-ends (also as symlinks)\n"
     "  log dump|audit|stats|verify                  read the event log\n"
     "  local up|down|status                         a whole cluster on this machine\n"
     "  bb status                                    burst-buffer pools (scontrol show burstbuffer)\n";
