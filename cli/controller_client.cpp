@@ -130,6 +130,10 @@ StateDigestView ControllerClient::state_digest() {
   return {response.getDigest(), response.getNextOffset(), response.getPartition()};
 }
 
+bool ControllerClient::is_operator() {
+  return session_->connection.wait(session_->controller.pingRequest().send()).getIsOperator();
+}
+
 bool ControllerClient::account_command(const AccountCommand& command) {
   auto request = session_->controller.accountCommandRequest();
   write_account_command(request.initCommand(), command);

@@ -30,6 +30,8 @@ class ControllerClient final : public ClusterQueries {
   StateDigestView state_digest();
   // sacctmgr: whether anything changed (throws with the controller's refusal).
   bool account_command(const AccountCommand& command);
+  // Whether the controller takes this caller for an operator (root, SlurmUser, Operators=).
+  bool is_operator();
   AccountsState accounts();
 
  private:

@@ -56,6 +56,9 @@ int run_sacctmgr(const Args& argv, std::ostream& out, std::ostream& err) {
       out << render_sacctmgr_list(request, state, config.cluster_name);
       return 0;
     }
+    // Slurm shows a change only once the database took it: a plain user sees the refusal alone.
+    // (The controller checks again when the change comes.)
+    if (!client.is_operator()) throw UsageError("sacctmgr: error: Access/permission denied");
     // The summary comes from the same plan the controller makes again when it commits.
     AccountPlan plan = plan_account_command(state, request.command, config.cluster_name);
     if (!plan.error.empty()) throw UsageError("sacctmgr: error: " + plan.error);
