@@ -80,6 +80,7 @@ struct ControllerContext {
   std::vector<PartitionPolicy> partitions;
   std::vector<BbPoolPolicy> pools;
   NodeFeatureMap node_features;
+  std::shared_ptr<AccountsCache> accounts = std::make_shared<AccountsCache>();  // kept by the query view
   uint32_t shard = 0;
   uint64_t epoch = 1;
   std::string controller_name;

@@ -42,6 +42,12 @@ struct QueryViewState {
 
 using QueryView = caf::stateful_actor<QueryViewState>;
 
+bool changes_accounts(schema::Event::Body::Which kind) {
+  using Body = schema::Event::Body;
+  return kind == Body::ACCOUNT_ADDED || kind == Body::ACCOUNT_REMOVED || kind == Body::USER_ASSOCIATED ||
+         kind == Body::USER_REMOVED;
+}
+
 int64_t wall_clock_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
@@ -84,6 +90,7 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
   self->state.snapshot_offset = applied_offset;
   for (auto& [id, job] : self->state.state.jobs)
     if (!is_final(job.state)) job.spec.compact();  // queued and running jobs, as if just submitted
+  self->state.context->accounts->set(self->state.state.accounts);
   return {
       [=](apply_atom, const CommittedEvent& event, const caf::actor& job_actor) {
         auto& st = self->state;
@@ -95,11 +102,14 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
           return it->second.state;
         };
         auto before = state_of(event.job_id);
+        bool accounts_changed = false;
         apply_record(st.state, event.offset, *event.bytes, [&](const DecodedEvent& decoded, ApplyResult result) {
           if (result == ApplyResult::rejected)
             spdlog::warn("event at offset {} rejected: {}", event.offset, st.state.anomalies.empty() ? "" : st.state.anomalies.back().text);
           st.last_event_us = decoded.event().getHeader().getTimeUs();
+          accounts_changed = result == ApplyResult::applied && changes_accounts(decoded.event().getBody().which());
         });
+        if (accounts_changed) st.context->accounts->set(st.state.accounts);
         st.applied_offset = event.offset + 1;
         if (before == std::nullopt && event.job_id != 0) {  // a new job: compact its spec
           auto it = st.state.jobs.find(event.job_id);

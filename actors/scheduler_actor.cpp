@@ -226,18 +226,16 @@ caf::behavior scheduler(SchedulerActor* self, std::shared_ptr<const ControllerCo
         };
         // The account: -A, else the user's default; with AccountingStorageEnforce=associations the
         // user must be associated with it (sacctmgr).
-        self->request(self->state.context->actors.query_view, caf::infinite, query_accounts_atom::value, uint64_t{0})
-            .then([=](const AccountsState& accounts) mutable {
-              bool enforce = self->state.context->config.enforce_associations;
-              auto choice = choose_job_account(accounts, spec.user_name, spec.account, enforce);
-              if (!choice.ok) return reply({false, 0, choice.error});
-              spec.account = choice.account;
-              if (ids.empty()) return submit(spec);
-              check_dependency_jobs(self, ids, kDependencyChecks, [=](bool known) {
-                if (!known) return reply({false, 0, std::string(kDependencyProblem)});
-                submit(spec);
-              });
-            });
+        const auto& context = *self->state.context;
+        auto choice = choose_job_account(*context.accounts->get(), spec.user_name, spec.account,
+                                         context.config.enforce_associations);
+        if (!choice.ok) return reply({false, 0, choice.error});
+        spec.account = choice.account;
+        if (ids.empty()) return submit(spec);
+        check_dependency_jobs(self, ids, kDependencyChecks, [=](bool known) {
+          if (!known) return reply({false, 0, std::string(kDependencyProblem)});
+          submit(spec);
+        });
       },
   };
 }
