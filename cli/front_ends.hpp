@@ -24,6 +24,11 @@ int run_scancel(const Args& args, std::ostream& out, std::ostream& err);
 int run_sacct(const Args& args, std::ostream& out, std::ostream& err);
 int run_sinfo(const Args& args, std::ostream& out, std::ostream& err);
 int run_sacctmgr(const Args& args, std::ostream& out, std::ostream& err);
+
+using FrontEndMain = int (*)(const Args& args, std::ostream& out, std::ostream& err);
+// The Slurm front-end called `name` (sbatch, squeue, ...); nullptr if there is none.
+FrontEndMain find_front_end(const std::string& name);
+
 // cairn bb status: what scontrol show burstbuffer shows.
 int run_bb_command(const Args& args, std::ostream& out, std::ostream& err);
 

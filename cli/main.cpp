@@ -1,4 +1,5 @@
-// The `cairn` multi-call binary: argv[0] picks the Slurm front-end.
+// The full `cairn` binary: the Slurm front-ends (`cairn sbatch ...`) plus the
+// operator commands. The front-end symlinks point at the lean `cairn-slurm`.
 #include <iostream>
 #include <map>
 #include <string>
@@ -10,11 +11,7 @@
 
 namespace {
 
-using Command = int (*)(const std::vector<std::string>&, std::ostream&, std::ostream&);
-
-const std::map<std::string, Command> kCommands = {
-    {"sbatch", cairn::run_sbatch}, {"sbatch_longrun", cairn::run_sbatch_longrun}, {"squeue", cairn::run_squeue}, {"scontrol", cairn::run_scontrol},
-    {"scancel", cairn::run_scancel}, {"sacct", cairn::run_sacct}, {"sinfo", cairn::run_sinfo}, {"sacctmgr", cairn::run_sacctmgr},
+const std::map<std::string, cairn::FrontEndMain> kOperatorCommands = {
     {"log", cairn::run_log_command}, {"local", cairn::run_local_command}, {"bb", cairn::run_bb_command},
 };
 
@@ -44,10 +41,14 @@ int main(int argc, char** argv) {
     program = args.front();
     args.erase(args.begin());
   }
-  auto command = kCommands.find(program);
-  if (command == kCommands.end()) {
+  cairn::FrontEndMain command = cairn::find_front_end(program);
+  if (command == nullptr) {
+    auto found = kOperatorCommands.find(program);
+    if (found != kOperatorCommands.end()) command = found->second;
+  }
+  if (command == nullptr) {
     std::cerr << "cairn: unknown command '" << program << "'\n" << kUsage;
     return 2;
   }
-  return command->second(args, std::cout, std::cerr);
+  return command(args, std::cout, std::cerr);
 }
