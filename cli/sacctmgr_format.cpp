@@ -273,8 +273,8 @@ std::pair<std::string, std::optional<std::string>> key_value(std::string_view wo
 }
 
 SacctmgrEntity parse_entity(std::string_view word, std::string_view action) {
-  if (keyword(word, "account", 1) || keyword(word, "acct", 4)) return SacctmgrEntity::account;
-  if (keyword(word, "user", 1)) return SacctmgrEntity::user;
+  if (keyword(word, "accounts", 1) || keyword(word, "acct", 4)) return SacctmgrEntity::account;
+  if (keyword(word, "users", 1)) return SacctmgrEntity::user;
   if (keyword(word, "associations", 2)) return SacctmgrEntity::association;
   fail("No valid entity in " + std::string(action) + " command\nInput line must include \"Account\", \"User\" or "
        "\"Association\"");

@@ -200,6 +200,9 @@ TEST_CASE("sacctmgr: parses Slurm's words, abbreviations and options") {
         AccountVerb::modify_user);
   CHECK(parse({"remove", "user", "alice", "account=chem"}).command.verb == AccountVerb::delete_user);
   CHECK(parse({"show", "assoc", "where", "user=alice"}).entity == SacctmgrEntity::association);
+  CHECK(parse({"list", "Users"}).entity == SacctmgrEntity::user);
+  CHECK(parse({"list", "accounts"}).entity == SacctmgrEntity::account);
+  CHECK(parse({"list", "associations"}).entity == SacctmgrEntity::association);
 
   CHECK_THROWS_WITH_AS(parse({"frobnicate", "user"}), "sacctmgr: error: invalid keyword: frobnicate", UsageError);
   CHECK_THROWS_AS(parse({"list", "qos"}), UsageError);
