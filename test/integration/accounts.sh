@@ -29,6 +29,19 @@ set +e; out=$(sacctmgr -i add account chem); rc=$?; set -e
 [ "$(sacctmgr -n -P list account)" = "root|default root account|root
 chem|chem|chem
 physics|Physics dept|physics" ] || fail "list account: $(sacctmgr -n -P list account)"
+# On a terminal (script(1) gives one) sacctmgr asks; anything but y discards the change.
+if command -v script >/dev/null; then
+  echo n | script -qec "sacctmgr add account tty_no" /dev/null >"$work/tty.out"
+  grep -q "Would you like to commit changes? (You have 30 seconds to decide)" "$work/tty.out" ||
+    fail "no confirmation prompt on a terminal: $(cat "$work/tty.out")"
+  grep -q "Changes Discarded" "$work/tty.out" || fail "answer n did not discard: $(cat "$work/tty.out")"
+  echo y | script -qec "sacctmgr add account tty_yes" /dev/null >/dev/null
+  [ "$(sacctmgr -n -P list account tty_no,tty_yes format=account)" = tty_yes ] ||
+    fail "after the terminal answers: $(sacctmgr -n -P list account tty_no,tty_yes format=account)"
+  sacctmgr -i delete account tty_yes >/dev/null
+else
+  echo "SKIP the confirmation prompt: no script(1) to give sacctmgr a terminal"
+fi
 sacctmgr -i add user root account=physics,chem DefaultAccount=physics >/dev/null
 set +e; out=$(sacctmgr -i add user root account=biology 2>&1); rc=$?; set -e
 [ "$rc" = 1 ] && grep -q "This account 'biology' doesn't exist." <<<"$out" || fail "unknown account: rc=$rc '$out'"
