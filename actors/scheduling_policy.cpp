@@ -62,34 +62,27 @@ uint32_t share_cpus(const FreeCapacity& free, const Shape& shape) {
   return shape.exclusive ? std::max(free.total_cpus, shape.cpus_per_node) : shape.cpus_per_node;
 }
 
-// The partition's nodes in the order a job takes them: its -w nodes first.
-std::vector<std::string> node_order(const PartitionPolicy& partition, const Shape& shape) {
-  if (shape.spec->req_nodes.empty()) return partition.nodes;
-  std::vector<std::string> order = shape.spec->req_nodes;
-  for (const auto& name : partition.nodes)
-    if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
-  return order;
-}
-
-// Nodes of the partition that can take one share of the job now, in partition order
-// (its -w nodes first: it gets none unless it gets all of those).
+// Nodes of the partition that can take one share of the job now: its -w nodes
+// first (it gets none unless it gets all of those), then others in partition order.
 std::vector<std::string> candidate_nodes(const PartitionPolicy& partition, const CapacityMap& free, const Shape& shape,
                                          const std::map<std::string, int64_t>& reserved_until, int64_t job_end_us) {
-  std::vector<std::string> out;
-  size_t required = shape.spec->req_nodes.size();
-  for (const auto& name : node_order(partition, shape)) {
-    bool must = out.size() < required;
+  auto usable = [&](const std::string& name) {
     auto it = free.find(name);
-    bool usable = it != free.end() && fits(it->second, shape) && node_eligible(*shape.spec, name, shape.features) &&
-                  std::find(partition.nodes.begin(), partition.nodes.end(), name) != partition.nodes.end();
-    if (usable) {
-      auto reservation = reserved_until.find(name);
-      usable = reservation == reserved_until.end() || job_end_us <= reservation->second;  // would delay a head job
-    }
-    if (!usable) {
-      if (must) return {};
-      continue;
-    }
+    if (it == free.end() || !fits(it->second, shape) || !node_eligible(*shape.spec, name, shape.features)) return false;
+    auto reservation = reserved_until.find(name);
+    return reservation == reserved_until.end() || job_end_us <= reservation->second;  // else it would delay a head job
+  };
+  std::vector<std::string> out;
+  const auto& required = shape.spec->req_nodes;
+  for (const auto& name : required) {
+    bool in_partition = std::find(partition.nodes.begin(), partition.nodes.end(), name) != partition.nodes.end();
+    if (!in_partition || !usable(name)) return {};
+    out.push_back(name);
+  }
+  if (out.size() >= shape.nodes) return out;
+  for (const auto& name : partition.nodes) {
+    if (!required.empty() && std::find(required.begin(), required.end(), name) != required.end()) continue;
+    if (!usable(name)) continue;
     out.push_back(name);
     if (out.size() == shape.nodes) break;
   }
