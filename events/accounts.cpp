@@ -201,6 +201,10 @@ AccountPlan plan_account_command(const AccountsState& state, const AccountComman
       }
       if (!associations.empty()) plan.summary += " Associations =\n" + associations;
       if (!new_users.empty()) plan.summary += " Non Default Settings\n";
+      if (plan.summary.empty()) {  // only a new default account for existing users
+        plan.summary = " Modified users...\n";
+        for (const auto& change : plan.changes) plan.summary += "  " + change.name + "\n";
+      }
       return plan;
     }
     case AccountVerb::modify_user: {

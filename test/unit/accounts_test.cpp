@@ -151,6 +151,14 @@ TEST_CASE("accounts: delete and modify plans") {
   modify.default_account = "chem";
   CHECK(plan_account_command(t.state.accounts, modify, "local").error ==
         "User 'bob' has no association to account 'chem'.");
+  // add user with a new default for an existing user: a modification.
+  auto again = command(AccountVerb::add_user, {"alice"});
+  again.accounts = {"physics"};
+  again.default_account = "physics";
+  plan = plan_account_command(t.state.accounts, again, "local");
+  CHECK(plan.summary == " Modified users...\n  alice\n");
+  REQUIRE(plan.changes.size() == 1);
+  CHECK(plan.changes[0].accounts.empty());
   modify.names = {"alice"};
   modify.default_account = "physics";
   plan = plan_account_command(t.state.accounts, modify, "local");
