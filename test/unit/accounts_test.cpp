@@ -6,6 +6,7 @@
 
 #include "actors/scheduling_policy.hpp"
 #include "actors/state_snapshot.hpp"
+#include "cli/local_cluster.hpp"
 #include "cli/sacctmgr_format.hpp"
 #include "cli/sbatch_request.hpp"
 #include "common/config.hpp"
@@ -393,4 +394,13 @@ TEST_CASE("config: Feature=/Features= on NodeName= lines and AccountingStorageEn
   CHECK(config.enforce_associations);
   CHECK_FALSE(parse_config("AccountingStorageEnforce=none\n", "test.conf").enforce_associations);
   CHECK_FALSE(parse_config("", "test.conf").enforce_associations);
+}
+
+TEST_CASE("cairn local up --feature: the nodes' Feature= in the generated cairn.conf") {
+  auto config = parse_config(local_cluster_config("/tmp/c", 3, 2, 1000, 0, {}, {{"n2", "gpu,fast"}}), "local.conf");
+  REQUIRE(config.nodes.size() == 3);
+  CHECK(config.node("n1")->features.empty());
+  CHECK(config.node("n2")->features == std::vector<std::string>{"gpu", "fast"});
+  CHECK(config.node("n3")->cpus == 2);
+  CHECK(parse_config(local_cluster_config("/tmp/c", 3, 2, 1000), "local.conf").nodes.size() == 3);
 }
