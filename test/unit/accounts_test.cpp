@@ -49,7 +49,7 @@ SacctmgrRequest parse(std::vector<std::string> args) { return parse_sacctmgr(arg
 
 // ---- the reducer ----
 
-TEST_CASE("accounts: the reducer folds accounts and associations; a new user's default is its first account") {
+TEST_CASE("accounts: the reducer folds accounts and associations: a new user's default is its first account") {
   Timeline t = accounts_history();
   const auto& accounts = t.state.accounts;
   REQUIRE(accounts.accounts.size() == 2);
@@ -74,7 +74,7 @@ TEST_CASE("accounts: events that cannot apply are anomalies and change nothing")
   CHECK(t.state.anomalies.back().text == "AccountRemoved: account nosuch does not exist");
 }
 
-TEST_CASE("accounts: removing associations and accounts; the default moves to a remaining account") {
+TEST_CASE("accounts: removing associations and accounts: the default moves to a remaining account") {
   Timeline t = accounts_history();
   CHECK(t.feed(make::user_removed(by_operator(5), "alice", {"chem"})) == ApplyResult::applied);
   CHECK(t.state.accounts.users.at("alice").default_account == "physics");
@@ -167,7 +167,7 @@ TEST_CASE("accounts: delete and modify plans") {
   CHECK(plan.changes[0].default_account == "physics");
 }
 
-TEST_CASE("accounts: a job's account: -A, else the default; enforced associations refuse others") {
+TEST_CASE("accounts: a job's account: -A, else the default: enforced associations refuse others") {
   Timeline t = accounts_history();
   const auto& accounts = t.state.accounts;
   CHECK(choose_job_account(accounts, "alice", "", true).account == "chem");
@@ -244,7 +244,7 @@ TEST_CASE("sacctmgr: listings in Slurm's columns (golden)") {
 
 // ---- features, node lists, exclusive ----
 
-TEST_CASE("node features: &, |, ',' and grouping; malformed expressions match nothing") {
+TEST_CASE("node features: &, |, ',' and grouping: malformed expressions match nothing") {
   std::vector<std::string> gpu_fast{"gpu", "fast"};
   CHECK(features_satisfy("gpu", gpu_fast));
   CHECK(features_satisfy("gpu&fast", gpu_fast));
@@ -364,7 +364,7 @@ TEST_CASE("placement: --exclusive takes every CPU of an empty node and shares wi
 
 // ---- sbatch and cairn.conf ----
 
-TEST_CASE("sbatch: -C, -w, -x, --mail-* are recorded; bad values refused") {
+TEST_CASE("sbatch: -C, -w, -x, --mail-* are recorded: bad values refused") {
   SbatchInput input;
   input.script_text = "#!/bin/sh\n#SBATCH --mail-type=end,all\ntrue\n";
   input.cwd = "/tmp";
