@@ -584,6 +584,9 @@ TEST_CASE("cli_format: scontrol show job with -C, -w, -x, --comment and --mail-*
   });
   run_on(job, {{"n1", 2, 1000}, {"n2", 2, 1000}}, kT0);
   check_golden("scontrol_show_job_options.txt", render_scontrol_show_job(job, context()));
+  CHECK(render_squeue({&job}, "%f|%n|%x|%k|%a", false, context()) == "gpu&fast|n[1-2]|n[4-6]|nightly|physics\n");
+  JobRecord plain = base_job(121, "plain");
+  CHECK(render_squeue({&plain}, "%f|%n|%x|%k", false, context()) == "(null)|||(null)\n");
   // Mail without --mail-user goes to the submitter, as in Slurm.
   edit_spec(job, [](JobSpec& spec) { spec.mail_user.clear(); });
   CHECK(render_scontrol_show_job(job, context()).ends_with("   Power=\n   MailUser=alice MailType=END,FAIL\n\n"));
