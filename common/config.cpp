@@ -240,12 +240,12 @@ class ConfigParser {
              if (iequals(item, "kill_invalid_depend")) p.config_.kill_invalid_depend = true;
          }},
         // Slurm's other enforcement words (limits, qos, safe, wckeys) imply associations there too;
-        // Cairn knows associations only, so every word but "none" turns its check on.
+        // Cairn knows associations only, so every word but "none" (or the old "0") turns its check on.
         {"accountingstorageenforce",
          [](ConfigParser& p, const Pair& v) {
            p.config_.enforce_associations = false;
            for (const auto& item : comma_list(v.value))
-             if (!iequals(item, "none") && !item.empty()) p.config_.enforce_associations = true;
+             if (!iequals(item, "none") && item != "0" && !item.empty()) p.config_.enforce_associations = true;
          }},
         {"snapshotinterval", [](ConfigParser& p, const Pair& v) { p.config_.snapshot_interval = p.number32(v); }},
         {"kafkatopic", [](ConfigParser& p, const Pair& v) { p.config_.kafka_topic = p.non_empty(v); }},

@@ -393,6 +393,7 @@ TEST_CASE("config: Feature=/Features= on NodeName= lines and AccountingStorageEn
   CHECK(config.node("n3")->features == std::vector<std::string>{"bigmem"});
   CHECK(config.enforce_associations);
   CHECK_FALSE(parse_config("AccountingStorageEnforce=none\n", "test.conf").enforce_associations);
+  CHECK_FALSE(parse_config("AccountingStorageEnforce=0\n", "test.conf").enforce_associations);
   CHECK_FALSE(parse_config("", "test.conf").enforce_associations);
 }
 
