@@ -93,6 +93,7 @@ int run(const ParsedArgs& args) {
   auto context = std::make_shared<ControllerContext>();
   context->config = config;
   context->partitions = partition_policies(config);
+  context->node_features = node_feature_map(config);
   context->pools = pool_policies(config);
   context->shard = 0;
   context->epoch = state.shards[0].epoch + 1;
@@ -122,6 +123,7 @@ int run(const ParsedArgs& args) {
   context->actors.log = spawn_log_actor(system, *log, context, next_id);
   for (const auto& node : config.nodes) context->actors.nodes[node.name] = spawn_node_actor(system, context, node.name);
   context->actors.scheduler = spawn_scheduler(system, context);
+  context->actors.accounts = spawn_account_admin(system, context);
   caf::anon_send(context->actors.dispatcher, live_atom::value, live);
 
   // A newer claim on the shard (a second controller) fences this one: it stops writing and exits.

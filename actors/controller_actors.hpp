@@ -65,6 +65,9 @@ using retry_atom = caf::atom_constant<caf::atom("retry")>;
 using array_control_atom = caf::atom_constant<caf::atom("arrayctl")>;
 using array_targets_atom = caf::atom_constant<caf::atom("arraytgt")>;
 using control_after_atom = caf::atom_constant<caf::atom("ctlafter")>;
+// sacctmgr: a change (to the account admin), the accounts state (from the query view).
+using account_atom = caf::atom_constant<caf::atom("account")>;
+using query_accounts_atom = caf::atom_constant<caf::atom("qaccounts")>;
 
 // The actors of one controller; filled in by main before any message flows.
 struct ControllerActors {
@@ -72,6 +75,7 @@ struct ControllerActors {
   caf::actor dispatcher;
   caf::actor query_view;
   caf::actor scheduler;
+  caf::actor accounts;  // account_admin
   std::map<std::string, caf::actor> nodes;
 };
 
@@ -80,6 +84,8 @@ struct ControllerContext {
   ClusterConfig config;
   std::vector<PartitionPolicy> partitions;
   std::vector<BbPoolPolicy> pools;
+  NodeFeatureMap node_features;
+  std::shared_ptr<AccountsCache> accounts = std::make_shared<AccountsCache>();  // kept by the query view
   uint32_t shard = 0;
   uint64_t epoch = 1;
   std::string controller_name;
@@ -100,6 +106,8 @@ caf::actor spawn_dispatcher(caf::actor_system& system, std::shared_ptr<const Con
 caf::actor spawn_query_view(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
                             ClusterState initial, uint64_t applied_offset);
 caf::actor spawn_scheduler(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
+// sacctmgr's changes, one at a time: checks the caller, plans against the folded state, appends.
+caf::actor spawn_account_admin(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
 // A job's actor: spawned at the job's first event after its submission (a queued
 // job costs no actor), or for a command or report about it. It first reads the
 // current record, then reacts to each later transition.
@@ -145,3 +153,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::DeferredStep)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ArrayControlRequest)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ArrayTargets)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ControlsReply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AccountCommand)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AccountsState)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AccountReply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AccountsReply)

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -180,5 +181,33 @@ struct StateDigestView {
   uint32_t partition = 0;
 };
 using DigestReply = std::function<void(const StateDigestView&)>;
+
+// sacctmgr changes: refused (error), nothing to do (!changed), or durable and applied.
+struct AccountOutcome {
+  bool ok = false;
+  bool changed = false;
+  std::string error;
+};
+using AccountReply = std::function<void(const AccountOutcome&)>;
+
+// The accounts as the query view last applied them, read by submissions without a
+// message round trip (they change rarely; every submission reads them).
+class AccountsCache {
+ public:
+  std::shared_ptr<const AccountsState> get() const {
+    std::lock_guard lock(mutex_);
+    return value_;
+  }
+  void set(const AccountsState& accounts) {
+    auto value = std::make_shared<const AccountsState>(accounts);
+    std::lock_guard lock(mutex_);
+    value_ = std::move(value);
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::shared_ptr<const AccountsState> value_ = std::make_shared<const AccountsState>();
+};
+using AccountsReply = std::function<void(const AccountsState&)>;
 
 }  // namespace cairn

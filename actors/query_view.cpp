@@ -23,6 +23,11 @@ struct DeferredPass {
   caf::response_promise promise;
 };
 
+struct DeferredAccounts {
+  uint64_t min_offset = 0;
+  caf::response_promise promise;
+};
+
 struct QueryViewState {
   std::shared_ptr<const ControllerContext> context;
   ClusterState state;
@@ -31,12 +36,19 @@ struct QueryViewState {
   std::vector<DeferredPass> deferred;
   // Commands for array tasks just split off, until the split is applied (offset, command).
   std::multimap<uint64_t, std::pair<ControlRequest, ControlReply>> deferred_controls;
+  std::vector<DeferredAccounts> deferred_accounts;
   int64_t last_event_us = 0;
   uint64_t snapshot_offset = 0;  // next_offset of the last snapshot written (or loaded)
   static inline const char* name = "query_view";
 };
 
 using QueryView = caf::stateful_actor<QueryViewState>;
+
+bool changes_accounts(schema::Event::Body::Which kind) {
+  using Body = schema::Event::Body;
+  return kind == Body::ACCOUNT_ADDED || kind == Body::ACCOUNT_REMOVED || kind == Body::USER_ASSOCIATED ||
+         kind == Body::USER_REMOVED;
+}
 
 int64_t wall_clock_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -46,7 +58,7 @@ int64_t wall_clock_us() {
 SchedulingDecision run_pass(QueryView* self) {
   auto& st = self->state;
   return schedule({&st.state, st.context->partitions, st.context->pools, wall_clock_us(),
-                   st.context->config.kill_invalid_depend});
+                   st.context->config.kill_invalid_depend, &st.context->node_features});
 }
 
 // Every SnapshotInterval events: the state is encoded here (a copy of it would
@@ -80,6 +92,7 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
   self->state.snapshot_offset = applied_offset;
   for (auto& [id, job] : self->state.state.jobs)
     if (!is_final(job.state)) job.spec.compact();  // queued and running jobs, as if just submitted
+  self->state.context->accounts->set(self->state.state.accounts);
   return {
       [=](apply_atom, const CommittedEvent& event, const caf::actor& job_actor) {
         auto& st = self->state;
@@ -91,11 +104,14 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
           return it->second.state;
         };
         auto before = state_of(event.job_id);
+        bool accounts_changed = false;
         apply_record(st.state, event.offset, *event.bytes, [&](const DecodedEvent& decoded, ApplyResult result) {
           if (result == ApplyResult::rejected)
             spdlog::warn("event at offset {} rejected: {}", event.offset, st.state.anomalies.empty() ? "" : st.state.anomalies.back().text);
           st.last_event_us = decoded.event().getHeader().getTimeUs();
+          accounts_changed = result == ApplyResult::applied && changes_accounts(decoded.event().getBody().which());
         });
+        if (accounts_changed) st.context->accounts->set(st.state.accounts);
         st.applied_offset = event.offset + 1;
         if (before == std::nullopt && event.job_id != 0) {  // a new job: compact its spec
           auto it = st.state.jobs.find(event.job_id);
@@ -122,7 +138,23 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
           it->promise.deliver(run_pass(self));
           it = deferred.erase(it);
         }
+        auto& waiting = st.deferred_accounts;
+        for (auto it = waiting.begin(); it != waiting.end();) {
+          if (it->min_offset > st.applied_offset) {
+            ++it;
+            continue;
+          }
+          it->promise.deliver(st.state.accounts);
+          it = waiting.erase(it);
+        }
       },
+      // Accounts and associations, once every offset before min_offset is applied.
+      [=](query_accounts_atom, uint64_t min_offset) -> caf::result<AccountsState> {
+        if (self->state.applied_offset >= min_offset) return self->state.state.accounts;
+        self->state.deferred_accounts.push_back({min_offset, self->make_response_promise()});
+        return caf::delegated<AccountsState>();
+      },
+      [=](query_accounts_atom, const AccountsReply& reply) { reply(self->state.state.accounts); },
       // A scheduling pass on a state that includes every offset before min_offset.
       [=](schedule_atom, uint64_t min_offset) -> caf::result<SchedulingDecision> {
         if (self->state.applied_offset >= min_offset) return run_pass(self);

@@ -37,6 +37,13 @@ std::vector<BbPoolPolicy> pool_policies(const ClusterConfig& config) {
   return pools;
 }
 
+NodeFeatureMap node_feature_map(const ClusterConfig& config) {
+  NodeFeatureMap features;
+  for (const auto& node : config.nodes)
+    if (!node.features.empty()) features[node.name] = node.features;
+  return features;
+}
+
 bool shown_by_default(const JobRecord& job, int64_t now_us, uint32_t min_job_age_sec) {
   if (!is_final(job.state)) return true;
   return job.end_us + static_cast<int64_t>(min_job_age_sec) * 1'000'000 >= now_us;
@@ -167,6 +174,7 @@ NodesSnapshot nodes_snapshot(const ClusterState& state, const ClusterConfig& con
       never_seen.mem_mb = node.real_memory_mb;
       snapshot.nodes.push_back(never_seen);
     }
+    snapshot.nodes.back().features = node.features;
   }
   snapshot.partitions = partitions;
   return snapshot;

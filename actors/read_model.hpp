@@ -14,6 +14,8 @@ namespace cairn {
 // The scheduler's view of the configuration's partitions and pools (the default pool first).
 std::vector<PartitionPolicy> partition_policies(const ClusterConfig& config);
 std::vector<BbPoolPolicy> pool_policies(const ClusterConfig& config);
+// Feature= of every configured node that has some.
+NodeFeatureMap node_feature_map(const ClusterConfig& config);
 
 // squeue shows pending and active jobs, and finished ones for MinJobAge seconds.
 bool shown_by_default(const JobRecord& job, int64_t now_us, uint32_t min_job_age_sec);

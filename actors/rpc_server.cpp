@@ -326,6 +326,26 @@ class ControllerImpl final : public rpc::Controller::Server {
     });
   }
 
+  kj::Promise<void> accountCommand(AccountCommandContext context) override {
+    AccountCommand command = read_account_command(context.getParams().getCommand());
+    auto [promise, reply] = make_rpc_reply<AccountOutcome>();
+    caf::anon_send(context_->actors.accounts, account_atom::value, std::move(command), with_command_id(),
+                   AccountReply([reply](const AccountOutcome& outcome) { reply.fulfill(outcome); }));
+    return promise.then([context](AccountOutcome outcome) mutable {
+      if (!outcome.ok) kj::throwFatalException(failure(outcome.error));
+      context.getResults().setChanged(outcome.changed);
+    });
+  }
+
+  kj::Promise<void> queryAccounts(QueryAccountsContext context) override {
+    auto [promise, reply] = make_rpc_reply<AccountsState>();
+    caf::anon_send(context_->actors.query_view, query_accounts_atom::value,
+                   AccountsReply([reply](const AccountsState& accounts) { reply.fulfill(accounts); }));
+    return promise.then([context](AccountsState accounts) mutable {
+      write_accounts_view(context.getResults().initAccounts(), accounts);
+    });
+  }
+
   kj::Promise<void> authNonce(AuthNonceContext context) override {
     nonce_ = random_nonce();  // a new one each time: a credential authenticates one attempt
     context.getResults().setNonce(nonce_);

@@ -161,6 +161,8 @@ void write_node_view(rpc::NodeView::Builder out, const NodeRecord& node) {
   out.setAllocMemMb(node.alloc_mem_mb);
   out.setRegisteredUs(node.registered_us);
   out.setChangedUs(node.changed_us);
+  auto features = out.initFeatures(static_cast<unsigned>(node.features.size()));
+  for (size_t i = 0; i < node.features.size(); ++i) features.set(static_cast<unsigned>(i), node.features[i]);
 }
 
 NodeRecord read_node_view(rpc::NodeView::Reader in) {
@@ -177,6 +179,7 @@ NodeRecord read_node_view(rpc::NodeView::Reader in) {
   node.alloc_mem_mb = in.getAllocMemMb();
   node.registered_us = in.getRegisteredUs();
   node.changed_us = in.getChangedUs();
+  for (auto feature : in.getFeatures()) node.features.emplace_back(feature);
   return node;
 }
 
@@ -249,6 +252,77 @@ PoolUsage read_pool_view(rpc::PoolView::Reader in) {
   pool.used_bytes = in.getUsedBytes();
   for (auto holder : in.getHolders()) pool.holders.push_back({holder.getJobId(), holder.getBytes()});
   return pool;
+}
+
+namespace {
+
+void set_texts(capnp::List<capnp::Text>::Builder out, const std::vector<std::string>& texts) {
+  for (size_t i = 0; i < texts.size(); ++i) out.set(static_cast<unsigned>(i), texts[i]);
+}
+
+std::vector<std::string> get_texts(capnp::List<capnp::Text>::Reader in) {
+  std::vector<std::string> out;
+  for (auto text : in) out.emplace_back(text.cStr(), text.size());
+  return out;
+}
+
+}  // namespace
+
+void write_accounts_view(rpc::AccountsView::Builder out, const AccountsState& accounts) {
+  auto list = out.initAccounts(static_cast<unsigned>(accounts.accounts.size()));
+  unsigned i = 0;
+  for (const auto& [name, account] : accounts.accounts) {
+    auto item = list[i++];
+    item.setName(account.name);
+    item.setDescription(account.description);
+    item.setOrganization(account.organization);
+    item.setParent(account.parent);
+  }
+  auto users = out.initUsers(static_cast<unsigned>(accounts.users.size()));
+  i = 0;
+  for (const auto& [name, user] : accounts.users) {
+    auto item = users[i++];
+    item.setName(user.name);
+    item.setDefaultAccount(user.default_account);
+    set_texts(item.initAccounts(static_cast<unsigned>(user.accounts.size())),
+              std::vector<std::string>(user.accounts.begin(), user.accounts.end()));
+  }
+}
+
+AccountsState read_accounts_view(rpc::AccountsView::Reader in) {
+  AccountsState accounts;
+  for (auto item : in.getAccounts())
+    accounts.accounts[item.getName()] = {item.getName(), item.getDescription(), item.getOrganization(), item.getParent()};
+  for (auto item : in.getUsers()) {
+    UserRecord user;
+    user.name = item.getName();
+    user.default_account = item.getDefaultAccount();
+    for (auto account : item.getAccounts()) user.accounts.emplace(account);
+    accounts.users[user.name] = std::move(user);
+  }
+  return accounts;
+}
+
+void write_account_command(rpc::AccountCommand::Builder out, const AccountCommand& command) {
+  out.setVerb(static_cast<rpc::AccountVerb>(command.verb));
+  set_texts(out.initNames(static_cast<unsigned>(command.names.size())), command.names);
+  out.setDescription(command.description);
+  out.setOrganization(command.organization);
+  out.setParent(command.parent);
+  set_texts(out.initAccounts(static_cast<unsigned>(command.accounts.size())), command.accounts);
+  out.setDefaultAccount(command.default_account);
+}
+
+AccountCommand read_account_command(rpc::AccountCommand::Reader in) {
+  AccountCommand command;
+  command.verb = static_cast<AccountVerb>(in.getVerb());
+  command.names = get_texts(in.getNames());
+  command.description = in.getDescription();
+  command.organization = in.getOrganization();
+  command.parent = in.getParent();
+  command.accounts = get_texts(in.getAccounts());
+  command.default_account = in.getDefaultAccount();
+  return command;
 }
 
 }  // namespace cairn

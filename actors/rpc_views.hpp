@@ -31,4 +31,10 @@ StageOrder read_stage_order(rpc::StageOrder::Reader in);
 void write_pool_view(rpc::PoolView::Builder out, const PoolUsage& pool);
 PoolUsage read_pool_view(rpc::PoolView::Reader in);
 
+void write_accounts_view(rpc::AccountsView::Builder out, const AccountsState& accounts);
+AccountsState read_accounts_view(rpc::AccountsView::Reader in);
+
+void write_account_command(rpc::AccountCommand::Builder out, const AccountCommand& command);
+AccountCommand read_account_command(rpc::AccountCommand::Reader in);
+
 }  // namespace cairn

@@ -12,6 +12,7 @@
 #include "common/size_parse.hpp"
 #include "events/job_array.hpp"
 #include "events/job_dependency.hpp"
+#include "events/node_features.hpp"
 
 namespace cairn {
 namespace {
@@ -134,15 +135,34 @@ std::string submission_error(const ControllerContext& context, const JobSpec& sp
     if (spec.burst_buffer.capacity_bytes > 0) return "Job arrays with burst buffers are not supported";
   }
   if (spec.num_nodes == 0 || spec.num_nodes > partition->nodes.size()) return "Node count specification invalid";
+  if (!spec.features.empty() && !valid_feature_expression(spec.features)) return "Invalid feature specification";
+  for (const auto& name : spec.req_nodes)
+    if (!context.config.node(name)) return "Invalid node name specified";
+  for (const auto& name : spec.exc_nodes)
+    if (!context.config.node(name)) return "Invalid node name specified";
+  uint32_t nodes = std::max<uint32_t>(spec.num_nodes, static_cast<uint32_t>(spec.req_nodes.size()));
+  if (nodes > partition->nodes.size()) return "Node count specification invalid";
   uint32_t cpus = std::max<uint32_t>(1, spec.num_tasks) * std::max<uint32_t>(1, spec.cpus_per_task);
-  uint32_t cpus_per_node = (cpus + spec.num_nodes - 1) / spec.num_nodes;
+  uint32_t cpus_per_node = (cpus + nodes - 1) / nodes;
   uint64_t mem = memory_per_node_mb(spec, cpus_per_node, *partition);
-  size_t fitting = 0;
+  size_t fitting = 0, featured = 0;
   for (const auto& name : partition->nodes) {
     const auto* node = context.config.node(name);
-    if (node && node->cpus >= cpus_per_node && node->real_memory_mb >= mem) ++fitting;
+    if (!node) continue;
+    bool has_features = features_satisfy(spec.features, node->features);
+    featured += has_features ? 1 : 0;
+    if (has_features && node_eligible(spec, name, &context.node_features) && node->cpus >= cpus_per_node &&
+        node->real_memory_mb >= mem)
+      ++fitting;
   }
-  if (fitting < spec.num_nodes) return "Requested node configuration is not available";
+  // Slurm: a constraint no node of the partition has is refused as such.
+  if (!spec.features.empty() && featured == 0) return "Invalid feature specification";
+  for (const auto& name : spec.req_nodes) {
+    bool in_partition = std::find(partition->nodes.begin(), partition->nodes.end(), name) != partition->nodes.end();
+    if (!in_partition || !node_eligible(spec, name, &context.node_features))
+      return "Requested node configuration is not available";
+  }
+  if (fitting < nodes) return "Requested node configuration is not available";
   if (spec.burst_buffer.capacity_bytes > 0) {
     const BbPoolPolicy* pool = nullptr;
     for (const auto& candidate : context.pools)
@@ -208,19 +228,26 @@ caf::behavior scheduler(SchedulerActor* self, std::shared_ptr<const ControllerCo
         auto parsed = parse_dependency(spec.dependency);
         if (!parsed.dependency) return reply({false, 0, std::string(kDependencyProblem)});
         std::vector<uint64_t> ids = dependency_job_ids(*parsed.dependency);
-        auto submit = [=] {
+        auto submit = [=](const JobSpec& job) {
           EventDraft draft;
           draft.actor = actor_info(caller);
           draft.command_id = caller.command_id;
           draft.new_job_id = true;
-          draft.build = [spec](const EventMeta& meta) { return make::job_submitted(meta, meta.job_id, spec); };
+          draft.build = [job](const EventMeta& meta) { return make::job_submitted(meta, meta.job_id, job); };
           self->request(self->state.context->actors.log, caf::infinite, append_atom::value, std::move(draft))
               .then([=](const AppendAck& ack) { reply({ack.ok, ack.job_id, ack.error}); });
         };
-        if (ids.empty()) return submit();
+        // The account: -A, else the user's default; with AccountingStorageEnforce=associations the
+        // user must be associated with it (sacctmgr).
+        const auto& context = *self->state.context;
+        auto choice = choose_job_account(*context.accounts->get(), spec.user_name, spec.account,
+                                         context.config.enforce_associations);
+        if (!choice.ok) return reply({false, 0, choice.error});
+        spec.account = choice.account;
+        if (ids.empty()) return submit(spec);
         check_dependency_jobs(self, ids, kDependencyChecks, [=](bool known) {
           if (!known) return reply({false, 0, std::string(kDependencyProblem)});
-          submit();
+          submit(spec);
         });
       },
   };

@@ -7,6 +7,7 @@
 
 #include "events/job_array.hpp"
 #include "events/job_dependency.hpp"
+#include "events/node_features.hpp"
 
 namespace cairn {
 namespace {
@@ -19,6 +20,7 @@ constexpr size_t kMaxReservations = 8;
 struct FreeCapacity {
   uint32_t cpus = 0;
   uint64_t mem_mb = 0;
+  uint32_t total_cpus = 0;  // the node's: an exclusive job needs them all free, and takes them
 };
 
 using CapacityMap = std::map<std::string, FreeCapacity>;
@@ -29,15 +31,23 @@ struct Release {
   std::vector<NodeShare> nodes;
 };
 
+// What a job asks of each node, and which nodes it may have.
 struct Shape {
   uint32_t nodes = 1;
   uint32_t cpus_per_node = 1;
   uint64_t mem_per_node_mb = 0;
+  bool exclusive = false;
+  const JobSpecCore* spec = nullptr;
+  const NodeFeatureMap* features = nullptr;
 };
 
-Shape shape_of(const JobSpecCore& spec, const PartitionPolicy& partition) {
+Shape shape_of(const JobSpecCore& spec, const PartitionPolicy& partition, const NodeFeatureMap* features) {
   Shape shape;
-  shape.nodes = std::max<uint32_t>(1, spec.num_nodes);
+  shape.spec = &spec;
+  shape.features = features;
+  shape.exclusive = spec.exclusive;
+  // -w names nodes the job must all get: at least that many.
+  shape.nodes = std::max<uint32_t>({1, spec.num_nodes, static_cast<uint32_t>(spec.req_nodes.size())});
   uint32_t total_cpus = std::max<uint32_t>(1, spec.num_tasks) * std::max<uint32_t>(1, spec.cpus_per_task);
   shape.cpus_per_node = std::max<uint32_t>(1, (total_cpus + shape.nodes - 1) / shape.nodes);
   shape.mem_per_node_mb = memory_per_node_mb(spec, shape.cpus_per_node, partition);
@@ -45,18 +55,36 @@ Shape shape_of(const JobSpecCore& spec, const PartitionPolicy& partition) {
 }
 
 bool fits(const FreeCapacity& free, const Shape& shape) {
+  if (shape.exclusive && free.cpus < free.total_cpus) return false;  // --exclusive: nobody else on it
   return free.cpus >= shape.cpus_per_node && free.mem_mb >= shape.mem_per_node_mb;
 }
 
-// Nodes of the partition that can take one share of the job now, in partition order.
+// The CPUs a job's share of a node takes: all of them for --exclusive.
+uint32_t share_cpus(const FreeCapacity& free, const Shape& shape) {
+  return shape.exclusive ? std::max(free.total_cpus, shape.cpus_per_node) : shape.cpus_per_node;
+}
+
+// Nodes of the partition that can take one share of the job now: its -w nodes
+// first (it gets none unless it gets all of those), then others in partition order.
 std::vector<std::string> candidate_nodes(const PartitionPolicy& partition, const CapacityMap& free, const Shape& shape,
                                          const std::map<std::string, int64_t>& reserved_until, int64_t job_end_us) {
-  std::vector<std::string> out;
-  for (const auto& name : partition.nodes) {
+  auto usable = [&](const std::string& name) {
     auto it = free.find(name);
-    if (it == free.end() || !fits(it->second, shape)) continue;
+    if (it == free.end() || !fits(it->second, shape) || !node_eligible(*shape.spec, name, shape.features)) return false;
     auto reservation = reserved_until.find(name);
-    if (reservation != reserved_until.end() && job_end_us > reservation->second) continue;  // would delay a head job
+    return reservation == reserved_until.end() || job_end_us <= reservation->second;  // else it would delay a head job
+  };
+  std::vector<std::string> out;
+  const auto& required = shape.spec->req_nodes;
+  for (const auto& name : required) {
+    bool in_partition = std::find(partition.nodes.begin(), partition.nodes.end(), name) != partition.nodes.end();
+    if (!in_partition || !usable(name)) return {};
+    out.push_back(name);
+  }
+  if (out.size() >= shape.nodes) return out;
+  for (const auto& name : partition.nodes) {
+    if (!required.empty() && std::find(required.begin(), required.end(), name) != required.end()) continue;
+    if (!usable(name)) continue;
     out.push_back(name);
     if (out.size() == shape.nodes) break;
   }
@@ -94,7 +122,7 @@ class Scheduler {
     for (const auto& [name, node] : input.state->nodes) {
       if (node.status != NodeStatus::up) continue;
       free_[name] = {node.cpus - std::min(node.cpus, node.alloc_cpus),
-                     node.mem_mb - std::min(node.mem_mb, node.alloc_mem_mb)};
+                     node.mem_mb - std::min(node.mem_mb, node.alloc_mem_mb), node.cpus};
     }
     for (const auto& pool : input.pools) {
       auto it = input.state->pools.find(pool.name);
@@ -207,7 +235,7 @@ class Scheduler {
 
   // Could the job start now on free nodes (without taking them)?
   bool fits_now(const JobRecord& job, const PartitionPolicy& partition) const {
-    Shape shape = shape_of(job.spec.core(), partition);
+    Shape shape = shape_of(job.spec.core(), partition, in_.node_features);
     uint32_t limit = effective_time_limit(job.spec.core(), partition);
     int64_t end_us = limit == 0 ? kNever : in_.now_us + static_cast<int64_t>(limit) * kMicros;
     return candidate_nodes(partition, free_, shape, reserved_until_, end_us).size() == shape.nodes;
@@ -237,7 +265,7 @@ class Scheduler {
   }
 
   Reason place(const JobRecord& job, const PartitionPolicy& partition, std::optional<uint32_t> array_task = {}) {
-    Shape shape = shape_of(job.spec.core(), partition);
+    Shape shape = shape_of(job.spec.core(), partition, in_.node_features);
     uint32_t limit = effective_time_limit(job.spec.core(), partition);
     int64_t end_us = limit == 0 ? kNever : in_.now_us + static_cast<int64_t>(limit) * kMicros;
     auto nodes = candidate_nodes(partition, free_, shape, reserved_until_, end_us);
@@ -249,9 +277,10 @@ class Scheduler {
       }
       for (const auto& name : nodes) {
         auto& free = free_[name];
-        free.cpus -= shape.cpus_per_node;
+        uint32_t cpus = share_cpus(free, shape);
+        free.cpus -= std::min(free.cpus, cpus);
         free.mem_mb -= shape.mem_per_node_mb;
-        placement.nodes.push_back({name, shape.cpus_per_node, shape.mem_per_node_mb});
+        placement.nodes.push_back({name, cpus, shape.mem_per_node_mb});
       }
       releases_.push_back({end_us, placement.nodes});
       decision_.placements.push_back(std::move(placement));
@@ -284,6 +313,18 @@ class Scheduler {
 };
 
 }  // namespace
+
+bool node_eligible(const JobSpecCore& spec, const std::string& node, const NodeFeatureMap* features) {
+  if (std::find(spec.exc_nodes.begin(), spec.exc_nodes.end(), node) != spec.exc_nodes.end()) return false;
+  if (spec.features.empty()) return true;
+  static const std::vector<std::string> kNone;
+  const std::vector<std::string>* have = &kNone;
+  if (features) {
+    auto it = features->find(node);
+    if (it != features->end()) have = &it->second;
+  }
+  return features_satisfy(spec.features, *have);
+}
 
 uint64_t reserved_size(uint64_t requested_bytes, const BbPoolPolicy& pool) {
   uint64_t unit = pool.granularity_bytes;

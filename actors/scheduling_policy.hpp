@@ -67,13 +67,20 @@ struct SchedulingDecision {
   std::vector<uint64_t> dependency_cancels;
 };
 
+// Feature= of each configured node (nodes without features may be absent).
+using NodeFeatureMap = std::map<std::string, std::vector<std::string>>;
+
 struct SchedulingInput {
   const ClusterState* state = nullptr;
   std::vector<PartitionPolicy> partitions;
   std::vector<BbPoolPolicy> pools;  // first is the default
   int64_t now_us = 0;
   bool kill_invalid_depend = false;  // cluster default for jobs without --kill-on-invalid-dep
+  const NodeFeatureMap* node_features = nullptr;  // for -C/--constraint; null: no node has features
 };
+
+// Whether the node may ever run the job: -C features, -w/--nodelist, -x/--exclude.
+bool node_eligible(const JobSpecCore& spec, const std::string& node, const NodeFeatureMap* features);
 
 SchedulingDecision schedule(const SchedulingInput& input);
 

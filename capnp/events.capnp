@@ -118,6 +118,11 @@ struct JobSpec {
   exclusive @29 :Bool;
   comment @30 :Text;
   killOnInvalidDep @31 :UInt8;  # --kill-on-invalid-dep: 0 unset (cluster default), 1 yes, 2 no
+  features @32 :Text;          # -C/--constraint as given ("a&b", "a|b"): nodes must have these features
+  reqNodes @33 :List(Text);    # -w/--nodelist, expanded: the job must get every one of them
+  excNodes @34 :List(Text);    # -x/--exclude, expanded: the job never gets one of them
+  mailType @35 :Text;          # --mail-type as Slurm shows it (recorded; no mail is sent)
+  mailUser @36 :Text;          # --mail-user
 }
 
 struct NodeAllocation {
@@ -284,6 +289,31 @@ struct ArrayTaskSplit {
   task @1 :ArrayTaskRef;
 }
 
+# ---- accounts and associations (sacctmgr) ----
+
+struct AccountAdded {
+  name @0 :Text;
+  description @1 :Text;
+  organization @2 :Text;
+  parent @3 :Text;            # "root" for a top-level account
+}
+
+struct AccountRemoved { name @0 :Text; }
+
+# Associates a user with accounts (creating the user if new) and/or sets the
+# default account. A new user without defaultAccount gets the first account.
+struct UserAssociated {
+  user @0 :Text;
+  accounts @1 :List(Text);
+  defaultAccount @2 :Text;    # empty: unchanged
+}
+
+# Removes associations of a user; no accounts: the user and all of them.
+struct UserRemoved {
+  user @0 :Text;
+  accounts @1 :List(Text);
+}
+
 struct Event {
   header @0 :Header;
   body :union {
@@ -310,10 +340,16 @@ struct Event {
     nodeDown @21 :NodeDown;
     nodeUp @22 :NodeUp;
     epochClaimed @23 :EpochClaimed;
-    # @24 and @25 belong to other work in progress (placeholders until it is merged).
-    reserved24 @24 :Void;
-    reserved25 @25 :Void;
+    # @24, @25 and @27 belong to other branches (job steps); Void placeholders keep the
+    # ordinals sequential until those branches are merged, which replace them.
+    unassigned24 @24 :Void;
+    unassigned25 @25 :Void;
     arrayTaskSplit @26 :ArrayTaskSplit;
+    unassigned27 @27 :Void;
+    accountAdded @28 :AccountAdded;
+    accountRemoved @29 :AccountRemoved;
+    userAssociated @30 :UserAssociated;
+    userRemoved @31 :UserRemoved;
     # New kinds are added here with the next ordinal.
   }
 }

@@ -96,6 +96,7 @@ struct NodeView {
   allocMemMb @9 :UInt64;
   registeredUs @10 :Int64;
   changedUs @11 :Int64;
+  features @12 :List(Text);    # Feature= of its NodeName= line (AvailableFeatures=, ActiveFeatures=)
 }
 
 struct PartitionView {
@@ -205,6 +206,17 @@ interface Controller {
   # pending tasks and every task that runs); with taskIds, those tasks (scancel 123_7),
   # pending ones being split off the array as jobs of their own first. Any other job: itself.
   controlArray @10 (verb :ControlVerb, jobId :UInt64, taskIds :List(UInt32), signal :Int32) -> (results :List(ControlResult));
+  # @11-@15 belong to other branches; placeholders keep the ordinals sequential until
+  # those branches are merged, which replace them.
+  unassigned11 @11 () -> ();
+  unassigned12 @12 () -> ();
+  unassigned13 @13 () -> ();
+  unassigned14 @14 () -> ();
+  unassigned15 @15 () -> ();
+  # sacctmgr: changes (root, SlurmUser and Operators only) answer once their events are
+  # durable, with what was done; the listing is the folded state.
+  accountCommand @16 (command :AccountCommand) -> (changed :Bool);
+  queryAccounts @17 () -> (accounts :AccountsView);
 }
 
 struct PoolHolder {
@@ -236,4 +248,42 @@ struct ArrayView {
 struct ArrayTaskRange {
   first @0 :UInt32;
   last @1 :UInt32;
+}
+
+# ---- accounts and associations (sacctmgr) ----
+
+enum AccountVerb {
+  addAccount @0;
+  addUser @1;
+  deleteAccount @2;
+  deleteUser @3;
+  modifyUser @4;      # set DefaultAccount=
+}
+
+struct AccountCommand {
+  verb @0 :AccountVerb;
+  names @1 :List(Text);          # accounts (add/delete account) or users (add/delete/modify user)
+  description @2 :Text;
+  organization @3 :Text;
+  parent @4 :Text;
+  accounts @5 :List(Text);       # add user: account=; delete user: account= (empty: all)
+  defaultAccount @6 :Text;
+}
+
+struct AccountRecordView {
+  name @0 :Text;
+  description @1 :Text;
+  organization @2 :Text;
+  parent @3 :Text;
+}
+
+struct UserRecordView {
+  name @0 :Text;
+  defaultAccount @1 :Text;
+  accounts @2 :List(Text);
+}
+
+struct AccountsView {
+  accounts @0 :List(AccountRecordView);
+  users @1 :List(UserRecordView);
 }

@@ -22,6 +22,12 @@ struct StateSnapshot {
   anomalyCount @10 :UInt64;
   skippedUnknown @11 :UInt64;
   skippedStale @12 :UInt64;
+  # @13-@16 belong to other branches; Void placeholders until those are merged.
+  unassigned13 @13 :Void;
+  unassigned14 @14 :Void;
+  unassigned15 @15 :Void;
+  unassigned16 @16 :Void;
+  accounts @17 :Rpc.AccountsView;   # sacctmgr's accounts and associations
 
   struct Pool {
     name @0 :Text;

@@ -22,7 +22,10 @@ ClusterHistory::ClusterHistory(const ClusterConfig& config, const EventLog& log,
     from = snapshot->next_offset;
   }
   replay_until_time(log, 0, from, at_us, state_);
-  reasons_ = schedule({&state_, partition_policies(config), pool_policies(config), at_us}).pending_reasons;
+  auto features = node_feature_map(config);
+  reasons_ = schedule({&state_, partition_policies(config), pool_policies(config), at_us, config.kill_invalid_depend,
+                       &features})
+                 .pending_reasons;
 }
 
 JobsSnapshot ClusterHistory::jobs(const std::vector<uint64_t>& job_ids, bool include_finished) {

@@ -145,6 +145,22 @@ StateDigestView ControllerClient::state_digest() {
   return {response.getDigest(), response.getNextOffset(), response.getPartition()};
 }
 
+bool ControllerClient::is_operator() {
+  return session_->connection.wait(session_->controller.pingRequest().send()).getIsOperator();
+}
+
+bool ControllerClient::account_command(const AccountCommand& command) {
+  auto request = session_->controller.accountCommandRequest();
+  write_account_command(request.initCommand(), command);
+  auto response = session_->connection.wait(request.send());
+  return response.getChanged();
+}
+
+AccountsState ControllerClient::accounts() {
+  auto response = session_->connection.wait(session_->controller.queryAccountsRequest().send());
+  return read_accounts_view(response.getAccounts());
+}
+
 ClusterConfig load_cli_config(const std::optional<std::string>& conf) { return load_config(find_config_path(conf)); }
 
 std::string remote_message(const std::exception& error) {

@@ -31,6 +31,11 @@ class ControllerClient final : public ClusterQueries {
   NodesSnapshot nodes() override;
   PoolsSnapshot burst_buffers();
   StateDigestView state_digest();
+  // sacctmgr: whether anything changed (throws with the controller's refusal).
+  bool account_command(const AccountCommand& command);
+  // Whether the controller takes this caller for an operator (root, SlurmUser, Operators=).
+  bool is_operator();
+  AccountsState accounts();
 
  private:
   struct Session;

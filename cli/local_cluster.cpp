@@ -29,13 +29,14 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::vector<OptionSpec> kOptions = {
-    {0, "dir", true, ""}, {0, "nodes", true, ""}, {0, "cpus", true, ""}, {0, "memory", true, ""},
+    {0, "dir", true, ""}, {0, "feature", true, ""}, {0, "nodes", true, ""}, {0, "cpus", true, ""}, {0, "memory", true, ""},
     {0, "timeout", true, ""}, {0, "extra-config", true, ""}, {0, "tcp", false, ""}, {0, "kafka", false, ""},
     {'h', "help", false, ""},
 };
 
 constexpr const char* kUsage =
     "usage: cairn local up     --dir DIR [--nodes N] [--cpus C] [--memory MB] [--extra-config FILE] [--tcp] [--kafka]\n"
+    "                          [--feature NODE=FEATURE[,FEATURE]]...  (Feature= of a node, e.g. n2=gpu)\n"
     "                          (--tcp: the controller also listens on a free port of 127.0.0.1;\n"
     "                           --kafka: the event log on a Kafka mock cluster started with it)\n"
     "       cairn local down   --dir DIR\n"
@@ -165,7 +166,13 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
   std::string bin = binary_dir();
   std::string event_log;
   if (args.has("kafka")) event_log = start_kafka_mock(bin, dir, timeout);
-  std::ofstream(conf) << local_cluster_config(dir, nodes, cpus, memory, tcp_port, event_log) << extra;
+  std::map<std::string, std::string> features;  // --feature n2=gpu,fast
+  for (const auto& item : args.all("feature")) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) throw UsageError("cairn local up: --feature takes NODE=FEATURE[,FEATURE]");
+    features[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  std::ofstream(conf) << local_cluster_config(dir, nodes, cpus, memory, tcp_port, event_log, features) << extra;
   std::vector<pid_t> pids;
   pids.push_back(spawn_daemon({bin + "/cairnctld", "--conf", conf}, dir + "/cairnctld.log"));
   for (unsigned n = 1; n <= nodes; ++n) {
@@ -221,7 +228,18 @@ int status(const std::string& dir, std::ostream& out) {
 }  // namespace
 
 std::string local_cluster_config(const std::string& dir, unsigned nodes, unsigned cpus, unsigned memory_mb,
-                                 uint16_t tcp_port, const std::string& event_log) {
+                                 uint16_t tcp_port, const std::string& event_log,
+                                 const std::map<std::string, std::string>& features) {
+  std::string node_lines = fmt::format("NodeName=n[1-{}] CPUs={} RealMemory={}\n", nodes, cpus, memory_mb);
+  if (!features.empty()) {
+    node_lines.clear();
+    for (unsigned n = 1; n <= nodes; ++n) {
+      std::string name = "n" + std::to_string(n);
+      auto it = features.find(name);
+      node_lines += fmt::format("NodeName={} CPUs={} RealMemory={}{}\n", name, cpus, memory_mb,
+                                it == features.end() ? std::string() : " Feature=" + it->second);
+    }
+  }
   return fmt::format(
       "# A local Cairn cluster written by `cairn local up`.\n"
       "ClusterName=local\n"
@@ -235,9 +253,9 @@ std::string local_cluster_config(const std::string& dir, unsigned nodes, unsigne
       "HeartbeatInterval=1\n"
       "NodeTimeout=5\n"
       "ReconcileTimeout=10\n"
-      "NodeName=n[1-{1}] CPUs={2} RealMemory={3}\n"
+      "{6}"
       "PartitionName=debug Nodes=ALL Default=YES MaxTime=UNLIMITED\n",
-      dir, nodes, cpus, memory_mb, event_log.empty() ? "file:" + dir + "/state/log" : event_log, tcp_port);
+      dir, nodes, cpus, memory_mb, event_log.empty() ? "file:" + dir + "/state/log" : event_log, tcp_port, node_lines);
 }
 
 int run_local_command(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {

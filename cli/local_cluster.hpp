@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,9 @@ int run_local_command(const std::vector<std::string>& args, std::ostream& out, s
 // The cairn.conf of a local cluster (pure, for tests). tcp_port 0: the controller listens on its
 // Unix socket only; otherwise also on 127.0.0.1:tcp_port. An empty event_log: the file log in
 // DIR/state/log.
+// `features` gives nodes a Feature= ("n2" -> "gpu,fast"); the nodes are then written one per line.
 std::string local_cluster_config(const std::string& dir, unsigned nodes, unsigned cpus, unsigned memory_mb,
-                                 uint16_t tcp_port = 0, const std::string& event_log = {});
+                                 uint16_t tcp_port = 0, const std::string& event_log = {},
+                                 const std::map<std::string, std::string>& features = {});
 
 }  // namespace cairn

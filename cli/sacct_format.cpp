@@ -7,6 +7,7 @@
 #include <functional>
 #include <stdexcept>
 
+#include "cli/print_fields.hpp"
 #include "common/string_util.hpp"
 #include "events/job_array.hpp"
 #include "events/cluster_state.hpp"
@@ -99,12 +100,6 @@ std::string raw_job_id_text(const AccountingLine& line) {
   return std::to_string(line.job->id) + (line.step ? ".batch" : "");
 }
 
-// What a value longer than its column becomes, as Slurm's print_fields_* do it.
-enum class Overflow {
-  plus,  // strings: cut, the last kept character replaced by '+'
-  cut,   // dates: cut
-  keep,  // numbers and durations: shown whole, widening the line
-};
 
 using LineValue = std::string (*)(const AccountingLine&);
 
@@ -237,20 +232,6 @@ Column resolve_column(std::string_view request) {
                             [&](const SacctField& supported) { return supported.name == *slurm_name; });
   if (field == kSacctFields.end()) invalid_field(name);
   return {&*field, width != 0 ? width : field->width};
-}
-
-// A value in its column, followed by the blank Slurm prints after every column.
-std::string fixed_cell(std::string text, int width, Overflow overflow) {
-  auto span = static_cast<size_t>(std::abs(width));
-  if (text.size() > span && overflow != Overflow::keep) {
-    text.resize(span);
-    if (overflow == Overflow::plus && span > 0) text.back() = '+';
-  }
-  if (text.size() < span) {
-    std::string padding(span - text.size(), ' ');
-    text = width > 0 ? padding + text : text + padding;
-  }
-  return text + " ";
 }
 
 // The title line (titles are cut to their column, never marked with '+') or a table line.

@@ -6,12 +6,14 @@
 #include <cstddef>
 #include <string_view>
 
+#include "common/hostlist.hpp"
 #include "common/signal_names.hpp"
 #include "common/size_parse.hpp"
 #include "common/slurm_time.hpp"
 #include "common/string_util.hpp"
 #include "events/job_array.hpp"
 #include "events/job_dependency.hpp"
+#include "events/node_features.hpp"
 
 namespace cairn {
 namespace {
@@ -21,8 +23,8 @@ namespace {
 // What an option does; `unsupported`: a Slurm 22.05 option Cairn does not implement.
 // clang-format off
 enum class Opt : uint8_t {
-  unsupported, account, array, bb, bbf, begin, chdir, comment, cpus_per_task, dependency, error, exclusive,
-  export_env, help, hold, ignore_pbs, input, job_name, kill_on_invalid_dep, mail_type, mail_user, max_restarts, mem, mem_per_cpu, nice,
+  unsupported, account, array, bb, bbf, begin, chdir, comment, constraint, cpus_per_task, dependency, error,
+  exclude, exclusive, export_env, nodelist, help, hold, ignore_pbs, input, job_name, kill_on_invalid_dep, mail_type, mail_user, max_restarts, mem, mem_per_cpu, nice,
   no_requeue, nodes, ntasks, open_mode, output, parsable, partition, qos, quiet, requeue, resubmit_delay,
   resubmit_on, signal, time, usage, verbose, version, wait, wrap
 };
@@ -62,7 +64,7 @@ constexpr std::array kOptions = {
     OptionDef{"container", 0, kRequired, kUnsupported},
     OptionDef{"context", 0, kRequired, kUnsupported},
     OptionDef{"contiguous", 0, kNone, kUnsupported},
-    OptionDef{"constraint", 'C', kRequired, kUnsupported},
+    OptionDef{"constraint", 'C', kRequired, Opt::constraint},
     OptionDef{"core-spec", 'S', kRequired, kUnsupported},
     OptionDef{"cores-per-socket", 0, kRequired, kUnsupported},
     OptionDef{"cpu-freq", 0, kRequired, kUnsupported},
@@ -73,7 +75,7 @@ constexpr std::array kOptions = {
     OptionDef{"dependency", 'd', kRequired, Opt::dependency},
     OptionDef{"distribution", 'm', kRequired, kUnsupported},
     OptionDef{"error", 'e', kRequired, Opt::error},
-    OptionDef{"exclude", 'x', kRequired, kUnsupported},
+    OptionDef{"exclude", 'x', kRequired, Opt::exclude},
     OptionDef{"exclusive", 0, kOptional, Opt::exclusive},
     OptionDef{"export", 0, kRequired, Opt::export_env},
     OptionDef{"export-file", 0, kRequired, kUnsupported},
@@ -109,7 +111,7 @@ constexpr std::array kOptions = {
     OptionDef{"no-kill", 'k', kOptional, kUnsupported},
     OptionDef{"no-requeue", 0, kNone, Opt::no_requeue},
     OptionDef{"nodefile", 'F', kRequired, kUnsupported},
-    OptionDef{"nodelist", 'w', kRequired, kUnsupported},
+    OptionDef{"nodelist", 'w', kRequired, Opt::nodelist},
     OptionDef{"nodes", 'N', kRequired, Opt::nodes},
     OptionDef{"ntasks", 'n', kRequired, Opt::ntasks},
     OptionDef{"ntasks-per-core", 0, kRequired, kUnsupported},
@@ -166,7 +168,8 @@ struct EnvironmentOption {
 };
 constexpr std::array kEnvironmentOptions = {
     EnvironmentOption{"SBATCH_ACCOUNT", Opt::account},       EnvironmentOption{"SBATCH_ARRAY_INX", Opt::array},
-    EnvironmentOption{"SBATCH_BURST_BUFFER", Opt::bb},       EnvironmentOption{"SBATCH_ERROR", Opt::error},
+    EnvironmentOption{"SBATCH_BURST_BUFFER", Opt::bb},       EnvironmentOption{"SBATCH_CONSTRAINT", Opt::constraint},
+    EnvironmentOption{"SBATCH_ERROR", Opt::error},
     EnvironmentOption{"SBATCH_EXCLUSIVE", Opt::exclusive},   EnvironmentOption{"SBATCH_EXPORT", Opt::export_env},
     EnvironmentOption{"SBATCH_IGNORE_PBS", Opt::ignore_pbs}, EnvironmentOption{"SBATCH_INPUT", Opt::input},
     EnvironmentOption{"SBATCH_JOB_NAME", Opt::job_name},     EnvironmentOption{"SBATCH_MEM_PER_CPU", Opt::mem_per_cpu},
@@ -198,6 +201,7 @@ constexpr std::string_view kHelpText =
     "      --ignore-pbs            Ignore #PBS and #BSUB options in the batch script\n"
     "  -i, --input=in              file for batch script's standard input\n"
     "  -J, --job-name=jobname      name of job\n"
+    "      --kill-on-invalid-dep=<yes|no> terminate job if invalid dependency\n"
     "      --mail-type=type        notify on state change: BEGIN, END, FAIL or ALL\n"
     "      --mail-user=user        who to send email notification for job state\n"
     "                              changes\n"
@@ -220,7 +224,10 @@ constexpr std::string_view kHelpText =
     "      --wrap[=command string] wrap command string in a sh script and submit\n"
     "\n"
     "Constraint options:\n"
+    "  -C, --constraint=list       specify a list of constraints\n"
     "      --mem=MB                minimum amount of real memory\n"
+    "  -w, --nodelist=hosts...     request a specific list of hosts\n"
+    "  -x, --exclude=hosts...      exclude a specific list of hosts\n"
     "\n"
     "Consumable resources related options:\n"
     "      --exclusive[=user]      allocate nodes in exclusive mode when\n"
@@ -255,6 +262,7 @@ constexpr std::string_view kUsageText =
     "              [--requeue] [--no-requeue] [--qos=qos] [--signal=[[R][B]:]num[@time]]\n"
     "              [--bb=burst_buffer_spec] [--bbf=burst_buffer_file]\n"
     "              [--array=index_values] [--export[=names]] [--exclusive[=user]]\n"
+    "              [--kill-on-invalid-dep=yes|no] [-C list] [-w hosts...] [-x hosts...]\n"
     "              [--resubmit-on=list] [--max-restarts=n] [--resubmit-delay=time]\n"
     "              executable [args...]\n";
 
@@ -470,6 +478,28 @@ bool valid_mail_type(std::string_view text) {
   return false;
 }
 
+// --mail-type as scontrol shows it: the known words in upper case, ALL spelled out as Slurm does.
+std::string mail_type_text(std::string_view text) {
+  constexpr std::array kMailTypes = {"INVALID_DEPEND", "BEGIN",         "END",           "FAIL",
+                                     "REQUEUE",        "STAGE_OUT",     "TIME_LIMIT",    "TIME_LIMIT_90",
+                                     "TIME_LIMIT_80",  "TIME_LIMIT_50", "ARRAY_TASKS"};
+  std::vector<std::string_view> words;
+  bool none = false;
+  for (auto word : split(text, ',')) {
+    if (iequals(word, "NONE")) none = true;
+    if (iequals(word, "ALL")) {
+      for (std::string_view all : {"INVALID_DEPEND", "BEGIN", "END", "FAIL", "REQUEUE", "STAGE_OUT"})
+        if (std::find(words.begin(), words.end(), all) == words.end()) words.push_back(all);
+    }
+    for (std::string_view known : kMailTypes)
+      if (iequals(word, known) && std::find(words.begin(), words.end(), known) == words.end()) words.push_back(known);
+  }
+  if (words.empty()) return none ? "NONE" : "";
+  std::string out;
+  for (auto word : words) out += (out.empty() ? "" : ",") + std::string(word);
+  return out;
+}
+
 // --signal=[{R|B}...:]sig[@time]: Slurm takes R, then B, then R again, then ':'.
 std::optional<SignalSpecText> parse_sbatch_signal(std::string_view text) {
   bool batch_only = false;
@@ -509,7 +539,8 @@ struct MemoryRequest {
 
 struct Settings {
   std::optional<std::string> job_name, partition, account, comment, dependency, array, chdir, output, error, export_env,
-      bb, bbf, wrap;
+      bb, bbf, wrap, constraint, mail_type, mail_user;
+  std::optional<std::vector<std::string>> nodelist, exclude;
   std::optional<uint32_t> min_nodes, ntasks, cpus_per_task, time_limit;
   std::optional<MemoryRequest> mem, mem_per_cpu;
   std::optional<OpenMode> open_mode;
@@ -601,6 +632,21 @@ void apply_option(Settings& s, const OptionUse& use, Source source, const Contex
     case Opt::comment:
       s.comment = text;
       return;
+    case Opt::constraint:
+      if (!valid_feature_expression(text)) fail("Invalid feature specification");
+      s.constraint = text;
+      return;
+    case Opt::nodelist:
+    case Opt::exclude: {
+      std::vector<std::string> nodes;
+      try {
+        nodes = expand_hostlist(text);
+      } catch (const HostlistError&) {
+        fail(std::string("Invalid ") + (use.def->opt == Opt::nodelist ? "--nodelist" : "--exclude") + " specification");
+      }
+      (use.def->opt == Opt::nodelist ? s.nodelist : s.exclude) = std::move(nodes);
+      return;
+    }
     case Opt::cpus_per_task:
       s.cpus_per_task = parse_positive_count("--cpus-per-task", text);
       return;
@@ -639,7 +685,6 @@ void apply_option(Settings& s, const OptionUse& use, Source source, const Contex
       return;
     case Opt::ignore_pbs:  // Cairn reads no #PBS lines anyway
     case Opt::input:       // the batch shell's stdin is /dev/null; nothing to store
-    case Opt::mail_user:   // no mail is sent
     case Opt::qos:         // Cairn has no QOS; accepted so scripts keep working
       return;
     case Opt::job_name:
@@ -647,6 +692,10 @@ void apply_option(Settings& s, const OptionUse& use, Source source, const Contex
       return;
     case Opt::mail_type:
       if (!valid_mail_type(text)) fail("Invalid --mail-type specification");
+      s.mail_type = mail_type_text(text);
+      return;
+    case Opt::mail_user:  // recorded; no mail is sent
+      s.mail_user = text;
       return;
     case Opt::max_restarts: {
       auto count = parse_unsigned<uint32_t>(text);
@@ -1192,6 +1241,11 @@ SbatchRequest build_sbatch_request(const SbatchInput& input) {
   spec.partition = s.partition.value_or("");
   spec.account = s.account.value_or("");
   spec.comment = s.comment.value_or("");
+  spec.features = s.constraint.value_or("");
+  spec.req_nodes = s.nodelist.value_or(std::vector<std::string>{});
+  spec.exc_nodes = s.exclude.value_or(std::vector<std::string>{});
+  spec.mail_type = s.mail_type.value_or("");
+  spec.mail_user = s.mail_user.value_or("");
   spec.dependency = s.dependency.value_or("");
   spec.kill_on_invalid_dep = s.kill_on_invalid_dep.value_or(KillOnInvalidDep::unset);
   spec.array_spec = s.array.value_or("");

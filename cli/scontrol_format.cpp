@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "common/hostlist.hpp"
 #include "common/string_util.hpp"
 #include "events/cluster_state.hpp"
 
@@ -163,7 +164,8 @@ std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& 
   // Cairn records no session id of the submitting process.
   out += fmt::format("Partition={} AllocNode:Sid={}:0", spec.partition, or_null(spec.submit_host));
   out += line_end;
-  out += "ReqNodeList=(null) ExcNodeList=(null)";
+  out += fmt::format("ReqNodeList={} ExcNodeList={}", or_null(compress_hostlist(spec.req_nodes)),
+                     or_null(compress_hostlist(spec.exc_nodes)));
   out += line_end;
   out += "NodeList=" + or_null(share_node_list(job.allocation));
   out += line_end;
@@ -182,7 +184,7 @@ std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& 
   out += fmt::format("MinCPUsNode={} MinMemory{}={} MinTmpDiskNode=0", spec.cpus_per_task, per_cpu ? "CPU" : "Node",
                      slurm_mb_text(per_cpu ? spec.mem_per_cpu_mb : spec.mem_per_node_mb));
   out += line_end;
-  out += "Features=(null) DelayBoot=00:00:00";
+  out += fmt::format("Features={} DelayBoot=00:00:00", or_null(spec.features));
   out += line_end;
   out += fmt::format("OverSubscribe={} Contiguous=0 Licenses=(null) Network=(null)", spec.exclusive ? "NO" : "OK");
   out += line_end;
@@ -217,6 +219,11 @@ std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& 
   }
   out += line_end;
   out += "Power=";
+  if (!spec.mail_type.empty() || !spec.mail_user.empty()) {
+    out += line_end;
+    out += fmt::format("MailUser={} MailType={}", spec.mail_user.empty() ? spec.user_name : spec.mail_user,
+                       spec.mail_type.empty() ? std::string("NONE") : spec.mail_type);
+  }
   out += record_end_of(one_liner);
   return out;
 }
@@ -232,9 +239,10 @@ std::string render_scontrol_show_node(const NodeRecord& node, const std::vector<
   out += line_end;
   out += fmt::format("CPUAlloc={} CPUEfctv={} CPUTot={} CPULoad=N/A", node.alloc_cpus, node.cpus, node.cpus);
   out += line_end;
-  out += "AvailableFeatures=(null)";
+  std::string features = or_null(join(node.features, ","));
+  out += "AvailableFeatures=" + features;
   out += line_end;
-  out += "ActiveFeatures=(null)";
+  out += "ActiveFeatures=" + features;
   out += line_end;
   out += "Gres=(null)";
   out += line_end;

@@ -44,6 +44,7 @@ struct SinfoRow {
   NodeStateView state{};  // of the first node
   uint32_t min_cpus = 0, max_cpus = 0;
   uint64_t min_mem_mb = 0, max_mem_mb = 0;
+  std::string features;  // of the first node: "gpu,bigmem", "(null)"
 };
 
 // What sets lines apart: the attributes the format shows. As in Slurm without
@@ -54,6 +55,7 @@ struct Grouping {
   bool by_avail = false;
   bool by_time_limit = false;
   bool by_state = false;
+  bool by_features = false;  // %f
 };
 
 bool same_partition_group(const SinfoRow& row, const PartitionView& partition, const Grouping& grouping) {
@@ -63,10 +65,18 @@ bool same_partition_group(const SinfoRow& row, const PartitionView& partition, c
   return !grouping.by_time_limit || row.partition->max_time_sec == partition.max_time_sec;
 }
 
-bool same_node_group(const SinfoRow& row, const std::string& name, const NodeStateView& state,
+std::string features_text(const NodeRecord* node) {
+  if (!node || node->features.empty()) return "(null)";
+  std::string text;
+  for (const auto& feature : node->features) text += (text.empty() ? "" : ",") + feature;
+  return text;
+}
+
+bool same_node_group(const SinfoRow& row, const std::string& name, const NodeRecord* node, const NodeStateView& state,
                      const Grouping& grouping) {
   if (row.nodes.empty()) return true;
   if (grouping.by_node && row.nodes.front() != name) return false;
+  if (grouping.by_features && row.features != features_text(node)) return false;
   return !grouping.by_state || row.state.rank == state.rank;
 }
 
@@ -77,6 +87,7 @@ void add_node(SinfoRow& row, const std::string& name, const NodeRecord* node, co
     row.state = state;
     row.min_cpus = row.max_cpus = cpus;
     row.min_mem_mb = row.max_mem_mb = mem;
+    row.features = features_text(node);
   }
   row.min_cpus = std::min(row.min_cpus, cpus);
   row.max_cpus = std::max(row.max_cpus, cpus);
@@ -105,7 +116,7 @@ std::vector<SinfoRow> build_rows(const std::vector<PartitionView>& partitions,
       NodeStateView state = node_state_view(node);
       auto row = std::find_if(rows.begin(), rows.end(), [&](const SinfoRow& candidate) {
         return same_partition_group(candidate, partition, grouping) &&
-               same_node_group(candidate, name, state, grouping);
+               same_node_group(candidate, name, node, state, grouping);
       });
       if (row == rows.end()) {
         rows.push_back(new_row(index));
@@ -181,6 +192,8 @@ const std::array kSinfoFields{
     SinfoField{
         'm', "MEMORY",
         [](const SinfoRow& row, const FieldSpec&) { return FieldCell{min_plus(row.min_mem_mb, row.max_mem_mb)}; }},
+    SinfoField{'f', "AVAIL_FEATURES",
+               [](const SinfoRow& row, const FieldSpec&) { return FieldCell{row.features}; }},
 };
 
 const SinfoField* find_sinfo_field(char letter) {
@@ -209,7 +222,8 @@ std::string render_sinfo(const std::vector<PartitionView>& partitions, const std
     if (!find_sinfo_field(field.letter))
       throw std::invalid_argument(std::string("Invalid node format specification: ") + field.letter);
 
-  Grouping grouping{node_oriented, shows(parsed, "P"), shows(parsed, "a"), shows(parsed, "l"), shows(parsed, "tT")};
+  Grouping grouping{node_oriented, shows(parsed, "P"), shows(parsed, "a"), shows(parsed, "l"), shows(parsed, "tT"),
+                    shows(parsed, "f")};
   std::vector<SinfoRow> rows = build_rows(partitions, nodes, grouping);
 
   // "%#": a pass over the lines sizes the column, as sinfo does.

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "events/job_array.hpp"
+#include "common/hostlist.hpp"
 #include "common/string_util.hpp"
 #include "events/cluster_state.hpp"
 
@@ -218,6 +219,18 @@ const std::array kSqueueFields{
         [](const JobRecord& job, const FormatContext&) { return FieldCell{or_null(job_burst_buffer_text(job))}; }},
     SqueueField{'E', "DEPENDENCIES",
                 [](const JobRecord& job, const FormatContext&) { return FieldCell{or_null(job.spec->dependency)}; }},
+    SqueueField{'f', "FEATURES",
+                [](const JobRecord& job, const FormatContext&) { return FieldCell{or_null(job.spec->features)}; }},
+    SqueueField{'n', "REQ_NODES",
+                [](const JobRecord& job, const FormatContext&) {
+                  return FieldCell{compress_hostlist(job.spec->req_nodes)};
+                }},
+    SqueueField{'x', "EXC_NODES",
+                [](const JobRecord& job, const FormatContext&) {
+                  return FieldCell{compress_hostlist(job.spec->exc_nodes)};
+                }},
+    SqueueField{'k', "COMMENT",
+                [](const JobRecord& job, const FormatContext&) { return FieldCell{or_null(job.spec.full().comment)}; }},
 };
 
 const SqueueField* find_squeue_field(char letter) {

@@ -239,6 +239,14 @@ class ConfigParser {
            for (const auto& item : comma_list(v.value))
              if (iequals(item, "kill_invalid_depend")) p.config_.kill_invalid_depend = true;
          }},
+        // Slurm's other enforcement words (limits, qos, safe, wckeys) imply associations there too;
+        // Cairn knows associations only, so every word but "none" (or the old "0") turns its check on.
+        {"accountingstorageenforce",
+         [](ConfigParser& p, const Pair& v) {
+           p.config_.enforce_associations = false;
+           for (const auto& item : comma_list(v.value))
+             if (!iequals(item, "none") && item != "0" && !item.empty()) p.config_.enforce_associations = true;
+         }},
         {"snapshotinterval", [](ConfigParser& p, const Pair& v) { p.config_.snapshot_interval = p.number32(v); }},
         {"kafkatopic", [](ConfigParser& p, const Pair& v) { p.config_.kafka_topic = p.non_empty(v); }},
         {"kafkapartitions", [](ConfigParser& p, const Pair& v) { p.config_.kafka_partitions = p.number32(v, 1); }},
@@ -328,6 +336,8 @@ class ConfigParser {
     NodeConfig base;
     if (const Pair* cpus = field(fields, "cpus")) base.cpus = number32(*cpus, 1);
     if (const Pair* memory = field(fields, "realmemory")) base.real_memory_mb = mem_mb(*memory);
+    for (const char* key : {"feature", "features"})
+      if (const Pair* features = field(fields, key)) base.features = comma_list(features->value);
     const Pair* addr = field(fields, "nodeaddr");
     const Pair* port_pair = field(fields, "port");
     // A single NodeAddr may serve several nodes: several agents on one host, told apart by Port.
@@ -346,7 +356,7 @@ class ConfigParser {
 
   void add_nodes(const std::vector<Pair>& pairs) {
     Fields fields = node_defaults_;
-    for (auto& [key, pair] : record_fields(pairs, "NodeName", {"cpus", "realmemory", "port", "nodeaddr", "state"}))
+    for (auto& [key, pair] : record_fields(pairs, "NodeName", {"cpus", "realmemory", "port", "nodeaddr", "state", "feature", "features"}))
       fields[key] = pair;
     if (iequals(pairs.front().value, "DEFAULT")) {
       build_nodes({"DEFAULT"}, fields);  // validates the values now, where the line is known

@@ -34,6 +34,7 @@ struct NodeConfig {
   uint64_t real_memory_mb = 1;
   std::string addr;  // NodeAddr=; the node name when not given
   uint16_t port = kDefaultNodePort;
+  std::vector<std::string> features;  // Feature= (Slurm also reads Features=): "gpu,bigmem"
 };
 
 enum class PartitionState : uint8_t { up, down, drain, inactive };
@@ -88,6 +89,9 @@ struct ClusterConfig {
   std::vector<std::string> resubmit_on = {"TIMEOUT", "DEADLINE", "PREEMPTED", "NODE_FAIL", "REVOKED"};
   uint32_t max_restarts = 0;
   bool kill_invalid_depend = false;  // DependencyParameters=kill_invalid_depend
+  // AccountingStorageEnforce=associations: a job must name (or default to) an account its
+  // user is associated with (sacctmgr); otherwise any account is recorded as given.
+  bool enforce_associations = false;
   bool constrain_ram_space = true;  // cgroup.conf's ConstrainRAMSpace: agents put jobs in memory cgroups
   // Events between state snapshots (0: none). Replaying 100k events takes ~50 ms, so
   // rarer snapshots cost a restart little and spare the controller their encoding.

@@ -90,9 +90,21 @@ class Reducer {
       case Body::NODE_DOWN: return node_down(body.getNodeDown());
       case Body::NODE_UP: return node_up(body.getNodeUp().getNode());
       case Body::ARRAY_TASK_SPLIT: return task_split(body.getArrayTaskSplit());
+      case Body::ACCOUNT_ADDED: return account_added(body.getAccountAdded());
+      case Body::ACCOUNT_REMOVED: return accounts_step(remove_account(state_.accounts, body.getAccountRemoved().getName()));
+      case Body::USER_ASSOCIATED: {
+        auto associated = body.getUserAssociated();
+        return accounts_step(associate_user(state_.accounts, associated.getUser(), texts(associated.getAccounts()),
+                                            associated.getDefaultAccount()));
+      }
+      case Body::USER_REMOVED: {
+        auto removed = body.getUserRemoved();
+        return accounts_step(remove_user(state_.accounts, removed.getUser(), texts(removed.getAccounts())));
+      }
       case Body::EPOCH_CLAIMED: break;  // handled before dispatch
-      case Body::RESERVED24:
-      case Body::RESERVED25: break;
+      case Body::UNASSIGNED24:
+      case Body::UNASSIGNED25:
+      case Body::UNASSIGNED27: break;  // ordinals of other branches: unknown here
     }
     ++state_.skipped_unknown;
     return ApplyResult::ignored_unknown_kind;
@@ -555,6 +567,24 @@ class Reducer {
     job->bb_reserved_bytes = 0;
     job->bb_phase = BbPhase::released;
     return applied(*job);
+  }
+
+  // ---- accounts (sacctmgr) ----
+
+  static std::vector<std::string> texts(capnp::List<capnp::Text>::Reader list) {
+    std::vector<std::string> out;
+    for (auto text : list) out.emplace_back(text.cStr(), text.size());
+    return out;
+  }
+
+  ApplyResult accounts_step(std::optional<std::string> refusal) {
+    if (refusal) return reject(kind_name(event_.getBody().which()) + ": " + *refusal);
+    return ApplyResult::applied;
+  }
+
+  ApplyResult account_added(schema::AccountAdded::Reader added) {
+    AccountRecord record{added.getName(), added.getDescription(), added.getOrganization(), added.getParent()};
+    return accounts_step(add_account(state_.accounts, std::move(record)));
   }
 
   // ---- nodes ----

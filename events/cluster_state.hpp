@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "capnp/events.capnp.h"
+#include "events/accounts.hpp"
 #include "events/job_model.hpp"
 
 namespace cairn {
@@ -31,6 +32,7 @@ struct ClusterState {
   std::map<std::string, NodeRecord, std::less<>> nodes;  // found by string_view too
   std::map<std::string, PoolLedger> pools;
   std::map<uint32_t, ShardCursor> shards;
+  AccountsState accounts;          // sacctmgr's accounts and associations
   std::vector<Anomaly> anomalies;  // the first kMaxAnomalies
   uint64_t anomaly_count = 0;
   uint64_t skipped_unknown = 0;    // events of kinds newer than this reader

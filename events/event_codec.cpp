@@ -203,6 +203,13 @@ void write_spec(schema::JobSpec::Builder out, const JobSpec& spec) {
   out.setExclusive(spec.exclusive);
   out.setComment(spec.comment);
   out.setKillOnInvalidDep(static_cast<uint8_t>(spec.kill_on_invalid_dep));
+  out.setFeatures(spec.features);
+  auto req = out.initReqNodes(static_cast<unsigned>(spec.req_nodes.size()));
+  for (size_t i = 0; i < spec.req_nodes.size(); ++i) req.set(static_cast<unsigned>(i), spec.req_nodes[i]);
+  auto exc = out.initExcNodes(static_cast<unsigned>(spec.exc_nodes.size()));
+  for (size_t i = 0; i < spec.exc_nodes.size(); ++i) exc.set(static_cast<unsigned>(i), spec.exc_nodes[i]);
+  out.setMailType(spec.mail_type);
+  out.setMailUser(spec.mail_user);
 }
 
 JobSpecCore read_spec_core(schema::JobSpec::Reader in) {
@@ -247,6 +254,9 @@ JobSpecCore read_spec_core(schema::JobSpec::Reader in) {
   core.dependency = in.getDependency();
   core.kill_on_invalid_dep = in.getKillOnInvalidDep() <= 2 ? static_cast<KillOnInvalidDep>(in.getKillOnInvalidDep())
                                                            : KillOnInvalidDep::unset;
+  core.features = in.getFeatures();
+  if (in.hasReqNodes()) core.req_nodes = read_texts(in.getReqNodes());
+  if (in.hasExcNodes()) core.exc_nodes = read_texts(in.getExcNodes());
   return core;
 }
 
@@ -263,6 +273,8 @@ JobSpec read_spec(schema::JobSpec::Reader in) {
   spec.submit_host = in.getSubmitHost();
   spec.array_spec = in.getArraySpec();
   spec.comment = in.getComment();
+  spec.mail_type = in.getMailType();
+  spec.mail_user = in.getMailUser();
   return spec;
 }
 

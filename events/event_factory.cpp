@@ -241,4 +241,55 @@ Bytes epoch_claimed(EventMeta meta, uint32_t shard, uint64_t epoch, const std::s
   return event.bytes();
 }
 
+namespace {
+void set_texts(capnp::List<capnp::Text>::Builder out, const std::vector<std::string>& texts) {
+  for (size_t i = 0; i < texts.size(); ++i) out.set(static_cast<unsigned>(i), texts[i]);
+}
+}  // namespace
+
+Bytes account_added(EventMeta meta, const AccountRecord& account) {
+  EventBuilder event(std::move(meta));
+  auto body = event.body().initAccountAdded();
+  body.setName(account.name);
+  body.setDescription(account.description);
+  body.setOrganization(account.organization);
+  body.setParent(account.parent);
+  return event.bytes();
+}
+
+Bytes account_removed(EventMeta meta, const std::string& name) {
+  EventBuilder event(std::move(meta));
+  event.body().initAccountRemoved().setName(name);
+  return event.bytes();
+}
+
+Bytes user_associated(EventMeta meta, const std::string& user, const std::vector<std::string>& accounts,
+                      const std::string& default_account) {
+  EventBuilder event(std::move(meta));
+  auto body = event.body().initUserAssociated();
+  body.setUser(user);
+  set_texts(body.initAccounts(static_cast<unsigned>(accounts.size())), accounts);
+  body.setDefaultAccount(default_account);
+  return event.bytes();
+}
+
+Bytes user_removed(EventMeta meta, const std::string& user, const std::vector<std::string>& accounts) {
+  EventBuilder event(std::move(meta));
+  auto body = event.body().initUserRemoved();
+  body.setUser(user);
+  set_texts(body.initAccounts(static_cast<unsigned>(accounts.size())), accounts);
+  return event.bytes();
+}
+
+Bytes account_change(EventMeta meta, const AccountChange& change) {
+  switch (change.kind) {
+    case AccountChange::Kind::add_account: return account_added(std::move(meta), change.account);
+    case AccountChange::Kind::remove_account: return account_removed(std::move(meta), change.name);
+    case AccountChange::Kind::associate_user:
+      return user_associated(std::move(meta), change.name, change.accounts, change.default_account);
+    case AccountChange::Kind::remove_user: return user_removed(std::move(meta), change.name, change.accounts);
+  }
+  return {};
+}
+
 }  // namespace cairn::make

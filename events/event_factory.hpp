@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "events/accounts.hpp"
 #include "events/event_codec.hpp"
 
 namespace cairn::make {
@@ -53,5 +54,13 @@ Bytes node_registered(EventMeta meta, const NodeRegistration& node);
 Bytes node_down(EventMeta meta, const std::string& node, const std::string& reason);
 Bytes node_up(EventMeta meta, const std::string& node);
 Bytes epoch_claimed(EventMeta meta, uint32_t shard, uint64_t epoch, const std::string& controller);
+// sacctmgr: accounts and associations.
+Bytes account_added(EventMeta meta, const AccountRecord& account);
+Bytes account_removed(EventMeta meta, const std::string& name);
+Bytes user_associated(EventMeta meta, const std::string& user, const std::vector<std::string>& accounts,
+                      const std::string& default_account);
+Bytes user_removed(EventMeta meta, const std::string& user, const std::vector<std::string>& accounts);
+// The event of one planned change (plan_account_command).
+Bytes account_change(EventMeta meta, const AccountChange& change);
 
 }  // namespace cairn::make

@@ -67,6 +67,9 @@ struct JobSpecCore {
   ResubmitSpec resubmit;
   std::string dependency;  // --dependency as given; evaluated against the state each pass
   KillOnInvalidDep kill_on_invalid_dep = KillOnInvalidDep::unset;
+  std::string features;                // -C/--constraint: "a&b", "a|b" (events/node_features.hpp)
+  std::vector<std::string> req_nodes;  // -w/--nodelist, expanded
+  std::vector<std::string> exc_nodes;  // -x/--exclude, expanded
   bool operator==(const JobSpecCore&) const = default;
 };
 
@@ -82,6 +85,8 @@ struct JobSpec : JobSpecCore {
   std::string submit_host;
   std::string array_spec;
   std::string comment;
+  std::string mail_type;  // --mail-type (recorded; no mail is sent)
+  std::string mail_user;  // --mail-user
   bool operator==(const JobSpec&) const = default;
 };
 
@@ -239,6 +244,9 @@ struct NodeRecord {
   uint64_t alloc_mem_mb = 0;
   int64_t registered_us = 0;
   int64_t changed_us = 0;
+  // Feature= of the node's NodeName= line: configuration, not events. Filled in
+  // where a view is answered (nodes_snapshot); the reducer never sets it.
+  std::vector<std::string> features;
   bool operator==(const NodeRecord&) const = default;
 };
 

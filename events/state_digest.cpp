@@ -43,6 +43,10 @@ class Hasher {
     add(s.burst_buffer.stage_out), add(s.resubmit.on_states), add(s.resubmit.on_exit_codes);
     add(s.resubmit.max_restarts), add(s.resubmit.delay_sec), add(s.submit_host), add(s.dependency);
     add(s.array_spec), add(s.exclusive), add(s.comment), add(s.kill_on_invalid_dep);
+    // Added with accounts: hashed only when set, so that older specs keep their digests.
+    if (!s.features.empty() || !s.req_nodes.empty() || !s.exc_nodes.empty() || !s.mail_type.empty() ||
+        !s.mail_user.empty())
+      add(s.features), add(s.req_nodes), add(s.exc_nodes), add(s.mail_type), add(s.mail_user);
   }
   void add(const JobRecord& j) {
     add(j.id), add(j.spec.full()), add(j.state), add(j.reason), add(j.message), add(j.time_limit_sec);
@@ -88,6 +92,18 @@ uint64_t state_digest(const ClusterState& state) {
   h.add(state.shards.size());
   for (const auto& [shard, cursor] : state.shards)
     h.add(shard), h.add(cursor.epoch), h.add(cursor.next_job_id), h.add(cursor.applied);
+  // Accounts are hashed only when there are some: states from before them keep their digests.
+  const auto& accounts = state.accounts;
+  if (!accounts.accounts.empty() || !accounts.users.empty()) {
+    h.add(accounts.accounts.size());
+    for (const auto& [name, account] : accounts.accounts)
+      h.add(name), h.add(account.description), h.add(account.organization), h.add(account.parent);
+    h.add(accounts.users.size());
+    for (const auto& [name, user] : accounts.users) {
+      h.add(name), h.add(user.default_account), h.add(user.accounts.size());
+      for (const auto& account : user.accounts) h.add(account);
+    }
+  }
   h.add(state.anomaly_count), h.add(state.skipped_unknown), h.add(state.skipped_stale);
   for (const auto& anomaly : state.anomalies) h.add(anomaly.offset), h.add(anomaly.text);
   return h.value();

@@ -18,9 +18,11 @@
 #include "cli/sinfo_format.hpp"
 #include "cli/slurm_views.hpp"
 #include "cli/squeue_format.hpp"
+#include "test/unit/golden.hpp"
 #include "test/unit/spec_edit.hpp"
 
 using namespace cairn;
+using cairn::test::check_golden;
 using cairn::test::edit_spec;
 
 namespace {
@@ -46,23 +48,6 @@ class UtcTimeZone {
  private:
   std::optional<std::string> saved_;
 };
-
-std::string golden_path(const std::string& name) { return std::string(CAIRN_SOURCE_DIR) + "/test/golden/" + name; }
-
-// Compares with test/golden/<name>, or rewrites it when CAIRN_UPDATE_GOLDEN=1.
-void check_golden(const std::string& name, const std::string& actual) {
-  const char* update = std::getenv("CAIRN_UPDATE_GOLDEN");
-  if (update && std::string(update) == "1") {
-    std::ofstream(golden_path(name), std::ios::binary) << actual;
-    MESSAGE("rewrote golden file " << name);
-    return;
-  }
-  std::ifstream file(golden_path(name), std::ios::binary);
-  REQUIRE_MESSAGE(file.good(), "missing golden file " << golden_path(name));
-  std::stringstream expected;
-  expected << file.rdbuf();
-  CHECK_MESSAGE(actual == expected.str(), "golden " << name << " differs; actual:\n" << actual);
-}
 
 constexpr int64_t kSecond = 1'000'000;
 constexpr int64_t kMinute = 60 * kSecond;
@@ -643,4 +628,53 @@ TEST_CASE("cli_format: job arrays in squeue, scontrol and sacct (golden)") {
   SacctOptions options;
   options.fields = {"JobID", "JobIDRaw", "JobName", "State"};
   check_golden("sacct_array.txt", render_sacct(pointers(jobs), options, context()));
+}
+
+// ---- options of issue 9: features, node lists, mail, accounts ----
+
+TEST_CASE("cli_format: scontrol show job with -C, -w, -x, --comment and --mail-* (golden)") {
+  UtcTimeZone utc;
+  JobRecord job = base_job(120, "placed");
+  edit_spec(job, [](JobSpec& spec) {
+    spec.features = "gpu&fast";
+    spec.req_nodes = {"n1", "n2"};
+    spec.exc_nodes = {"n4", "n5", "n6"};
+    spec.comment = "nightly";
+    spec.mail_type = "END,FAIL";
+    spec.mail_user = "ops@example.org";
+    spec.exclusive = true;
+  });
+  run_on(job, {{"n1", 2, 1000}, {"n2", 2, 1000}}, kT0);
+  check_golden("scontrol_show_job_options.txt", render_scontrol_show_job(job, context()));
+  CHECK(render_squeue({&job}, "%f|%n|%x|%k|%a", false, context()) == "gpu&fast|n[1-2]|n[4-6]|nightly|physics\n");
+  JobRecord plain = base_job(121, "plain");
+  CHECK(render_squeue({&plain}, "%f|%n|%x|%k", false, context()) == "(null)|||(null)\n");
+  // Mail without --mail-user goes to the submitter, as in Slurm.
+  edit_spec(job, [](JobSpec& spec) { spec.mail_user.clear(); });
+  CHECK(render_scontrol_show_job(job, context()).ends_with("   Power=\n   MailUser=alice MailType=END,FAIL\n\n"));
+}
+
+TEST_CASE("cli_format: node features in scontrol show node and sinfo %f") {
+  auto nodes = sample_nodes();
+  nodes["n1"].features = {"gpu", "fast"};
+  nodes["n2"].features = {"gpu", "fast"};
+  std::string shown = render_scontrol_show_node(nodes["n1"], sample_partitions(), context());
+  CHECK(shown.find("\n   AvailableFeatures=gpu,fast\n   ActiveFeatures=gpu,fast\n") != std::string::npos);
+  CHECK(render_scontrol_show_node(nodes["n3"], sample_partitions(), context()).find("AvailableFeatures=(null)") !=
+        std::string::npos);
+  std::vector<PartitionView> partitions{{"debug", true, true, 3600, {"n1", "n2", "n3"}}};
+  // %f sets lines apart like the node state does.
+  CHECK(render_sinfo(partitions, nodes, "%N %f", false, true) ==
+        "NODELIST AVAIL_FEATURES\n"
+        "n[1-2] gpu,fast\n"
+        "n3 (null)\n");
+}
+
+TEST_CASE("cli_format: sacct Account%N sets the width and cuts with '+'") {
+  auto jobs = sample_jobs();
+  SacctOptions options;
+  options.no_header = true;
+  options.allocations_only = true;
+  options.fields = {"JobID%4", "Account%4", "Account%-10", "Account"};
+  CHECK(render_sacct({&job_with_id(jobs, 101)}, options, context()) == " 101 phy+ physics       physics \n");
 }

@@ -425,7 +425,7 @@ TEST_CASE("sbatch: command-line errors are getopt's, checked before the script i
   CHECK(error_of({"--mem-per=1", "job.sh"}) ==
         "sbatch: option '--mem-per=1' is ambiguous; possibilities: '--mem-per-cpu' '--mem-per-gpu'" + kTryHelp);
   CHECK(error_of({"--gres=gpu:1", "job.sh"}) == "sbatch: error: --gres is not supported by Cairn");
-  CHECK(error_of({"-w", "node1", "job.sh"}) == "sbatch: error: -w/--nodelist is not supported by Cairn");
+  CHECK(error_of({"--contiguous", "job.sh"}) == "sbatch: error: --contiguous is not supported by Cairn");
   CHECK(spec_of({"--part=debug", "--job=x", "job.sh"}).partition == "debug");  // unique abbreviations
   // Options are checked in order, before the script is read.
   CHECK_THROWS_WITH_AS(sbatch_first_pass({"-t", "bad", "nosuch.sh"}), "sbatch: error: Invalid --time specification",
