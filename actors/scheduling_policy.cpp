@@ -129,7 +129,10 @@ class Scheduler {
       uint64_t reserved = it == input.state->pools.end() ? 0 : it->second.reserved_bytes;
       pool_free_[pool.name] = pool.capacity_bytes - std::min(pool.capacity_bytes, reserved);
     }
-    for (const auto& [id, job] : input.state->jobs) {
+    for (uint64_t id : input.state->unfinished_jobs) {
+      auto found = input.state->jobs.find(id);
+      if (found == input.state->jobs.end()) continue;
+      const JobRecord& job = found->second;
       if (job.state == JobState::PENDING) pending_.push_back(&job);
       if (is_active(job.state)) {
         int64_t deadline = effective_deadline_us(job);

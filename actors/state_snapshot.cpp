@@ -103,6 +103,7 @@ StateSnapshot decode_snapshot(std::span<const uint8_t> bytes) {
     ClusterState& state = snapshot.state;
     for (auto job : in.getJobs()) {
       JobRecord record = read_job_view(job);
+      track_unfinished(state, record);
       state.jobs.emplace(record.id, std::move(record));
     }
     for (auto node : in.getNodes()) {

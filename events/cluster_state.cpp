@@ -123,6 +123,7 @@ class Reducer {
 
   ApplyResult applied(JobRecord& job) {
     job.last_offset = offset_;
+    track_unfinished(state_, job);
     return ApplyResult::applied;
   }
 
@@ -187,8 +188,7 @@ class Reducer {
     }
     auto& cursor = state_.shards[shard];
     cursor.next_job_id = std::max(cursor.next_job_id, id + 1);
-    job.last_offset = offset_;
-    return ApplyResult::applied;
+    return applied(job);
   }
 
   ApplyResult allocated(schema::JobAllocated::Reader allocated) {
@@ -281,6 +281,8 @@ class Reducer {
       array.state = JobState::COMPLETED;
       array.end_us = now_;
     }
+    track_unfinished(state_, array);
+    track_unfinished(state_, job);
     return job;
   }
 
@@ -631,6 +633,13 @@ class Reducer {
 };
 
 }  // namespace
+
+void track_unfinished(ClusterState& state, const JobRecord& job) {
+  if (is_final(job.state))
+    state.unfinished_jobs.erase(job.id);
+  else
+    state.unfinished_jobs.insert(job.id);
+}
 
 ApplyResult apply(ClusterState& state, const DecodedEvent& event) {
   return Reducer(state, event).run();

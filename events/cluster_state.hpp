@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ struct ShardCursor {
 
 struct ClusterState {
   std::map<uint64_t, JobRecord> jobs;
+  // Derived from `jobs`: the ids of jobs not in a final state. Scheduling passes scan
+  // these, not every job the log ever saw (finished jobs stay for sacct).
+  std::set<uint64_t> unfinished_jobs;
   std::map<std::string, NodeRecord, std::less<>> nodes;  // found by string_view too
   std::map<std::string, PoolLedger> pools;
   std::map<uint32_t, ShardCursor> shards;
@@ -41,6 +45,10 @@ struct ClusterState {
 };
 
 inline constexpr size_t kMaxAnomalies = 1000;
+
+// Keeps state.unfinished_jobs in step with the job's state; the reducer calls it for
+// every job it changes, and whoever builds a state from records (snapshots) for each.
+void track_unfinished(ClusterState& state, const JobRecord& job);
 
 enum class ApplyResult { applied, ignored_unknown_kind, ignored_stale_epoch, rejected };
 

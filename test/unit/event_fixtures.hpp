@@ -1,6 +1,7 @@
 // Builds event timelines with explicit timestamps for reducer and log tests.
 #pragma once
 
+#include <set>
 #include <vector>
 
 #include "events/cluster_state.hpp"
@@ -21,6 +22,14 @@ inline EventMeta at(double seconds, schema::ActorKind kind = schema::ActorKind::
 
 inline EventMeta by_system(double seconds) { return at(seconds, schema::ActorKind::SYSTEM, 0, "root"); }
 inline EventMeta by_agent(double seconds) { return at(seconds, schema::ActorKind::AGENT, 0, "root"); }
+
+// What state.unfinished_jobs must hold, found the slow way.
+inline std::set<uint64_t> unfinished_by_scan(const ClusterState& state) {
+  std::set<uint64_t> ids;
+  for (const auto& [id, job] : state.jobs)
+    if (!is_final(job.state)) ids.insert(id);
+  return ids;
+}
 
 inline JobSpec simple_spec(const std::string& name = "job", uint32_t time_limit_sec = 0) {
   JobSpec spec;

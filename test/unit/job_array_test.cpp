@@ -167,6 +167,9 @@ TEST_CASE("job_array: the array's record ends once its last task left; cancellin
   CHECK(job_display_id(t.job(4)) == "4_[1-4]");
   CHECK(t.job(5).state == JobState::RUNNING);  // the controller cancels running tasks one by one
   CHECK(t.feed(make::job_allocated(by_system(8), 6, {{"n2", 1, 0}}, 60, 4, 1)) == ApplyResult::rejected);
+  // Scheduling scans only unfinished jobs: tasks that split off are in, ended arrays out.
+  CHECK(t.state.unfinished_jobs == std::set<uint64_t>{2, 3, 5});
+  CHECK(t.state.unfinished_jobs == unfinished_by_scan(t.state));
 }
 
 TEST_CASE("job_array: the scheduler starts tasks up to the throttle, then shows JobArrayTaskLimit") {

@@ -297,6 +297,22 @@ TEST_CASE("burst-buffer ledger: reserve, stage, release exactly once") {
   CHECK(failed.state.pools.at("pool").reserved_bytes == 0);
 }
 
+TEST_CASE("the index of unfinished jobs follows every job to its final state") {
+  Timeline t;
+  t.cluster_with_running_job();
+  t.feed(make::job_submitted(at(1), 2, simple_spec()));
+  t.feed(make::job_submitted(at(1), 3, simple_spec()));
+  CHECK(t.state.unfinished_jobs == std::set<uint64_t>{1, 2, 3});
+  t.feed(make::job_cancelled(at(2), 2, 9));
+  t.feed(make::job_ended(by_agent(3), 1, schema::EndCause::EXITED, 0, 0, "n1"));
+  CHECK(t.state.unfinished_jobs == std::set<uint64_t>{3});
+  // An operator's requeue brings a finished job back.
+  t.feed(make::job_requeued(at(4, schema::ActorKind::OPERATOR, 0, "root"), 1, JobState::COMPLETED, 1, false, 0, false));
+  CHECK(t.job(1).state == JobState::PENDING);
+  CHECK(t.state.unfinished_jobs == std::set<uint64_t>{1, 3});
+  CHECK(sample_history().state.unfinished_jobs == unfinished_by_scan(sample_history().state));
+}
+
 TEST_CASE("replaying the same events gives the same digest; a different history does not") {
   Timeline a, b, c;
   a.cluster_with_running_job(60);
