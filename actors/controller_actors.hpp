@@ -69,6 +69,13 @@ using control_after_atom = caf::atom_constant<caf::atom("ctlafter")>;
 using account_atom = caf::atom_constant<caf::atom("account")>;
 using query_accounts_atom = caf::atom_constant<caf::atom("qaccounts")>;
 
+// Job steps (srun): start one, end its node's part, command one; end an interactive allocation.
+using step_atom = caf::atom_constant<caf::atom("step")>;
+using step_end_atom = caf::atom_constant<caf::atom("stepend")>;
+using step_control_atom = caf::atom_constant<caf::atom("stepctl")>;
+using allocation_end_atom = caf::atom_constant<caf::atom("allocend")>;
+using step_launch_atom = caf::atom_constant<caf::atom("steplaunch")>;
+
 // The actors of one controller; filled in by main before any message flows.
 struct ControllerActors {
   caf::actor log;
@@ -157,3 +164,9 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AccountCommand)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AccountsState)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AccountReply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AccountsReply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepCommand)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepReply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepControlRequest)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AllocationEnd)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepEndReport)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepLaunch)

@@ -15,6 +15,7 @@
 #include "events/burst_buffer_staging.hpp"
 #include "events/event_factory.hpp"
 #include "events/event_log.hpp"
+#include "events/job_step.hpp"
 
 namespace cairn {
 
@@ -124,6 +125,51 @@ struct LaunchOrder {
 
 using StageReply = std::function<void(const StageOutcome&)>;
 
+// ---- job steps (srun) ----
+
+// Controller.runStep: the request, who asks, and the srun's StepIo capability, kept on the
+// RPC thread under `io_token` until the step's launch orders carry it to the agents.
+struct StepCommand {
+  StepRequest request;
+  Caller caller;
+  uint64_t io_token = 0;
+};
+
+struct StepOutcome {
+  bool ok = false;
+  std::string error;
+  uint32_t step_id = 0;
+  std::vector<std::string> nodes;
+  uint32_t num_tasks = 0;
+};
+using StepReply = std::function<void(const StepOutcome&)>;
+
+// scancel JOBID.STEP
+struct StepControlRequest {
+  ControlVerb verb = ControlVerb::cancel;
+  uint64_t job_id = 0;
+  uint32_t step_id = 0;
+  int32_t signal = 0;
+  Caller caller;
+};
+
+// Controller.endAllocation: srun's interactive job ends with its step.
+struct AllocationEnd {
+  uint64_t job_id = 0;
+  int32_t exit_code = 0;
+  int32_t signal = 0;
+  Caller caller;
+};
+
+// AgentSession.stepEnded: a node's tasks of a step have all ended.
+struct StepEndReport {
+  uint64_t job_id = 0;
+  uint32_t step_id = 0;
+  std::vector<StepTaskExit> exits;
+  uint64_t oom_kills = 0;
+  std::string message;
+};
+
 class AgentChannel {
  public:
   virtual ~AgentChannel() = default;
@@ -135,6 +181,10 @@ class AgentChannel {
   // Both answer on the RPC thread, once the agent is done (or unreachable).
   virtual void stage(const StageOrder& order, StageReply reply) = 0;
   virtual void bb_teardown(uint64_t job_id, const std::string& directory, StageReply reply) = 0;
+  // Job steps: the launch carries the srun's StepIo capability registered under io_token.
+  virtual void launch_step(const StepLaunch& launch, uint64_t io_token) = 0;
+  virtual void terminate_step(uint64_t job_id, uint32_t step_id, uint32_t kill_wait_sec) = 0;
+  virtual void signal_step(uint64_t job_id, uint32_t step_id, int32_t signal) = 0;
 };
 
 struct AgentRegistration {

@@ -160,6 +160,18 @@ caf::behavior dispatcher(DispatcherActor* self, std::shared_ptr<const Controller
       [=](job_exit_atom, const std::string& node, const JobExitReport& report, const DoneReply& reply) {
         self->send(job_actor_for(self, report.job_id), job_exit_atom::value, node, report, reply);
       },
+      [=](step_atom, const StepCommand& command, const StepReply& reply) {
+        self->send(job_actor_for(self, command.request.job_id), step_atom::value, command, reply);
+      },
+      [=](step_control_atom, const StepControlRequest& request, const ControlReply& reply) {
+        self->send(job_actor_for(self, request.job_id), step_control_atom::value, request, reply);
+      },
+      [=](allocation_end_atom, const AllocationEnd& end, const DoneReply& reply) {
+        self->send(job_actor_for(self, end.job_id), allocation_end_atom::value, end, reply);
+      },
+      [=](step_end_atom, const std::string& node, const StepEndReport& report, const DoneReply& reply) {
+        self->send(job_actor_for(self, report.job_id), step_end_atom::value, node, report, reply);
+      },
       [=](oom_atom, const std::string& node, const OomReport& report) {
         self->send(job_actor_for(self, report.job_id), oom_atom::value, node, report);
       },

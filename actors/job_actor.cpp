@@ -6,6 +6,7 @@
 
 #include <caf/all.hpp>
 #include <chrono>
+#include <csignal>
 
 #include "actors/burst_buffer_plan.hpp"
 #include "actors/controller_actors.hpp"
@@ -32,6 +33,7 @@ struct JobActorState {
   bool resubmit_requested = false;
   BbStep bb_in_flight = BbStep::none;  // the burst-buffer step ordered and not yet recorded
   uint64_t bb_generation = 0;          // outcomes of older orders are stale
+  uint32_t next_step_id = 0;           // step ids handed out, some maybe not yet in the record
   static inline const char* name = "job_actor";
 };
 
@@ -246,9 +248,39 @@ void resubmit_if_due(JobActor* self) {
          }));
 }
 
+// An interactive (srun) job has no batch script whose end the agent reports: once it is
+// being killed (scancel, time limit), the controller records its end itself.
+void end_interactive(JobActor* self, const JobRecord& job) {
+  uint64_t id = job.id;
+  std::string node = job.allocation.empty() ? std::string() : job.allocation.front().node;
+  append(self, system_draft(id, [=](const EventMeta& meta) {
+           return make::job_ended(meta, id, schema::EndCause::KILLED, 0, SIGKILL, node);
+         }));
+}
+
+bool has_running_steps(const JobRecord& job) {
+  return std::any_of(job.steps.begin(), job.steps.end(), [&](const StepRecord& step) {
+    return step.restart == job.restarts && step.state == JobState::RUNNING;
+  });
+}
+
 // Side effects of a durable transition of this job, run once per live event.
 void react(JobActor* self, JobState before, const JobRecord& after) {
   const auto& context = *self->state.context;
+  // The job is over while steps still ran (a backgrounded srun): they go with it.
+  if (is_active(before) && !is_active(after.state) && has_running_steps(self->state.job))
+    to_nodes(self, self->state.job, terminate_atom::value, after.id, context.config.kill_wait_sec);
+  if (after.spec->interactive) {
+    if (after.state == JobState::COMPLETING && before != JobState::COMPLETING) {
+      to_nodes(self, after, terminate_atom::value, after.id, context.config.kill_wait_sec);
+      end_interactive(self, after);
+    }
+    if (before == JobState::RUNNING && after.state == JobState::SUSPENDED)
+      to_nodes(self, after, suspend_atom::value, after.id);
+    if (before == JobState::SUSPENDED && after.state == JobState::RUNNING)
+      to_nodes(self, after, resume_atom::value, after.id);
+    return;
+  }
   if (before == JobState::PENDING && after.state == JobState::RUNNING) {
     const auto& nodes = context.actors.nodes;
     auto batch = nodes.find(after.allocation.front().node);
@@ -349,6 +381,123 @@ void on_oom(JobActor* self, const std::string& node, const OomReport& report) {
   append(self, std::move(draft));
 }
 
+// ---- job steps (srun) ----
+
+EventDraft caller_draft(uint64_t job_id, const Caller& caller, std::function<make::Bytes(const EventMeta&)> build) {
+  EventDraft draft = system_draft(job_id, std::move(build));
+  draft.actor = actor_info(caller);
+  draft.command_id = caller.command_id;
+  return draft;
+}
+
+const StepRecord* current_step(const JobRecord& job, uint32_t step_id) {
+  for (const auto& step : job.steps)
+    if (step.id == step_id && step.restart == job.restarts) return &step;
+  return nullptr;
+}
+
+std::string command_line(const std::vector<std::string>& argv) {
+  std::string line;
+  for (const auto& word : argv) line += (line.empty() ? "" : " ") + word;
+  return line;
+}
+
+StepOutcome step_refused(std::string error) {
+  StepOutcome outcome;
+  outcome.error = std::move(error);
+  return outcome;
+}
+
+// Records the step, then orders its tasks on each of its nodes; answers srun once both are done.
+void on_step(JobActor* self, const StepCommand& command, const StepReply& reply) {
+  auto& st = self->state;
+  if (!st.known) return reply(step_refused("Invalid job id specified"));
+  auto check = check_step_start(st.job, command.caller);
+  if (!check.allowed) return reply(step_refused(check.error));
+  auto planned = plan_step(st.job, command.request);
+  if (const auto* error = std::get_if<std::string>(&planned)) return reply(step_refused(*error));
+  StepLayout layout = std::get<StepLayout>(planned);
+  uint32_t step_id = std::max(st.job.next_step_id, st.next_step_id);
+  st.next_step_id = step_id + 1;
+  make::StepStart start{step_id, step_name(command.request), layout.nodes, layout.num_tasks, layout.cpus_per_task,
+                        command_line(command.request.argv)};
+  uint64_t id = st.job_id;
+  append(self, caller_draft(id, command.caller, [=](const EventMeta& meta) { return make::step_started(meta, id, start); }),
+         [=](const AppendAck& ack) {
+           if (!ack.ok) return reply(step_refused(ack.error));
+           const auto& state = self->state;
+           StepOutcome outcome{true, {}, step_id, {}, layout.num_tasks};
+           for (uint32_t i = 0; i < layout.nodes.size(); ++i) {
+             const std::string& node = layout.nodes[i].node;
+             outcome.nodes.push_back(node);
+             to_node(self, node, step_launch_atom::value,
+                     step_launch_for(state.job, command.request, layout, step_id, i, state.context->config.cluster_name),
+                     command.io_token);
+           }
+           reply(outcome);
+         });
+}
+
+void on_step_control(JobActor* self, const StepControlRequest& request, const ControlReply& reply) {
+  auto& st = self->state;
+  if (!st.known) return reply({request.job_id, false, "Invalid job id specified"});
+  auto check = check_step_command(request.verb, st.job, request.step_id, request.caller);
+  if (!check.allowed) return reply({request.job_id, false, check.error});
+  std::vector<std::string> nodes;
+  for (const auto& share : current_step(st.job, request.step_id)->nodes) nodes.push_back(share.node);
+  uint64_t id = request.job_id;
+  uint32_t step_id = request.step_id;
+  int32_t signal = request.verb == ControlVerb::signal ? request.signal : 0;
+  uint32_t kill_wait = st.context->config.kill_wait_sec;
+  auto order = [=] {
+    for (const auto& node : nodes) to_node(self, node, step_control_atom::value, id, step_id, signal, kill_wait);
+  };
+  if (!check.needs_event) {
+    order();
+    return reply({id, true, {}});
+  }
+  append(self,
+         caller_draft(id, request.caller,
+                      [=](const EventMeta& meta) { return make::step_cancelled(meta, id, step_id, request.signal); }),
+         [=](const AppendAck& ack) {
+           if (ack.ok) order();
+           reply({id, ack.ok, ack.error});
+         });
+}
+
+void on_step_end(JobActor* self, const std::string& node, const StepEndReport& report, const DoneReply& reply) {
+  auto& st = self->state;
+  const StepRecord* step = st.known ? current_step(st.job, report.step_id) : nullptr;
+  bool waiting = step && step->state == JobState::RUNNING &&
+                 std::find(step->nodes_left.begin(), step->nodes_left.end(), node) != step->nodes_left.end();
+  if (!waiting) return reply(true, {});  // already recorded (or closed with the job): idempotent
+  make::StepNodeEnd end{report.step_id, node, 0, 0, report.oom_kills, report.message};
+  for (const auto& exit : report.exits) {
+    end.exit_code = std::max(end.exit_code, exit.exit_code);
+    if (end.signal == 0) end.signal = exit.signal;
+  }
+  uint64_t id = report.job_id;
+  EventDraft draft = system_draft(id, [=](const EventMeta& meta) { return make::step_ended(meta, id, end); });
+  draft.actor = {0, node, schema::ActorKind::AGENT};
+  append(self, std::move(draft), [=](const AppendAck& ack) { reply(ack.ok, ack.error); });
+}
+
+// srun outside an allocation: its step is over, and so is the job.
+void on_allocation_end(JobActor* self, const AllocationEnd& end, const DoneReply& reply) {
+  auto& st = self->state;
+  if (!st.known) return reply(false, "Invalid job id specified");
+  auto check = check_allocation_end(st.job, end.caller);
+  if (!check.allowed) return reply(false, check.error);
+  if (!check.needs_event) return reply(true, {});
+  uint64_t id = end.job_id;
+  std::string node = st.job.allocation.empty() ? std::string() : st.job.allocation.front().node;
+  auto cause = st.job.cancel_requested || st.job.time_limit_reached ? schema::EndCause::KILLED : schema::EndCause::EXITED;
+  append(self, caller_draft(id, end.caller, [=](const EventMeta& meta) {
+           return make::job_ended(meta, id, cause, end.exit_code, end.signal, node);
+         }),
+         [=](const AppendAck& ack) { reply(ack.ok, ack.error); });
+}
+
 caf::behavior job_actor(JobActor* self, std::shared_ptr<const ControllerContext> context, uint64_t job_id) {
   self->state.context = std::move(context);
   self->state.job_id = job_id;
@@ -380,6 +529,14 @@ caf::behavior job_actor(JobActor* self, std::shared_ptr<const ControllerContext>
         on_bb_done(self, static_cast<BbStep>(step), generation, outcome);
       },
       [=](bb_retry_atom) { drive_burst_buffer(self); },
+      [=](step_atom, const StepCommand& command, const StepReply& reply) { on_step(self, command, reply); },
+      [=](step_control_atom, const StepControlRequest& request, const ControlReply& reply) {
+        on_step_control(self, request, reply);
+      },
+      [=](step_end_atom, const std::string& node, const StepEndReport& report, const DoneReply& reply) {
+        on_step_end(self, node, report, reply);
+      },
+      [=](allocation_end_atom, const AllocationEnd& end, const DoneReply& reply) { on_allocation_end(self, end, reply); },
   };
 }
 

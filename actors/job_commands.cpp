@@ -65,6 +65,36 @@ CommandCheck check_job_command(ControlVerb verb, const JobRecord& job, const Cal
   return refuse("Unexpected message received");
 }
 
+CommandCheck check_step_start(const JobRecord& job, const Caller& caller) {
+  if (!caller.may_write) return refuse(kReadOnlyDenied);
+  if (!owns(job, caller)) return refuse(kDenied);
+  if (job.state == JobState::PENDING) return refuse(kPending);
+  if (job.state == JobState::SUSPENDED) return refuse("Requested operation is presently disabled");
+  if (job.state != JobState::RUNNING) return refuse(kFinished);
+  return allow();
+}
+
+CommandCheck check_step_command(ControlVerb verb, const JobRecord& job, uint32_t step_id, const Caller& caller) {
+  if (!caller.may_write) return refuse(kReadOnlyDenied);
+  if (!owns(job, caller)) return refuse(kDenied);
+  if (verb != ControlVerb::cancel && verb != ControlVerb::signal) return refuse("Unexpected message received");
+  auto step = std::find_if(job.steps.begin(), job.steps.end(), [&](const StepRecord& one) {
+    return one.id == step_id && one.restart == job.restarts;
+  });
+  if (step == job.steps.end()) return refuse("Invalid job id specified");
+  if (step->state != JobState::RUNNING) return refuse(kFinished);
+  return allow(verb == ControlVerb::cancel && !step->cancel_requested);
+}
+
+CommandCheck check_allocation_end(const JobRecord& job, const Caller& caller) {
+  if (!caller.may_write) return refuse(kReadOnlyDenied);
+  if (!owns(job, caller)) return refuse(kDenied);
+  if (!job.spec->interactive) return refuse("Job is not an interactive allocation");
+  // Already ended, or being killed (scancel, time limit): the controller records that end.
+  if (!is_active(job.state) || job.state == JobState::COMPLETING) return allow(false);
+  return allow();
+}
+
 EventDraft command_event(const ControlRequest& request, const JobRecord& job) {
   EventDraft draft;
   draft.actor = actor_info(request.caller);

@@ -16,6 +16,13 @@ struct CommandCheck {
 
 CommandCheck check_job_command(ControlVerb verb, const JobRecord& job, const Caller& caller, bool suspend_by_owner);
 
+// srun: may `caller` start a step in `job` now?
+CommandCheck check_step_start(const JobRecord& job, const Caller& caller);
+// scancel JOBID.STEP (cancel or signal). needs_event: a cancel not requested before.
+CommandCheck check_step_command(ControlVerb verb, const JobRecord& job, uint32_t step_id, const Caller& caller);
+// Controller.endAllocation of an interactive (srun) job; needs_event false once it has ended.
+CommandCheck check_allocation_end(const JobRecord& job, const Caller& caller);
+
 // The event a permitted command appends.
 EventDraft command_event(const ControlRequest& request, const JobRecord& job);
 

@@ -169,6 +169,20 @@ caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContex
       [=](signal_atom, uint64_t job_id, int32_t signal, bool batch_only) {
         deliver(self, [=](AgentChannel& agent) { agent.signal(job_id, signal, batch_only); });
       },
+      [=](step_launch_atom, const StepLaunch& launch, uint64_t io_token) {
+        deliver(self, [=](AgentChannel& agent) { agent.launch_step(launch, io_token); });
+      },
+      // A signal to a step's tasks here; 0: terminate them (SIGTERM, then SIGKILL after KillWait).
+      [=](step_control_atom, uint64_t job_id, uint32_t step_id, int32_t signal, uint32_t kill_wait_sec) {
+        deliver(self, [=](AgentChannel& agent) {
+          if (signal == 0) agent.terminate_step(job_id, step_id, kill_wait_sec);
+          else agent.signal_step(job_id, step_id, signal);
+        });
+      },
+      [=](step_end_atom, const StepEndReport& report, const DoneReply& reply) {
+        self->state.last_seen_us = wall_clock_us();
+        self->send(self->state.context->actors.dispatcher, step_end_atom::value, self->state.node, report, reply);
+      },
       [=](bb_stage_atom, const StageOrder& order, const StageReply& reply) {
         std::string node = self->state.node;
         deliver_bb(self, [=](AgentChannel* agent) {

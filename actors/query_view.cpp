@@ -209,7 +209,8 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
         for (const auto& [id, job] : self->state.state.jobs) {
           if (!is_active(job.state) || job.allocation.empty()) continue;
           if (batch_only) {
-            if (job.allocation.front().node == node) ids.push_back(id);
+            // An interactive job (srun) runs no batch script: its node has nothing to report.
+            if (job.allocation.front().node == node && !job.spec->interactive) ids.push_back(id);
             continue;
           }
           for (const auto& share : job.allocation)

@@ -11,6 +11,8 @@
 
 #include <atomic>
 
+#include <kj/map.h>
+
 #include "actors/rpc_views.hpp"
 #include "capnp/rpc.capnp.h"
 #include "common/auth_payload.hpp"
@@ -52,11 +54,59 @@ kj::Exception failure(const std::string& message) {
   return kj::Exception(kj::Exception::Type::FAILED, __FILE__, __LINE__, kj::heapString(message.data(), message.size()));
 }
 
+}  // namespace
+
+// srun's StepIo capabilities between Controller.runStep and the launch orders that pass
+// them on to the step's agents (one use per node). Loop thread only.
+class StepIoRegistry {
+ public:
+  uint64_t add(rpc::StepIo::Client io) {
+    uint64_t token = ++last_token_;
+    entries_.insert(token, Entry{kj::mv(io), 0, -1});
+    return token;
+  }
+  // For one node's launch order.
+  kj::Maybe<rpc::StepIo::Client> use(uint64_t token) {
+    KJ_IF_MAYBE (entry, entries_.find(token)) {
+      rpc::StepIo::Client io = entry->io;
+      ++entry->used;
+      forget_if_done(token, *entry);
+      return kj::mv(io);
+    }
+    return nullptr;
+  }
+  // runStep's answer: that many launch orders will use it (0: none, the step was refused).
+  void expect(uint64_t token, int uses) {
+    KJ_IF_MAYBE (entry, entries_.find(token)) {
+      entry->expected = uses;
+      forget_if_done(token, *entry);
+    }
+  }
+
+ private:
+  struct Entry {
+    rpc::StepIo::Client io;
+    int used;
+    int expected;  // -1: not known yet
+  };
+  void forget_if_done(uint64_t token, const Entry& entry) {
+    if (entry.expected >= 0 && entry.used >= entry.expected) entries_.erase(token);
+  }
+
+  uint64_t last_token_ = 0;
+  kj::HashMap<uint64_t, Entry> entries_;
+};
+
+namespace {
+
 // Orders to one agent. The capability lives on the kj loop thread; calls are posted there.
 class AgentChannelOnLoop : public AgentChannel {
  public:
-  AgentChannelOnLoop(KjLoopThread& loop, rpc::Agent::Client agent, std::string node)
-      : loop_(loop), agent_(std::make_unique<rpc::Agent::Client>(kj::mv(agent))), node_(std::move(node)) {}
+  AgentChannelOnLoop(KjLoopThread& loop, rpc::Agent::Client agent, std::string node, StepIoRegistry& step_io)
+      : loop_(loop),
+        agent_(std::make_unique<rpc::Agent::Client>(kj::mv(agent))),
+        node_(std::move(node)),
+        step_io_(step_io) {}
 
   ~AgentChannelOnLoop() override {
     // The capability must be released on the loop thread that owns it; once
@@ -123,6 +173,38 @@ class AgentChannelOnLoop : public AgentChannel {
       });
     });
   }
+  void launch_step(const StepLaunch& launch, uint64_t io_token) override {
+    StepIoRegistry* registry = &step_io_;
+    run([launch, io_token, registry](rpc::Agent::Client& agent) -> kj::Promise<void> {
+      auto request = agent.launchStepRequest();
+      write_step_launch(request.initLaunch(), launch);
+      KJ_IF_MAYBE (io, registry->use(io_token)) {
+        request.setIo(*io);
+      } else {
+        return KJ_EXCEPTION(FAILED, "srun is gone: the step's output has nowhere to go");
+      }
+      return request.send().ignoreResult();
+    });
+  }
+  void terminate_step(uint64_t job_id, uint32_t step_id, uint32_t kill_wait_sec) override {
+    run([=](rpc::Agent::Client& agent) {
+      auto request = agent.terminateStepRequest();
+      request.setJobId(job_id);
+      request.setStepId(step_id);
+      request.setKillWaitSec(kill_wait_sec);
+      return request.send().ignoreResult();
+    });
+  }
+  void signal_step(uint64_t job_id, uint32_t step_id, int32_t signal) override {
+    run([=](rpc::Agent::Client& agent) {
+      auto request = agent.signalStepRequest();
+      request.setJobId(job_id);
+      request.setStepId(step_id);
+      request.setSignal(signal);
+      return request.send().ignoreResult();
+    });
+  }
+
   void bb_teardown(uint64_t job_id, const std::string& directory, StageReply reply) override {
     answered(reply, [job_id, directory](rpc::Agent::Client& agent) {
       auto request = agent.bbTeardownRequest();
@@ -167,6 +249,7 @@ class AgentChannelOnLoop : public AgentChannel {
   KjLoopThread& loop_;
   std::unique_ptr<rpc::Agent::Client> agent_;
   std::string node_;
+  StepIoRegistry& step_io_;
 };
 
 // What a registered agent calls: job exits, heartbeats, OOM reports.
@@ -183,8 +266,14 @@ class AgentSessionImpl final : public rpc::AgentSession::Server {
                          false,
                          exit.getMessage(),
                          OomReport{exit.getJobId(), exit.getOomKillCount(), exit.getPeakBytes(), exit.getLimitBytes()}};
+    return recorded(job_exit_atom::value, std::move(report));
+  }
+
+  // A report the node actor answers once its event is durable.
+  template <typename Atom, typename Report>
+  kj::Promise<void> recorded(Atom atom, Report report) {
     auto [promise, reply] = make_rpc_reply<bool>();
-    caf::anon_send(node_, job_exit_atom::value, report, DoneReply([reply](bool ok, const std::string& error) {
+    caf::anon_send(node_, atom, std::move(report), DoneReply([reply](bool ok, const std::string& error) {
                      if (ok) reply.fulfill(true);
                      else reply.reject(error);
                    }));
@@ -194,6 +283,13 @@ class AgentSessionImpl final : public rpc::AgentSession::Server {
   kj::Promise<void> heartbeat(HeartbeatContext) override {
     caf::anon_send(node_, heartbeat_atom::value);
     return kj::READY_NOW;
+  }
+
+  kj::Promise<void> stepEnded(StepEndedContext context) override {
+    auto params = context.getParams();
+    StepEndReport report{params.getJobId(), params.getStepId(), {}, params.getOomKillCount(), params.getMessage()};
+    report.exits = read_task_exits(params.getExits());
+    return recorded(step_end_atom::value, std::move(report));
   }
 
   kj::Promise<void> oomDetected(OomDetectedContext context) override {
@@ -210,8 +306,13 @@ class AgentSessionImpl final : public rpc::AgentSession::Server {
 class ControllerImpl final : public rpc::Controller::Server {
  public:
   ControllerImpl(KjLoopThread& loop, std::shared_ptr<const ControllerContext> context, Caller caller, bool local,
-                 std::string peer)
-      : loop_(loop), context_(std::move(context)), caller_(std::move(caller)), local_(local), peer_(std::move(peer)) {}
+                 std::string peer, std::shared_ptr<StepIoRegistry> step_io)
+      : loop_(loop),
+        context_(std::move(context)),
+        caller_(std::move(caller)),
+        local_(local),
+        peer_(std::move(peer)),
+        step_io_(std::move(step_io)) {}
 
   kj::Promise<void> ping(PingContext context) override {
     auto results = context.getResults();
@@ -326,6 +427,52 @@ class ControllerImpl final : public rpc::Controller::Server {
     });
   }
 
+  kj::Promise<void> runStep(RunStepContext context) override {
+    auto params = context.getParams();
+    StepRequest request = read_step_request(params.getRequest());
+    uint64_t token = step_io_->add(params.getIo());
+    auto [promise, reply] = make_rpc_reply<StepOutcome>();
+    caf::anon_send(context_->actors.dispatcher, step_atom::value, StepCommand{std::move(request), with_command_id(), token},
+                   StepReply([reply](const StepOutcome& outcome) { reply.fulfill(outcome); }));
+    auto registry = step_io_;
+    return promise.then([context, registry, token](StepOutcome outcome) mutable {
+      registry->expect(token, static_cast<int>(outcome.nodes.size()));
+      if (!outcome.ok) kj::throwFatalException(failure(outcome.error));
+      auto results = context.getResults();
+      results.setStepId(outcome.step_id);
+      auto nodes = results.initNodes(static_cast<unsigned>(outcome.nodes.size()));
+      for (size_t i = 0; i < outcome.nodes.size(); ++i) nodes.set(static_cast<unsigned>(i), outcome.nodes[i]);
+      results.setNumTasks(outcome.num_tasks);
+    });
+  }
+
+  kj::Promise<void> endAllocation(EndAllocationContext context) override {
+    auto params = context.getParams();
+    auto [promise, reply] = make_rpc_reply<bool>();
+    caf::anon_send(context_->actors.dispatcher, allocation_end_atom::value,
+                   AllocationEnd{params.getJobId(), params.getExitCode(), params.getSignal(), with_command_id()},
+                   DoneReply([reply](bool ok, const std::string& error) {
+                     if (ok) reply.fulfill(true);
+                     else reply.reject(error);
+                   }));
+    return promise.ignoreResult();
+  }
+
+  kj::Promise<void> controlStep(ControlStepContext context) override {
+    auto params = context.getParams();
+    auto [promise, reply] = make_rpc_reply<ControlOutcome>();
+    caf::anon_send(context_->actors.dispatcher, step_control_atom::value,
+                   StepControlRequest{verb_from_wire(params.getVerb()), params.getJobId(), params.getStepId(),
+                                      params.getSignal(), with_command_id()},
+                   ControlReply([reply](const ControlOutcome& outcome) { reply.fulfill(outcome); }));
+    return promise.then([context](ControlOutcome outcome) mutable {
+      auto result = context.getResults().initResult();
+      result.setJobId(outcome.job_id);
+      result.setOk(outcome.ok);
+      result.setError(outcome.error);
+    });
+  }
+
   kj::Promise<void> accountCommand(AccountCommandContext context) override {
     AccountCommand command = read_account_command(context.getParams().getCommand());
     auto [promise, reply] = make_rpc_reply<AccountOutcome>();
@@ -377,7 +524,7 @@ class ControllerImpl final : public rpc::Controller::Server {
     auto results = context.getResults();
     results.setUid(verified.uid);
     results.setUserName(verified.user);
-    results.setSession(kj::heap<ControllerImpl>(loop_, context_, std::move(verified), false, peer_));
+    results.setSession(kj::heap<ControllerImpl>(loop_, context_, std::move(verified), false, peer_, step_io_));
     return kj::READY_NOW;
   }
 
@@ -401,7 +548,7 @@ class ControllerImpl final : public rpc::Controller::Server {
     registration.memory_enforced = info.getMemoryEnforced();
     registration.cgroup_backend = info.getCgroupBackend();
     for (auto id : info.getRunningJobs()) registration.running_jobs.push_back(id);
-    auto channel = std::make_shared<AgentChannelOnLoop>(loop_, params.getAgent(), node);
+    auto channel = std::make_shared<AgentChannelOnLoop>(loop_, params.getAgent(), node, *step_io_);
     caf::actor node_actor = it->second;
     auto [promise, reply] = make_rpc_reply<bool>();
     caf::anon_send(node_actor, register_atom::value, AgentRegistration{registration, channel},
@@ -430,6 +577,7 @@ class ControllerImpl final : public rpc::Controller::Server {
   bool local_;
   std::string peer_;   // the connection's address, for the log
   std::string nonce_;  // the last one handed out by authNonce, until used
+  std::shared_ptr<StepIoRegistry> step_io_;
 };
 
 }  // namespace
@@ -455,9 +603,10 @@ Caller caller_from_peer(const PeerInfo& peer, const ClusterConfig& config) {
 }
 
 BootstrapFactory controller_bootstrap(KjLoopThread& loop, std::shared_ptr<const ControllerContext> context) {
-  return [&loop, context](const PeerInfo& peer) -> capnp::Capability::Client {
+  auto step_io = std::make_shared<StepIoRegistry>();
+  return [&loop, context, step_io](const PeerInfo& peer) -> capnp::Capability::Client {
     return kj::heap<ControllerImpl>(loop, context, caller_from_peer(peer, context->config), peer.local_socket,
-                                    peer.address);
+                                    peer.address, step_io);
   };
 }
 

@@ -4,20 +4,6 @@
 
 namespace cairn {
 
-void write_allocation(capnp::List<schema::NodeAllocation>::Builder out, const std::vector<NodeShare>& nodes) {
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    out[i].setNode(nodes[i].node);
-    out[i].setCpus(nodes[i].cpus);
-    out[i].setMemMb(nodes[i].mem_mb);
-  }
-}
-
-std::vector<NodeShare> read_allocation(capnp::List<schema::NodeAllocation>::Reader in) {
-  std::vector<NodeShare> out;
-  for (auto node : in) out.push_back({node.getNode(), node.getCpus(), node.getMemMb()});
-  return out;
-}
-
 void write_array_view(rpc::ArrayView::Builder out, const ArrayTaskInfo& array) {
   out.setArrayJobId(array.array_job_id);
   out.setTaskId(array.task_id);
@@ -98,6 +84,11 @@ void write_job_view(rpc::JobView::Builder out, const JobRecord& job) {
       pending[i].setLast(job.array_pending[i].last);
     }
   }
+  if (!job.steps.empty()) {
+    auto steps = out.initSteps(static_cast<unsigned>(job.steps.size()));
+    for (size_t i = 0; i < job.steps.size(); ++i) write_step_view(steps[i], job.steps[i]);
+  }
+  out.setNextStepId(job.next_step_id);
 }
 
 JobRecord read_job_view(rpc::JobView::Reader in) {
@@ -144,7 +135,48 @@ JobRecord read_job_view(rpc::JobView::Reader in) {
   job.last_offset = in.getLastOffset();
   if (in.hasArray()) job.array = read_array_view(in.getArray());
   for (auto range : in.getArrayPending()) job.array_pending.push_back({range.getFirst(), range.getLast()});
+  for (auto step : in.getSteps()) job.steps.push_back(read_step_view(step));
+  job.next_step_id = in.getNextStepId();
   return job;
+}
+
+void write_step_view(rpc::StepView::Builder out, const StepRecord& step) {
+  out.setStepId(step.id);
+  out.setRestart(step.restart);
+  out.setName(step.name);
+  write_allocation(out.initNodes(static_cast<unsigned>(step.nodes.size())), step.nodes);
+  out.setNumTasks(step.num_tasks);
+  out.setCpusPerTask(step.cpus_per_task);
+  out.setStartUs(step.start_us);
+  out.setEndUs(step.end_us);
+  out.setState(step.state);
+  out.setExitCode(step.exit_code);
+  out.setExitSignal(step.exit_signal);
+  auto left = out.initNodesLeft(static_cast<unsigned>(step.nodes_left.size()));
+  for (size_t i = 0; i < step.nodes_left.size(); ++i) left.set(static_cast<unsigned>(i), step.nodes_left[i]);
+  out.setCancelRequested(step.cancel_requested);
+  out.setOomKillCount(step.oom_kills);
+  out.setMessage(step.message);
+}
+
+StepRecord read_step_view(rpc::StepView::Reader in) {
+  StepRecord step;
+  step.id = in.getStepId();
+  step.restart = in.getRestart();
+  step.name = in.getName();
+  step.nodes = read_allocation(in.getNodes());
+  step.num_tasks = in.getNumTasks();
+  step.cpus_per_task = in.getCpusPerTask();
+  step.start_us = in.getStartUs();
+  step.end_us = in.getEndUs();
+  step.state = in.getState();
+  step.exit_code = in.getExitCode();
+  step.exit_signal = in.getExitSignal();
+  for (auto node : in.getNodesLeft()) step.nodes_left.emplace_back(node.cStr(), node.size());
+  step.cancel_requested = in.getCancelRequested();
+  step.oom_kills = in.getOomKillCount();
+  step.message = in.getMessage();
+  return step;
 }
 
 void write_node_view(rpc::NodeView::Builder out, const NodeRecord& node) {
@@ -323,6 +355,95 @@ AccountCommand read_account_command(rpc::AccountCommand::Reader in) {
   command.accounts = get_texts(in.getAccounts());
   command.default_account = in.getDefaultAccount();
   return command;
+}
+
+void write_step_request(rpc::StepRequest::Builder out, const StepRequest& request) {
+  out.setJobId(request.job_id);
+  out.setNumTasks(request.num_tasks);
+  out.setNumNodes(request.num_nodes);
+  out.setCpusPerTask(request.cpus_per_task);
+  out.setMemPerNodeMb(request.mem_per_node_mb);
+  auto argv = out.initArgv(static_cast<unsigned>(request.argv.size()));
+  for (size_t i = 0; i < request.argv.size(); ++i) argv.set(static_cast<unsigned>(i), request.argv[i]);
+  auto env = out.initEnvironment(static_cast<unsigned>(request.environment.size()));
+  for (size_t i = 0; i < request.environment.size(); ++i) env.set(static_cast<unsigned>(i), request.environment[i]);
+  out.setWorkDir(request.work_dir);
+  out.setName(request.name);
+  out.setCpuBind(request.cpu_bind);
+}
+
+void write_step_launch(rpc::StepLaunch::Builder out, const StepLaunch& launch) {
+  out.setJobId(launch.job_id);
+  out.setStepId(launch.step_id);
+  out.setRestartCount(launch.restart_count);
+  write_step_request(out.initRequest(), launch.request);
+  write_allocation(out.initNodes(static_cast<unsigned>(launch.nodes.size())), launch.nodes);
+  out.setNodeIndex(launch.node_index);
+  out.setFirstTask(launch.first_task);
+  out.setTaskCount(launch.task_count);
+  auto per_node = out.initTasksPerNode(static_cast<unsigned>(launch.tasks_per_node.size()));
+  for (size_t i = 0; i < launch.tasks_per_node.size(); ++i) per_node.set(static_cast<unsigned>(i), launch.tasks_per_node[i]);
+  out.setUid(launch.uid);
+  out.setGid(launch.gid);
+  out.setUserName(launch.user_name);
+  out.setClusterName(launch.cluster_name);
+  out.setJobName(launch.job_name);
+  out.setPartition(launch.partition);
+  out.setMemLimitBytes(launch.mem_limit_bytes);
+  auto job_nodes = out.initJobNodes(static_cast<unsigned>(launch.job_nodes.size()));
+  for (size_t i = 0; i < launch.job_nodes.size(); ++i) job_nodes.set(static_cast<unsigned>(i), launch.job_nodes[i]);
+}
+
+StepRequest read_step_request(rpc::StepRequest::Reader in) {
+  StepRequest request;
+  request.job_id = in.getJobId();
+  request.num_tasks = in.getNumTasks();
+  request.num_nodes = in.getNumNodes();
+  request.cpus_per_task = in.getCpusPerTask();
+  request.mem_per_node_mb = in.getMemPerNodeMb();
+  for (auto word : in.getArgv()) request.argv.emplace_back(word.cStr(), word.size());
+  for (auto entry : in.getEnvironment()) request.environment.emplace_back(entry.cStr(), entry.size());
+  request.work_dir = in.getWorkDir();
+  request.name = in.getName();
+  request.cpu_bind = in.getCpuBind();
+  return request;
+}
+
+StepLaunch read_step_launch(rpc::StepLaunch::Reader in) {
+  StepLaunch launch;
+  launch.job_id = in.getJobId();
+  launch.step_id = in.getStepId();
+  launch.restart_count = in.getRestartCount();
+  launch.request = read_step_request(in.getRequest());
+  launch.nodes = read_allocation(in.getNodes());
+  launch.node_index = in.getNodeIndex();
+  launch.first_task = in.getFirstTask();
+  launch.task_count = in.getTaskCount();
+  for (auto count : in.getTasksPerNode()) launch.tasks_per_node.push_back(count);
+  launch.uid = in.getUid();
+  launch.gid = in.getGid();
+  launch.user_name = in.getUserName();
+  launch.cluster_name = in.getClusterName();
+  launch.job_name = in.getJobName();
+  launch.partition = in.getPartition();
+  launch.mem_limit_bytes = in.getMemLimitBytes();
+  for (auto node : in.getJobNodes()) launch.job_nodes.emplace_back(node.cStr(), node.size());
+  if (launch.node_index >= launch.nodes.size()) launch.node_index = 0;
+  return launch;
+}
+
+void write_task_exits(capnp::List<rpc::StepTaskExit>::Builder out, const std::vector<StepTaskExit>& exits) {
+  for (size_t i = 0; i < exits.size(); ++i) {
+    out[i].setTaskId(exits[i].task_id);
+    out[i].setExitCode(exits[i].exit_code);
+    out[i].setSignal(exits[i].signal);
+  }
+}
+
+std::vector<StepTaskExit> read_task_exits(capnp::List<rpc::StepTaskExit>::Reader in) {
+  std::vector<StepTaskExit> exits;
+  for (auto exit : in) exits.push_back({exit.getTaskId(), exit.getExitCode(), exit.getSignal()});
+  return exits;
 }
 
 }  // namespace cairn

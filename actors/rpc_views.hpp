@@ -6,6 +6,8 @@
 #include "actors/scheduling_policy.hpp"
 #include "events/burst_buffer_staging.hpp"
 #include "capnp/rpc.capnp.h"
+#include "events/event_codec.hpp"
+#include "events/job_step.hpp"
 #include "events/job_model.hpp"
 
 namespace cairn {
@@ -19,8 +21,15 @@ NodeRecord read_node_view(rpc::NodeView::Reader in);
 void write_partition_view(rpc::PartitionView::Builder out, const PartitionPolicy& partition);
 PartitionPolicy read_partition_view(rpc::PartitionView::Reader in);
 
-void write_allocation(capnp::List<schema::NodeAllocation>::Builder out, const std::vector<NodeShare>& nodes);
-std::vector<NodeShare> read_allocation(capnp::List<schema::NodeAllocation>::Reader in);
+// Job steps (srun).
+void write_step_request(rpc::StepRequest::Builder out, const StepRequest& request);
+StepRequest read_step_request(rpc::StepRequest::Reader in);
+void write_step_launch(rpc::StepLaunch::Builder out, const StepLaunch& launch);
+StepLaunch read_step_launch(rpc::StepLaunch::Reader in);
+void write_task_exits(capnp::List<rpc::StepTaskExit>::Builder out, const std::vector<StepTaskExit>& exits);
+std::vector<StepTaskExit> read_task_exits(capnp::List<rpc::StepTaskExit>::Reader in);
+void write_step_view(rpc::StepView::Builder out, const StepRecord& step);
+StepRecord read_step_view(rpc::StepView::Reader in);
 
 void write_array_view(rpc::ArrayView::Builder out, const ArrayTaskInfo& array);
 ArrayTaskInfo read_array_view(rpc::ArrayView::Reader in);

@@ -34,10 +34,13 @@ struct UnclaimedExit {
   Clock::time_point reaped_at;
 };
 
+using StepKey = std::pair<uint64_t, uint32_t>;  // job id, step id
+
 struct AgentState {
   std::shared_ptr<const AgentContext> context;
   std::map<uint64_t, TaskEntry> tasks;           // by job id: the current run
-  std::map<pid_t, caf::actor> shells;            // batch shells by pid
+  std::map<StepKey, caf::actor> steps;           // job steps (srun) with tasks here
+  std::map<pid_t, caf::actor> shells;            // batch shells and step tasks by pid
   std::map<pid_t, UnclaimedExit> unclaimed;      // reaped, no task has claimed them (yet)
   static inline const char* name = "agent_actor";
 };
@@ -72,8 +75,30 @@ void deliver_exit(AgentActor* self, pid_t pid, ExitStatus status) {
     st.unclaimed[pid] = UnclaimedExit{status, Clock::now()};  // an orphan of a job, or a shell not yet claimed
     return;
   }
-  self->send(shell->second, exited_atom::value, status);
+  self->send(shell->second, exited_atom::value, pid, status);
   st.shells.erase(shell);
+}
+
+// An order for a job goes to its steps here too: they are suspended, resumed, signalled
+// and terminated with it.
+template <class... Ts>
+void to_steps(AgentActor* self, uint64_t job_id, const Ts&... message) {
+  auto& steps = self->state.steps;
+  for (auto it = steps.lower_bound({job_id, 0}); it != steps.end() && it->first.first == job_id; ++it)
+    self->send(it->second, message...);
+}
+
+void on_step_launch(AgentActor* self, StepLaunch launch, const StepStarted& started) {
+  auto& st = self->state;
+  StepKey key{launch.job_id, launch.step_id};
+  if (st.steps.contains(key)) {
+    spdlog::warn("step {}.{} is already running here: launch ignored", key.first, key.second);
+    started({});
+    return;
+  }
+  auto step = spawn_step_actor(self->system(), st.context, caf::actor_cast<caf::actor>(self), std::move(launch), started);
+  self->monitor(step);
+  st.steps[key] = step;
 }
 
 // The task's message for `job_id`, if that job has a task here.
@@ -104,17 +129,35 @@ caf::behavior agent_actor(AgentActor* self, std::shared_ptr<const AgentContext> 
       entry = st.tasks.erase(entry);
     }
     std::erase_if(st.shells, [&](const auto& entry) { return entry.second == dead; });
+    std::erase_if(st.steps, [&](const auto& entry) { return entry.second == dead; });
   });
   self->delayed_send(self, kTickInterval, tick_atom::value);
   return {
       [=](launch_atom, JobLaunch& job, const LaunchDone& done) { on_launch(self, std::move(job), done); },
-      [=](suspend_atom, uint64_t job_id) { to_task(self, job_id, suspend_atom::value); },
-      [=](resume_atom, uint64_t job_id) { to_task(self, job_id, resume_atom::value); },
+      [=](suspend_atom, uint64_t job_id) {
+        to_task(self, job_id, suspend_atom::value);
+        to_steps(self, job_id, suspend_atom::value);
+      },
+      [=](resume_atom, uint64_t job_id) {
+        to_task(self, job_id, resume_atom::value);
+        to_steps(self, job_id, resume_atom::value);
+      },
       [=](signal_atom, uint64_t job_id, int32_t sig, bool batch_only) {
         to_task(self, job_id, signal_atom::value, sig, batch_only);
+        if (!batch_only) to_steps(self, job_id, signal_atom::value, sig);
       },
       [=](terminate_atom, uint64_t job_id, uint32_t kill_wait_sec) {
         to_task(self, job_id, terminate_atom::value, kill_wait_sec);
+        to_steps(self, job_id, terminate_atom::value, kill_wait_sec);
+      },
+      [=](step_launch_atom, StepLaunch& launch, const StepStarted& started) {
+        on_step_launch(self, std::move(launch), started);
+      },
+      [=](step_control_atom, uint64_t job_id, uint32_t step_id, int32_t sig, uint32_t kill_wait_sec) {
+        auto step = self->state.steps.find({job_id, step_id});
+        if (step == self->state.steps.end()) return;
+        if (sig == 0) self->send(step->second, terminate_atom::value, kill_wait_sec);
+        else self->send(step->second, signal_atom::value, sig);
       },
       [=](reaped_atom, const std::vector<ReapedChild>& children) {
         for (const auto& child : children) deliver_exit(self, child.pid, child.status);

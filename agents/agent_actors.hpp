@@ -24,6 +24,7 @@ struct AgentContext {
   std::shared_ptr<const MemoryCgroups> cgroups;
   std::string cgroup_exec;                  // cairn-cgroup-exec, next to cairnd
   MemoryEventWatch* memory_watch = nullptr;  // with cgroups; outlives the actors' use of it
+  StepReports* step_reports = nullptr;       // the controller link's; outlives the actors' use of it
 };
 
 caf::actor spawn_agent_actor(caf::actor_system& system, std::shared_ptr<const AgentContext> context);
@@ -32,6 +33,12 @@ caf::actor spawn_agent_actor(caf::actor_system& system, std::shared_ptr<const Ag
 // this node is the batch host, and calls `done` once it has (or has failed to).
 caf::actor spawn_task_actor(caf::actor_system& system, std::shared_ptr<const AgentContext> context,
                             caf::actor agent, JobLaunch job, LaunchDone done);
+
+// Spawned by the agent actor for one job step's tasks on this node (srun): starts them
+// in a process group (and memory cgroup) of their own, their output on pipes handed to
+// `started`, owns the group's signals, and reports the tasks' end to context->step_reports.
+caf::actor spawn_step_actor(caf::actor_system& system, std::shared_ptr<const AgentContext> context,
+                            caf::actor agent, StepLaunch launch, StepStarted started);
 
 // The burst-buffer stagers of this agent: one bb_stager per job at work, orders
 // made idempotent (a repeated order joins the copy under way or gets its result).

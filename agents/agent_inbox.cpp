@@ -41,6 +41,15 @@ class AgentInbox final : public JobOrders {
     if (!staging_) return JobOrders::bb_teardown(job_id, std::move(directory), std::move(done));
     caf::anon_send(staging_, bb_teardown_atom::value, job_id, std::move(directory), std::move(done));
   }
+  void launch_step(StepLaunch launch, StepStarted started) override {
+    caf::anon_send(agent_, step_launch_atom::value, std::move(launch), std::move(started));
+  }
+  void terminate_step(uint64_t job_id, uint32_t step_id, uint32_t kill_wait_sec) override {
+    caf::anon_send(agent_, step_control_atom::value, job_id, step_id, int32_t{0}, kill_wait_sec);
+  }
+  void signal_step(uint64_t job_id, uint32_t step_id, int32_t signal) override {
+    caf::anon_send(agent_, step_control_atom::value, job_id, step_id, signal, uint32_t{0});
+  }
 
  private:
   caf::actor agent_;

@@ -35,6 +35,9 @@ using oom_atom = caf::atom_constant<caf::atom("oom")>;
 using bb_stage_atom = caf::atom_constant<caf::atom("bbstage")>;
 using bb_teardown_atom = caf::atom_constant<caf::atom("bbteardown")>;
 using bb_done_atom = caf::atom_constant<caf::atom("bbdone")>;
+// Job steps: a launch (agent actor, which spawns a step actor); a signal (0: terminate).
+using step_launch_atom = caf::atom_constant<caf::atom("steplaunch")>;
+using step_control_atom = caf::atom_constant<caf::atom("stepctl")>;
 // Timers.
 using kill_atom = caf::atom_constant<caf::atom("kill")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
@@ -53,3 +56,5 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StageOrder)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StageOutcome)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ExitStatus)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cairn::ReapedChild>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepLaunch)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepStarted)

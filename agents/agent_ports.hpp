@@ -12,6 +12,7 @@
 #include "agents/child_reaper.hpp"
 #include "events/burst_buffer_staging.hpp"
 #include "agents/job_launch.hpp"
+#include "events/job_step.hpp"
 
 namespace cairn {
 
@@ -20,6 +21,25 @@ namespace cairn {
 using LaunchDone = std::function<void()>;
 // Called once a burst-buffer order is done (Agent.stage, Agent.bbTeardown answer then).
 using StageDone = std::function<void(const StageOutcome&)>;
+
+// A step's tasks as started on this node: the read ends of their stdout and stderr
+// pipes, owned by whoever receives them. Empty when no task could start (the
+// step's end, with the reason, follows).
+struct StepTaskOutput {
+  uint32_t task_id = 0;
+  int stdout_fd = -1;
+  int stderr_fd = -1;
+};
+using StepStarted = std::function<void(std::vector<StepTaskOutput>)>;
+
+// Every task of a step on this node has ended (AgentSession.stepEnded, StepIo.nodeDone).
+struct StepEnd {
+  uint64_t job_id = 0;
+  uint32_t step_id = 0;
+  std::vector<StepTaskExit> exits;
+  uint64_t oom_kills = 0;
+  std::string message;  // why tasks could not start
+};
 
 // Into the actors: the controller's orders, the reaped children, the acknowledgements.
 class JobOrders {
@@ -44,6 +64,19 @@ class JobOrders {
   virtual void bb_teardown(uint64_t job_id, std::string directory, StageDone done) {
     stage(StageOrder{job_id, false, std::move(directory), {}, 0, 0, {}}, std::move(done));
   }
+  // Job steps (srun): `started` is called once the node's tasks run (or could not start).
+  virtual void launch_step(StepLaunch launch, StepStarted started) = 0;
+  virtual void terminate_step(uint64_t job_id, uint32_t step_id, uint32_t kill_wait_sec) = 0;
+  virtual void signal_step(uint64_t job_id, uint32_t step_id, int32_t signal) = 0;
+};
+
+// Out of the step actors, towards srun and the controller (agents/step_streams.hpp).
+class StepReports {
+ public:
+  virtual void step_ended(StepEnd end) = 0;  // any thread
+
+ protected:
+  ~StepReports() = default;
 };
 
 // Out of the actors, towards the controller (see JobReportBook).

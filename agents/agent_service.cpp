@@ -12,7 +12,7 @@ namespace {
 
 class AgentService final : public rpc::Agent::Server {
  public:
-  explicit AgentService(JobOrders& orders) : orders_(orders) {}
+  AgentService(JobOrders& orders, StepStreams& steps) : orders_(orders), steps_(steps) {}
 
   kj::Promise<void> launch(LaunchContext context) override {
     JobLaunch job = read_launch_request(context.getParams().getRequest());
@@ -65,8 +65,35 @@ class AgentService final : public rpc::Agent::Server {
     return promise.ignoreResult();
   }
 
+  kj::Promise<void> launchStep(LaunchStepContext context) override {
+    auto params = context.getParams();
+    StepLaunch launch = read_step_launch(params.getLaunch());
+    uint64_t job_id = launch.job_id;
+    uint32_t step_id = launch.step_id;
+    rpc::StepIo::Client io = params.getIo();
+    auto [promise, reply] = make_rpc_reply<std::vector<StepTaskOutput>>();
+    orders_.launch_step(std::move(launch),
+                        [reply = reply](std::vector<StepTaskOutput> outputs) { reply.fulfill(std::move(outputs)); });
+    return promise.then([this, job_id, step_id, io = kj::mv(io)](std::vector<StepTaskOutput> outputs) mutable {
+      steps_.attach(job_id, step_id, kj::mv(io), std::move(outputs));
+    });
+  }
+
+  kj::Promise<void> terminateStep(TerminateStepContext context) override {
+    auto params = context.getParams();
+    orders_.terminate_step(params.getJobId(), params.getStepId(), params.getKillWaitSec());
+    return kj::READY_NOW;
+  }
+
+  kj::Promise<void> signalStep(SignalStepContext context) override {
+    auto params = context.getParams();
+    orders_.signal_step(params.getJobId(), params.getStepId(), params.getSignal());
+    return kj::READY_NOW;
+  }
+
  private:
   JobOrders& orders_;
+  StepStreams& steps_;
 };
 
 }  // namespace
@@ -84,6 +111,8 @@ JobLaunch read_launch_request(rpc::LaunchRequest::Reader request) {
   return job;
 }
 
-kj::Own<rpc::Agent::Server> make_agent_service(JobOrders& orders) { return kj::heap<AgentService>(orders); }
+kj::Own<rpc::Agent::Server> make_agent_service(JobOrders& orders, StepStreams& steps) {
+  return kj::heap<AgentService>(orders, steps);
+}
 
 }  // namespace cairn

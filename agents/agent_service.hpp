@@ -5,6 +5,7 @@
 #include <kj/memory.h>
 
 #include "agents/agent_ports.hpp"
+#include "agents/step_streams.hpp"
 #include "capnp/rpc.capnp.h"
 
 namespace cairn {
@@ -14,6 +15,7 @@ JobLaunch read_launch_request(rpc::LaunchRequest::Reader request);
 // Loop thread only; `orders` must outlive it. launch() answers once the batch
 // script is spawned (or its failure recorded as the job's end); the other
 // orders answer at once, their work happens in the job's task actor.
-kj::Own<rpc::Agent::Server> make_agent_service(JobOrders& orders);
+// launchStep answers once the step's tasks run here; their output and end go through `steps`.
+kj::Own<rpc::Agent::Server> make_agent_service(JobOrders& orders, StepStreams& steps);
 
 }  // namespace cairn

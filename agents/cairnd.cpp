@@ -111,6 +111,7 @@ int run(const ParsedArgs& args) {
   auto context = std::make_shared<AgentContext>();
   context->settings = settings;
   context->reports = &link;
+  context->step_reports = &link.step_reports();
   context->cgroups = enforcement.cgroups;
   context->cgroup_exec = cgroup_exec;
   caf::actor agent = spawn_agent_actor(system, context);

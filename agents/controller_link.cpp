@@ -7,6 +7,8 @@
 #include <kj/async-io.h>
 #include <spdlog/spdlog.h>
 
+#include "actors/rpc_views.hpp"
+
 #include <string_view>
 
 #include "agents/agent_service.hpp"
@@ -55,15 +57,22 @@ struct ControllerLink::Connection {
 };
 
 ControllerLink::ControllerLink(KjLoopThread& loop, AgentSettings settings)
-    : loop_(loop), settings_(std::move(settings)), task_errors_(kj::heap<TaskErrors>()) {}
+    : loop_(loop),
+      settings_(std::move(settings)),
+      task_errors_(kj::heap<TaskErrors>()),
+      steps_(kj::heap<StepStreams>(loop, settings_.node, [this](const StepEnd& end) { return record_step_end(end); })) {}
 
 ControllerLink::~ControllerLink() = default;
 
 void ControllerLink::start(JobOrders& orders) {
   orders_ = &orders;
   loop_.post([this]() {
+    steps_->set_orders(*orders_);
     // The capnp state must go while the loop still exists.
-    loop_.add_stop_hook([this]() { connection_ = nullptr; });
+    loop_.add_stop_hook([this]() {
+      steps_ = nullptr;
+      connection_ = nullptr;
+    });
     connect();
   });
 }
@@ -151,7 +160,7 @@ void ControllerLink::register_agent(uint64_t generation) {
   auto ids = book_.jobs_to_report();
   auto running = info.initRunningJobs(static_cast<unsigned>(ids.size()));
   for (unsigned i = 0; i < ids.size(); ++i) running.set(i, ids[i]);
-  request.setAgent(make_agent_service(*orders_));
+  request.setAgent(make_agent_service(*orders_, *steps_));
 
   auto answered = request.send().then(
       [this, generation](capnp::Response<rpc::Controller::RegisterAgentResults>&& response) {
@@ -262,6 +271,27 @@ void ControllerLink::send_end(const JobEnd& end) {
           }));
         }));
   }
+}
+
+// Not retried: a step whose end is not recorded is closed with its job (see the reducer).
+kj::Promise<void> ControllerLink::record_step_end(const StepEnd& end) {
+  if (connection_) {
+    KJ_IF_MAYBE (session, connection_->session) {
+      auto request = session->stepEndedRequest();
+      request.setJobId(end.job_id);
+      request.setStepId(end.step_id);
+      write_task_exits(request.initExits(static_cast<unsigned>(end.exits.size())), end.exits);
+      request.setOomKillCount(end.oom_kills);
+      request.setMessage(end.message);
+      uint64_t job_id = end.job_id;
+      uint32_t step_id = end.step_id;
+      return request.send().ignoreResult().catch_([job_id, step_id](kj::Exception&& error) {
+        spdlog::warn("the controller did not record the end of step {}.{}: {}", job_id, step_id, reason_of(error));
+      });
+    }
+  }
+  spdlog::warn("the end of step {}.{} is not recorded: no controller connection", end.job_id, end.step_id);
+  return kj::READY_NOW;
 }
 
 }  // namespace cairn

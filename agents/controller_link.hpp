@@ -16,6 +16,7 @@
 #include "agents/agent_ports.hpp"
 #include "agents/agent_settings.hpp"
 #include "agents/job_report_book.hpp"
+#include "agents/step_streams.hpp"
 #include "common/kj_loop_thread.hpp"
 
 namespace cairn {
@@ -38,6 +39,9 @@ class ControllerLink final : public JobReports {
   void job_forgotten(uint64_t job_id, uint32_t run) override;
   void oom_detected(JobOom oom) override;
 
+  // Where the step actors report (job steps' output and ends go over this connection).
+  StepReports& step_reports() { return *steps_; }
+
  private:
   struct Connection;
   class TaskErrors;
@@ -51,6 +55,7 @@ class ControllerLink final : public JobReports {
   kj::Promise<void> heartbeats(uint64_t generation, uint32_t interval_sec);
   void send_pending_ends();
   void send_end(const JobEnd& end);
+  kj::Promise<void> record_step_end(const StepEnd& end);
   bool is_current(uint64_t generation) const;
 
   KjLoopThread& loop_;
@@ -58,6 +63,7 @@ class ControllerLink final : public JobReports {
   JobOrders* orders_ = nullptr;
   JobReportBook book_;
   kj::Own<TaskErrors> task_errors_;
+  kj::Own<StepStreams> steps_;  // loop thread's; released when the loop stops
   kj::Own<Connection> connection_;  // null while disconnected
   uint64_t generation_ = 0;         // of the newest connection attempt
   bool in_outage_ = false;          // a failure was logged; the next success says so

@@ -5,6 +5,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "common/hostlist.hpp"
+
 namespace cairn {
 namespace {
 
@@ -57,15 +59,74 @@ std::optional<std::string> text_if_present(const std::string& value) {
   return value;
 }
 
-}  // namespace
-
-std::vector<std::string> build_job_environment(const JobSpec& spec, const LaunchContext& context) {
-  EnvironmentBuilder env;
-  for (const std::string& entry : spec.environment) {
+// The submitter's KEY=VALUE entries; entries without "=" or with an empty name are dropped.
+void set_exported(EnvironmentBuilder& env, const std::vector<std::string>& entries) {
+  for (const std::string& entry : entries) {
     size_t equals = entry.find('=');
     if (equals == std::string::npos || equals == 0) continue;
     env.set(std::string_view(entry).substr(0, equals), entry.substr(equals + 1));
   }
+}
+
+}  // namespace
+
+std::string tasks_per_node_text(const std::vector<uint32_t>& tasks_per_node) {
+  std::string text;
+  for (size_t i = 0; i < tasks_per_node.size();) {
+    size_t run = 1;
+    while (i + run < tasks_per_node.size() && tasks_per_node[i + run] == tasks_per_node[i]) ++run;
+    if (!text.empty()) text += ',';
+    text += std::to_string(tasks_per_node[i]);
+    if (run > 1) text += "(x" + std::to_string(run) + ")";
+    i += run;
+  }
+  return text;
+}
+
+std::vector<std::string> build_step_environment(const StepLaunch& launch, uint32_t local_id, const std::string& node) {
+  EnvironmentBuilder env;
+  set_exported(env, launch.request.environment);
+  std::vector<std::string> step_nodes;
+  for (const auto& share : launch.nodes) step_nodes.push_back(share.node);
+  std::string gtids;
+  for (uint32_t i = 0; i < launch.task_count; ++i)
+    gtids += (i == 0 ? "" : ",") + std::to_string(launch.first_task + i);
+  uint32_t cpus_per_task = std::max<uint32_t>(1, launch.request.cpus_per_task);
+  env.set("SLURM_JOB_ID", launch.job_id);
+  env.set("SLURM_JOBID", launch.job_id);
+  env.set("SLURM_JOB_NAME", launch.job_name);
+  env.set("SLURM_JOB_NODELIST", compress_hostlist(launch.job_nodes));
+  env.set("SLURM_JOB_NUM_NODES", launch.job_nodes.size());
+  env.set("SLURM_JOB_PARTITION", launch.partition);
+  env.set("SLURM_JOB_USER", launch.user_name);
+  env.set("SLURM_JOB_UID", launch.uid);
+  env.set("SLURM_CLUSTER_NAME", launch.cluster_name);
+  env.set("SLURM_STEP_ID", launch.step_id);
+  env.set("SLURM_STEPID", launch.step_id);
+  env.set("SLURM_STEP_NODELIST", compress_hostlist(step_nodes));
+  env.set("SLURM_NODELIST", compress_hostlist(step_nodes));
+  env.set("SLURM_STEP_NUM_NODES", step_nodes.size());
+  env.set("SLURM_NNODES", step_nodes.size());
+  env.set("SLURM_STEP_NUM_TASKS", launch.request.num_tasks);
+  env.set("SLURM_NTASKS", launch.request.num_tasks);
+  env.set("SLURM_NPROCS", launch.request.num_tasks);
+  env.set("SLURM_STEP_TASKS_PER_NODE", tasks_per_node_text(launch.tasks_per_node));
+  env.set("SLURM_TASKS_PER_NODE", tasks_per_node_text(launch.tasks_per_node));
+  env.set("SLURM_CPUS_PER_TASK", cpus_per_task);
+  env.set("SLURM_CPUS_ON_NODE", launch.nodes[launch.node_index].cpus);
+  env.set("SLURM_NODEID", launch.node_index);
+  env.set("SLURM_PROCID", launch.first_task + local_id);
+  env.set("SLURM_LOCALID", local_id);
+  env.set("SLURM_GTIDS", gtids);
+  env.set("SLURMD_NODENAME", node);
+  env.set("SLURM_TOPOLOGY_ADDR", node);
+  env.set_or_unset("SLURM_CPU_BIND", text_if_present(launch.request.cpu_bind));
+  return env.entries();
+}
+
+std::vector<std::string> build_job_environment(const JobSpec& spec, const LaunchContext& context) {
+  EnvironmentBuilder env;
+  set_exported(env, spec.environment);
 
   env.set("SLURM_JOB_ID", context.job_id);
   env.set("SLURM_JOBID", context.job_id);

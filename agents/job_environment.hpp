@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "events/job_model.hpp"
+#include "events/job_step.hpp"
 
 namespace cairn {
 
@@ -31,5 +32,14 @@ struct LaunchContext {
 // a job submitted from inside another job never sees the outer job's values.
 // Entries of spec.environment without "=" or with an empty name are dropped.
 std::vector<std::string> build_job_environment(const JobSpec& spec, const LaunchContext& context);
+
+// The environment of a step's task (srun): srun's exported environment, then the
+// step's variables (SLURM_STEP_ID, SLURM_PROCID = the task's rank, SLURM_LOCALID =
+// its index on this node, SLURM_NTASKS = the step's tasks, ...). `local_id` counts
+// from 0 on this node.
+std::vector<std::string> build_step_environment(const StepLaunch& launch, uint32_t local_id, const std::string& node);
+
+// Slurm's SLURM_TASKS_PER_NODE: {2,2,2,1} -> "2(x3),1".
+std::string tasks_per_node_text(const std::vector<uint32_t>& tasks_per_node);
 
 }  // namespace cairn

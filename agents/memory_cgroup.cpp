@@ -173,7 +173,15 @@ MemoryCgroups::MemoryCgroups(MemoryCgroupLocation location, std::string node, in
 }
 
 JobCgroup MemoryCgroups::create(uint64_t job_id, uint32_t run, uint64_t limit_bytes) const {
-  JobCgroup cgroup{fmt::format("{}/{}job{}.{}", location_.dir, prefix_, job_id, run), limit_bytes};
+  return create_named(fmt::format("job{}.{}", job_id, run), limit_bytes);
+}
+
+JobCgroup MemoryCgroups::create_for_step(uint64_t job_id, uint32_t run, uint32_t step_id, uint64_t limit_bytes) const {
+  return create_named(fmt::format("job{}.{}.step{}", job_id, run, step_id), limit_bytes);
+}
+
+JobCgroup MemoryCgroups::create_named(const std::string& name, uint64_t limit_bytes) const {
+  JobCgroup cgroup{fmt::format("{}/{}{}", location_.dir, prefix_, name), limit_bytes};
   const std::string& path = cgroup.path;
   if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
     throw std::runtime_error(fmt::format("cannot create the memory cgroup {}: {}", path, errno_text(errno)));

@@ -73,6 +73,8 @@ class MemoryCgroups {
   // memory.oom.group). A cgroup left by the same run is reused. Throws
   // std::runtime_error naming the file.
   JobCgroup create(uint64_t job_id, uint32_t run, uint64_t limit_bytes) const;
+  // The same for the tasks of a job step on this node (<prefix>job<id>.<run>.step<step>).
+  JobCgroup create_for_step(uint64_t job_id, uint32_t run, uint32_t step_id, uint64_t limit_bytes) const;
 
   // The file a process writes its pid to in order to join the cgroup.
   static std::string procs_file(const JobCgroup& cgroup) { return cgroup.path + "/cgroup.procs"; }
@@ -94,6 +96,8 @@ class MemoryCgroups {
   size_t remove_stale() const;
 
  private:
+  JobCgroup create_named(const std::string& name, uint64_t limit_bytes) const;
+
   MemoryCgroupLocation location_;
   std::string prefix_;
 };

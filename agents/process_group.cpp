@@ -278,19 +278,21 @@ LaunchCommand launch_command(const SpawnRequest& request, bool script_has_interp
   return command;
 }
 
-pid_t spawn_batch_script(const SpawnRequest& request) {
-  const PreparedLaunch prepared = prepare_launch(request);
-  const LaunchCommand command = launch_command(request, prepared.script_has_interpreter_line);
+namespace {
+
+// posix_spawn of `command` in work_dir, stdin from /dev/null, stdout and stderr to the given
+// descriptors, in process group `pgid` (0: a new one it leads), with default signal handling.
+pid_t spawn_command(const SpawnRequest& request, const LaunchCommand& command, int work_dir_fd, int stdout_fd,
+                    int stderr_fd, pid_t pgid) {
   const std::string cannot = cannot_launch(request.job_id);
   auto check = [&](int error_number, std::string_view step) {
     if (error_number != 0) fail(cannot, step, error_number);
   };
 
   SpawnFileActions actions;
-  int stderr_fd = prepared.stderr_file ? prepared.stderr_file.get() : prepared.stdout_file.get();
-  check(::posix_spawn_file_actions_addfchdir_np(actions.get(), prepared.work_dir.get()), "chdir");
+  check(::posix_spawn_file_actions_addfchdir_np(actions.get(), work_dir_fd), "chdir");
   check(::posix_spawn_file_actions_addopen(actions.get(), STDIN_FILENO, "/dev/null", O_RDONLY, 0), "stdin");
-  check(::posix_spawn_file_actions_adddup2(actions.get(), prepared.stdout_file.get(), STDOUT_FILENO), "stdout");
+  check(::posix_spawn_file_actions_adddup2(actions.get(), stdout_fd, STDOUT_FILENO), "stdout");
   check(::posix_spawn_file_actions_adddup2(actions.get(), stderr_fd, STDERR_FILENO), "stderr");
   // The job must not inherit the agent's sockets and log files, even ones opened without O_CLOEXEC.
   check(::posix_spawn_file_actions_addclosefrom_np(actions.get(), STDERR_FILENO + 1), "closefrom");
@@ -303,7 +305,7 @@ pid_t spawn_batch_script(const SpawnRequest& request) {
   sigfillset(&all_signals);
   check(::posix_spawnattr_setflags(attributes.get(), POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF),
         "flags");
-  check(::posix_spawnattr_setpgroup(attributes.get(), 0), "process group");
+  check(::posix_spawnattr_setpgroup(attributes.get(), pgid), "process group");
   check(::posix_spawnattr_setsigmask(attributes.get(), &no_signals), "signal mask");
   check(::posix_spawnattr_setsigdefault(attributes.get(), &all_signals), "signal actions");
 
@@ -321,6 +323,46 @@ pid_t spawn_batch_script(const SpawnRequest& request) {
   }
   if (error_number != 0) fail(cannot, command.argv[0], error_number);
   return pid;
+}
+
+}  // namespace
+
+pid_t spawn_batch_script(const SpawnRequest& request) {
+  const PreparedLaunch prepared = prepare_launch(request);
+  const LaunchCommand command = launch_command(request, prepared.script_has_interpreter_line);
+  int stderr_fd = prepared.stderr_file ? prepared.stderr_file.get() : prepared.stdout_file.get();
+  return spawn_command(request, command, prepared.work_dir.get(), prepared.stdout_file.get(), stderr_fd, 0);
+}
+
+pid_t spawn_step_task(const SpawnRequest& request, int stdout_fd, int stderr_fd, pid_t process_group) {
+  UniqueFd work_dir(::open(request.work_dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!work_dir || ::faccessat(AT_FDCWD, request.work_dir.c_str(), X_OK, AT_EACCESS) != 0)
+    fail_launch(request.job_id, request.work_dir);
+  // The program is executed as it is, as srun's tasks are (no shell, no interpreter check).
+  return spawn_command(request, launch_command(request, true), work_dir.get(), stdout_fd, stderr_fd, process_group);
+}
+
+std::optional<std::string> find_program(const std::string& name, const std::string& path_variable,
+                                        const std::string& work_dir) {
+  auto executable = [](const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+  };
+  if (name.empty()) return std::nullopt;
+  if (name.find('/') != std::string::npos) {
+    std::string path = name.front() == '/' || work_dir.empty() ? name : work_dir + "/" + name;
+    return executable(path) ? std::optional(path) : std::nullopt;
+  }
+  std::string_view dirs = path_variable.empty() ? std::string_view("/usr/local/bin:/usr/bin:/bin") : path_variable;
+  while (true) {
+    auto colon = dirs.find(':');
+    std::string dir(dirs.substr(0, colon));
+    if (dir.empty()) dir = work_dir.empty() ? "." : work_dir;  // an empty entry is the current directory
+    std::string path = dir + "/" + name;
+    if (executable(path)) return path;
+    if (colon == std::string_view::npos) return std::nullopt;
+    dirs.remove_prefix(colon + 1);
+  }
 }
 
 SignalOutcome signal_process_group(pid_t pgid, int sig) {

@@ -255,7 +255,7 @@ caf::behavior task_actor(TaskActor* self, std::shared_ptr<const AgentContext> co
           signal_group(self, SIGKILL);
         }
       },
-      [=](exited_atom, ExitStatus status) { on_shell_exit(self, status); },
+      [=](exited_atom, pid_t, ExitStatus status) { on_shell_exit(self, status); },
       [=](recheck_atom, ExitStatus status) {
         if (self->state.superseded) return remove_cgroup(self);
         finish_run(self, status);

@@ -123,6 +123,7 @@ struct JobSpec {
   excNodes @34 :List(Text);    # -x/--exclude, expanded: the job never gets one of them
   mailType @35 :Text;          # --mail-type as Slurm shows it (recorded; no mail is sent)
   mailUser @36 :Text;          # --mail-user
+  interactive @37 :Bool;       # srun outside an allocation: no batch script, srun runs step 0 and ends the job
 }
 
 struct NodeAllocation {
@@ -314,6 +315,37 @@ struct UserRemoved {
   accounts @1 :List(Text);
 }
 
+# ---- job steps (srun) ----
+
+# A step starts inside a running job's allocation: its tasks run on `nodes`.
+struct StepStarted {
+  jobId @0 :UInt64;
+  stepId @1 :UInt32;
+  name @2 :Text;              # the program's name, as sacct shows it in JobName
+  nodes @3 :List(NodeAllocation);   # per node: the CPUs its tasks use there
+  numTasks @4 :UInt32;
+  cpusPerTask @5 :UInt32;
+  command @6 :Text;           # the command line, for the audit
+}
+
+# The step's tasks on one node have all ended; the step ends with its last node.
+struct StepEnded {
+  jobId @0 :UInt64;
+  stepId @1 :UInt32;
+  node @2 :Text;
+  exitCode @3 :Int32;         # the highest exit code of the node's tasks
+  signal @4 :Int32;           # a signal that killed one of them (0: none)
+  oomKillCount @5 :UInt64;    # OOM kills in the step's memory cgroup on that node
+  message @6 :Text;           # why tasks could not start, if so
+}
+
+# scancel JOBID.STEP: the step's end will be CANCELLED.
+struct StepCancelled {
+  jobId @0 :UInt64;
+  stepId @1 :UInt32;
+  signal @2 :Int32;
+}
+
 struct Event {
   header @0 :Header;
   body :union {
@@ -340,12 +372,10 @@ struct Event {
     nodeDown @21 :NodeDown;
     nodeUp @22 :NodeUp;
     epochClaimed @23 :EpochClaimed;
-    # @24, @25 and @27 belong to other branches (job steps); Void placeholders keep the
-    # ordinals sequential until those branches are merged, which replace them.
-    unassigned24 @24 :Void;
-    unassigned25 @25 :Void;
+    stepStarted @24 :StepStarted;
+    stepEnded @25 :StepEnded;
     arrayTaskSplit @26 :ArrayTaskSplit;
-    unassigned27 @27 :Void;
+    stepCancelled @27 :StepCancelled;
     accountAdded @28 :AccountAdded;
     accountRemoved @29 :AccountRemoved;
     userAssociated @30 :UserAssociated;

@@ -81,6 +81,27 @@ struct JobView {
   # (taskId = 4294967294), the tasks still pending in it.
   array @38 :ArrayView;
   arrayPending @39 :List(ArrayTaskRange);
+  steps @40 :List(StepView);   # job steps (srun) of the current run, then of earlier runs
+  nextStepId @41 :UInt32;
+}
+
+# One job step (srun) as the log recorded it.
+struct StepView {
+  stepId @0 :UInt32;
+  restart @1 :UInt32;          # the run of the job it belongs to
+  name @2 :Text;
+  nodes @3 :List(Events.NodeAllocation);
+  numTasks @4 :UInt32;
+  cpusPerTask @5 :UInt32;
+  startUs @6 :Int64;
+  endUs @7 :Int64;
+  state @8 :Events.JobState;
+  exitCode @9 :Int32;
+  exitSignal @10 :Int32;
+  nodesLeft @11 :List(Text);   # nodes that have not reported the end of their tasks
+  cancelRequested @12 :Bool;
+  oomKillCount @13 :UInt64;
+  message @14 :Text;
 }
 
 struct NodeView {
@@ -142,6 +163,56 @@ struct StageResult {
   message @3 :Text;           # why it failed
 }
 
+# ---- job steps (srun) ----
+
+# What srun asks for: a step of job `jobId` (0 with Controller.runStep is an error).
+struct StepRequest {
+  jobId @0 :UInt64;
+  numTasks @1 :UInt32;         # 0: the job's SLURM_NTASKS, else one per node
+  numNodes @2 :UInt32;         # 0: as many as the tasks need, at most the allocation's
+  cpusPerTask @3 :UInt32;      # 0: 1
+  memPerNodeMb @4 :UInt64;     # 0: the job's share
+  argv @5 :List(Text);
+  environment @6 :List(Text);  # srun's exported environment
+  workDir @7 :Text;
+  name @8 :Text;               # -J; empty: the program's name
+  cpuBind @9 :Text;            # --cpu-bind as given (accepted, recorded in SLURM_CPU_BIND)
+}
+
+struct StepTaskExit {
+  taskId @0 :UInt32;
+  exitCode @1 :Int32;
+  signal @2 :Int32;
+}
+
+# Implemented by srun; the agents call it (through the controller, which passes the
+# capability on): the tasks' output as it comes, then each node's end.
+interface StepIo {
+  output @0 (taskId :UInt32, stderr :Bool, data :Data) -> ();
+  nodeDone @1 (node :Text, exits :List(StepTaskExit), message :Text, oomKillCount :UInt64) -> ();
+}
+
+# The part of a step one agent runs.
+struct StepLaunch {
+  jobId @0 :UInt64;
+  stepId @1 :UInt32;
+  restartCount @2 :UInt32;     # the job's run
+  request @3 :StepRequest;
+  nodes @4 :List(Events.NodeAllocation);   # every node of the step, in task order
+  nodeIndex @5 :UInt32;        # this node's place in `nodes` (SLURM_NODEID)
+  firstTask @6 :UInt32;        # global id of this node's first task
+  taskCount @7 :UInt32;        # tasks on this node
+  tasksPerNode @8 :List(UInt32);   # SLURM_TASKS_PER_NODE
+  uid @9 :UInt32;
+  gid @10 :UInt32;
+  userName @11 :Text;
+  clusterName @12 :Text;
+  jobName @13 :Text;
+  partition @14 :Text;
+  memLimitBytes @15 :UInt64;   # the step's memory cgroup limit on this node (0: none)
+  jobNodes @16 :List(Text);    # the job's whole allocation (SLURM_JOB_NODELIST)
+}
+
 # Implemented by cairnd; the controller calls it.
 interface Agent {
   launch @0 (request :LaunchRequest) -> ();
@@ -154,6 +225,11 @@ interface Agent {
   stage @5 (order :StageOrder) -> (result :StageResult);
   # Stops any staging of the job and removes its directory; answers once it is gone.
   bbTeardown @6 (jobId :UInt64, directory :Text) -> ();
+  # Starts this node's tasks of a step; output and ends go to `io`. Answers once they run.
+  launchStep @7 (launch :StepLaunch, io :StepIo) -> ();
+  # SIGCONT, SIGTERM, then SIGKILL after killWaitSec to the step's tasks on this node.
+  terminateStep @8 (jobId :UInt64, stepId :UInt32, killWaitSec :UInt32) -> ();
+  signalStep @9 (jobId :UInt64, stepId :UInt32, signal :Int32) -> ();
 }
 
 struct JobExit {
@@ -173,6 +249,8 @@ interface AgentSession {
   jobEnded @0 (exit :JobExit) -> ();
   heartbeat @1 (runningJobs :List(UInt64)) -> ();
   oomDetected @2 (jobId :UInt64, oomKillCount :UInt64, peakBytes :UInt64, limitBytes :UInt64) -> ();
+  # Every task of the step on this node has ended; answers once that is durable.
+  stepEnded @3 (jobId :UInt64, stepId :UInt32, exits :List(StepTaskExit), oomKillCount :UInt64, message :Text) -> ();
 }
 
 struct AgentInfo {
@@ -206,11 +284,14 @@ interface Controller {
   # pending tasks and every task that runs); with taskIds, those tasks (scancel 123_7),
   # pending ones being split off the array as jobs of their own first. Any other job: itself.
   controlArray @10 (verb :ControlVerb, jobId :UInt64, taskIds :List(UInt32), signal :Int32) -> (results :List(ControlResult));
-  # @11-@15 belong to other branches; placeholders keep the ordinals sequential until
-  # those branches are merged, which replace them.
-  unassigned11 @11 () -> ();
-  unassigned12 @12 () -> ();
-  unassigned13 @13 () -> ();
+  # srun: starts a step in a running job of the caller's; answers once its StepStarted is
+  # durable and its tasks ordered. Output and ends reach `io`.
+  runStep @11 (request :StepRequest, io :StepIo) -> (stepId :UInt32, nodes :List(Text), numTasks :UInt32);
+  # srun outside an allocation: its job (interactive, no batch script) ends with the step.
+  endAllocation @12 (jobId :UInt64, exitCode :Int32, signal :Int32) -> ();
+  # scancel JOBID.STEP (cancel, or signal with a signal number).
+  controlStep @13 (verb :ControlVerb, jobId :UInt64, stepId :UInt32, signal :Int32) -> (result :ControlResult);
+  # @14-@15 belong to other branches; placeholders keep the ordinals sequential.
   unassigned14 @14 () -> ();
   unassigned15 @15 () -> ();
   # sacctmgr: changes (root, SlurmUser and Operators only) answer once their events are

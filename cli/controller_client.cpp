@@ -161,6 +161,66 @@ AccountsState ControllerClient::accounts() {
   return read_accounts_view(response.getAccounts());
 }
 
+namespace {
+
+class StepIoServer final : public rpc::StepIo::Server {
+ public:
+  explicit StepIoServer(StepHandlers handlers) : handlers_(std::move(handlers)) {}
+
+  kj::Promise<void> output(OutputContext context) override {
+    auto params = context.getParams();
+    auto data = params.getData();
+    if (handlers_.output)
+      handlers_.output(params.getTaskId(), params.getStderr(),
+                       std::string_view(reinterpret_cast<const char*>(data.begin()), data.size()));
+    return kj::READY_NOW;
+  }
+
+  kj::Promise<void> nodeDone(NodeDoneContext context) override {
+    auto params = context.getParams();
+    auto exits = read_task_exits(params.getExits());
+    if (handlers_.node_done) handlers_.node_done(params.getNode(), exits, params.getMessage(), params.getOomKillCount());
+    return kj::READY_NOW;
+  }
+
+ private:
+  StepHandlers handlers_;
+};
+
+}  // namespace
+
+StepRun ControllerClient::run_step(const StepRequest& step, StepHandlers handlers) {
+  auto request = session_->controller.runStepRequest();
+  write_step_request(request.initRequest(), step);
+  request.setIo(kj::heap<StepIoServer>(std::move(handlers)));
+  auto response = session_->connection.wait(request.send());
+  StepRun start;
+  start.step_id = response.getStepId();
+  for (auto node : response.getNodes()) start.nodes.emplace_back(node.cStr(), node.size());
+  start.num_tasks = response.getNumTasks();
+  return start;
+}
+
+void ControllerClient::run_for(std::chrono::milliseconds duration) { session_->connection.run_for(duration); }
+
+ControlOutcome ControllerClient::control_step(ControlVerb verb, uint64_t job_id, uint32_t step_id, int32_t signal) {
+  auto request = session_->controller.controlStepRequest();
+  request.setVerb(static_cast<rpc::ControlVerb>(verb));
+  request.setJobId(job_id);
+  request.setStepId(step_id);
+  request.setSignal(signal);
+  auto result = session_->connection.wait(request.send()).getResult();
+  return {result.getJobId(), result.getOk(), result.getError()};
+}
+
+void ControllerClient::end_allocation(uint64_t job_id, int32_t exit_code, int32_t signal) {
+  auto request = session_->controller.endAllocationRequest();
+  request.setJobId(job_id);
+  request.setExitCode(exit_code);
+  request.setSignal(signal);
+  session_->connection.wait(request.send());
+}
+
 ClusterConfig load_cli_config(const std::optional<std::string>& conf) { return load_config(find_config_path(conf)); }
 
 std::string remote_message(const std::exception& error) {

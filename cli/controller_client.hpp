@@ -1,7 +1,10 @@
 // The CLI's connection to cairnctld: one short-lived RPC session per command.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <memory>
+#include <string_view>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +14,20 @@
 #include "common/config.hpp"
 
 namespace cairn {
+
+// What srun hears while its step runs (Controller.runStep's StepIo).
+struct StepHandlers {
+  std::function<void(uint32_t task_id, bool is_stderr, std::string_view data)> output;
+  std::function<void(const std::string& node, const std::vector<StepTaskExit>& exits, const std::string& message,
+                     uint64_t oom_kills)>
+      node_done;
+};
+
+struct StepRun {
+  uint32_t step_id = 0;
+  std::vector<std::string> nodes;
+  uint32_t num_tasks = 0;
+};
 
 class ControllerClient final : public ClusterQueries {
  public:
@@ -36,6 +53,14 @@ class ControllerClient final : public ClusterQueries {
   // Whether the controller takes this caller for an operator (root, SlurmUser, Operators=).
   bool is_operator();
   AccountsState accounts();
+
+  // srun: starts a step; its output and node ends reach `handlers` while run_for() runs.
+  StepRun run_step(const StepRequest& request, StepHandlers handlers);
+  // Serves the step's calls for `duration` (throws RpcError once the connection broke).
+  void run_for(std::chrono::milliseconds duration);
+  ControlOutcome control_step(ControlVerb verb, uint64_t job_id, uint32_t step_id, int32_t signal = 0);
+  // srun outside an allocation: its job ends with the step's exit code.
+  void end_allocation(uint64_t job_id, int32_t exit_code, int32_t signal);
 
  private:
   struct Session;

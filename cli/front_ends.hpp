@@ -25,6 +25,7 @@ int run_scancel(const Args& args, std::ostream& out, std::ostream& err);
 int run_sacct(const Args& args, std::ostream& out, std::ostream& err);
 int run_sinfo(const Args& args, std::ostream& out, std::ostream& err);
 int run_sacctmgr(const Args& args, std::ostream& out, std::ostream& err);
+int run_srun(const Args& args, std::ostream& out, std::ostream& err);
 
 using FrontEndMain = int (*)(const Args& args, std::ostream& out, std::ostream& err);
 // The Slurm front-end called `name` (sbatch, squeue, ...); nullptr if there is none.
@@ -34,6 +35,11 @@ FrontEndMain find_front_end(const std::string& name);
 int run_bb_command(const Args& args, std::ostream& out, std::ostream& err);
 
 // ---- shared by the front-ends ----
+
+struct SbatchInput;
+// What a submission from this process says about its caller (environment, cwd, uid,
+// host, now), with `args` as its command line; sbatch reads its script into it.
+SbatchInput submission_from_caller(const Args& args);
 
 // "12,13 14" -> {12, 13, 14}; throws UsageError naming the bad id.
 std::vector<uint64_t> parse_job_ids(const std::vector<std::string>& lists, std::string_view program);

@@ -17,7 +17,7 @@ const std::map<std::string, cairn::FrontEndMain> kOperatorCommands = {
 
 constexpr const char* kUsage =
     "usage: cairn <command> [args]\n"
-    "  sbatch|squeue|scontrol|scancel|sacct|sinfo|sacctmgr|sbatch_longrun   the Slurm front-ends (also as symlinks)\n"
+    "  sbatch|srun|squeue|scontrol|scancel|sacct|sinfo|sacctmgr|sbatch_longrun   the Slurm front-ends (also as symlinks)\n"
     "  log dump|audit|stats|verify                  read the event log\n"
     "  local up|down|status                         a whole cluster on this machine\n"
     "  bb status                                    burst-buffer pools (scontrol show burstbuffer)\n";

@@ -19,7 +19,8 @@ namespace {
 // archived one) or that run's batch step.
 struct AccountingLine {
   const JobRecord* job = nullptr;
-  bool step = false;
+  bool step = false;  // a step of the run: its batch step, or job_step
+  const StepRecord* job_step = nullptr;  // a step srun started
   bool current = false;  // the job's current run: its reason applies
   uint32_t restart = 0;
   JobState state = JobState::PENDING;
@@ -70,6 +71,21 @@ AccountingLine batch_step(AccountingLine run) {
   return run;
 }
 
+AccountingLine srun_step(AccountingLine run, const StepRecord& step, int64_t now_us) {
+  run.step = true;
+  run.job_step = &step;
+  run.state = step.state;
+  run.exit_code = step.exit_code;
+  run.exit_signal = step.exit_signal;
+  run.start_us = step.start_us;
+  run.end_us = step.end_us;
+  int64_t end = step.end_us != 0 ? step.end_us : now_us;
+  run.elapsed_sec = whole_seconds(std::max<int64_t>(0, end - step.start_us));
+  run.suspended_sec = 0;
+  run.allocation = &step.nodes;
+  return run;
+}
+
 const NodeShare* batch_node(const AccountingLine& line) {
   if (line.allocation->empty()) return nullptr;
   if (line.current) {
@@ -81,24 +97,26 @@ const NodeShare* batch_node(const AccountingLine& line) {
 }
 
 uint32_t alloc_cpus(const AccountingLine& line) {
-  if (!line.step) return share_cpus(*line.allocation);
+  if (!line.step || line.job_step) return share_cpus(*line.allocation);
   const NodeShare* node = batch_node(line);
   return node ? node->cpus : 0;
 }
 
 uint32_t alloc_nodes(const AccountingLine& line) {
-  if (line.step) return batch_node(line) ? 1 : 0;
+  if (line.step && !line.job_step) return batch_node(line) ? 1 : 0;
   return static_cast<uint32_t>(line.allocation->size());
 }
 
-// JobID: "123_7" for a task of a job array ("123_[5-99]" for tasks that never started).
-std::string job_id_text(const AccountingLine& line) {
-  return job_display_id(*line.job) + (line.step ? ".batch" : "");
+// ".batch", ".0", ...: what a step line adds to its job's id.
+std::string step_suffix(const AccountingLine& line) {
+  if (line.job_step) return "." + std::to_string(line.job_step->id);
+  return line.step ? ".batch" : "";
 }
 
-std::string raw_job_id_text(const AccountingLine& line) {
-  return std::to_string(line.job->id) + (line.step ? ".batch" : "");
-}
+// JobID: "123_7" for a task of a job array ("123_[5-99]" for tasks that never started).
+std::string job_id_text(const AccountingLine& line) { return job_display_id(*line.job) + step_suffix(line); }
+
+std::string raw_job_id_text(const AccountingLine& line) { return std::to_string(line.job->id) + step_suffix(line); }
 
 
 using LineValue = std::string (*)(const AccountingLine&);
@@ -142,7 +160,10 @@ const std::array kSacctFields{
     SacctField{"JobID", -12, Overflow::plus, job_id_text},
     SacctField{"JobIDRaw", -12, Overflow::plus, raw_job_id_text},
     SacctField{"JobName", 10, Overflow::plus,
-               [](const AccountingLine& line) { return line.step ? std::string("batch") : line.job->spec->name; }},
+               [](const AccountingLine& line) {
+                 if (line.job_step) return line.job_step->name;
+                 return line.step ? std::string("batch") : line.job->spec->name;
+               }},
     SacctField{"NCPUS", 10, Overflow::keep, alloc_cpus_text},
     SacctField{"NNodes", 8, Overflow::keep,
                [](const AccountingLine& line) {
@@ -153,7 +174,7 @@ const std::array kSacctFields{
     SacctField{"NodeList", 15, Overflow::plus,
                [](const AccountingLine& line) {
                  if (line.allocation->empty()) return std::string("None assigned");
-                 return line.step ? batch_node(line)->node : share_node_list(*line.allocation);
+                 return line.step && !line.job_step ? batch_node(line)->node : share_node_list(*line.allocation);
                }},
     SacctField{"Partition", 10, Overflow::plus,
                [](const AccountingLine& line) { return line.step ? std::string() : line.job->spec->partition; }},
@@ -267,7 +288,11 @@ std::string render_sacct(const std::vector<const JobRecord*>& jobs, const SacctO
   std::vector<AccountingLine> lines;
   auto add_run = [&](const AccountingLine& run) {
     lines.push_back(run);
-    if (!options.allocations_only && run.start_us != 0) lines.push_back(batch_step(run));
+    if (options.allocations_only || run.start_us == 0) return;
+    // An interactive job (srun outside an allocation) has no batch script.
+    if (!run.job->spec->interactive) lines.push_back(batch_step(run));
+    for (const auto& step : run.job->steps)
+      if (step.restart == run.restart) lines.push_back(srun_step(run, step, context.now_us));
   };
   for (const JobRecord* job : jobs) {
     if (options.duplicates)

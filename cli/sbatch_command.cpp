@@ -36,6 +36,23 @@ std::string current_directory() {
 
 }  // namespace
 
+SbatchInput submission_from_caller(const Args& args) {
+  SbatchInput input;
+  input.args = args;
+  input.environment = current_environment();
+  input.cwd = current_directory();
+  input.uid = getuid();
+  input.gid = getgid();
+  struct passwd* entry = getpwuid(input.uid);
+  input.user_name = entry ? entry->pw_name : std::to_string(input.uid);
+  char host[256] = "localhost";
+  gethostname(host, sizeof host - 1);
+  input.submit_host = host;
+  input.now_unix =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return input;
+}
+
 int run_sbatch(const Args& argv, std::ostream& out, std::ostream& err) {
   return run_guarded("sbatch", err, [&] {
     auto first = sbatch_first_pass(argv);
@@ -43,8 +60,7 @@ int run_sbatch(const Args& argv, std::ostream& out, std::ostream& err) {
       out << *first.early_output << (first.early_output->ends_with("\n") ? "" : "\n");
       return 0;
     }
-    SbatchInput input;
-    input.args = argv;
+    SbatchInput input = submission_from_caller(argv);
     if (first.script_path) {
       std::ifstream file(*first.script_path);
       if (!file) throw UsageError("sbatch: error: Unable to open file " + *first.script_path);
@@ -53,18 +69,6 @@ int run_sbatch(const Args& argv, std::ostream& out, std::ostream& err) {
     } else if (!first.wrap) {
       input.script_text = read_text(std::cin);
     }
-    input.environment = current_environment();
-    input.cwd = current_directory();
-    input.uid = getuid();
-    input.gid = getgid();
-    struct passwd* entry = getpwuid(input.uid);
-    input.user_name = entry ? entry->pw_name : std::to_string(input.uid);
-    char host[256] = "localhost";
-    gethostname(host, sizeof host - 1);
-    input.submit_host = host;
-    input.now_unix = std::chrono::duration_cast<std::chrono::seconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
     if (auto bbf = sbatch_bbf_path(input)) {
       std::ifstream file(*bbf);
       if (!file) throw UsageError("sbatch: error: Unable to open file " + *bbf);

@@ -1186,6 +1186,11 @@ Collected collect(const SbatchInput& input) {
 
 }  // namespace
 
+std::vector<std::string> export_environment(const std::optional<std::string>& export_option,
+                                            const std::vector<std::string>& environment) {
+  return exported_environment(export_option, environment);
+}
+
 SbatchCommandLine sbatch_first_pass(const std::vector<std::string>& args) {
   return first_pass(args, Context{}).command_line;
 }

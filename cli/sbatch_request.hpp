@@ -62,4 +62,9 @@ std::optional<std::string> sbatch_bbf_path(const SbatchInput& input);
 
 SbatchRequest build_sbatch_request(const SbatchInput& input);
 
+// --export as sbatch and srun take it: ALL (nullopt too), NONE, or [ALL,]NAME[=VALUE],...;
+// except with ALL the caller's SLURM_* variables come along.
+std::vector<std::string> export_environment(const std::optional<std::string>& export_option,
+                                            const std::vector<std::string>& environment);
+
 }  // namespace cairn

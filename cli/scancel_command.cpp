@@ -28,7 +28,17 @@ int run_scancel(const Args& argv, std::ostream& out, std::ostream& err) {
       out << "Usage: scancel [-s SIGNAL] [-u user] [-n name] [-t state] [-p partition] [job_id...]\n";
       return 0;
     }
-    auto refs = parse_job_refs(args.positionals, "scancel");
+    // "12.3": a job step (srun); everything else names jobs or array tasks.
+    std::vector<StepRef> steps;
+    std::vector<std::string> job_lists;
+    for (const auto& text : args.positionals) {
+      StepRef step;
+      if (parse_step_ref(text, step))
+        steps.push_back(step);
+      else
+        job_lists.push_back(text);
+    }
+    auto refs = parse_job_refs(job_lists, "scancel");
     auto ids = job_ids_of(refs);
     auto users = split_list(args.all("user"));
     auto names = split_list(args.all("name"));
@@ -41,7 +51,7 @@ int run_scancel(const Args& argv, std::ostream& out, std::ostream& err) {
       signal = *parsed;
     }
     bool filtered = !users.empty() || !names.empty() || !partitions.empty() || !states.empty();
-    if (ids.empty() && !filtered) throw UsageError("scancel: error: No job identification provided");
+    if (ids.empty() && steps.empty() && !filtered) throw UsageError("scancel: error: No job identification provided");
     auto config = load_cli_config(args.get("conf"));
     ControllerClient client(config);
     auto verb = signal != 0 ? ControlVerb::signal : ControlVerb::cancel;
@@ -54,6 +64,10 @@ int run_scancel(const Args& argv, std::ostream& out, std::ostream& err) {
         status = 1;
       }
     };
+    for (const auto& step : steps) {
+      auto name = std::to_string(step.job_id) + "." + std::to_string(step.step_id);
+      report({client.control_step(verb, step.job_id, step.step_id, signal)}, name);
+    }
     if (!filtered) {
       // By id: a job, a whole job array (its pending and running tasks) or tasks of one.
       for (const auto& ref : refs) {

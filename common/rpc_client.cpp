@@ -123,6 +123,12 @@ kj::Promise<void> RpcConnection::deadline_after(std::chrono::milliseconds timeou
   return state_->io.provider->getTimer().afterDelay(timeout.count() * kj::MILLISECONDS);
 }
 
+void RpcConnection::run_for(std::chrono::milliseconds duration) {
+  deadline_after(duration).wait(wait_scope());
+  if (!connected())
+    throw RpcError(RpcError::Kind::disconnected, "lost the connection to " + state_->options.peer_name);
+}
+
 void RpcConnection::throw_timeout_marker() {
   kj::throwFatalException(KJ_EXCEPTION(OVERLOADED, "timed out"));
 }

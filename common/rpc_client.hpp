@@ -71,6 +71,10 @@ class RpcConnection {
     }
   }
 
+  // Runs the event loop for `duration`, serving calls into this process's capabilities
+  // (a StepIo that srun handed out). Throws RpcError once the connection is broken.
+  void run_for(std::chrono::milliseconds duration);
+
   const std::string& endpoint() const;
   const std::string& peer_name() const;
   kj::WaitScope& wait_scope();

@@ -101,10 +101,10 @@ class Reducer {
         auto removed = body.getUserRemoved();
         return accounts_step(remove_user(state_.accounts, removed.getUser(), texts(removed.getAccounts())));
       }
+      case Body::STEP_STARTED: return step_started(body.getStepStarted());
+      case Body::STEP_ENDED: return step_ended(body.getStepEnded());
+      case Body::STEP_CANCELLED: return step_cancelled(body.getStepCancelled());
       case Body::EPOCH_CLAIMED: break;  // handled before dispatch
-      case Body::UNASSIGNED24:
-      case Body::UNASSIGNED25:
-      case Body::UNASSIGNED27: break;  // ordinals of other branches: unknown here
     }
     ++state_.skipped_unknown;
     return ApplyResult::ignored_unknown_kind;
@@ -389,6 +389,7 @@ class Reducer {
     }
     job->reason = end_reason(final_state, cause, ended.getSignal());
     job->message = ended.getMessage();
+    close_open_steps(*job, final_state);
     if (final_state == JobState::REQUEUED) {
       job->state = JobState::REQUEUED;
       restart(*job, job->restarts + 1, 0, job->requeue_hold);
@@ -424,6 +425,7 @@ class Reducer {
     job.exit_code = job.exit_signal = 0;
     job.allocation.clear();
     job.batch_host.clear();
+    job.next_step_id = 0;
     // A requeued run keeps a burst buffer it still holds (staged data included);
     // one already released is reserved and staged in again.
     if (job.bb_phase == BbPhase::released) job.bb_phase = BbPhase::waiting;
@@ -448,6 +450,95 @@ class Reducer {
     if (job->bb_reserved_bytes > 0) return illegal(*job, "its burst buffer is not released yet");
     restart(*job, requeued.getAttempt(), requeued.getDelaySec(), requeued.getHold());
     return applied(*job);
+  }
+
+  // ---- job steps (srun) ----
+
+  StepRecord* find_step(JobRecord& job, uint32_t step_id) {
+    for (auto& step : job.steps)
+      if (step.id == step_id && step.restart == job.restarts) return &step;
+    return nullptr;
+  }
+
+  ApplyResult step_started(schema::StepStarted::Reader started) {
+    auto* job = find_job(started.getJobId());
+    if (!job) return unknown_job(started.getJobId());
+    if (job->state != JobState::RUNNING) return illegal(*job, "a step starts only in a running job");
+    uint32_t id = started.getStepId();
+    if (find_step(*job, id)) return illegal(*job, "step " + std::to_string(id) + " exists already");
+    StepRecord step;
+    step.id = id;
+    step.restart = job->restarts;
+    step.name = started.getName();
+    for (auto node : started.getNodes()) {
+      bool allocated = std::any_of(job->allocation.begin(), job->allocation.end(),
+                                   [&](const NodeShare& share) { return share.node == view(node.getNode()); });
+      if (!allocated) return illegal(*job, "step on node " + std::string(node.getNode()) + " outside the allocation");
+      step.nodes.push_back({node.getNode(), node.getCpus(), node.getMemMb()});
+      step.nodes_left.push_back(node.getNode());
+    }
+    if (step.nodes.empty()) return illegal(*job, "a step needs at least one node");
+    step.num_tasks = started.getNumTasks();
+    step.cpus_per_task = started.getCpusPerTask();
+    step.start_us = now_;
+    job->next_step_id = std::max(job->next_step_id, id + 1);
+    job->steps.push_back(std::move(step));
+    return applied(*job);
+  }
+
+  ApplyResult step_ended(schema::StepEnded::Reader ended) {
+    auto* job = find_job(ended.getJobId());
+    if (!job) return unknown_job(ended.getJobId());
+    StepRecord* step = find_step(*job, ended.getStepId());
+    if (!step) return illegal(*job, "no step " + std::to_string(ended.getStepId()) + " in this run");
+    auto left = std::find(step->nodes_left.begin(), step->nodes_left.end(), view(ended.getNode()));
+    if (step->state != JobState::RUNNING || left == step->nodes_left.end())
+      return illegal(*job, "step " + std::to_string(step->id) + " has ended on node " + std::string(ended.getNode()));
+    step->nodes_left.erase(left);
+    step->exit_code = std::max(step->exit_code, ended.getExitCode());
+    if (step->exit_signal == 0) step->exit_signal = ended.getSignal();
+    step->oom_kills += ended.getOomKillCount();
+    if (ended.getMessage().size() > 0 && step->message.empty()) step->message = ended.getMessage();
+    if (step->nodes_left.empty()) end_step(*step, step_end_state(*job, *step));
+    return applied(*job);
+  }
+
+  ApplyResult step_cancelled(schema::StepCancelled::Reader cancelled) {
+    auto* job = find_job(cancelled.getJobId());
+    if (!job) return unknown_job(cancelled.getJobId());
+    StepRecord* step = find_step(*job, cancelled.getStepId());
+    if (!step || step->state != JobState::RUNNING)
+      return illegal(*job, "no running step " + std::to_string(cancelled.getStepId()));
+    step->cancel_requested = true;
+    return applied(*job);
+  }
+
+  // Slurm's precedence, as for a job: cancelled (the step, or its job being killed), out of
+  // memory, failed, completed.
+  static JobState step_end_state(const JobRecord& job, const StepRecord& step) {
+    if (step.cancel_requested || job.cancel_requested || job.time_limit_reached) return JobState::CANCELLED;
+    if (step.oom_kills > 0) return JobState::OUT_OF_MEMORY;
+    if (!step.message.empty() || step.exit_code != 0 || step.exit_signal != 0) return JobState::FAILED;
+    return JobState::COMPLETED;
+  }
+
+  void end_step(StepRecord& step, JobState state) {
+    step.state = state;
+    step.end_us = now_;
+    step.nodes_left.clear();
+    if (state == JobState::OUT_OF_MEMORY) {  // 0:125, as for a job
+      step.exit_code = 0;
+      step.exit_signal = 125;
+    }
+  }
+
+  // The job is over: a step whose nodes did not all report ends with it (their
+  // tasks were killed), CANCELLED unless the job's end says more.
+  void close_open_steps(JobRecord& job, JobState job_state) {
+    JobState state = job_state == JobState::NODE_FAIL || job_state == JobState::OUT_OF_MEMORY ? job_state
+                                                                                             : JobState::CANCELLED;
+    for (auto& step : job.steps)
+      if (step.state == JobState::RUNNING && step.restart == job.restarts) end_step(step, state);
   }
 
   ApplyResult held(schema::JobHeld::Reader held) {

@@ -210,6 +210,22 @@ void write_spec(schema::JobSpec::Builder out, const JobSpec& spec) {
   for (size_t i = 0; i < spec.exc_nodes.size(); ++i) exc.set(static_cast<unsigned>(i), spec.exc_nodes[i]);
   out.setMailType(spec.mail_type);
   out.setMailUser(spec.mail_user);
+  out.setInteractive(spec.interactive);
+}
+
+void write_allocation(capnp::List<schema::NodeAllocation>::Builder out, const std::vector<NodeShare>& nodes) {
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    out[i].setNode(nodes[i].node);
+    out[i].setCpus(nodes[i].cpus);
+    out[i].setMemMb(nodes[i].mem_mb);
+  }
+}
+
+std::vector<NodeShare> read_allocation(capnp::List<schema::NodeAllocation>::Reader in) {
+  std::vector<NodeShare> out;
+  out.reserve(in.size());
+  for (auto node : in) out.push_back({node.getNode(), node.getCpus(), node.getMemMb()});
+  return out;
 }
 
 JobSpecCore read_spec_core(schema::JobSpec::Reader in) {
@@ -257,6 +273,7 @@ JobSpecCore read_spec_core(schema::JobSpec::Reader in) {
   core.features = in.getFeatures();
   if (in.hasReqNodes()) core.req_nodes = read_texts(in.getReqNodes());
   if (in.hasExcNodes()) core.exc_nodes = read_texts(in.getExcNodes());
+  core.interactive = in.getInteractive();
   return core;
 }
 

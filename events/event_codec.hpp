@@ -31,6 +31,8 @@ void write_environment(schema::JobSpec::Builder out, const std::vector<std::stri
 std::vector<std::string> split_environment(const std::string& block);
 JobSpec read_spec(schema::JobSpec::Reader in);
 JobSpecCore read_spec_core(schema::JobSpec::Reader in);
+void write_allocation(capnp::List<schema::NodeAllocation>::Builder out, const std::vector<NodeShare>& nodes);
+std::vector<NodeShare> read_allocation(capnp::List<schema::NodeAllocation>::Reader in);
 
 struct ActorInfo {
   uint32_t uid = 0;

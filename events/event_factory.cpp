@@ -42,12 +42,7 @@ Bytes job_allocated(EventMeta meta, uint64_t job_id, const std::vector<NodeShare
     task.setArrayJobId(array_job_id);
     task.setTaskId(task_id);
   }
-  auto list = body.initNodes(static_cast<unsigned>(nodes.size()));
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    list[i].setNode(nodes[i].node);
-    list[i].setCpus(nodes[i].cpus);
-    list[i].setMemMb(nodes[i].mem_mb);
-  }
+  write_allocation(body.initNodes(static_cast<unsigned>(nodes.size())), nodes);
   return event.bytes();
 }
 
@@ -290,6 +285,41 @@ Bytes account_change(EventMeta meta, const AccountChange& change) {
     case AccountChange::Kind::remove_user: return user_removed(std::move(meta), change.name, change.accounts);
   }
   return {};
+}
+
+Bytes step_started(EventMeta meta, uint64_t job_id, const StepStart& step) {
+  EventBuilder event(for_job(std::move(meta), job_id));
+  auto body = event.body().initStepStarted();
+  body.setJobId(job_id);
+  body.setStepId(step.step_id);
+  body.setName(step.name);
+  write_allocation(body.initNodes(static_cast<unsigned>(step.nodes.size())), step.nodes);
+  body.setNumTasks(step.num_tasks);
+  body.setCpusPerTask(step.cpus_per_task);
+  body.setCommand(step.command);
+  return event.bytes();
+}
+
+Bytes step_ended(EventMeta meta, uint64_t job_id, const StepNodeEnd& end) {
+  EventBuilder event(for_job(std::move(meta), job_id));
+  auto body = event.body().initStepEnded();
+  body.setJobId(job_id);
+  body.setStepId(end.step_id);
+  body.setNode(end.node);
+  body.setExitCode(end.exit_code);
+  body.setSignal(end.signal);
+  body.setOomKillCount(end.oom_kills);
+  body.setMessage(end.message);
+  return event.bytes();
+}
+
+Bytes step_cancelled(EventMeta meta, uint64_t job_id, uint32_t step_id, int32_t signal) {
+  EventBuilder event(for_job(std::move(meta), job_id));
+  auto body = event.body().initStepCancelled();
+  body.setJobId(job_id);
+  body.setStepId(step_id);
+  body.setSignal(signal);
+  return event.bytes();
 }
 
 }  // namespace cairn::make

@@ -23,6 +23,26 @@ struct NodeRegistration {
   std::vector<uint64_t> running_jobs;
 };
 
+// Job steps (srun).
+struct StepStart {
+  uint32_t step_id = 0;
+  std::string name;
+  std::vector<NodeShare> nodes;
+  uint32_t num_tasks = 0;
+  uint32_t cpus_per_task = 1;
+  std::string command;
+};
+
+// The end of a step's tasks on one node.
+struct StepNodeEnd {
+  uint32_t step_id = 0;
+  std::string node;
+  int32_t exit_code = 0;
+  int32_t signal = 0;
+  uint64_t oom_kills = 0;
+  std::string message;
+};
+
 Bytes job_submitted(EventMeta meta, uint64_t job_id, const JobSpec& spec);
 // array_job_id != 0: job_id is a new job, task `task_id` of that array, split off it and allocated.
 Bytes job_allocated(EventMeta meta, uint64_t job_id, const std::vector<NodeShare>& nodes, uint32_t time_limit_sec,
@@ -60,6 +80,9 @@ Bytes account_removed(EventMeta meta, const std::string& name);
 Bytes user_associated(EventMeta meta, const std::string& user, const std::vector<std::string>& accounts,
                       const std::string& default_account);
 Bytes user_removed(EventMeta meta, const std::string& user, const std::vector<std::string>& accounts);
+Bytes step_started(EventMeta meta, uint64_t job_id, const StepStart& step);
+Bytes step_ended(EventMeta meta, uint64_t job_id, const StepNodeEnd& end);
+Bytes step_cancelled(EventMeta meta, uint64_t job_id, uint32_t step_id, int32_t signal);
 // The event of one planned change (plan_account_command).
 Bytes account_change(EventMeta meta, const AccountChange& change);
 

@@ -70,6 +70,7 @@ struct JobSpecCore {
   std::string features;                // -C/--constraint: "a&b", "a|b" (events/node_features.hpp)
   std::vector<std::string> req_nodes;  // -w/--nodelist, expanded
   std::vector<std::string> exc_nodes;  // -x/--exclude, expanded
+  bool interactive = false;  // srun outside an allocation: no batch script; srun ends the job
   bool operator==(const JobSpecCore&) const = default;
 };
 
@@ -177,6 +178,27 @@ struct ArrayTaskInfo {
   bool operator==(const ArrayTaskInfo&) const = default;
 };
 
+// One job step (srun): started in a running job, ended when every node of it
+// reported its tasks' end (or with the job).
+struct StepRecord {
+  uint32_t id = 0;
+  uint32_t restart = 0;  // the run of the job it belongs to
+  std::string name;
+  std::vector<NodeShare> nodes;
+  uint32_t num_tasks = 0;
+  uint32_t cpus_per_task = 1;
+  int64_t start_us = 0;
+  int64_t end_us = 0;
+  JobState state = JobState::RUNNING;
+  int32_t exit_code = 0;
+  int32_t exit_signal = 0;
+  std::vector<std::string> nodes_left;  // not reported yet
+  bool cancel_requested = false;
+  uint64_t oom_kills = 0;
+  std::string message;
+  bool operator==(const StepRecord&) const = default;
+};
+
 enum class BbPhase : uint8_t { none, waiting, staging_in, ready, staging_out, released, failed };
 
 struct JobRecord {
@@ -226,6 +248,9 @@ struct JobRecord {
 
   ArrayTaskInfo array;
   TaskRanges array_pending;  // the array's own record: tasks not split off yet
+
+  std::vector<StepRecord> steps;  // job steps, oldest first (a requeued job's earlier runs too)
+  uint32_t next_step_id = 0;      // of the current run
   bool operator==(const JobRecord&) const = default;
 };
 

@@ -47,6 +47,12 @@ class Hasher {
     if (!s.features.empty() || !s.req_nodes.empty() || !s.exc_nodes.empty() || !s.mail_type.empty() ||
         !s.mail_user.empty())
       add(s.features), add(s.req_nodes), add(s.exc_nodes), add(s.mail_type), add(s.mail_user);
+    if (s.interactive) add(s.interactive);
+  }
+  void add(const StepRecord& s) {
+    add(s.id), add(s.restart), add(s.name), add(s.nodes), add(s.num_tasks), add(s.cpus_per_task);
+    add(s.start_us), add(s.end_us), add(s.state), add(s.exit_code), add(s.exit_signal), add(s.nodes_left);
+    add(s.cancel_requested), add(s.oom_kills), add(s.message);
   }
   void add(const JobRecord& j) {
     add(j.id), add(j.spec.full()), add(j.state), add(j.reason), add(j.message), add(j.time_limit_sec);
@@ -64,6 +70,7 @@ class Hasher {
       add(j.array_pending.size());
       for (const auto& range : j.array_pending) add(range.first), add(range.last);
     }
+    if (!j.steps.empty() || j.next_step_id != 0) add(j.steps), add(j.next_step_id);  // as for arrays
   }
   void add(const NodeRecord& n) {
     add(n.name), add(n.cpus), add(n.mem_mb), add(n.partitions), add(n.status), add(n.reason);

@@ -1,0 +1,219 @@
+// One job step's tasks on this node (srun). Starts them with posix_spawn in a
+// process group of their own (the first task leads it) and, with memory
+// enforcement, in a memory cgroup of their own; their stdout and stderr are
+// pipes whose read ends go to the step's streams (kj thread), which forward the
+// output to srun. Owns the group's signals: suspend/resume/signal/terminate of
+// the job reach it through the agent actor. When every task has been reaped it
+// kills what is left of the group and the cgroup, and reports the exits (and
+// any OOM kill, which is the job's too) to context->step_reports.
+#include <caf/all.hpp>
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <map>
+#include <optional>
+
+#include "agents/agent_actors.hpp"
+#include "agents/agent_messages.hpp"
+#include "agents/job_environment.hpp"
+#include "agents/memory_cgroup.hpp"
+#include "agents/process_group.hpp"
+#include "common/unique_fd.hpp"
+
+namespace cairn {
+namespace {
+
+using namespace agent_msg;
+
+constexpr auto kCleanupRetryDelay = std::chrono::milliseconds(100);
+constexpr int kCleanupAttempts = 300;
+// What a shell answers for a program it cannot find or execute (Slurm's tasks report the same).
+constexpr int32_t kCannotExecuteExitCode = 2;
+
+struct StepState {
+  std::shared_ptr<const AgentContext> context;
+  caf::actor agent;
+  StepLaunch launch;
+  pid_t group = 0;                     // the process group of the step's tasks here
+  std::map<pid_t, uint32_t> running;   // pid -> task id
+  std::vector<StepTaskExit> exits;
+  std::string message;
+  std::optional<JobCgroup> cgroup;
+  uint64_t oom_kills = 0;
+  bool reported = false;
+  int cleanup_attempts = 0;
+  static inline const char* name = "step_actor";
+};
+
+using StepActor = caf::stateful_actor<StepState>;
+
+std::string step_label(const StepLaunch& launch) { return fmt::format("step {}.{}", launch.job_id, launch.step_id); }
+
+void signal_group(StepActor* self, int sig) {
+  auto& st = self->state;
+  if (st.group == 0 || st.running.empty()) return;
+  try {
+    signal_process_group(st.group, sig);
+  } catch (const std::exception& e) {
+    spdlog::warn("{}: {}", step_label(st.launch), e.what());
+  }
+}
+
+void finish(StepActor* self) {
+  auto& st = self->state;
+  if (st.cgroup) {
+    if (st.context->cgroups->kill_and_remove(*st.cgroup)) {
+      st.cgroup.reset();
+    } else if (++st.cleanup_attempts < kCleanupAttempts) {
+      self->delayed_send(self, kCleanupRetryDelay, cleanup_atom::value);
+      return;
+    } else {
+      spdlog::warn("{}: the memory cgroup {} still holds processes: left behind", step_label(st.launch), st.cgroup->path);
+      st.cgroup.reset();
+    }
+  }
+  self->quit();
+}
+
+// Every task here has ended (or none could start): report once, then clean up.
+void report(StepActor* self) {
+  auto& st = self->state;
+  if (st.reported) return;
+  st.reported = true;
+  if (st.group != 0) {
+    try {
+      signal_process_group(st.group, SIGKILL);  // what the tasks left behind in their group
+    } catch (const std::exception&) {
+    }
+  }
+  if (st.cgroup) {
+    if (auto count = st.context->cgroups->oom_count(*st.cgroup); count && count->oom_kills > 0) {
+      st.oom_kills = count->oom_kills;
+      spdlog::warn("{}: {} OOM kill(s), peak {} bytes, limit {} bytes", step_label(st.launch), count->oom_kills,
+                   count->peak_bytes, st.cgroup->limit_bytes);
+      // An OOM kill in a step is the job's too (its state at the end is OUT_OF_MEMORY).
+      self->send(st.agent, oom_atom::value,
+                 JobOom{st.launch.job_id, st.launch.restart_count, count->oom_kills, count->peak_bytes,
+                        st.cgroup->limit_bytes});
+    }
+  }
+  spdlog::info("{} ended here: {} task(s), exit code {}", step_label(st.launch), st.exits.size(),
+               srun_exit_code(st.exits));
+  st.context->step_reports->step_ended(
+      StepEnd{st.launch.job_id, st.launch.step_id, st.exits, st.oom_kills, st.message});
+  finish(self);
+}
+
+std::string path_of(const std::vector<std::string>& env) {
+  for (const auto& entry : env)
+    if (entry.starts_with("PATH=")) return entry.substr(5);
+  return {};
+}
+
+// Starts every task of this node; returns their output pipes. On failure no task
+// runs: each is recorded as exited with kCannotExecuteExitCode and the reason.
+std::vector<StepTaskOutput> start_tasks(StepActor* self) {
+  auto& st = self->state;
+  const StepLaunch& launch = st.launch;
+  const AgentSettings& settings = st.context->settings;
+  std::vector<StepTaskOutput> outputs;
+  std::vector<UniqueFd> read_ends;
+  const std::string& work_dir = launch.request.work_dir.empty() ? std::string("/tmp") : launch.request.work_dir;
+  try {
+    auto first_env = build_step_environment(launch, 0, settings.node);
+    const std::string& program_name = launch.request.argv.front();
+    auto program = find_program(program_name, path_of(first_env), work_dir);
+    if (!program)
+      throw LaunchError(fmt::format("execve(): {}: No such file or directory", program_name), ENOENT);
+    if (st.context->cgroups)
+      st.cgroup = st.context->cgroups->create_for_step(launch.job_id, launch.restart_count, launch.step_id,
+                                                       launch.mem_limit_bytes);
+    SpawnRequest request;
+    request.job_id = launch.job_id;
+    request.script_path = *program;
+    request.argv_extra.assign(launch.request.argv.begin() + 1, launch.request.argv.end());
+    request.work_dir = work_dir;
+    request.uid = launch.uid;
+    request.gid = launch.gid;
+    request.switch_user = must_switch_user(launch.uid);
+    if (request.switch_user) request.supplementary_gids = supplementary_groups_of(launch.user_name, launch.gid);
+    if (st.cgroup) {
+      request.cgroup_exec = st.context->cgroup_exec;
+      request.cgroup_procs_file = MemoryCgroups::procs_file(*st.cgroup);
+    }
+    for (uint32_t local = 0; local < launch.task_count; ++local) {
+      int out_pipe[2], err_pipe[2];
+      if (::pipe2(out_pipe, O_CLOEXEC) != 0) throw LaunchError("pipe: " + std::system_category().message(errno), errno);
+      UniqueFd out_read(out_pipe[0]), out_write(out_pipe[1]);
+      if (::pipe2(err_pipe, O_CLOEXEC) != 0) throw LaunchError("pipe: " + std::system_category().message(errno), errno);
+      UniqueFd err_read(err_pipe[0]), err_write(err_pipe[1]);
+      request.env = local == 0 ? first_env : build_step_environment(launch, local, settings.node);
+      pid_t pid = spawn_step_task(request, out_write.get(), err_write.get(), st.group);
+      if (st.group == 0) st.group = pid;
+      uint32_t task_id = launch.first_task + local;
+      st.running[pid] = task_id;
+      self->send(st.agent, spawned_atom::value, launch.job_id, launch.restart_count, pid);
+      outputs.push_back({task_id, out_read.get(), err_read.get()});
+      read_ends.push_back(std::move(out_read));
+      read_ends.push_back(std::move(err_read));
+    }
+  } catch (const std::exception& e) {
+    spdlog::error("{}: {}", step_label(launch), e.what());
+    st.message = e.what();
+    signal_group(self, SIGKILL);  // tasks already started are reaped and recorded as killed
+    for (uint32_t local = 0; local < launch.task_count; ++local) {
+      uint32_t task_id = launch.first_task + local;
+      bool started = false;
+      for (const auto& [pid, id] : st.running) started = started || id == task_id;
+      if (!started) st.exits.push_back({task_id, kCannotExecuteExitCode, 0});
+    }
+  }
+  for (auto& fd : read_ends) (void)fd.release();  // now the streams' to close
+  spdlog::info("{} started here: {} task(s) from {}", step_label(launch), st.running.size(), launch.first_task);
+  return outputs;
+}
+
+void on_exit(StepActor* self, pid_t pid, ExitStatus status) {
+  auto& st = self->state;
+  auto task = st.running.find(pid);
+  if (task == st.running.end()) return;
+  st.exits.push_back({task->second, status.exit_code, status.signal});
+  st.running.erase(task);
+  if (st.running.empty()) report(self);
+}
+
+caf::behavior step_actor(StepActor* self, std::shared_ptr<const AgentContext> context, caf::actor agent,
+                         StepLaunch launch, StepStarted started) {
+  auto& st = self->state;
+  st.context = std::move(context);
+  st.agent = std::move(agent);
+  st.launch = std::move(launch);
+  started(start_tasks(self));
+  if (st.running.empty()) report(self);
+  return {
+      [=](suspend_atom) { signal_group(self, SIGSTOP); },
+      [=](resume_atom) { signal_group(self, SIGCONT); },
+      [=](signal_atom, int32_t sig) { signal_group(self, sig); },
+      [=](terminate_atom, uint32_t kill_wait_sec) {
+        if (self->state.running.empty()) return;
+        spdlog::info("{}: terminating (SIGTERM, SIGKILL after {} s)", step_label(self->state.launch), kill_wait_sec);
+        signal_group(self, SIGCONT);
+        signal_group(self, SIGTERM);
+        self->delayed_send(self, std::chrono::seconds(kill_wait_sec), kill_atom::value);
+      },
+      [=](kill_atom) { signal_group(self, SIGKILL); },
+      [=](exited_atom, pid_t pid, ExitStatus status) { on_exit(self, pid, status); },
+      [=](cleanup_atom) { finish(self); },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_step_actor(caf::actor_system& system, std::shared_ptr<const AgentContext> context, caf::actor agent,
+                            StepLaunch launch, StepStarted started) {
+  return system.spawn(step_actor, std::move(context), std::move(agent), std::move(launch), std::move(started));
+}
+
+}  // namespace cairn

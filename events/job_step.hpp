@@ -1,0 +1,93 @@
+// Job steps (srun): what srun asks for, how a step is laid out on the job's
+// allocation, and what each node runs of it. Pure functions and plain values:
+// the job actor plans with them, agents and srun read them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "events/job_model.hpp"
+
+namespace cairn {
+
+// rpc.capnp StepRequest.
+struct StepRequest {
+  uint64_t job_id = 0;
+  uint32_t num_tasks = 0;      // 0: one per node of the step
+  uint32_t num_nodes = 0;      // 0: as many as the tasks need, at most the allocation's
+  uint32_t cpus_per_task = 0;  // 0: 1
+  uint64_t mem_per_node_mb = 0;
+  std::vector<std::string> argv;
+  std::vector<std::string> environment;
+  std::string work_dir;
+  std::string name;      // empty: the program's name
+  std::string cpu_bind;  // --cpu-bind as given
+  bool operator==(const StepRequest&) const = default;
+};
+
+// Where a step's tasks run: nodes in task order, and how many tasks on each
+// (block distribution: the first nodes get one more when tasks do not divide).
+struct StepLayout {
+  std::vector<NodeShare> nodes;  // cpus: what the step's tasks use on the node
+  std::vector<uint32_t> tasks_per_node;
+  uint32_t num_tasks = 0;
+  uint32_t cpus_per_task = 1;
+  bool operator==(const StepLayout&) const = default;
+};
+
+// Lays a step out on the job's allocation, or says why it cannot run, in
+// Slurm's words ("Requested node configuration is not available", ...).
+std::variant<StepLayout, std::string> plan_step(const JobRecord& job, const StepRequest& request);
+
+// The step's name: -J, else the program's base name (Slurm's default).
+std::string step_name(const StepRequest& request);
+
+// How one task ended.
+struct StepTaskExit {
+  uint32_t task_id = 0;
+  int32_t exit_code = 0;
+  int32_t signal = 0;
+  bool operator==(const StepTaskExit&) const = default;
+};
+
+// What one agent runs of a step (rpc.capnp StepLaunch).
+struct StepLaunch {
+  uint64_t job_id = 0;
+  uint32_t step_id = 0;
+  uint32_t restart_count = 0;
+  StepRequest request;
+  std::vector<NodeShare> nodes;  // every node of the step, in task order
+  uint32_t node_index = 0;       // this node's place in `nodes`
+  uint32_t first_task = 0;
+  uint32_t task_count = 0;
+  std::vector<uint32_t> tasks_per_node;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::string user_name;
+  std::string cluster_name;
+  std::string job_name;
+  std::string partition;
+  uint64_t mem_limit_bytes = 0;
+  std::vector<std::string> job_nodes;  // the job's whole allocation
+  bool operator==(const StepLaunch&) const = default;
+};
+
+// The launch of node `index` of the layout.
+StepLaunch step_launch_for(const JobRecord& job, const StepRequest& request, const StepLayout& layout,
+                           uint32_t step_id, uint32_t index, const std::string& cluster_name);
+
+// srun's exit code: the highest task exit code; a task killed by a signal counts
+// as 128 + the signal, as a shell reports it.
+int srun_exit_code(const std::vector<StepTaskExit>& exits);
+
+// "12.3" -> {12, 3}; nothing for ids without a step.
+struct StepRef {
+  uint64_t job_id = 0;
+  uint32_t step_id = 0;
+  bool operator==(const StepRef&) const = default;
+};
+bool parse_step_ref(std::string_view text, StepRef& ref);
+
+}  // namespace cairn
