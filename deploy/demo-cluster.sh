@@ -17,7 +17,9 @@ cat > hello.sh <<'SCRIPT'
 #!/bin/sh
 #SBATCH -J hello
 #SBATCH -t 0:30
+#SBATCH -n2
 echo "Hello from job $SLURM_JOB_ID on $SLURMD_NODENAME ($SLURM_JOB_NODELIST)"
+srun -n2 -l sh -c 'echo "step $SLURM_STEP_ID task $SLURM_PROCID of $SLURM_NTASKS on $SLURMD_NODENAME"'
 sleep 2
 SCRIPT
 show sbatch hello.sh
@@ -32,6 +34,7 @@ for _ in $(seq 100); do
   [ -z "$(squeue -h -t PD,R,CG)" ] && break
   sleep 0.1
 done
+show srun -N2 -l printenv SLURMD_NODENAME
 show sacct -o JobID,JobName,State,ExitCode,Elapsed,NodeList
 show cat slurm-1.out
 show cairn log audit --job 1
