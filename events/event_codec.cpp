@@ -1,6 +1,8 @@
 #include "events/event_codec.hpp"
 
 #include <capnp/schema.h>
+#include <capnp/serialize-packed.h>
+#include <kj/io.h>
 
 #include <cctype>
 #include <cstring>
@@ -340,29 +342,38 @@ JobSpec RecordedSpec::full() const {
 }
 
 void RecordedSpec::compact() {
-  if (event_bytes().empty() || environment_) return;
+  if (event_bytes().empty() || packed_) return;
   std::string block;  // one allocation, where a decoded list would take one per entry
-  std::optional<RecordedSpec> without;
+  kj::VectorOutputStream packed;
   {
     RecordedSpecReader reader(*this);
     auto wire = reader.spec();
     if (!core_) core_ = std::make_shared<const JobSpecCore>(read_spec_core(wire));
     for (auto entry : wire.getEnvironment()) block.append(entry.cStr(), entry.size()).push_back('\0');
-    if (wire.getEnvironment().size() > 0) {
-      JobSpec spec = read_spec(wire);
-      spec.environment.clear();
-      without.emplace(spec);
-    }
+    capnp::MallocMessageBuilder message;
+    auto submitted = message.initRoot<schema::Event>().getBody().initJobSubmitted();
+    submitted.setSpec(wire);
+    submitted.getSpec().disownEnvironment();
+    capnp::writePackedMessage(packed, message);
   }
-  if (without) {
-    words_ = std::move(without->words_);
-    word_count_ = without->word_count_;
-  }
+  auto bytes = packed.getArray();
+  size_t words = (bytes.size() + sizeof(uint64_t) - 1) / sizeof(uint64_t);
+  auto copy = std::make_shared<uint64_t[]>(words);  // zeroed: the padding is defined
+  std::memcpy(copy.get(), bytes.begin(), bytes.size());
+  words_ = std::move(copy);
+  word_count_ = words;
+  packed_size_ = bytes.size();
+  packed_ = true;
   environment_ = environment_pool().intern(std::move(block));
 }
 
 RecordedSpecReader::RecordedSpecReader(const RecordedSpec& spec) {
   auto bytes = spec.event_bytes();
+  if (spec.packed()) {
+    packed_input_.emplace(kj::ArrayPtr<const kj::byte>(bytes.data(), bytes.size()));
+    packed_reader_.emplace(*packed_input_);
+    return;
+  }
   if (bytes.empty()) {
     default_bytes_ = make::job_submitted({}, 0, JobSpec{});
     bytes = default_bytes_;
@@ -371,6 +382,7 @@ RecordedSpecReader::RecordedSpecReader(const RecordedSpec& spec) {
 }
 
 schema::JobSpec::Reader RecordedSpecReader::spec() const {
+  if (packed_reader_) return packed_reader_->getRoot<schema::Event>().getBody().getJobSubmitted().getSpec();
   return event_->event().getBody().getJobSubmitted().getSpec();
 }
 

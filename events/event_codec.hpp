@@ -2,7 +2,9 @@
 #pragma once
 
 #include <capnp/message.h>
+#include <capnp/serialize-packed.h>
 #include <capnp/serialize.h>
+#include <kj/io.h>
 
 #include <cstdint>
 #include <optional>
@@ -95,6 +97,8 @@ class RecordedSpecReader {
  private:
   std::vector<uint8_t> default_bytes_;  // for a spec that was never encoded
   std::optional<DecodedEvent> event_;
+  std::optional<kj::ArrayInputStream> packed_input_;  // a packed (compacted) spec
+  mutable std::optional<capnp::PackedMessageReader> packed_reader_;  // getRoot() is not const
 };
 
 }  // namespace cairn

@@ -110,16 +110,19 @@ class RecordedSpec {
   const JobSpecCore& core() const;
   // Decodes the whole spec (default values when there is none).
   JobSpec full() const;
-  // An encoded JobSubmitted event holding the spec (without its environment after
-  // compact()); empty for a default-constructed spec.
+  // An encoded JobSubmitted event holding the spec (without its environment, and
+  // packed, after compact()); empty for a default-constructed spec.
   std::span<const uint8_t> event_bytes() const {
-    return {reinterpret_cast<const uint8_t*>(words_.get()), word_count_ * sizeof(uint64_t)};
+    return {reinterpret_cast<const uint8_t*>(words_.get()), packed_ ? packed_size_ : word_count_ * sizeof(uint64_t)};
   }
+  // The bytes are Cap'n Proto's packed encoding (compact()): zero bytes, most of a
+  // spec's struct sections, take no room.
+  bool packed() const { return packed_; }
   bool operator==(const RecordedSpec& other) const { return full() == other.full(); }
 
   // For a job the controller keeps queued: the exported environment, most of a
   // spec's bytes and usually the same for every job of a submitter, moves to a
-  // pool that shares one copy; the rest is re-encoded without it. The value is unchanged.
+  // pool that shares one copy; the rest is re-encoded without it, packed. The value is unchanged.
   void compact();
   // The environment kept apart by compact(), each entry NUL-terminated as in a
   // process's environ; null when it is in the encoded spec.
@@ -128,6 +131,8 @@ class RecordedSpec {
  private:
   std::shared_ptr<const uint64_t[]> words_;
   size_t word_count_ = 0;
+  size_t packed_size_ = 0;  // bytes, when packed_
+  bool packed_ = false;
   mutable std::shared_ptr<const JobSpecCore> core_;
   std::shared_ptr<const std::string> environment_;
 };

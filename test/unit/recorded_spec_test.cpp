@@ -81,6 +81,12 @@ TEST_CASE("compacted specs keep their value and share one environment") {
   CHECK(a.full() == first);
 
   RecordedSpec none_exported(simple_spec());
+  size_t unpacked = none_exported.event_bytes().size();
   none_exported.compact();
   CHECK(none_exported.full() == simple_spec());
+  // Packed: a queued job's spec takes about half the room (its struct sections are mostly zeros).
+  CHECK(none_exported.packed());
+  CHECK(none_exported.event_bytes().size() * 2 < unpacked);
+  CHECK(none_exported.core() == static_cast<const JobSpecCore&>(simple_spec()));
+  CHECK(record_spec(RecordedSpecReader(none_exported).spec()) == none_exported);
 }
