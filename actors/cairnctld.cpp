@@ -136,6 +136,9 @@ int run(const ParsedArgs& args) {
     fenced = true;
     ::kill(::getpid(), SIGTERM);
   }, [log_actor](uint64_t end) { caf::anon_send(log_actor, checked_atom::value, end); });
+  // A log no second writer can open (the file log's lock) cannot be fenced: appends
+  // are acknowledged as soon as they are durable, without waiting for the watch.
+  if (log->exclusive_writer()) caf::anon_send(log_actor, checked_atom::value, UINT64_MAX);
 
   KjLoopThread loop;
   RpcListenerOptions listen;

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <mutex>
+#include <unordered_map>
 
 #include <kj/map.h>
 
@@ -22,12 +24,21 @@
 namespace cairn {
 namespace {
 
+// Every connection names its caller: the passwd lookup (NSS: files, nscd, LDAP...) is
+// done once per uid, as slurmctld's uid cache does; a uid without an entry is retried.
 std::string user_name_of(uint32_t uid) {
+  static std::mutex mutex;
+  static std::unordered_map<uint32_t, std::string> names;
+  {
+    std::lock_guard lock(mutex);
+    if (auto known = names.find(uid); known != names.end()) return known->second;
+  }
   struct passwd entry {};
   struct passwd* found = nullptr;
   char buffer[4096];
-  if (getpwuid_r(uid, &entry, buffer, sizeof buffer, &found) == 0 && found) return found->pw_name;
-  return std::to_string(uid);
+  if (getpwuid_r(uid, &entry, buffer, sizeof buffer, &found) != 0 || !found) return std::to_string(uid);
+  std::lock_guard lock(mutex);
+  return names.emplace(uid, found->pw_name).first->second;
 }
 
 std::string next_command_id() {

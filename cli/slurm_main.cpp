@@ -1,5 +1,6 @@
 // `cairn-slurm`: the Slurm front-ends alone (the sbatch, squeue, ... symlinks point
 // here), without the Kafka client that the full `cairn` links (cli/kafka_handoff.hpp).
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -17,5 +18,10 @@ int main(int argc, char** argv) {
     std::cerr << program << ": not a Slurm front-end: call cairn-slurm through a symlink named sbatch, squeue, ...\n";
     return 2;
   }
-  return command(std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
+  int status = command(std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
+  // A short-lived command: its output is all that is left to keep; static destructors
+  // (the logging registry, the schema tables) only cost time.
+  std::cout.flush();
+  std::cerr.flush();
+  std::_Exit(status);
 }

@@ -98,6 +98,11 @@ class EventLog {
   virtual void flush() = 0;
 
   virtual LogStats stats() const = 0;
+
+  // True when no second writer can append while this one is open (the file log's
+  // lock): nothing can fence it, so a writer need not wait for its fence watch
+  // before acknowledging an append.
+  virtual bool exclusive_writer() const { return false; }
 };
 
 struct FileLogOptions {

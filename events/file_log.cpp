@@ -334,6 +334,8 @@ class FileLogReader : public LogReader {
 
 class FileLog : public EventLog {
  public:
+  bool exclusive_writer() const override { return !options_.read_only; }  // the writer lock
+
   FileLog(std::string dir, const FileLogOptions& options) : dir_(std::move(dir)), options_(options) {
     if (options_.read_only) {
       open_read_only();
