@@ -251,6 +251,7 @@ LaunchCommand launch_command(const SpawnRequest& request, bool script_has_interp
   // Joins the cgroup as the agent's user, before setpriv drops root.
   if (!request.cgroup_exec.empty() && !request.cgroup_procs_file.empty())
     command.argv = {request.cgroup_exec, request.cgroup_procs_file};
+  if (!request.cpu_list.empty()) command.argv.insert(command.argv.end(), {kTasksetPath, "-c", request.cpu_list});
   if (request.switch_user) {
     command.argv.insert(command.argv.end(),
                         {kSetprivPath, fmt::format("--reuid={}", request.uid), fmt::format("--regid={}", request.gid),

@@ -29,6 +29,8 @@ class LaunchError : public std::runtime_error {
 
 // util-linux setpriv: switches to the job's user between posix_spawn and the script.
 inline constexpr const char* kSetprivPath = "/usr/bin/setpriv";
+// util-linux taskset: pins a step's task to its CPUs (srun --cpu-bind) before it runs.
+inline constexpr const char* kTasksetPath = "/usr/bin/taskset";
 // coreutils env: puts back, after the switch, the variables held back from root (see launch_command).
 inline constexpr const char* kEnvPath = "/usr/bin/env";
 
@@ -47,6 +49,8 @@ struct SpawnRequest {
   // so that it runs in its memory cgroup from its first instruction.
   std::string cgroup_exec;
   std::string cgroup_procs_file;
+  // A job step's task pinned to these CPUs (taskset -c form, "0,2"); empty: not pinned.
+  std::string cpu_list;
 };
 
 // Only a root agent can (and must) switch to the job's user, and not for root's

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <map>
 #include <optional>
+#include <thread>
 
 #include "agents/agent_actors.hpp"
 #include "agents/agent_messages.hpp"
@@ -130,6 +131,7 @@ std::vector<StepTaskOutput> start_tasks(StepActor* self) {
     if (st.context->cgroups)
       st.cgroup = st.context->cgroups->create_for_step(launch.job_id, launch.restart_count, launch.step_id,
                                                        launch.mem_limit_bytes);
+    auto bind = parse_cpu_bind(launch.request.cpu_bind);
     SpawnRequest request;
     request.job_id = launch.job_id;
     request.script_path = *program;
@@ -150,6 +152,7 @@ std::vector<StepTaskOutput> start_tasks(StepActor* self) {
       if (::pipe2(err_pipe, O_CLOEXEC) != 0) throw LaunchError("pipe: " + std::system_category().message(errno), errno);
       UniqueFd err_read(err_pipe[0]), err_write(err_pipe[1]);
       request.env = local == 0 ? first_env : build_step_environment(launch, local, settings.node);
+      if (bind) request.cpu_list = bound_cpu_list(*bind, local, std::min(settings.cpus, std::thread::hardware_concurrency()));
       pid_t pid = spawn_step_task(request, out_write.get(), err_write.get(), st.group);
       if (st.group == 0) st.group = pid;
       uint32_t task_id = launch.first_task + local;

@@ -44,23 +44,6 @@ constexpr const char* kUsage =
     "            [--mem=MB] [-J name] [-p partition] [-t time] [-D dir] [-A account] [--jobid=id]\n"
     "            executable [args...]\n";
 
-// --cpu-bind: Slurm's keywords; accepted and passed to the tasks as SLURM_CPU_BIND.
-void check_cpu_bind(const std::string& text) {
-  static const std::vector<std::string> kWords = {"q",      "quiet",   "v",     "verbose", "no",    "none",
-                                                  "rank",   "cores",   "sockets", "threads", "ldoms", "boards",
-                                                  "help"};
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    std::string word = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    bool known = std::find(kWords.begin(), kWords.end(), word) != kWords.end() || word.starts_with("map_cpu:") ||
-                 word.starts_with("mask_cpu:") || word.starts_with("map_ldom:") || word.starts_with("mask_ldom:");
-    if (!known) throw UsageError("srun: error: invalid --cpu-bind argument: " + text);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-}
-
 uint32_t count_option(const ParsedArgs& args, const std::string& name) {
   auto text = args.get(name);
   if (!text) return 0;
@@ -227,7 +210,7 @@ int run_srun(const Args& argv, std::ostream& out, std::ostream& err) {
       request.mem_per_node_mb = *mb;
     }
     if (auto bind = args.get("cpu-bind")) {
-      check_cpu_bind(*bind);
+      if (!parse_cpu_bind(*bind)) throw UsageError("srun: error: invalid --cpu-bind argument: " + *bind);
       request.cpu_bind = *bind;
     }
     request.argv = args.positionals;

@@ -1,6 +1,7 @@
 #include "events/job_step.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 
 namespace cairn {
@@ -73,6 +74,82 @@ int srun_exit_code(const std::vector<StepTaskExit>& exits) {
   int code = 0;
   for (const auto& exit : exits) code = std::max(code, exit.signal != 0 ? 128 + exit.signal : exit.exit_code);
   return code;
+}
+
+std::optional<CpuBind> parse_cpu_bind(std::string_view text) {
+  CpuBind bind;
+  // Options first ("quiet,", "v,"), then one type, whose value may hold commas (map_cpu:0,1).
+  while (true) {
+    auto comma = text.find(',');
+    std::string_view word = text.substr(0, comma);
+    if (word == "q" || word == "quiet" || word == "v" || word == "verbose") {
+      bind.verbose = bind.verbose || word.starts_with('v');
+      if (comma == std::string_view::npos) return bind;  // options alone: Slurm's default binding
+      text.remove_prefix(comma + 1);
+      continue;
+    }
+    break;
+  }
+  auto list_of = [](std::string_view list, bool hex) -> std::optional<std::vector<std::string>> {
+    std::vector<std::string> values;
+    while (true) {
+      auto comma = list.find(',');
+      std::string value(list.substr(0, comma));
+      if (hex && (value.starts_with("0x") || value.starts_with("0X"))) value.erase(0, 2);
+      bool valid = !value.empty() && value.find_first_not_of(hex ? "0123456789abcdefABCDEF" : "0123456789") ==
+                                         std::string::npos;
+      if (!valid) return std::nullopt;
+      values.push_back(value);
+      if (comma == std::string_view::npos) return values;
+      list.remove_prefix(comma + 1);
+    }
+  };
+  if (text == "none" || text == "no") return bind;
+  if (text == "rank") {
+    bind.kind = CpuBind::Kind::rank;
+    return bind;
+  }
+  for (auto [prefix, kind] : {std::pair{std::string_view("map_cpu:"), CpuBind::Kind::map_cpu},
+                              std::pair{std::string_view("mask_cpu:"), CpuBind::Kind::mask_cpu}}) {
+    if (!text.starts_with(prefix)) continue;
+    auto values = list_of(text.substr(prefix.size()), kind == CpuBind::Kind::mask_cpu);
+    if (!values) return std::nullopt;
+    bind.kind = kind;
+    bind.values = std::move(*values);
+    return bind;
+  }
+  for (std::string_view unbound : {"cores", "sockets", "threads", "ldoms", "boards"})
+    if (text == unbound) {
+      bind.kind = CpuBind::Kind::unbound;
+      return bind;
+    }
+  if (text.starts_with("map_ldom:") || text.starts_with("mask_ldom:")) {
+    bind.kind = CpuBind::Kind::unbound;
+    return bind;
+  }
+  return std::nullopt;
+}
+
+std::string bound_cpu_list(const CpuBind& bind, uint32_t local_id, uint32_t node_cpus) {
+  switch (bind.kind) {
+    case CpuBind::Kind::rank: return std::to_string(local_id % std::max<uint32_t>(1, node_cpus));
+    case CpuBind::Kind::map_cpu: return bind.values[local_id % bind.values.size()];
+    case CpuBind::Kind::mask_cpu: {
+      const std::string& mask = bind.values[local_id % bind.values.size()];
+      std::string list;
+      // Hex digits from the right: digit i covers CPUs 4i..4i+3.
+      for (size_t i = 0; i < mask.size(); ++i) {
+        char digit = mask[mask.size() - 1 - i];
+        int bits = std::isdigit(static_cast<unsigned char>(digit)) ? digit - '0' : (std::tolower(digit) - 'a' + 10);
+        for (int bit = 0; bit < 4; ++bit)
+          if (bits & (1 << bit)) list += (list.empty() ? "" : ",") + std::to_string(i * 4 + bit);
+      }
+      return list;
+    }
+    case CpuBind::Kind::none:
+    case CpuBind::Kind::unbound: return {};
+  }
+  return {};
 }
 
 bool parse_step_ref(std::string_view text, StepRef& ref) {

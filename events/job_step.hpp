@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -81,6 +83,22 @@ StepLaunch step_launch_for(const JobRecord& job, const StepRequest& request, con
 // srun's exit code: the highest task exit code; a task killed by a signal counts
 // as 128 + the signal, as a shell reports it.
 int srun_exit_code(const std::vector<StepTaskExit>& exits);
+
+// --cpu-bind=[{quiet|verbose},]TYPE as srun takes it. Tasks are pinned where the
+// type names CPUs (map_cpu, mask_cpu) or ranks them (rank); the agents account CPUs
+// by count, not by id, so cores/sockets/threads/ldoms/boards are accepted unbound.
+struct CpuBind {
+  enum class Kind { none, rank, map_cpu, mask_cpu, unbound };
+  Kind kind = Kind::none;
+  bool verbose = false;
+  std::vector<std::string> values;  // map_cpu's CPU ids, mask_cpu's masks
+  bool operator==(const CpuBind&) const = default;
+};
+// nullopt: not Slurm's syntax.
+std::optional<CpuBind> parse_cpu_bind(std::string_view text);
+// The CPU list (taskset -c form, "0,1") task `local_id` is pinned to on a node of
+// `node_cpus` CPUs; empty: not pinned.
+std::string bound_cpu_list(const CpuBind& bind, uint32_t local_id, uint32_t node_cpus);
 
 // "12.3" -> {12, 3}; nothing for ids without a step.
 struct StepRef {

@@ -35,6 +35,7 @@ srun -n2 hostname
 srun -n1 --cpu-bind=q sh -c 'echo "bind=$SLURM_CPU_BIND"; exit 3'
 echo "second srun exited $?"
 srun -n2 -l printenv SLURM_STEP_ID SLURM_PROCID SLURM_LOCALID SLURM_NTASKS
+srun -n2 -l --cpu-bind=map_cpu:1,0 sh -c 'echo "affinity $(taskset -pc $$ | sed "s/.*: //")"'
 EOF
 job=$(sbatch --parsable -o steps.out steps.sh)
 wait_state "$job" COMPLETED
@@ -46,12 +47,19 @@ for line in "0: 2" "1: 2" "0: 0" "1: 1"; do
   grep -qx "$line" steps.out || fail "missing labelled line '$line' in: $(cat steps.out)"
 done
 [ "$(grep -c '^1: 1$' steps.out)" = 2 ] || fail "task 1 should print SLURM_PROCID=1 and SLURM_LOCALID=1"
+if [ "$(nproc)" -ge 2 ]; then
+  grep -qx "0: affinity 1" steps.out && grep -qx "1: affinity 0" steps.out ||
+    fail "--cpu-bind=map_cpu:1,0 did not pin the tasks: $(cat steps.out)"
+else
+  echo "SKIP --cpu-bind pinning: this host has a single CPU"
+fi
 got=$(sacct -j "$job" -n -P -o JobID,JobName,State,ExitCode)
 expected="$job|steps.sh|COMPLETED|0:0
 $job.batch|batch|COMPLETED|0:0
 $job.0|hostname|COMPLETED|0:0
 $job.1|sh|FAILED|3:0
-$job.2|printenv|COMPLETED|0:0"
+$job.2|printenv|COMPLETED|0:0
+$job.3|sh|COMPLETED|0:0"
 [ "$got" = "$expected" ] || fail "sacct steps: got
 $got
 expected

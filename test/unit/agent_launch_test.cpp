@@ -399,6 +399,21 @@ TEST_CASE("launch_command: the script itself, /bin/sh without #!, setpriv when s
                                                         "/spool/job00012/slurm_script"});
 }
 
+TEST_CASE("launch_command: a step's task joins its cgroup, is pinned, then switches user") {
+  SpawnRequest request;
+  request.script_path = "/usr/bin/hostname";
+  request.cgroup_exec = "/opt/cairn/cairn-cgroup-exec";
+  request.cgroup_procs_file = "/cg/job1.0.step0/cgroup.procs";
+  request.cpu_list = "1";
+  request.switch_user = true;
+  request.uid = 1001;
+  request.gid = 1002;
+  CHECK(launch_command(request, true).argv ==
+        std::vector<std::string>{"/opt/cairn/cairn-cgroup-exec", "/cg/job1.0.step0/cgroup.procs", "/usr/bin/taskset",
+                                 "-c", "1", "/usr/bin/setpriv", "--reuid=1001", "--regid=1002", "--clear-groups",
+                                 "--", "/usr/bin/hostname"});
+}
+
 TEST_CASE("launch_command: variables glibc distrusts never reach setpriv, which runs as root") {
   SpawnRequest request;
   request.script_path = "/spool/job00012/slurm_script";

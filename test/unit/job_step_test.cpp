@@ -227,6 +227,30 @@ TEST_CASE("job steps: names, launches, srun's exit code and step ids") {
   CHECK_FALSE(parse_step_ref("12_3", ref));
 }
 
+TEST_CASE("job steps: --cpu-bind pins tasks where it names or ranks CPUs") {
+  auto map = parse_cpu_bind("map_cpu:3,1");
+  REQUIRE(map);
+  CHECK(map->kind == CpuBind::Kind::map_cpu);
+  CHECK(bound_cpu_list(*map, 0, 4) == "3");
+  CHECK(bound_cpu_list(*map, 1, 4) == "1");
+  CHECK(bound_cpu_list(*map, 2, 4) == "3");  // the list repeats, as in Slurm
+  auto mask = parse_cpu_bind("verbose,mask_cpu:0x5,0xA");
+  REQUIRE(mask);
+  CHECK(mask->verbose);
+  CHECK(bound_cpu_list(*mask, 0, 4) == "0,2");
+  CHECK(bound_cpu_list(*mask, 1, 4) == "1,3");
+  auto rank = parse_cpu_bind("q,rank");
+  REQUIRE(rank);
+  CHECK(bound_cpu_list(*rank, 3, 2) == "1");
+  CHECK(bound_cpu_list(*parse_cpu_bind("q"), 0, 2).empty());
+  CHECK(bound_cpu_list(*parse_cpu_bind("cores"), 0, 2).empty());
+  CHECK(bound_cpu_list(*parse_cpu_bind("none"), 0, 2).empty());
+  CHECK_FALSE(parse_cpu_bind("bogus"));
+  CHECK_FALSE(parse_cpu_bind("map_cpu:"));
+  CHECK_FALSE(parse_cpu_bind("map_cpu:1,x"));
+  CHECK_FALSE(parse_cpu_bind("mask_cpu:0xZ"));
+}
+
 TEST_CASE("job steps: each task's environment") {
   Timeline t = two_node_job();
   StepRequest request = request_for(3);
