@@ -2,6 +2,7 @@
 // reducer), answers squeue/scontrol/sacct/sinfo queries, runs scheduling passes
 // on the state it holds, and sends each changed job record to the job's actor.
 #include <caf/all.hpp>
+#include <malloc.h>
 #include <kj/exception.h>
 #include <spdlog/spdlog.h>
 
@@ -74,13 +75,17 @@ void maybe_snapshot(QueryView* self) {
   std::string dir = snapshot_dir(st.context->config);
   size_t jobs = st.state.jobs.size();
   uint64_t offset = st.applied_offset;
-  std::thread([bytes, dir, jobs, offset] {
+  std::thread([bytes, dir, jobs, offset]() mutable {
     try {
       auto path = write_snapshot_file(dir, *bytes, offset);
       spdlog::info("snapshot of {} jobs up to offset {} written to {}", jobs, offset, path);
     } catch (const std::exception& e) {
       spdlog::warn("no snapshot written: {}", e.what());
     }
+    // The encoding is the largest transient a controller has (about a kilobyte per job):
+    // give its memory back to the system rather than keep it in the heap.
+    bytes.reset();
+    ::malloc_trim(0);
   }).detach();
 }
 

@@ -10,6 +10,8 @@
 
 #include <optional>
 
+#include <unistd.h>
+
 namespace cairn {
 namespace {
 
@@ -61,6 +63,10 @@ StepStreams::Stream& StepStreams::stream_for(Key key) {
 void StepStreams::attach(uint64_t job_id, uint32_t step_id, rpc::StepIo::Client io,
                          std::vector<StepTaskOutput> outputs) {
   Stream& stream = stream_for({job_id, step_id});
+  if (stream.io != nullptr) {  // a repeated launch order: the first one's streams stay
+    for (const auto& output : outputs) ::close(output.stdout_fd), ::close(output.stderr_fd);
+    return;
+  }
   stream.io = kj::mv(io);
   auto& provider = *loop_.io().lowLevelProvider;
   for (const auto& output : outputs) {

@@ -42,5 +42,14 @@ seq "$pending" | xargs -P 4 -n 250 sh -c 'for i; do sbatch -Q -H --wrap true; do
 # (Listing every job instead would leave the answer's buffers in the heap.)
 last=$(sbatch --parsable -H --wrap true)
 until [ -n "$(squeue -h -j "$last")" ]; do sleep 0.1; done
+# Steady state: a snapshot (every SnapshotInterval events, 100000 by default) holds its
+# encoding for a moment; read once two readings a second apart agree within 1%.
 after=$(rss_kb)
+for _ in $(seq 30); do
+  sleep 1
+  now_kb=$(rss_kb)
+  diff=$(( now_kb > after ? now_kb - after : after - now_kb ))
+  [ $(( diff * 100 )) -le "$after" ] && { after=$now_kb; break; }
+  after=$now_kb
+done
 echo "lifecycle.controller_bytes_per_pending_job value=$(( (after - before) * 1024 / pending )) (RSS growth over $pending held jobs; goal < 2048)"
