@@ -14,7 +14,14 @@ AgentSettings agent_settings_for(const ClusterConfig& config, const std::string&
   settings.cpus = record->cpus;
   settings.mem_mb = record->real_memory_mb;
   settings.cluster_name = config.cluster_name;
-  settings.spool_dir = spool_dir.value_or(config.state_save_location + "/cairnd-" + node);
+  if (spool_dir) {
+    settings.spool_dir = *spool_dir;
+  } else if (!config.slurmd_spool_dir.empty()) {  // Slurm's SlurmdSpoolDir, "%n" the node
+    settings.spool_dir = config.slurmd_spool_dir;
+    for (size_t at; (at = settings.spool_dir.find("%n")) != std::string::npos;) settings.spool_dir.replace(at, 2, node);
+  } else {
+    settings.spool_dir = config.state_save_location + "/cairnd-" + node;
+  }
   settings.controller_endpoint = "unix:" + config.controller_socket;
   // 0 would make the heartbeat loop spin.
   settings.heartbeat_interval_sec = std::max<uint32_t>(1, config.heartbeat_interval_sec);

@@ -8,9 +8,11 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -109,10 +111,35 @@ void stop_pids(const std::vector<pid_t>& pids) {
   }
 }
 
+// The agents' spool of a local cluster: job scripts, written and removed for every job.
+// On tmpfs (/dev/shm) when there is one, as on diskless compute nodes: a disk file
+// system pays for that churn at every later file creation (ext4 skips recently
+// deleted inodes by scanning for them). Its path is kept in DIR/spool for `down`.
+constexpr const char* kShmSpoolPrefix = "/dev/shm/cairn-local-";
+std::string spool_record(const std::string& dir) { return dir + "/spool"; }
+
+std::string make_spool_base(const std::string& dir) {
+  std::string base = std::string(kShmSpoolPrefix) + "XXXXXX";
+  if (::access("/dev/shm", W_OK | X_OK) != 0 || ::mkdtemp(base.data()) == nullptr) return {};
+  ::chmod(base.c_str(), 0755);  // a root agent's switched jobs read their scripts through it
+  std::ofstream(spool_record(dir)) << base << "\n";
+  return base;
+}
+
+void remove_spool(const std::string& dir) {
+  std::string base;
+  if (std::ifstream(spool_record(dir)) >> base && base.starts_with(kShmSpoolPrefix)) {
+    std::error_code ignored;
+    fs::remove_all(base, ignored);
+  }
+  fs::remove(spool_record(dir));
+}
+
 // Stops the daemons, then the Kafka mock (the controller flushes to it on the way out).
 void stop_cluster(const std::string& dir) {
   stop_pids(read_pids(dir));
   fs::remove(dir + "/pids");
+  remove_spool(dir);
   std::ifstream file(mock_pid_path(dir));
   pid_t mock = 0;
   if (file >> mock && mock > 0) stop_pids({mock});
@@ -172,7 +199,10 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
     if (eq == std::string::npos || eq == 0) throw UsageError("cairn local up: --feature takes NODE=FEATURE[,FEATURE]");
     features[item.substr(0, eq)] = item.substr(eq + 1);
   }
-  std::ofstream(conf) << local_cluster_config(dir, nodes, cpus, memory, tcp_port, event_log, features) << extra;
+  remove_spool(dir);  // of an earlier cluster in this directory
+  std::string spool_base = make_spool_base(dir);
+  std::ofstream(conf) << local_cluster_config(dir, nodes, cpus, memory, tcp_port, event_log, features, spool_base)
+                      << extra;
   std::vector<pid_t> pids;
   pids.push_back(spawn_daemon({bin + "/cairnctld", "--conf", conf}, dir + "/cairnctld.log"));
   for (unsigned n = 1; n <= nodes; ++n) {
@@ -229,7 +259,7 @@ int status(const std::string& dir, std::ostream& out) {
 
 std::string local_cluster_config(const std::string& dir, unsigned nodes, unsigned cpus, unsigned memory_mb,
                                  uint16_t tcp_port, const std::string& event_log,
-                                 const std::map<std::string, std::string>& features) {
+                                 const std::map<std::string, std::string>& features, const std::string& spool_base) {
   std::string node_lines = fmt::format("NodeName=n[1-{}] CPUs={} RealMemory={}\n", nodes, cpus, memory_mb);
   if (!features.empty()) {
     node_lines.clear();
@@ -253,9 +283,11 @@ std::string local_cluster_config(const std::string& dir, unsigned nodes, unsigne
       "HeartbeatInterval=1\n"
       "NodeTimeout=5\n"
       "ReconcileTimeout=10\n"
+      "{7}"
       "{6}"
       "PartitionName=debug Nodes=ALL Default=YES MaxTime=UNLIMITED\n",
-      dir, nodes, cpus, memory_mb, event_log.empty() ? "file:" + dir + "/state/log" : event_log, tcp_port, node_lines);
+      dir, nodes, cpus, memory_mb, event_log.empty() ? "file:" + dir + "/state/log" : event_log, tcp_port, node_lines,
+      spool_base.empty() ? std::string() : "SlurmdSpoolDir=" + spool_base + "/%n\n");
 }
 
 int run_local_command(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {

@@ -17,8 +17,10 @@ int run_local_command(const std::vector<std::string>& args, std::ostream& out, s
 // Unix socket only; otherwise also on 127.0.0.1:tcp_port. An empty event_log: the file log in
 // DIR/state/log.
 // `features` gives nodes a Feature= ("n2" -> "gpu,fast"); the nodes are then written one per line.
+// A `spool_base` puts the agents' spool dirs there (SlurmdSpoolDir=<base>/%n).
 std::string local_cluster_config(const std::string& dir, unsigned nodes, unsigned cpus, unsigned memory_mb,
                                  uint16_t tcp_port = 0, const std::string& event_log = {},
-                                 const std::map<std::string, std::string>& features = {});
+                                 const std::map<std::string, std::string>& features = {},
+                                 const std::string& spool_base = {});
 
 }  // namespace cairn

@@ -71,6 +71,8 @@ struct ClusterConfig {
   std::string controller_socket;  // parse_config's default: <state_save_location>/cairnctld.sock
   std::string state_save_location = "/var/lib/cairn";
   std::string event_log;  // parse_config's default: file:<state_save_location>/log
+  // Where agents keep job scripts; "%n" is the node's name. Empty: <state_save_location>/cairnd-<node>.
+  std::string slurmd_spool_dir;
   uint32_t kill_wait_sec = 30;
   uint32_t min_job_age_sec = 300;
   std::string slurm_user = "root";

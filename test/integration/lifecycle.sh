@@ -117,4 +117,17 @@ wait_state "$job" NODE_FAIL 30
 sinfo -N -h -o "%N %t" | grep -q "$node down" || fail "node $node not down: $(sinfo -N -h)"
 kill -9 "${extra_pids[@]}" 2>/dev/null || true
 
+# 12. A local cluster keeps the agents' spool (job scripts) on tmpfs when there is one,
+#     and `cairn local down` removes it.
+if [ -s "$work/spool" ]; then
+  spool=$(cat "$work/spool")
+  case "$spool" in /dev/shm/cairn-local-*) ;; *) fail "unexpected spool base $spool" ;; esac
+  grep -qx "SlurmdSpoolDir=$spool/%n" "$CAIRN_CONF" || fail "cairn.conf lacks SlurmdSpoolDir=$spool/%n"
+  [ -d "$spool/n1" ] || fail "the agent of n1 does not spool in $spool/n1"
+  cairn local down --dir "$work"
+  [ ! -e "$spool" ] || fail "cairn local down left $spool behind"
+else
+  echo "SKIP part 12: no writable /dev/shm here, the spool stays under the state directory"
+fi
+
 echo "lifecycle: all checks passed"

@@ -404,4 +404,8 @@ TEST_CASE("cairn local up --feature: the nodes' Feature= in the generated cairn.
   CHECK(config.node("n2")->features == std::vector<std::string>{"gpu", "fast"});
   CHECK(config.node("n3")->cpus == 2);
   CHECK(parse_config(local_cluster_config("/tmp/c", 3, 2, 1000), "local.conf").nodes.size() == 3);
+  // The agents' spool on tmpfs: SlurmdSpoolDir with the node's name.
+  CHECK(parse_config(local_cluster_config("/tmp/c", 1, 2, 1000, 0, {}, {}, "/dev/shm/cairn-local-ab"), "local.conf")
+            .slurmd_spool_dir == "/dev/shm/cairn-local-ab/%n");
+  CHECK(parse_config(local_cluster_config("/tmp/c", 1, 2, 1000), "local.conf").slurmd_spool_dir.empty());
 }

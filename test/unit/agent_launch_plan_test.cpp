@@ -131,6 +131,10 @@ TEST_CASE("agent settings: the node's own record, the default spool dir, the con
   CHECK(settings.heartbeat_interval_sec == 3);
 
   CHECK(agent_settings_for(config, "n2", std::string("/tmp/spool")).spool_dir == "/tmp/spool");
+  config.slurmd_spool_dir = "/dev/shm/cairn/%n";  // SlurmdSpoolDir=, as Slurm takes it
+  CHECK(agent_settings_for(config, "n2", std::nullopt).spool_dir == "/dev/shm/cairn/n2");
+  CHECK(parse_config("SlurmdSpoolDir=/var/spool/slurmd.%n\nNodeName=a\n", "t.conf").slurmd_spool_dir ==
+        "/var/spool/slurmd.%n");
   CHECK_THROWS_WITH_AS(agent_settings_for(config, "n7", std::nullopt),
                        "node 'n7' is not in the configuration (no NodeName= line defines it)", ConfigError);
 }
