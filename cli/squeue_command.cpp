@@ -15,7 +15,7 @@ const std::vector<OptionSpec> kOptions = {
     {'t', "states", true, ""},    {'h', "noheader", false, ""}, {'o', "format", true, ""},
     {'l', "long", false, ""},     {0, "me", false, ""},         {'n', "name", true, ""},
     {0, "conf", true, ""},        {0, "help", false, ""},       {0, "at", true, ""},
-    {'r', "array", false, ""},
+    {'r', "array", false, ""},    {'s', "steps", false, ""},
 };
 
 bool contains(const std::vector<std::string>& list, const std::string& value) {
@@ -29,7 +29,7 @@ int run_squeue(const Args& argv, std::ostream& out, std::ostream& err) {
     auto args = parse_options("squeue", kOptions, argv);
     if (args.has("help")) {
       out << "Usage: squeue [-j jobs] [-u users] [-p partitions] [-t states|all] [-o format] [-l] [-h] [--me] "
-             "[--at TIME] [-r]\n";
+             "[--at TIME] [-r] [-s]\n";
       return 0;
     }
     auto config = load_cli_config(args.get("conf"));
@@ -56,6 +56,10 @@ int run_squeue(const Args& argv, std::ostream& out, std::ostream& err) {
     if (!ids.empty() && snapshot.jobs.empty()) {
       err << "slurm_load_jobs error: Invalid job id specified\n";
       return 1;
+    }
+    if (args.has("steps")) {
+      out << render_squeue_steps(shown, !args.has("noheader"), format_context(config, snapshot.now_us));
+      return 0;
     }
     std::string format = args.get_or("format", args.has("long") ? squeue_long_format() : squeue_default_format());
     out << render_squeue(shown, format, !args.has("noheader"), format_context(config, snapshot.now_us));

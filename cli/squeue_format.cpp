@@ -283,4 +283,48 @@ std::string render_squeue(const std::vector<const JobRecord*>& jobs, std::string
   return out;
 }
 
+std::string squeue_steps_format() { return "%.15i %.8j %.9P %.8u %.9M %N"; }
+
+std::string render_squeue_steps(const std::vector<const JobRecord*>& jobs, bool header, const FormatContext& context) {
+  struct StepLine {
+    std::string id, name, partition, user;
+    FieldCell time;
+    std::string nodes;
+  };
+  std::vector<StepLine> lines;
+  for (const JobRecord* job : jobs) {
+    if (!is_active(job->state)) continue;
+    std::string id = job_display_id(*job);
+    const std::string& partition = job->spec->partition;
+    if (!job->spec->interactive)
+      lines.push_back({id + ".batch", "batch", partition, user_of(*job), squeue_duration(used_seconds(*job, context)),
+                       job_batch_host(*job)});
+    for (const auto& step : job->steps) {
+      if (step.restart != job->restarts || step.state != JobState::RUNNING) continue;
+      int64_t seconds = std::max<int64_t>(0, (context.now_us - step.start_us) / 1'000'000);
+      lines.push_back({id + "." + std::to_string(step.id), step.name, partition, user_of(*job), squeue_duration(seconds),
+                       share_node_list(step.nodes)});
+    }
+  }
+  FieldFormat format = parse_field_format(squeue_steps_format());
+  auto cell_of = [](const StepLine& line, char letter) -> FieldCell {
+    switch (letter) {
+      case 'i': return {line.id};
+      case 'j': return {line.name};
+      case 'P': return {line.partition};
+      case 'u': return {line.user};
+      case 'M': return line.time;
+      default: return {line.nodes, false};
+    }
+  };
+  std::string out;
+  if (header) {
+    StepLine titles{"STEPID", "NAME", "PARTITION", "USER", {"TIME"}, "NODELIST"};
+    out += render_field_line(format, [&](const FieldSpec& field) { return cell_of(titles, field.letter); });
+  }
+  for (const auto& line : lines)
+    out += render_field_line(format, [&](const FieldSpec& field) { return cell_of(line, field.letter); });
+  return out;
+}
+
 }  // namespace cairn

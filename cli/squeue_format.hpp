@@ -60,4 +60,9 @@ std::vector<JobRecord> expand_array_tasks(const std::vector<JobRecord>& jobs);
 std::string render_squeue(const std::vector<const JobRecord*>& jobs, std::string_view format, bool header,
                           const FormatContext& context);
 
+// squeue -s: the job steps of the active jobs among `jobs` (their batch step, then the
+// steps srun runs), in Slurm's step format "%.15i %.8j %.9P %.8u %.9M %N".
+std::string squeue_steps_format();
+std::string render_squeue_steps(const std::vector<const JobRecord*>& jobs, bool header, const FormatContext& context);
+
 }  // namespace cairn

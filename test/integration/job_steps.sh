@@ -88,6 +88,9 @@ last=$(sacct -n -P -X -o JobID | tail -1)
 job=$(sbatch --parsable -o cancel.out --wrap 'srun sleep 301; echo "srun exited $?"; echo after')
 for _ in $(seq 100); do [ -n "$(pids_of /usr/bin/sleep 301)" ] && break; sleep 0.05; done
 [ -n "$(pids_of /usr/bin/sleep 301)" ] || fail "the step's task did not start"
+steps=$(squeue -s -h -j "$job" | awk '{print $1, $2}')
+[ "$steps" = "$job.batch batch
+$job.0 sleep" ] || fail "squeue -s shows: $steps"
 scancel "$job.0"
 wait_state "$job" COMPLETED
 [ "$(step_field "$job.0" State)" = CANCELLED ] || fail "step $job.0 is $(step_field "$job.0" State)"

@@ -9,6 +9,7 @@
 #include "actors/rpc_views.hpp"
 #include "agents/job_environment.hpp"
 #include "cli/sacct_format.hpp"
+#include "cli/squeue_format.hpp"
 #include "cli/srun_output.hpp"
 #include "events/job_step.hpp"
 #include "test/unit/event_fixtures.hpp"
@@ -364,3 +365,23 @@ TEST_CASE("job steps: sacct shows .batch and each step with its state and exit c
   CHECK(allocations.find(".0") == std::string::npos);
   CHECK(allocations.find(".batch") == std::string::npos);
 }
+
+TEST_CASE("job steps: squeue -s lists the batch step and the running steps (golden)") {
+  Timeline t = two_node_job();
+  t.feed(make::job_started(by_agent(0.1), 1, "n1"));
+  t.feed(make::step_started(at(10), 1, step_on(0, {{"n1", 2, 1000}, {"n2", 2, 1000}}, 4)));
+  t.feed(make::step_started(at(20), 1, step_on(1, {{"n2", 1, 1000}}, 1, "sleep")));
+  t.feed(make::step_ended(by_agent(30), 1, end_on(1, "n2")));  // over: not listed
+  JobSpec interactive = simple_spec("hostname");
+  interactive.script.clear();
+  interactive.interactive = true;
+  t.feed(make::job_submitted(at(40), 2, interactive));
+  t.feed(make::job_allocated(by_system(41), 2, {{"n1", 1, 1000}}, 0));
+  t.feed(make::step_started(at(42), 2, step_on(0, {{"n1", 1, 1000}}, 1)));
+  t.feed(make::job_submitted(at(50), 3, simple_spec("queued")));  // pending: no steps
+  std::vector<const JobRecord*> jobs{&t.job(1), &t.job(2), &t.job(3)};
+  FormatContext context{"cairn", kT0 + 125 * kSec};
+  check_golden("squeue_steps.txt", render_squeue_steps(jobs, true, context));
+  CHECK(render_squeue_steps(jobs, false, context).find("STEPID") == std::string::npos);
+}
+
