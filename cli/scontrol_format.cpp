@@ -141,8 +141,9 @@ std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& 
   out += fmt::format("JobState={} Reason={} Dependency={}", state_name(job.state), reason_name(job.reason),
                      or_null(spec.dependency));
   out += line_end;
-  out += fmt::format("Requeue={} Restarts={} BatchFlag=1 Reboot=0 ExitCode={}:{}", spec.requeue ? 1 : 0, job.restarts,
-                     job.exit_code, job.exit_signal);
+  // BatchFlag=0: srun's interactive job, which has no batch script.
+  out += fmt::format("Requeue={} Restarts={} BatchFlag={} Reboot=0 ExitCode={}:{}", spec.requeue ? 1 : 0, job.restarts,
+                     spec.interactive ? 0 : 1, job.exit_code, job.exit_signal);
   out += line_end;
   out += fmt::format("RunTime={} TimeLimit={} TimeMin=N/A",
                      format_hms(static_cast<uint64_t>(whole_seconds(run_time_us(job, context.now_us)))),

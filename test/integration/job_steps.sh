@@ -73,6 +73,7 @@ out=$(srun -N2 -l sh -c 'echo "$SLURMD_NODENAME $SLURM_PROCID/$SLURM_NTASKS step
 [ "$out" = "0: n1 0/2 step=0
 1: n2 1/2 step=0" ] || fail "srun -N2 printed: $out"
 inter=$(sacct -n -P -o JobID,JobName,State,NodeList | awk -F'|' '$2 == "sh" && $1 !~ /\./ {id=$1} END {print id}')
+scontrol show job "$inter" | grep -q "BatchFlag=0" || fail "an interactive job shows BatchFlag=1"
 [ "$(sacct -j "$inter" -n -P -o JobID,State,NodeList)" = "$inter|COMPLETED|n[1-2]
 $inter.0|COMPLETED|n[1-2]" ] || fail "interactive job in sacct: $(sacct -j "$inter" -n -P -o JobID,State,NodeList)"
 set +e
