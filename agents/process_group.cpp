@@ -282,9 +282,9 @@ LaunchCommand launch_command(const SpawnRequest& request, bool script_has_interp
 namespace {
 
 // posix_spawn of `command` in work_dir, stdin from /dev/null, stdout and stderr to the given
-// descriptors, in process group `pgid` (0: a new one it leads), with default signal handling.
+// descriptors, as the leader of a new process group, with default signal handling.
 pid_t spawn_command(const SpawnRequest& request, const LaunchCommand& command, int work_dir_fd, int stdout_fd,
-                    int stderr_fd, pid_t pgid) {
+                    int stderr_fd) {
   const std::string cannot = cannot_launch(request.job_id);
   auto check = [&](int error_number, std::string_view step) {
     if (error_number != 0) fail(cannot, step, error_number);
@@ -306,7 +306,7 @@ pid_t spawn_command(const SpawnRequest& request, const LaunchCommand& command, i
   sigfillset(&all_signals);
   check(::posix_spawnattr_setflags(attributes.get(), POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF),
         "flags");
-  check(::posix_spawnattr_setpgroup(attributes.get(), pgid), "process group");
+  check(::posix_spawnattr_setpgroup(attributes.get(), 0), "process group");
   check(::posix_spawnattr_setsigmask(attributes.get(), &no_signals), "signal mask");
   check(::posix_spawnattr_setsigdefault(attributes.get(), &all_signals), "signal actions");
 
@@ -332,15 +332,15 @@ pid_t spawn_batch_script(const SpawnRequest& request) {
   const PreparedLaunch prepared = prepare_launch(request);
   const LaunchCommand command = launch_command(request, prepared.script_has_interpreter_line);
   int stderr_fd = prepared.stderr_file ? prepared.stderr_file.get() : prepared.stdout_file.get();
-  return spawn_command(request, command, prepared.work_dir.get(), prepared.stdout_file.get(), stderr_fd, 0);
+  return spawn_command(request, command, prepared.work_dir.get(), prepared.stdout_file.get(), stderr_fd);
 }
 
-pid_t spawn_step_task(const SpawnRequest& request, int stdout_fd, int stderr_fd, pid_t process_group) {
+pid_t spawn_step_task(const SpawnRequest& request, int stdout_fd, int stderr_fd) {
   UniqueFd work_dir(::open(request.work_dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!work_dir || ::faccessat(AT_FDCWD, request.work_dir.c_str(), X_OK, AT_EACCESS) != 0)
     fail_launch(request.job_id, request.work_dir);
   // The program is executed as it is, as srun's tasks are (no shell, no interpreter check).
-  return spawn_command(request, launch_command(request, true), work_dir.get(), stdout_fd, stderr_fd, process_group);
+  return spawn_command(request, launch_command(request, true), work_dir.get(), stdout_fd, stderr_fd);
 }
 
 std::optional<std::string> find_program(const std::string& name, const std::string& path_variable,

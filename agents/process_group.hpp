@@ -108,11 +108,11 @@ LaunchCommand launch_command(const SpawnRequest& request, bool script_has_interp
 // LaunchError on any failure.
 pid_t spawn_batch_script(const SpawnRequest& request);
 
-// Starts one task of a job step (srun): request.script_path is the program to execute
-// (found with find_program), argv_extra its arguments, stdout and stderr go to the given
-// descriptors (pipes towards srun), and the task joins process group `process_group`
-// (0: it leads a new one, as the step's first task on the node does). Throws LaunchError.
-pid_t spawn_step_task(const SpawnRequest& request, int stdout_fd, int stderr_fd, pid_t process_group);
+// Starts one task of a job step (srun) as the leader of a new process group:
+// request.script_path is the program to execute (found with find_program),
+// argv_extra its arguments, stdout and stderr go to the given descriptors (pipes
+// towards srun). Throws LaunchError.
+pid_t spawn_step_task(const SpawnRequest& request, int stdout_fd, int stderr_fd);
 
 // Where execvp would find `name` with the task's PATH (relative names from work_dir);
 // nullopt when no executable file is there.

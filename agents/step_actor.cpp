@@ -1,10 +1,10 @@
-// One job step's tasks on this node (srun). Starts them with posix_spawn in a
-// process group of their own (the first task leads it) and, with memory
+// One job step's tasks on this node (srun). Starts them with posix_spawn, each
+// in a process group of its own, and, with memory
 // enforcement, in a memory cgroup of their own; their stdout and stderr are
 // pipes whose read ends go to the step's streams (kj thread), which forward the
-// output to srun. Owns the group's signals: suspend/resume/signal/terminate of
+// output to srun. Owns the groups' signals: suspend/resume/signal/terminate of
 // the job reach it through the agent actor. When every task has been reaped it
-// kills what is left of the group and the cgroup, and reports the exits (and
+// kills what is left of the groups and the cgroup, and reports the exits (and
 // any OOM kill, which is the job's too) to context->step_reports.
 #include <caf/all.hpp>
 #include <fcntl.h>
@@ -37,7 +37,9 @@ struct StepState {
   std::shared_ptr<const AgentContext> context;
   caf::actor agent;
   StepLaunch launch;
-  pid_t group = 0;                     // the process group of the step's tasks here
+  // Each task leads a process group of its own: a group outlives its leader only while
+  // other members remain, so a quick first task could not host the later ones.
+  std::vector<pid_t> groups;
   std::map<pid_t, uint32_t> running;   // pid -> task id
   std::vector<StepTaskExit> exits;
   std::string message;
@@ -52,13 +54,15 @@ using StepActor = caf::stateful_actor<StepState>;
 
 std::string step_label(const StepLaunch& launch) { return fmt::format("step {}.{}", launch.job_id, launch.step_id); }
 
+// The groups of the tasks still running (a finished task's group is killed when the step ends).
 void signal_group(StepActor* self, int sig) {
   auto& st = self->state;
-  if (st.group == 0 || st.running.empty()) return;
-  try {
-    signal_process_group(st.group, sig);
-  } catch (const std::exception& e) {
-    spdlog::warn("{}: {}", step_label(st.launch), e.what());
+  for (const auto& [pid, task] : st.running) {
+    try {
+      signal_process_group(pid, sig);
+    } catch (const std::exception& e) {
+      spdlog::warn("{}: {}", step_label(st.launch), e.what());
+    }
   }
 }
 
@@ -83,9 +87,9 @@ void report(StepActor* self) {
   auto& st = self->state;
   if (st.reported) return;
   st.reported = true;
-  if (st.group != 0) {
+  for (pid_t group : st.groups) {  // what the tasks left behind in their groups
     try {
-      signal_process_group(st.group, SIGKILL);  // what the tasks left behind in their group
+      signal_process_group(group, SIGKILL);
     } catch (const std::exception&) {
     }
   }
@@ -153,8 +157,8 @@ std::vector<StepTaskOutput> start_tasks(StepActor* self) {
       UniqueFd err_read(err_pipe[0]), err_write(err_pipe[1]);
       request.env = local == 0 ? first_env : build_step_environment(launch, local, settings.node);
       if (bind) request.cpu_list = bound_cpu_list(*bind, local, std::min(settings.cpus, std::thread::hardware_concurrency()));
-      pid_t pid = spawn_step_task(request, out_write.get(), err_write.get(), st.group);
-      if (st.group == 0) st.group = pid;
+      pid_t pid = spawn_step_task(request, out_write.get(), err_write.get());
+      st.groups.push_back(pid);
       uint32_t task_id = launch.first_task + local;
       st.running[pid] = task_id;
       self->send(st.agent, spawned_atom::value, launch.job_id, launch.restart_count, pid);
