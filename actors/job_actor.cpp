@@ -259,9 +259,8 @@ void end_interactive(JobActor* self, const JobRecord& job) {
 }
 
 bool has_running_steps(const JobRecord& job) {
-  return std::any_of(job.steps.begin(), job.steps.end(), [&](const StepRecord& step) {
-    return step.restart == job.restarts && step.state == JobState::RUNNING;
-  });
+  return std::any_of(job.steps.begin(), job.steps.end(),
+                     [&](const StepRecord& step) { return is_running_step(job, step); });
 }
 
 // Side effects of a durable transition of this job, run once per live event.
@@ -270,24 +269,16 @@ void react(JobActor* self, JobState before, const JobRecord& after) {
   // The job is over while steps still ran (a backgrounded srun): they go with it.
   if (is_active(before) && !is_active(after.state) && has_running_steps(self->state.job))
     to_nodes(self, self->state.job, terminate_atom::value, after.id, context.config.kill_wait_sec);
-  if (after.spec->interactive) {
-    if (after.state == JobState::COMPLETING && before != JobState::COMPLETING) {
-      to_nodes(self, after, terminate_atom::value, after.id, context.config.kill_wait_sec);
-      end_interactive(self, after);
-    }
-    if (before == JobState::RUNNING && after.state == JobState::SUSPENDED)
-      to_nodes(self, after, suspend_atom::value, after.id);
-    if (before == JobState::SUSPENDED && after.state == JobState::RUNNING)
-      to_nodes(self, after, resume_atom::value, after.id);
-    return;
-  }
-  if (before == JobState::PENDING && after.state == JobState::RUNNING) {
+  // An interactive (srun) job has no batch script to launch.
+  if (before == JobState::PENDING && after.state == JobState::RUNNING && !after.spec->interactive) {
     const auto& nodes = context.actors.nodes;
     auto batch = nodes.find(after.allocation.front().node);
     if (batch != nodes.end()) self->send(batch->second, launch_atom::value, launch_order(context, after));
   }
-  if (after.state == JobState::COMPLETING && before != JobState::COMPLETING)
+  if (after.state == JobState::COMPLETING && before != JobState::COMPLETING) {
     to_nodes(self, after, terminate_atom::value, after.id, context.config.kill_wait_sec);
+    if (after.spec->interactive) end_interactive(self, after);
+  }
   if (before == JobState::RUNNING && after.state == JobState::SUSPENDED)
     to_nodes(self, after, suspend_atom::value, after.id);
   if (before == JobState::SUSPENDED && after.state == JobState::RUNNING)
@@ -388,12 +379,6 @@ EventDraft caller_draft(uint64_t job_id, const Caller& caller, std::function<mak
   draft.actor = actor_info(caller);
   draft.command_id = caller.command_id;
   return draft;
-}
-
-const StepRecord* current_step(const JobRecord& job, uint32_t step_id) {
-  for (const auto& step : job.steps)
-    if (step.id == step_id && step.restart == job.restarts) return &step;
-  return nullptr;
 }
 
 std::string command_line(const std::vector<std::string>& argv) {

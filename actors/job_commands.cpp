@@ -78,10 +78,8 @@ CommandCheck check_step_command(ControlVerb verb, const JobRecord& job, uint32_t
   if (!caller.may_write) return refuse(kReadOnlyDenied);
   if (!owns(job, caller)) return refuse(kDenied);
   if (verb != ControlVerb::cancel && verb != ControlVerb::signal) return refuse("Unexpected message received");
-  auto step = std::find_if(job.steps.begin(), job.steps.end(), [&](const StepRecord& one) {
-    return one.id == step_id && one.restart == job.restarts;
-  });
-  if (step == job.steps.end()) return refuse("Invalid job id specified");
+  const StepRecord* step = current_step(job, step_id);
+  if (!step) return refuse("Invalid job id specified");
   if (step->state != JobState::RUNNING) return refuse(kFinished);
   return allow(verb == ControlVerb::cancel && !step->cancel_requested);
 }

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 
 #include <kj/map.h>
 
@@ -63,6 +64,16 @@ ControlVerb verb_from_wire(rpc::ControlVerb verb) {
 
 kj::Exception failure(const std::string& message) {
   return kj::Exception(kj::Exception::Type::FAILED, __FILE__, __LINE__, kj::heapString(message.data(), message.size()));
+}
+
+// A DoneReply for an actor and the loop-thread promise it settles: fulfilled when the
+// actor says ok, rejected with its error otherwise.
+std::pair<kj::Promise<bool>, DoneReply> done_reply() {
+  auto [promise, reply] = make_rpc_reply<bool>();
+  return {kj::mv(promise), DoneReply([reply = reply](bool ok, const std::string& error) {
+            if (ok) reply.fulfill(true);
+            else reply.reject(error);
+          })};
 }
 
 }  // namespace
@@ -283,11 +294,8 @@ class AgentSessionImpl final : public rpc::AgentSession::Server {
   // A report the node actor answers once its event is durable.
   template <typename Atom, typename Report>
   kj::Promise<void> recorded(Atom atom, Report report) {
-    auto [promise, reply] = make_rpc_reply<bool>();
-    caf::anon_send(node_, atom, std::move(report), DoneReply([reply](bool ok, const std::string& error) {
-                     if (ok) reply.fulfill(true);
-                     else reply.reject(error);
-                   }));
+    auto [promise, reply] = done_reply();
+    caf::anon_send(node_, atom, std::move(report), reply);
     return promise.ignoreResult();
   }
 
@@ -459,13 +467,9 @@ class ControllerImpl final : public rpc::Controller::Server {
 
   kj::Promise<void> endAllocation(EndAllocationContext context) override {
     auto params = context.getParams();
-    auto [promise, reply] = make_rpc_reply<bool>();
+    auto [promise, reply] = done_reply();
     caf::anon_send(context_->actors.dispatcher, allocation_end_atom::value,
-                   AllocationEnd{params.getJobId(), params.getExitCode(), params.getSignal(), with_command_id()},
-                   DoneReply([reply](bool ok, const std::string& error) {
-                     if (ok) reply.fulfill(true);
-                     else reply.reject(error);
-                   }));
+                   AllocationEnd{params.getJobId(), params.getExitCode(), params.getSignal(), with_command_id()}, reply);
     return promise.ignoreResult();
   }
 
@@ -561,12 +565,8 @@ class ControllerImpl final : public rpc::Controller::Server {
     for (auto id : info.getRunningJobs()) registration.running_jobs.push_back(id);
     auto channel = std::make_shared<AgentChannelOnLoop>(loop_, params.getAgent(), node, *step_io_);
     caf::actor node_actor = it->second;
-    auto [promise, reply] = make_rpc_reply<bool>();
-    caf::anon_send(node_actor, register_atom::value, AgentRegistration{registration, channel},
-                   DoneReply([reply](bool ok, const std::string& error) {
-                     if (ok) reply.fulfill(true);
-                     else reply.reject(error);
-                   }));
+    auto [promise, reply] = done_reply();
+    caf::anon_send(node_actor, register_atom::value, AgentRegistration{registration, channel}, reply);
     uint32_t heartbeat = context_->config.heartbeat_interval_sec;
     return promise.then([context, node_actor, heartbeat](bool) mutable {
       auto results = context.getResults();

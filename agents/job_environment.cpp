@@ -88,6 +88,8 @@ std::vector<std::string> build_step_environment(const StepLaunch& launch, uint32
   set_exported(env, launch.request.environment);
   std::vector<std::string> step_nodes;
   for (const auto& share : launch.nodes) step_nodes.push_back(share.node);
+  const std::string step_node_list = compress_hostlist(step_nodes);
+  const std::string tasks_per_node = tasks_per_node_text(launch.tasks_per_node);
   std::string gtids;
   for (uint32_t i = 0; i < launch.task_count; ++i)
     gtids += (i == 0 ? "" : ",") + std::to_string(launch.first_task + i);
@@ -103,15 +105,15 @@ std::vector<std::string> build_step_environment(const StepLaunch& launch, uint32
   env.set("SLURM_CLUSTER_NAME", launch.cluster_name);
   env.set("SLURM_STEP_ID", launch.step_id);
   env.set("SLURM_STEPID", launch.step_id);
-  env.set("SLURM_STEP_NODELIST", compress_hostlist(step_nodes));
-  env.set("SLURM_NODELIST", compress_hostlist(step_nodes));
+  env.set("SLURM_STEP_NODELIST", step_node_list);
+  env.set("SLURM_NODELIST", step_node_list);
   env.set("SLURM_STEP_NUM_NODES", step_nodes.size());
   env.set("SLURM_NNODES", step_nodes.size());
   env.set("SLURM_STEP_NUM_TASKS", launch.request.num_tasks);
   env.set("SLURM_NTASKS", launch.request.num_tasks);
   env.set("SLURM_NPROCS", launch.request.num_tasks);
-  env.set("SLURM_STEP_TASKS_PER_NODE", tasks_per_node_text(launch.tasks_per_node));
-  env.set("SLURM_TASKS_PER_NODE", tasks_per_node_text(launch.tasks_per_node));
+  env.set("SLURM_STEP_TASKS_PER_NODE", tasks_per_node);
+  env.set("SLURM_TASKS_PER_NODE", tasks_per_node);
   env.set("SLURM_CPUS_PER_TASK", cpus_per_task);
   env.set("SLURM_CPUS_ON_NODE", launch.nodes[launch.node_index].cpus);
   env.set("SLURM_NODEID", launch.node_index);

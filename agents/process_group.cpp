@@ -73,14 +73,20 @@ UniqueFd open_output_file(const SpawnRequest& request, const UniqueFd& work_dir,
   return file;
 }
 
+// The job's work dir, checked for the job's chdir, as the calling thread's credentials allow.
+UniqueFd open_work_dir(const SpawnRequest& request) {
+  // O_PATH does not need search permission on the directory itself; the job's chdir does.
+  UniqueFd work_dir(::open(request.work_dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!work_dir || ::faccessat(AT_FDCWD, request.work_dir.c_str(), X_OK, AT_EACCESS) != 0)
+    fail_launch(request.job_id, request.work_dir);
+  return work_dir;
+}
+
 // With the calling thread's credentials; files are created last, so that a
 // launch failing on its work dir or script leaves no empty output file behind.
 PreparedLaunch open_launch_files(const SpawnRequest& request) {
   PreparedLaunch prepared;
-  // O_PATH does not need search permission on the directory itself; the job's chdir does.
-  prepared.work_dir = UniqueFd(::open(request.work_dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!prepared.work_dir || ::faccessat(AT_FDCWD, request.work_dir.c_str(), X_OK, AT_EACCESS) != 0)
-    fail_launch(request.job_id, request.work_dir);
+  prepared.work_dir = open_work_dir(request);
 
   prepared.script_has_interpreter_line = starts_with_interpreter_line(request);
   if (prepared.script_has_interpreter_line &&
@@ -336,9 +342,7 @@ pid_t spawn_batch_script(const SpawnRequest& request) {
 }
 
 pid_t spawn_step_task(const SpawnRequest& request, int stdout_fd, int stderr_fd) {
-  UniqueFd work_dir(::open(request.work_dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!work_dir || ::faccessat(AT_FDCWD, request.work_dir.c_str(), X_OK, AT_EACCESS) != 0)
-    fail_launch(request.job_id, request.work_dir);
+  UniqueFd work_dir = open_work_dir(request);
   // The program is executed as it is, as srun's tasks are (no shell, no interpreter check).
   return spawn_command(request, launch_command(request, true), work_dir.get(), stdout_fd, stderr_fd);
 }

@@ -8,6 +8,7 @@
 #include "common/hostlist.hpp"
 #include "common/string_util.hpp"
 #include "events/cluster_state.hpp"
+#include "events/job_step.hpp"
 
 namespace cairn {
 
@@ -300,7 +301,7 @@ std::string render_squeue_steps(const std::vector<const JobRecord*>& jobs, bool 
       lines.push_back({id + ".batch", "batch", partition, user_of(*job), squeue_duration(used_seconds(*job, context)),
                        job_batch_host(*job)});
     for (const auto& step : job->steps) {
-      if (step.restart != job->restarts || step.state != JobState::RUNNING) continue;
+      if (!is_running_step(*job, step)) continue;
       int64_t seconds = std::max<int64_t>(0, (context.now_us - step.start_us) / 1'000'000);
       lines.push_back({id + "." + std::to_string(step.id), step.name, partition, user_of(*job), squeue_duration(seconds),
                        share_node_list(step.nodes)});

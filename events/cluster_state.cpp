@@ -8,6 +8,7 @@
 #include "events/job_array.hpp"
 #include "common/slurm_time.hpp"
 #include "events/job_id.hpp"
+#include "events/job_step.hpp"
 
 namespace cairn {
 namespace {
@@ -455,9 +456,7 @@ class Reducer {
   // ---- job steps (srun) ----
 
   StepRecord* find_step(JobRecord& job, uint32_t step_id) {
-    for (auto& step : job.steps)
-      if (step.id == step_id && step.restart == job.restarts) return &step;
-    return nullptr;
+    return const_cast<StepRecord*>(current_step(job, step_id));  // the job is ours to change
   }
 
   ApplyResult step_started(schema::StepStarted::Reader started) {
@@ -538,7 +537,7 @@ class Reducer {
     JobState state = job_state == JobState::NODE_FAIL || job_state == JobState::OUT_OF_MEMORY ? job_state
                                                                                              : JobState::CANCELLED;
     for (auto& step : job.steps)
-      if (step.state == JobState::RUNNING && step.restart == job.restarts) end_step(step, state);
+      if (is_running_step(job, step)) end_step(step, state);
   }
 
   ApplyResult held(schema::JobHeld::Reader held) {

@@ -35,6 +35,16 @@ std::variant<StepLayout, std::string> plan_step(const JobRecord& job, const Step
   return layout;
 }
 
+const StepRecord* current_step(const JobRecord& job, uint32_t step_id) {
+  for (const auto& step : job.steps)
+    if (step.id == step_id && step.restart == job.restarts) return &step;
+  return nullptr;
+}
+
+bool is_running_step(const JobRecord& job, const StepRecord& step) {
+  return step.restart == job.restarts && step.state == JobState::RUNNING;
+}
+
 std::string step_name(const StepRequest& request) {
   if (!request.name.empty()) return request.name;
   if (request.argv.empty()) return {};

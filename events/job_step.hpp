@@ -43,6 +43,11 @@ struct StepLayout {
 // Slurm's words ("Requested node configuration is not available", ...).
 std::variant<StepLayout, std::string> plan_step(const JobRecord& job, const StepRequest& request);
 
+// Step `step_id` of the job's current run (a requeued run numbers its steps anew); nullptr: none.
+const StepRecord* current_step(const JobRecord& job, uint32_t step_id);
+// A step of the job's current run that has not ended.
+bool is_running_step(const JobRecord& job, const StepRecord& step);
+
 // The step's name: -J, else the program's base name (Slurm's default).
 std::string step_name(const StepRequest& request);
 
