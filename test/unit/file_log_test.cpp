@@ -224,21 +224,72 @@ TEST_CASE("crash recovery: a zero-filled tail and a bad checksum on the final pa
   auto original = file_bytes(segment);
   uint64_t last_start = original.size() - (kHeaderBytes + 40);
 
+  std::string expected;
   SUBCASE("the file was extended but the last record never reached the disk") {
     auto bytes = original;
     std::fill(bytes.begin() + static_cast<long>(last_start), bytes.end(), 0);
     bytes.resize(bytes.size() + 100, 0);
     write_file(segment, bytes);
+    expected = std::to_string(bytes.size() - last_start) + " zero bytes after byte " + std::to_string(last_start);
   }
   SUBCASE("the last payload is complete in length but its checksum fails") {
     xor_byte(segment, original.size() - 1);
+    expected = "torn record at byte " + std::to_string(last_start);
+  }
+  SUBCASE("the last payload is cut short inside prepared space (zeros after it)") {
+    auto bytes = original;
+    std::fill(bytes.end() - 10, bytes.end(), 0);
+    bytes.resize(bytes.size() + 4096, 0);
+    write_file(segment, bytes);
+    expected = "torn record at byte " + std::to_string(last_start) + " (payload checksum mismatch)";
   }
   CapturedLogs logs;
   auto log = open_file_log(dir.log(), options_with());
   CHECK(fs::file_size(segment) == last_start);
-  CHECK(logs.take().find("torn record at byte " + std::to_string(last_start)) != std::string::npos);
+  CHECK(logs.take().find(expected) != std::string::npos);
   CHECK(read_all(*log, 0).size() == 4);
   CHECK(log->append_sync(0, payload_of(5, 3)) == 4);
+}
+
+TEST_CASE("prepared space: the active segment is zero-filled past its data; a clean close, a roll and recovery cut it") {
+  TempDir dir, crashed;
+  constexpr size_t kSize = 100;
+  constexpr uint64_t kData = 10 * (kHeaderBytes + kSize);
+  {
+    auto log = open_file_log(dir.log(), options_with());
+    for (uint64_t i = 0; i < 10; ++i) log->append_sync(0, payload_of(i, kSize));
+    auto segment = segments_of(dir.log()).front();
+    auto bytes = file_bytes(segment);
+    REQUIRE(bytes.size() > kData + 4096);
+    CHECK(std::all_of(bytes.begin() + static_cast<long>(kData), bytes.end(), [](char byte) { return byte == 0; }));
+    // A reader beside the live writer ends at the last record, not in the zeros.
+    auto reader = open_file_log(dir.log(), read_only_options());
+    CHECK(read_all(*reader, 0).size() == 10);
+    CHECK(reader->end_offset(0) == 10);
+    // What a kill -9 leaves: the zeros are cut on open, quietly, and appends go on after the data.
+    fs::copy(dir.log(), crashed.log(), fs::copy_options::recursive);
+    fs::remove(fs::path(crashed.log()) / "LOCK");
+    CapturedLogs logs;
+    auto recovered = open_file_log(crashed.log(), options_with());
+    auto said = logs.take();
+    CHECK(said.find("zero bytes after byte " + std::to_string(kData)) != std::string::npos);
+    CHECK(said.find("torn record") == std::string::npos);
+    CHECK(said.find("[warning]") == std::string::npos);
+    CHECK(fs::file_size(segments_of(crashed.log()).front()) == kData);
+    CHECK(recovered->append_sync(0, payload_of(10, kSize)) == 10);
+    CHECK(read_all(*recovered, 0).size() == 11);
+  }
+  CHECK(fs::file_size(segments_of(dir.log()).front()) == kData);  // closed: no zeros left
+
+  TempDir rolled;
+  constexpr size_t kBig = 1000;
+  auto log = open_file_log(rolled.log(), options_with(1, 4096));
+  for (uint64_t i = 0; i < 9; ++i) log->append_sync(0, payload_of(i, kBig));
+  auto segments = segments_of(rolled.log());
+  REQUIRE(segments.size() >= 2);
+  for (size_t i = 0; i + 1 < segments.size(); ++i) CHECK(fs::file_size(segments[i]) % (kHeaderBytes + kBig) == 0);
+  CHECK(fs::file_size(segments.back()) == 4096);  // prepared up to where it rolls
+  CHECK(read_all(*log, 0).size() == 9);
 }
 
 TEST_CASE("corruption before the tail refuses to open, naming the file and the byte") {
@@ -313,11 +364,15 @@ TEST_CASE("read-only: sees committed records beside a live writer, stops at a to
   REQUIRE(record);
   CHECK(record->offset == 4);
 
-  // A write in progress: a header and half a payload.
+  // A write in progress, after the data (in the writer's zero-filled prepared space):
+  // a header and half a payload.
   auto segment = segments_of(dir.log()).front();
   auto frame = file_bytes(segment);
   std::vector<char> partial(frame.begin(), frame.begin() + static_cast<long>(kHeaderBytes + 10));
-  std::ofstream(segment, std::ios::binary | std::ios::app).write(partial.data(), static_cast<std::streamsize>(partial.size()));
+  std::fstream in_place(segment, std::ios::binary | std::ios::in | std::ios::out);
+  in_place.seekp(static_cast<std::streamoff>(5 * (kHeaderBytes + 20)));
+  in_place.write(partial.data(), static_cast<std::streamsize>(partial.size()));
+  in_place.close();
   auto torn_bytes = file_bytes(segment);
   auto records = read_all(*open_file_log(dir.log(), read_only_options()), 0);
   CHECK(records.size() == 5);
