@@ -29,6 +29,7 @@
 #include "agents/memory_event_watch.hpp"
 #include "common/config.hpp"
 #include "common/daemon_signals.hpp"
+#include "common/worker_threads.hpp"
 #include "common/option_parser.hpp"
 
 using namespace cairn;
@@ -102,7 +103,7 @@ int run(const ParsedArgs& args) {
 
   caf::actor_system_config caf_config;
   caf_config.set("scheduler.policy", caf::atom("sharing"));
-  caf_config.set("scheduler.max-threads", std::max(1u, std::min(2u, std::thread::hardware_concurrency())));
+  caf_config.set("scheduler.max-threads", actor_worker_threads(std::thread::hardware_concurrency()));
   caf::actor_system system{caf_config};
   system.await_actors_before_shutdown(false);
 
