@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <thread>
 #include <iostream>
 
@@ -19,6 +20,7 @@
 #include "actors/job_commands.hpp"
 #include "actors/rpc_server.hpp"
 #include "common/daemon_signals.hpp"
+#include "common/worker_threads.hpp"
 #include "common/option_parser.hpp"
 #include "events/event_codec.hpp"
 #include "events/event_factory.hpp"
@@ -111,7 +113,7 @@ int run(const ParsedArgs& args) {
 
   caf::actor_system_config caf_config;
   caf_config.set("scheduler.policy", caf::atom("sharing"));
-  caf_config.set("scheduler.max-threads", std::max(1u, std::min(2u, std::thread::hardware_concurrency())));
+  caf_config.set("scheduler.max-threads", actor_worker_threads(std::thread::hardware_concurrency()));
   caf::actor_system system{caf_config};
   system.await_actors_before_shutdown(false);
 
@@ -127,18 +129,22 @@ int run(const ParsedArgs& args) {
   caf::anon_send(context->actors.dispatcher, live_atom::value, live);
 
   // A newer claim on the shard (a second controller) fences this one: it stops writing and exits.
+  // A log no second writer can open (the file log's lock) cannot be fenced: there is no
+  // watch, and appends are acknowledged as soon as they are durable.
   std::atomic<bool> fenced{false};
   caf::actor log_actor = context->actors.log;
-  FenceWatch watch(*log, 0, claim_offset + 1, epoch, [&fenced, log_actor](const FenceNotice& notice) {
-    spdlog::critical("fenced: {} claimed shard 0 with epoch {} at offset {}; this controller stops writing",
-                     notice.controller, notice.epoch, notice.offset);
-    caf::anon_send(log_actor, fenced_atom::value, notice.epoch, notice.controller);
-    fenced = true;
-    ::kill(::getpid(), SIGTERM);
-  }, [log_actor](uint64_t end) { caf::anon_send(log_actor, checked_atom::value, end); });
-  // A log no second writer can open (the file log's lock) cannot be fenced: appends
-  // are acknowledged as soon as they are durable, without waiting for the watch.
-  if (log->exclusive_writer()) caf::anon_send(log_actor, checked_atom::value, UINT64_MAX);
+  std::optional<FenceWatch> watch;
+  if (log->exclusive_writer()) {
+    caf::anon_send(log_actor, checked_atom::value, UINT64_MAX);
+  } else {
+    watch.emplace(*log, 0, claim_offset + 1, epoch, [&fenced, log_actor](const FenceNotice& notice) {
+      spdlog::critical("fenced: {} claimed shard 0 with epoch {} at offset {}; this controller stops writing",
+                       notice.controller, notice.epoch, notice.offset);
+      caf::anon_send(log_actor, fenced_atom::value, notice.epoch, notice.controller);
+      fenced = true;
+      ::kill(::getpid(), SIGTERM);
+    }, [log_actor](uint64_t end) { caf::anon_send(log_actor, checked_atom::value, end); });
+  }
 
   KjLoopThread loop;
   RpcListenerOptions listen;
