@@ -168,9 +168,9 @@ void start_batch_script(TaskActor* self) {
   }
 }
 
-void finish_run(TaskActor* self, ExitStatus status) {
+// `count`: the cgroup's OOM counters, read once the script was over.
+void finish_run(TaskActor* self, ExitStatus status, std::optional<OomCount> count) {
   auto& st = self->state;
-  auto count = oom_count_of(self);
   if (count && count->oom_kills > 0)
     spdlog::warn("job {}: {} OOM kill(s) in its memory cgroup, peak {} bytes, limit {} bytes", st.job.job_id,
                  count->oom_kills, count->peak_bytes, st.cgroup->limit_bytes);
@@ -200,7 +200,7 @@ void on_shell_exit(TaskActor* self, ExitStatus status) {
     self->delayed_send(self, kOomRecheckDelay, recheck_atom::value, status);
     return;
   }
-  finish_run(self, status);
+  finish_run(self, status, count);
 }
 
 void on_terminate(TaskActor* self, uint32_t kill_wait_sec) {
@@ -258,7 +258,7 @@ caf::behavior task_actor(TaskActor* self, std::shared_ptr<const AgentContext> co
       [=](exited_atom, pid_t, ExitStatus status) { on_shell_exit(self, status); },
       [=](recheck_atom, ExitStatus status) {
         if (self->state.superseded) return remove_cgroup(self);
-        finish_run(self, status);
+        finish_run(self, status, oom_count_of(self));
       },
       [=](memory_atom) {
         bool polling = self->state.oom_polls_left > 0;
