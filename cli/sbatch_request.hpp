@@ -27,7 +27,7 @@ struct SbatchInput {
   std::optional<std::string> bbf_text;     // contents of the --bbf file, when one is requested
   std::vector<std::string> environment;    // the caller's environ, "K=V"
   std::string cwd;                         // the caller's working directory
-  std::string user_name;
+  std::string user_name;                   // may stay empty: the controller records the caller it verified
   uint32_t uid = 0;
   uint32_t gid = 0;
   std::string submit_host;
