@@ -79,12 +79,14 @@ struct ServerStats {
   std::atomic<int> squares_handled{0};
   std::atomic<bool> handler_off_loop_thread{false};
   std::atomic<bool> answer_on_loop_thread{false};
+  std::atomic<int> sessions_released{0};  // bootstrap servers freed: their connection ended
 };
 
 class TestBridgeServer final : public test_rpc::TestBridge::Server {
  public:
   TestBridgeServer(PeerInfo peer, KjLoopThread& loop, FakeActor& actor, ServerStats& stats)
       : peer_(std::move(peer)), loop_(loop), actor_(actor), stats_(stats) {}
+  ~TestBridgeServer() { ++stats_.sessions_released; }
 
   kj::Promise<void> echo(EchoContext context) override {
     context.getResults().setText(context.getParams().getText());
@@ -202,6 +204,29 @@ TEST_CASE("rpc bridge: a Unix socket server answers and knows the caller's uid, 
   CHECK(who.getGid() == ::getgid());
   CHECK(who.getPid() == ::getpid());
   CHECK(std::string(who.getAddress()) == "unix:" + socket_path);
+}
+
+TEST_CASE("rpc bridge: a client that calls and goes frees its connection and descriptor; the server goes on") {
+  TempDir dir;
+  TestServer server(RpcListenerOptions::on_unix_socket(dir.file("ctl.sock")));
+  auto open_fds = [] { return std::distance(std::filesystem::directory_iterator("/proc/self/fd"), {}); };
+  auto before = open_fds();
+  constexpr int kClients = 30;
+  for (int i = 0; i < kClients; ++i) {
+    RpcConnection connection(server.listener.unix_endpoint());
+    auto bridge = connection.get_main<test_rpc::TestBridge>();
+    auto echo = bridge.echoRequest();
+    echo.setText("once");
+    CHECK(std::string(connection.wait(echo.send()).getText()) == "once");
+  }
+  for (int waited = 0; waited < 200 && server.stats.sessions_released < kClients; ++waited) std::this_thread::sleep_for(10ms);
+  CHECK(server.stats.sessions_released == kClients);
+  CHECK(open_fds() == before);
+  // The server still answers.
+  RpcConnection connection(server.listener.unix_endpoint());
+  auto echo = connection.get_main<test_rpc::TestBridge>().echoRequest();
+  echo.setText("still here");
+  CHECK(std::string(connection.wait(echo.send()).getText()) == "still here");
 }
 
 TEST_CASE("rpc bridge: a stale socket file is replaced, a live server's is not, and close() removes it") {
