@@ -173,7 +173,8 @@ struct StepEndReport {
 class AgentChannel {
  public:
   virtual ~AgentChannel() = default;
-  virtual void launch(const LaunchOrder& order) = 0;
+  // Shared: the order, with the job's whole spec, travels to the RPC thread uncopied.
+  virtual void launch(std::shared_ptr<const LaunchOrder> order) = 0;
   virtual void signal(uint64_t job_id, int32_t signal, bool batch_only) = 0;
   virtual void suspend(uint64_t job_id) = 0;
   virtual void resume(uint64_t job_id) = 0;

@@ -154,12 +154,14 @@ caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContex
           declare_lost(self, st.channel ? "Not responding" : "Agent did not register");
         self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
       },
-      [=](launch_atom, const LaunchOrder& order) {
+      [=](launch_atom, LaunchOrder& order) {
         if (!self->state.channel)
           self->state.held_launches.insert(order.job_id);
         else
           self->state.launched_in_session.insert(order.job_id);
-        deliver(self, [order](AgentChannel& agent) { agent.launch(order); });
+        deliver(self, [shared = std::make_shared<const LaunchOrder>(std::move(order))](AgentChannel& agent) {
+          agent.launch(shared);
+        });
       },
       [=](terminate_atom, uint64_t job_id, uint32_t kill_wait_sec) {
         deliver(self, [=](AgentChannel& agent) { agent.terminate(job_id, kill_wait_sec); });

@@ -138,8 +138,9 @@ class AgentChannelOnLoop : public AgentChannel {
     loop_.post([agent]() { delete agent; });
   }
 
-  void launch(const LaunchOrder& order) override {
-    run([order](rpc::Agent::Client& agent) {
+  void launch(std::shared_ptr<const LaunchOrder> shared) override {
+    run([shared = std::move(shared)](rpc::Agent::Client& agent) {
+      const LaunchOrder& order = *shared;
       auto request = agent.launchRequest();
       auto out = request.initRequest();
       out.setJobId(order.job_id);
@@ -261,7 +262,7 @@ class AgentChannelOnLoop : public AgentChannel {
   void run(Call call) {
     rpc::Agent::Client* agent = agent_.get();
     std::string node = node_;
-    loop_.post([this_agent = agent, call, node, &loop = loop_]() mutable {
+    loop_.post([this_agent = agent, call = std::move(call), node, &loop = loop_]() mutable {
       loop.tasks().add(call(*this_agent).catch_([node](kj::Exception&& e) {
         spdlog::warn("order to node {} failed: {}", node, e.getDescription().cStr());
       }));

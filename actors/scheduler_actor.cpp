@@ -228,12 +228,14 @@ caf::behavior scheduler(SchedulerActor* self, std::shared_ptr<const ControllerCo
         auto parsed = parse_dependency(spec.dependency);
         if (!parsed.dependency) return reply({false, 0, std::string(kDependencyProblem)});
         std::vector<uint64_t> ids = dependency_job_ids(*parsed.dependency);
-        auto submit = [=](const JobSpec& job) {
+        auto submit = [=](JobSpec job) {
           EventDraft draft;
           draft.actor = actor_info(caller);
           draft.command_id = caller.command_id;
           draft.new_job_id = true;
-          draft.build = [job](const EventMeta& meta) { return make::job_submitted(meta, meta.job_id, job); };
+          draft.build = [job = std::move(job)](const EventMeta& meta) {
+            return make::job_submitted(meta, meta.job_id, job);
+          };
           self->request(self->state.context->actors.log, caf::infinite, append_atom::value, std::move(draft))
               .then([=](const AppendAck& ack) { reply({ack.ok, ack.job_id, ack.error}); });
         };
@@ -244,7 +246,7 @@ caf::behavior scheduler(SchedulerActor* self, std::shared_ptr<const ControllerCo
                                          context.config.enforce_associations);
         if (!choice.ok) return reply({false, 0, choice.error});
         spec.account = choice.account;
-        if (ids.empty()) return submit(spec);
+        if (ids.empty()) return submit(std::move(spec));
         check_dependency_jobs(self, ids, kDependencyChecks, [=](bool known) {
           if (!known) return reply({false, 0, std::string(kDependencyProblem)});
           submit(spec);
