@@ -1,14 +1,13 @@
-// How many CAF workers a daemon runs (scheduler "sharing"). Each daemon also has a
-// kj RPC thread (and the controller the log's commit thread), which keep about one
-// core busy: the workers get the others, one at least, two at most. On two cores a
-// single worker also saves a futex wake of the second one for most actor-to-actor
-// messages (measured: ~25% fewer context switches per job in the controller).
+// How many CAF workers a daemon runs (scheduler "sharing"): one per core, two at most.
+// Not fewer on two cores: a scheduling pass over a long queue (tens of thousands of
+// pending jobs) holds its worker for milliseconds, and with a single worker every
+// submission waited behind it (20k held jobs: 55 instead of 750 sbatch/s).
 #pragma once
 
 #include <algorithm>
 
 namespace cairn {
 
-constexpr unsigned actor_worker_threads(unsigned cores) { return std::clamp(cores, 2u, 3u) - 1; }
+constexpr unsigned actor_worker_threads(unsigned cores) { return std::clamp(cores, 1u, 2u); }
 
 }  // namespace cairn
