@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/slurm_time.hpp"
@@ -90,7 +91,9 @@ uint32_t effective_time_limit(const JobSpecCore& spec, const PartitionPolicy& pa
 // Memory per node a job needs (MB), from --mem, --mem-per-cpu or the partition default.
 uint64_t memory_per_node_mb(const JobSpecCore& spec, uint32_t cpus_per_node, const PartitionPolicy& partition);
 
-// Scheduling order: nice, then submit time, then id.
+// Scheduling order: nice, then submit time, then id (lower first).
+using ScheduleRank = std::tuple<int32_t, int64_t, uint64_t>;
+ScheduleRank schedule_rank(const JobRecord& job);
 bool schedules_before(const JobRecord& a, const JobRecord& b);
 
 }  // namespace cairn
