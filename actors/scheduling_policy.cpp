@@ -1,7 +1,6 @@
 #include "actors/scheduling_policy.hpp"
 
 #include <algorithm>
-#include <tuple>
 #include <limits>
 #include <optional>
 #include <set>

@@ -29,8 +29,8 @@
 #include "agents/memory_event_watch.hpp"
 #include "common/config.hpp"
 #include "common/daemon_signals.hpp"
-#include "common/worker_threads.hpp"
 #include "common/option_parser.hpp"
+#include "common/worker_threads.hpp"
 
 using namespace cairn;
 
