@@ -251,6 +251,10 @@ class ConfigParser {
         {"snapshotinterval", [](ConfigParser& p, const Pair& v) { p.config_.snapshot_interval = p.number32(v); }},
         {"kafkatopic", [](ConfigParser& p, const Pair& v) { p.config_.kafka_topic = p.non_empty(v); }},
         {"kafkapartitions", [](ConfigParser& p, const Pair& v) { p.config_.kafka_partitions = p.number32(v, 1); }},
+        {"eventlogsegmentsize", [](ConfigParser& p, const Pair& v) {
+           p.config_.event_log_segment_bytes = p.size_bytes(v);
+           if (p.config_.event_log_segment_bytes < 4096) p.fail("EventLogSegmentSize must be at least 4K");
+         }},
         {"kafkatransactionalidprefix",
          [](ConfigParser& p, const Pair& v) { p.config_.kafka_transactional_id_prefix = v.value; }},
         {"constrainramspace",

@@ -103,6 +103,8 @@ struct ClusterConfig {
   std::vector<PartitionConfig> partitions;  // exactly one is_default when any exist
   std::vector<BbPoolConfig> bb_pools;       // exactly one is_default when any exist
   std::map<std::string, std::string> extra;  // "kafka.*" keys (lower-cased) for librdkafka
+  // EventLog=file:... only. EventLogSegmentSize=: a segment rolls past this size.
+  uint64_t event_log_segment_bytes = 64ull << 20;
   // EventLog=kafka:... only.
   std::string kafka_topic;                            // KafkaTopic=: overrides the EventLog value's topic
   uint32_t kafka_partitions = 0;                      // KafkaPartitions=: the count the topic must have (0: any)

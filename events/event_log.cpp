@@ -30,6 +30,8 @@ std::unique_ptr<EventLog> open_event_log(const std::string& spec, const EventLog
     FileLogOptions file;
     file.partitions = options.partitions;
     file.read_only = options.read_only;
+    file.accept_loss = options.accept_loss;
+    file.segment_bytes = options.segment_bytes;
     return open_file_log(dir, file);
   }
   if (spec.starts_with("kafka:")) {

@@ -27,6 +27,20 @@ class LogUnavailable : public LogError {
   using LogError::LogError;
 };
 
+// The process may not read the log: the file log is private to its writer (0700/0600),
+// since it holds users' scripts and environments.
+class LogAccessDenied : public LogError {
+ public:
+  using LogError::LogError;
+};
+
+// The log holds less than it says it held (records, segments or its description are
+// gone): a writer refuses to start on it unless told to accept the loss.
+class LogLoss : public LogError {
+ public:
+  using LogError::LogError;
+};
+
 struct LogRecord {
   uint64_t offset = 0;
   std::vector<uint8_t> payload;
@@ -40,6 +54,12 @@ struct AppendResult {
 };
 
 using AppendCallback = std::function<void(const AppendResult&)>;
+
+// What a log holds against what it says it held (`cairn log verify`).
+struct LogIntegrity {
+  std::vector<std::string> facts;     // what was found, one line each
+  std::vector<std::string> problems;  // damage, missing records or files; empty when sound
+};
 
 // Counters for tests and benchmarks (group commit: syncs < appends).
 struct LogStats {
@@ -103,6 +123,17 @@ class EventLog {
   // lock): nothing can fence it, so a writer need not wait for its fence watch
   // before acknowledging an append.
   virtual bool exclusive_writer() const { return false; }
+
+  // The writer notes each job id it issues, so that the log's description keeps the
+  // highest (the file log: in META, written at the writer's start, a segment roll and a
+  // clean close, never per append); noted_job_id() gives it back after a restart, so
+  // that ids are not issued twice even after an accepted loss of the records that held
+  // them. 0: none noted.
+  virtual void note_job_id(uint32_t /*partition*/, uint64_t /*job_id*/) {}
+  virtual uint64_t noted_job_id(uint32_t /*partition*/) const { return 0; }
+
+  // Checks the whole log against its own description without changing it.
+  virtual LogIntegrity check_integrity() const { return {}; }
 };
 
 struct FileLogOptions {
@@ -110,11 +141,22 @@ struct FileLogOptions {
   uint64_t segment_bytes = 64ull << 20; // a segment rolls past this size
   bool sync = true;                     // fdatasync on commit (tests may turn it off)
   bool read_only = false;               // readers beside a live writer: no lock, no truncation
+  // Start although records, segments or META are missing (cairnctld --accept-log-loss):
+  // each loss is logged, what is left is kept and described anew. Corruption before the
+  // tail and a missing beginning are refused all the same.
+  bool accept_loss = false;
+  // Tests: called before each write or sync of the writer; a non-zero errno makes it fail
+  // as the disk would (ENOSPC).
+  std::function<int()> inject_write_error = {};
 };
 
-// Opens (creating if absent) the embedded file log in `dir`. Recovery on open:
-// a torn record at a partition's tail is truncated (logged with spdlog);
-// corruption before the tail throws LogError naming the file and byte offset.
+// Opens (creating if absent) the embedded file log in `dir` (0700, files 0600).
+// Recovery on open: a torn record at the tail of a partition's last segment, written
+// after META last described the log, is dropped (logged with spdlog); corruption
+// before it throws LogError naming the file and byte offset; records META says the log
+// held and that are gone throw LogLoss unless options.accept_loss. A write that fails
+// for want of space (ENOSPC, EDQUOT) is undone and its appends fail; further appends
+// are refused at once while the writer retries with backoff, then accepted again.
 std::unique_ptr<EventLog> open_file_log(const std::string& dir, const FileLogOptions& options = {});
 
 struct KafkaLogOptions {
@@ -134,6 +176,8 @@ std::unique_ptr<EventLog> open_kafka_log(const std::string& spec, const KafkaLog
 struct EventLogOptions {
   uint32_t partitions = 1;  // file: used when the log is created; kafka: the minimum the topic must have
   bool read_only = false;   // file: a reader beside a live writer (Kafka readers never write anyway)
+  bool accept_loss = false; // file: FileLogOptions::accept_loss
+  uint64_t segment_bytes = FileLogOptions().segment_bytes;  // file
   KafkaLogOptions kafka;
 };
 

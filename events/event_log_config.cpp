@@ -6,6 +6,7 @@ namespace cairn {
 
 EventLogOptions event_log_options(const ClusterConfig& config) {
   EventLogOptions options;
+  options.segment_bytes = config.event_log_segment_bytes;
   options.kafka.topic = config.kafka_topic;
   options.kafka.partitions = config.kafka_partitions;
   options.kafka.transactional_id_prefix = config.kafka_transactional_id_prefix;
@@ -13,8 +14,10 @@ EventLogOptions event_log_options(const ClusterConfig& config) {
   return options;
 }
 
-std::unique_ptr<EventLog> open_configured_log(const ClusterConfig& config) {
-  return open_event_log(config.event_log, event_log_options(config));
+std::unique_ptr<EventLog> open_configured_log(const ClusterConfig& config, bool accept_loss) {
+  auto options = event_log_options(config);
+  options.accept_loss = accept_loss;
+  return open_event_log(config.event_log, options);
 }
 
 }  // namespace cairn

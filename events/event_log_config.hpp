@@ -8,7 +8,7 @@ namespace cairn {
 
 EventLogOptions event_log_options(const ClusterConfig& config);
 
-// open_event_log(config.event_log, event_log_options(config)).
-std::unique_ptr<EventLog> open_configured_log(const ClusterConfig& config);
+// open_event_log(config.event_log, event_log_options(config)); accept_loss: EventLogOptions::accept_loss.
+std::unique_ptr<EventLog> open_configured_log(const ClusterConfig& config, bool accept_loss = false);
 
 }  // namespace cairn

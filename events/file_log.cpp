@@ -1,11 +1,14 @@
 // The embedded event-log backend ("file:DIR").
 //
-// Layout: DIR/META (format version, partition count), DIR/LOCK (flock held by
-// the one writer), DIR/p<k>/<base offset, 20 digits>.seg.
+// Layout: DIR/META (format version, partition count, and what the log held when it
+// was last described: events/file_log_meta.hpp), DIR/LOCK (flock held by the one
+// writer), DIR/p<k>/<base offset, 20 digits>.seg. The directories are 0700 and the
+// files 0600: the records hold users' scripts and environments.
 // Record frame, little-endian: u32 magic, u32 payload length,
 // u32 crc32c(payload), u32 crc32c(header bytes 0..11), then the payload.
 // While a writer has it open, the last segment ends in zeros (prepared space); a
-// clean close or a segment roll cuts them, recovery after a crash too.
+// clean close or a segment roll cuts them. A segment is created with its prepared
+// zeros before it gets its name, so a segment in use is never empty (see META).
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -18,37 +21,52 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <limits>
 #include <mutex>
-#include <set>
 #include <span>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <utility>
 
+#include "common/private_files.hpp"
 #include "common/unique_fd.hpp"
 #include "events/crc32c.hpp"
 #include "events/event_log.hpp"
+#include "events/file_log_meta.hpp"
 
 namespace cairn {
 namespace {
 
 namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
 
 constexpr uint32_t kMagic = 0x4E524143;  // the bytes "CARN" on disk
-constexpr size_t kHeaderBytes = 16;
+constexpr uint64_t kHeaderBytes = 16;
 constexpr size_t kReadBufferBytes = 1 << 20;  // replays read ~4M records/s only with large reads
-constexpr uint32_t kFormatVersion = 1;
 constexpr auto kReadOnlyPollInterval = std::chrono::milliseconds(5);
 // The active segment is kept zero-filled this far past its data: appends then overwrite
 // allocated blocks, so their fdatasync writes data only, with no metadata update for a
 // new file size (under the lifecycle bench: 0.55 ms instead of 0.77 ms per commit).
 constexpr uint64_t kPreparedBytes = 1 << 20;
+// Out of space: what a retry writes (and keeps as prepared space) to see whether it is back.
+constexpr uint64_t kProbeBytes = 64 << 10;
+constexpr auto kFirstRetry = std::chrono::milliseconds(100);
+constexpr auto kLongestRetry = std::chrono::seconds(5);
 
-std::string errno_text() { return std::strerror(errno); }
+std::string errno_text(int error = errno) { return std::strerror(error); }
+
+// A write, sync or file creation of the writer that failed; `error` is its errno.
+class WriteFailed : public LogError {
+ public:
+  WriteFailed(const std::string& what, int error) : LogError(what + ": " + errno_text(error)), error(error) {}
+  int error;
+};
+
+// The disk (or the writer's quota) is full: the writer undoes the write and retries later.
+bool out_of_space(int error) { return error == ENOSPC || error == EDQUOT; }
 
 void put_u32(uint8_t* out, uint32_t value) {
   for (int i = 0; i < 4; ++i) out[i] = static_cast<uint8_t>(value >> (8 * i));
@@ -58,37 +76,66 @@ uint32_t get_u32(const uint8_t* in) {
   return uint32_t(in[0]) | uint32_t(in[1]) << 8 | uint32_t(in[2]) << 16 | uint32_t(in[3]) << 24;
 }
 
-// Appends one framed record to `out`.
-void append_frame(std::vector<uint8_t>& out, const std::vector<uint8_t>& payload) {
+// Appends one framed record to `out`; returns its payload's checksum.
+uint32_t append_frame(std::vector<uint8_t>& out, const std::vector<uint8_t>& payload) {
   size_t at = out.size();
   out.resize(at + kHeaderBytes + payload.size());
   uint8_t* header = out.data() + at;
+  uint32_t payload_crc = crc32c(payload.data(), payload.size());
   put_u32(header, kMagic);
   put_u32(header + 4, static_cast<uint32_t>(payload.size()));
-  put_u32(header + 8, crc32c(payload.data(), payload.size()));
+  put_u32(header + 8, payload_crc);
   put_u32(header + 12, crc32c(header, 12));
   if (!payload.empty()) std::memcpy(header + kHeaderBytes, payload.data(), payload.size());
+  return payload_crc;
 }
 
 void pwrite_all(int fd, const uint8_t* data, size_t size, uint64_t position, const std::string& path) {
   while (size > 0) {
     ssize_t written = ::pwrite(fd, data, size, static_cast<off_t>(position));
     if (written < 0 && errno == EINTR) continue;
-    if (written <= 0) throw LogError(fmt::format("cannot write {} at byte {}: {}", path, position, errno_text()));
+    if (written <= 0) throw WriteFailed(fmt::format("cannot write {} at byte {}", path, position), written < 0 ? errno : EIO);
     data += written, size -= static_cast<size_t>(written), position += static_cast<uint64_t>(written);
+  }
+}
+
+void pwrite_zeros(int fd, uint64_t from, uint64_t to, const std::string& path) {
+  static const std::vector<uint8_t> zeros(kPreparedBytes);
+  while (from < to) {
+    size_t size = static_cast<size_t>(std::min<uint64_t>(to - from, zeros.size()));
+    pwrite_all(fd, zeros.data(), size, from, path);
+    from += size;
   }
 }
 
 // A new or renamed directory entry is only durable once its directory is synced.
 void fsync_directory(const std::string& dir) {
-  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY));
-  if (!fd || ::fsync(fd.get()) != 0) throw LogError(fmt::format("cannot sync directory {}: {}", dir, errno_text()));
+  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd || ::fsync(fd.get()) != 0) throw WriteFailed("cannot sync directory " + dir, errno);
 }
 
-void make_directory(const std::string& dir) {
-  std::error_code error;
-  fs::create_directories(dir, error);
-  if (error) throw LogError(fmt::format("cannot create directory {}: {}", dir, error.message()));
+uint64_t file_size_of(int fd, const std::string& path) {
+  struct stat status {};
+  if (::fstat(fd, &status) != 0) throw LogError(fmt::format("cannot stat {}: {}", path, errno_text()));
+  return static_cast<uint64_t>(status.st_size);
+}
+
+[[noreturn]] void throw_unreadable(const std::string& log_dir, const std::string& path, int error) {
+  if (error == EACCES || error == EPERM)
+    throw LogAccessDenied(
+        fmt::format("permission denied reading the event log {}: only SlurmUser/root may read it", log_dir));
+  throw LogError(fmt::format("cannot read {}: {}", path, errno_text(error)));
+}
+
+// The private-files helpers throw std::system_error: as a LogError here.
+template <typename Operation>
+auto as_log_error(Operation&& operation) {
+  try {
+    return operation();
+  } catch (const std::system_error& e) {
+    if (e.code().value() == EACCES || e.code().value() == EPERM) throw LogAccessDenied(e.what());
+    throw LogError(e.what());
+  }
 }
 
 // ---------------------------------------------------------------- META
@@ -96,35 +143,39 @@ void make_directory(const std::string& dir) {
 std::string meta_path(const std::string& dir) { return dir + "/META"; }
 
 // Written to a temporary name then renamed, so a crash never leaves a half-written META.
-void write_meta(const std::string& dir, uint32_t partitions) {
-  std::string text = fmt::format("cairn event log\nversion {}\npartitions {}\n", kFormatVersion, partitions);
+void write_meta_file(const std::string& dir, const LogDescription& description, bool durable) {
+  std::string text = format_log_description(description);
   std::string temporary = meta_path(dir) + ".tmp";
-  {
-    UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644));
-    if (!fd) throw LogError(fmt::format("cannot create {}: {}", temporary, errno_text()));
+  try {
+    UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, kPrivateFileMode));
+    if (!fd) throw WriteFailed("cannot create " + temporary, errno);
+    as_log_error([&] { give_to_directory_owner(fd.get(), temporary, dir); });
     pwrite_all(fd.get(), reinterpret_cast<const uint8_t*>(text.data()), text.size(), 0, temporary);
-    if (::fsync(fd.get()) != 0) throw LogError(fmt::format("cannot sync {}: {}", temporary, errno_text()));
+    if (durable && ::fsync(fd.get()) != 0) throw WriteFailed("cannot sync " + temporary, errno);
+    if (::rename(temporary.c_str(), meta_path(dir).c_str()) != 0) throw WriteFailed("cannot create " + meta_path(dir), errno);
+  } catch (...) {
+    ::unlink(temporary.c_str());
+    throw;
   }
-  if (::rename(temporary.c_str(), meta_path(dir).c_str()) != 0)
-    throw LogError(fmt::format("cannot create {}: {}", meta_path(dir), errno_text()));
-  fsync_directory(dir);
+  if (durable) fsync_directory(dir);
 }
 
-// The partition count recorded in META.
-uint32_t read_meta(const std::string& dir) {
+// nullopt when there is no META.
+std::optional<LogDescription> read_meta_file(const std::string& dir) {
   std::string path = meta_path(dir);
-  UniqueFd fd(::open(path.c_str(), O_RDONLY));
-  if (!fd) throw LogError(fmt::format("cannot read {}: {}", path, errno_text()));
-  char text[256] = {};
-  ssize_t size = ::pread(fd.get(), text, sizeof text - 1, 0);
-  unsigned version = 0, partitions = 0;
-  if (size <= 0 || std::sscanf(text, "cairn event log\nversion %u\npartitions %u", &version, &partitions) != 2 ||
-      partitions == 0)
-    throw LogError(fmt::format("corrupt event log: {} is not a Cairn event log description", path));
-  if (version != kFormatVersion)
-    throw LogError(fmt::format("{}: event log format version {} is not supported (this build reads {})", path,
-                               version, kFormatVersion));
-  return partitions;
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
+    if (errno == ENOENT) return std::nullopt;
+    throw_unreadable(dir, path, errno);
+  }
+  std::string text(64 << 10, '\0');
+  ssize_t size = ::pread(fd.get(), text.data(), text.size(), 0);
+  if (size < 0) throw_unreadable(dir, path, errno);
+  text.resize(static_cast<size_t>(size));
+  std::string problem;
+  auto description = parse_log_description(text, problem);
+  if (!description) throw LogError(fmt::format("corrupt event log: {}: {}", path, problem));
+  return description;
 }
 
 // ---------------------------------------------------------------- segments
@@ -155,14 +206,24 @@ std::vector<SegmentName> list_segments(const std::string& partition_dir) {
   return segments;
 }
 
+// How many partition folders p0, p1, ... a log directory has.
+uint32_t count_partition_dirs(const std::string& dir) {
+  uint32_t count = 0;
+  std::error_code error;
+  while (fs::is_directory(partition_path(dir, count), error)) ++count;
+  return count;
+}
+
+// The log directory of a segment file (DIR/p<k>/<base>.seg).
+std::string log_dir_of(const std::string& segment) { return fs::path(segment).parent_path().parent_path().string(); }
+
 // Buffered reads of one segment: one pread per ~1 MiB rather than one per record.
 // Data past the end of the file is re-read on demand, so a growing file is followed.
 class SegmentFile {
  public:
-  explicit SegmentFile(std::string path) : path_(std::move(path)), fd_(::open(path_.c_str(), O_RDONLY)) {
-    if (!fd_) throw LogError(fmt::format("cannot read event log segment {}: {}", path_, errno_text()));
+  explicit SegmentFile(std::string path) : path_(std::move(path)), fd_(::open(path_.c_str(), O_RDONLY | O_CLOEXEC)) {
+    if (!fd_) throw_unreadable(log_dir_of(path_), path_, errno);
   }
-
   const std::string& path() const { return path_; }
 
   // Up to `size` bytes at `position`; fewer only at the current end of the file.
@@ -216,6 +277,7 @@ struct Frame {
   FrameStatus status = FrameStatus::end;
   uint32_t payload_bytes = 0;
   const char* problem = "";
+  uint32_t payload_crc = 0;
   uint64_t size() const { return kHeaderBytes + payload_bytes; }
 };
 
@@ -251,62 +313,64 @@ Frame check_frame(SegmentFile& file, uint64_t position, std::span<const uint8_t>
     return {ends_file ? FrameStatus::torn : FrameStatus::corrupt, payload_bytes, "payload checksum mismatch"};
   }
   if (payload) *payload = body;
-  return {FrameStatus::ok, payload_bytes};
+  return {FrameStatus::ok, payload_bytes, "", payload_crc};
 }
 
-std::string corruption_message(const std::string& path, uint64_t byte, const char* problem, uint64_t offset) {
-  return fmt::format("corrupt event log: {} at byte {}: {} (record {}); refusing to start", path, byte, problem,
-                     offset);
-}
 
-struct SegmentScan {
-  uint64_t records = 0;
-  uint64_t valid_bytes = 0;  // where the complete records end
-  Frame tail;                // the frame that stopped the scan: end or torn
-};
-
-// Walks every record of a segment; corruption throws, a torn tail is reported in `tail`.
-SegmentScan scan_segment(const std::string& path, uint64_t base) {
-  SegmentFile file(path);
-  SegmentScan scan;
-  while (true) {
-    Frame frame = check_frame(file, scan.valid_bytes);
-    if (frame.status == FrameStatus::corrupt)
-      throw LogError(corruption_message(path, scan.valid_bytes, frame.problem, base + scan.records));
-    if (frame.status != FrameStatus::ok) {
-      scan.tail = frame;
-      return scan;
+// Reads every record of a partition's segments up to the first that does not check,
+// noting the payload checksum of record `crc_offset` (the one META says was last).
+PartitionFound scan_partition(const std::string& dir, uint32_t partition, std::optional<uint64_t> crc_offset,
+                              uint32_t& last_crc) {
+  PartitionFound found;
+  found.partition = partition;
+  std::string partition_dir = partition_path(dir, partition);
+  std::error_code error;
+  found.dir_exists = fs::is_directory(partition_dir, error);
+  last_crc = 0;
+  for (const auto& segment : list_segments(partition_dir)) {
+    SegmentFound seen;
+    seen.base = segment.base;
+    seen.name = fmt::format("p{}/{}", partition, fs::path(segment.path).filename().string());
+    SegmentFile file(segment.path);
+    if (!found.damage) {
+      while (true) {
+        Frame frame = check_frame(file, seen.valid_bytes);
+        if (frame.status == FrameStatus::ok) {
+          if (crc_offset && seen.base + seen.records == *crc_offset) found.checked_crc = frame.payload_crc;
+          last_crc = frame.payload_crc;
+          seen.valid_bytes += frame.size();
+          ++seen.records;
+          continue;
+        }
+        if (frame.status != FrameStatus::end)
+          found.damage = DamageFound{found.segments.size(), seen.valid_bytes, seen.base + seen.records, frame.problem,
+                                     frame.status == FrameStatus::torn, std::string_view(frame.problem) == kZeroTail};
+        break;
+      }
     }
-    scan.valid_bytes += frame.size();
-    ++scan.records;
+    struct stat status {};
+    seen.bytes = ::stat(segment.path.c_str(), &status) == 0 ? static_cast<uint64_t>(status.st_size) : 0;
+    found.segments.push_back(std::move(seen));
   }
+  return found;
 }
 
-uint64_t file_size(const std::string& path) {
-  struct stat status {};
-  if (::stat(path.c_str(), &status) != 0) throw LogError(fmt::format("cannot stat {}: {}", path, errno_text()));
-  return static_cast<uint64_t>(status.st_size);
+// Whether a partition holds anything a writer wrote: a record, or bytes that are not zeros.
+bool holds_data(const PartitionFound& found) {
+  for (const auto& segment : found.segments)
+    if (segment.records > 0) return true;
+  return found.damage && !found.damage->unused;
 }
 
-void truncate_segment(int fd, const std::string& path, uint64_t bytes) {
-  if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0 || ::fsync(fd) != 0)
-    throw LogError(fmt::format("cannot truncate {} to {} bytes: {}", path, bytes, errno_text()));
-}
-
-// Drops a record that was being written when the writer died (it was never acknowledged),
-// or the zeros of prepared space a writer that did not close left behind.
-void truncate_torn_tail(const std::string& path, const SegmentScan& scan) {
-  uint64_t dropped = file_size(path) - scan.valid_bytes;
-  if (std::string_view(scan.tail.problem) == kZeroTail)
-    spdlog::info("event log {}: {} zero bytes after byte {} (prepared space of a writer that did not close, or "
-                 "writes that never reached the disk); truncating them",
-                 path, dropped, scan.valid_bytes);
-  else
-    spdlog::warn("event log {}: torn record at byte {} ({}); truncating {} bytes that were never acknowledged", path,
-                 scan.valid_bytes, scan.tail.problem, dropped);
-  UniqueFd fd(::open(path.c_str(), O_WRONLY));
-  if (!fd) throw LogError(fmt::format("cannot truncate the torn tail of {}: {}", path, errno_text()));
-  truncate_segment(fd.get(), path, scan.valid_bytes);
+// Drops what follows `valid` bytes (a torn write, or what a failed write left): zeros up to
+// `length`, the file's new length, which is at least a header's (a segment in use is never
+// empty, see META). Zeroing within the old length needs no new space on a full disk.
+void drop_tail(int fd, const std::string& path, uint64_t valid, uint64_t length, bool durable) {
+  uint64_t size = file_size_of(fd, path);
+  length = std::max({valid, length, kHeaderBytes});
+  if (valid < std::min(size, length)) pwrite_zeros(fd, valid, std::min(size, length), path);
+  if (::ftruncate(fd, static_cast<off_t>(length)) != 0 || (durable && ::fsync(fd) != 0))
+    throw WriteFailed(fmt::format("cannot truncate {} to {} bytes", path, length), errno);
 }
 
 // ---------------------------------------------------------------- the log
@@ -318,11 +382,17 @@ struct Partition {
   std::string active_path;
   uint64_t active_bytes = 0;
   uint64_t prepared_bytes = 0;  // the file's length: zeros from active_bytes on
-  std::vector<uint8_t> unwritten;  // framed records of the batch being committed
+  uint64_t chunk_start = 0;     // active_bytes and ...
+  uint64_t chunk_length = 0;    // ... the file's length before the chunk being committed: a failed write goes back
+  std::vector<uint8_t> unwritten;  // framed records of the chunk being committed
+  uint64_t newest_base = 0;     // base offset of the active segment
+  uint32_t tail_crc = 0;        // payload checksum of the last committed record
+  uint32_t unwritten_tail_crc = 0;
   // Guarded by FileLog::mutex_.
   uint64_t next_offset = 0;
   // Durable records; atomic so that readers check it without the mutex, once per record.
   std::atomic<uint64_t> committed{0};
+  std::atomic<uint64_t> last_job_id{0};  // note_job_id
 };
 
 struct QueuedAppend {
@@ -330,6 +400,13 @@ struct QueuedAppend {
   uint64_t offset;
   std::vector<uint8_t> payload;
   AppendCallback done;
+};
+
+// A new segment file, zero-filled (prepared) before it gets its name.
+struct NewSegment {
+  UniqueFd fd;
+  std::string path;
+  uint64_t prepared = 0;
 };
 
 class FileLog;
@@ -368,6 +445,7 @@ class FileLog : public EventLog {
   }
 
   // Drains the queue: every accepted append is committed (or failed) and its callback run.
+  // Then META records exactly what the log holds, and the prepared space is cut.
   ~FileLog() override {
     if (!writer_.joinable()) return;
     {
@@ -376,7 +454,13 @@ class FileLog : public EventLog {
     }
     queue_changed_.notify_all();
     writer_.join();
-    if (!failure_.empty()) return;  // the tail is unknown: recovery decides
+    if (broken_) return;  // the tail is unknown: recovery decides
+    try {
+      write_meta(true);
+    } catch (const LogError& e) {
+      spdlog::warn("event log {}: not closed cleanly: {}", dir_, e.what());
+      return;  // META still says the writer is open: the next start checks as after a crash
+    }
     for (auto& partition : partitions_) {
       try {
         cut_prepared_space(*partition);
@@ -388,21 +472,27 @@ class FileLog : public EventLog {
 
   uint32_t partitions() const override { return static_cast<uint32_t>(partitions_.size()); }
 
-  // Rejected appends (read-only log, unknown partition, oversized record) are reported at once.
+  // Rejected appends (read-only log, unknown partition, oversized record, a log that
+  // cannot write) are reported at once.
   void append(uint32_t partition, std::vector<uint8_t> payload, AppendCallback done) override {
     std::string rejection;
     if (options_.read_only) rejection = fmt::format("event log {} is open read-only", dir_);
     else if (partition >= partitions_.size()) rejection = fmt::format("event log {} has no partition {}", dir_, partition);
     else if (payload.size() > std::numeric_limits<uint32_t>::max()) rejection = "event log record larger than 4 GiB";
+    if (rejection.empty()) {
+      std::lock_guard lock(mutex_);
+      if (refusing_.empty()) {
+        uint64_t offset = partitions_[partition]->next_offset++;
+        queue_.push_back({partition, offset, std::move(payload), std::move(done)});
+        ++accepted_;
+      } else {
+        rejection = refusing_;
+        ++refused_;
+      }
+    }
     if (!rejection.empty()) {
       if (done) done({false, 0, rejection});
       return;
-    }
-    {
-      std::lock_guard lock(mutex_);
-      uint64_t offset = partitions_[partition]->next_offset++;
-      queue_.push_back({partition, offset, std::move(payload), std::move(done)});
-      ++accepted_;
     }
     queue_changed_.notify_one();
   }
@@ -431,6 +521,65 @@ class FileLog : public EventLog {
     return stats_;
   }
 
+  void note_job_id(uint32_t partition, uint64_t job_id) override {
+    if (partition >= partitions_.size()) return;
+    auto& last = partitions_[partition]->last_job_id;
+    uint64_t seen = last.load();
+    while (seen < job_id && !last.compare_exchange_weak(seen, job_id)) {
+    }
+  }
+
+  uint64_t noted_job_id(uint32_t partition) const override {
+    return partition < partitions_.size() ? partitions_[partition]->last_job_id.load() : 0;
+  }
+
+  LogIntegrity check_integrity() const override {
+    LogIntegrity report;
+    auto description = read_meta_file(dir_);  // before the segments: a writer rolls a segment before META names it
+    uint32_t count = description ? description->partitions : count_partition_dirs(dir_);
+    bool history = description && description->has_history;
+    if (!description)
+      report.problems.push_back(fmt::format("{} is missing: what the log held is unknown", meta_path(dir_)));
+    else if (!history)
+      report.facts.push_back("META: written by an older build, without a history to check the segments against");
+    else
+      report.facts.push_back(description->closed ? "META: written at a clean close"
+                                                 : "META: written by a writer that has not closed (it is running, "
+                                                   "or it stopped without closing)");
+    for (uint32_t p = 0; p < count; ++p) {
+      const PartitionHistory* expected = history ? &description->history[p] : nullptr;
+      uint32_t last_crc = 0;
+      auto found = scan_partition(dir_, p, expected && expected->records > 0 ? std::optional(expected->records - 1)
+                                                                            : std::nullopt,
+                                  last_crc);
+      auto verdict = assess_partition(found, expected, history && description->closed);
+      std::string fact = fmt::format("p{}: {} in {} segment{}", p,
+                                     verdict.records == 0 ? std::string("no record") : offset_range(0, verdict.records),
+                                     found.segments.size(), found.segments.size() == 1 ? "" : "s");
+      if (found.damage && found.damage->segment + 1 < found.segments.size()) {
+        fact += ", not read past the damage";
+      } else if (!found.segments.empty()) {
+        const auto& newest = found.segments.back();
+        fact += fmt::format(" (newest {}: {} bytes of records", newest.name, newest.valid_bytes);
+        if (newest.bytes > newest.valid_bytes) fact += fmt::format(" in a file of {} bytes", newest.bytes);
+        fact += ")";
+      }
+      if (expected) fact += fmt::format("; META: {}", expected->records == 0 ? std::string("no record")
+                                                                            : offset_range(0, expected->records));
+      report.facts.push_back(fact);
+      bool loss = false;
+      for (const auto& problem : verdict.problems) {
+        report.problems.push_back(problem.text);
+        loss = true;
+      }
+      if (verdict.torn_tail && !loss)
+        report.facts.push_back(fmt::format("p{}: a write in progress or cut short at byte {} of {} ({}): a starting "
+                                           "writer drops it",
+                                           p, verdict.torn_byte, found.segments.back().name, verdict.torn_problem));
+    }
+    return report;
+  }
+
   // For readers.
   bool read_only() const { return options_.read_only; }
   const std::string& partition_dir(uint32_t partition) const { return partitions_[partition]->dir; }
@@ -448,79 +597,205 @@ class FileLog : public EventLog {
       throw LogError(fmt::format("event log {} has no partition {} (it has {})", dir_, partition, partitions_.size()));
   }
 
+  bool durable() const { return options_.sync; }
+
+  // Tests make the disk fail (FileLogOptions::inject_write_error).
+  void injected_failure(std::string_view what, const std::string& path) const {
+    if (!options_.inject_write_error) return;
+    if (int error = options_.inject_write_error(); error != 0)
+      throw WriteFailed(fmt::format("cannot {} {}", what, path), error);
+  }
+
+  // Without META, the partition folders say what there is to read (`cairn log verify` then
+  // says META is missing).
   void open_read_only() {
-    if (!fs::exists(meta_path(dir_))) throw LogError("no event log at " + dir_);
-    uint32_t count = read_meta(dir_);
+    auto description = read_meta_file(dir_);
+    uint32_t count = description ? description->partitions : count_partition_dirs(dir_);
+    if (count == 0) throw LogError("no event log at " + dir_);
     for (uint32_t p = 0; p < count; ++p) {
       partitions_.push_back(std::make_unique<Partition>());
       partitions_.back()->dir = partition_path(dir_, p);
     }
   }
 
+  // ---- opening for writing: lock, recovery, checks against META
+
   void open_writable() {
-    make_directory(dir_);
+    bool existed = fs::exists(dir_);
+    bool tightened = as_log_error([&] { return make_private_directory(dir_); }) && existed;
     // The lock comes before META so that two first opens cannot both create the log.
     std::string lock_path = dir_ + "/LOCK";
-    lock_fd_ = UniqueFd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
-    if (!lock_fd_) throw LogError(fmt::format("cannot open {}: {}", lock_path, errno_text()));
+    lock_fd_ = UniqueFd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, kPrivateFileMode));
+    if (!lock_fd_) {
+      if (errno == EACCES) throw LogAccessDenied(fmt::format("cannot open {}: {}", lock_path, errno_text()));
+      throw LogError(fmt::format("cannot open {}: {}", lock_path, errno_text()));
+    }
     if (::flock(lock_fd_.get(), LOCK_EX | LOCK_NB) != 0)
       throw LogError(fmt::format("event log {} is locked by another process", dir_));
-    if (!fs::exists(meta_path(dir_))) {
-      if (options_.partitions == 0) throw LogError(fmt::format("event log {}: a log needs at least one partition", dir_));
-      write_meta(dir_, options_.partitions);
+    tightened = make_files_private() || tightened;
+    if (tightened)
+      spdlog::info("event log {}: made private (directories 0700, files 0600): it holds job scripts and environments",
+                   dir_);
+    std::error_code ignored;
+    fs::remove(meta_path(dir_) + ".tmp", ignored);  // a META a crash left unfinished
+
+    auto description = read_meta_file(dir_);  // on later opens META, not the options, decides the partitions
+    uint32_t count = description ? description->partitions : std::max(options_.partitions, count_partition_dirs(dir_));
+    if (count == 0) throw LogError(fmt::format("event log {}: a log needs at least one partition", dir_));
+    bool history = description && description->has_history;
+    bool closed = history && description->closed;
+
+    std::vector<PartitionFound> found(count);
+    std::vector<PartitionVerdict> verdicts(count);
+    std::vector<uint32_t> last_crcs(count);
+    std::vector<std::string> corruption, loss;
+    bool any_data = false;
+    for (uint32_t p = 0; p < count; ++p) {
+      const PartitionHistory* expected = history ? &description->history[p] : nullptr;
+      found[p] = scan_partition(dir_, p, expected && expected->records > 0 ? std::optional(expected->records - 1)
+                                                                          : std::nullopt,
+                                last_crcs[p]);
+      verdicts[p] = assess_partition(found[p], expected, closed);
+      any_data = any_data || holds_data(found[p]);
+      for (const auto& problem : verdicts[p].problems)
+        (problem.kind == LogProblemKind::corruption ? corruption : loss).push_back(problem.text);
     }
-    uint32_t count = read_meta(dir_);  // on later opens META, not the options, decides
-    for (uint32_t p = 0; p < count; ++p) partitions_.push_back(recover_partition(partition_path(dir_, p)));
+    if (!description && any_data)
+      loss.insert(loss.begin(), fmt::format("{} is missing: what the log held is unknown, so nothing can be checked "
+                                            "for missing records",
+                                            meta_path(dir_)));
+    if (!corruption.empty())
+      throw LogError(fmt::format("corrupt event log {}: {}; refusing to start", dir_, join(corruption)));
+    if (!loss.empty() && !options_.accept_loss)
+      throw LogLoss(fmt::format("event log {} holds less than it held: {}; refusing to start", dir_, join(loss)));
+    for (const auto& text : loss) spdlog::warn("event log {}: accepting the loss, as asked: {}", dir_, text);
+    if (description && !history)
+      spdlog::info("event log {}: META has no history (an older build wrote it); recording it from now on", dir_);
+
+    for (uint32_t p = 0; p < count; ++p) {
+      partitions_.push_back(open_partition(p, found[p], verdicts[p], last_crcs[p]));
+      if (history) partitions_.back()->last_job_id = description->history[p].last_job_id;
+    }
+    write_meta(false);  // what this writer starts from: a later start must find at least this
   }
 
-  // Checks every segment, truncates a torn tail of the last one, and opens it for appending.
-  std::unique_ptr<Partition> recover_partition(const std::string& dir) {
+  static std::string join(const std::vector<std::string>& texts) {
+    std::string joined;
+    for (const auto& text : texts) joined += (joined.empty() ? "" : "; ") + text;
+    return joined;
+  }
+
+  // Directories 0700 and files 0600, whatever an older build or an operator left.
+  bool make_files_private() {
+    bool changed = false;
+    as_log_error([&] {
+      std::error_code error;
+      for (const auto& entry : fs::directory_iterator(dir_, error)) {
+        changed = make_private(entry.path().string(), dir_) || changed;
+        if (!entry.is_directory(error)) continue;
+        for (const auto& file : fs::directory_iterator(entry.path(), error)) {
+          std::string name = file.path().filename().string();
+          if (name.ends_with(".new")) {
+            fs::remove(file.path(), error);  // a segment a crash left unnamed: nothing in it
+            continue;
+          }
+          changed = make_private(file.path().string(), dir_) || changed;
+        }
+      }
+    });
+    return changed;
+  }
+
+  // Drops a torn tail of the last segment and opens it for appending (or creates the first one).
+  std::unique_ptr<Partition> open_partition(uint32_t p, const PartitionFound& found, const PartitionVerdict& verdict,
+                                            uint32_t last_crc) {
     auto partition = std::make_unique<Partition>();
-    partition->dir = dir;
-    if (!fs::exists(dir)) {
-      make_directory(dir);
+    partition->dir = partition_path(dir_, p);
+    if (!found.dir_exists) {
+      as_log_error([&] {
+        make_private_directory(partition->dir);
+        make_private(partition->dir, dir_);
+      });
       fsync_directory(dir_);
     }
-    auto segments = list_segments(dir);
-    uint64_t records = segments.empty() ? 0 : segments.front().base;
-    for (size_t i = 0; i < segments.size(); ++i) {
-      const auto& segment = segments[i];
-      if (segment.base != records)
-        throw LogError(fmt::format("corrupt event log: {} starts at offset {} but the previous segment ends at offset "
-                                   "{}; refusing to start",
-                                   segment.path, segment.base, records));
-      auto scan = scan_segment(segment.path, segment.base);
-      bool last = i + 1 == segments.size();
-      if (scan.tail.status == FrameStatus::torn) {
-        // Only the last segment can hold an unacknowledged write: earlier ones were synced before rolling.
-        if (!last)
-          throw LogError(corruption_message(segment.path, scan.valid_bytes,
-                                            "a segment that is not the last ends in a partial record",
-                                            segment.base + scan.records));
-        truncate_torn_tail(segment.path, scan);
-      }
-      records += scan.records;
-      if (last) partition->active_bytes = partition->prepared_bytes = scan.valid_bytes;
+    if (found.segments.empty()) {
+      auto segment = create_segment(*partition, 0);
+      use_segment(*partition, std::move(segment), 0);
+      return partition;
     }
-    partition->next_offset = records;
-    partition->committed = records;
-    if (segments.empty()) {
-      open_active_segment(*partition, segment_path(dir, records), true);
-    } else {
-      open_active_segment(*partition, segments.back().path, false);
+    const auto& last = found.segments.back();
+    std::string path = partition->dir + "/" + fs::path(last.name).filename().string();
+    // pwrite at a known position, not O_APPEND: the file length is exactly what recovery checked.
+    partition->active_fd = UniqueFd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+    if (!partition->active_fd) throw LogError(fmt::format("cannot open {}: {}", path, errno_text()));
+    partition->active_path = path;
+    partition->newest_base = last.base;
+    partition->active_bytes = last.valid_bytes;
+    if (verdict.torn_tail) {
+      uint64_t dropped = last.bytes - verdict.torn_byte;
+      if (verdict.problems.empty())
+        spdlog::warn("event log {}: torn record at byte {} ({}); dropping {} bytes that were never acknowledged", path,
+                     verdict.torn_byte, verdict.torn_problem, dropped);
+      drop_tail(partition->active_fd.get(), path, verdict.torn_byte, verdict.torn_byte, durable());
+      partition->active_bytes = verdict.torn_byte;
     }
+    // Zeros after the data are prepared space: kept.
+    partition->prepared_bytes = file_size_of(partition->active_fd.get(), path);
+    if (partition->prepared_bytes < kHeaderBytes) {
+      // Emptied by a clean close: a segment in use holds at least a header's length (zeros) before META says so.
+      if (::ftruncate(partition->active_fd.get(), static_cast<off_t>(kHeaderBytes)) != 0)
+        throw WriteFailed("cannot prepare " + path, errno);
+      partition->prepared_bytes = kHeaderBytes;
+    }
+    prepare_space(*partition);
+    if (durable() && ::fdatasync(partition->active_fd.get()) != 0) throw WriteFailed("cannot sync " + path, errno);
+    partition->next_offset = verdict.records;
+    partition->committed = verdict.records;
+    partition->tail_crc = verdict.records == 0 ? 0 : last_crc;
     return partition;
   }
 
-  void open_active_segment(Partition& partition, const std::string& path, bool create) {
-    // pwrite at a known position, not O_APPEND: the file length is exactly what recovery checked.
-    partition.active_fd = UniqueFd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0), 0644));
-    if (!partition.active_fd) throw LogError(fmt::format("cannot open {}: {}", path, errno_text()));
-    partition.active_path = path;
-    if (create) {
-      partition.active_bytes = partition.prepared_bytes = 0;
-      fsync_directory(partition.dir);
+  // What the log holds now, for META: the committed records of each partition.
+  void write_meta(bool closed) {
+    LogDescription description;
+    description.partitions = static_cast<uint32_t>(partitions_.size());
+    description.has_history = true;
+    description.closed = closed;
+    for (const auto& partition : partitions_)
+      description.history.push_back(
+          {partition->committed.load(), partition->newest_base, partition->tail_crc, partition->last_job_id.load()});
+    injected_failure("write", meta_path(dir_));
+    write_meta_file(dir_, description, durable());
+  }
+
+  // A new segment, zero-filled before it gets its name (a crash never leaves it empty).
+  NewSegment create_segment(const Partition& partition, uint64_t base) {
+    NewSegment segment;
+    segment.path = segment_path(partition.dir, base);
+    std::string temporary = segment.path + ".new";
+    try {
+      segment.fd = UniqueFd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, kPrivateFileMode));
+      if (!segment.fd) throw WriteFailed("cannot create " + temporary, errno);
+      as_log_error([&] { give_to_directory_owner(segment.fd.get(), temporary, dir_); });
+      segment.prepared = std::min(kPreparedBytes, std::max(options_.segment_bytes, kHeaderBytes));
+      injected_failure("write", temporary);
+      pwrite_zeros(segment.fd.get(), 0, segment.prepared, temporary);
+      if (durable() && ::fdatasync(segment.fd.get()) != 0) throw WriteFailed("cannot sync " + temporary, errno);
+      if (::rename(temporary.c_str(), segment.path.c_str()) != 0) throw WriteFailed("cannot create " + segment.path, errno);
+    } catch (...) {
+      ::unlink(temporary.c_str());
+      throw;
     }
+    if (durable()) fsync_directory(partition.dir);
+    return segment;
+  }
+
+  void use_segment(Partition& partition, NewSegment segment, uint64_t base) {
+    partition.active_fd = std::move(segment.fd);
+    partition.active_path = std::move(segment.path);
+    partition.active_bytes = 0;
+    partition.prepared_bytes = segment.prepared;
+    partition.newest_base = base;
   }
 
   // Counts the complete records of a partition written by another process.
@@ -541,64 +816,199 @@ class FileLog : public EventLog {
     while (true) {
       {
         std::unique_lock lock(mutex_);
-        queue_changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-        if (queue_.empty()) return;  // stopping, and drained
-        batch.swap(queue_);           // take everything queued: one commit for all of it
-      }
-      std::string error = failure_;
-      uint64_t syncs = 0, bytes = 0;
-      std::set<Partition*> touched;
-      if (error.empty()) {
-        try {
-          write_batch(batch, touched, syncs, bytes);
-        } catch (const std::exception& e) {
-          // Sticky: after a failed write or sync the file tail is unknown (and Linux may
-          // have dropped the dirty pages), so only a restart, with recovery, may continue.
-          failure_ = error = fmt::format("event log {} failed: {}", dir_, e.what());
-          spdlog::error("{}", error);
+        if (!refusing_.empty()) {
+          // Appends are refused at once meanwhile, so the queue stays empty.
+          if (broken_) {
+            queue_changed_.wait(lock, [&] { return stopping_; });
+            return;
+          }
+          queue_changed_.wait_until(lock, retry_at_, [&] { return stopping_; });
+          if (stopping_) return;
+          if (Clock::now() < retry_at_) continue;
+        } else {
+          queue_changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+          if (queue_.empty()) return;  // stopping, and drained
+          batch.swap(queue_);           // take everything queued: one commit for all of it
         }
       }
-      {
-        std::lock_guard lock(mutex_);
-        stats_.syncs += syncs;
-        if (error.empty()) {
-          stats_.appends += batch.size();
-          stats_.bytes += bytes;
-          for (auto& item : batch) partitions_[item.partition]->committed.store(item.offset + 1);
-        }
+      if (batch.empty()) {
+        retry_writing();
+        continue;
       }
-      committed_changed_.notify_all();
-      run_callbacks(batch, error);
-      {
-        std::lock_guard lock(mutex_);
-        finished_ += batch.size();
-      }
-      batch_finished_.notify_all();
+      commit(batch);
       batch.clear();
     }
   }
 
-  // Writes the batch with one pwrite per touched partition (plus one per segment roll),
-  // then syncs each touched partition once: the group commit.
-  void write_batch(const std::vector<QueuedAppend>& batch, std::set<Partition*>& touched, uint64_t& syncs,
-                   uint64_t& bytes) {
-    for (const auto& item : batch) {
+  // Commits the batch chunk by chunk (a chunk ends where a partition it wrote to must roll
+  // to a new segment) and runs each chunk's callbacks once it is durable.
+  void commit(std::vector<QueuedAppend>& batch) {
+    size_t done = 0;
+    std::vector<Partition*> touched;
+    while (done < batch.size()) {
+      uint64_t syncs = 0, bytes = 0;
+      size_t end = done;
+      std::string error;
+      std::vector<QueuedAppend> behind;
+      try {
+        end = write_chunk(batch, done, touched, syncs, bytes);
+      } catch (const WriteFailed& e) {
+        error = fail_chunk(touched, e.what(), out_of_space(e.error), behind);
+      } catch (const std::exception& e) {
+        error = fail_chunk(touched, e.what(), false, behind);
+      }
+      if (!error.empty()) {
+        finish(batch, done, batch.size(), error, syncs, 0);
+        finish(behind, 0, behind.size(), error, 0, 0);
+        return;
+      }
+      for (Partition* partition : touched) partition->tail_crc = partition->unwritten_tail_crc;
+      finish(batch, done, end, {}, syncs, bytes);
+      done = end;
+    }
+  }
+
+  // Records, resolves and counts batch[from, to).
+  void finish(const std::vector<QueuedAppend>& batch, size_t from, size_t to, const std::string& error, uint64_t syncs,
+              uint64_t bytes) {
+    {
+      std::lock_guard lock(mutex_);
+      stats_.syncs += syncs;
+      if (error.empty()) {
+        stats_.appends += to - from;
+        stats_.bytes += bytes;
+        for (size_t i = from; i < to; ++i) partitions_[batch[i].partition]->committed.store(batch[i].offset + 1);
+      }
+    }
+    committed_changed_.notify_all();
+    run_callbacks(batch, from, to, error);
+    {
+      std::lock_guard lock(mutex_);
+      finished_ += to - from;
+    }
+    batch_finished_.notify_all();
+  }
+
+  // Writes batch[from..] up to the first record that must go to a new segment of a partition
+  // this chunk already wrote to, with one pwrite per touched partition, then syncs each touched
+  // partition once: the group commit. Returns where it stopped.
+  size_t write_chunk(const std::vector<QueuedAppend>& batch, size_t from, std::vector<Partition*>& touched,
+                     uint64_t& syncs, uint64_t& bytes) {
+    touched.clear();
+    size_t i = from;
+    for (; i < batch.size(); ++i) {
+      const auto& item = batch[i];
       Partition& partition = *partitions_[item.partition];
       if (partition.active_bytes + partition.unwritten.size() >= options_.segment_bytes) {
-        write_unwritten(partition);
+        if (!partition.unwritten.empty()) break;  // commit what the full segment got first
         roll_segment(partition, item.offset, syncs);
       }
+      if (std::find(touched.begin(), touched.end(), &partition) == touched.end()) {
+        partition.chunk_start = partition.active_bytes;
+        partition.chunk_length = std::max(partition.active_bytes, partition.prepared_bytes);
+        touched.push_back(&partition);
+      }
       size_t before = partition.unwritten.size();
-      append_frame(partition.unwritten, item.payload);
+      partition.unwritten_tail_crc = append_frame(partition.unwritten, item.payload);
       bytes += partition.unwritten.size() - before;
-      touched.insert(&partition);
     }
     for (Partition* partition : touched) write_unwritten(*partition);
     for (Partition* partition : touched) sync_active_segment(*partition, syncs);
+    return i;
+  }
+
+  // Undoes the chunk's writes and refuses appends: for a while when the disk is full (the
+  // writer retries with backoff), for good otherwise (after a failed sync the file's tail is
+  // unknown and Linux may have dropped the dirty pages: only a restart, with recovery, may go
+  // on). Fails what is queued behind the chunk too, so that offsets stay dense. Returns the error.
+  std::string fail_chunk(const std::vector<Partition*>& touched, const std::string& what, bool space,
+                         std::vector<QueuedAppend>& behind) {
+    std::string cause = what;
+    for (Partition* partition : touched) {
+      partition->unwritten.clear();
+      try {
+        // The prepared zeros stay: giving them back would let a retry find that space and
+        // take a full disk for one with room.
+        drop_tail(partition->active_fd.get(), partition->active_path, partition->chunk_start, partition->chunk_length,
+                  durable());
+        partition->active_bytes = partition->chunk_start;
+        partition->prepared_bytes = std::max({partition->chunk_start, partition->chunk_length, kHeaderBytes});
+      } catch (const std::exception& e) {
+        space = false;
+        cause += fmt::format("; then {}", e.what());
+      }
+    }
+    std::string error;
+    {
+      std::lock_guard lock(mutex_);
+      if (space) {
+        error = fmt::format("event log {} cannot write: {}; appends are refused until it can write again", dir_, cause);
+        retry_delay_ = kFirstRetry;
+        retry_at_ = Clock::now() + retry_delay_;
+        outage_began_ = Clock::now();
+        refused_ = 0;
+      } else {
+        error = fmt::format("event log {} failed: {}; restart the controller once the disk is sound", dir_, cause);
+        broken_ = true;
+      }
+      refusing_ = error;
+      behind.swap(queue_);
+      for (auto& partition : partitions_) partition->next_offset = partition->committed.load();
+    }
+    if (space)
+      spdlog::error("{}; retrying in {} ms, then less and less often (every {} s at most)", error, kFirstRetry.count(),
+                    kLongestRetry.count());
+    else
+      spdlog::error("{}", error);
+    return error;
+  }
+
+  // Out of space: writes (and keeps as prepared space) a little past each active segment's data.
+  // When that works the outage is over; otherwise the next try comes later.
+  void retry_writing() {
+    try {
+      for (auto& partition : partitions_) {
+        uint64_t from = std::max(partition->prepared_bytes, partition->active_bytes);
+        try {
+          injected_failure("write", partition->active_path);
+          pwrite_zeros(partition->active_fd.get(), from, from + kProbeBytes, partition->active_path);
+          if (durable() && ::fdatasync(partition->active_fd.get()) != 0)
+            throw WriteFailed("cannot sync " + partition->active_path, errno);
+          partition->prepared_bytes = from + kProbeBytes;
+        } catch (const WriteFailed&) {
+          if (::ftruncate(partition->active_fd.get(), static_cast<off_t>(from)) != 0)
+            throw WriteFailed("cannot truncate " + partition->active_path, errno);
+          throw;
+        }
+      }
+    } catch (const WriteFailed& e) {
+      if (out_of_space(e.error)) {
+        std::lock_guard lock(mutex_);
+        retry_delay_ = std::min<Clock::duration>(retry_delay_ * 2, kLongestRetry);
+        retry_at_ = Clock::now() + retry_delay_;
+        spdlog::debug("event log {}: still cannot write: {}", dir_, e.what());
+        return;
+      }
+      std::lock_guard lock(mutex_);
+      broken_ = true;
+      refusing_ = fmt::format("event log {} failed: {}; restart the controller once the disk is sound", dir_, e.what());
+      spdlog::error("{}", refusing_);
+      return;
+    }
+    uint64_t refused = 0;
+    {
+      std::lock_guard lock(mutex_);
+      refusing_.clear();
+      refused = refused_;
+    }
+    spdlog::info("event log {}: writing again after {:.1f} s; {} append{} refused meanwhile", dir_,
+                 std::chrono::duration<double>(Clock::now() - outage_began_).count(), refused,
+                 refused == 1 ? " was" : "s were");
   }
 
   void write_unwritten(Partition& partition) {
     if (partition.unwritten.empty()) return;
+    injected_failure("write", partition.active_path);
     pwrite_all(partition.active_fd.get(), partition.unwritten.data(), partition.unwritten.size(),
                partition.active_bytes, partition.active_path);
     partition.active_bytes += partition.unwritten.size();
@@ -608,40 +1018,63 @@ class FileLog : public EventLog {
 
   // Zero-fills ahead of the data once it nears the end of the prepared space (not past
   // where the segment rolls); the batch's sync makes the zeros durable with its records.
+  // Short of space, it prepares nothing: the records themselves say when the disk is full.
   void prepare_space(Partition& partition) {
     if (partition.prepared_bytes >= partition.active_bytes + kPreparedBytes / 2) return;
     uint64_t from = std::max(partition.prepared_bytes, partition.active_bytes);
     uint64_t to = std::min(partition.active_bytes + kPreparedBytes, std::max(options_.segment_bytes, from));
     if (to <= from) return;
-    static const std::vector<uint8_t> zeros(kPreparedBytes);
-    pwrite_all(partition.active_fd.get(), zeros.data(), static_cast<size_t>(to - from), from, partition.active_path);
-    partition.prepared_bytes = to;
+    try {
+      injected_failure("write", partition.active_path);
+      pwrite_zeros(partition.active_fd.get(), from, to, partition.active_path);
+      partition.prepared_bytes = to;
+    } catch (const WriteFailed& e) {
+      if (!out_of_space(e.error)) throw;
+      if (::ftruncate(partition.active_fd.get(), static_cast<off_t>(from)) != 0)
+        throw WriteFailed("cannot truncate " + partition.active_path, errno);
+    }
   }
 
   // A closed segment ends with its last record.
   void cut_prepared_space(Partition& partition) {
     if (!partition.active_fd || partition.prepared_bytes <= partition.active_bytes) return;
-    truncate_segment(partition.active_fd.get(), partition.active_path, partition.active_bytes);
+    if (::ftruncate(partition.active_fd.get(), static_cast<off_t>(partition.active_bytes)) != 0 ||
+        (durable() && ::fsync(partition.active_fd.get()) != 0))
+      throw WriteFailed(fmt::format("cannot truncate {} to {} bytes", partition.active_path, partition.active_bytes),
+                        errno);
     partition.prepared_bytes = partition.active_bytes;
   }
 
   void sync_active_segment(Partition& partition, uint64_t& syncs) {
     if (!options_.sync) return;
-    if (::fdatasync(partition.active_fd.get()) != 0)
-      throw LogError(fmt::format("cannot sync {}: {}", partition.active_path, errno_text()));
+    injected_failure("sync", partition.active_path);
+    if (::fdatasync(partition.active_fd.get()) != 0) throw WriteFailed("cannot sync " + partition.active_path, errno);
     ++syncs;
   }
 
-  // The full segment is synced before the next one exists, so only the last segment can be torn.
+  // The full segment is synced and cut before the next one exists, so only the last segment
+  // can be torn; META names the new one before anything is written to it. A failure leaves
+  // the full segment active (the next chunk tries again).
   void roll_segment(Partition& partition, uint64_t base, uint64_t& syncs) {
     sync_active_segment(partition, syncs);
     cut_prepared_space(partition);
-    open_active_segment(partition, segment_path(partition.dir, base), true);
+    auto segment = create_segment(partition, base);
+    uint64_t previous = partition.newest_base;
+    partition.newest_base = base;
+    try {
+      write_meta(false);
+    } catch (...) {
+      partition.newest_base = previous;
+      ::unlink(segment.path.c_str());
+      throw;
+    }
+    use_segment(partition, std::move(segment), base);
   }
 
   // A throwing callback must not stop the writer thread.
-  void run_callbacks(const std::vector<QueuedAppend>& batch, const std::string& error) {
-    for (const auto& item : batch) {
+  void run_callbacks(const std::vector<QueuedAppend>& batch, size_t from, size_t to, const std::string& error) {
+    for (size_t i = from; i < to; ++i) {
+      const auto& item = batch[i];
       if (!item.done) continue;
       try {
         item.done({error.empty(), item.offset, error});
@@ -665,7 +1098,14 @@ class FileLog : public EventLog {
   uint64_t finished_ = 0;  // appends whose callbacks have run
   bool stopping_ = false;
   LogStats stats_;
-  std::string failure_;  // writer thread only
+  // Why appends are refused at once (empty: they are not): out of space, until a retry
+  // writes, or broken_ for good.
+  std::string refusing_;
+  bool broken_ = false;
+  uint64_t refused_ = 0;  // appends refused in this outage
+  Clock::time_point retry_at_;
+  Clock::duration retry_delay_ = kFirstRetry;
+  Clock::time_point outage_began_;  // writer thread only
   std::thread writer_;
 };
 
@@ -734,7 +1174,14 @@ bool FileLogReader::open_segment_holding(uint64_t offset) {
   auto segments = list_segments(log_.partition_dir(partition_));
   for (const auto& segment : segments)
     if (segment.base <= offset) holding = &segment;
-  if (!holding) return false;
+  if (!holding) {
+    // Records before the oldest segment are gone: waiting would never see them.
+    if (!segments.empty())
+      throw LogError(fmt::format("event log {}: partition {}: {}: the oldest segment is {}",
+                                 log_dir_of(segments.front().path), partition_,
+                                 missing_offsets(offset, segments.front().base), segments.front().path));
+    return false;
+  }
   segment_.emplace(holding->path);
   position_ = 0;
   position_offset_ = holding->base;

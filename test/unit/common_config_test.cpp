@@ -505,3 +505,11 @@ TEST_CASE("config: DependencyParameters") {
   CHECK(parse("DependencyParameters=max_depend_depth=10,kill_invalid_depend").kill_invalid_depend);
   CHECK_FALSE(parse("DependencyParameters=disable_remote_singleton").kill_invalid_depend);
 }
+
+TEST_CASE("config: EventLogSegmentSize") {
+  CHECK(parse("").event_log_segment_bytes == 64ull << 20);
+  CHECK(parse("EventLogSegmentSize=16K").event_log_segment_bytes == 16384);
+  CHECK(parse("EventLogSegmentSize=1G").event_log_segment_bytes == 1ull << 30);
+  CHECK(error_of("EventLogSegmentSize=1K") == "test.conf:1: EventLogSegmentSize must be at least 4K");
+  CHECK(error_of("EventLogSegmentSize=lots") == "test.conf:1: bad size for EventLogSegmentSize: 'lots'");
+}

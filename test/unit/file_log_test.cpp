@@ -1,12 +1,14 @@
 // The embedded file event log: framing, segments, group commit, recovery, locking,
 // read-only opens. The backend-independent contract is event_log_contract_test.cpp.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -95,10 +97,56 @@ struct CapturedLogs {
   }
 };
 
-// Writes `count` records of `size` bytes to partition 0 of a new log.
+// Writes `count` records of `size` bytes to partition 0 of a new log, and closes it cleanly.
 void write_records(const std::string& dir, uint64_t count, size_t size, uint64_t segment_bytes = 64ull << 20) {
   auto log = open_file_log(dir, options_with(1, segment_bytes));
   for (uint64_t i = 0; i < count; ++i) log->append_sync(0, payload_of(i, size));
+}
+
+// What a kill -9 leaves: the files of a log whose writer is still open, without its lock.
+void copy_live_log(const std::string& live, const std::string& copy) {
+  fs::copy(live, copy, fs::copy_options::recursive);
+  fs::remove(fs::path(copy) / "LOCK");
+}
+
+// As write_records, but `dir` is left as by a writer killed after its last append.
+void write_records_then_crash(const std::string& dir, uint64_t count, size_t size,
+                              uint64_t segment_bytes = 64ull << 20) {
+  TempDir live;
+  auto log = open_file_log(live.log(), options_with(1, segment_bytes));
+  for (uint64_t i = 0; i < count; ++i) log->append_sync(0, payload_of(i, size));
+  copy_live_log(live.log(), dir);
+}
+
+// The file holds `data` bytes as in `expected`, then only zeros (prepared space).
+bool data_then_zeros(const fs::path& path, const std::vector<char>& expected, uint64_t data) {
+  auto bytes = file_bytes(path);
+  if (bytes.size() < data || !std::equal(bytes.begin(), bytes.begin() + static_cast<long>(data), expected.begin()))
+    return false;
+  return std::all_of(bytes.begin() + static_cast<long>(data), bytes.end(), [](char byte) { return byte == 0; });
+}
+
+std::string loss_error(const std::string& dir, const FileLogOptions& options = options_with()) {
+  try {
+    open_file_log(dir, options);
+  } catch (const LogLoss& e) {
+    return e.what();
+  } catch (const LogError& e) {
+    return std::string("not a LogLoss: ") + e.what();
+  }
+  return {};
+}
+
+FileLogOptions accepting_loss(uint64_t segment_bytes = 64ull << 20) {
+  auto options = options_with(1, segment_bytes);
+  options.accept_loss = true;
+  return options;
+}
+
+std::string integrity_problems(const std::string& dir) {
+  std::string all;
+  for (const auto& problem : open_file_log(dir, read_only_options())->check_integrity().problems) all += problem + "\n";
+  return all;
 }
 
 }  // namespace
@@ -183,11 +231,11 @@ TEST_CASE("with sync off no fdatasync is counted") {
   CHECK(log->stats().syncs == 0);
 }
 
-TEST_CASE("crash recovery: a torn last record is truncated, at every byte offset inside it") {
+TEST_CASE("crash recovery: a torn last record is dropped, at every byte offset inside it") {
   TempDir pristine, work;
   constexpr uint64_t kRecords = 12;
   constexpr size_t kSize = 40;
-  write_records(pristine.log(), kRecords, kSize, 200);  // several segments: the torn one is the last
+  write_records_then_crash(pristine.log(), kRecords, kSize, 200);  // several segments: the torn one is the last
   auto pristine_segments = segments_of(pristine.log());
   REQUIRE(pristine_segments.size() > 2);
   auto last_name = pristine_segments.back().filename();
@@ -201,11 +249,11 @@ TEST_CASE("crash recovery: a torn last record is truncated, at every byte offset
     fs::path segment = fs::path(work.log()) / "p0" / last_name;
     REQUIRE(::truncate(segment.c_str(), static_cast<off_t>(cut)) == 0);
     auto log = open_file_log(work.log(), options_with(1, 200));
-    CHECK(fs::file_size(segment) == last_start);
+    CHECK(data_then_zeros(segment, file_bytes(pristine_segments.back()), last_start));
     auto warning = logs.take();
     if (cut > last_start) {  // the warning names the file, where the good data ends and what was dropped
       CHECK(warning.find(segment.string() + ": torn record at byte " + std::to_string(last_start)) != std::string::npos);
-      CHECK(warning.find("truncating " + std::to_string(cut - last_start) + " bytes") != std::string::npos);
+      CHECK(warning.find("dropping " + std::to_string(cut - last_start) + " bytes") != std::string::npos);
     }
     CHECK(log->end_offset(0) == kRecords - 1);
     CHECK(read_all(*log, 0).size() == kRecords - 1);
@@ -218,40 +266,69 @@ TEST_CASE("crash recovery: a torn last record is truncated, at every byte offset
 }
 
 TEST_CASE("crash recovery: a zero-filled tail and a bad checksum on the final payload are torn writes") {
+  constexpr uint64_t kData = 5 * (kHeaderBytes + 40);
+  constexpr uint64_t kLastStart = kData - (kHeaderBytes + 40);
   TempDir dir;
-  write_records(dir.log(), 5, 40);
+  write_records_then_crash(dir.log(), 5, 40);  // META was written at the writer's start: 0 records
   auto segment = segments_of(dir.log()).front();
   auto original = file_bytes(segment);
-  uint64_t last_start = original.size() - (kHeaderBytes + 40);
+  REQUIRE(original.size() > kData);  // prepared space
 
   std::string expected;
-  SUBCASE("the file was extended but the last record never reached the disk") {
+  uint64_t records = 4;
+  SUBCASE("the file was extended but the last record never reached the disk: unused space, not a record") {
     auto bytes = original;
-    std::fill(bytes.begin() + static_cast<long>(last_start), bytes.end(), 0);
-    bytes.resize(bytes.size() + 100, 0);
+    std::fill(bytes.begin() + static_cast<long>(kLastStart), bytes.end(), 0);
     write_file(segment, bytes);
-    expected = std::to_string(bytes.size() - last_start) + " zero bytes after byte " + std::to_string(last_start);
   }
   SUBCASE("the last payload is complete in length but its checksum fails") {
-    xor_byte(segment, original.size() - 1);
-    expected = "torn record at byte " + std::to_string(last_start);
+    xor_byte(segment, kData - 1);
+    expected = "torn record at byte " + std::to_string(kLastStart);
   }
   SUBCASE("the last payload is cut short inside prepared space (zeros after it)") {
     auto bytes = original;
-    std::fill(bytes.end() - 10, bytes.end(), 0);
-    bytes.resize(bytes.size() + 4096, 0);
+    std::fill(bytes.begin() + static_cast<long>(kData) - 10, bytes.end(), 0);
     write_file(segment, bytes);
-    expected = "torn record at byte " + std::to_string(last_start) + " (payload checksum mismatch)";
+    expected = "torn record at byte " + std::to_string(kLastStart) + " (payload checksum mismatch)";
   }
   CapturedLogs logs;
   auto log = open_file_log(dir.log(), options_with());
-  CHECK(fs::file_size(segment) == last_start);
-  CHECK(logs.take().find(expected) != std::string::npos);
-  CHECK(read_all(*log, 0).size() == 4);
-  CHECK(log->append_sync(0, payload_of(5, 3)) == 4);
+  CHECK(data_then_zeros(segment, original, kLastStart));
+  auto said = logs.take();
+  if (expected.empty()) CHECK(said.find("[warning]") == std::string::npos);
+  else CHECK(said.find(expected) != std::string::npos);
+  CHECK(read_all(*log, 0).size() == records);
+  CHECK(log->append_sync(0, payload_of(5, 3)) == records);
 }
 
-TEST_CASE("prepared space: the active segment is zero-filled past its data; a clean close, a roll and recovery cut it") {
+TEST_CASE("a damaged last record of a cleanly closed log is refused, not taken for a torn write") {
+  constexpr uint64_t kData = 5 * (kHeaderBytes + 40);
+  TempDir dir;
+  write_records(dir.log(), 5, 40);
+  auto segment = segments_of(dir.log()).front();
+  xor_byte(segment, kData - 1);
+  auto before = file_bytes(segment);
+  auto error = loss_error(dir.log());
+  CHECK(error.find("p0/00000000000000000000.seg at byte " + std::to_string(kData - kHeaderBytes - 40) +
+                   ": payload checksum mismatch (record 4); META says the log held offsets 0..4 when it was closed "
+                   "cleanly, so this is damage to acknowledged records, not a write cut short") != std::string::npos);
+  CHECK(error.find("refusing to start") != std::string::npos);
+  CHECK(file_bytes(segment) == before);  // nothing was dropped
+  CHECK(integrity_problems(dir.log()).find("payload checksum mismatch (record 4)") != std::string::npos);
+
+  // Accepted: the record is dropped, said so, and the next start is clean.
+  CapturedLogs logs;
+  {
+    auto log = open_file_log(dir.log(), accepting_loss());
+    CHECK(logs.take().find("accepting the loss, as asked: p0/00000000000000000000.seg at byte") != std::string::npos);
+    CHECK(read_all(*log, 0).size() == 4);
+    CHECK(log->append_sync(0, payload_of(9, 3)) == 4);
+  }
+  CHECK(loss_error(dir.log()).empty());
+  CHECK(integrity_problems(dir.log()).empty());
+}
+
+TEST_CASE("prepared space: the active segment is zero-filled past its data; a clean close and a roll cut it, recovery keeps it") {
   TempDir dir, crashed;
   constexpr size_t kSize = 100;
   constexpr uint64_t kData = 10 * (kHeaderBytes + kSize);
@@ -266,16 +343,15 @@ TEST_CASE("prepared space: the active segment is zero-filled past its data; a cl
     auto reader = open_file_log(dir.log(), read_only_options());
     CHECK(read_all(*reader, 0).size() == 10);
     CHECK(reader->end_offset(0) == 10);
-    // What a kill -9 leaves: the zeros are cut on open, quietly, and appends go on after the data.
-    fs::copy(dir.log(), crashed.log(), fs::copy_options::recursive);
-    fs::remove(fs::path(crashed.log()) / "LOCK");
+    // What a kill -9 leaves: the zeros are kept as prepared space, quietly, and appends go on after the data.
+    copy_live_log(dir.log(), crashed.log());
     CapturedLogs logs;
     auto recovered = open_file_log(crashed.log(), options_with());
     auto said = logs.take();
-    CHECK(said.find("zero bytes after byte " + std::to_string(kData)) != std::string::npos);
     CHECK(said.find("torn record") == std::string::npos);
     CHECK(said.find("[warning]") == std::string::npos);
-    CHECK(fs::file_size(segments_of(crashed.log()).front()) == kData);
+    CHECK(data_then_zeros(segments_of(crashed.log()).front(), bytes, kData));
+    CHECK(fs::file_size(segments_of(crashed.log()).front()) == bytes.size());
     CHECK(recovered->append_sync(0, payload_of(10, kSize)) == 10);
     CHECK(read_all(*recovered, 0).size() == 11);
   }
@@ -328,7 +404,8 @@ TEST_CASE("a segment other than the last that ends in a partial record is corrup
   auto error = open_error(dir.log());
   CHECK(error.find(segments.front().filename().string()) != std::string::npos);
   CHECK(error.find("byte") != std::string::npos);
-  CHECK(error.find("partial record") != std::string::npos);
+  CHECK(error.find("(record 3) at the end of a segment that is not the last, which a crash cannot damage") !=
+        std::string::npos);
 }
 
 TEST_CASE("a second writer on the same directory is refused until the first closes") {
@@ -398,4 +475,310 @@ TEST_CASE("open_event_log: file:DIR opens the file backend, unknown schemes are 
   CHECK(fs::exists(dir.path / "log" / "p1" / "00000000000000000000.seg"));
   CHECK_THROWS_AS(open_event_log("bogus:x"), LogError);
   CHECK_THROWS_WITH_AS(open_event_log("kafka:/t"), doctest::Contains("broker list"), LogError);
+}
+
+// ---------------------------------------------------------------- privacy
+
+TEST_CASE("privacy: a new log is 0700 with files 0600; an older, open one is made private by its writer") {
+  auto mode_of = [](const fs::path& path) { return static_cast<int>(fs::status(path).permissions() & fs::perms::mask); };
+  TempDir dir;
+  write_records(dir.log(), 3, 10);
+  fs::path log = dir.log();
+  CHECK(mode_of(log) == 0700);
+  CHECK(mode_of(log / "p0") == 0700);
+  CHECK(mode_of(log / "META") == 0600);
+  CHECK(mode_of(log / "LOCK") == 0600);
+  CHECK(mode_of(segments_of(dir.log()).front()) == 0600);
+
+  // As an older build left it.
+  fs::permissions(log, fs::perms(0755));
+  fs::permissions(log / "p0", fs::perms(0755));
+  for (const auto& file : {log / "META", log / "LOCK", segments_of(dir.log()).front()}) fs::permissions(file, fs::perms(0644));
+  CapturedLogs logs;
+  open_file_log(dir.log(), options_with());
+  CHECK(logs.take().find("made private (directories 0700, files 0600)") != std::string::npos);
+  CHECK(mode_of(log) == 0700);
+  CHECK(mode_of(log / "p0") == 0700);
+  CHECK(mode_of(log / "META") == 0600);
+  CHECK(mode_of(segments_of(dir.log()).front()) == 0600);
+}
+
+// ---------------------------------------------------------------- what META says the log held
+
+TEST_CASE("a missing oldest segment is refused, naming the offsets; readers say so instead of waiting") {
+  TempDir dir;
+  write_records(dir.log(), 10, 40, 200);
+  auto segments = segments_of(dir.log());
+  REQUIRE(segments.size() > 2);
+  fs::remove(segments.front());
+  std::string second = segments[1].filename().string();
+  auto error = open_error(dir.log());
+  CHECK(error.find("p0: offsets 0..3 are missing: the oldest segment left is p0/" + second +
+                   ", which starts at offset 4") != std::string::npos);
+  CHECK(error.find("refusing to start") != std::string::npos);
+  CHECK(loss_error(dir.log(), accepting_loss(200)).find("not a LogLoss") == 0);  // not a loss one may accept
+  CHECK(integrity_problems(dir.log()).find("offsets 0..3 are missing") != std::string::npos);
+  auto reader = open_file_log(dir.log(), read_only_options());
+  CHECK_THROWS_WITH_AS(read_all(*reader, 0), doctest::Contains("partition 0: offsets 0..3 are missing"), LogError);
+}
+
+TEST_CASE("after a clean close, records that are gone are refused unless the loss is accepted") {
+  TempDir dir;
+  write_records(dir.log(), 10, 40, 200);
+  auto segments = segments_of(dir.log());
+  REQUIRE(segments.size() == 3);  // 4 + 4 + 2 records
+  fs::path partition = fs::path(dir.log()) / "p0";
+  uint64_t left = 10;
+  std::string expected;
+  SUBCASE("every segment deleted") {
+    for (const auto& segment : segments) fs::remove(segment);
+    expected = "p0: no segment file is left: META says the log held offsets 0..9 when it was closed cleanly";
+    left = 0;
+  }
+  SUBCASE("the partition's directory deleted") {
+    fs::remove_all(partition);
+    expected = "p0: its directory is missing: META says the log held offsets 0..9";
+    left = 0;
+  }
+  SUBCASE("the newest segment deleted") {
+    fs::remove(segments.back());
+    expected = "p0: offsets 8..9 are missing: META says the log held offsets 0..9 when it was closed cleanly, but "
+               "its segments hold offsets 0..7";
+    left = 8;
+  }
+  SUBCASE("the newest segment emptied") {
+    REQUIRE(::truncate(segments.back().c_str(), 0) == 0);
+    expected = "p0: offsets 8..9 are missing";
+    left = 8;
+  }
+  SUBCASE("the tail of the newest segment cut") {
+    REQUIRE(::truncate(segments.back().c_str(), static_cast<off_t>(fs::file_size(segments.back()) - 30)) == 0);
+    expected = "(record 9); META says the log held offsets 0..9 when it was closed cleanly, so this is damage to "
+               "acknowledged records, not a write cut short: offset 9 would be lost";
+    left = 9;
+  }
+  auto error = loss_error(dir.log(), options_with(1, 200));
+  CHECK(error.find("event log " + dir.log() + " holds less than it held: ") == 0);
+  CHECK(error.find(expected) != std::string::npos);
+  CHECK(integrity_problems(dir.log()).find(expected) != std::string::npos);
+
+  CapturedLogs logs;
+  {
+    auto log = open_file_log(dir.log(), accepting_loss(200));
+    CHECK(logs.take().find("accepting the loss, as asked: ") != std::string::npos);
+    CHECK(log->end_offset(0) == left);
+    CHECK(read_all(*log, 0).size() == left);
+    CHECK(log->append_sync(0, payload_of(99, 40)) == left);
+  }
+  CHECK(loss_error(dir.log(), options_with(1, 200)).empty());  // the loss is recorded: the next start is clean
+  CHECK(integrity_problems(dir.log()).empty());
+}
+
+TEST_CASE("after a kill -9 (META older than the log): a torn tail recovers; a removed or emptied newest segment does not") {
+  TempDir live, crashed;
+  auto log = open_file_log(live.log(), options_with(1, 200));
+  for (uint64_t i = 0; i < 10; ++i) log->append_sync(0, payload_of(i, 40));  // the last roll was at offset 8
+  copy_live_log(live.log(), crashed.log());
+  auto newest = segments_of(crashed.log()).back();
+  REQUIRE(newest.filename() == "00000000000000000008.seg");
+  SUBCASE("as it was: more than META says is no loss") {
+    CHECK(loss_error(crashed.log(), options_with(1, 200)).empty());
+  }
+  SUBCASE("the tail cut: a write cut short, dropped") {
+    REQUIRE(::truncate(newest.c_str(), 56 + 30) == 0);
+    CapturedLogs logs;
+    auto recovered = open_file_log(crashed.log(), options_with(1, 200));
+    CHECK(logs.take().find("torn record at byte 56") != std::string::npos);
+    CHECK(recovered->end_offset(0) == 9);
+  }
+  SUBCASE("the newest segment deleted") {
+    fs::remove(newest);
+    CHECK(loss_error(crashed.log(), options_with(1, 200))
+              .find("p0: p0/00000000000000000008.seg, the newest segment when its writer last started or rolled to a "
+                    "new segment, is missing") != std::string::npos);
+  }
+  SUBCASE("the newest segment emptied") {
+    REQUIRE(::truncate(newest.c_str(), 0) == 0);
+    CHECK(loss_error(crashed.log(), options_with(1, 200)).find("is empty") != std::string::npos);
+    CHECK(integrity_problems(crashed.log()).find("is empty") != std::string::npos);
+  }
+}
+
+TEST_CASE("a kill -9 right after a roll or at the first start is not mistaken for loss") {
+  TempDir live, rolled, fresh;
+  auto log = open_file_log(live.log(), options_with(1, 200));
+  copy_live_log(live.log(), fresh.log());  // a new log: META and an unused first segment
+  for (uint64_t i = 0; i < 4; ++i) log->append_sync(0, payload_of(i, 40));
+  log->append_sync(0, payload_of(4, 40));  // rolls to segment 4 first
+  copy_live_log(live.log(), rolled.log());
+  CHECK(loss_error(fresh.log(), options_with(1, 200)).empty());
+  CHECK(loss_error(rolled.log(), options_with(1, 200)).empty());
+  CHECK(integrity_problems(rolled.log()).empty());
+}
+
+TEST_CASE("a segment replaced by another log's is refused: its last record is not the one META names") {
+  TempDir dir, other;
+  write_records(dir.log(), 5, 40);
+  {
+    auto log = open_file_log(other.log(), options_with());
+    for (uint64_t i = 0; i < 5; ++i) log->append_sync(0, payload_of(100 + i, 40));
+  }
+  fs::copy_file(segments_of(other.log()).front(), segments_of(dir.log()).front(), fs::copy_options::overwrite_existing);
+  CHECK(loss_error(dir.log()).find("p0: record 4 is not the one META describes") != std::string::npos);
+}
+
+TEST_CASE("META: missing is refused when segments hold records (accepted: rebuilt); an older build's is upgraded") {
+  TempDir dir;
+  write_records(dir.log(), 5, 40);
+  fs::path meta = fs::path(dir.log()) / "META";
+  SUBCASE("missing") {
+    fs::remove(meta);
+    auto error = loss_error(dir.log());
+    CHECK(error.find(meta.string() + " is missing: what the log held is unknown") != std::string::npos);
+    CHECK(integrity_problems(dir.log()).find(meta.string() + " is missing") != std::string::npos);
+    CapturedLogs logs;
+    auto log = open_file_log(dir.log(), accepting_loss());
+    CHECK(logs.take().find("accepting the loss, as asked: " + meta.string() + " is missing") != std::string::npos);
+    CHECK(log->end_offset(0) == 5);
+  }
+  SUBCASE("written by an older build") {
+    std::ofstream(meta, std::ios::trunc) << "cairn event log\nversion 1\npartitions 1\n";
+    CapturedLogs logs;
+    auto log = open_file_log(dir.log(), options_with());
+    CHECK(logs.take().find("META has no history (an older build wrote it); recording it from now on") !=
+          std::string::npos);
+    CHECK(log->end_offset(0) == 5);
+  }
+  std::ifstream in(meta);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.find("\np0 records 5 newest 0 ") != std::string::npos);
+}
+
+TEST_CASE("META: the writer's start, its rolls and a clean close record the records, the newest segment and job ids") {
+  TempDir dir;
+  auto meta_text = [&] {
+    std::ifstream in(fs::path(dir.log()) / "META");
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  {
+    auto log = open_file_log(dir.log(), options_with(1, 200));
+    CHECK(meta_text().find("writer open\np0 records 0 newest 0 tail_crc 00000000 last_job_id 0\n") != std::string::npos);
+    log->note_job_id(0, 41);
+    log->note_job_id(0, 42);
+    log->note_job_id(0, 7);  // never lower
+    for (uint64_t i = 0; i < 5; ++i) log->append_sync(0, payload_of(i, 40));
+    CHECK(meta_text().find("writer open\np0 records 4 newest 4 ") != std::string::npos);  // the roll
+    CHECK(meta_text().find("last_job_id 42\n") != std::string::npos);
+  }
+  auto crc = crc32c(payload_of(4, 40).data(), 40);
+  CHECK(meta_text().find(fmt::format("writer closed\np0 records 5 newest 4 tail_crc {:08x} last_job_id 42\n", crc)) !=
+        std::string::npos);
+  // Every segment lost: job ids still go on after 42.
+  for (const auto& segment : segments_of(dir.log())) fs::remove(segment);
+  CapturedLogs logs;
+  auto log = open_file_log(dir.log(), accepting_loss(200));
+  CHECK(log->end_offset(0) == 0);
+  CHECK(log->noted_job_id(0) == 42);
+}
+
+// ---------------------------------------------------------------- a full disk
+
+TEST_CASE("out of space: appends fail and are refused while the writer retries; it writes again on its own") {
+  TempDir dir;
+  std::atomic<int> failure{0};
+  auto options = options_with(1, 4096, true);
+  options.inject_write_error = [&] { return failure.load(); };
+  CapturedLogs logs;
+  auto log = open_file_log(dir.log(), options);
+  for (uint64_t i = 0; i < 3; ++i) CHECK(log->append_sync(0, payload_of(i, 100)) == i);
+
+  failure = ENOSPC;
+  std::string first;
+  try {
+    log->append_sync(0, payload_of(3, 100));
+  } catch (const LogError& e) {
+    first = e.what();
+  }
+  CHECK(first.find("event log " + dir.log() + " cannot write: cannot write ") != std::string::npos);
+  CHECK(first.find("No space left on device; appends are refused until it can write again") != std::string::npos);
+  for (int i = 0; i < 20; ++i) CHECK_THROWS_WITH_AS(log->append_sync(0, payload_of(3, 100)),
+                                                    doctest::Contains("No space left on device"), LogError);
+  CHECK(log->end_offset(0) == 3);
+
+  failure = 0;  // space is free again: a retry finds it (polled, not timed)
+  uint64_t offset = UINT64_MAX;
+  for (int attempt = 0; attempt < 1000 && offset == UINT64_MAX; ++attempt) {
+    try {
+      offset = log->append_sync(0, payload_of(3, 100));
+    } catch (const LogError&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  CHECK(offset == 3);  // dense: nothing of the failed appends was kept
+  std::istringstream said(logs.take());
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(said, line);) lines.push_back(line);
+  auto count = [&](const std::string& text) {
+    return std::count_if(lines.begin(), lines.end(), [&](const auto& line) { return line.find(text) != std::string::npos; });
+  };
+  CHECK(count("[error]") == 1);  // one line per outage, whatever the number of refused appends
+  CHECK(count("cannot write") == 1);
+  CHECK(count("retrying in 100 ms, then less and less often") == 1);
+  CHECK(count("writing again after") == 1);
+  CHECK(count("appends were refused meanwhile") == 1);
+  for (uint64_t i = 4; i < 60; ++i) CHECK(log->append_sync(0, payload_of(i, 100)) == i);  // and rolls
+  log.reset();
+
+  auto reopened = open_file_log(dir.log(), options_with(1, 4096));
+  auto records = read_all(*reopened, 0);
+  REQUIRE(records.size() == 60);
+  for (uint64_t i = 0; i < 60; ++i) CHECK(records[i].payload == payload_of(i, 100));
+}
+
+TEST_CASE("out of space while rolling to a new segment, and queued appends behind a failed one") {
+  TempDir dir;
+  std::atomic<int> failure{0};
+  auto options = options_with(1, 256);
+  options.inject_write_error = [&] { return failure.load(); };
+  auto log = open_file_log(dir.log(), options);
+  for (uint64_t i = 0; i < 2; ++i) log->append_sync(0, payload_of(i, 120));  // 272 bytes: the next append rolls
+  failure = ENOSPC;
+  std::atomic<int> failed{0};
+  for (int i = 0; i < 50; ++i)
+    log->append(0, payload_of(2, 120), [&](const AppendResult& result) { failed += result.ok ? 0 : 1; });
+  log->flush();
+  CHECK(failed == 50);
+  CHECK(segments_of(dir.log()).size() == 1);  // the new segment was not left behind
+  failure = 0;
+  uint64_t offset = UINT64_MAX;
+  for (int attempt = 0; attempt < 1000 && offset == UINT64_MAX; ++attempt) {
+    try {
+      offset = log->append_sync(0, payload_of(2, 120));
+    } catch (const LogError&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  CHECK(offset == 2);
+  log.reset();
+  CHECK(loss_error(dir.log(), options_with(1, 256)).empty());
+  CHECK(read_all(*open_file_log(dir.log(), read_only_options()), 0).size() == 3);
+}
+
+TEST_CASE("an I/O error other than a full disk stops the writer for good: only a restart recovers") {
+  TempDir dir;
+  std::atomic<int> failure{0};
+  auto options = options_with(1, 64ull << 20, true);
+  options.inject_write_error = [&] { return failure.load(); };
+  {
+    CapturedLogs logs;
+    auto log = open_file_log(dir.log(), options);
+    log->append_sync(0, payload_of(0, 10));
+    failure = EIO;
+    CHECK_THROWS_WITH_AS(log->append_sync(0, payload_of(1, 10)), doctest::Contains("Input/output error"), LogError);
+    failure = 0;
+    CHECK_THROWS_WITH_AS(log->append_sync(0, payload_of(1, 10)),
+                         doctest::Contains("restart the controller once the disk is sound"), LogError);
+  }
+  auto log = open_file_log(dir.log(), options_with());
+  CHECK(log->end_offset(0) == 1);
 }
