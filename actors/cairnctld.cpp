@@ -2,6 +2,7 @@
 // actors and the RPC front, then waits for SIGTERM/SIGINT (or for a newer
 // controller's claim on its shard, which fences it: exit status 3).
 #include <caf/all.hpp>
+#include <pwd.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@
 #include "actors/rpc_server.hpp"
 #include "common/daemon_signals.hpp"
 #include "common/option_parser.hpp"
+#include "common/private_files.hpp"
 #include "common/worker_threads.hpp"
 #include "events/event_codec.hpp"
 #include "events/event_factory.hpp"
@@ -33,7 +35,10 @@ using namespace cairn;
 
 namespace {
 
-constexpr const char* kUsage = "usage: cairnctld [--conf FILE] [-D]\n";
+constexpr const char* kUsage =
+    "usage: cairnctld [--conf FILE] [-D] [--accept-log-loss]\n"
+    "  --accept-log-loss  start although the file event log holds less than its META says it held\n"
+    "                     (records, segments or META removed); the loss is logged and recorded\n";
 
 // Jobs that need an actor right away: started and not finished (timers, agents' reports),
 // due for resubmission, or with a burst-buffer step to drive. A queued job gets its
@@ -47,10 +52,29 @@ std::vector<uint64_t> live_jobs(const ClusterState& state) {
   return ids;
 }
 
+// The event log's directory and the snapshots hold users' scripts and environments:
+// 0700, and owned by SlurmUser when the controller runs as root (what the log and the
+// snapshot writer create in them takes the directory's owner). StateSaveLocation itself
+// keeps its mode: users reach the controller's socket through it.
+void prepare_private_directories(const ClusterConfig& config) {
+  std::vector<std::string> dirs = {snapshot_dir(config)};
+  if (config.event_log.starts_with("file:")) dirs.push_back(config.event_log.substr(5));
+  struct passwd entry {}, *found = nullptr;
+  char buffer[4096];
+  bool known = getpwnam_r(config.slurm_user.c_str(), &entry, buffer, sizeof buffer, &found) == 0 && found;
+  if (!known && geteuid() == 0)
+    spdlog::warn("SlurmUser={} is not a user of this host: the event log and snapshots stay root's", config.slurm_user);
+  for (const auto& dir : dirs) {
+    if (dir.empty()) continue;
+    if (make_private_directory(dir)) spdlog::info("{}: made private (0700): it holds job scripts and environments", dir);
+    if (known) hand_directory_to(dir, entry.pw_uid, entry.pw_gid);
+  }
+}
+
 // A predecessor killed a moment ago may still hold the file log's lock while
 // the kernel tears it down: wait for it a little rather than fail a restart.
 // Kafka brokers out of reach: say so and retry with backoff until they answer.
-std::unique_ptr<EventLog> open_log_waiting(const ClusterConfig& config) {
+std::unique_ptr<EventLog> open_log_waiting(const ClusterConfig& config, bool accept_log_loss) {
   constexpr auto kLockWait = std::chrono::seconds(10);
   constexpr auto kMaxBackoff = std::chrono::seconds(30);
   auto lock_deadline = std::chrono::steady_clock::now() + kLockWait;
@@ -58,7 +82,11 @@ std::unique_ptr<EventLog> open_log_waiting(const ClusterConfig& config) {
   bool said_locked = false;
   while (true) {
     try {
-      return open_configured_log(config);
+      return open_configured_log(config, accept_log_loss);
+    } catch (const LogLoss& e) {
+      throw LogLoss(fmt::format("{}. Restore what is missing, or, if the loss is known and accepted, start cairnctld "
+                                "with --accept-log-loss (job ids go on after the highest ever issued)",
+                                e.what()));
     } catch (const LogUnavailable& e) {
       spdlog::error("{}; retrying in {:.1f} s", e.what(), backoff.count() / 1000.0);
       std::this_thread::sleep_for(backoff);
@@ -75,7 +103,11 @@ std::unique_ptr<EventLog> open_log_waiting(const ClusterConfig& config) {
 
 int run(const ParsedArgs& args) {
   auto config = load_config(find_config_path(args.get("conf")));
-  auto log = open_log_waiting(config);
+  prepare_private_directories(config);
+  bool accept_log_loss = args.has("accept-log-loss");
+  if (accept_log_loss && !config.event_log.starts_with("file:"))
+    spdlog::warn("--accept-log-loss applies to a file event log only; EventLog={} is not one", config.event_log);
+  auto log = open_log_waiting(config, accept_log_loss);
   ClusterState state;
   auto started = std::chrono::steady_clock::now();
   // A snapshot is a cache: any that does not load is said and ignored, and the log replayed from its start.
@@ -118,7 +150,8 @@ int run(const ParsedArgs& args) {
   system.await_actors_before_shutdown(false);
 
   auto live = live_jobs(state);
-  uint64_t next_id = next_job_id(state, 0);
+  // Never issue an id twice, even after an accepted loss of the records that held it.
+  uint64_t next_id = std::max(next_job_id(state, 0), log->noted_job_id(0) + 1);
   // Wire every actor before any message flows: they read context->actors.
   context->actors.query_view = spawn_query_view(system, context, std::move(state), end_offset);
   context->actors.dispatcher = spawn_dispatcher(system, context);
@@ -170,7 +203,11 @@ int main(int argc, char** argv) {
   block_daemon_signals();
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l cairnctld: %v");
   try {
-    auto args = parse_options("cairnctld", {{0, "conf", true, ""}, {'D', "", false, "foreground"}, {'h', "help", false, ""}},
+    auto args = parse_options("cairnctld",
+                              {{0, "conf", true, ""},
+                               {'D', "", false, "foreground"},
+                               {0, "accept-log-loss", false, ""},
+                               {'h', "help", false, ""}},
                               {argv + 1, argv + argc});
     if (args.has("help")) {
       std::cout << kUsage;

@@ -48,7 +48,8 @@ int64_t wall_clock_us() {
 void append(JobActor* self, EventDraft draft, std::function<void(const AppendAck&)> then = {}) {
   self->request(self->state.context->actors.log, caf::infinite, append_atom::value, std::move(draft))
       .then([then = std::move(then)](const AppendAck& ack) {
-        if (!ack.ok) spdlog::error("could not append an event: {}", ack.error);
+        // The log actor says once why appends fail (a full disk refuses them all for a while).
+        if (!ack.ok) spdlog::debug("could not append an event: {}", ack.error);
         if (then) then(ack);
       });
 }

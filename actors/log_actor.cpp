@@ -29,6 +29,7 @@ struct LogActorState {
   };
   std::map<uint64_t, Unverified> unverified;
   uint64_t verified_end = 0;  // every offset below it was checked
+  uint64_t failed_in_a_row = 0;  // appends failed since the last that succeeded: logged once
   static inline const char* name = "log_actor";
 };
 
@@ -53,6 +54,7 @@ caf::behavior log_actor(caf::stateful_actor<LogActorState>* self, EventLog* log,
         meta.shard = st.context->shard;
         meta.epoch = st.context->epoch;
         meta.job_id = draft.new_job_id ? st.next_job_id++ : draft.job_id;
+        if (draft.new_job_id) st.log->note_job_id(st.context->shard, meta.job_id);
         meta.node_name = draft.node_name;
         meta.actor = draft.actor;
         meta.command_id = draft.command_id;
@@ -89,9 +91,18 @@ caf::behavior log_actor(caf::stateful_actor<LogActorState>* self, EventLog* log,
       [=](committed_atom, uint64_t token, const AppendResult& result, const CommittedEvent& event, uint64_t job_id) {
         auto& st = self->state;
         if (!result.ok) {
-          spdlog::error("event log append failed: {}", result.error);
+          // A log that cannot write refuses every append until it can: one line, not one per append.
+          if (st.failed_in_a_row++ == 0)
+            spdlog::error("event log append failed: {} (further failures are not logged until an append succeeds)",
+                          result.error);
           answer(self, token, AppendAck{false, result.offset, job_id, result.error});
-        } else if (!st.fenced.empty()) {
+          return;
+        }
+        if (st.failed_in_a_row > 0) {
+          spdlog::info("event log appends succeed again; {} failed", st.failed_in_a_row);
+          st.failed_in_a_row = 0;
+        }
+        if (!st.fenced.empty()) {
           answer(self, token, AppendAck{false, result.offset, job_id, st.fenced});
         } else if (result.offset < st.verified_end) {
           self->send(st.context->actors.dispatcher, committed_atom::value, event);

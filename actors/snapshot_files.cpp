@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "common/private_files.hpp"
 #include "common/unique_fd.hpp"
 
 namespace cairn {
@@ -67,12 +68,13 @@ std::string snapshot_dir(const ClusterConfig& config) { return config.state_save
 
 std::string write_snapshot_file(const std::string& dir, const std::vector<uint8_t>& bytes, uint64_t next_offset,
                                 size_t keep) {
-  fs::create_directories(dir);
+  make_private_directory(dir);  // a snapshot holds every job's script and environment
   std::string path = fmt::format("{}/{}{:020}{}", dir, kPrefix, next_offset, kSuffix);
   std::string temporary = path + ".tmp";
   {
-    UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, kPrivateFileMode));
     if (!fd) throw std::system_error(errno, std::system_category(), "cannot create " + temporary);
+    give_to_directory_owner(fd.get(), temporary, dir);
     write_all(fd.get(), bytes, temporary);
     if (::fsync(fd.get()) != 0) throw std::system_error(errno, std::system_category(), "cannot sync " + temporary);
   }

@@ -1,5 +1,6 @@
-// Snapshot files in a directory (<StateSaveLocation>/snapshots): written
-// atomically (temporary file, fsync, rename), the newest few kept; loading
+// Snapshot files in a directory (<StateSaveLocation>/snapshots, 0700, files 0600,
+// owned by the directory's owner): written atomically (temporary file, fsync,
+// rename), the newest few kept; loading
 // takes the newest one that decodes and fits the log, warning about the others.
 #pragma once
 
