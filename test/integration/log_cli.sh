@@ -40,9 +40,19 @@ segment=$(ls "$work"/log/p0/*.seg)
 cp -r "$work/log" "$work/torn"
 truncate -s -7 "$work/torn/p0/$(basename "$segment")"
 [ "$("$cairn" log dump --log "$work/torn" | wc -l)" = 16 ] || fail "torn tail"
+# ... but the log was closed cleanly, so verify knows the last record was acknowledged: damage.
+expect_error 1 "DAMAGED: p0/$(basename "$segment") at byte [0-9]*: .*(record 16); META says the log held offsets 0..16" \
+  "$cairn" log verify --log "$work/torn"
 
 # Corruption in the middle is refused with the file and byte named.
 cp -r "$work/log" "$work/corrupt"
 printf '\xff' | dd of="$work/corrupt/p0/$(basename "$segment")" bs=1 seek=100 conv=notrunc status=none
 expect_error 1 "corrupt event log: .*p0/$(basename "$segment") at byte [0-9]" "$cairn" log dump --log "$work/corrupt"
+expect_error 1 "DAMAGED: p0/$(basename "$segment") at byte [0-9]" "$cairn" log verify --log "$work/corrupt"
+
+# A missing META: readers still read the segments, verify says it is missing.
+cp -r "$work/log" "$work/no-meta"
+rm "$work/no-meta/META"
+[ "$("$cairn" log dump --log "$work/no-meta" | wc -l)" = 17 ] || fail "dump without META"
+expect_error 1 "DAMAGED: $work/no-meta/META is missing" "$cairn" log verify --log "$work/no-meta"
 echo "log_cli: all checks passed"

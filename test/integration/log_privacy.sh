@@ -64,6 +64,10 @@ set +e; out=$(as "$reader" env CAIRN_CONF="$CAIRN_CONF" "$bin/cairn" log dump --
 if as "$reader" cat "$work"/state/log/p0/*.seg "$work"/state/snapshots/snapshot-*.capnp 2>/dev/null | grep -qa "hunter2"; then
   fail "$reader read a job's environment from the files"
 fi
+# --at reads the log in the CLI: on a file log it is SlurmUser's and root's too (docs/decisions.md).
+set +e; out=$(as "$reader" env CAIRN_CONF="$CAIRN_CONF" "$bin/squeue" --at "$(date +%Y-%m-%dT%H:%M:%S)" 2>&1); rc=$?; set -e
+[ "$rc" = 1 ] && grep -qF "squeue: error: permission denied reading the event log $work/state/log" <<<"$out" ||
+  fail "squeue --at by $reader: $out"
 # What the controller's permission rules allow still works for them.
 as "$reader" env CAIRN_CONF="$CAIRN_CONF" "$bin/squeue" -h -t all -o %i -j "$job" | grep -qx "$job" ||
   fail "squeue by $reader"
