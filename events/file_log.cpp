@@ -168,10 +168,16 @@ std::optional<LogDescription> read_meta_file(const std::string& dir) {
     if (errno == ENOENT) return std::nullopt;
     throw_unreadable(dir, path, errno);
   }
-  std::string text(64 << 10, '\0');
-  ssize_t size = ::pread(fd.get(), text.data(), text.size(), 0);
-  if (size < 0) throw_unreadable(dir, path, errno);
-  text.resize(static_cast<size_t>(size));
+  std::string text(file_size_of(fd.get(), path), '\0');
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t got = ::pread(fd.get(), text.data() + done, text.size() - done, static_cast<off_t>(done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw_unreadable(dir, path, errno);
+    if (got == 0) break;
+    done += static_cast<size_t>(got);
+  }
+  text.resize(done);
   std::string problem;
   auto description = parse_log_description(text, problem);
   if (!description) throw LogError(fmt::format("corrupt event log: {}: {}", path, problem));
