@@ -175,7 +175,7 @@ TEST_CASE("cgroup v2 backend: refused without the memory controller") {
                     doctest::Contains("has no memory controller"));
 }
 
-TEST_CASE("kill_and_remove kills what is left in the cgroup; remove_stale clears dead agents' cgroups") {
+TEST_CASE("kill_and_remove kills what is left in the cgroup; remove_stale clears the node's dead agents' cgroups") {
   FakeRoot root;
   root.write("memory.limit_in_bytes", "-1");
   MemoryCgroups cgroups({CgroupVersion::v1, root.dir}, "n1", static_cast<int>(::getpid()));
@@ -188,10 +188,16 @@ TEST_CASE("kill_and_remove kills what is left in the cgroup; remove_stale clears
   CHECK(WIFSIGNALED(status));
   CHECK(WTERMSIG(status) == SIGKILL);
 
-  fs::create_directory(root.dir + "/cairnd-n2-999999.job3.0");  // no such process
+  fs::create_directory(root.dir + "/cairnd-n1-999999.job3.0");  // no such process
+  fs::create_directory(root.dir + "/cairnd-n1-999999.job4.0");  // a run a restarted agent adopts
+  fs::create_directory(root.dir + "/cairnd-n2-999999.job5.0");  // another node's agent clears its own
+  fs::create_directory(root.dir + "/cairnd-n1-b-999999.job6.0");  // node "n1-b" is another node too
   fs::create_directory(root.dir + "/other-cgroup");
-  CHECK(cgroups.remove_stale() >= 1);  // this test is no cairnd either
-  CHECK_FALSE(root.has("cairnd-n2-999999.job3.0"));
+  CHECK(cgroups.remove_stale({root.dir + "/cairnd-n1-999999.job4.0"}) >= 1);  // this test is no cairnd either
+  CHECK_FALSE(root.has("cairnd-n1-999999.job3.0"));
+  CHECK(root.has("cairnd-n1-999999.job4.0"));
+  CHECK(root.has("cairnd-n2-999999.job5.0"));
+  CHECK(root.has("cairnd-n1-b-999999.job6.0"));
   CHECK(root.has("other-cgroup"));
 }
 
