@@ -28,6 +28,7 @@ std::string errno_text(int error_number) { return std::system_category().message
   throw std::runtime_error(fmt::format("{} {}: {}", what, path, errno_text(error_number)));
 }
 
+// Small regular files: a short read is the end (one read for a run's record).
 std::optional<std::string> read_fd(int fd) {
   std::string text;
   char buffer[4096];
@@ -36,8 +37,8 @@ std::optional<std::string> read_fd(int fd) {
     ssize_t length = ::pread(fd, buffer, sizeof buffer, offset);
     if (length < 0 && errno == EINTR) continue;
     if (length < 0) return std::nullopt;
-    if (length == 0) return text;
     text.append(buffer, static_cast<size_t>(length));
+    if (static_cast<size_t>(length) < sizeof buffer) return text;
     offset += length;
   }
 }
@@ -136,11 +137,14 @@ std::string AgentSpool::run_path(uint64_t job_id, uint32_t run) const {
 
 UniqueFd AgentSpool::create_run(const RunLaunchFacts& facts) const {
   const std::string path = run_path(facts.job_id, facts.run);
-  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600));
+  constexpr int kFlags = O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW;
+  UniqueFd fd(::open(path.c_str(), kFlags | O_EXCL, 0600));
+  bool leftover = !fd && errno == EEXIST;  // an earlier launch of the run that never started, say
+  if (leftover) fd = UniqueFd(::open(path.c_str(), kFlags, 0600));
   if (!fd) fail("cannot create the run record", path, errno);
   if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0)
     fail("cannot lock the run record", path, errno == EWOULDBLOCK ? EBUSY : errno);
-  if (::ftruncate(fd.get(), 0) != 0 || !write_all(fd.get(), launch_line(facts)))
+  if ((leftover && ::ftruncate(fd.get(), 0) != 0) || !write_all(fd.get(), launch_line(facts)))
     fail("cannot write the run record", path, errno);
   return fd;
 }

@@ -378,17 +378,25 @@ SupervisedStart spawn_supervised_batch_script(const SpawnRequest& request, const
   int status_pipe[2];
   if (::pipe2(status_pipe, O_CLOEXEC) != 0) fail(cannot, "pipe", errno);
   UniqueFd status_read(status_pipe[0]), status_write(status_pipe[1]);
-  // Above 4, so that placing them at 3 and 4 in the child overwrites neither.
-  UniqueFd record(::fcntl(record_fd, F_DUPFD_CLOEXEC, 5));
-  UniqueFd status(::fcntl(status_write.get(), F_DUPFD_CLOEXEC, 5));
-  if (!record || !status) fail(cannot, "dup", errno);
-  status_write.reset();
-  SupervisorDescriptors descriptors{record.get(), status.get()};
+  // Above 4, so that placing them at 3 and 4 in the child overwrites neither (a daemon's
+  // descriptors are: this is for a caller with few open).
+  UniqueFd low_record, low_status;
+  if (record_fd < 5) {
+    low_record = UniqueFd(::fcntl(record_fd, F_DUPFD_CLOEXEC, 5));
+    if (!low_record) fail(cannot, "dup", errno);
+    record_fd = low_record.get();
+  }
+  if (status_write.get() < 5) {
+    low_status = UniqueFd(::fcntl(status_write.get(), F_DUPFD_CLOEXEC, 5));
+    if (!low_status) fail(cannot, "dup", errno);
+    status_write = std::move(low_status);
+  }
+  SupervisorDescriptors descriptors{record_fd, status_write.get()};
   int stderr_fd = prepared.stderr_file ? prepared.stderr_file.get() : prepared.stdout_file.get();
   SupervisedStart started;
   started.supervisor = spawn_command(request, command, prepared.work_dir.get(), prepared.stdout_file.get(), stderr_fd,
                                      &descriptors);
-  status.reset();  // EOF once the supervisor has said its word, or died
+  status_write.reset();  // EOF once the supervisor has said its word, or died
   std::string said;
   char buffer[64];
   while (said.find('\n') == std::string::npos) {

@@ -204,7 +204,7 @@ void start_batch_script(TaskActor* self) {
 void finish_run(TaskActor* self, ExitStatus status, std::optional<OomCount> count) {
   auto& st = self->state;
   // Kept with the run: once the cgroup is gone, a restarted agent could not read them again.
-  if (count && st.recorded && st.cgroup)
+  if (count && count->oom_kills > 0 && st.recorded && st.cgroup)
     st.context->spool->append_run(st.job.job_id, st.job.restart_count,
                                   oom_line({count->oom_kills, count->peak_bytes, st.limit_bytes}));
   if (count && count->oom_kills > 0)
