@@ -261,6 +261,12 @@ size_t MemoryCgroups::remove_stale(const std::set<std::string>& keep) const {
     if (!parse_unsigned<uint32_t>(rest.substr(0, rest.find('.')))) continue;
     int pid = agent_pid_of(name);
     if (pid < 0 || !entry.is_directory() || process_is_cairnd(pid)) continue;
+    // v2: a dead agent's own leaf still holds the supervisors of the jobs it started,
+    // which outlive it: it goes only once they have all ended.
+    if (name.ends_with(".daemon")) {
+      removed += ::rmdir(entry.path().c_str()) == 0;
+      continue;
+    }
     if (kill_and_remove(JobCgroup{entry.path().string(), 0})) ++removed;
   }
   return removed;

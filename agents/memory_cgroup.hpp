@@ -93,8 +93,10 @@ class MemoryCgroups {
   bool kill_and_remove(const JobCgroup& cgroup) const;
 
   // Removes what dead agents of this node left: "cairnd-<node>-<pid>.*" cgroups whose pid
-  // is no running cairnd, but those in `keep` (the runs a restarted agent adopts). Other
-  // nodes' cgroups (agents sharing a host) are theirs to clear. Returns how many were removed.
+  // is no running cairnd, killing what they hold, but those in `keep` (the runs a restarted
+  // agent adopts) and a dead agent's v2 leaf ("...daemon", where the supervisors of its jobs
+  // run), which is removed only once empty. Other nodes' cgroups (agents sharing a host) are
+  // theirs to clear. Returns how many were removed.
   size_t remove_stale(const std::set<std::string>& keep = {}) const;
 
  private:

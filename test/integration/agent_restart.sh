@@ -2,9 +2,10 @@
 # Jobs survive a kill -9 of their agent (cairnd) and its restart (issue "Reliability and
 # security", item 5): they run on under their supervisors (cairn-stepd) while no agent
 # watches, the restarted agent adopts them and reports them running, suspend, resume and
-# scancel reach them, they end COMPLETED with their whole output, and a job that ended
-# while no agent watched is reported with its exit code. A step (srun) running at the
-# restart is ended and recorded FAILED; its batch job goes on.
+# scancel reach them, an OOM kill after the restart is seen while the job runs, they end
+# COMPLETED with their whole output, and a job that ended while no agent watched is
+# reported with its exit code. A step (srun) running at the restart is ended and recorded
+# FAILED; its batch job goes on.
 set -euo pipefail
 build=$1
 source "$(dirname "$0")/cluster.bash"
@@ -39,6 +40,15 @@ quiet=$(sbatch --parsable -o quiet.out --wrap 'echo started; while [ ! -e releas
 ticker=$(sbatch --parsable -o ticker.out --wrap 'echo $$ > ticker.pid; while :; do sleep 0.1; done')
 ender=$(sbatch --parsable -o ender.out --wrap 'echo $$ > ender.pid; while [ ! -e release-ender ]; do sleep 0.1; done; exit 7')
 stepper=$(sbatch --parsable -o stepper.out --wrap 'srun sleep 300; echo "srun exited $?"; while [ ! -e release-stepper ]; do sleep 0.1; done')
+# With memory enforcement: a job that goes over its --mem only after the restart.
+enforced=$(scontrol show node n1 | grep -c "MemoryEnforcement=cgroup" || true)
+hog=
+if [ "$enforced" = 1 ]; then
+  hog=$(sbatch --parsable --mem=50M -o hog.out --wrap 'while [ ! -e release-hog ]; do sleep 0.1; done
+dd if=/dev/zero of=/dev/null bs=300M count=1; while [ ! -e release-hog-end ]; do sleep 0.1; done')
+  wait_state "$hog" RUNNING
+fi
+adopted=$([ -n "$hog" ] && echo 6 || echo 5)
 for job in "$progress" "$quiet" "$ticker" "$ender" "$stepper"; do wait_state "$job" RUNNING; done
 wait_file ticker.pid
 wait_file ender.pid
@@ -57,7 +67,7 @@ for _ in $(seq 100); do [ -e "/proc/$(cat ender.pid)" ] || break; sleep 0.1; don
 # 2. The restarted agent adopts them: still RUNNING after it registered (not NODE_FAIL).
 restart_agent n1
 wait_registrations n1 2
-grep -q "adopted 5 job run(s) left by an earlier agent; 1 step(s) ended" "$work/cairnd-n1.log" ||
+grep -q "adopted $adopted job run(s) left by an earlier agent; 1 step(s) ended" "$work/cairnd-n1.log" ||
   fail "the agent did not adopt its jobs: $(grep -i adopt "$work/cairnd-n1.log")"
 for job in "$progress" "$quiet" "$ticker" "$stepper"; do
   [ "$(state_of "$job")" = RUNNING ] || fail "job $job is $(state_of "$job") after the agent's restart"
@@ -84,7 +94,19 @@ wait_state "$ticker" CANCELLED
 for _ in $(seq 100); do [ -e "/proc/$pid" ] || break; sleep 0.1; done
 [ ! -e "/proc/$pid" ] || fail "scancel left the ticker job's shell running"
 
-# 5. Their ends are reported as they happen, with the whole output.
+# 5. The OOM watch is armed again on an adopted job's cgroup: its OOM kill is recorded while it runs.
+if [ -n "$hog" ]; then
+  touch release-hog
+  for _ in $(seq 100); do [ -n "$(cairn log dump --kind OomDetected --job "$hog")" ] && break; sleep 0.1; done
+  [ -n "$(cairn log dump --kind OomDetected --job "$hog")" ] || fail "the OOM kill of adopted job $hog was not recorded while it ran"
+  [ "$(state_of "$hog")" = RUNNING ] || fail "job $hog is $(state_of "$hog")"
+  touch release-hog-end
+  wait_state "$hog" OUT_OF_MEMORY
+else
+  echo "SKIP part 5: no memory enforcement here"
+fi
+
+# 6. Their ends are reported as they happen, with the whole output.
 touch release-progress release-quiet release-stepper
 wait_state "$progress" COMPLETED
 wait_state "$quiet" COMPLETED
@@ -96,7 +118,7 @@ expected=$( (for i in $(seq "$count"); do echo "line $i"; done; echo "last line 
 [ "$expected" = "$(cat progress.out)" ] || fail "progress.out lost lines across the restart"
 [ "$count" -gt "$before" ] || fail "no output was written while the agent was down"
 
-# 6. A second restart with nothing running adopts nothing; new jobs run as usual.
+# 7. A second restart with nothing running adopts nothing; new jobs run as usual.
 kill_hard "$agent"
 restart_agent n1
 wait_registrations n1 3
