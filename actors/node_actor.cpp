@@ -29,8 +29,8 @@ struct NodeActorState {
   // before their launch, says nothing about them.
   std::set<uint64_t> launched_in_session;
   uint64_t session = 0;  // registrations so far: verdicts of an older one are dropped
-  // The spool instance of the last registration this actor appended (the query view may
-  // not have applied it yet); unset until then: the log's says.
+  // The spool instance of the last registration this actor is appending or appended (the
+  // query view may not have applied it yet); unset until the first: the log's says.
   std::optional<std::string> last_instance;
   // Burst-buffer orders held the same way; they answer even when dropped (nullptr: the node is lost).
   std::vector<std::function<void(AgentChannel*)>> held_bb_orders;
@@ -191,15 +191,16 @@ caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContex
         // The log's view is taken before this registration is appended: its instance is the previous one.
         self->request(st.context->actors.query_view, caf::infinite, node_log_atom::value, st.node)
             .then([=](NodeLogView log) {
-              if (self->state.last_instance) log.instance = *self->state.last_instance;
+              // A registration appended just before may not be applied yet: its instance is the one.
+              auto before = std::exchange(self->state.last_instance, instance);
+              if (before) log.instance = *before;
               append(self,
                      node_draft(info.node,
                                 [=](const EventMeta& meta) { return make::node_registered(meta, info, instance); }),
                      [=](const AppendAck& ack) {
                        reply(ack.ok, ack.error);
-                       if (!ack.ok) return;
-                       self->state.last_instance = instance;
-                       reconcile(self, log, report, session);
+                       if (ack.ok) return reconcile(self, log, report, session);
+                       if (session == self->state.session) self->state.last_instance = before;  // not in the log
                      });
             });
       },
