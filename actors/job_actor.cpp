@@ -408,13 +408,12 @@ void on_reconcile(JobActor* self, const std::string& node, uint32_t run, RunVerd
     return;
   switch (verdict) {
     case RunVerdict::relaunch:
-      to_node(self, node, launch_atom::value, launch_order(*st.context, job));
-      if (job.state == JobState::SUSPENDED) to_node(self, node, suspend_atom::value, job.id);
-      if (job.state == JobState::COMPLETING) to_node(self, node, terminate_atom::value, job.id, st.context->config.kill_wait_sec);
-      return;
     case RunVerdict::resend:
+      if (verdict == RunVerdict::relaunch) to_node(self, node, launch_atom::value, launch_order(*st.context, job));
+      // The order its state implies, which may have gone to the agent's previous connection.
       if (job.state == JobState::SUSPENDED) to_node(self, node, suspend_atom::value, job.id);
-      if (job.state == JobState::COMPLETING) to_node(self, node, terminate_atom::value, job.id, st.context->config.kill_wait_sec);
+      if (job.state == JobState::COMPLETING)
+        to_node(self, node, terminate_atom::value, job.id, st.context->config.kill_wait_sec);
       return;
     case RunVerdict::lost:
     case RunVerdict::end_unlaunched:

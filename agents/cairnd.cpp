@@ -117,14 +117,17 @@ int run(const ParsedArgs& args) {
   // What an earlier agent left: runs to adopt (their cgroups are theirs), steps to end.
   std::vector<FoundRun> found = spool.take_runs();
   std::vector<StepEnd> abandoned_steps = end_abandoned_steps(spool.take_steps(), settings.node);
-  std::set<std::string> adopted_cgroups;
+  std::set<std::string> adopted_cgroups, adopted_scripts;
   for (const auto& run : found) {
-    if (run.fate == RunFate::never_started) {  // nothing ran: the controller launches it again
-      spool.remove_run(run.record.launch.job_id, run.record.launch.run);
-      remove_script_file(run.record.launch.script_path);
-    } else if (!run.record.launch.cgroup_path.empty()) {
-      adopted_cgroups.insert(run.record.launch.cgroup_path);
-    }
+    if (run.fate == RunFate::never_started) continue;
+    if (!run.record.launch.cgroup_path.empty()) adopted_cgroups.insert(run.record.launch.cgroup_path);
+    adopted_scripts.insert(run.record.launch.script_path);
+  }
+  for (const auto& run : found) {
+    if (run.fate != RunFate::never_started) continue;
+    // Nothing ran: the controller launches it again. (A later run of the job keeps the script.)
+    spool.remove_run(run.record.launch.job_id, run.record.launch.run);
+    if (!adopted_scripts.contains(run.record.launch.script_path)) remove_script_file(run.record.launch.script_path);
   }
   std::erase_if(found, [](const FoundRun& run) { return run.fate == RunFate::never_started; });
   const std::string cgroup_exec = helper_path("cairn-cgroup-exec");
