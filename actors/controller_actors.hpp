@@ -76,6 +76,11 @@ using step_control_atom = caf::atom_constant<caf::atom("stepctl")>;
 using allocation_end_atom = caf::atom_constant<caf::atom("allocend")>;
 using step_launch_atom = caf::atom_constant<caf::atom("steplaunch")>;
 
+// An agent registered: the log's view of its node (query view); a verdict on one of its
+// job runs (node actor -> dispatcher -> job actor, and back to the node actor to confirm).
+using node_log_atom = caf::atom_constant<caf::atom("qnodelog")>;
+using reconcile_atom = caf::atom_constant<caf::atom("reconcile")>;
+
 // The actors of one controller; filled in by main before any message flows.
 struct ControllerActors {
   caf::actor log;
@@ -170,3 +175,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepControlRequest)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AllocationEnd)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepEndReport)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepLaunch)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::NodeLogView)

@@ -12,6 +12,7 @@
 
 #include "actors/burst_buffer_plan.hpp"
 #include "actors/scheduling_policy.hpp"
+#include "events/agent_reconciliation.hpp"
 #include "events/burst_buffer_staging.hpp"
 #include "events/event_factory.hpp"
 #include "events/event_log.hpp"
@@ -191,6 +192,9 @@ class AgentChannel {
 struct AgentRegistration {
   make::NodeRegistration node;
   std::shared_ptr<AgentChannel> channel;
+  // The run of each node.running_jobs entry (same order); empty: the agent does not say.
+  std::vector<uint32_t> runs;
+  std::string instance;  // the agent's spool instance; empty: it does not say
 };
 
 struct OomReport {
@@ -200,6 +204,9 @@ struct OomReport {
   uint64_t limit_bytes = 0;
 };
 
+// JobExitReport.run when the reporter does not say which run ended (the current one).
+inline constexpr uint32_t kCurrentRun = 0xffffffff;
+
 struct JobExitReport {
   uint64_t job_id = 0;
   int32_t exit_code = 0;
@@ -208,6 +215,7 @@ struct JobExitReport {
   bool node_failed = false;  // the node was lost or no longer knows the job
   std::string message;
   OomReport oom;  // oom_kills > 0: the kernel OOM-killed processes of the run
+  uint32_t run = kCurrentRun;  // the run that ended; an end of an earlier run is not recorded
 };
 
 using ReasonMap = std::map<uint64_t, Reason>;

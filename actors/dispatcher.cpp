@@ -160,6 +160,10 @@ caf::behavior dispatcher(DispatcherActor* self, std::shared_ptr<const Controller
       [=](job_exit_atom, const std::string& node, const JobExitReport& report, const DoneReply& reply) {
         self->send(job_actor_for(self, report.job_id), job_exit_atom::value, node, report, reply);
       },
+      // A verdict on a job run after its node's agent registered (node_actor.cpp).
+      [=](reconcile_atom, const std::string& node, uint64_t job_id, uint32_t run, uint8_t verdict, uint64_t session) {
+        self->send(job_actor_for(self, job_id), reconcile_atom::value, node, run, verdict, session);
+      },
       [=](step_atom, const StepCommand& command, const StepReply& reply) {
         self->send(job_actor_for(self, command.request.job_id), step_atom::value, command, reply);
       },

@@ -7,6 +7,8 @@
 #include <caf/all.hpp>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
+#include <string_view>
 
 #include "actors/burst_buffer_plan.hpp"
 #include "actors/controller_actors.hpp"
@@ -264,16 +266,46 @@ bool has_running_steps(const JobRecord& job) {
                      [&](const StepRecord& step) { return is_running_step(job, step); });
 }
 
+// The run just ended NODE_FAIL (and perhaps was requeued by the same event): a node of it
+// may still run its processes (one that was only slow, or the batch host of a job that
+// lost another node).
+bool ended_by_node_failure(const JobRecord& before, const JobRecord& after) {
+  if (after.state == JobState::NODE_FAIL) return true;
+  return after.restarts > before.restarts && !after.runs.empty() && after.runs.back().state == JobState::NODE_FAIL;
+}
+
+#ifdef CAIRN_FAULT_HOOKS
+// test/fault/controller_crash_launch.sh: CAIRN_FAULT_CRASH_BEFORE_LAUNCH=1 makes the controller
+// die right after a JobAllocated is durable and before its launch leaves (a crash in that window).
+void crash_if_asked_before_launch(uint64_t job_id) {
+  static const bool asked = [] {
+    const char* value = std::getenv("CAIRN_FAULT_CRASH_BEFORE_LAUNCH");
+    return value != nullptr && std::string_view(value) == "1";
+  }();
+  if (!asked) return;
+  spdlog::critical("CAIRN_FAULT_CRASH_BEFORE_LAUNCH: dying before the launch of job {}", job_id);
+  spdlog::default_logger()->flush();
+  std::_Exit(86);
+}
+#else
+void crash_if_asked_before_launch(uint64_t) {}
+#endif
+
 // Side effects of a durable transition of this job, run once per live event.
 void react(JobActor* self, JobState before, const JobRecord& after) {
   const auto& context = *self->state.context;
-  // The job is over while steps still ran (a backgrounded srun): they go with it.
-  if (is_active(before) && !is_active(after.state) && has_running_steps(self->state.job))
-    to_nodes(self, self->state.job, terminate_atom::value, after.id, context.config.kill_wait_sec);
+  // The job is over while steps still ran (a backgrounded srun), or a node failed: what still
+  // runs of it on its nodes goes with it (a node declared lost takes no order; when its agent
+  // registers again, it is told to end what it has).
+  const JobRecord& previous = self->state.job;
+  if (is_active(before) && !is_active(after.state) &&
+      (has_running_steps(previous) || ended_by_node_failure(previous, after)))
+    to_nodes(self, previous, terminate_atom::value, after.id, context.config.kill_wait_sec);
   // An interactive (srun) job has no batch script to launch.
   if (before == JobState::PENDING && after.state == JobState::RUNNING && !after.spec->interactive) {
     const auto& nodes = context.actors.nodes;
     auto batch = nodes.find(after.allocation.front().node);
+    crash_if_asked_before_launch(after.id);
     if (batch != nodes.end()) self->send(batch->second, launch_atom::value, launch_order(context, after));
   }
   if (after.state == JobState::COMPLETING && before != JobState::COMPLETING) {
@@ -349,6 +381,8 @@ void on_oom(JobActor* self, const std::string& node, const OomReport& report);
 void on_exit(JobActor* self, const std::string& node, const JobExitReport& report, const DoneReply& reply) {
   auto& st = self->state;
   if (!st.known || !is_active(st.job.state)) return reply(true, {});  // already recorded: idempotent
+  // An earlier run's end (the job was requeued meanwhile): nothing to record for it.
+  if (report.run != kCurrentRun && report.run != st.job.restarts) return reply(true, {});
   // Before the end, so that the end's state is OUT_OF_MEMORY (the log actor keeps their order).
   if (report.oom.oom_kills > 0 && !st.job.oom_detected) on_oom(self, node, report.oom);
   auto cause = report.node_failed                                     ? schema::EndCause::NODE_FAIL
@@ -356,11 +390,38 @@ void on_exit(JobActor* self, const std::string& node, const JobExitReport& repor
                : st.job.cancel_requested || st.job.time_limit_reached ? schema::EndCause::KILLED
                                                                       : schema::EndCause::EXITED;
   uint64_t id = report.job_id;
+  bool requeue = cause == schema::EndCause::NODE_FAIL && requeue_on_node_failure(st.job);
+  if (requeue) spdlog::info("job {}: node failure on {}: requeued", id, node);
   EventDraft draft = system_draft(id, [=](const EventMeta& meta) {
-    return make::job_ended(meta, id, cause, report.exit_code, report.signal, node, report.message);
+    return make::job_ended(meta, id, cause, report.exit_code, report.signal, node, report.message, requeue);
   });
   draft.actor = {0, node, schema::ActorKind::AGENT};
   append(self, std::move(draft), [=](const AppendAck& ack) { reply(ack.ok, ack.error); });
+}
+
+// An agent registered (node_actor.cpp, reconcile): the verdict on this job's run there, if
+// the record still has that run active with its batch script on that node.
+void on_reconcile(JobActor* self, const std::string& node, uint32_t run, RunVerdict verdict, uint64_t session) {
+  auto& st = self->state;
+  const JobRecord& job = st.job;
+  if (!st.known || !is_active(job.state) || job.restarts != run || job.allocation.empty() ||
+      job.allocation.front().node != node)
+    return;
+  switch (verdict) {
+    case RunVerdict::relaunch:
+    case RunVerdict::resend:
+      if (verdict == RunVerdict::relaunch) to_node(self, node, launch_atom::value, launch_order(*st.context, job));
+      // The order its state implies, which may have gone to the agent's previous connection.
+      if (job.state == JobState::SUSPENDED) to_node(self, node, suspend_atom::value, job.id);
+      if (job.state == JobState::COMPLETING)
+        to_node(self, node, terminate_atom::value, job.id, st.context->config.kill_wait_sec);
+      return;
+    case RunVerdict::lost:
+    case RunVerdict::end_unlaunched:
+      // Back through the node actor: after any launch this actor already sent it (see on_confirm).
+      to_node(self, node, reconcile_atom::value, job.id, run, static_cast<uint8_t>(verdict), session);
+      return;
+  }
 }
 
 void on_oom(JobActor* self, const std::string& node, const OomReport& report) {
@@ -509,6 +570,9 @@ caf::behavior job_actor(JobActor* self, std::shared_ptr<const ControllerContext>
       [=](control_atom, const ControlRequest& request, const ControlReply& reply) { on_control(self, request, reply); },
       [=](job_exit_atom, const std::string& node, const JobExitReport& report, const DoneReply& reply) {
         on_exit(self, node, report, reply);
+      },
+      [=](reconcile_atom, const std::string& node, uint32_t run, uint8_t verdict, uint64_t session) {
+        on_reconcile(self, node, run, static_cast<RunVerdict>(verdict), session);
       },
       [=](oom_atom, const std::string& node, const OomReport& report) { on_oom(self, node, report); },
       [=](bb_done_atom, uint64_t, uint8_t step, uint64_t generation, const StageOutcome& outcome) {

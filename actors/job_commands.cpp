@@ -160,6 +160,12 @@ bool should_resubmit(const JobRecord& job, std::string* why_not) {
   return true;
 }
 
+bool requeue_on_node_failure(const JobRecord& job) {
+  if (job.cancel_requested || job.time_limit_reached) return false;
+  // A requeue asked for implies the job may be requeued (the command is refused otherwise).
+  return !job.spec->interactive && job.spec->requeue;
+}
+
 ActorInfo actor_info(const Caller& caller) {
   return {caller.uid, caller.user, caller.is_operator ? schema::ActorKind::OPERATOR : schema::ActorKind::USER};
 }

@@ -29,4 +29,10 @@ EventDraft command_event(const ControlRequest& request, const JobRecord& job);
 // Should a run that just ended be resubmitted (same id)? `why_not` says why not when it has a policy.
 bool should_resubmit(const JobRecord& job, std::string* why_not = nullptr);
 
+// A run of `job` (its record before the end) ends NODE_FAIL: is the job requeued by the same
+// event (JobEnded.requeue)? As Slurm: a batch job that may be requeued (Requeue=1: sbatch's
+// default, --requeue; not --no-requeue), unless it was being cancelled or had reached its
+// time limit; srun's interactive jobs never are.
+bool requeue_on_node_failure(const JobRecord& job);
+
 }  // namespace cairn

@@ -1,10 +1,11 @@
-// One actor per configured node: the agent's session (registration,
-// heartbeats, node-loss detection) and the channel that carries the job
-// actors' orders to the agent.
+// One actor per configured node: the agent's session (registration and its
+// reconciliation with the log, heartbeats, node-loss detection) and the channel
+// that carries the job actors' orders to the agent.
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -27,6 +28,10 @@ struct NodeActorState {
   // Launched over the current session and not ended: a registration's list, made
   // before their launch, says nothing about them.
   std::set<uint64_t> launched_in_session;
+  uint64_t session = 0;  // registrations so far: verdicts of an older one are dropped
+  // The spool instance of the last registration this actor is appending or appended (the
+  // query view may not have applied it yet); unset until the first: the log's says.
+  std::optional<std::string> last_instance;
   // Burst-buffer orders held the same way; they answer even when dropped (nullptr: the node is lost).
   std::vector<std::function<void(AgentChannel*)>> held_bb_orders;
   static inline const char* name = "node_actor";
@@ -54,21 +59,64 @@ EventDraft node_draft(const std::string& node, std::function<make::Bytes(const E
   return draft;
 }
 
-// Ends jobs of this node that it no longer runs, through their job actors (which
-// ignore jobs already ended). With batch_only, only jobs whose batch script runs here:
-// other nodes of a job run nothing of it, so an agent's silence about them means nothing.
-void fail_jobs(NodeActor* self, std::set<uint64_t> still_running, const std::string& why, bool batch_only) {
+// The node is lost: every job holding resources on it ends NODE_FAIL, through its job
+// actor (which ignores jobs already ended, and requeues the job when it may be).
+void fail_jobs(NodeActor* self, const std::string& why) {
   auto& st = self->state;
   std::string node = st.node;
-  self->request(st.context->actors.query_view, caf::infinite, query_nodes_atom::value, node, batch_only)
+  self->request(st.context->actors.query_view, caf::infinite, query_nodes_atom::value, node, false)
       .then([=](const std::vector<uint64_t>& jobs) {
         for (auto id : jobs) {
-          if (still_running.contains(id) || self->state.launched_in_session.contains(id)) continue;
           JobExitReport lost{id, 0, 0, false, true, why, {}};
           self->send(self->state.context->actors.dispatcher, job_exit_atom::value, node, lost,
                      DoneReply([](bool, const std::string&) {}));
         }
       });
+}
+
+std::string_view verdict_name(RunVerdict verdict) {
+  switch (verdict) {
+    case RunVerdict::relaunch: return "never delivered: launching it again";
+    case RunVerdict::lost: return "lost with the node's spool";
+    case RunVerdict::end_unlaunched: return "never delivered and being killed: ended";
+    case RunVerdict::resend: return "repeating the order its state implies";
+  }
+  return "?";
+}
+
+// After a registration is durable: the log's view of the node against the agent's report.
+// Jobs the agent has that do not run there any more are terminated at once; the verdicts
+// on the others go to their job actors, which check them against their record (a lost or
+// unlaunched run comes back here to be confirmed: see on_confirm).
+void reconcile(NodeActor* self, const NodeLogView& log, const AgentRunReport& report, uint64_t session) {
+  auto& st = self->state;
+  if (session != st.session || !st.channel) return;  // a newer registration reconciles for itself
+  Reconciliation plan = reconcile_registration(log, report, st.launched_in_session);
+  uint32_t kill_wait = st.context->config.kill_wait_sec;
+  for (uint64_t job_id : plan.stale) {
+    spdlog::info("node {}: job {} does not run there any more: terminating it", st.node, job_id);
+    st.channel->terminate(job_id, kill_wait);
+  }
+  for (const JudgedRun& judged : plan.judged) {
+    if (judged.verdict != RunVerdict::resend)
+      spdlog::warn("node {}: job {} (run {}) {}", st.node, judged.run.job_id, judged.run.run,
+                   verdict_name(judged.verdict));
+    self->send(st.context->actors.dispatcher, reconcile_atom::value, st.node, judged.run.job_id, judged.run.run,
+               static_cast<uint8_t>(judged.verdict), session);
+  }
+}
+
+// A job actor confirms a verdict that ends a run: unless the run was launched over this
+// session meanwhile (its launch was on its way), its end is recorded.
+void on_confirm(NodeActor* self, uint64_t job_id, uint32_t run, RunVerdict verdict, uint64_t session) {
+  auto& st = self->state;
+  if (session != st.session || st.launched_in_session.contains(job_id)) return;
+  bool lost = verdict == RunVerdict::lost;
+  std::string why = lost ? "the node no longer knows the job: its agent's spool is not the one the job was given to"
+                         : "the job was never launched on " + st.node + " before it was ended";
+  JobExitReport report{job_id, 0, 0, false, lost, why, {}, run};
+  self->send(st.context->actors.dispatcher, job_exit_atom::value, st.node, report,
+             DoneReply([](bool, const std::string&) {}));
 }
 
 void deliver(NodeActor* self, std::function<void(AgentChannel&)> order) {
@@ -112,7 +160,7 @@ void declare_lost(NodeActor* self, const std::string& why) {
   std::string node = st.node;
   spdlog::warn("node {} lost: {}", node, why);
   append(self, node_draft(node, [=](const EventMeta& meta) { return make::node_down(meta, node, why); }),
-         [=](const AppendAck&) { fail_jobs(self, {}, why, false); });
+         [=](const AppendAck&) { fail_jobs(self, why); });
 }
 
 caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContext> context, std::string node) {
@@ -127,6 +175,7 @@ caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContex
   return {
       [=](register_atom, const AgentRegistration& registration, const DoneReply& reply) {
         auto& st = self->state;
+        uint64_t session = ++st.session;
         st.channel = registration.channel;
         st.last_seen_us = wall_clock_us();
         st.silence_allowed_us = static_cast<int64_t>(st.context->config.node_timeout_sec) * 1'000'000;
@@ -134,18 +183,29 @@ caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContex
         for (auto& order : st.held_orders) order(*st.channel);
         st.held_orders.clear();
         for (auto& order : std::exchange(st.held_bb_orders, {})) order(st.channel.get());
-        auto info = registration.node;
-        info.running_jobs.insert(info.running_jobs.end(), st.held_launches.begin(), st.held_launches.end());
-        st.held_launches.clear();
-        st.launched_in_session.clear();
-        append(self, node_draft(info.node, [=](const EventMeta& meta) { return make::node_registered(meta, info); }),
-               [=](const AppendAck& ack) {
-                 reply(ack.ok, ack.error);
-                 // Jobs the log says run here but the agent does not know were lost with it.
-                 if (ack.ok)
-                   fail_jobs(self, {info.running_jobs.begin(), info.running_jobs.end()},
-                             "the node no longer runs the job", true);
-               });
+        // Held launches have just been delivered over this session.
+        st.launched_in_session = std::exchange(st.held_launches, {});
+        const auto& info = registration.node;
+        const std::string& instance = registration.instance;
+        AgentRunReport report{instance, info.running_jobs, registration.runs};
+        // The log's view is taken before this registration is appended: its instance is the previous one.
+        self->request(st.context->actors.query_view, caf::infinite, node_log_atom::value, st.node)
+            .then([=](NodeLogView log) {
+              // A registration appended just before may not be applied yet: its instance is the one.
+              auto before = std::exchange(self->state.last_instance, instance);
+              if (before) log.instance = *before;
+              append(self,
+                     node_draft(info.node,
+                                [=](const EventMeta& meta) { return make::node_registered(meta, info, instance); }),
+                     [=](const AppendAck& ack) {
+                       reply(ack.ok, ack.error);
+                       if (ack.ok) return reconcile(self, log, report, session);
+                       if (session == self->state.session) self->state.last_instance = before;  // not in the log
+                     });
+            });
+      },
+      [=](reconcile_atom, uint64_t job_id, uint32_t run, uint8_t verdict, uint64_t session) {
+        on_confirm(self, job_id, run, static_cast<RunVerdict>(verdict), session);
       },
       [=](heartbeat_atom) { self->state.last_seen_us = wall_clock_us(); },
       [=](tick_atom) {

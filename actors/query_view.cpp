@@ -208,6 +208,8 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
         auto& st = self->state;
         reply(nodes_snapshot(st.state, st.context->config, st.context->partitions, wall_clock_us()));
       },
+      // An agent registers: what the log says runs there, and its previous spool instance.
+      [=](node_log_atom, const std::string& node) -> NodeLogView { return node_log_view(self->state.state, node); },
       // Active jobs holding resources on a node, or only those whose batch script runs there.
       [=](query_nodes_atom, const std::string& node, bool batch_only) -> std::vector<uint64_t> {
         std::vector<uint64_t> ids;

@@ -286,9 +286,10 @@ class AgentSessionImpl final : public rpc::AgentSession::Server {
                          exit.getExitCode(),
                          exit.getSignal(),
                          exit.getLaunchFailed(),
-                         false,
+                         exit.getLost(),  // its supervisor died without a word: as a node failure
                          exit.getMessage(),
-                         OomReport{exit.getJobId(), exit.getOomKillCount(), exit.getPeakBytes(), exit.getLimitBytes()}};
+                         OomReport{exit.getJobId(), exit.getOomKillCount(), exit.getPeakBytes(), exit.getLimitBytes()},
+                         exit.getRun()};
     return recorded(job_exit_atom::value, std::move(report));
   }
 
@@ -564,10 +565,14 @@ class ControllerImpl final : public rpc::Controller::Server {
     registration.memory_enforced = info.getMemoryEnforced();
     registration.cgroup_backend = info.getCgroupBackend();
     for (auto id : info.getRunningJobs()) registration.running_jobs.push_back(id);
+    std::vector<uint32_t> runs;
+    if (info.getRuns().size() == info.getRunningJobs().size())  // else an agent that does not say
+      for (auto run : info.getRuns()) runs.push_back(run);
     auto channel = std::make_shared<AgentChannelOnLoop>(loop_, params.getAgent(), node, *step_io_);
     caf::actor node_actor = it->second;
     auto [promise, reply] = done_reply();
-    caf::anon_send(node_actor, register_atom::value, AgentRegistration{registration, channel}, reply);
+    caf::anon_send(node_actor, register_atom::value,
+                   AgentRegistration{registration, channel, std::move(runs), info.getInstance()}, reply);
     uint32_t heartbeat = context_->config.heartbeat_interval_sec;
     return promise.then([context, node_actor, heartbeat](bool) mutable {
       auto results = context.getResults();

@@ -195,6 +195,7 @@ void write_node_view(rpc::NodeView::Builder out, const NodeRecord& node) {
   out.setChangedUs(node.changed_us);
   auto features = out.initFeatures(static_cast<unsigned>(node.features.size()));
   for (size_t i = 0; i < node.features.size(); ++i) features.set(static_cast<unsigned>(i), node.features[i]);
+  out.setAgentInstance(node.agent_instance);
 }
 
 NodeRecord read_node_view(rpc::NodeView::Reader in) {
@@ -212,6 +213,7 @@ NodeRecord read_node_view(rpc::NodeView::Reader in) {
   node.registered_us = in.getRegisteredUs();
   node.changed_us = in.getChangedUs();
   for (auto feature : in.getFeatures()) node.features.emplace_back(feature);
+  node.agent_instance = in.getAgentInstance();
   return node;
 }
 

@@ -1,5 +1,6 @@
-// The agent's registry of jobs: one task actor per job id, orders routed to
-// it, reaped children dispatched to the task whose batch shell they were, and
+// The agent's registry of jobs: one task actor per job id (runs an earlier agent
+// left are adopted at start), orders routed to it, reaped children dispatched to
+// the task whose supervisor (or a step's task) they were, and
 // the job's start and end passed on to the controller link. A launch of a job
 // run it already knows is a no-op: the controller may repeat its orders after
 // a restart.
@@ -18,7 +19,7 @@ namespace {
 using namespace agent_msg;
 using Clock = std::chrono::steady_clock;
 
-// How long the exit of an unknown child is kept in case it is a batch shell
+// How long the exit of an unknown child is kept in case it is a supervisor
 // whose task has not said its pid yet (the shell may end before that message).
 constexpr auto kUnclaimedExitLifetime = std::chrono::seconds(10);
 constexpr auto kTickInterval = std::chrono::seconds(5);
@@ -40,7 +41,7 @@ struct AgentState {
   std::shared_ptr<const AgentContext> context;
   std::map<uint64_t, TaskEntry> tasks;           // by job id: the current run
   std::map<StepKey, caf::actor> steps;           // job steps (srun) with tasks here
-  std::map<pid_t, caf::actor> shells;            // batch shells and step tasks by pid
+  std::map<pid_t, caf::actor> shells;            // batch jobs' supervisors and step tasks by pid
   std::map<pid_t, UnclaimedExit> unclaimed;      // reaped, no task has claimed them (yet)
   static inline const char* name = "agent_actor";
 };
@@ -149,6 +150,16 @@ caf::behavior agent_actor(AgentActor* self, std::shared_ptr<const AgentContext> 
       [=](terminate_atom, uint64_t job_id, uint32_t kill_wait_sec) {
         to_task(self, job_id, terminate_atom::value, kill_wait_sec);
         to_steps(self, job_id, terminate_atom::value, kill_wait_sec);
+      },
+      [=](adopt_atom, AdoptedRun& adopted) {
+        auto& st = self->state;
+        uint64_t job_id = adopted.record.launch.job_id;
+        uint32_t run = adopted.record.launch.run;
+        if (auto known = st.tasks.find(job_id); known != st.tasks.end() && known->second.run >= run) return;
+        auto task = spawn_adopted_task_actor(self->system(), st.context, caf::actor_cast<caf::actor>(self),
+                                             std::move(adopted.record), adopted.fate);
+        self->monitor(task);
+        st.tasks[job_id] = TaskEntry{task, run, false};
       },
       [=](step_launch_atom, StepLaunch& launch, const StepStarted& started) {
         on_step_launch(self, std::move(launch), started);

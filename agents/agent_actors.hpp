@@ -11,9 +11,11 @@
 
 #include "agents/agent_ports.hpp"
 #include "agents/agent_settings.hpp"
+#include "agents/run_record.hpp"
 
 namespace cairn {
 
+class AgentSpool;
 class MemoryCgroups;
 class MemoryEventWatch;
 
@@ -22,7 +24,9 @@ struct AgentContext {
   JobReports* reports = nullptr;  // the controller link; outlives the actors' use of it
   // Memory enforcement; null when off (settings.memory_enforced says why not).
   std::shared_ptr<const MemoryCgroups> cgroups;
-  std::string cgroup_exec;                  // cairn-cgroup-exec, next to cairnd
+  std::string cgroup_exec;                  // cairn-cgroup-exec, next to cairnd (job steps' tasks)
+  std::string stepd_path;                   // cairn-stepd, next to cairnd (batch jobs' supervisor)
+  const AgentSpool* spool = nullptr;        // outlives the actors
   MemoryEventWatch* memory_watch = nullptr;  // with cgroups; outlives the actors' use of it
   StepReports* step_reports = nullptr;       // the controller link's; outlives the actors' use of it
 };
@@ -33,6 +37,11 @@ caf::actor spawn_agent_actor(caf::actor_system& system, std::shared_ptr<const Ag
 // this node is the batch host, and calls `done` once it has (or has failed to).
 caf::actor spawn_task_actor(caf::actor_system& system, std::shared_ptr<const AgentContext> context,
                             caf::actor agent, JobLaunch job, LaunchDone done);
+
+// A run an earlier agent started (its record in the spool): a live supervisor is watched
+// (the caller watches its pidfd), a run that ended or was lost meanwhile is reported.
+caf::actor spawn_adopted_task_actor(caf::actor_system& system, std::shared_ptr<const AgentContext> context,
+                                    caf::actor agent, RunRecord record, RunFate fate);
 
 // Spawned by the agent actor for one job step's tasks on this node (srun): starts them
 // in a process group (and memory cgroup) of their own, their output on pipes handed to

@@ -38,6 +38,8 @@ using bb_done_atom = caf::atom_constant<caf::atom("bbdone")>;
 // Job steps: a launch (agent actor, which spawns a step actor); a signal (0: terminate).
 using step_launch_atom = caf::atom_constant<caf::atom("steplaunch")>;
 using step_control_atom = caf::atom_constant<caf::atom("stepctl")>;
+// A run an earlier agent started (agent actor, at start).
+using adopt_atom = caf::atom_constant<caf::atom("adopt")>;
 // Timers.
 using kill_atom = caf::atom_constant<caf::atom("kill")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
@@ -58,3 +60,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ExitStatus)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cairn::ReapedChild>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepLaunch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepStarted)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AdoptedRun)

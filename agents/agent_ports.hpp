@@ -12,6 +12,7 @@
 #include "agents/child_reaper.hpp"
 #include "events/burst_buffer_staging.hpp"
 #include "agents/job_launch.hpp"
+#include "agents/run_record.hpp"
 #include "events/job_step.hpp"
 
 namespace cairn {
@@ -39,6 +40,12 @@ struct StepEnd {
   std::vector<StepTaskExit> exits;
   uint64_t oom_kills = 0;
   std::string message;  // why tasks could not start
+};
+
+// A run found in the spool by a restarted agent (AgentSpool::take_runs), for the agent actor.
+struct AdoptedRun {
+  RunRecord record;
+  RunFate fate = RunFate::ended;
 };
 
 // Into the actors: the controller's orders, the reaped children, the acknowledgements.

@@ -23,6 +23,7 @@ struct AgentSettings {
   // Found at start (registerAgent): "cgroup/v1", "cgroup/v2", or "none" with enforcement off.
   bool memory_enforced = false;
   std::string cgroup_backend = "none";
+  std::string spool_instance;  // AgentSpool::instance(), reported at registration
 };
 
 // Throws ConfigError when no NodeName= line defines `node`. Without spool_dir

@@ -5,10 +5,10 @@
 // connection, the Agent capability, the SIGCHLD watch), CAF's scheduler threads
 // (the agent actor and one task actor per job).
 //
-// Stopping the agent (SIGTERM/SIGINT) leaves its jobs running: this version
-// cannot re-adopt them after a restart, so the controller reports the jobs of
-// a stopped agent as lost (NODE_FAIL) when the agent registers again without
-// them, or when the node times out.
+// Stopping the agent (SIGTERM/SIGINT, or kill -9) leaves its jobs running under
+// their supervisors (cairn-stepd): a restarted agent adopts them from the spool,
+// reports them as running when it registers, and reports their ends as they
+// happen (docs/decisions.md, "Jobs survive an agent restart").
 #include <caf/all.hpp>
 #include <signal.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -18,15 +18,19 @@
 
 #include <filesystem>
 #include <iostream>
+#include <set>
 #include <thread>
 
 #include "agents/agent_actors.hpp"
+#include "agents/agent_messages.hpp"
 #include "agents/agent_settings.hpp"
+#include "agents/agent_spool.hpp"
 #include "agents/child_exit_watch.hpp"
 #include "agents/child_reaper.hpp"
 #include "agents/controller_link.hpp"
 #include "agents/memory_cgroup.hpp"
 #include "agents/memory_event_watch.hpp"
+#include "agents/process_group.hpp"
 #include "common/config.hpp"
 #include "common/daemon_signals.hpp"
 #include "common/option_parser.hpp"
@@ -38,11 +42,11 @@ namespace {
 
 constexpr const char* kUsage = "usage: cairnd [--conf FILE] [--node NAME] [--spool DIR]\n";
 
-// cairn-cgroup-exec is installed next to cairnd.
-std::string cgroup_exec_path() {
+// cairn-cgroup-exec and cairn-stepd are installed next to cairnd.
+std::string helper_path(const char* name) {
   std::error_code error;
   auto self = std::filesystem::read_symlink("/proc/self/exe", error);
-  return (self.parent_path() / "cairn-cgroup-exec").string();
+  return (self.parent_path() / name).string();
 }
 
 std::string short_host_name() {
@@ -53,10 +57,11 @@ std::string short_host_name() {
 }
 
 // Decided once at start and said once: jobs in memory cgroups, or no enforcement and why.
-MemoryEnforcement memory_enforcement_for(AgentSettings& settings, const std::string& cgroup_exec) {
+MemoryEnforcement memory_enforcement_for(AgentSettings& settings, const std::string& cgroup_exec,
+                                         const std::set<std::string>& adopted_cgroups) {
   MemoryEnforcement enforcement;
   if (settings.constrain_ram)
-    enforcement = open_memory_enforcement(settings.node);
+    enforcement = open_memory_enforcement(settings.node, adopted_cgroups);
   else
     enforcement.why_off = "ConstrainRAMSpace=no";
   if (enforcement.cgroups && ::access(cgroup_exec.c_str(), X_OK) != 0) {
@@ -76,12 +81,20 @@ MemoryEnforcement memory_enforcement_for(AgentSettings& settings, const std::str
   return enforcement;
 }
 
-void make_spool_dir(const std::string& dir) {
-  std::error_code error;
-  std::filesystem::create_directories(dir, error);
-  if (error) throw std::runtime_error("cannot create the spool directory " + dir + ": " + error.message());
-  // Switched jobs read their scripts through it (see write_script_file).
-  ::chmod(dir.c_str(), 0755);
+// The tasks of steps that ran when the previous agent stopped: their output went through
+// it, so they are ended (the batch job keeps running), and their ends recorded as failed.
+std::vector<StepEnd> end_abandoned_steps(const std::vector<StepRunRecord>& steps, const std::string& node) {
+  std::vector<StepEnd> ends;
+  for (const auto& step : steps) {
+    for (const auto& task : step.tasks)
+      if (process_start_ticks(task.pid) == task.start_ticks) ::kill(-task.pid, SIGKILL);  // the same process still
+    spdlog::warn("step {}.{}: its tasks here were ended: the agent restarted while they ran", step.job_id, step.step_id);
+    ends.push_back(StepEnd{step.job_id, step.step_id, {}, 0,
+                           "the agent on " + node +
+                               " restarted while the step ran: its tasks there were ended (their output went "
+                               "through the agent)"});
+  }
+  return ends;
 }
 
 int run(const ParsedArgs& args) {
@@ -95,11 +108,30 @@ int run(const ParsedArgs& args) {
     throw ConfigError(conf_path + ": " + e.what());
   }
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l cairnd[" + settings.node + "]: %v");
-  make_spool_dir(settings.spool_dir);
+  AgentSpool spool(settings.spool_dir);
+  settings.spool_instance = spool.instance();
+  const std::string stepd = helper_path("cairn-stepd");
+  if (::access(stepd.c_str(), X_OK) != 0) throw std::runtime_error(stepd + " is missing: batch jobs cannot run");
   become_child_subreaper();
   int sigchld_fd = make_sigchld_fd();
-  const std::string cgroup_exec = cgroup_exec_path();
-  MemoryEnforcement enforcement = memory_enforcement_for(settings, cgroup_exec);
+  // What an earlier agent left: runs to adopt (their cgroups are theirs), steps to end.
+  std::vector<FoundRun> found = spool.take_runs();
+  std::vector<StepEnd> abandoned_steps = end_abandoned_steps(spool.take_steps(), settings.node);
+  std::set<std::string> adopted_cgroups, adopted_scripts;
+  for (const auto& run : found) {
+    if (run.fate == RunFate::never_started) continue;
+    if (!run.record.launch.cgroup_path.empty()) adopted_cgroups.insert(run.record.launch.cgroup_path);
+    adopted_scripts.insert(run.record.launch.script_path);
+  }
+  for (const auto& run : found) {
+    if (run.fate != RunFate::never_started) continue;
+    // Nothing ran: the controller launches it again. (A later run of the job keeps the script.)
+    spool.remove_run(run.record.launch.job_id, run.record.launch.run);
+    if (!adopted_scripts.contains(run.record.launch.script_path)) remove_script_file(run.record.launch.script_path);
+  }
+  std::erase_if(found, [](const FoundRun& run) { return run.fate == RunFate::never_started; });
+  const std::string cgroup_exec = helper_path("cairn-cgroup-exec");
+  MemoryEnforcement enforcement = memory_enforcement_for(settings, cgroup_exec, adopted_cgroups);
 
   caf::actor_system_config caf_config;
   caf_config.set("scheduler.policy", caf::atom("sharing"));
@@ -115,6 +147,8 @@ int run(const ParsedArgs& args) {
   context->step_reports = &link.step_reports();
   context->cgroups = enforcement.cgroups;
   context->cgroup_exec = cgroup_exec;
+  context->stepd_path = stepd;
+  context->spool = &spool;
   caf::actor agent = spawn_agent_actor(system, context);
   std::unique_ptr<JobOrders> inbox = make_agent_inbox(agent, spawn_bb_staging_actor(system));
   std::unique_ptr<MemoryEventWatch> memory_watch;
@@ -124,16 +158,27 @@ int run(const ParsedArgs& args) {
     context->memory_watch = memory_watch.get();  // before any launch: orders come through the link
   }
   kj::Own<ChildExitWatch> child_watch;
+  std::vector<RunKey> adopted;
   loop.call([&](kj::AsyncIoContext&) {
     child_watch = kj::heap<ChildExitWatch>(loop, sigchld_fd, *inbox);
     loop.add_stop_hook([&child_watch]() { child_watch = nullptr; });
+    for (auto& run : found)
+      if (run.fate == RunFate::running) child_watch->watch_exit(run.record.supervisor->pid, std::move(run.pidfd));
   });
+  for (auto& run : found) {
+    adopted.push_back({run.record.launch.job_id, run.record.launch.run});
+    caf::anon_send(agent, agent_msg::adopt_atom::value, AdoptedRun{std::move(run.record), run.fate});
+  }
+  if (!adopted.empty() || !abandoned_steps.empty())
+    spdlog::info("adopted {} job run(s) left by an earlier agent; {} step(s) ended", adopted.size(),
+                 abandoned_steps.size());
+  link.adopt(adopted, std::move(abandoned_steps));
   link.start(*inbox);
   spdlog::info("node {} ({} CPUs, {} MB), spool {}, controller {}", settings.node, settings.cpus, settings.mem_mb,
                settings.spool_dir, settings.controller_endpoint);
 
   int received = wait_for_stop_signal();
-  spdlog::info("signal {} received: stopping; running jobs are left alone", received);
+  spdlog::info("signal {} received: stopping; running jobs go on under their supervisors", received);
   loop.stop();  // before the actors: the connection and the watch call into them
   spdlog::default_logger()->flush();
   return 0;

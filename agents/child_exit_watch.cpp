@@ -11,8 +11,21 @@
 
 namespace cairn {
 
+namespace {
+
+class LoggedErrors final : public kj::TaskSet::ErrorHandler {
+ public:
+  void taskFailed(kj::Exception&& exception) override {
+    spdlog::error("watching a supervisor: {}", exception.getDescription().cStr());
+  }
+};
+
+LoggedErrors logged_errors;
+
+}  // namespace
+
 ChildExitWatch::ChildExitWatch(KjLoopThread& loop, int sigchld_fd, JobOrders& orders)
-    : fd_(sigchld_fd), orders_(orders) {
+    : fd_(sigchld_fd), orders_(orders), loop_(loop), watching_exits_(logged_errors) {
   observer_ = kj::heap<kj::UnixEventPort::FdObserver>(loop.io().unixEventPort, fd_,
                                                       kj::UnixEventPort::FdObserver::OBSERVE_READ);
   watching_ = watch().eagerlyEvaluate([](kj::Exception&& e) {
@@ -24,6 +37,19 @@ ChildExitWatch::~ChildExitWatch() {
   watching_ = nullptr;
   observer_ = nullptr;
   ::close(fd_);
+}
+
+void ChildExitWatch::watch_exit(pid_t pid, UniqueFd pidfd) {
+  auto& watched = watched_[pid];
+  watched.pidfd = std::move(pidfd);
+  watched.observer = kj::heap<kj::UnixEventPort::FdObserver>(loop_.io().unixEventPort, watched.pidfd.get(),
+                                                              kj::UnixEventPort::FdObserver::OBSERVE_READ);
+  // A pidfd is readable once the process has ended, and stays so.
+  watching_exits_.add(watched.observer->whenBecomesReadable().then([this, pid]() {
+    orders_.children_reaped({ReapedChild{pid, ExitStatus{}}});
+    // Not destroyed inside its own callback.
+    watching_exits_.add(kj::evalLater([this, pid]() { watched_.erase(pid); }));
+  }));
 }
 
 // The observer is edge-triggered: read the fd empty before waiting again.

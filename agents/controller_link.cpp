@@ -10,6 +10,7 @@
 #include "actors/rpc_views.hpp"
 
 #include <string_view>
+#include <utility>
 
 #include "agents/agent_service.hpp"
 #include "capnp/rpc.capnp.h"
@@ -156,10 +157,17 @@ void ControllerLink::register_agent(uint64_t generation) {
   info.setMemMb(settings_.mem_mb);
   info.setMemoryEnforced(settings_.memory_enforced);
   info.setCgroupBackend(settings_.cgroup_backend);
-  // Jobs with an unacknowledged end are listed too, or the controller would declare them lost.
-  auto ids = book_.jobs_to_report();
-  auto running = info.initRunningJobs(static_cast<unsigned>(ids.size()));
-  for (unsigned i = 0; i < ids.size(); ++i) running.set(i, ids[i]);
+  // Jobs with an unacknowledged end are listed too, or the controller would declare them lost;
+  // with their runs and the spool's instance, the controller tells a launch it never delivered
+  // (it launches again) from a job this node lost.
+  auto known = book_.runs_to_report();
+  auto running = info.initRunningJobs(static_cast<unsigned>(known.size()));
+  auto runs = info.initRuns(static_cast<unsigned>(known.size()));
+  for (unsigned i = 0; i < known.size(); ++i) {
+    running.set(i, known[i].job_id);
+    runs.set(i, known[i].run);
+  }
+  info.setInstance(settings_.spool_instance);
   request.setAgent(make_agent_service(*orders_, *steps_));
 
   auto answered = request.send().then(
@@ -186,6 +194,14 @@ void ControllerLink::on_registered(uint64_t generation, uint32_t heartbeat_sec) 
   uint32_t interval = heartbeat_sec > 0 ? heartbeat_sec : settings_.heartbeat_interval_sec;
   connection_->tasks.add(heartbeats(generation, interval));
   send_pending_ends();
+  for (const StepEnd& end : std::exchange(abandoned_steps_, {})) connection_->tasks.add(record_step_end(end));
+}
+
+void ControllerLink::adopt(const std::vector<RunKey>& runs, std::vector<StepEnd> abandoned_steps) {
+  loop_.call([&](kj::AsyncIoContext&) {
+    for (const RunKey& run : runs) book_.job_started(run.job_id, run.run);
+    abandoned_steps_ = std::move(abandoned_steps);
+  });
 }
 
 // Drops the connection (if it is still the current one) and tries again in a second.
@@ -252,6 +268,8 @@ void ControllerLink::send_end(const JobEnd& end) {
     exit.setOomKillCount(end.oom_kills);
     exit.setPeakBytes(end.peak_bytes);
     exit.setLimitBytes(end.limit_bytes);
+    exit.setRun(end.run);
+    exit.setLost(end.lost);
     uint64_t generation = connection_->generation;
     uint64_t job_id = end.job_id;
     uint32_t run = end.run;

@@ -33,6 +33,11 @@ class ControllerLink final : public JobReports {
   // controller's orders and the acknowledgements; it must outlive loop.stop().
   void start(JobOrders& orders);
 
+  // Before start(), any thread but the loop's: runs an earlier agent left here (listed at
+  // registration until their ends are acknowledged), and the ends of steps whose tasks the
+  // restart ended, recorded once registered.
+  void adopt(const std::vector<RunKey>& runs, std::vector<StepEnd> abandoned_steps);
+
   // JobReports, any thread: queued to the loop thread (dropped once it stops).
   void job_started(uint64_t job_id, uint32_t run) override;
   void job_ended(JobEnd end) override;
@@ -69,6 +74,7 @@ class ControllerLink final : public JobReports {
   bool in_outage_ = false;          // a failure was logged; the next success says so
   std::string last_failure_;        // what was logged for this outage
   bool retry_scheduled_ = false;
+  std::vector<StepEnd> abandoned_steps_;  // recorded after the next registration
 };
 
 }  // namespace cairn

@@ -42,6 +42,8 @@ struct JobEnd {
   uint64_t oom_kills = 0;
   uint64_t peak_bytes = 0;
   uint64_t limit_bytes = 0;
+  // The run's supervisor died without recording its end: the job is lost (NODE_FAIL).
+  bool lost = false;
   bool operator==(const JobEnd&) const = default;
 };
 

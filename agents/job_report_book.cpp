@@ -38,6 +38,16 @@ std::vector<uint64_t> JobReportBook::jobs_to_report() const {
   return ids;
 }
 
+std::vector<RunKey> JobReportBook::runs_to_report() const {
+  std::map<uint64_t, uint32_t> runs;
+  for (const auto& [id, pending] : pending_) runs[id] = pending.end.run;
+  for (const auto& [id, run] : running_) runs[id] = std::max(runs[id], run);
+  std::vector<RunKey> keys;
+  keys.reserve(runs.size());
+  for (const auto& [id, run] : runs) keys.push_back({id, run});
+  return keys;
+}
+
 std::vector<JobEnd> JobReportBook::take_unsent() {
   std::vector<JobEnd> unsent;
   for (auto& [id, pending] : pending_) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "agents/job_launch.hpp"
+#include "agents/run_record.hpp"
 
 namespace cairn {
 
@@ -30,6 +31,9 @@ class JobReportBook {
   // The ids registerAgent and heartbeat list: running jobs and jobs whose end is
   // pending (so that the controller does not declare them lost), sorted.
   std::vector<uint64_t> jobs_to_report() const;
+  // The same jobs with the run the agent knows of each (the running one, else the
+  // one whose end is pending): registerAgent's runningJobs and runs.
+  std::vector<RunKey> runs_to_report() const;
 
   // Pending ends no call is carrying now, marked as in flight; the caller sends them.
   std::vector<JobEnd> take_unsent();

@@ -146,7 +146,7 @@ std::optional<uint64_t> keyed_counter(std::string_view text, std::string_view ke
 }
 
 MemoryCgroups::MemoryCgroups(MemoryCgroupLocation location, std::string node, int agent_pid)
-    : location_(std::move(location)), prefix_(fmt::format("cairnd-{}-{}.", node, agent_pid)) {
+    : location_(std::move(location)), node_(node), prefix_(fmt::format("cairnd-{}-{}.", node, agent_pid)) {
   const std::string& dir = location_.dir;
   if (location_.version == CgroupVersion::v2) {
     auto controllers = read_text(dir + "/cgroup.controllers");
@@ -249,19 +249,30 @@ bool MemoryCgroups::kill_and_remove(const JobCgroup& cgroup) const {
   return false;  // EBUSY: killed processes not gone yet
 }
 
-size_t MemoryCgroups::remove_stale() const {
+size_t MemoryCgroups::remove_stale(const std::set<std::string>& keep) const {
   size_t removed = 0;
   std::error_code error;
+  const std::string node_prefix = "cairnd-" + node_ + "-";
   for (const auto& entry : std::filesystem::directory_iterator(location_.dir, error)) {
     std::string name = entry.path().filename().string();
+    if (!name.starts_with(node_prefix) || keep.contains(entry.path().string())) continue;
+    // "cairnd-<node>-<pid>.": a node whose name goes on after ours ("n1-b") is another's.
+    std::string_view rest = std::string_view(name).substr(node_prefix.size());
+    if (!parse_unsigned<uint32_t>(rest.substr(0, rest.find('.')))) continue;
     int pid = agent_pid_of(name);
     if (pid < 0 || !entry.is_directory() || process_is_cairnd(pid)) continue;
+    // v2: a dead agent's own leaf still holds the supervisors of the jobs it started,
+    // which outlive it: it goes only once they have all ended.
+    if (name.ends_with(".daemon")) {
+      removed += ::rmdir(entry.path().c_str()) == 0;
+      continue;
+    }
     if (kill_and_remove(JobCgroup{entry.path().string(), 0})) ++removed;
   }
   return removed;
 }
 
-MemoryEnforcement open_memory_enforcement(const std::string& node) {
+MemoryEnforcement open_memory_enforcement(const std::string& node, const std::set<std::string>& keep) {
   MemoryEnforcement result;
   auto self_cgroup = read_text("/proc/self/cgroup");
   auto mountinfo = read_text("/proc/self/mountinfo");
@@ -272,7 +283,7 @@ MemoryEnforcement open_memory_enforcement(const std::string& node) {
   }
   try {
     auto cgroups = std::make_shared<MemoryCgroups>(*location, node, static_cast<int>(::getpid()));
-    cgroups->remove_stale();
+    cgroups->remove_stale(keep);
     result.cgroups = std::move(cgroups);
   } catch (const std::exception& e) {
     result.why_off = e.what();

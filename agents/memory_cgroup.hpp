@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -91,14 +92,18 @@ class MemoryCgroups {
   // process group), then rmdir. False while processes remain (try again later).
   bool kill_and_remove(const JobCgroup& cgroup) const;
 
-  // Removes what dead agents left: "cairnd-*-<pid>.*" cgroups whose pid is no
-  // running cairnd. Returns how many were removed.
-  size_t remove_stale() const;
+  // Removes what dead agents of this node left: "cairnd-<node>-<pid>.*" cgroups whose pid
+  // is no running cairnd, killing what they hold, but those in `keep` (the runs a restarted
+  // agent adopts) and a dead agent's v2 leaf ("...daemon", where the supervisors of its jobs
+  // run), which is removed only once empty. Other nodes' cgroups (agents sharing a host) are
+  // theirs to clear. Returns how many were removed.
+  size_t remove_stale(const std::set<std::string>& keep = {}) const;
 
  private:
   JobCgroup create_named(const std::string& name, uint64_t limit_bytes) const;
 
   MemoryCgroupLocation location_;
+  std::string node_;
   std::string prefix_;
 };
 
@@ -109,7 +114,8 @@ struct MemoryEnforcement {
 };
 
 // Reads /proc/self/{cgroup,mountinfo} and opens the agent's memory cgroups,
-// checking that a job cgroup can really be created. Never throws.
-MemoryEnforcement open_memory_enforcement(const std::string& node);
+// checking that a job cgroup can really be created, and removes what dead agents of
+// the node left but the cgroups in `keep`. Never throws.
+MemoryEnforcement open_memory_enforcement(const std::string& node, const std::set<std::string>& keep = {});
 
 }  // namespace cairn

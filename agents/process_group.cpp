@@ -180,6 +180,8 @@ std::vector<char*> c_strings(const std::vector<std::string>& strings) {
 struct ProcStat {
   char state;
   pid_t pgrp;
+  pid_t session;
+  unsigned long long start_ticks;
 };
 
 std::optional<ProcStat> read_proc_stat(pid_t pid) {
@@ -192,7 +194,11 @@ std::optional<ProcStat> read_proc_stat(pid_t pid) {
   // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
   const char* after_comm = std::strrchr(buffer, ')');
   ProcStat stat{};
-  if (after_comm == nullptr || std::sscanf(after_comm + 1, " %c %*d %d", &stat.state, &stat.pgrp) != 2)
+  // state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime
+  // priority nice threads itrealvalue starttime
+  if (after_comm == nullptr ||
+      std::sscanf(after_comm + 1, " %c %*d %d %d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                  &stat.state, &stat.pgrp, &stat.session, &stat.start_ticks) != 4)
     return std::nullopt;
   return stat;
 }
@@ -287,10 +293,18 @@ LaunchCommand launch_command(const SpawnRequest& request, bool script_has_interp
 
 namespace {
 
+// A supervised launch: cairn-stepd gets the run's record as descriptor 3 and its status
+// pipe as 4, in a session of its own (not a process group of the agent's session).
+struct SupervisorDescriptors {
+  int record_fd = -1;
+  int status_fd = -1;
+};
+
 // posix_spawn of `command` in work_dir, stdin from /dev/null, stdout and stderr to the given
-// descriptors, as the leader of a new process group, with default signal handling.
+// descriptors, as the leader of a new process group (with a supervisor: of a new session),
+// with default signal handling.
 pid_t spawn_command(const SpawnRequest& request, const LaunchCommand& command, int work_dir_fd, int stdout_fd,
-                    int stderr_fd) {
+                    int stderr_fd, const SupervisorDescriptors* supervisor = nullptr) {
   const std::string cannot = cannot_launch(request.job_id);
   auto check = [&](int error_number, std::string_view step) {
     if (error_number != 0) fail(cannot, step, error_number);
@@ -301,8 +315,14 @@ pid_t spawn_command(const SpawnRequest& request, const LaunchCommand& command, i
   check(::posix_spawn_file_actions_addopen(actions.get(), STDIN_FILENO, "/dev/null", O_RDONLY, 0), "stdin");
   check(::posix_spawn_file_actions_adddup2(actions.get(), stdout_fd, STDOUT_FILENO), "stdout");
   check(::posix_spawn_file_actions_adddup2(actions.get(), stderr_fd, STDERR_FILENO), "stderr");
+  int first_closed = STDERR_FILENO + 1;
+  if (supervisor) {  // their descriptors are above 4 (see spawn_supervised_batch_script): none is overwritten
+    check(::posix_spawn_file_actions_adddup2(actions.get(), supervisor->record_fd, 3), "record");
+    check(::posix_spawn_file_actions_adddup2(actions.get(), supervisor->status_fd, 4), "status");
+    first_closed = 5;
+  }
   // The job must not inherit the agent's sockets and log files, even ones opened without O_CLOEXEC.
-  check(::posix_spawn_file_actions_addclosefrom_np(actions.get(), STDERR_FILENO + 1), "closefrom");
+  check(::posix_spawn_file_actions_addclosefrom_np(actions.get(), first_closed), "closefrom");
 
   // sigfillset names every signal but glibc's internal 32 and 33, which glibc 2.36's
   // posix_spawn leaves ignored in the child; glibc programs reinstall them at start.
@@ -310,9 +330,10 @@ pid_t spawn_command(const SpawnRequest& request, const LaunchCommand& command, i
   sigset_t no_signals, all_signals;
   sigemptyset(&no_signals);
   sigfillset(&all_signals);
-  check(::posix_spawnattr_setflags(attributes.get(), POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF),
+  short group_flag = supervisor ? POSIX_SPAWN_SETSID : POSIX_SPAWN_SETPGROUP;
+  check(::posix_spawnattr_setflags(attributes.get(), group_flag | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF),
         "flags");
-  check(::posix_spawnattr_setpgroup(attributes.get(), 0), "process group");
+  if (!supervisor) check(::posix_spawnattr_setpgroup(attributes.get(), 0), "process group");
   check(::posix_spawnattr_setsigmask(attributes.get(), &no_signals), "signal mask");
   check(::posix_spawnattr_setsigdefault(attributes.get(), &all_signals), "signal actions");
 
@@ -339,6 +360,54 @@ pid_t spawn_batch_script(const SpawnRequest& request) {
   const LaunchCommand command = launch_command(request, prepared.script_has_interpreter_line);
   int stderr_fd = prepared.stderr_file ? prepared.stderr_file.get() : prepared.stdout_file.get();
   return spawn_command(request, command, prepared.work_dir.get(), prepared.stdout_file.get(), stderr_fd);
+}
+
+SupervisedStart spawn_supervised_batch_script(const SpawnRequest& request, const std::string& supervisor_path,
+                                              int record_fd) {
+  const PreparedLaunch prepared = prepare_launch(request);
+  SpawnRequest unwrapped = request;
+  unwrapped.cgroup_exec.clear();  // the supervisor puts the job in its cgroup
+  const LaunchCommand job_command = launch_command(unwrapped, prepared.script_has_interpreter_line);
+  LaunchCommand command;
+  command.argv = {supervisor_path, std::to_string(request.job_id),
+                  request.cgroup_procs_file.empty() ? std::string("-") : request.cgroup_procs_file};
+  command.argv.insert(command.argv.end(), job_command.argv.begin(), job_command.argv.end());
+  command.env = job_command.env;
+
+  const std::string cannot = cannot_launch(request.job_id);
+  int status_pipe[2];
+  if (::pipe2(status_pipe, O_CLOEXEC) != 0) fail(cannot, "pipe", errno);
+  UniqueFd status_read(status_pipe[0]), status_write(status_pipe[1]);
+  // Above 4, so that placing them at 3 and 4 in the child overwrites neither (a daemon's
+  // descriptors are: this is for a caller with few open).
+  UniqueFd low_record, low_status;
+  if (record_fd < 5) {
+    low_record = UniqueFd(::fcntl(record_fd, F_DUPFD_CLOEXEC, 5));
+    if (!low_record) fail(cannot, "dup", errno);
+    record_fd = low_record.get();
+  }
+  if (status_write.get() < 5) {
+    low_status = UniqueFd(::fcntl(status_write.get(), F_DUPFD_CLOEXEC, 5));
+    if (!low_status) fail(cannot, "dup", errno);
+    status_write = std::move(low_status);
+  }
+  SupervisorDescriptors descriptors{record_fd, status_write.get()};
+  int stderr_fd = prepared.stderr_file ? prepared.stderr_file.get() : prepared.stdout_file.get();
+  SupervisedStart started;
+  started.supervisor = spawn_command(request, command, prepared.work_dir.get(), prepared.stdout_file.get(), stderr_fd,
+                                     &descriptors);
+  status_write.reset();  // EOF once the supervisor has said its word, or died
+  std::string said;
+  char buffer[64];
+  while (said.find('\n') == std::string::npos) {
+    ssize_t length = ::read(status_read.get(), buffer, sizeof buffer);
+    if (length < 0 && errno == EINTR) continue;
+    if (length <= 0) break;
+    said.append(buffer, static_cast<size_t>(length));
+  }
+  if (said.starts_with("started "))
+    started.job_pgid = static_cast<pid_t>(parse_unsigned<uint32_t>(trim(said.substr(8))).value_or(0));
+  return started;
 }
 
 pid_t spawn_step_task(const SpawnRequest& request, int stdout_fd, int stderr_fd) {
@@ -379,6 +448,15 @@ SignalOutcome signal_process_group(pid_t pgid, int sig) {
                           fmt::format("cannot send signal {} to process group {}", sig, pgid));
 }
 
+SignalOutcome signal_job_group(pid_t pgid, pid_t session, int sig) {
+  if (pgid <= 1 || session <= 1) throw std::invalid_argument(fmt::format("refusing to signal process group {}", pgid));
+  // While any process of the group lives, its number is not given to a new process; so
+  // a live process numbered pgid that is not the job's leader means the group is gone.
+  if (auto leader = read_proc_stat(pgid); leader && (leader->pgrp != pgid || leader->session != session))
+    return SignalOutcome::already_gone;
+  return signal_process_group(pgid, sig);
+}
+
 std::vector<pid_t> processes_in_group(pid_t pgid) {
   std::vector<pid_t> members;
   std::error_code error;
@@ -391,6 +469,12 @@ std::vector<pid_t> processes_in_group(pid_t pgid) {
   }
   std::sort(members.begin(), members.end());
   return members;
+}
+
+std::optional<uint64_t> process_start_ticks(pid_t pid) {
+  auto stat = read_proc_stat(pid);
+  if (!stat) return std::nullopt;
+  return stat->start_ticks;
 }
 
 std::optional<char> process_state(pid_t pid) {

@@ -94,6 +94,7 @@ struct LaunchCommand {
 LaunchCommand launch_command(const SpawnRequest& request, bool script_has_interpreter_line);
 
 // Starts the batch script with posix_spawn (never fork: the agent may be large)
+// directly, without a supervisor (tests and tools; cairnd uses spawn_supervised_batch_script)
 // as the leader of a new process group (pgid == the returned pid), with an empty
 // signal mask and every signal's action reset to default (the agent blocks or
 // ignores some; the job must not inherit that), stdin from /dev/null, stdout and
@@ -107,6 +108,20 @@ LaunchCommand launch_command(const SpawnRequest& request, bool script_has_interp
 // a root agent never creates or truncates a file the user could not. Throws
 // LaunchError on any failure.
 pid_t spawn_batch_script(const SpawnRequest& request);
+
+// The batch script under its supervisor, cairn-stepd at supervisor_path (agents/stepd.cpp),
+// so that it outlives the agent: the same checks and files as spawn_batch_script, but the
+// agent's child is the supervisor, in a session of its own, which puts the script in its
+// own process group and in request.cgroup_procs_file's cgroup (request.cgroup_exec is not
+// used), records both in the run's record (record_fd, open and locked: the supervisor
+// keeps it, and the lock, for its lifetime) and says once the script runs. Throws
+// LaunchError when the supervisor cannot be started.
+struct SupervisedStart {
+  pid_t supervisor = 0;  // cairn-stepd, a child of the caller
+  pid_t job_pgid = 0;    // the script, leader of the job's process group; 0: it did not start (see the record)
+};
+SupervisedStart spawn_supervised_batch_script(const SpawnRequest& request, const std::string& supervisor_path,
+                                              int record_fd);
 
 // Starts one task of a job step (srun) as the leader of a new process group:
 // request.script_path is the program to execute (found with find_program),
@@ -126,6 +141,15 @@ enum class SignalOutcome { delivered, already_gone };
 // Throws std::invalid_argument for pgid <= 1 (kill(-1) would hit every process),
 // std::system_error on other failures.
 SignalOutcome signal_process_group(pid_t pgid, int sig);
+
+// /proc/PID/stat's starttime (clock ticks after boot): with the pid, names one process
+// for the life of the system. nullopt when there is no such process.
+std::optional<uint64_t> process_start_ticks(pid_t pid);
+
+// kill(-pgid, sig) for a job's group whose leader runs in `session` (its supervisor's):
+// already_gone, without any signal, when pgid now names another process (the group
+// ended and the number was reused). Throws as signal_process_group does.
+SignalOutcome signal_job_group(pid_t pgid, pid_t session, int sig);
 
 // The live processes of a group, from /proc/*/stat, sorted. Zombies (dead, not
 // yet reaped) are not listed: they ignore signals and hold no resources, so an

@@ -18,6 +18,7 @@
 
 #include "agents/agent_actors.hpp"
 #include "agents/agent_messages.hpp"
+#include "agents/agent_spool.hpp"
 #include "agents/job_environment.hpp"
 #include "agents/memory_cgroup.hpp"
 #include "agents/process_group.hpp"
@@ -46,6 +47,7 @@ struct StepState {
   std::optional<JobCgroup> cgroup;
   uint64_t oom_kills = 0;
   bool reported = false;
+  bool recorded = false;  // its tasks are in the spool
   int cleanup_attempts = 0;
   static inline const char* name = "step_actor";
 };
@@ -68,6 +70,10 @@ void signal_group(StepActor* self, int sig) {
 
 void finish(StepActor* self) {
   auto& st = self->state;
+  if (st.recorded) {
+    st.context->spool->remove_step(st.launch.job_id, st.launch.restart_count, st.launch.step_id);
+    st.recorded = false;
+  }
   if (st.cgroup) {
     if (st.context->cgroups->kill_and_remove(*st.cgroup)) {
       st.cgroup.reset();
@@ -178,6 +184,17 @@ std::vector<StepTaskOutput> start_tasks(StepActor* self) {
     }
   }
   for (auto& fd : read_ends) (void)fd.release();  // now the streams' to close
+  // A restarted agent ends these tasks: their output went through this agent (see take_steps).
+  if (!st.running.empty() && st.context->spool) {
+    StepRunRecord record{launch.job_id, launch.restart_count, launch.step_id, {}};
+    for (const auto& [pid, task] : st.running) record.tasks.push_back({pid, process_start_ticks(pid).value_or(0)});
+    try {
+      st.context->spool->write_step(record);
+      st.recorded = true;
+    } catch (const std::exception& e) {
+      spdlog::warn("{}: {}", step_label(launch), e.what());
+    }
+  }
   spdlog::info("{} started here: {} task(s) from {}", step_label(launch), st.running.size(), launch.first_task);
   return outputs;
 }

@@ -1,9 +1,14 @@
 // One run of one job on this node. On the batch host it starts the batch
-// script in its own process group and owns that group: suspend/resume are
-// SIGSTOP/SIGCONT to the group, terminate is SIGCONT, SIGTERM, then SIGKILL
-// after KillWait. When the shell is reaped it kills what the script left in
-// its group (as Slurm does), reports the end, and stops once the controller has
-// acknowledged it. On the other nodes of the allocation it only notes the job.
+// script under its supervisor, cairn-stepd (agents/stepd.cpp), which puts it in its
+// own process group, reaps it, kills what it left in its group (as Slurm does) and
+// records how it ended in the run's record in the spool; the task owns the group's
+// signals: suspend/resume are SIGSTOP/SIGCONT to the group, terminate is SIGCONT,
+// SIGTERM, then SIGKILL after KillWait. When the supervisor ends, the task reads the
+// record, reports the end, and stops once the controller has acknowledged it (the
+// record goes then). A restarted agent adopts the runs its predecessor left (their
+// records): a live supervisor is watched as if the task had started it; a run that
+// ended meanwhile is reported; one whose supervisor died without a word is lost.
+// On the other nodes of the allocation it only notes the job.
 // With memory enforcement the script runs in a memory cgroup of its own, whose
 // OOM kills are reported as they happen and counted in the end's report; the
 // cgroup goes (with any process that escaped the group) before the task stops.
@@ -16,6 +21,7 @@
 
 #include "agents/agent_actors.hpp"
 #include "agents/agent_messages.hpp"
+#include "agents/agent_spool.hpp"
 #include "agents/memory_cgroup.hpp"
 #include "agents/memory_event_watch.hpp"
 #include "agents/process_group.hpp"
@@ -39,12 +45,15 @@ struct TaskState {
   caf::actor agent;
   JobLaunch job;
   bool batch_host = false;
-  pid_t shell = 0;  // the batch shell, leader of the job's process group; 0: not started
+  pid_t supervisor = 0;  // cairn-stepd, whose end the agent actor reports; 0: not started
+  pid_t shell = 0;       // the batch shell, leader of the job's process group; 0: not started
   bool shell_alive = false;
+  bool recorded = false;  // the run has a record in the spool
   bool ended = false;       // the end went to the agent actor; waiting for the acknowledgement
   bool superseded = false;  // a newer run took over: report nothing
   std::string script_path;
   std::optional<JobCgroup> cgroup;  // until removed
+  uint64_t limit_bytes = 0;         // the run's memory limit (0: none)
   uint64_t oom_kills_reported = 0;
   int oom_polls_left = 0;  // after a memory event, until the kill is counted
   bool oom_rechecked = false;
@@ -58,17 +67,23 @@ using TaskActor = caf::stateful_actor<TaskState>;
 // Errors other than "the group is gone" (EPERM: a setuid program in the job) are logged, never fatal.
 void signal_group(TaskActor* self, int sig) {
   auto& st = self->state;
-  if (st.shell == 0) return;
+  if (st.shell == 0 || st.supervisor == 0) return;
   try {
-    signal_process_group(st.shell, sig);
+    // The supervisor leads the session: the group's number cannot be another's by mistake.
+    signal_job_group(st.shell, st.supervisor, sig);
   } catch (const std::exception& e) {
     spdlog::warn("job {}: {}", st.job.job_id, e.what());
   }
 }
 
+// The run's record goes once the controller has its end (or a newer run took over): a
+// restarted agent finds only the runs the controller may still ask about.
 void maybe_quit(TaskActor* self) {
   auto& st = self->state;
-  if ((st.acked || st.superseded) && !st.cgroup) self->quit();
+  if ((st.acked || st.superseded) && !st.cgroup) {
+    if (st.recorded) st.context->spool->remove_run(st.job.job_id, st.job.restart_count);
+    self->quit();
+  }
 }
 
 // Ends with maybe_quit unless a retry is due.
@@ -117,6 +132,8 @@ void report_end(TaskActor* self, JobEnd end) {
   st.ended = true;
   if (end.launch_failed)
     spdlog::error("job {}: {}", end.job_id, end.message);
+  else if (end.lost)
+    spdlog::warn("job {}: {}", end.job_id, end.message);
   else
     spdlog::info("job {} ended: exit code {}, signal {}", end.job_id, end.exit_code, end.signal);
   self->send(st.agent, ended_atom::value, std::move(end));
@@ -130,6 +147,16 @@ void watch_memory(TaskActor* self) {
   } catch (const std::exception& e) {
     spdlog::warn("job {}: OOM kills will be seen only when it ends: {}", st.job.job_id, e.what());
   }
+}
+
+void report_launch_failure(TaskActor* self, std::string message) {
+  auto& st = self->state;
+  report_end(self, JobEnd{.job_id = st.job.job_id,
+                          .run = st.job.restart_count,
+                          .exit_code = kLaunchFailedExitCode,
+                          .signal = 0,
+                          .launch_failed = true,
+                          .message = std::move(message)});
 }
 
 void start_batch_script(TaskActor* self) {
@@ -147,33 +174,42 @@ void start_batch_script(TaskActor* self) {
     if (switch_user) request.supplementary_gids = supplementary_groups_of(job.spec.user_name, job.spec.gid);
     if (st.context->cgroups) {
       st.cgroup = st.context->cgroups->create(job.job_id, job.restart_count, memory_limit_bytes(job, settings.node));
-      request.cgroup_exec = st.context->cgroup_exec;
+      st.limit_bytes = st.cgroup->limit_bytes;
       request.cgroup_procs_file = MemoryCgroups::procs_file(*st.cgroup);
       watch_memory(self);  // before the job can allocate anything
     }
-    st.shell = spawn_batch_script(request);
-    st.shell_alive = true;
-    spdlog::info("job {} started{}: pid {}", job.job_id,
-                 job.restart_count > 0 ? fmt::format(" (restart {})", job.restart_count) : "", st.shell);
-    self->send(st.agent, spawned_atom::value, job.job_id, job.restart_count, st.shell);
+    UniqueFd record = st.context->spool->create_run({job.job_id, job.restart_count, st.script_path,
+                                                     st.cgroup ? st.cgroup->path : std::string(),
+                                                     st.cgroup ? st.cgroup->limit_bytes : 0});
+    st.recorded = true;
+    SupervisedStart started = spawn_supervised_batch_script(request, st.context->stepd_path, record.get());
+    st.supervisor = started.supervisor;
+    st.shell = started.job_pgid;
+    st.shell_alive = st.shell != 0;
+    if (st.shell_alive)
+      spdlog::info("job {} started{}: pid {} (supervisor {})", job.job_id,
+                   job.restart_count > 0 ? fmt::format(" (restart {})", job.restart_count) : "", st.shell,
+                   st.supervisor);
+    self->send(st.agent, spawned_atom::value, job.job_id, job.restart_count, st.supervisor);
   } catch (const std::exception& e) {
     if (!st.script_path.empty()) remove_script_file(st.script_path);
+    if (st.recorded) st.context->spool->remove_run(job.job_id, job.restart_count);
+    st.recorded = false;
     remove_cgroup(self);
-    report_end(self, JobEnd{.job_id = job.job_id,
-                            .run = job.restart_count,
-                            .exit_code = kLaunchFailedExitCode,
-                            .signal = 0,
-                            .launch_failed = true,
-                            .message = e.what()});
+    report_launch_failure(self, e.what());
   }
 }
 
 // `count`: the cgroup's OOM counters, read once the script was over.
 void finish_run(TaskActor* self, ExitStatus status, std::optional<OomCount> count) {
   auto& st = self->state;
+  // Kept with the run: once the cgroup is gone, a restarted agent could not read them again.
+  if (count && count->oom_kills > 0 && st.recorded && st.cgroup)
+    st.context->spool->append_run(st.job.job_id, st.job.restart_count,
+                                  oom_line({count->oom_kills, count->peak_bytes, st.limit_bytes}));
   if (count && count->oom_kills > 0)
     spdlog::warn("job {}: {} OOM kill(s) in its memory cgroup, peak {} bytes, limit {} bytes", st.job.job_id,
-                 count->oom_kills, count->peak_bytes, st.cgroup->limit_bytes);
+                 count->oom_kills, count->peak_bytes, st.limit_bytes);
   JobEnd end{.job_id = st.job.job_id,
              .run = st.job.restart_count,
              .exit_code = status.exit_code,
@@ -182,25 +218,58 @@ void finish_run(TaskActor* self, ExitStatus status, std::optional<OomCount> coun
              .message = {},
              .oom_kills = count ? count->oom_kills : 0,
              .peak_bytes = count ? count->peak_bytes : 0,
-             .limit_bytes = st.cgroup ? st.cgroup->limit_bytes : 0};
+             .limit_bytes = st.limit_bytes};
   remove_cgroup(self);
   remove_script_file(st.script_path);
   report_end(self, std::move(end));
 }
 
-void on_shell_exit(TaskActor* self, ExitStatus status) {
+// The script ended (the supervisor killed what it left in its group). `recorded`: the
+// cgroup's counters as an earlier agent kept them, when the cgroup may be gone.
+void on_shell_exit(TaskActor* self, ExitStatus status, std::optional<OomCount> recorded) {
   auto& st = self->state;
   st.shell_alive = false;
-  // The script is over: whatever it left running in its group goes with it.
-  signal_group(self, SIGKILL);
-  if (st.superseded) return remove_cgroup(self);  // the script file now belongs to the newer run
-  auto count = oom_count_of(self);
-  if (status.signal == SIGKILL && count && count->oom_kills == 0 && !st.oom_rechecked) {
+  auto count = recorded ? recorded : oom_count_of(self);
+  if (status.signal == SIGKILL && count && count->oom_kills == 0 && !st.oom_rechecked && st.cgroup) {
     st.oom_rechecked = true;
     self->delayed_send(self, kOomRecheckDelay, recheck_atom::value, status);
     return;
   }
   finish_run(self, status, count);
+}
+
+// The supervisor is gone: its record says how the run ended, or that it ended without a word.
+void on_supervisor_exit(TaskActor* self, ExitStatus supervisor_status) {
+  auto& st = self->state;
+  bool shell_was_alive = st.shell_alive;
+  st.shell_alive = false;
+  auto record = st.context->spool->read_run(st.job.job_id, st.job.restart_count);
+  if (st.superseded) {  // the script file now belongs to the newer run
+    if (record && !record->exit && shell_was_alive) signal_group(self, SIGKILL);
+    return remove_cgroup(self);
+  }
+  if (record && record->exit) {
+    std::optional<OomCount> kept;
+    if (record->oom) kept = OomCount{record->oom->oom_kills, record->oom->peak_bytes};
+    return on_shell_exit(self, {record->exit->exit_code, record->exit->signal}, kept);
+  }
+  remove_script_file(st.script_path);
+  if (record && record->failure) {
+    remove_cgroup(self);
+    return report_launch_failure(self, *record->failure);
+  }
+  // Whatever the job still runs has no supervisor any more.
+  signal_group(self, SIGKILL);
+  std::string how = supervisor_status.signal != 0 ? fmt::format(" (signal {})", supervisor_status.signal)
+                    : supervisor_status.exit_code != 0 ? fmt::format(" (exit code {})", supervisor_status.exit_code)
+                                                       : std::string();
+  std::string message = fmt::format("the job's supervisor cairn-stepd (pid {}) on {} ended{} without recording the "
+                                    "end of the job: the job is lost",
+                                    st.supervisor, st.context->settings.node, how);
+  remove_cgroup(self);
+  JobEnd end{.job_id = st.job.job_id, .run = st.job.restart_count, .message = std::move(message)};
+  end.lost = true;
+  report_end(self, std::move(end));
 }
 
 void on_terminate(TaskActor* self, uint32_t kill_wait_sec) {
@@ -218,19 +287,7 @@ void on_terminate(TaskActor* self, uint32_t kill_wait_sec) {
   self->delayed_send(self, std::chrono::seconds(kill_wait_sec), kill_atom::value);
 }
 
-caf::behavior task_actor(TaskActor* self, std::shared_ptr<const AgentContext> context, caf::actor agent,
-                         JobLaunch job, LaunchDone done) {
-  auto& st = self->state;
-  st.context = std::move(context);
-  st.agent = std::move(agent);
-  st.job = std::move(job);
-  st.batch_host = is_batch_host(st.job, st.context->settings.node);
-  if (st.batch_host)
-    start_batch_script(self);
-  else
-    spdlog::info("job {}: allocated here, batch script on {}", st.job.job_id,
-                 st.job.nodes.empty() ? "?" : st.job.nodes.front().node);
-  done();
+caf::behavior task_behavior(TaskActor* self) {
   return {
       [=](suspend_atom) {
         if (self->state.shell_alive) signal_group(self, SIGSTOP);
@@ -255,7 +312,7 @@ caf::behavior task_actor(TaskActor* self, std::shared_ptr<const AgentContext> co
           signal_group(self, SIGKILL);
         }
       },
-      [=](exited_atom, pid_t, ExitStatus status) { on_shell_exit(self, status); },
+      [=](exited_atom, pid_t, ExitStatus status) { on_supervisor_exit(self, status); },
       [=](recheck_atom, ExitStatus status) {
         if (self->state.superseded) return remove_cgroup(self);
         finish_run(self, status, oom_count_of(self));
@@ -274,10 +331,57 @@ caf::behavior task_actor(TaskActor* self, std::shared_ptr<const AgentContext> co
       [=](supersede_atom) {
         auto& st = self->state;
         st.superseded = true;
-        if (!st.shell_alive) return remove_cgroup(self);
-        signal_group(self, SIGKILL);  // quits when the shell is reaped
+        if (st.supervisor == 0) return remove_cgroup(self);
+        signal_group(self, SIGKILL);  // quits when the supervisor is reaped
       },
   };
+}
+
+caf::behavior task_actor(TaskActor* self, std::shared_ptr<const AgentContext> context, caf::actor agent,
+                         JobLaunch job, LaunchDone done) {
+  auto& st = self->state;
+  st.context = std::move(context);
+  st.agent = std::move(agent);
+  st.job = std::move(job);
+  st.batch_host = is_batch_host(st.job, st.context->settings.node);
+  if (st.batch_host)
+    start_batch_script(self);
+  else
+    spdlog::info("job {}: allocated here, batch script on {}", st.job.job_id,
+                 st.job.nodes.empty() ? "?" : st.job.nodes.front().node);
+  done();
+  return task_behavior(self);
+}
+
+// A run an earlier agent started: its record says where everything is.
+caf::behavior adopted_task_actor(TaskActor* self, std::shared_ptr<const AgentContext> context, caf::actor agent,
+                                 RunRecord record, RunFate fate) {
+  auto& st = self->state;
+  st.context = std::move(context);
+  st.agent = std::move(agent);
+  st.job.job_id = record.launch.job_id;
+  st.job.restart_count = record.launch.run;
+  st.job.nodes = {NodeShare{st.context->settings.node, 0, 0}};
+  st.batch_host = true;
+  st.recorded = true;
+  st.script_path = record.launch.script_path;
+  st.limit_bytes = record.launch.limit_bytes;
+  if (!record.launch.cgroup_path.empty() && st.context->cgroups)
+    st.cgroup = JobCgroup{record.launch.cgroup_path, record.launch.limit_bytes};
+  if (record.supervisor) {
+    st.supervisor = record.supervisor->pid;
+    st.shell = record.supervisor->pgid;
+  }
+  if (fate == RunFate::running) {
+    st.shell_alive = true;
+    watch_memory(self);
+    spdlog::info("job {} (run {}) adopted: pid {}, supervisor {}", st.job.job_id, st.job.restart_count, st.shell,
+                 st.supervisor);
+    self->send(st.agent, spawned_atom::value, st.job.job_id, st.job.restart_count, st.supervisor);
+  } else {
+    on_supervisor_exit(self, {});  // it ended (or was lost) while no agent watched
+  }
+  return task_behavior(self);
 }
 
 }  // namespace
@@ -285,6 +389,11 @@ caf::behavior task_actor(TaskActor* self, std::shared_ptr<const AgentContext> co
 caf::actor spawn_task_actor(caf::actor_system& system, std::shared_ptr<const AgentContext> context, caf::actor agent,
                             JobLaunch job, LaunchDone done) {
   return system.spawn(task_actor, std::move(context), std::move(agent), std::move(job), std::move(done));
+}
+
+caf::actor spawn_adopted_task_actor(caf::actor_system& system, std::shared_ptr<const AgentContext> context,
+                                    caf::actor agent, RunRecord record, RunFate fate) {
+  return system.spawn(adopted_task_actor, std::move(context), std::move(agent), std::move(record), fate);
 }
 
 }  // namespace cairn

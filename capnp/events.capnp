@@ -191,6 +191,9 @@ struct JobEnded {
   signal @3 :Int32;
   node @4 :Text;
   message @5 :Text;
+  # With cause nodeFail: the job is requeued by this same event (its spec permits requeue),
+  # keeping its id, as Slurm does for a node failure; the run is archived as NODE_FAIL.
+  requeue @6 :Bool;
 }
 
 struct JobRequeued {
@@ -259,6 +262,7 @@ struct NodeRegistered {
   memoryEnforced @4 :Bool;
   cgroupBackend @5 :Text;
   runningJobs @6 :List(UInt64);   # what the agent still runs (reconciliation after a restart)
+  instance @7 :Text;              # the agent's spool instance (AgentInfo.instance)
 }
 
 struct NodeDown {

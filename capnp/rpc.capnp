@@ -118,6 +118,7 @@ struct NodeView {
   registeredUs @10 :Int64;
   changedUs @11 :Int64;
   features @12 :List(Text);    # Feature= of its NodeName= line (AvailableFeatures=, ActiveFeatures=)
+  agentInstance @13 :Text;     # the spool instance of its agent's last registration
 }
 
 struct PartitionView {
@@ -242,6 +243,11 @@ struct JobExit {
   oomKillCount @5 :UInt64;
   peakBytes @6 :UInt64;
   limitBytes @7 :UInt64;
+  # The run (restart count) the end belongs to; the default means an agent that does not say.
+  run @8 :UInt32 = 0xffffffff;
+  # The agent lost the job: its supervisor (cairn-stepd) ended without recording the job's
+  # end. The controller records NODE_FAIL (and requeues the job when it may be).
+  lost @9 :Bool;
 }
 
 # Implemented by the controller for one registered agent; the agent calls it.
@@ -260,6 +266,11 @@ struct AgentInfo {
   memoryEnforced @3 :Bool;
   cgroupBackend @4 :Text;
   runningJobs @5 :List(UInt64);
+  # The agent's spool (random, made with the spool): the same instance remembers every
+  # launch it was given until the controller acknowledged the run's end.
+  instance @6 :Text;
+  # The run of each runningJobs entry (same order); empty from an agent that does not say.
+  runs @7 :List(UInt32);
 }
 
 interface Controller {

@@ -396,6 +396,13 @@ class Reducer {
       restart(*job, job->restarts + 1, 0, job->requeue_hold);
       return applied(*job);
     }
+    // A node failure of a job that may be requeued (decided by the writer): the run is
+    // archived as NODE_FAIL and the job pending again, keeping its id, as Slurm does.
+    if (final_state == JobState::NODE_FAIL && ended.getRequeue()) {
+      job->state = JobState::NODE_FAIL;
+      restart(*job, job->restarts + 1, 0, job->requeue_hold);
+      return applied(*job);
+    }
     bool stage_out = job->bb_phase == BbPhase::ready && !job->spec->burst_buffer.stage_out.empty() &&
                      cause != schema::EndCause::NODE_FAIL;
     if (stage_out) {
@@ -692,6 +699,7 @@ class Reducer {
     node.reason.clear();
     node.memory_enforced = registered.getMemoryEnforced();
     node.cgroup_backend = registered.getCgroupBackend();
+    node.agent_instance = registered.getInstance();
     node.registered_us = node.changed_us = now_;
     return ApplyResult::applied;
   }

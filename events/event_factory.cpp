@@ -102,7 +102,7 @@ Bytes oom_detected(EventMeta meta, uint64_t job_id, const std::string& node, uin
 }
 
 Bytes job_ended(EventMeta meta, uint64_t job_id, schema::EndCause cause, int32_t exit_code, int32_t signal,
-                const std::string& node, const std::string& message) {
+                const std::string& node, const std::string& message, bool requeue) {
   EventBuilder event(for_job(std::move(meta), job_id));
   auto body = event.body().initJobEnded();
   body.setJobId(job_id);
@@ -111,6 +111,7 @@ Bytes job_ended(EventMeta meta, uint64_t job_id, schema::EndCause cause, int32_t
   body.setSignal(signal);
   body.setNode(node);
   body.setMessage(message);
+  body.setRequeue(requeue);
   return event.bytes();
 }
 
@@ -198,7 +199,7 @@ Bytes bb_released(EventMeta meta, uint64_t job_id, const std::string& pool, uint
   return event.bytes();
 }
 
-Bytes node_registered(EventMeta meta, const NodeRegistration& node) {
+Bytes node_registered(EventMeta meta, const NodeRegistration& node, const std::string& instance) {
   EventBuilder event(for_node(std::move(meta), node.node));
   auto body = event.body().initNodeRegistered();
   body.setNode(node.node);
@@ -210,6 +211,7 @@ Bytes node_registered(EventMeta meta, const NodeRegistration& node) {
   body.setCgroupBackend(node.cgroup_backend);
   auto running = body.initRunningJobs(static_cast<unsigned>(node.running_jobs.size()));
   for (size_t i = 0; i < node.running_jobs.size(); ++i) running.set(i, node.running_jobs[i]);
+  body.setInstance(instance);
   return event.bytes();
 }
 

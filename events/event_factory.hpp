@@ -56,8 +56,9 @@ Bytes job_signalled(EventMeta meta, uint64_t job_id, int32_t signal, bool batch_
 Bytes job_time_limit_reached(EventMeta meta, uint64_t job_id);
 Bytes oom_detected(EventMeta meta, uint64_t job_id, const std::string& node, uint64_t oom_kills, uint64_t peak_bytes,
                    uint64_t limit_bytes);
+// `requeue` (with cause NODE_FAIL): the job is requeued by this event (JobEnded.requeue).
 Bytes job_ended(EventMeta meta, uint64_t job_id, schema::EndCause cause, int32_t exit_code, int32_t signal,
-                const std::string& node, const std::string& message = {});
+                const std::string& node, const std::string& message = {}, bool requeue = false);
 Bytes job_requeued(EventMeta meta, uint64_t job_id, JobState cause, uint32_t attempt, bool hold, uint32_t delay_sec,
                    bool automatic);
 Bytes job_held(EventMeta meta, uint64_t job_id, bool by_admin);
@@ -70,7 +71,8 @@ Bytes bb_stage_ready(EventMeta meta, uint64_t job_id, uint64_t bytes, uint64_t d
 Bytes bb_stage_out_done(EventMeta meta, uint64_t job_id, uint64_t bytes, uint64_t duration_us);
 Bytes bb_stage_failed(EventMeta meta, uint64_t job_id, schema::StageDirection direction, const std::string& message);
 Bytes bb_released(EventMeta meta, uint64_t job_id, const std::string& pool, uint64_t bytes);
-Bytes node_registered(EventMeta meta, const NodeRegistration& node);
+// `instance`: the agent's spool instance (NodeRegistered.instance).
+Bytes node_registered(EventMeta meta, const NodeRegistration& node, const std::string& instance = {});
 Bytes node_down(EventMeta meta, const std::string& node, const std::string& reason);
 Bytes node_up(EventMeta meta, const std::string& node);
 Bytes epoch_claimed(EventMeta meta, uint32_t shard, uint64_t epoch, const std::string& controller);

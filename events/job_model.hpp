@@ -277,6 +277,10 @@ struct NodeRecord {
   // Feature= of the node's NodeName= line: configuration, not events. Filled in
   // where a view is answered (nodes_snapshot); the reducer never sets it.
   std::vector<std::string> features;
+  // The spool instance its agent last registered with (NodeRegistered.instance): a
+  // registration with the same one tells the controller that a launch the agent does
+  // not know was never delivered; another one, that the node's jobs are lost.
+  std::string agent_instance;
   bool operator==(const NodeRecord&) const = default;
 };
 

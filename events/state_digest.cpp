@@ -76,6 +76,7 @@ class Hasher {
     add(n.name), add(n.cpus), add(n.mem_mb), add(n.partitions), add(n.status), add(n.reason);
     add(n.memory_enforced), add(n.cgroup_backend), add(n.alloc_cpus), add(n.alloc_mem_mb);
     add(n.registered_us), add(n.changed_us);
+    if (!n.agent_instance.empty()) add(n.agent_instance);  // as for arrays: older states keep their digests
   }
   uint64_t value() const { return hash_; }
 

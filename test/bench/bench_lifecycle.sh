@@ -17,12 +17,27 @@ end=$(now)
 echo "lifecycle.sbatch_per_s value=$(echo "$n / ($end - $start)" | bc -l | xargs printf '%.0f') (sequential loop of $n)"
 scancel -t PD -u "$(id -un)"
 
+# The agents' CPU (clock ticks): their own, and their reaped children's (each job's
+# supervisor and the job itself).
+agent_ticks() {  # field: 14 own user time (with 15, system), 16 children's (with 17)
+  local total=0 pid
+  for pid in $(sed -n '2,$p' pids); do
+    total=$(( total + $(awk -v f="$1" '{print $f + $(f + 1)}' "/proc/$pid/stat") ))
+  done
+  echo "$total"
+}
+ticks_per_s=$(getconf CLK_TCK)
+agent_own=$(agent_ticks 14)
+agent_children=$(agent_ticks 16)
 jobs=1000
 start=$(now)
 for _ in $(seq $jobs); do sbatch -Q --wrap true; done
 while [ -n "$(squeue -h -t PD,R,CG)" ]; do sleep 0.05; done
 end=$(now)
 echo "lifecycle.trivial_jobs_wall_s jobs=$jobs value=$(echo "$end - $start" | bc -l | xargs printf '%.2f') (goal < 5)"
+per_job_ms() { echo "($1) * 1000 / $ticks_per_s / $jobs" | bc -l | xargs printf '%.3f'; }
+echo "lifecycle.agent_cpu_ms_per_job value=$(per_job_ms "$(agent_ticks 14) - $agent_own") (both agents' own CPU)"
+echo "lifecycle.agent_children_cpu_ms_per_job value=$(per_job_ms "$(agent_ticks 16) - $agent_children") (supervisors and jobs)"
 
 # Memory per pending job, on a controller of its own: the runs above would leave freed
 # heap behind that the new jobs reuse. Jobs are held so that none runs; RSS is read once

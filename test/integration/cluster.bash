@@ -59,6 +59,31 @@ restart_controller() {
   fail "the restarted controller does not answer"
 }
 
+# An agent restarted by the test after killing the one `cairn local up` started; $agent is its pid.
+restart_agent() {  # node (n1, n2, ...)
+  "$bin/cairnd" --conf "$CAIRN_CONF" --node "$1" 2>>"$work/cairnd-$1.log" &
+  agent=$!
+  extra_pids+=("$agent")
+  disown
+}
+
+# The agent of node nN that `cairn local up` started.
+local_agent_pid() { sed -n "$(( ${1#n} + 1 ))p" "$work/pids"; }
+
+# A node's spool directory (SlurmdSpoolDir, else <StateSaveLocation>/cairnd-<node>).
+spool_dir() {  # node
+  local pattern
+  pattern=$(sed -n 's/^SlurmdSpoolDir=//p' "$CAIRN_CONF")
+  if [ -n "$pattern" ]; then echo "${pattern//%n/$1}"; else echo "$(sed -n 's/^StateSaveLocation=//p' "$CAIRN_CONF")/cairnd-$1"; fi
+}
+
+# Times the node's agent registered, per the log.
+registrations_of() { cairn log dump 2>/dev/null | grep -c "NodeRegistered node=$1 " || true; }
+wait_registrations() {  # node count
+  for _ in $(seq 300); do [ "$(registrations_of "$1")" -ge "$2" ] && return 0; sleep 0.1; done
+  fail "$1 registered $(registrations_of "$1") times, expected $2"
+}
+
 # True once `command...` prints `expected` (polled every 50 ms), false after `seconds`.
 poll_until() {  # seconds expected command...
   local deadline=$((SECONDS + $1)) expected=$2

@@ -105,16 +105,23 @@ restart_controller
 squeue -j "$pending" -h -o "%t" | grep -q PD || fail "pending job lost after controller restart"
 wait_state "$running" COMPLETED 30
 
-# 9. A lost agent: its jobs end NODE_FAIL.
-job=$(submit --wrap 'echo $$ > lost.pid; sleep 300')
+# 9. A lost agent (no registration within NodeTimeout): its jobs end NODE_FAIL; one that may
+#    be requeued (Requeue=1, sbatch's default) is requeued as Slurm does (same id, Restarts=1).
+job=$(submit -w n1 --no-requeue --wrap 'echo $$ > lost.pid; sleep 300')
+requeued=$(submit -w n1 --wrap 'echo $$ > requeued.pid; sleep 300')
 wait_state "$job" RUNNING
-for _ in $(seq 50); do [ -s lost.pid ] && break; sleep 0.1; done
-orphan_groups+=("$(cat lost.pid)")
-node=$(squeue -j "$job" -h -o %N)
-agent=$(sed -n "$(( ${node#n} + 1 ))p" pids)
-kill -9 "$agent"
+wait_state "$requeued" RUNNING
+for _ in $(seq 50); do [ -s lost.pid ] && [ -s requeued.pid ] && break; sleep 0.1; done
+orphan_groups+=("$(cat lost.pid)" "$(cat requeued.pid)")
+kill -9 "$(sed -n 2p pids)"
 wait_state "$job" NODE_FAIL 30
-sinfo -N -h -o "%N %t" | grep -q "$node down" || fail "node $node not down: $(sinfo -N -h)"
+sinfo -N -h -o "%N %t" | grep -q "n1 down" || fail "node n1 not down: $(sinfo -N -h)"
+for _ in $(seq 100); do [ "$(sacct -j "$requeued" -X -n -P -o Restarts)" = 1 ] && break; sleep 0.1; done
+[ "$(sacct -j "$requeued" -X -n -P -o Restarts)" = 1 ] || fail "job $requeued was not requeued after NODE_FAIL"
+[ "$(sacct -j "$requeued" -D -X -n -P -o State | head -1)" = NODE_FAIL ] || fail "the requeued job's first run"
+[ "$(state_of "$requeued")" = PENDING ] || fail "the requeued job is $(state_of "$requeued")"  # waits for n1
+scancel "$requeued"
+[ "$(sacct -j "$job" -X -n -P -o Restarts)" = 0 ] || fail "a --no-requeue job was requeued"
 kill -9 "${extra_pids[@]}" 2>/dev/null || true
 
 # 12. A local cluster keeps the agents' spool (job scripts) on tmpfs when there is one,

@@ -73,8 +73,9 @@ job=$(sed -n 's/^Submitted batch job \([0-9]*\) .*/\1/p' <<<"$out")
 [ -n "$job" ] || fail "detached said '$out'"
 wait_state "$job" COMPLETED 40
 
-# A job lost with its node (NODE_FAIL) is resubmitted and completes on another node.
-job=$(sbatch --parsable --max-restarts=1 --wrap 'echo $$ > nodefail.pid; sleep 4')
+# A job lost with its node (NODE_FAIL) is resubmitted and completes on another node
+# (--no-requeue: else the node failure's own requeue would come first).
+job=$(sbatch --parsable --no-requeue --max-restarts=1 --wrap 'echo $$ > nodefail.pid; sleep 4')
 wait_state "$job" RUNNING
 for _ in $(seq 50); do [ -s nodefail.pid ] && break; sleep 0.1; done
 orphan_groups+=("$(cat nodefail.pid)")

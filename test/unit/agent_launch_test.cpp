@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "agents/agent_spool.hpp"
 #include "agents/child_reaper.hpp"
 #include "agents/job_environment.hpp"
 #include "events/output_paths.hpp"
@@ -832,4 +833,108 @@ TEST_CASE("launch_command: a job with a memory cgroup joins it first, as root, b
                 "/spool/job00012/slurm_script"});
   request.cgroup_procs_file.clear();  // no cgroup: no trampoline
   CHECK(launch_command(request, true).argv.front() == "/usr/bin/setpriv");
+}
+
+// ---- the supervisor, cairn-stepd --------------------------------------------
+
+namespace {
+
+// `request` under cairn-stepd, with its record in <dir>/agent-spool.
+struct SupervisedRun {
+  explicit SupervisedRun(const TempDir& dir) : spool(dir / "agent-spool") {}
+  SupervisedStart start(const SpawnRequest& request) {
+    UniqueFd record = spool.create_run({request.job_id, 0, request.script_path, "", 0});
+    return spawn_supervised_batch_script(request, CAIRN_STEPD, record.get());
+  }
+  RunRecord record() const {
+    auto record = spool.read_run(12, 0);
+    REQUIRE(record);
+    return *record;
+  }
+  AgentSpool spool;
+};
+
+}  // namespace
+
+TEST_CASE("cairn-stepd: records itself and the job's group before the job runs, then how it ended") {
+  SubreaperScope reaper;
+  TempDir dir;
+  SupervisedRun run(dir);
+  SupervisedStart started = run.start(request_in(dir, "#!/bin/sh\necho out; echo err >&2\nexit 3\n"));
+  GroupCleanup cleanup(started.job_pgid);
+  REQUIRE(started.job_pgid > 1);
+  CHECK(started.supervisor != started.job_pgid);
+  // The supervisor leads a session of its own, outside the job's group: the job's signals spare it.
+  CHECK(::getsid(started.supervisor) == started.supervisor);
+  CHECK(wait_for_exit(started.supervisor) == ExitStatus{0, 0});
+  RunRecord record = run.record();
+  CHECK(record.supervisor == RunSupervisor{started.supervisor, started.job_pgid});
+  CHECK(record.exit == RunExit{3, 0});
+  CHECK(read_file(dir / "out.txt") == "out\nerr\n");
+}
+
+TEST_CASE("cairn-stepd: the job outlives the agent's signals and holds the record's lock while it runs") {
+  SubreaperScope reaper;
+  TempDir dir;
+  SupervisedRun run(dir);
+  // The job's signals are its own: SIGTERM reaches a job the supervisor protects itself from.
+  SupervisedStart started = run.start(request_in(dir, "#!/bin/sh\necho running\nexec sleep 30\n"));
+  GroupCleanup cleanup(started.job_pgid);
+  REQUIRE(started.job_pgid > 1);
+  CHECK(wait_until([&] { return read_file(dir / "out.txt") == "running\n"; }, 5000ms));
+  ::kill(started.supervisor, SIGTERM);  // meant for the agent, say: the supervisor stays
+  auto found = run.spool.take_runs();
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].fate == RunFate::running);
+  REQUIRE(bool(found[0].pidfd));
+  struct pollfd ended{found[0].pidfd.get(), POLLIN, 0};
+  CHECK(::poll(&ended, 1, 0) == 0);
+  signal_job_group(started.job_pgid, started.supervisor, SIGTERM);
+  CHECK(wait_for_exit(started.supervisor) == ExitStatus{0, 0});
+  CHECK(::poll(&ended, 1, 5000) == 1);  // a restarted agent learns of the end through the pidfd
+  CHECK(run.record().exit == RunExit{0, SIGTERM});
+  found = run.spool.take_runs();
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].fate == RunFate::ended);
+  // Once the group is gone its number means nothing: no signal is sent to whoever has it next.
+  CHECK(signal_job_group(started.job_pgid, started.supervisor, SIGTERM) == SignalOutcome::already_gone);
+}
+
+TEST_CASE("cairn-stepd: a job that cannot start is recorded with the reason") {
+  SubreaperScope reaper;
+  TempDir dir;
+  SupervisedRun run(dir);
+  SpawnRequest request = request_in(dir, "#!/nonexistent/interpreter\n");
+  SupervisedStart started = run.start(request);
+  CHECK(started.job_pgid == 0);
+  CHECK(wait_for_exit(started.supervisor) == ExitStatus{0, 0});
+  RunRecord record = run.record();
+  CHECK(record.failure == "cannot launch job 12: " + request.script_path + ": No such file or directory");
+  CHECK_FALSE(record.exit);
+}
+
+TEST_CASE("cairn-stepd: a supervisor killed with its job still running leaves no end: the job is lost") {
+  SubreaperScope reaper;
+  TempDir dir;
+  SupervisedRun run(dir);
+  SupervisedStart started = run.start(request_in(dir, "#!/bin/sh\nexec sleep 30\n"));
+  GroupCleanup cleanup(started.job_pgid);
+  REQUIRE(started.job_pgid > 1);
+  ::kill(started.supervisor, SIGKILL);
+  CHECK(wait_for_exit(started.supervisor) == ExitStatus{0, SIGKILL});
+  auto found = run.spool.take_runs();
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].fate == RunFate::lost);
+}
+
+TEST_CASE("cairn-stepd: reaps the orphans of the job, and ends what the script left in its group") {
+  SubreaperScope reaper;
+  TempDir dir;
+  SupervisedRun run(dir);
+  SupervisedStart started =
+      run.start(request_in(dir, "#!/bin/sh\n(sleep 30 &) \necho $! > /dev/null\nsleep 30 &\nexit 0\n"));
+  REQUIRE(started.job_pgid > 1);
+  CHECK(wait_for_exit(started.supervisor) == ExitStatus{0, 0});
+  CHECK(run.record().exit == RunExit{0, 0});
+  CHECK(processes_in_group(started.job_pgid).empty());
 }

@@ -175,7 +175,7 @@ TEST_CASE("cgroup v2 backend: refused without the memory controller") {
                     doctest::Contains("has no memory controller"));
 }
 
-TEST_CASE("kill_and_remove kills what is left in the cgroup; remove_stale clears dead agents' cgroups") {
+TEST_CASE("kill_and_remove kills what is left in the cgroup; remove_stale clears the node's dead agents' cgroups") {
   FakeRoot root;
   root.write("memory.limit_in_bytes", "-1");
   MemoryCgroups cgroups({CgroupVersion::v1, root.dir}, "n1", static_cast<int>(::getpid()));
@@ -188,10 +188,23 @@ TEST_CASE("kill_and_remove kills what is left in the cgroup; remove_stale clears
   CHECK(WIFSIGNALED(status));
   CHECK(WTERMSIG(status) == SIGKILL);
 
-  fs::create_directory(root.dir + "/cairnd-n2-999999.job3.0");  // no such process
+  fs::create_directory(root.dir + "/cairnd-n1-999999.job3.0");  // no such process
+  fs::create_directory(root.dir + "/cairnd-n1-999999.job4.0");  // a run a restarted agent adopts
+  fs::create_directory(root.dir + "/cairnd-n2-999999.job5.0");  // another node's agent clears its own
+  fs::create_directory(root.dir + "/cairnd-n1-b-999999.job6.0");  // node "n1-b" is another node too
   fs::create_directory(root.dir + "/other-cgroup");
-  CHECK(cgroups.remove_stale() >= 1);  // this test is no cairnd either
-  CHECK_FALSE(root.has("cairnd-n2-999999.job3.0"));
+  fs::create_directory(root.dir + "/cairnd-n1-999999.daemon");  // a dead agent's v2 leaf: supervisors run there
+  pid_t supervisor = spawn_sleeper();
+  root.write("cairnd-n1-999999.daemon/cgroup.procs", std::to_string(supervisor) + "\n");
+  CHECK(cgroups.remove_stale({root.dir + "/cairnd-n1-999999.job4.0"}) >= 1);  // this test is no cairnd either
+  CHECK(root.has("cairnd-n1-999999.daemon"));  // a fake cgroup's files keep its directory, as live processes would
+  CHECK(::waitpid(supervisor, &status, WNOHANG) == 0);  // not killed
+  ::kill(supervisor, SIGKILL);
+  ::waitpid(supervisor, &status, 0);
+  CHECK_FALSE(root.has("cairnd-n1-999999.job3.0"));
+  CHECK(root.has("cairnd-n1-999999.job4.0"));
+  CHECK(root.has("cairnd-n2-999999.job5.0"));
+  CHECK(root.has("cairnd-n1-b-999999.job6.0"));
   CHECK(root.has("other-cgroup"));
 }
 

@@ -110,3 +110,15 @@ TEST_CASE("report book: a launch failure is an end like any other") {
   CHECK(unsent[0].launch_failed);
   CHECK(unsent[0].message == failed.message);
 }
+
+TEST_CASE("report book: registration lists each job with the run the agent knows") {
+  JobReportBook book;
+  book.job_started(7, 0);
+  book.job_started(9, 2);
+  book.job_ended(end_of(9, 2));
+  book.job_started(9, 3);  // a newer run of a requeued job replaces the pending end
+  book.job_started(5, 1);
+  book.job_ended(end_of(5, 1));
+  CHECK(book.runs_to_report() == std::vector<RunKey>{{5, 1}, {7, 0}, {9, 3}});
+  CHECK(book.jobs_to_report() == std::vector<uint64_t>{5, 7, 9});
+}

@@ -105,3 +105,23 @@ TEST_CASE("a finished job is requeued only once its burst buffer is released") {
   CHECK(error_of(ControlVerb::requeue, staging_out, owner()) == "Job/step already completing or completed");
   CHECK(error_of(ControlVerb::cancel, staging_out, owner()) == "Job/step already completing or completed");
 }
+
+TEST_CASE("requeue_on_node_failure: batch jobs that may be requeued, unless being cancelled or out of time") {
+  auto running = job_in(JobState::RUNNING);
+  CHECK(requeue_on_node_failure(running));  // Requeue=1 is sbatch's default
+  auto no_requeue = running;
+  edit_spec(no_requeue, [&](JobSpec& spec) { spec.requeue = false; });
+  CHECK_FALSE(requeue_on_node_failure(no_requeue));
+  auto interactive = running;
+  edit_spec(interactive, [&](JobSpec& spec) { spec.interactive = true; });
+  CHECK_FALSE(requeue_on_node_failure(interactive));
+  auto cancelled = job_in(JobState::COMPLETING);
+  cancelled.cancel_requested = true;
+  CHECK_FALSE(requeue_on_node_failure(cancelled));
+  auto timed_out = job_in(JobState::COMPLETING);
+  timed_out.time_limit_reached = true;
+  CHECK_FALSE(requeue_on_node_failure(timed_out));
+  auto requeue_asked = job_in(JobState::COMPLETING);
+  requeue_asked.requeue_requested = true;
+  CHECK(requeue_on_node_failure(requeue_asked));
+}

@@ -336,3 +336,42 @@ TEST_CASE("cancel for an invalid dependency: CANCELLED with Reason=DependencyNev
   CHECK(t.job(2).reason == Reason::dependency_never_satisfied);
   CHECK(reason_name(t.job(2).reason) == "DependencyNeverSatisfied");
 }
+
+TEST_CASE("a node failure the writer requeues: same id, Restarts grows, the run archived as NODE_FAIL") {
+  Timeline t;
+  t.cluster_with_running_job(60);
+  CHECK(t.feed(make::job_ended(by_system(9), 1, EndCause::NODE_FAIL, 0, 0, "n1", "lost", true)) ==
+        ApplyResult::applied);
+  const auto& job = t.job(1);
+  CHECK(job.state == JobState::PENDING);
+  CHECK(job.restarts == 1);
+  CHECK(job.allocation.empty());
+  REQUIRE(job.runs.size() == 1);
+  CHECK(job.runs[0].state == JobState::NODE_FAIL);
+  CHECK(t.state.nodes.at("n1").alloc_cpus == 0);
+  CHECK(t.state.unfinished_jobs.contains(1));
+  // It starts again as run 1, on any node.
+  CHECK(t.feed(make::job_allocated(by_system(10), 1, {{"n2", 2, 1000}}, 60)) == ApplyResult::applied);
+  CHECK(t.job(1).state == JobState::RUNNING);
+
+  // The flag means nothing for any other end; without it a node failure is final.
+  Timeline plain;
+  plain.cluster_with_running_job();
+  plain.feed(make::job_ended(by_agent(9), 1, EndCause::EXITED, 0, 0, "n1", "", true));
+  CHECK(plain.job(1).state == JobState::COMPLETED);
+  Timeline final_fail;
+  final_fail.cluster_with_running_job();
+  final_fail.feed(make::job_ended(by_system(9), 1, EndCause::NODE_FAIL, 0, 0, "n1"));
+  CHECK(final_fail.job(1).state == JobState::NODE_FAIL);
+  CHECK(final_fail.job(1).restarts == 0);
+}
+
+TEST_CASE("NodeRegistered records its agent's spool instance, which the state digest covers") {
+  Timeline with;
+  with.cluster_with_running_job();
+  uint64_t before = state_digest(with.state);
+  with.feed(make::node_registered(by_agent(1), {"n1", 4, 8000, {"debug"}, true, "v1", {1}},
+                                  "5f0c1e2d3b4a59687766554433221100"));
+  CHECK(with.state.nodes.at("n1").agent_instance == "5f0c1e2d3b4a59687766554433221100");
+  CHECK(state_digest(with.state) != before);
+}

@@ -57,6 +57,14 @@ TEST_CASE("snapshot: the decoded state equals the encoded one, field for field")
   CHECK(decoded.partition == 0);
 }
 
+TEST_CASE("snapshot: a node keeps its agent's spool instance (a restart tells lost jobs from undelivered launches)") {
+  StateSnapshot original = sample_snapshot();
+  original.state.nodes.at("n1").agent_instance = "5f0c1e2d3b4a59687766554433221100";
+  StateSnapshot decoded = decode_snapshot(encode_snapshot(original));
+  CHECK(decoded.state.nodes.at("n1").agent_instance == "5f0c1e2d3b4a59687766554433221100");
+  CHECK(decoded.state == original.state);
+}
+
 TEST_CASE("snapshot: truncated, foreign or altered bytes are refused") {
   auto bytes = encode_snapshot(sample_snapshot());
   CHECK_THROWS_AS(decode_snapshot(std::span(bytes).first(bytes.size() / 2 & ~size_t{7})), SnapshotError);

@@ -1,0 +1,181 @@
+// cairn-stepd JOB_ID PROCS_FILE|- PROGRAM [ARGS...]: the supervisor of one batch job
+// run, so that the job outlives its agent (docs/decisions.md, "Jobs survive an agent
+// restart"). cairnd posix_spawns it in a session of its own with the job's environment,
+// work dir and output files, and two descriptors:
+//   3  the run's record in the spool (run_record.hpp), already locked: the lock lives as
+//      long as this process, and tells a restarted agent that the job is still supervised;
+//   4  a pipe on which it says "started PGID" or "failed" once the job is under way.
+// It starts PROGRAM (the batch script, or setpriv before it) as the leader of a new
+// process group, in the memory cgroup whose cgroup.procs is PROCS_FILE ("-": none), with
+// every signal's action reset; records itself and that group in the record before the
+// job's first instruction; reaps the script and its orphans (it is their subreaper);
+// when the script ends, kills what is left in its group and records how it ended.
+// It replaces cairn-cgroup-exec for batch jobs: one extra exec per job, as before.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "agents/run_record.hpp"
+
+namespace {
+
+constexpr int kRecordFd = 3;
+constexpr int kStatusFd = 4;
+// How long the script's killed group is waited for before the supervisor leaves.
+constexpr int kGroupReapMs = 2000;
+
+bool write_all(int fd, const std::string& text) {
+  size_t written = 0;
+  while (written < text.size()) {
+    ssize_t length = ::write(fd, text.data() + written, text.size() - written);
+    if (length < 0 && errno == EINTR) continue;
+    if (length <= 0) return false;
+    written += static_cast<size_t>(length);
+  }
+  return true;
+}
+
+// Why the child could not become the job, sent to the parent before the child exits.
+struct ChildFailure {
+  int step;  // 1: joining the cgroup, 2: exec
+  int error_number;
+};
+
+[[noreturn]] void child_fails(int fd, int step, int error_number) {
+  ChildFailure failure{step, error_number};
+  [[maybe_unused]] auto written = ::write(fd, &failure, sizeof failure);
+  ::_exit(127);
+}
+
+void sleep_ms(int ms) {
+  timespec delay{ms / 1000, (ms % 1000) * 1'000'000L};
+  while (::nanosleep(&delay, &delay) != 0 && errno == EINTR) {
+  }
+}
+
+// The child: the job's process group, its cgroup, default signals, then the program once
+// the parent has recorded it.
+[[noreturn]] void become_job(char** program, const char* procs_file, int go_fd, int failure_fd) {
+  ::setpgid(0, 0);
+  if (procs_file != nullptr) {
+    char pid[32];
+    int length = std::snprintf(pid, sizeof pid, "%d\n", static_cast<int>(::getpid()));
+    int fd = ::open(procs_file, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || ::write(fd, pid, static_cast<size_t>(length)) != length) child_fails(failure_fd, 1, errno);
+    ::close(fd);
+  }
+  for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  char go = 0;
+  ssize_t length;
+  do {
+    length = ::read(go_fd, &go, 1);
+  } while (length < 0 && errno == EINTR);
+  if (length != 1) ::_exit(126);  // the supervisor is gone: the job must not run unsupervised
+  // ETXTBSY: while cairnd spawns another job, that child holds, until its own exec, a copy
+  // of the write descriptor of a script just written (O_CLOEXEC closes it only at exec).
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    ::execv(program[0], program);
+    if (errno != ETXTBSY) break;
+    sleep_ms(10);
+  }
+  child_fails(failure_fd, 2, errno);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    std::fputs("usage: cairn-stepd JOB_ID PROCS_FILE|- PROGRAM [ARGS...] (started by cairnd)\n", stderr);
+    return 2;
+  }
+  const std::string job = argv[1];
+  const char* procs_file = std::strcmp(argv[2], "-") == 0 ? nullptr : argv[2];
+  char** program = argv + 3;
+  // Neither the record nor the status pipe is the job's.
+  if (::fcntl(kRecordFd, F_SETFD, FD_CLOEXEC) != 0 || ::fcntl(kStatusFd, F_SETFD, FD_CLOEXEC) != 0) {
+    std::fputs("cairn-stepd: descriptors 3 and 4 must be open (started by cairnd)\n", stderr);
+    return 2;
+  }
+  auto record = [](const std::string& line) { return write_all(kRecordFd, line); };
+  auto launch_failed = [&](const std::string& message) {
+    record(cairn::failure_line(message));
+    write_all(kStatusFd, "failed\n");
+    return 0;
+  };
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  // Signals meant for the agent or a terminal end neither the job nor its supervision.
+  for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGUSR1, SIGUSR2, SIGTSTP, SIGTTIN, SIGTTOU, SIGALRM})
+    ::signal(sig, SIG_IGN);
+
+  int go[2], failure[2];
+  if (::pipe2(go, O_CLOEXEC) != 0 || ::pipe2(failure, O_CLOEXEC) != 0)
+    return launch_failed("cannot launch job " + job + ": pipe: " + std::strerror(errno));
+  pid_t child = ::fork();  // cheap here: this process is small
+  if (child < 0) return launch_failed("cannot launch job " + job + ": fork: " + std::strerror(errno));
+  if (child == 0) {
+    ::close(go[1]);
+    ::close(failure[0]);
+    become_job(program, procs_file, go[0], failure[1]);
+  }
+  ::close(go[0]);
+  ::close(failure[1]);
+  ::setpgid(child, child);  // as the child does: whichever comes first
+  // Recorded before the job runs: a restarted agent that finds no such line knows it never ran.
+  bool recorded = record(cairn::supervisor_line({::getpid(), child}));
+  if (recorded) {
+    [[maybe_unused]] auto written = ::write(go[1], "g", 1);
+  }
+  ::close(go[1]);
+  ChildFailure why{};
+  ssize_t length;
+  do {
+    length = ::read(failure[0], &why, sizeof why);
+  } while (length < 0 && errno == EINTR);
+  ::close(failure[0]);
+  if (!recorded || length == static_cast<ssize_t>(sizeof why)) {
+    int status;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!recorded) return launch_failed("cannot launch job " + job + ": cannot write its record in the spool");
+    if (why.step == 1)
+      return launch_failed("cannot launch job " + job + ": cannot join the memory cgroup " + procs_file + ": " +
+                           std::strerror(why.error_number));
+    return launch_failed("cannot launch job " + job + ": " + program[0] + ": " + std::strerror(why.error_number));
+  }
+  write_all(kStatusFd, "started " + std::to_string(child) + "\n");
+  ::close(kStatusFd);
+
+  // Orphans of the job come here too: reap them until the script itself ends.
+  int status = 0;
+  while (true) {
+    pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid == child) break;
+    if (pid < 0 && errno != EINTR) return 1;  // cannot happen: the script is our child
+  }
+  // The script is over: whatever it left running in its group goes with it, as in Slurm.
+  ::kill(-child, SIGKILL);
+  cairn::RunExit exit{};
+  if (WIFEXITED(status)) exit.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
+  record(cairn::exit_line(exit));
+  // Reap the killed group for a moment; processes that left it are the agent's (cgroup) business.
+  for (int waited = 0; waited < kGroupReapMs; waited += 2) {
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    if (::kill(-child, 0) != 0) break;
+    sleep_ms(2);
+  }
+  return 0;
+}
