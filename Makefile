@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= 2
 CTEST_ARGS ?=
 
-.PHONY: all deps configure build test demo bench clean
+.PHONY: all deps configure build test demo bench fault clean
 
 all: build
 
@@ -20,6 +20,10 @@ build: configure
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS) $(CTEST_ARGS)
+
+# The fault tests at length: many crash trials (FAULT_TRIALS), a seed printed by each.
+fault: build
+	@cd $(BUILD) && FAULT_TRIALS=$${FAULT_TRIALS:-32} ctest --output-on-failure -L fault $(CTEST_ARGS)
 
 demo: build
 	@bash deploy/demo.sh $(BUILD)

@@ -152,7 +152,12 @@ int run(const ParsedArgs& args) {
   auto live = live_jobs(state);
   // Never issue an id twice, even after an accepted loss of the records that held it.
   uint64_t next_id = std::max(next_job_id(state, 0), log->noted_job_id(0) + 1);
+  auto history = std::make_shared<JobHistory>(job_history_dir(config));
+  if (history->entry_count() < state.purged_jobs)
+    spdlog::warn("the job history in {} holds {} jobs but the log purged {}: sacct will miss the others",
+                 history->dir(), history->entry_count(), state.purged_jobs);
   // Wire every actor before any message flows: they read context->actors.
+  context->actors.history = spawn_job_history(system, context, history);
   context->actors.query_view = spawn_query_view(system, context, std::move(state), end_offset);
   context->actors.dispatcher = spawn_dispatcher(system, context);
   context->actors.log = spawn_log_actor(system, *log, context, next_id);

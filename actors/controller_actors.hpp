@@ -65,6 +65,11 @@ using retry_atom = caf::atom_constant<caf::atom("retry")>;
 using array_control_atom = caf::atom_constant<caf::atom("arrayctl")>;
 using array_targets_atom = caf::atom_constant<caf::atom("arraytgt")>;
 using control_after_atom = caf::atom_constant<caf::atom("ctlafter")>;
+// The job history: records to keep before their jobs are purged; a page of it for sacct.
+using history_append_atom = caf::atom_constant<caf::atom("histappend")>;
+using query_history_atom = caf::atom_constant<caf::atom("qhistory")>;
+// The query view's own timer: drop finished jobs older than MinJobAge.
+using purge_atom = caf::atom_constant<caf::atom("purge")>;
 // sacctmgr: a change (to the account admin), the accounts state (from the query view).
 using account_atom = caf::atom_constant<caf::atom("account")>;
 using query_accounts_atom = caf::atom_constant<caf::atom("qaccounts")>;
@@ -88,6 +93,7 @@ struct ControllerActors {
   caf::actor query_view;
   caf::actor scheduler;
   caf::actor accounts;  // account_admin
+  caf::actor history;   // job_history
   std::map<std::string, caf::actor> nodes;
 };
 
@@ -117,6 +123,9 @@ caf::actor spawn_dispatcher(caf::actor_system& system, std::shared_ptr<const Con
 // The read model (the reduced ClusterState): queries, scheduling passes, job updates.
 caf::actor spawn_query_view(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
                             ClusterState initial, uint64_t applied_offset);
+// The job history (events/job_history.hpp): appends before a purge, pages for sacct.
+caf::actor spawn_job_history(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
+                             std::shared_ptr<JobHistory> store);
 caf::actor spawn_scheduler(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
 // sacctmgr's changes, one at a time: checks the caller, plans against the folded state, appends.
 caf::actor spawn_account_admin(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
@@ -136,6 +145,10 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::CommittedEvent)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ControlRequest)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ControlOutcome)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobsSnapshot)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobQuery)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::HistoryCursor)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::HistoryReply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cairn::HistoryEntry>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::NodesSnapshot)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::SubmitOutcome)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::LaunchOrder)

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "events/burst_buffer_staging.hpp"
 #include "events/event_factory.hpp"
 #include "events/event_log.hpp"
+#include "events/job_history.hpp"
 #include "events/job_step.hpp"
 
 namespace cairn {
@@ -95,9 +97,45 @@ struct ArrayTargets {
 };
 using ControlsReply = std::function<void(const std::vector<ControlOutcome>&)>;
 
+// Which jobs a query answers and which of their fields (rpc.capnp JobQuery).
+struct JobQuery {
+  std::vector<uint64_t> ids;  // empty: a listing, answered in pages
+  bool include_finished = false;
+  std::vector<std::string> user_names;  // each list: empty means any
+  std::vector<uint32_t> uids;
+  std::vector<JobState> states;
+  std::vector<std::string> partitions;
+  std::vector<std::string> names;
+  int64_t ended_after_us = 0;       // 0: any
+  int64_t submitted_before_us = 0;  // 0: any
+  uint64_t after_job_id = 0;
+  uint32_t page_size = 0;  // 0: kDefaultJobPage
+  bool with_script = false;
+  bool with_environment = false;
+  bool for_accounting = false;
+  // Set by the controller, never by a client: PrivateData limits the caller to their own jobs.
+  std::optional<uint32_t> visible_uid;
+};
+
+// The jobs with these ids (their array tasks too).
+inline JobQuery jobs_with_ids(std::vector<uint64_t> ids, bool include_finished) {
+  JobQuery query;
+  query.ids = std::move(ids);
+  query.include_finished = include_finished;
+  return query;
+}
+
+inline constexpr uint32_t kDefaultJobPage = 1000;
+inline constexpr uint32_t kMaxJobPage = 10000;
+// An answer stops growing past this many bytes (estimated) even before its page is full.
+inline constexpr size_t kJobPageBytes = 8u << 20;
+
 struct JobsSnapshot {
   std::vector<JobRecord> jobs;
   int64_t now_us = 0;
+  bool more = false;               // a listing stopped at its page: ask again after next_after_job_id
+  uint64_t next_after_job_id = 0;
+  uint32_t named_found = 0;  // how many of the query's ids name a job the caller may see, filters aside
 };
 
 struct NodesSnapshot {
@@ -105,6 +143,15 @@ struct NodesSnapshot {
   std::vector<PartitionPolicy> partitions;
   int64_t now_us = 0;
 };
+
+// A page of the job history (Controller.queryHistory).
+struct HistoryPage {
+  std::vector<JobRecord> jobs;
+  bool more = false;
+  HistoryCursor next;
+  std::string error;  // the history could not be read
+};
+using HistoryReply = std::function<void(const HistoryPage&)>;
 
 struct SubmitOutcome {
   bool ok = false;

@@ -3,6 +3,8 @@
 // on the state it holds, and sends each changed job record to the job's actor.
 #include <caf/all.hpp>
 #include <malloc.h>
+#include <capnp/message.h>
+#include <capnp/serialize.h>
 #include <kj/exception.h>
 #include <spdlog/spdlog.h>
 
@@ -12,6 +14,7 @@
 
 #include "actors/controller_actors.hpp"
 #include "actors/read_model.hpp"
+#include "actors/rpc_views.hpp"
 #include "actors/snapshot_files.hpp"
 #include "events/event_codec.hpp"
 #include "events/replay.hpp"
@@ -40,6 +43,9 @@ struct QueryViewState {
   std::vector<DeferredAccounts> deferred_accounts;
   int64_t last_event_us = 0;
   uint64_t snapshot_offset = 0;  // next_offset of the last snapshot written (or loaded)
+  // A purge is under way until its JobsPurged event is applied (offset known once appended).
+  bool purge_in_flight = false;
+  uint64_t purge_offset = 0;
   static inline const char* name = "query_view";
 };
 
@@ -50,6 +56,10 @@ bool changes_accounts(schema::Event::Body::Which kind) {
   return kind == Body::ACCOUNT_ADDED || kind == Body::ACCOUNT_REMOVED || kind == Body::USER_ASSOCIATED ||
          kind == Body::USER_REMOVED;
 }
+
+// How often finished jobs older than MinJobAge are looked for, and at most how many go at once.
+constexpr auto kPurgeEvery = std::chrono::seconds(5);
+constexpr size_t kPurgeBatch = 5000;
 
 int64_t wall_clock_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -89,6 +99,45 @@ void maybe_snapshot(QueryView* self) {
   }).detach();
 }
 
+// A finished job's final record as the job history keeps it: no script, no environment.
+HistoryEntry history_entry(const JobRecord& job) {
+  capnp::MallocMessageBuilder message;
+  write_job_view(message.initRoot<rpc::JobView>(), job, {false, false});
+  auto words = capnp::messageToFlatArray(message);
+  auto bytes = words.asBytes();
+  return {job.id, job.submit_us, job.end_us, std::vector<uint8_t>(bytes.begin(), bytes.end())};
+}
+
+// Finished jobs older than MinJobAge go to the job history, then leave the state through
+// a JobsPurged event (applied like any other, so a replay drops them too).
+void purge_old_jobs(QueryView* self) {
+  auto& st = self->state;
+  if (st.purge_in_flight && (st.purge_offset == 0 || st.applied_offset <= st.purge_offset)) return;
+  st.purge_in_flight = false;
+  auto chosen = purgeable_jobs(st.state, wall_clock_us(), st.context->config.min_job_age_sec, kPurgeBatch);
+  if (chosen.empty()) return;
+  std::vector<HistoryEntry> entries;
+  entries.reserve(chosen.size());
+  for (const auto& [id, offset] : chosen) entries.push_back(history_entry(st.state.jobs.at(id)));
+  st.purge_in_flight = true;
+  st.purge_offset = 0;
+  self->request(st.context->actors.history, caf::infinite, history_append_atom::value, std::move(entries))
+      .then([=](bool kept, const std::string&) {
+        if (!kept) {
+          self->state.purge_in_flight = false;
+          return;
+        }
+        EventDraft draft;
+        draft.actor = {0, "cairnctld", schema::ActorKind::SYSTEM};
+        draft.build = [chosen](const EventMeta& meta) { return make::jobs_purged(meta, chosen); };
+        self->request(self->state.context->actors.log, caf::infinite, append_atom::value, std::move(draft))
+            .then([=](const AppendAck& ack) {
+              if (ack.ok) self->state.purge_offset = ack.offset;
+              else self->state.purge_in_flight = false;
+            });
+      });
+}
+
 caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContext> context, ClusterState initial,
                          uint64_t applied_offset) {
   self->state.context = std::move(context);
@@ -98,7 +147,12 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
   for (auto& [id, job] : self->state.state.jobs)
     if (!is_final(job.state)) job.spec.compact();  // queued and running jobs, as if just submitted
   self->state.context->accounts->set(self->state.state.accounts);
+  if (self->state.context->actors.history) self->delayed_send(self, kPurgeEvery, purge_atom::value);
   return {
+      [=](purge_atom) {
+        purge_old_jobs(self);
+        self->delayed_send(self, kPurgeEvery, purge_atom::value);
+      },
       [=](apply_atom, const CommittedEvent& event, const caf::actor& job_actor) {
         auto& st = self->state;
         if (event.offset < st.applied_offset) return;  // already folded (replayed at start)
@@ -191,10 +245,9 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
         if (it == jobs.end()) return {false, JobRecord{}};
         return {true, with_live_reason(it->second, self->state.pending_reasons)};
       },
-      [=](query_jobs_atom, const std::vector<uint64_t>& ids, bool include_finished, const JobsReply& reply) {
+      [=](query_jobs_atom, const JobQuery& query, const JobsReply& reply) {
         auto& st = self->state;
-        reply(select_jobs(st.state, st.pending_reasons, ids, include_finished, wall_clock_us(),
-                          st.context->config.min_job_age_sec));
+        reply(select_jobs(st.state, st.pending_reasons, query, wall_clock_us(), st.context->config.min_job_age_sec));
       },
       [=](query_digest_atom, const DigestReply& reply) {
         auto& st = self->state;

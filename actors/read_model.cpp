@@ -59,11 +59,47 @@ JobRecord with_live_reason(const JobRecord& job, const ReasonMap& reasons) {
   return copy;
 }
 
-JobsSnapshot select_jobs(const ClusterState& state, const ReasonMap& reasons, const std::vector<uint64_t>& ids,
-                         bool include_finished, int64_t now_us, uint32_t min_job_age_sec) {
+namespace {
+
+template <typename T>
+bool contains(const std::vector<T>& list, const T& value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+template <typename T>
+bool listed(const std::vector<T>& list, const T& value) {
+  return list.empty() || contains(list, value);
+}
+
+// A rough size of a job's answer, so that a page stays well inside a message's limits.
+size_t answer_bytes(const JobRecord& job, const JobQuery& query) {
+  size_t bytes = 768 + 160 * (job.steps.size() + job.runs.size() + job.allocation.size());
+  if (query.with_script) bytes += job.spec.event_bytes().size();
+  if (query.with_environment)
+    bytes += job.spec.environment_block() ? job.spec.environment_block()->size() : job.spec.event_bytes().size();
+  return bytes;
+}
+
+}  // namespace
+
+bool matches_query(const JobRecord& job, const JobQuery& query) {
+  const JobSpecCore& spec = job.spec.core();
+  if (query.visible_uid && spec.uid != *query.visible_uid) return false;
+  bool any_user = query.uids.empty() && query.user_names.empty();
+  if (!any_user && !contains(query.uids, spec.uid) && !contains(query.user_names, spec.user_name)) return false;
+  if (!listed(query.states, job.state) || !listed(query.partitions, spec.partition) || !listed(query.names, spec.name))
+    return false;
+  if (query.ended_after_us != 0 && is_final(job.state) && job.end_us < query.ended_after_us) return false;
+  if (query.submitted_before_us != 0 && job.submit_us > query.submitted_before_us) return false;
+  return true;
+}
+
+JobsSnapshot select_jobs(const ClusterState& state, const ReasonMap& reasons, const JobQuery& query, int64_t now_us,
+                         uint32_t min_job_age_sec) {
   JobsSnapshot snapshot;
   snapshot.now_us = now_us;
   auto add = [&](const JobRecord& job) {
+    if (!matches_query(job, query)) return;
     snapshot.jobs.push_back(with_live_reason(job, reasons));
     if (!job.spec->dependency.empty()) {  // shown as Slurm shows it: afterok:12(unfulfilled)
       JobSpec shown = job.spec.full();
@@ -73,29 +109,70 @@ JobsSnapshot select_jobs(const ClusterState& state, const ReasonMap& reasons, co
   };
   // A job array's record once every task left it stands for nothing any more.
   auto shown = [](const JobRecord& job) { return !is_array_record(job) || !job.array_pending.empty(); };
-  if (ids.empty()) {
-    for (const auto& [id, job] : state.jobs)
-      if (shown(job) && (include_finished || shown_by_default(job, now_us, min_job_age_sec))) add(job);
-  } else {
-    std::set<uint64_t> arrays;  // asked for by the array's id: its record and every task
-    for (auto id : ids) {
-      auto it = state.jobs.find(id);
-      if (it == state.jobs.end()) continue;
-      if (is_array_record(it->second)) {
-        arrays.insert(id);
-        if (shown(it->second)) add(it->second);
-      } else {
-        add(it->second);
+  if (query.ids.empty()) {
+    uint32_t page = query.page_size == 0 ? kDefaultJobPage : std::min(query.page_size, kMaxJobPage);
+    size_t bytes = 0;
+    for (auto it = state.jobs.upper_bound(query.after_job_id); it != state.jobs.end(); ++it) {
+      const JobRecord& job = it->second;
+      if (!shown(job) || !(query.include_finished || shown_by_default(job, now_us, min_job_age_sec))) continue;
+      if (snapshot.jobs.size() >= page || (bytes >= kJobPageBytes && !snapshot.jobs.empty())) {
+        snapshot.more = true;
+        break;
       }
+      size_t before = snapshot.jobs.size();
+      add(job);
+      if (snapshot.jobs.size() != before) bytes += answer_bytes(job, query);
+      snapshot.next_after_job_id = it->first;
     }
-    if (!arrays.empty()) {
-      for (const auto& [id, job] : state.jobs)
-        if (job.array.task_id != kNoArrayTaskId && arrays.contains(job.array.array_job_id) &&
-            std::find(ids.begin(), ids.end(), id) == ids.end())
-          add(job);
+    return snapshot;
+  }
+  std::set<uint64_t> arrays;  // asked for by the array's id: its record and every task
+  for (auto id : query.ids) {
+    auto it = state.jobs.find(id);
+    if (it == state.jobs.end()) continue;
+    if (!query.visible_uid || it->second.spec->uid == *query.visible_uid) ++snapshot.named_found;
+    if (is_array_record(it->second)) {
+      arrays.insert(id);
+      if (shown(it->second)) add(it->second);
+    } else {
+      add(it->second);
     }
   }
+  if (!arrays.empty()) {
+    for (const auto& [id, job] : state.jobs)
+      if (job.array.task_id != kNoArrayTaskId && arrays.contains(job.array.array_job_id) &&
+          std::find(query.ids.begin(), query.ids.end(), id) == query.ids.end())
+        add(job);
+  }
   return snapshot;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> purgeable_jobs(const ClusterState& state, int64_t now_us,
+                                                          uint32_t min_job_age_sec, size_t limit) {
+  std::vector<std::pair<uint64_t, uint64_t>> purgeable;
+  if (min_job_age_sec == 0) return purgeable;
+  int64_t ended_before = now_us - static_cast<int64_t>(min_job_age_sec) * 1'000'000;
+  std::set<uint64_t> depended_on;
+  for (uint64_t id : state.unfinished_jobs) {
+    const auto& job = state.jobs.at(id);
+    if (job.spec->dependency.empty()) continue;
+    if (auto parsed = parse_dependency(job.spec->dependency).dependency)
+      for (auto named : dependency_job_ids(*parsed)) depended_on.insert(named);
+  }
+  auto old_enough = [&](const JobRecord& job) {
+    return is_final(job.state) && job.end_us < ended_before && !depended_on.contains(job.id) &&
+           !depended_on.contains(job.array.array_job_id);
+  };
+  std::set<uint64_t> arrays_with_kept_tasks;
+  for (const auto& [id, job] : state.jobs)
+    if (job.array.array_job_id != 0 && !is_array_record(job) && !old_enough(job))
+      arrays_with_kept_tasks.insert(job.array.array_job_id);
+  for (const auto& [id, job] : state.jobs) {
+    if (purgeable.size() >= limit) break;
+    if (old_enough(job) && !(is_array_record(job) && arrays_with_kept_tasks.contains(id)))
+      purgeable.emplace_back(id, job.last_offset);
+  }
+  return purgeable;
 }
 
 namespace {

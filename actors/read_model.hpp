@@ -23,12 +23,23 @@ bool shown_by_default(const JobRecord& job, int64_t now_us, uint32_t min_job_age
 // A pending job's reason as the last scheduling pass saw it (holds keep theirs).
 JobRecord with_live_reason(const JobRecord& job, const ReasonMap& reasons);
 
-// The jobs named by ids (every job shown by default, or every job at all, when
-// ids is empty), with live reasons, as of now_us. Their spec.dependency is what
-// Slurm shows as Dependency= and %E: the conditions not met yet, with "(unfulfilled)"
-// or "(failed)", empty once all are met (dependency_display).
-JobsSnapshot select_jobs(const ClusterState& state, const ReasonMap& reasons, const std::vector<uint64_t>& ids,
-                         bool include_finished, int64_t now_us, uint32_t min_job_age_sec);
+// Whether a job passes a query's filters (users, states, partitions, names, time
+// window, the caller's visibility); which jobs are named or listed is select_jobs'.
+bool matches_query(const JobRecord& job, const JobQuery& query);
+
+// The jobs named by query.ids (a page of every job shown by default, or of every job
+// at all, when ids is empty) that pass its filters, with live reasons, as of now_us.
+// Their spec.dependency is what Slurm shows as Dependency= and %E: the conditions not
+// met yet, with "(unfulfilled)" or "(failed)", empty once all are met (dependency_display).
+JobsSnapshot select_jobs(const ClusterState& state, const ReasonMap& reasons, const JobQuery& query, int64_t now_us,
+                         uint32_t min_job_age_sec);
+
+// Finished jobs that ended more than MinJobAge before now_us, at most `limit`, oldest id
+// first, each with the offset of its last change (the JobsPurged event's entries). Kept:
+// jobs an unfinished job's --dependency names (with their array's tasks), and an array's
+// record while a task of it is kept. MinJobAge=0 keeps every job, as in Slurm.
+std::vector<std::pair<uint64_t, uint64_t>> purgeable_jobs(const ClusterState& state, int64_t now_us,
+                                                          uint32_t min_job_age_sec, size_t limit);
 
 // What a command for job `request.job_id` acts on. For a job array's record: with
 // no tasks, the pending remainder (cancel, hold, release) and every task the verb

@@ -396,21 +396,53 @@ class ControllerImpl final : public rpc::Controller::Server {
   }
 
   kj::Promise<void> queryJobs(QueryJobsContext context) override {
-    auto query = context.getParams().getQuery();
-    std::vector<uint64_t> ids;
-    for (auto id : query.getJobIds()) ids.push_back(id);
+    JobQuery query = read_job_query(context.getParams().getQuery());
+    restrict_to_visible(query);
     auto [promise, reply] = make_rpc_reply<JobsSnapshot>();
-    caf::anon_send(context_->actors.query_view, query_jobs_atom::value, ids, query.getIncludeFinished(),
+    caf::anon_send(context_->actors.query_view, query_jobs_atom::value, query,
                    JobsReply([reply](const JobsSnapshot& snapshot) { reply.fulfill(snapshot); }));
-    return promise.then([context](JobsSnapshot snapshot) mutable {
+    Caller caller = caller_;
+    return promise.then([context, caller, query](JobsSnapshot snapshot) mutable {
       auto results = context.getResults();
       results.setNowUs(snapshot.now_us);
+      results.setMore(snapshot.more);
+      results.setNextAfterJobId(snapshot.next_after_job_id);
+      results.setNamedFound(snapshot.named_found);
       auto jobs = results.initJobs(static_cast<unsigned>(snapshot.jobs.size()));
-      for (size_t i = 0; i < snapshot.jobs.size(); ++i) write_job_view(jobs[i], snapshot.jobs[i]);
+      for (size_t i = 0; i < snapshot.jobs.size(); ++i) {
+        // Scripts and environments go to their owner and operators only, and only when asked for.
+        bool private_parts_visible = caller.is_operator || (caller.may_write && caller.uid == snapshot.jobs[i].spec->uid);
+        write_job_view(jobs[i], snapshot.jobs[i],
+                       {query.with_script && private_parts_visible, query.with_environment && private_parts_visible});
+      }
+    });
+  }
+
+  kj::Promise<void> queryHistory(QueryHistoryContext context) override {
+    auto params = context.getParams();
+    JobQuery query = read_job_query(params.getQuery());
+    restrict_to_visible(query);
+    auto from = params.getFrom();
+    HistoryCursor cursor{from.getFile(), from.getBlockOffset(), from.getEntry()};
+    auto [promise, reply] = make_rpc_reply<HistoryPage>();
+    caf::anon_send(context_->actors.history, query_history_atom::value, query, cursor,
+                   HistoryReply([reply](const HistoryPage& page) { reply.fulfill(page); }));
+    return promise.then([context](HistoryPage page) mutable {
+      if (!page.error.empty()) kj::throwFatalException(failure(page.error));
+      auto results = context.getResults();
+      results.setMore(page.more);
+      auto next = results.initNext();
+      next.setFile(page.next.file);
+      next.setBlockOffset(page.next.block_offset);
+      next.setEntry(page.next.entry);
+      auto jobs = results.initJobs(static_cast<unsigned>(page.jobs.size()));
+      for (size_t i = 0; i < page.jobs.size(); ++i) write_job_view(jobs[i], page.jobs[i], {false, false});
     });
   }
 
   kj::Promise<void> queryNodes(QueryNodesContext context) override {
+    if (context_->config.private_data.nodes && !caller_.is_operator)
+      return failure("Access/permission denied");  // slurmctld's answer with PrivateData=nodes
     auto [promise, reply] = make_rpc_reply<NodesSnapshot>();
     caf::anon_send(context_->actors.query_view, query_nodes_atom::value,
                    NodesReply([reply](const NodesSnapshot& snapshot) { reply.fulfill(snapshot); }));
@@ -505,8 +537,13 @@ class ControllerImpl final : public rpc::Controller::Server {
     auto [promise, reply] = make_rpc_reply<AccountsState>();
     caf::anon_send(context_->actors.query_view, query_accounts_atom::value,
                    AccountsReply([reply](const AccountsState& accounts) { reply.fulfill(accounts); }));
-    return promise.then([context](AccountsState accounts) mutable {
-      write_accounts_view(context.getResults().initAccounts(), accounts);
+    const PrivateData& privacy = context_->config.private_data;
+    std::optional<std::string> private_to;
+    if ((privacy.users || privacy.accounts) && !caller_.is_operator) private_to = caller_.user;
+    bool users = privacy.users, accounts = privacy.accounts;
+    return promise.then([context, private_to, users, accounts](AccountsState state) mutable {
+      if (private_to) state = visible_accounts(state, *private_to, users, accounts);
+      write_accounts_view(context.getResults().initAccounts(), state);
     });
   }
 
@@ -582,6 +619,14 @@ class ControllerImpl final : public rpc::Controller::Server {
   }
 
  private:
+  // PrivateData=jobs (and usage for sacct): a caller who is not an operator sees their own jobs only.
+  void restrict_to_visible(JobQuery& query) const {
+    const PrivateData& privacy = context_->config.private_data;
+    query.visible_uid.reset();
+    if ((privacy.jobs || (query.for_accounting && privacy.usage)) && !caller_.is_operator)
+      query.visible_uid = caller_.uid;
+  }
+
   Caller with_command_id() const {
     Caller caller = caller_;
     caller.command_id = next_command_id();

@@ -1,5 +1,7 @@
 #include "actors/rpc_views.hpp"
 
+#include <capnp/dynamic.h>
+
 #include "events/event_codec.hpp"
 
 namespace cairn {
@@ -25,10 +27,34 @@ ArrayTaskInfo read_array_view(rpc::ArrayView::Reader in) {
   return array;
 }
 
-void write_job_view(rpc::JobView::Builder out, const JobRecord& job) {
+namespace {
+
+// Scripts up to this size are copied with the spec and then dropped from the answer (Cap'n
+// Proto zeroes what it drops); a larger one is left out field by field, so that no page
+// carries megabytes of zeros.
+constexpr size_t kScriptCopiedThenDropped = 16u << 10;
+
+void write_spec_view(rpc::JobView::Builder view, schema::JobSpec::Reader in, JobViewFields fields) {
+  if (fields.script || in.getScript().size() <= kScriptCopiedThenDropped) {
+    view.setSpec(in);
+  } else {
+    capnp::DynamicStruct::Reader from = in;
+    capnp::DynamicStruct::Builder to = view.initSpec();
+    for (auto field : from.getSchema().getFields())
+      if (field.getProto().getName() != "script" && from.has(field)) to.set(field, from.get(field));
+  }
+  auto out = view.getSpec();
+  if (!fields.script && out.hasScript()) out.disownScript();
+  if (!fields.environment && out.hasEnvironment()) out.disownEnvironment();
+}
+
+}  // namespace
+
+void write_job_view(rpc::JobView::Builder out, const JobRecord& job, JobViewFields fields) {
   out.setJobId(job.id);
-  out.setSpec(RecordedSpecReader(job.spec).spec());
-  if (const auto* block = job.spec.environment_block()) write_environment(out.getSpec(), split_environment(*block));
+  write_spec_view(out, RecordedSpecReader(job.spec).spec(), fields);
+  if (const auto* block = job.spec.environment_block(); block && fields.environment)
+    write_environment(out.getSpec(), split_environment(*block));
   out.setState(job.state);
   out.setReason(static_cast<uint8_t>(job.reason));
   out.setMessage(job.message);
@@ -89,6 +115,59 @@ void write_job_view(rpc::JobView::Builder out, const JobRecord& job) {
     for (size_t i = 0; i < job.steps.size(); ++i) write_step_view(steps[i], job.steps[i]);
   }
   out.setNextStepId(job.next_step_id);
+}
+
+namespace {
+
+template <typename List, typename T>
+void write_list(List out, const std::vector<T>& values) {
+  for (size_t i = 0; i < values.size(); ++i) out.set(static_cast<unsigned>(i), values[i]);
+}
+
+template <typename T, typename List>
+std::vector<T> read_list(List in) {
+  std::vector<T> values;
+  values.reserve(in.size());
+  for (auto value : in) values.push_back(T(value));
+  return values;
+}
+
+}  // namespace
+
+void write_job_query(rpc::JobQuery::Builder out, const JobQuery& query) {
+  write_list(out.initJobIds(static_cast<unsigned>(query.ids.size())), query.ids);
+  out.setIncludeFinished(query.include_finished);
+  write_list(out.initUserNames(static_cast<unsigned>(query.user_names.size())), query.user_names);
+  write_list(out.initUserIds(static_cast<unsigned>(query.uids.size())), query.uids);
+  write_list(out.initStates(static_cast<unsigned>(query.states.size())), query.states);
+  write_list(out.initPartitions(static_cast<unsigned>(query.partitions.size())), query.partitions);
+  write_list(out.initNames(static_cast<unsigned>(query.names.size())), query.names);
+  out.setEndedAfterUs(query.ended_after_us);
+  out.setSubmittedBeforeUs(query.submitted_before_us);
+  out.setAfterJobId(query.after_job_id);
+  out.setPageSize(query.page_size);
+  out.setWithScript(query.with_script);
+  out.setWithEnvironment(query.with_environment);
+  out.setForAccounting(query.for_accounting);
+}
+
+JobQuery read_job_query(rpc::JobQuery::Reader in) {
+  JobQuery query;
+  query.ids = read_list<uint64_t>(in.getJobIds());
+  query.include_finished = in.getIncludeFinished();
+  query.user_names = read_list<std::string>(in.getUserNames());
+  query.uids = read_list<uint32_t>(in.getUserIds());
+  query.states = read_list<JobState>(in.getStates());
+  query.partitions = read_list<std::string>(in.getPartitions());
+  query.names = read_list<std::string>(in.getNames());
+  query.ended_after_us = in.getEndedAfterUs();
+  query.submitted_before_us = in.getSubmittedBeforeUs();
+  query.after_job_id = in.getAfterJobId();
+  query.page_size = in.getPageSize();
+  query.with_script = in.getWithScript();
+  query.with_environment = in.getWithEnvironment();
+  query.for_accounting = in.getForAccounting();
+  return query;
 }
 
 JobRecord read_job_view(rpc::JobView::Reader in) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "actors/burst_buffer_plan.hpp"
+#include "actors/controller_messages.hpp"
 #include "actors/scheduling_policy.hpp"
 #include "events/burst_buffer_staging.hpp"
 #include "capnp/rpc.capnp.h"
@@ -12,8 +13,16 @@
 
 namespace cairn {
 
-void write_job_view(rpc::JobView::Builder out, const JobRecord& job);
+// Which private parts of a job's spec a view carries (the owner's and operators' only).
+struct JobViewFields {
+  bool script = true;
+  bool environment = true;
+};
+void write_job_view(rpc::JobView::Builder out, const JobRecord& job, JobViewFields fields = {});
 JobRecord read_job_view(rpc::JobView::Reader in);
+
+void write_job_query(rpc::JobQuery::Builder out, const JobQuery& query);
+JobQuery read_job_query(rpc::JobQuery::Reader in);  // never sets visible_uid (the controller does)
 
 void write_node_view(rpc::NodeView::Builder out, const NodeRecord& node);
 NodeRecord read_node_view(rpc::NodeView::Reader in);

@@ -67,6 +67,7 @@ std::vector<uint8_t> encode_snapshot(const ClusterState& state, uint32_t partiti
   out.setAnomalyCount(state.anomaly_count);
   out.setSkippedUnknown(state.skipped_unknown);
   out.setSkippedStale(state.skipped_stale);
+  out.setPurgedJobs(state.purged_jobs);
   write_accounts_view(out.initAccounts(), state.accounts);
   // Packed: a state is mostly zero words (defaults), and the disk is slower than unpacking.
   kj::VectorOutputStream packed;
@@ -124,6 +125,7 @@ StateSnapshot decode_snapshot(std::span<const uint8_t> bytes) {
     state.anomaly_count = in.getAnomalyCount();
     state.skipped_unknown = in.getSkippedUnknown();
     state.skipped_stale = in.getSkippedStale();
+    state.purged_jobs = in.getPurgedJobs();
     if (in.hasAccounts()) state.accounts = read_accounts_view(in.getAccounts());
     // The checksum vouches for the bytes; recomputing the digest would decode every spec.
     snapshot.digest = in.getDigest();

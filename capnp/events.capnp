@@ -350,6 +350,18 @@ struct StepCancelled {
   signal @2 :Int32;
 }
 
+# MinJobAge after their end the controller drops finished jobs from its state (sacct
+# then finds them in the job history, written before this event). A job changed after
+# lastOffset is not dropped.
+struct JobsPurged {
+  jobs @0 :List(PurgedJob);
+}
+
+struct PurgedJob {
+  jobId @0 :UInt64;
+  lastOffset @1 :UInt64;
+}
+
 struct Event {
   header @0 :Header;
   body :union {
@@ -384,6 +396,7 @@ struct Event {
     accountRemoved @29 :AccountRemoved;
     userAssociated @30 :UserAssociated;
     userRemoved @31 :UserRemoved;
+    jobsPurged @32 :JobsPurged;
     # New kinds are added here with the next ordinal.
   }
 }

@@ -129,9 +129,24 @@ struct PartitionView {
   maxTimeSec @4 :UInt32;       # 4294967295: unlimited
 }
 
+# Which jobs and which of their fields a query answers. The controller filters at the source
+# and answers in pages (by ascending job id) so no answer outgrows a message; the caller asks
+# again with afterJobId = the answer's nextAfterJobId while `more` is set.
 struct JobQuery {
   jobIds @0 :List(UInt64);     # empty: all
   includeFinished @1 :Bool;    # false: only jobs squeue shows (pending, active, recently ended)
+  userNames @2 :List(Text);    # empty: any user (PrivateData=jobs narrows it to the caller)
+  userIds @3 :List(UInt32);
+  states @4 :List(Events.JobState);
+  partitions @5 :List(Text);
+  names @6 :List(Text);
+  endedAfterUs @7 :Int64;      # sacct -S: jobs that were still running or pending then (0: any)
+  submittedBeforeUs @8 :Int64; # sacct -E: jobs that existed then (0: any)
+  afterJobId @9 :UInt64;       # paging: only jobs with a larger id (listings only, not jobIds)
+  pageSize @10 :UInt32;        # at most this many jobs per answer (0: the controller's default)
+  withScript @11 :Bool;        # the batch script (owner and operators only)
+  withEnvironment @12 :Bool;   # the exported environment (owner and operators only)
+  forAccounting @13 :Bool;     # sacct: PrivateData=usage applies instead of jobs
 }
 
 struct LaunchRequest {
@@ -278,7 +293,9 @@ interface Controller {
   ping @0 () -> (clusterName :Text, uid :UInt32, userName :Text, isOperator :Bool);
   submit @1 (spec :Events.JobSpec) -> (jobId :UInt64);
   control @2 (verb :ControlVerb, jobIds :List(UInt64), signal :Int32) -> (results :List(ControlResult));
-  queryJobs @3 (query :JobQuery) -> (jobs :List(JobView), nowUs :Int64);
+  # namedFound: how many of query.jobIds name a job the caller may see, whatever the filters.
+  queryJobs @3 (query :JobQuery) -> (jobs :List(JobView), nowUs :Int64, more :Bool, nextAfterJobId :UInt64,
+                                     namedFound :UInt32);
   queryNodes @4 () -> (nodes :List(NodeView), partitions :List(PartitionView), nowUs :Int64);
   registerAgent @5 (info :AgentInfo, agent :Agent) -> (session :AgentSession, heartbeatSec :UInt32);
   queryBurstBuffers @6 () -> (pools :List(PoolView), nowUs :Int64);
@@ -309,6 +326,17 @@ interface Controller {
   # durable, with what was done; the listing is the folded state.
   accountCommand @16 (command :AccountCommand) -> (changed :Bool);
   queryAccounts @17 () -> (accounts :AccountsView);
+  # sacct: finished jobs the controller dropped from its state MinJobAge after their end
+  # (the job history), filtered at the source as queryJobs is, in pages: ask again from
+  # `next` while `more` is set. A job may also be in queryJobs' answer (a crash between
+  # history and purge): the live record wins.
+  queryHistory @18 (query :JobQuery, from :HistoryCursor) -> (jobs :List(JobView), more :Bool, next :HistoryCursor);
+}
+
+struct HistoryCursor {
+  file @0 :UInt32;
+  blockOffset @1 :UInt64;
+  entry @2 :UInt32;
 }
 
 struct PoolHolder {

@@ -28,6 +28,7 @@ struct StateSnapshot {
   unassigned15 @15 :Void;
   unassigned16 @16 :Void;
   accounts @17 :Rpc.AccountsView;   # sacctmgr's accounts and associations
+  purgedJobs @18 :UInt64;           # finished jobs dropped so far (JobsPurged)
 
   struct Pool {
     name @0 :Text;

@@ -28,8 +28,10 @@ ClusterHistory::ClusterHistory(const ClusterConfig& config, const EventLog& log,
                  .pending_reasons;
 }
 
-JobsSnapshot ClusterHistory::jobs(const std::vector<uint64_t>& job_ids, bool include_finished) {
-  return select_jobs(state_, reasons_, job_ids, include_finished, at_us_, config_.min_job_age_sec);
+JobsSnapshot ClusterHistory::jobs(const JobQuery& query) {
+  return read_all_pages(query, [this](const JobQuery& page) {
+    return select_jobs(state_, reasons_, page, at_us_, config_.min_job_age_sec);
+  });
 }
 
 NodesSnapshot ClusterHistory::nodes() { return nodes_snapshot(state_, config_, partition_policies(config_), at_us_); }
@@ -41,9 +43,7 @@ class LoggedHistory final : public ClusterQueries {
  public:
   LoggedHistory(const ClusterConfig& config, int64_t at_us)
       : log_(open_log_read_only(config)), history_(config, *log_, at_us) {}
-  JobsSnapshot jobs(const std::vector<uint64_t>& job_ids, bool include_finished) override {
-    return history_.jobs(job_ids, include_finished);
-  }
+  JobsSnapshot jobs(const JobQuery& query) override { return history_.jobs(query); }
   NodesSnapshot nodes() override { return history_.nodes(); }
 
  private:
@@ -52,6 +52,19 @@ class LoggedHistory final : public ClusterQueries {
 };
 
 }  // namespace
+
+JobsSnapshot read_all_pages(const JobQuery& query, const std::function<JobsSnapshot(const JobQuery&)>& page_of) {
+  JobsSnapshot all;
+  JobQuery page = query;
+  for (;;) {
+    JobsSnapshot answer = page_of(page);
+    all.now_us = answer.now_us;
+    all.named_found = answer.named_found;
+    std::move(answer.jobs.begin(), answer.jobs.end(), std::back_inserter(all.jobs));
+    if (!answer.more) return all;
+    page.after_job_id = answer.next_after_job_id;
+  }
+}
 
 std::unique_ptr<ClusterQueries> open_cluster_queries(const ClusterConfig& config, const std::optional<std::string>& at,
                                                      const std::string& command) {

@@ -15,7 +15,7 @@ class ClusterHistory final : public ClusterQueries {
  public:
   ClusterHistory(const ClusterConfig& config, const EventLog& log, int64_t at_us);
 
-  JobsSnapshot jobs(const std::vector<uint64_t>& job_ids, bool include_finished) override;
+  JobsSnapshot jobs(const JobQuery& query) override;
   NodesSnapshot nodes() override;
   const ClusterState& state() const { return state_; }
 

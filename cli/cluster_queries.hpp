@@ -2,6 +2,7 @@
 // cluster as the event log says it was at a past moment (--at TIME).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,9 +16,13 @@ namespace cairn {
 class ClusterQueries {
  public:
   virtual ~ClusterQueries() = default;
-  virtual JobsSnapshot jobs(const std::vector<uint64_t>& job_ids, bool include_finished) = 0;
+  // Every job the query selects (a live controller answers in pages; this reads them all).
+  virtual JobsSnapshot jobs(const JobQuery& query) = 0;
   virtual NodesSnapshot nodes() = 0;
 };
+
+// Every page of a listing: asks `page_of` again after each answer that has more.
+JobsSnapshot read_all_pages(const JobQuery& query, const std::function<JobsSnapshot(const JobQuery&)>& page_of);
 
 // The controller, or with `at` (Slurm's time formats, as sacct -S) the log
 // replayed up to that moment. Throws UsageError on a bad time.

@@ -110,17 +110,37 @@ std::vector<ControlOutcome> ControllerClient::control_array(ControlVerb verb, ui
   return outcomes;
 }
 
-JobsSnapshot ControllerClient::jobs(const std::vector<uint64_t>& job_ids, bool include_finished) {
-  auto request = session_->controller.queryJobsRequest();
-  auto query = request.initQuery();
-  auto ids = query.initJobIds(static_cast<unsigned>(job_ids.size()));
-  for (size_t i = 0; i < job_ids.size(); ++i) ids.set(i, job_ids[i]);
-  query.setIncludeFinished(include_finished);
-  auto response = session_->connection.wait(request.send());
-  JobsSnapshot snapshot;
-  snapshot.now_us = response.getNowUs();
-  for (auto job : response.getJobs()) snapshot.jobs.push_back(read_job_view(job));
-  return snapshot;
+JobsSnapshot ControllerClient::jobs(const JobQuery& query) {
+  return read_all_pages(query, [this](const JobQuery& page) {
+    auto request = session_->controller.queryJobsRequest();
+    write_job_query(request.initQuery(), page);
+    auto response = session_->connection.wait(request.send());
+    JobsSnapshot answer;
+    answer.now_us = response.getNowUs();
+    answer.more = response.getMore();
+    answer.next_after_job_id = response.getNextAfterJobId();
+    answer.named_found = response.getNamedFound();
+    for (auto job : response.getJobs()) answer.jobs.push_back(read_job_view(job));
+    return answer;
+  });
+}
+
+std::vector<JobRecord> ControllerClient::history(const JobQuery& query) {
+  std::vector<JobRecord> jobs;
+  HistoryCursor from;
+  for (;;) {
+    auto request = session_->controller.queryHistoryRequest();
+    write_job_query(request.initQuery(), query);
+    auto cursor = request.initFrom();
+    cursor.setFile(from.file);
+    cursor.setBlockOffset(from.block_offset);
+    cursor.setEntry(from.entry);
+    auto response = session_->connection.wait(request.send());
+    for (auto job : response.getJobs()) jobs.push_back(read_job_view(job));
+    if (!response.getMore()) return jobs;
+    auto next = response.getNext();
+    from = {next.getFile(), next.getBlockOffset(), next.getEntry()};
+  }
 }
 
 NodesSnapshot ControllerClient::nodes() {

@@ -44,8 +44,10 @@ class ControllerClient final : public ClusterQueries {
   // A job, a whole job array (tasks empty) or some of its tasks (Controller.controlArray).
   std::vector<ControlOutcome> control_array(ControlVerb verb, uint64_t job_id, const std::vector<uint32_t>& tasks,
                                             int32_t signal = 0);
-  JobsSnapshot jobs(const std::vector<uint64_t>& job_ids, bool include_finished) override;
+  JobsSnapshot jobs(const JobQuery& query) override;
   NodesSnapshot nodes() override;
+  // sacct: the jobs of the job history (purged MinJobAge after their end) the query selects.
+  std::vector<JobRecord> history(const JobQuery& query);
   PoolsSnapshot burst_buffers();
   StateDigestView state_digest();
   // sacctmgr: whether anything changed (throws with the controller's refusal).

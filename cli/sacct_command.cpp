@@ -1,5 +1,10 @@
 // sacct: accounting from the controller's log-derived read model, so finished jobs stay queryable.
+#include <unistd.h>
+
 #include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <map>
 #include <ostream>
 
 #include "cli/controller_client.hpp"
@@ -26,6 +31,18 @@ int64_t parse_time_option(const std::string& option, const std::optional<std::st
   return *parsed * 1'000'000;
 }
 
+// The controller's jobs and those of its job history, by id; a job in both (a crash
+// between the history's write and the purge) is the controller's.
+std::vector<JobRecord> with_history(std::vector<JobRecord> live, std::vector<JobRecord> purged) {
+  std::map<uint64_t, JobRecord> by_id;
+  for (auto& job : purged) by_id.emplace(job.id, std::move(job));
+  for (auto& job : live) by_id.insert_or_assign(job.id, std::move(job));
+  std::vector<JobRecord> all;
+  all.reserve(by_id.size());
+  for (auto& [id, job] : by_id) all.push_back(std::move(job));
+  return all;
+}
+
 }  // namespace
 
 int run_sacct(const Args& argv, std::ostream& out, std::ostream& err) {
@@ -48,21 +65,30 @@ int run_sacct(const Args& argv, std::ostream& out, std::ostream& err) {
     options.allocations_only = args.has("allocations");
     options.duplicates = args.has("duplicates");
     auto config = load_cli_config(args.get("conf"));
-    ControllerClient client(config);
-    auto snapshot = client.jobs(ids, true);
-    snapshot.jobs = select_refs(snapshot.jobs, refs);
-    int64_t now = snapshot.now_us / 1'000'000;
-    int64_t since_us = parse_time_option("--starttime", args.get("starttime"), now);
-    int64_t until_us = parse_time_option("--endtime", args.get("endtime"), now);
-    std::vector<const JobRecord*> shown;
-    for (const auto& job : snapshot.jobs) {
-      if (!names.empty() && std::find(names.begin(), names.end(), job.spec->name) == names.end()) continue;
-      if (!users.empty() && std::find(users.begin(), users.end(), job.spec->user_name) == users.end()) continue;
-      if (!states.empty() && std::find(states.begin(), states.end(), job.state) == states.end()) continue;
-      if (since_us && job.end_us != 0 && job.end_us < since_us) continue;
-      if (until_us && job.submit_us > until_us) continue;
-      shown.push_back(&job);
+    int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                      std::chrono::system_clock::now().time_since_epoch()).count();
+    // The controller filters at the source and answers in pages.
+    JobQuery query = jobs_with_ids(ids, true);
+    query.for_accounting = true;
+    query.names = names;
+    query.states = states;
+    query.ended_after_us = parse_time_option("--starttime", args.get("starttime"), now);
+    query.submitted_before_us = parse_time_option("--endtime", args.get("endtime"), now);
+    for (const auto& user : users) {  // names or uids, as Slurm's -u takes them
+      uint32_t uid = 0;
+      auto [end, error] = std::from_chars(user.data(), user.data() + user.size(), uid);
+      if (!user.empty() && error == std::errc() && end == user.data() + user.size())
+        query.uids.push_back(uid);
+      else
+        query.user_names.push_back(user);
     }
+    // Slurm's sacct shows the caller's own jobs unless -a, -u, -j or the caller is root.
+    if (users.empty() && ids.empty() && !args.has("allusers") && ::getuid() != 0) query.uids.push_back(::getuid());
+    ControllerClient client(config);
+    auto snapshot = client.jobs(query);
+    snapshot.jobs = select_refs(with_history(std::move(snapshot.jobs), client.history(query)), refs);
+    std::vector<const JobRecord*> shown;
+    for (const auto& job : snapshot.jobs) shown.push_back(&job);
     out << render_sacct(shown, options, format_context(config, snapshot.now_us));
     return 0;
   });

@@ -84,7 +84,7 @@ int run_sbatch_longrun(const Args& argv, std::ostream& out, std::ostream& err) {
       JobRecord job;
       {
         ControllerClient client(config);
-        auto snapshot = client.jobs({job_id}, true);
+        auto snapshot = client.jobs(jobs_with_ids({job_id}, true));
         if (snapshot.jobs.empty()) throw UsageError("sbatch_longrun: job " + std::to_string(job_id) + " vanished");
         job = snapshot.jobs.front();
       }

@@ -15,10 +15,6 @@ const std::vector<OptionSpec> kOptions = {
     {'s', "signal", true, ""},  {'q', "quiet", false, ""},    {0, "conf", true, ""},    {'h', "help", false, ""},
 };
 
-bool matches(const std::vector<std::string>& wanted, const std::string& value) {
-  return wanted.empty() || std::find(wanted.begin(), wanted.end(), value) != wanted.end();
-}
-
 }  // namespace
 
 int run_scancel(const Args& argv, std::ostream& out, std::ostream& err) {
@@ -77,15 +73,15 @@ int run_scancel(const Args& argv, std::ostream& out, std::ostream& err) {
       }
       return status;
     }
-    // Filters select among the given ids, or among all live jobs.
+    // Filters select among the given ids, or among all live jobs (the controller applies them).
+    JobQuery query = jobs_with_ids(ids, false);
+    query.user_names = users;
+    query.names = names;
+    query.partitions = partitions;
+    query.states = states;
     std::vector<uint64_t> selected;
-    for (const auto& job : select_refs(client.jobs(ids, false).jobs, refs)) {
-      if (is_final(job.state) || !matches(users, job.spec->user_name) || !matches(names, job.spec->name) ||
-          !matches(partitions, job.spec->partition))
-        continue;
-      if (!states.empty() && std::find(states.begin(), states.end(), job.state) == states.end()) continue;
-      selected.push_back(job.id);
-    }
+    for (const auto& job : select_refs(client.jobs(query).jobs, refs))
+      if (!is_final(job.state)) selected.push_back(job.id);
     ids = std::move(selected);
     if (ids.empty()) return 0;
     report(client.control(verb, ids, signal), "");

@@ -31,7 +31,7 @@ int show_jobs(ClusterQueries& client, const ClusterConfig& config, const std::ve
               bool one_liner, std::ostream& out, std::ostream& err) {
   auto refs = parse_job_refs(ids_text, "scontrol");
   auto ids = job_ids_of(refs);
-  auto snapshot = client.jobs(ids, !ids.empty());
+  auto snapshot = client.jobs(jobs_with_ids(ids, !ids.empty()));
   snapshot.jobs = select_refs(snapshot.jobs, refs);
   if (snapshot.jobs.empty()) {
     if (!ids.empty()) {
@@ -118,7 +118,7 @@ int show_burst_buffers(ControllerClient& client, const ClusterConfig& config, st
     for (const auto& holder : pool.holders) holders.push_back(holder.job_id);
   std::map<uint64_t, JobRecord> jobs;
   if (!holders.empty())
-    for (auto& job : client.jobs(holders, true).jobs) jobs.emplace(job.id, std::move(job));
+    for (auto& job : client.jobs(jobs_with_ids(holders, true)).jobs) jobs.emplace(job.id, std::move(job));
   out << render_scontrol_show_burst_buffers(pools.pools, jobs, format_context(config, pools.now_us));
   return 0;
 }

@@ -18,10 +18,6 @@ const std::vector<OptionSpec> kOptions = {
     {'r', "array", false, ""},    {'s', "steps", false, ""},
 };
 
-bool contains(const std::vector<std::string>& list, const std::string& value) {
-  return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
-}
-
 }  // namespace
 
 int run_squeue(const Args& argv, std::ostream& out, std::ostream& err) {
@@ -43,17 +39,18 @@ int run_squeue(const Args& argv, std::ostream& out, std::ostream& err) {
     bool all_states = std::erase_if(state_texts, [](const std::string& s) { return s == "all" || s == "ALL"; }) > 0;
     auto states = parse_states(state_texts, "squeue");
     auto cluster = open_cluster_queries(config, args.get("at"), "squeue");
-    auto snapshot = cluster->jobs(ids, all_states || !states.empty());
+    // The controller filters (and pages) at the source.
+    JobQuery query = jobs_with_ids(ids, all_states || !states.empty());
+    query.user_names = users;
+    query.names = names;
+    query.partitions = partitions;
+    query.states = states;
+    auto snapshot = cluster->jobs(query);
     snapshot.jobs = select_refs(snapshot.jobs, refs);
     if (args.has("array")) snapshot.jobs = expand_array_tasks(snapshot.jobs);
     std::vector<const JobRecord*> shown;
-    for (const auto& job : snapshot.jobs) {
-      if (!contains(users, job.spec->user_name) || !contains(names, job.spec->name)) continue;
-      if (!partitions.empty() && !contains(partitions, job.spec->partition)) continue;
-      if (!states.empty() && std::find(states.begin(), states.end(), job.state) == states.end()) continue;
-      shown.push_back(&job);
-    }
-    if (!ids.empty() && snapshot.jobs.empty()) {
+    for (const auto& job : snapshot.jobs) shown.push_back(&job);
+    if (!ids.empty() && snapshot.named_found == 0) {  // filtered out is not unknown: nothing to show then
       err << "slurm_load_jobs error: Invalid job id specified\n";
       return 1;
     }

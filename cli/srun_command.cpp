@@ -76,7 +76,7 @@ bool wait_for_allocation(ControllerClient& client, uint64_t job_id, bool quiet, 
   // A job the scheduler starts at once is not announced as queued (Slurm allocates it in the request).
   auto announce_at = std::chrono::steady_clock::now() + kQueuedAfter;
   while (true) {
-    auto jobs = client.jobs({job_id}, true).jobs;
+    auto jobs = client.jobs(jobs_with_ids({job_id}, true)).jobs;
     JobState state = jobs.empty() ? JobState::CANCELLED : jobs.front().state;
     if (is_active_state(state)) {
       if (said_queued && !quiet) err << "srun: job " << job_id << " has been allocated resources\n";
@@ -107,7 +107,7 @@ struct StepProgress {
 
 // Is the step (or its job) over according to the log?
 bool step_over_in_log(ControllerClient& client, uint64_t job_id, uint32_t step_id) {
-  auto jobs = client.jobs({job_id}, true).jobs;
+  auto jobs = client.jobs(jobs_with_ids({job_id}, true)).jobs;
   if (jobs.empty() || !is_active_state(jobs.front().state)) return true;
   const JobRecord& job = jobs.front();
   for (const auto& step : job.steps)

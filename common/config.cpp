@@ -204,6 +204,22 @@ class ConfigParser {
     }
   }
 
+  PrivateData private_data(const Pair& pair) const {
+    PrivateData data;
+    for (const auto& word : comma_list(pair.value)) {
+      std::string item = to_lower(word);
+      if (item == "jobs") data.jobs = true;
+      else if (item == "usage") data.usage = true;
+      else if (item == "users") data.users = true;
+      else if (item == "accounts") data.accounts = true;
+      else if (item == "nodes") data.nodes = true;
+      else if (item != "cloud" && item != "events" && item != "partitions" && item != "reservations")
+        fail("bad PrivateData value '" + word +
+             "' (expected accounts, cloud, events, jobs, nodes, partitions, reservations, usage or users)");
+    }
+    return data;
+  }
+
   void set_top_level(const Pair& pair) {
     using Setter = std::function<void(ConfigParser&, const Pair&)>;
     static const std::map<std::string, Setter, std::less<>> kSetters = {
@@ -222,6 +238,7 @@ class ConfigParser {
         {"minjobage", [](ConfigParser& p, const Pair& v) { p.config_.min_job_age_sec = p.number32(v); }},
         {"slurmuser", [](ConfigParser& p, const Pair& v) { p.config_.slurm_user = p.non_empty(v); }},
         {"operators", [](ConfigParser& p, const Pair& v) { p.config_.operators = comma_list(v.value); }},
+        {"privatedata", [](ConfigParser& p, const Pair& v) { p.config_.private_data = p.private_data(v); }},
         {"suspendbyowner", [](ConfigParser& p, const Pair& v) { p.config_.suspend_by_owner = p.boolean(v); }},
         {"authtype", [](ConfigParser& p, const Pair& v) { p.config_.auth_type = p.auth_type(v); }},
         {"authinfo", [](ConfigParser& p, const Pair& v) { p.auth_info(v); }},

@@ -64,6 +64,16 @@ struct BbPoolConfig {
   bool is_default = false;
 };
 
+// PrivateData= (Slurm's words): what a user who is not an operator may not see of others.
+// cloud, events, partitions and reservations are accepted; Cairn has nothing they hide.
+struct PrivateData {
+  bool jobs = false;      // other users' jobs and steps: squeue, scontrol show job, sacct
+  bool usage = false;     // other users' accounting: sacct
+  bool users = false;     // other users' associations: sacctmgr show user/association
+  bool accounts = false;  // accounts the user has no association with: sacctmgr show account
+  bool nodes = false;     // node information: sinfo, scontrol show node (refused)
+};
+
 struct ClusterConfig {
   std::string cluster_name = "cairn";
   std::string controller_addr = "127.0.0.1";
@@ -77,6 +87,7 @@ struct ClusterConfig {
   uint32_t min_job_age_sec = 300;
   std::string slurm_user = "root";
   std::vector<std::string> operators;
+  PrivateData private_data;
   bool suspend_by_owner = false;
   std::string auth_type = "auth/none";  // or "auth/munge"
   // AuthInfo=socket=PATH,ttl=SECONDS (Slurm's auth/munge options): munged's socket (empty: libmunge's

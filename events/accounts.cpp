@@ -46,6 +46,18 @@ bool account_exists(const AccountsState& state, std::string_view name) {
   return name == kRootAccount || state.accounts.contains(std::string(name));
 }
 
+AccountsState visible_accounts(const AccountsState& state, const std::string& user, bool private_users,
+                               bool private_accounts) {
+  AccountsState visible;
+  if (!private_accounts) visible.accounts = state.accounts;
+  if (!private_users) {
+    visible.users = state.users;
+  } else if (auto own = state.users.find(user); own != state.users.end()) {
+    visible.users.insert(*own);
+  }
+  return visible;
+}
+
 std::optional<std::string> add_account(AccountsState& state, AccountRecord account) {
   if (account.name.empty()) return "an account needs a name";
   if (account_exists(state, account.name)) return "account " + account.name + " already exists";

@@ -39,6 +39,11 @@ struct AccountsState {
 
 bool account_exists(const AccountsState& state, std::string_view name);
 
+// What `user`, not an operator, may see under PrivateData=users (their own user record
+// only) and PrivateData=accounts (no account: Slurm shows them to coordinators only).
+AccountsState visible_accounts(const AccountsState& state, const std::string& user, bool private_users,
+                               bool private_accounts);
+
 // ---- the reducer's steps: each returns why the event cannot apply (nothing changed then) ----
 
 std::optional<std::string> add_account(AccountsState& state, AccountRecord account);

@@ -105,6 +105,7 @@ class Reducer {
       case Body::STEP_STARTED: return step_started(body.getStepStarted());
       case Body::STEP_ENDED: return step_ended(body.getStepEnded());
       case Body::STEP_CANCELLED: return step_cancelled(body.getStepCancelled());
+      case Body::JOBS_PURGED: return purged(body.getJobsPurged());
       case Body::EPOCH_CLAIMED: break;  // handled before dispatch
     }
     ++state_.skipped_unknown;
@@ -554,6 +555,18 @@ class Reducer {
     job->hold = held.getByAdmin() ? HoldKind::admin : HoldKind::user;
     job->reason = held.getByAdmin() ? Reason::job_held_admin : Reason::job_held_user;
     return applied(*job);
+  }
+
+  // Each job still finished and unchanged since the controller chose it leaves the state.
+  ApplyResult purged(schema::JobsPurged::Reader purge) {
+    for (auto entry : purge.getJobs()) {
+      auto it = state_.jobs.find(entry.getJobId());
+      if (it == state_.jobs.end() || !is_final(it->second.state) || it->second.last_offset != entry.getLastOffset())
+        continue;
+      state_.jobs.erase(it);
+      ++state_.purged_jobs;
+    }
+    return ApplyResult::applied;
   }
 
   ApplyResult released(uint64_t id) {

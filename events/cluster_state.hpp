@@ -41,6 +41,7 @@ struct ClusterState {
   uint64_t anomaly_count = 0;
   uint64_t skipped_unknown = 0;    // events of kinds newer than this reader
   uint64_t skipped_stale = 0;      // events of a fenced (older) writer epoch
+  uint64_t purged_jobs = 0;        // finished jobs dropped (JobsPurged): the job history holds them
   bool operator==(const ClusterState&) const = default;
 };
 

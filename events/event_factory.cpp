@@ -278,6 +278,16 @@ Bytes user_removed(EventMeta meta, const std::string& user, const std::vector<st
   return event.bytes();
 }
 
+Bytes jobs_purged(EventMeta meta, const std::vector<std::pair<uint64_t, uint64_t>>& jobs) {
+  EventBuilder event(std::move(meta));
+  auto list = event.body().initJobsPurged().initJobs(static_cast<unsigned>(jobs.size()));
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    list[static_cast<unsigned>(i)].setJobId(jobs[i].first);
+    list[static_cast<unsigned>(i)].setLastOffset(jobs[i].second);
+  }
+  return event.bytes();
+}
+
 Bytes account_change(EventMeta meta, const AccountChange& change) {
   switch (change.kind) {
     case AccountChange::Kind::add_account: return account_added(std::move(meta), change.account);

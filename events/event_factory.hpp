@@ -86,6 +86,8 @@ Bytes step_started(EventMeta meta, uint64_t job_id, const StepStart& step);
 Bytes step_ended(EventMeta meta, uint64_t job_id, const StepNodeEnd& end);
 Bytes step_cancelled(EventMeta meta, uint64_t job_id, uint32_t step_id, int32_t signal);
 // The event of one planned change (plan_account_command).
+// The jobs (id, last offset) dropped from the state MinJobAge after their end.
+Bytes jobs_purged(EventMeta meta, const std::vector<std::pair<uint64_t, uint64_t>>& jobs);
 Bytes account_change(EventMeta meta, const AccountChange& change);
 
 }  // namespace cairn::make

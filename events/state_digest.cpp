@@ -112,7 +112,7 @@ uint64_t state_digest(const ClusterState& state) {
       for (const auto& account : user.accounts) h.add(account);
     }
   }
-  h.add(state.anomaly_count), h.add(state.skipped_unknown), h.add(state.skipped_stale);
+  h.add(state.anomaly_count), h.add(state.skipped_unknown), h.add(state.skipped_stale), h.add(state.purged_jobs);
   for (const auto& anomaly : state.anomalies) h.add(anomaly.offset), h.add(anomaly.text);
   return h.value();
 }

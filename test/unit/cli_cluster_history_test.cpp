@@ -57,14 +57,14 @@ TEST_CASE("cluster history: jobs and nodes as the log says they were at a moment
   LoggedTimeline history;
 
   auto before = history.at_second(-7);  // the nodes have registered, nothing was submitted
-  CHECK(before.jobs({}, true).jobs.empty());
+  CHECK(before.jobs(jobs_with_ids({}, true)).jobs.empty());
   auto nodes = before.nodes();
   REQUIRE(nodes.nodes.size() == 2);
   CHECK(nodes.nodes[0].status == NodeStatus::up);
   CHECK(nodes.now_us == kT0 - 7 * kSecond);
 
   auto running = history.at_second(5);
-  auto jobs = running.jobs({}, false);
+  auto jobs = running.jobs(jobs_with_ids({}, false));
   REQUIRE(jobs.jobs.size() == 2);
   CHECK(jobs.jobs[0].state == JobState::RUNNING);
   CHECK(jobs.jobs[1].state == JobState::PENDING);
@@ -74,7 +74,7 @@ TEST_CASE("cluster history: jobs and nodes as the log says they were at a moment
   CHECK(jobs.jobs[1].reason == Reason::resources);
 
   auto after = history.at_second(20);
-  CHECK(after.jobs({1}, true).jobs.at(0).state == JobState::COMPLETED);
+  CHECK(after.jobs(jobs_with_ids({1}, true)).jobs.at(0).state == JobState::COMPLETED);
   CHECK(after.nodes().nodes[0].alloc_cpus == 0);
 }
 
@@ -89,9 +89,9 @@ TEST_CASE("cluster history: starts from the newest snapshot of no later moment")
   snapshot.state.jobs[99] = marker;
   write_snapshot_file(snapshot_dir(history.config), snapshot);
 
-  CHECK(history.at_second(20).jobs({99}, true).jobs.size() == 1);  // after the snapshot: from it
-  CHECK(history.at_second(5).jobs({99}, true).jobs.empty());       // before it: the log from its start
-  CHECK(history.at_second(5).jobs({1}, true).jobs.at(0).state == JobState::RUNNING);
+  CHECK(history.at_second(20).jobs(jobs_with_ids({99}, true)).jobs.size() == 1);  // after the snapshot: from it
+  CHECK(history.at_second(5).jobs(jobs_with_ids({99}, true)).jobs.empty());       // before it: the log from its start
+  CHECK(history.at_second(5).jobs(jobs_with_ids({1}, true)).jobs.at(0).state == JobState::RUNNING);
 }
 
 TEST_CASE("read model: MinJobAge hides old finished jobs unless asked; holds keep their reason") {
@@ -101,15 +101,15 @@ TEST_CASE("read model: MinJobAge hides old finished jobs unless asked; holds kee
   t.feed(make::job_submitted(at(11), 2, simple_spec("held")));
   t.feed(make::job_held(at(12), 2, false));
   ReasonMap reasons{{2, Reason::resources}};
-  auto soon = select_jobs(t.state, reasons, {}, false, kT0 + 20 * kSecond, 300);
+  auto soon = select_jobs(t.state, reasons, jobs_with_ids({}, false), kT0 + 20 * kSecond, 300);
   CHECK(soon.jobs.size() == 2);
-  auto later = select_jobs(t.state, reasons, {}, false, kT0 + 400 * kSecond, 300);
+  auto later = select_jobs(t.state, reasons, jobs_with_ids({}, false), kT0 + 400 * kSecond, 300);
   REQUIRE(later.jobs.size() == 1);
   CHECK(later.jobs[0].id == 2);
   CHECK(later.jobs[0].reason == Reason::job_held_user);
-  CHECK(select_jobs(t.state, reasons, {}, true, kT0 + 400 * kSecond, 300).jobs.size() == 2);
-  CHECK(select_jobs(t.state, reasons, {1}, false, kT0 + 400 * kSecond, 300).jobs.size() == 1);
-  CHECK(select_jobs(t.state, reasons, {7}, true, kT0, 300).jobs.empty());
+  CHECK(select_jobs(t.state, reasons, jobs_with_ids({}, true), kT0 + 400 * kSecond, 300).jobs.size() == 2);
+  CHECK(select_jobs(t.state, reasons, jobs_with_ids({1}, false), kT0 + 400 * kSecond, 300).jobs.size() == 1);
+  CHECK(select_jobs(t.state, reasons, jobs_with_ids({7}, true), kT0, 300).jobs.empty());
 }
 
 TEST_CASE("read model: partitions and pools from the configuration, the default pool first") {

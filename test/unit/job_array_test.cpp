@@ -253,7 +253,7 @@ TEST_CASE("job_array: what a command for an array or its tasks acts on") {
   CHECK(array_targets(t.state, {ControlVerb::cancel, 99, {}, 0, owner}).refused.size() == 1);
 
   // squeue -j 1 shows the array's record and every task; a finished array record is not shown.
-  auto selected = select_jobs(t.state, {}, {1}, true, kT0, 300);
+  auto selected = select_jobs(t.state, {}, jobs_with_ids({1}, true), kT0, 300);
   CHECK(selected.jobs.size() == 3);
 }
 
