@@ -52,12 +52,13 @@ std::vector<uint64_t> live_jobs(const ClusterState& state) {
   return ids;
 }
 
-// The event log's directory and the snapshots hold users' scripts and environments:
+// The event log's directory and the snapshots hold users' scripts and environments, the job
+// history their commands and directories:
 // 0700, and owned by SlurmUser when the controller runs as root (what the log and the
 // snapshot writer create in them takes the directory's owner). StateSaveLocation itself
 // keeps its mode: users reach the controller's socket through it.
 void prepare_private_directories(const ClusterConfig& config) {
-  std::vector<std::string> dirs = {snapshot_dir(config)};
+  std::vector<std::string> dirs = {snapshot_dir(config), job_history_dir(config)};
   if (config.event_log.starts_with("file:")) dirs.push_back(config.event_log.substr(5));
   struct passwd entry {}, *found = nullptr;
   char buffer[4096];

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "common/private_files.hpp"
 #include "common/unique_fd.hpp"
 #include "events/crc32c.hpp"
 
@@ -77,10 +78,7 @@ std::string file_name(size_t index) {
 std::string job_history_dir(const ClusterConfig& config) { return config.state_save_location + "/history"; }
 
 JobHistory::JobHistory(std::string dir, uint64_t roll_bytes) : dir_(std::move(dir)), roll_bytes_(roll_bytes) {
-  std::error_code error;
-  std::filesystem::create_directories(dir_, error);
-  if (error) throw std::runtime_error("job history: cannot create " + dir_ + ": " + error.message());
-  ::chmod(dir_.c_str(), 0700);  // the records name users, commands and directories
+  make_private_directory(dir_);  // the records name users, commands and directories
   std::vector<std::string> names;
   for (const auto& entry : std::filesystem::directory_iterator(dir_))
     if (entry.path().filename().string().starts_with(kFilePrefix)) names.push_back(entry.path().filename().string());
@@ -139,8 +137,9 @@ void JobHistory::append(const std::vector<HistoryEntry>& entries) {
   if (entries.empty()) return;
   if (files_.empty() || files_.back().size >= roll_bytes_) {
     std::string path = dir_ + "/" + file_name(files_.size());
-    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, kPrivateFileMode));
     if (!fd) throw io_error("cannot create", path);
+    give_to_directory_owner(fd.get(), path, dir_);
     sync_directory(dir_);
     files_.push_back(File{path, 0, {}});
   }
