@@ -3,23 +3,31 @@ BUILD ?= build
 JOBS ?= 2
 CTEST_ARGS ?=
 
-.PHONY: all deps configure build test demo bench clean
+.PHONY: all deps kafka-jars configure build test fault demo bench clean
 
 all: build
 
 deps:
 	@bash deploy/install-deps.sh
 
+# Java 17 and the jars of Apache Kafka's broker (deploy/kafka/pom.xml) in $(BUILD)/kafka/libs, once.
+kafka-jars:
+	@bash deploy/kafka/fetch-broker.sh $(BUILD)
+
 $(BUILD)/build.ninja: | deps
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 
 configure: deps $(BUILD)/build.ninja
 
-build: configure
+build: configure kafka-jars
 	@ninja -C $(BUILD) -j$(JOBS)
 
+# The long fault tests (a 3-broker Kafka cluster under kill -9, SIGSTOP...) are `make fault`.
 test: build
-	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS) $(CTEST_ARGS)
+	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS) -LE '^fault$$' $(CTEST_ARGS)
+
+fault: build
+	@cd $(BUILD) && ctest --output-on-failure -L '^fault$$' $(CTEST_ARGS)
 
 demo: build
 	@bash deploy/demo.sh $(BUILD)

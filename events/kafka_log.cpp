@@ -265,19 +265,30 @@ class KafkaLog : public EventLog {
       if (!error) break;
     }
     rd_kafka_topic_destroy(topic);
+    if (error == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED || error == RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED)
+      throw LogError(fmt::format("event log {}: the brokers refuse access to topic {} ({}); grant this client's "
+                                 "principal (kafka.sasl.username or its TLS certificate) the ACLs in README.md",
+                                 where_, spec_.topic, rd_kafka_err2str(error)));
     if (error)
-      throw LogUnavailable(fmt::format("event log {}: no Kafka broker answered within {} ms: {}", where_,
-                                       options_.open_timeout_ms, rd_kafka_err2str(error)));
+      throw LogUnavailable(fmt::format("event log {}: no Kafka broker answered within {} ms ({}); check the brokers "
+                                       "of EventLog= and the kafka.security.* properties",
+                                       where_, options_.open_timeout_ms, rd_kafka_err2str(error)));
     std::unique_ptr<const rd_kafka_metadata_t, void (*)(const rd_kafka_metadata_t*)> owned(metadata,
                                                                                            rd_kafka_metadata_destroy);
-    if (metadata->topic_cnt != 1 || metadata->topics[0].err || metadata->topics[0].partition_cnt == 0)
-      throw LogError(fmt::format("event log {}: topic {} does not exist ({}); create it with one partition per shard",
-                                 where_, spec_.topic,
-                                 metadata->topic_cnt == 1 ? rd_kafka_err2str(metadata->topics[0].err) : "no metadata"));
+    auto topic_error = metadata->topic_cnt == 1 ? metadata->topics[0].err : RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
+    if (topic_error == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED)
+      throw LogError(fmt::format("event log {}: the brokers refuse access to topic {} ({}); grant this client's "
+                                 "principal (kafka.sasl.username or its TLS certificate) the ACLs in README.md",
+                                 where_, spec_.topic, rd_kafka_err2str(topic_error)));
+    if (topic_error || metadata->topics[0].partition_cnt == 0)
+      throw LogError(fmt::format("event log {}: topic {} does not exist ({}); create it (cairn kafka create-topic, "
+                                 "one partition per shard) or name another in EventLog= or KafkaTopic=",
+                                 where_, spec_.topic, rd_kafka_err2str(topic_error)));
     auto count = static_cast<uint32_t>(metadata->topics[0].partition_cnt);
     if (options_.partitions != 0 && count != options_.partitions)
-      throw LogError(fmt::format("event log {}: topic {} has {} partitions but KafkaPartitions={}", where_,
-                                 spec_.topic, count, options_.partitions));
+      throw LogError(fmt::format("event log {}: topic {} has {} partitions but KafkaPartitions={}; set "
+                                 "KafkaPartitions={} or use a topic of {} partitions",
+                                 where_, spec_.topic, count, options_.partitions, count, options_.partitions));
     return count;
   }
 
@@ -362,9 +373,17 @@ void PartitionWriter::connect() {
       transactional_ = true;
       return;
     }
-    if (rd_kafka_error_is_retriable(error.get()) || rd_kafka_error_code(error.get()) == RD_KAFKA_RESP_ERR__TIMED_OUT) {
+    auto code = rd_kafka_error_code(error.get());
+    if (code == RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED ||
+        code == RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED) {
       producer_.reset();
-      throw LogUnavailable(fmt::format("event log {}: cannot start the producer of partition {}: {}", where, partition_,
+      throw LogError(fmt::format("the brokers refuse transactional id {} ({}); grant this client's principal "
+                                 "Write on it (KafkaTransactionalIdPrefix= names it)",
+                                 transactional_id_, rd_kafka_error_string(error.get())));
+    }
+    if (rd_kafka_error_is_retriable(error.get()) || code == RD_KAFKA_RESP_ERR__TIMED_OUT) {
+      producer_.reset();
+      throw LogUnavailable(fmt::format("cannot start the producer of partition {}: {}", partition_,
                                        rd_kafka_error_string(error.get())));
     }
     spdlog::warn("event log {}: the brokers refuse transactions ({}); partition {} is written by an idempotent "
@@ -386,7 +405,7 @@ void PartitionWriter::commit(std::deque<QueuedAppend>& batch) {
     try {
       connect();
     } catch (const LogError& e) {
-      error = e.what();
+      error = std::string("not durable: ") + e.what();
     }
   }
   if (error.empty()) error = produce_and_commit(batch);
