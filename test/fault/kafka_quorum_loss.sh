@@ -24,6 +24,7 @@ for attempt in 1 2 3; do
   [ "$rc" != 0 ] || fail "submission $attempt was acknowledged with two of three brokers down: $out"
   [[ "$out" == *"not durable"* ]] || fail "refusal $attempt does not say 'not durable': $out"
 done
+echo "refused with two of three brokers down: $out"
 broker restart --node "$leader"
 broker restart --node "${others[0]}"
 again=""
