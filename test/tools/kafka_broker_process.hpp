@@ -9,6 +9,7 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -88,8 +89,8 @@ class KafkaBroker {
 
   // broker.sh ARGS... on this broker's directory; its stdout. Throws when it fails.
   std::string run(const std::vector<std::string>& args) const {
-    int out[2];
-    if (::pipe(out) != 0) throw std::runtime_error("pipe failed");
+    int out[2];  // close-on-exec: the brokers the script starts must not hold its write end
+    if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
