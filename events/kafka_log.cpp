@@ -225,6 +225,24 @@ class KafkaLog : public EventLog {
     return stats_;
   }
 
+  // Why a batch could not be committed, when the topic is the cause: it was deleted,
+  // or lost the partition (a second's look at the metadata). Empty otherwise.
+  std::string topic_trouble(uint32_t partition) const {
+    rd_kafka_topic_t* topic = rd_kafka_topic_new(metadata_.get(), spec_.topic.c_str(), nullptr);
+    const rd_kafka_metadata_t* metadata = nullptr;
+    auto error = rd_kafka_metadata(metadata_.get(), 0, topic, &metadata, 1000);
+    rd_kafka_topic_destroy(topic);
+    if (error) return {};
+    std::string trouble;
+    if (metadata->topic_cnt != 1 || metadata->topics[0].err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
+      trouble = fmt::format("; topic {} does not exist any more: recreate it (cairn kafka create-topic) or name "
+                            "another in EventLog= or KafkaTopic=", spec_.topic);
+    else if (static_cast<uint32_t>(metadata->topics[0].partition_cnt) <= partition)
+      trouble = fmt::format("; topic {} has no partition {} any more", spec_.topic, partition);
+    rd_kafka_metadata_destroy(metadata);
+    return trouble;
+  }
+
   // For writers and readers.
   const KafkaSpec& spec() const { return spec_; }
   const KafkaLogOptions& options() const { return options_; }
@@ -409,6 +427,7 @@ void PartitionWriter::commit(std::deque<QueuedAppend>& batch) {
     }
   }
   if (error.empty()) error = produce_and_commit(batch);
+  if (error.starts_with("not durable")) error += log_.topic_trouble(partition_);
   resolve(batch, error);
 }
 
