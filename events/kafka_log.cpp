@@ -18,6 +18,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <iterator>
 #include <mutex>
 #include <thread>
 
@@ -34,6 +35,9 @@ using Properties = std::map<std::string, std::string>;
 
 constexpr int kDefaultAppendTimeoutMs = 5000;  // under the CLI's 10 s call timeout: the refusal reaches the user
 constexpr auto kInitialBackoff = std::chrono::milliseconds(100);
+// Appends in one transaction at most: a backlog (a burst, a bulk load) is committed in
+// pieces that fit librdkafka's local queue (100,000 messages by default) and its deadline.
+constexpr size_t kMaxBatch = 20000;
 constexpr auto kMaxBackoff = std::chrono::seconds(5);
 
 // Librdkafka's error callback: says once per distinct error (and again after 30 s)
@@ -367,7 +371,13 @@ void PartitionWriter::run() {
       std::unique_lock lock(mutex_);
       queued_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, and drained
-      batch.swap(queue_);          // everything queued: one transaction
+      if (queue_.size() <= kMaxBatch) {
+        batch.swap(queue_);  // everything queued: one transaction
+      } else {               // within librdkafka's local queue (queue.buffering.max.messages)
+        auto end = queue_.begin() + static_cast<std::ptrdiff_t>(kMaxBatch);
+        batch.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(end));
+        queue_.erase(queue_.begin(), end);
+      }
     }
     commit(batch);
     batch.clear();
@@ -540,7 +550,9 @@ constexpr int kEndProbeMs = 10000;  // next(0): how long to wait to learn where 
 class KafkaLogReader : public LogReader {
  public:
   KafkaLogReader(const KafkaLog& log, uint32_t partition, uint64_t from) : log_(log), partition_(partition) {
-    Properties defaults = {{"fetch.wait.max.ms", "10"}, {"group.id", "cairn-reader"}};
+    // Large fetches: a replay reads millions of small records.
+    Properties defaults = {{"fetch.wait.max.ms", "10"}, {"group.id", "cairn-reader"},
+                           {"max.partition.fetch.bytes", "8388608"}};
     Properties required = {{"isolation.level", "read_committed"},
                            {"enable.partition.eof", "true"},
                            {"enable.auto.commit", "false"},
@@ -559,19 +571,45 @@ class KafkaLogReader : public LogReader {
                                  rd_kafka_err2str(error)));
   }
 
-  ~KafkaLogReader() override { rd_kafka_consumer_close(consumer_.get()); }
+  ~KafkaLogReader() override {
+    held_.reset();
+    rd_kafka_consumer_close(consumer_.get());
+  }
 
   // With wait_ms <= 0, "the current end" is where the broker last said the
   // partition ends (a partition-EOF event); until one came, it asks.
   std::optional<LogRecord> next(int wait_ms) override {
+    Message message = next_message(wait_ms);
+    if (!message) return std::nullopt;
+    LogRecord record;
+    record.offset = static_cast<uint64_t>(message->offset);
+    const auto* bytes = static_cast<const uint8_t*>(message->payload);
+    record.payload.assign(bytes, bytes + message->len);  // out of librdkafka's buffer (and aligned)
+    return record;
+  }
+
+  // Without a copy: the payload stays in librdkafka's buffer until the next call.
+  bool next_view(uint64_t& offset, std::span<const uint8_t>& payload, int wait_ms) override {
+    held_ = next_message(wait_ms);
+    if (!held_) return false;
+    offset = static_cast<uint64_t>(held_->offset);
+    payload = {static_cast<const uint8_t*>(held_->payload), held_->len};
+    return true;
+  }
+
+ private:
+  using Message = std::unique_ptr<rd_kafka_message_t, void (*)(rd_kafka_message_t*)>;
+
+  // The next record's message, or null at the current end (or after wait_ms).
+  Message next_message(int wait_ms) {
+    Message none(nullptr, rd_kafka_message_destroy);
     auto deadline = Clock::now() + std::chrono::milliseconds(wait_ms > 0 ? wait_ms : kEndProbeMs);
     while (true) {
       auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       int timeout = (wait_ms <= 0 && at_end_) ? 0 : static_cast<int>(std::max<int64_t>(remaining, 0));
-      std::unique_ptr<rd_kafka_message_t, void (*)(rd_kafka_message_t*)> message(
-          rd_kafka_consumer_poll(consumer_.get(), timeout), rd_kafka_message_destroy);
+      Message message(rd_kafka_consumer_poll(consumer_.get(), timeout), rd_kafka_message_destroy);
       if (!message) {
-        if (wait_ms > 0 || at_end_) return std::nullopt;
+        if (wait_ms > 0 || at_end_) return none;
         if (Clock::now() >= deadline)
           throw LogUnavailable(fmt::format("event log {}: no answer from the brokers within {} ms reading partition {}",
                                            log_.where(), kEndProbeMs, partition_));
@@ -579,7 +617,7 @@ class KafkaLogReader : public LogReader {
       }
       if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
         at_end_ = true;
-        if (wait_ms <= 0 || Clock::now() >= deadline) return std::nullopt;
+        if (wait_ms <= 0 || Clock::now() >= deadline) return none;
         continue;
       }
       if (message->err) {
@@ -595,15 +633,10 @@ class KafkaLogReader : public LogReader {
       }
       at_end_ = false;
       check_schema(message.get());
-      LogRecord record;
-      record.offset = static_cast<uint64_t>(message->offset);
-      const auto* bytes = static_cast<const uint8_t*>(message->payload);
-      record.payload.assign(bytes, bytes + message->len);  // out of librdkafka's buffer (and aligned)
-      return record;
+      return message;
     }
   }
 
- private:
   void check_schema(rd_kafka_message_t* message) {
     rd_kafka_headers_t* headers = nullptr;
     const void* value = nullptr;
@@ -629,6 +662,7 @@ class KafkaLogReader : public LogReader {
   const KafkaLog& log_;
   const uint32_t partition_;
   Handle consumer_;
+  Message held_{nullptr, rd_kafka_message_destroy};  // next_view's record
   bool at_end_ = false;
   bool warned_newer_ = false, warned_unknown_ = false;
 };

@@ -106,16 +106,23 @@ int main() {
   try {
     char pattern[] = "/tmp/cairn-bench-kafka-XXXXXX";
     std::filesystem::path dir = mkdtemp(pattern);
-    Figures file = measure([&](const std::string& name) { return "file:" + (dir / name).string(); }, kFullVolumes);
+    // BENCH_KAFKA_LOG_ONLY=file|kafka_mock|kafka_broker: one backend (for a profiler).
+    const char* only_set = std::getenv("BENCH_KAFKA_LOG_ONLY");
+    std::string only = only_set ? only_set : "";
+    auto wanted = [&](const char* name) { return only.empty() || only == name; };
+    if (wanted("file")) {
+      Figures file = measure([&](const std::string& name) { return "file:" + (dir / name).string(); }, kFullVolumes);
+      print("file", file, kFullVolumes);
+    }
     std::filesystem::remove_all(dir);
-    print("file", file, kFullVolumes);
-    {
+    if (wanted("kafka_mock")) {
       test::KafkaMock appends_mock(1, "appends"), history_mock(1, "history");
       Figures mock = measure([&](const std::string& name) { return (name == "appends" ? appends_mock : history_mock).spec(); },
                              kMockVolumes);
       print("kafka_mock", mock, kMockVolumes);
     }
-    if (std::string missing = test::KafkaBroker::missing_reason(); !missing.empty()) {
+    if (!wanted("kafka_broker")) {
+    } else if (std::string missing = test::KafkaBroker::missing_reason(); !missing.empty()) {
       fmt::print("log.kafka_broker: SKIP: {}\n", missing);
     } else {
       test::KafkaBroker broker(1);
