@@ -52,7 +52,7 @@ rm -rf "$dir/snapshots" "$dir/log"
 echo "EventLog=kafka:$bootstrap/cairn.events" >> "$dir/cairn.conf"
 start=$(micros)
 "$build/test/make_bench_log" "$dir" 250000 --log "kafka:$bootstrap/cairn.events" >/dev/null
-printf 'restart.kafka_broker.write_1M_events_s value=%.3f\n' "$(echo "($(micros) - start) / 1000000" | bc -l)"
+printf "restart.kafka_broker.write_1M_events_s value=%.3f\n" "$(echo "($(micros) - $start) / 1000000" | bc -l)"
 restart kafka_broker.full_replay
 "$build/test/make_bench_log" "$dir" 250000 --snapshot --log "kafka:$bootstrap/cairn.events" >/dev/null
 restart kafka_broker.from_snapshot

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The job lifecycle with EventLog=kafka:... (`cairn local up --kafka`), against
 # Apache Kafka's broker (CAIRN_KAFKA_BACKEND=broker) or librdkafka's mock cluster
-# (CAIRN_KAFKA_BACKEND=mock, the default): submit, run, suspend/resume, cancel, a
+# (CAIRN_KAFKA_BACKEND=mock, the default), and its backend-neutral part on the file
+# log (CAIRN_KAFKA_BACKEND=file: steps 1-4 and a second controller kept out by the lock): submit, run, suspend/resume, cancel, a
 # controller restart; kcat reads the topic; a second controller on the shard fences
 # the first; a stopped broker makes commands fail instead of being acked; brokers out
 # of reach at start. The mock keeps ~5 MiB per partition and nothing after it exits:
@@ -14,21 +15,32 @@ skip() {
   if [ "${CI:-}" = true ]; then echo "FAIL: CI=true, and $*"; exit 1; fi
   echo "SKIP: $*"; exit 77
 }
-[ -x "$build/bin/cairn-kafka-mock" ] || skip "cairn-kafka-mock not built"
-command -v kcat >/dev/null || skip "kcat is not installed (deploy/install-deps.sh)"
+if [ "$backend" != file ]; then
+  [ -x "$build/bin/cairn-kafka-mock" ] || skip "cairn-kafka-mock not built"
+  command -v kcat >/dev/null || skip "kcat is not installed (deploy/install-deps.sh)"
+fi
 if [ "$backend" = broker ]; then
   command -v java >/dev/null || skip "no Java for Apache Kafka's broker (deploy/kafka/fetch-broker.sh)"
   compgen -G "$build/kafka/libs/kafka_2.13-*.jar" >/dev/null ||
     skip "no Kafka jars in $build/kafka/libs (deploy/kafka/fetch-broker.sh $build)"
 fi
 source "$(dirname "$0")/cluster.bash"
-if [ "$backend" = broker ]; then local_up_args=(--kafka); else local_up_args=(--kafka-mock); fi
+case "$backend" in
+  broker) local_up_args=(--kafka) ;;
+  mock) local_up_args=(--kafka-mock) ;;
+  file) local_up_args=() ;;
+  *) echo "FAIL: CAIRN_KAFKA_BACKEND=$backend: broker, mock or file"; exit 1 ;;
+esac
 start_cluster 2 2 1000
-[ "$(cat kafka.backend)" = "$backend" ] || fail "the event log is on '$(cat kafka.backend)', expected $backend"
-grep -q '^EventLog=kafka:127.0.0.1:[0-9]*/cairn.events$' "$CAIRN_CONF" || fail "not a Kafka cluster: $(grep EventLog "$CAIRN_CONF")"
-bootstrap=$(cat kafka.bootstrap)
-# The process that serves the topic: the broker's JVM or the mock.
-if [ "$backend" = broker ]; then broker_pid=$(cat kafka/node-1/pid); else broker_pid=$(cat kafka-mock.pid); fi
+if [ "$backend" = file ]; then
+  grep -q "^EventLog=file:" "$CAIRN_CONF" || fail "not a file log: $(grep EventLog "$CAIRN_CONF")"
+else
+  [ "$(cat kafka.backend)" = "$backend" ] || fail "the event log is on '$(cat kafka.backend)', expected $backend"
+  grep -q '^EventLog=kafka:127.0.0.1:[0-9]*/cairn.events$' "$CAIRN_CONF" || fail "not a Kafka cluster: $(grep EventLog "$CAIRN_CONF")"
+  bootstrap=$(cat kafka.bootstrap)
+  # The process that serves the topic: the broker's JVM or the mock.
+  if [ "$backend" = broker ]; then broker_pid=$(cat kafka/node-1/pid); else broker_pid=$(cat kafka-mock.pid); fi
+fi
 
 # 1. Submit and run to completion.
 out=$(sbatch -J hello --wrap 'echo "hello from $SLURM_JOB_ID"')
@@ -65,6 +77,21 @@ wait_state "$pending" COMPLETED
 [ "$(readlink "$bin/squeue")" = cairn-slurm ] || fail "squeue is not the lean front-end"
 past=$(squeue --at now -h -t all -o '%i %T' -j "$pending") || fail "squeue --at on the Kafka log failed"
 [ "$past" = "$pending COMPLETED" ] || fail "squeue --at on the Kafka log said '$past'"
+
+if [ "$backend" = file ]; then
+  # 6 (file). A second controller on the same log: the lock keeps it out; the first goes on.
+  first=${extra_pids[-1]}
+  sed "s|^ControllerSocket=.*|ControllerSocket=$work/second.sock|" "$CAIRN_CONF" > second.conf
+  set +e
+  timeout 60 "$bin/cairnctld" --conf second.conf >"$work/second.log" 2>&1; rc=$?
+  set -e
+  [ "$rc" != 0 ] || fail "a second controller ran on a locked file log"
+  grep -q "locked by another process" second.log || fail "the second controller did not say why: $(tail -2 second.log)"
+  [ -e "/proc/$first" ] || fail "the first controller stopped"
+  sbatch --parsable -H --wrap true >/dev/null || fail "the first controller refused a submission"
+  echo "kafka_lifecycle ($backend): all checks passed"
+  exit 0
+fi
 
 # 5. kcat, a plain Kafka client, reads the same records, each with the schema header and its job as key.
 events=$(cairn log dump | wc -l)
