@@ -13,7 +13,8 @@ want=$(sha256sum "$here/pom.xml" | cut -d' ' -f1)
 [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && exit 0
 
 missing=()
-command -v java >/dev/null && java -version 2>&1 | grep -qE 'version "(1[7-9]|[2-9][0-9])' || missing+=(openjdk-17-jre-headless)
+java_version=$(java -version 2>&1 || true)
+[[ "$java_version" =~ version\ \"(1[7-9]|[2-9][0-9]) ]] || missing+=(openjdk-17-jre-headless)
 command -v mvn >/dev/null || missing+=(maven)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "fetch-broker: installing ${missing[*]}"
