@@ -247,6 +247,22 @@ class KafkaLog : public EventLog {
     return trouble;
   }
 
+  // A committed transaction is durable at once, but read_committed readers see its
+  // records only once the coordinator wrote its commit marker (the partition's last
+  // stable offset passed them). Waits for that (until the deadline), so that a
+  // record is readable by every reader when its append is resolved, as on the file log.
+  void wait_until_readable(uint32_t partition, int64_t last_offset, Clock::time_point deadline) const {
+    auto pause = std::chrono::milliseconds(1);
+    while (true) {
+      int64_t low = 0, stable = 0;  // ListOffsets under read_committed: the last stable offset
+      auto error = rd_kafka_query_watermark_offsets(metadata_.get(), spec_.topic.c_str(), static_cast<int32_t>(partition),
+                                                    &low, &stable, 1000);
+      if (error || stable > last_offset || Clock::now() + pause >= deadline) return;
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds(20));
+    }
+  }
+
   // For writers and readers.
   const KafkaSpec& spec() const { return spec_; }
   const KafkaLogOptions& options() const { return options_; }
@@ -496,11 +512,15 @@ std::string PartitionWriter::produce_and_commit(std::deque<QueuedAppend>& batch)
     producer_.reset();
     return fmt::format("not durable: the transaction was not committed: {}", text);
   }
-  for (const auto& item : batch)
+  int64_t last = -1;
+  for (const auto& item : batch) {
     if (!item.delivered || item.error) {
       producer_.reset();
       return fmt::format("not durable: {}", rd_kafka_err2str(item.delivered ? item.error : RD_KAFKA_RESP_ERR__TIMED_OUT));
     }
+    last = std::max(last, item.offset);
+  }
+  log_.wait_until_readable(partition_, last, deadline);
   return {};
 }
 

@@ -205,3 +205,18 @@ TEST_CASE("real broker: a broker that stops answering gets appends refused as no
   CHECK(records[1].payload == payload_of(3, 10));
   CHECK(records[1].offset == offset);
 }
+
+// The commit marker is written after the commit returns; an append is resolved only
+// once read_committed readers see it, so a reader opened next always finds it.
+TEST_CASE("real broker: an acknowledged append is read at once by a new reader") {
+  RealBroker backend(1);
+  auto log = backend.open();
+  for (int i = 0; i < 100; ++i) {
+    uint64_t offset = log->append_sync(0, payload_of(static_cast<uint64_t>(i), 20));
+    auto reader = log->read(0, offset);
+    auto record = reader->next();
+    REQUIRE(record);
+    CHECK(record->offset == offset);
+    CHECK(record->payload == payload_of(static_cast<uint64_t>(i), 20));
+  }
+}
