@@ -570,9 +570,15 @@ constexpr int kEndProbeMs = 10000;  // next(0): how long to wait to learn where 
 class KafkaLogReader : public LogReader {
  public:
   KafkaLogReader(const KafkaLog& log, uint32_t partition, uint64_t from) : log_(log), partition_(partition) {
-    // Large fetches: a replay reads millions of small records.
-    Properties defaults = {{"fetch.wait.max.ms", "10"}, {"group.id", "cairn-reader"},
-                           {"max.partition.fetch.bytes", "8388608"}};
+    // A replay reads millions of small records: large fetches, and a prefetch queue bounded
+    // by bytes (128 MiB) rather than by count. With librdkafka's 100,000-message threshold
+    // the fetcher paused whenever the queue was full and woke up to a second later (2.0.2):
+    // a replay from the broker ran at ~150k events/s instead of ~700k.
+    Properties defaults = {{"fetch.wait.max.ms", "10"},
+                           {"group.id", "cairn-reader"},
+                           {"max.partition.fetch.bytes", "8388608"},
+                           {"queued.min.messages", "10000000"},
+                           {"queued.max.messages.kbytes", "131072"}};
     Properties required = {{"isolation.level", "read_committed"},
                            {"enable.partition.eof", "true"},
                            {"enable.auto.commit", "false"},
