@@ -155,6 +155,7 @@ class PartitionWriter {
  private:
   void run();
   void connect();
+  void learn_topic();
   void commit(std::deque<QueuedAppend>& batch);
   std::string produce_and_commit(std::deque<QueuedAppend>& batch);
   std::string wait_for_deliveries(std::deque<QueuedAppend>& batch, Clock::time_point deadline);
@@ -441,6 +442,17 @@ void PartitionWriter::connect() {
   transactional_ = false;
 }
 
+// Asks for the topic's metadata at once: otherwise a new producer learns the partition
+// of a topic it has not used yet at librdkafka's next periodic refresh, and its first
+// transaction (a controller's epoch claim) waited a second for it.
+void PartitionWriter::learn_topic() {
+  rd_kafka_topic_t* topic = rd_kafka_topic_new(producer_.get(), log_.spec().topic.c_str(), nullptr);
+  const rd_kafka_metadata_t* metadata = nullptr;
+  if (rd_kafka_metadata(producer_.get(), 0, topic, &metadata, 2000) == RD_KAFKA_RESP_ERR_NO_ERROR)
+    rd_kafka_metadata_destroy(metadata);
+  rd_kafka_topic_destroy(topic);
+}
+
 // Resolves every append of the batch: all committed, or all failed. A producer
 // left in an unknown state is dropped and made anew for the next batch.
 void PartitionWriter::commit(std::deque<QueuedAppend>& batch) {
@@ -448,6 +460,7 @@ void PartitionWriter::commit(std::deque<QueuedAppend>& batch) {
   if (error.empty() && !producer_) {
     try {
       connect();
+      learn_topic();
     } catch (const LogError& e) {
       error = std::string("not durable: ") + e.what();
     }
