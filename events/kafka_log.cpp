@@ -641,12 +641,28 @@ class KafkaLogReader : public LogReader {
 
   // The next record's message, or null at the current end (or after wait_ms).
   Message next_message(int wait_ms) {
+    // Replaying, the next record is usually queued already: taking it without a timeout
+    // spares the clock reads, a tenth of a replay's time on this kind of VM.
+    Message quick(rd_kafka_consumer_poll(consumer_.get(), 0), rd_kafka_message_destroy);
+    if (quick && !quick->err) {
+      at_end_ = false;
+      check_schema(quick.get());
+      return quick;
+    }
+    return next_message_waiting(wait_ms, std::move(quick));
+  }
+
+  // As next_message, starting with `pending` (an event already polled) when there is one.
+  Message next_message_waiting(int wait_ms, Message pending) {
     Message none(nullptr, rd_kafka_message_destroy);
     auto deadline = Clock::now() + std::chrono::milliseconds(wait_ms > 0 ? wait_ms : kEndProbeMs);
     while (true) {
-      auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-      int timeout = (wait_ms <= 0 && at_end_) ? 0 : static_cast<int>(std::max<int64_t>(remaining, 0));
-      Message message(rd_kafka_consumer_poll(consumer_.get(), timeout), rd_kafka_message_destroy);
+      Message message = std::move(pending);
+      if (!message) {
+        auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+        int timeout = (wait_ms <= 0 && at_end_) ? 0 : static_cast<int>(std::max<int64_t>(remaining, 0));
+        message.reset(rd_kafka_consumer_poll(consumer_.get(), timeout));
+      }
       if (!message) {
         if (wait_ms > 0 || at_end_) return none;
         if (Clock::now() >= deadline)
