@@ -95,6 +95,12 @@ rd_kafka_conf_t* make_conf(const KafkaSpec& spec, const Properties& defaults, co
   return conf;
 }
 
+// Milliseconds until `deadline`, at least 1 (librdkafka's calls take a timeout).
+int remaining_ms(Clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return static_cast<int>(std::clamp<int64_t>(left, 1, 3600000));
+}
+
 struct HandleDeleter {
   void operator()(rd_kafka_t* handle) const { rd_kafka_destroy(handle); }
 };
@@ -130,6 +136,7 @@ std::string record_key(const std::vector<uint8_t>& payload) {
 struct QueuedAppend {
   std::vector<uint8_t> payload;
   AppendCallback done;
+  Clock::time_point deadline;  // answered by then, whatever it waited behind
   // Filled by the delivery report.
   bool delivered = false;
   rd_kafka_resp_err_t error = RD_KAFKA_RESP_ERR_NO_ERROR;
@@ -154,10 +161,11 @@ class PartitionWriter {
 
  private:
   void run();
-  void connect();
-  void learn_topic();
+  void connect(Clock::time_point deadline);
+  void learn_topic(Clock::time_point deadline);
+  void wait_until_readable(int64_t offset, Clock::time_point deadline);
   void commit(std::deque<QueuedAppend>& batch);
-  std::string produce_and_commit(std::deque<QueuedAppend>& batch);
+  std::string produce_and_commit(std::deque<QueuedAppend>& batch, Clock::time_point deadline);
   std::string wait_for_deliveries(std::deque<QueuedAppend>& batch, Clock::time_point deadline);
   void resolve(std::deque<QueuedAppend>& batch, const std::string& error);
 
@@ -167,6 +175,8 @@ class PartitionWriter {
   Handle producer_;
   bool transactional_ = false;
   std::string fatal_;  // sticky (fenced by a newer producer of the same transactional id)
+  Handle tail_;            // a read_committed consumer following the partition (wait_until_readable)
+  int64_t readable_ = -1;  // the highest offset it has seen readable
 
   std::mutex mutex_;
   std::condition_variable queued_;
@@ -246,22 +256,6 @@ class KafkaLog : public EventLog {
       trouble = fmt::format("; topic {} has no partition {} any more", spec_.topic, partition);
     rd_kafka_metadata_destroy(metadata);
     return trouble;
-  }
-
-  // A committed transaction is durable at once, but read_committed readers see its
-  // records only once the coordinator wrote its commit marker (the partition's last
-  // stable offset passed them). Waits for that (until the deadline), so that a
-  // record is readable by every reader when its append is resolved, as on the file log.
-  void wait_until_readable(uint32_t partition, int64_t last_offset, Clock::time_point deadline) const {
-    auto pause = std::chrono::milliseconds(1);
-    while (true) {
-      int64_t low = 0, stable = 0;  // ListOffsets under read_committed: the last stable offset
-      auto error = rd_kafka_query_watermark_offsets(metadata_.get(), spec_.topic.c_str(), static_cast<int32_t>(partition),
-                                                    &low, &stable, 1000);
-      if (error || stable > last_offset || Clock::now() + pause >= deadline) return;
-      std::this_thread::sleep_for(pause);
-      pause = std::min(pause * 2, std::chrono::milliseconds(20));
-    }
   }
 
   // For writers and readers.
@@ -370,13 +364,15 @@ PartitionWriter::~PartitionWriter() {
   }
   queued_.notify_all();
   thread_.join();
+  if (tail_) rd_kafka_destroy_flags(tail_.release(), RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);  // it joined no group
 }
 
 void PartitionWriter::enqueue(std::vector<uint8_t> payload, AppendCallback done) {
   log_.accepted();
   {
     std::lock_guard lock(mutex_);
-    queue_.push_back({std::move(payload), std::move(done)});
+    queue_.push_back(
+        {std::move(payload), std::move(done), Clock::now() + std::chrono::milliseconds(log_.append_timeout_ms())});
   }
   queued_.notify_one();
 }
@@ -404,7 +400,7 @@ void PartitionWriter::run() {
 // A producer for this partition: transactional where the broker supports it.
 // Transactions are an extra fence (a newer producer of the same id aborts the
 // older one's transactions on a real broker); the writer epoch is the rule.
-void PartitionWriter::connect() {
+void PartitionWriter::connect(Clock::time_point deadline) {
   const std::string& where = log_.where();
   Properties defaults = {{"linger.ms", "1"}, {"message.timeout.ms", std::to_string(kDefaultAppendTimeoutMs)}};
   Properties required = {{"acks", "all"}, {"enable.idempotence", "true"}};
@@ -413,7 +409,7 @@ void PartitionWriter::connect() {
     auto conf = make_conf(log_.spec(), defaults, log_.options().properties, required, log_.reporter(), where);
     rd_kafka_conf_set_dr_msg_cb(conf, delivery_report);
     producer_ = make_handle(RD_KAFKA_PRODUCER, conf, where);
-    TxnError error(rd_kafka_init_transactions(producer_.get(), log_.append_timeout_ms()));
+    TxnError error(rd_kafka_init_transactions(producer_.get(), remaining_ms(deadline)));
     if (!error) {
       transactional_ = true;
       return;
@@ -445,34 +441,69 @@ void PartitionWriter::connect() {
 // Asks for the topic's metadata at once: otherwise a new producer learns the partition
 // of a topic it has not used yet at librdkafka's next periodic refresh, and its first
 // transaction (a controller's epoch claim) waited a second for it.
-void PartitionWriter::learn_topic() {
+void PartitionWriter::learn_topic(Clock::time_point deadline) {
   rd_kafka_topic_t* topic = rd_kafka_topic_new(producer_.get(), log_.spec().topic.c_str(), nullptr);
   const rd_kafka_metadata_t* metadata = nullptr;
-  if (rd_kafka_metadata(producer_.get(), 0, topic, &metadata, 2000) == RD_KAFKA_RESP_ERR_NO_ERROR)
+  if (rd_kafka_metadata(producer_.get(), 0, topic, &metadata, std::min(remaining_ms(deadline), 2000)) ==
+      RD_KAFKA_RESP_ERR_NO_ERROR)
     rd_kafka_metadata_destroy(metadata);
   rd_kafka_topic_destroy(topic);
+}
+
+// A committed transaction is durable at once, but read_committed readers see its
+// records only once the coordinator wrote the commit marker, a moment after the commit
+// returned: a reader opened right after an acknowledged append could miss it. So the
+// writer follows its partition with a read_committed consumer of its own and resolves
+// a batch once that consumer read past it, or at the deadline (the records are durable
+// either way). A consumer, not ListOffsets: librdkafka 2.0.2's
+// rd_kafka_query_watermark_offsets ignored its timeout while a leader was down.
+void PartitionWriter::wait_until_readable(int64_t offset, Clock::time_point deadline) {
+  if (offset < 0) return;
+  if (!tail_) {
+    Properties defaults = {{"fetch.wait.max.ms", "10"}, {"group.id", "cairn-writer"}};
+    Properties required = {{"isolation.level", "read_committed"}, {"enable.partition.eof", "true"},
+                           {"enable.auto.commit", "false"}, {"enable.auto.offset.store", "false"}};
+    tail_ = make_handle(RD_KAFKA_CONSUMER,
+                        make_conf(log_.spec(), defaults, log_.options().properties, required, log_.reporter(),
+                                  log_.where()),
+                        log_.where());
+    auto* list = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(list, log_.spec().topic.c_str(), static_cast<int32_t>(partition_))->offset = offset;
+    rd_kafka_assign(tail_.get(), list);
+    rd_kafka_topic_partition_list_destroy(list);
+  }
+  while (readable_ < offset && Clock::now() < deadline) {
+    rd_kafka_message_t* message = rd_kafka_consumer_poll(tail_.get(), std::min(remaining_ms(deadline), 100));
+    if (!message) continue;
+    if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) readable_ = std::max(readable_, message->offset - 1);
+    else if (!message->err) readable_ = std::max(readable_, message->offset);
+    rd_kafka_message_destroy(message);
+  }
 }
 
 // Resolves every append of the batch: all committed, or all failed. A producer
 // left in an unknown state is dropped and made anew for the next batch.
 void PartitionWriter::commit(std::deque<QueuedAppend>& batch) {
+  // The batch's deadline is its oldest append's: an append queued behind a failing
+  // batch is still answered within the timeout (under the CLI's).
+  auto deadline = batch.front().deadline;
   std::string error = fatal_;
+  if (error.empty() && Clock::now() >= deadline) error = "not durable: no time left to write it (the brokers were slow)";
   if (error.empty() && !producer_) {
     try {
-      connect();
-      learn_topic();
+      connect(deadline);
+      learn_topic(deadline);
     } catch (const LogError& e) {
       error = std::string("not durable: ") + e.what();
     }
   }
-  if (error.empty()) error = produce_and_commit(batch);
+  if (error.empty()) error = produce_and_commit(batch, deadline);
   if (error.starts_with("not durable")) error += log_.topic_trouble(partition_);
   resolve(batch, error);
 }
 
-std::string PartitionWriter::produce_and_commit(std::deque<QueuedAppend>& batch) {
+std::string PartitionWriter::produce_and_commit(std::deque<QueuedAppend>& batch, Clock::time_point deadline) {
   rd_kafka_t* producer = producer_.get();
-  auto deadline = Clock::now() + std::chrono::milliseconds(log_.append_timeout_ms());
   if (transactional_) {
     TxnError begun(rd_kafka_begin_transaction(producer));
     if (begun) {
@@ -533,7 +564,7 @@ std::string PartitionWriter::produce_and_commit(std::deque<QueuedAppend>& batch)
     }
     last = std::max(last, item.offset);
   }
-  log_.wait_until_readable(partition_, last, deadline);
+  wait_until_readable(last, deadline);
   return {};
 }
 

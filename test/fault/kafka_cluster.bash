@@ -38,4 +38,4 @@ kafka_leader() {
 }
 
 # Job ids of every JobSubmitted event a read_committed reader of the log sees.
-logged_submissions() { cairn log dump --kind JobSubmitted | sed -n 's/.*job=\([0-9]*\).*/\1/p' | sort -n; }
+logged_submissions() { cairn log dump --kind JobSubmitted | sed -n "s/.*job=\([0-9]*\).*/\1/p" | sort; }

@@ -32,13 +32,13 @@ for _ in $(seq 60); do after=$(sbatch --parsable -H --wrap true 2>/dev/null) && 
 echo "$after" >>acked.after
 broker restart --node "$leader"
 
-sort -n acked.* > acked.txt
+sort acked.* > acked.txt
 logged_submissions > logged.txt
 dups=$(uniq -d logged.txt)
 [ -z "$dups" ] || fail "jobs submitted twice in the log: $dups"
 missing=$(comm -23 acked.txt logged.txt)
 [ -z "$missing" ] || fail "acknowledged but not in the log: $missing"
-squeue -h -t all -o %i | sort -n > known.txt
+squeue -h -t all -o %i | sort > known.txt
 missing=$(comm -23 acked.txt known.txt)
 [ -z "$missing" ] || fail "acknowledged but unknown to the controller: $missing"
 refused=$(cat refused.* | grep -c . || true)
