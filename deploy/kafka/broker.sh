@@ -78,8 +78,11 @@ configure() {
   done
   rf=$n
   min_isr=$((n > 1 ? n - 1 : 1))
-  # A cluster id is 16 random bytes, base64url without padding.
-  head -c16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n' > "$dir/cluster.id"
+  # A cluster id is 16 random bytes, base64url without padding; not one that starts
+  # with '-', which the storage tool would take for an option (1 start in 64 failed).
+  local id="-"
+  while [[ "$id" == -* ]]; do id=$(head -c16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n'); done
+  echo "$id" > "$dir/cluster.id"
   echo "$bootstrap" > "$dir/bootstrap"
   cat > "$dir/log4j2.properties" <<'EOF'
 # The broker's log: one file per broker (kafka.log.dir is set on its command line).
@@ -147,7 +150,7 @@ format_node() {  # i
   "$java" -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dlog4j2.configurationFile="$dir/log4j2.properties" \
     -Dkafka.log.dir="$nd" -cp "$libs/*" kafka.tools.StorageTool format \
     -t "$(cat "$dir/cluster.id")" -c "$nd/server.properties" --ignore-formatted >>"$nd/format.log" 2>&1 ||
-    fail "formatting the storage of broker $1 failed; see $nd/format.log"
+    fail "formatting the storage of broker $1 failed: $(tail -3 "$nd/format.log" | tr '\n' ' ')"
 }
 
 launch_node() {  # i
