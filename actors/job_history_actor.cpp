@@ -34,7 +34,7 @@ HistoryPage history_page(const JobHistory& store, const JobQuery& query, History
     if (page.jobs.size() >= limit || visited++ >= kScanBudget) return false;
     kj::ArrayPtr<const capnp::word> words(reinterpret_cast<const capnp::word*>(bytes.data()), bytes.size() / 8);
     capnp::FlatArrayMessageReader reader(words);
-    JobRecord job = read_job_view(reader.getRoot<rpc::JobView>());
+    JobRecord job = read_job_view(reader.getRoot<records::JobView>());
     bool named = query.ids.empty() || std::find(query.ids.begin(), query.ids.end(), job.id) != query.ids.end();
     if (named && matches_query(job, query)) page.jobs.push_back(std::move(job));
     return true;

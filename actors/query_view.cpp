@@ -110,7 +110,7 @@ void maybe_snapshot(QueryView* self) {
 // A finished job's final record as the job history keeps it: no script, no environment.
 HistoryEntry history_entry(const JobRecord& job) {
   capnp::MallocMessageBuilder message;
-  write_job_view(message.initRoot<rpc::JobView>(), job, {false, false});
+  write_job_view(message.initRoot<records::JobView>(), job, {false, false});
   auto words = capnp::messageToFlatArray(message);
   auto bytes = words.asBytes();
   return {job.id, job.submit_us, job.end_us, std::vector<uint8_t>(bytes.begin(), bytes.end())};

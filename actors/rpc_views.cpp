@@ -6,7 +6,7 @@
 
 namespace cairn {
 
-void write_array_view(rpc::ArrayView::Builder out, const ArrayTaskInfo& array) {
+void write_array_view(records::ArrayView::Builder out, const ArrayTaskInfo& array) {
   out.setArrayJobId(array.array_job_id);
   out.setTaskId(array.task_id);
   out.setTaskCount(array.task_count);
@@ -15,7 +15,7 @@ void write_array_view(rpc::ArrayView::Builder out, const ArrayTaskInfo& array) {
   out.setThrottle(array.throttle);
 }
 
-ArrayTaskInfo read_array_view(rpc::ArrayView::Reader in) {
+ArrayTaskInfo read_array_view(records::ArrayView::Reader in) {
   ArrayTaskInfo array;
   array.array_job_id = in.getArrayJobId();
   if (array.array_job_id == 0) return array;
@@ -34,7 +34,7 @@ namespace {
 // carries megabytes of zeros.
 constexpr size_t kScriptCopiedThenDropped = 16u << 10;
 
-void write_spec_view(rpc::JobView::Builder view, schema::JobSpec::Reader in, JobViewFields fields) {
+void write_spec_view(records::JobView::Builder view, schema::JobSpec::Reader in, JobViewFields fields) {
   if (fields.script || in.getScript().size() <= kScriptCopiedThenDropped) {
     view.setSpec(in);
   } else {
@@ -50,7 +50,7 @@ void write_spec_view(rpc::JobView::Builder view, schema::JobSpec::Reader in, Job
 
 }  // namespace
 
-void write_job_view(rpc::JobView::Builder out, const JobRecord& job, JobViewFields fields) {
+void write_job_view(records::JobView::Builder out, const JobRecord& job, JobViewFields fields) {
   out.setJobId(job.id);
   write_spec_view(out, RecordedSpecReader(job.spec).spec(), fields);
   if (const auto* block = job.spec.environment_block(); block && fields.environment)
@@ -170,7 +170,7 @@ JobQuery read_job_query(rpc::JobQuery::Reader in) {
   return query;
 }
 
-JobRecord read_job_view(rpc::JobView::Reader in) {
+JobRecord read_job_view(records::JobView::Reader in) {
   JobRecord job;
   job.id = in.getJobId();
   job.spec = record_spec(in.getSpec());
@@ -219,7 +219,7 @@ JobRecord read_job_view(rpc::JobView::Reader in) {
   return job;
 }
 
-void write_step_view(rpc::StepView::Builder out, const StepRecord& step) {
+void write_step_view(records::StepView::Builder out, const StepRecord& step) {
   out.setStepId(step.id);
   out.setRestart(step.restart);
   out.setName(step.name);
@@ -238,7 +238,7 @@ void write_step_view(rpc::StepView::Builder out, const StepRecord& step) {
   out.setMessage(step.message);
 }
 
-StepRecord read_step_view(rpc::StepView::Reader in) {
+StepRecord read_step_view(records::StepView::Reader in) {
   StepRecord step;
   step.id = in.getStepId();
   step.restart = in.getRestart();
@@ -258,7 +258,7 @@ StepRecord read_step_view(rpc::StepView::Reader in) {
   return step;
 }
 
-void write_node_view(rpc::NodeView::Builder out, const NodeRecord& node) {
+void write_node_view(records::NodeView::Builder out, const NodeRecord& node) {
   out.setName(node.name);
   out.setCpus(node.cpus);
   out.setMemMb(node.mem_mb);
@@ -277,7 +277,7 @@ void write_node_view(rpc::NodeView::Builder out, const NodeRecord& node) {
   out.setAgentInstance(node.agent_instance);
 }
 
-NodeRecord read_node_view(rpc::NodeView::Reader in) {
+NodeRecord read_node_view(records::NodeView::Reader in) {
   NodeRecord node;
   node.name = in.getName();
   node.cpus = in.getCpus();
@@ -296,7 +296,7 @@ NodeRecord read_node_view(rpc::NodeView::Reader in) {
   return node;
 }
 
-void write_partition_view(rpc::PartitionView::Builder out, const PartitionPolicy& partition) {
+void write_partition_view(records::PartitionView::Builder out, const PartitionPolicy& partition) {
   out.setName(partition.name);
   auto nodes = out.initNodes(static_cast<unsigned>(partition.nodes.size()));
   for (size_t i = 0; i < partition.nodes.size(); ++i) nodes.set(i, partition.nodes[i]);
@@ -305,7 +305,7 @@ void write_partition_view(rpc::PartitionView::Builder out, const PartitionPolicy
   out.setMaxTimeSec(partition.max_time_sec);
 }
 
-PartitionPolicy read_partition_view(rpc::PartitionView::Reader in) {
+PartitionPolicy read_partition_view(records::PartitionView::Reader in) {
   PartitionPolicy partition;
   partition.name = in.getName();
   for (auto node : in.getNodes()) partition.nodes.emplace_back(node);
@@ -341,7 +341,7 @@ StageOrder read_stage_order(rpc::StageOrder::Reader in) {
   return order;
 }
 
-void write_pool_view(rpc::PoolView::Builder out, const PoolUsage& pool) {
+void write_pool_view(records::PoolView::Builder out, const PoolUsage& pool) {
   out.setName(pool.name);
   out.setCapacityBytes(pool.capacity_bytes);
   out.setGranularityBytes(pool.granularity_bytes);
@@ -355,7 +355,7 @@ void write_pool_view(rpc::PoolView::Builder out, const PoolUsage& pool) {
   }
 }
 
-PoolUsage read_pool_view(rpc::PoolView::Reader in) {
+PoolUsage read_pool_view(records::PoolView::Reader in) {
   PoolUsage pool;
   pool.name = in.getName();
   pool.capacity_bytes = in.getCapacityBytes();
@@ -381,7 +381,7 @@ std::vector<std::string> get_texts(capnp::List<capnp::Text>::Reader in) {
 
 }  // namespace
 
-void write_accounts_view(rpc::AccountsView::Builder out, const AccountsState& accounts) {
+void write_accounts_view(records::AccountsView::Builder out, const AccountsState& accounts) {
   auto list = out.initAccounts(static_cast<unsigned>(accounts.accounts.size()));
   unsigned i = 0;
   for (const auto& [name, account] : accounts.accounts) {
@@ -402,7 +402,7 @@ void write_accounts_view(rpc::AccountsView::Builder out, const AccountsState& ac
   }
 }
 
-AccountsState read_accounts_view(rpc::AccountsView::Reader in) {
+AccountsState read_accounts_view(records::AccountsView::Reader in) {
   AccountsState accounts;
   for (auto item : in.getAccounts())
     accounts.accounts[item.getName()] = {item.getName(), item.getDescription(), item.getOrganization(), item.getParent()};

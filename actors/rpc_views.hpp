@@ -18,17 +18,17 @@ struct JobViewFields {
   bool script = true;
   bool environment = true;
 };
-void write_job_view(rpc::JobView::Builder out, const JobRecord& job, JobViewFields fields = {});
-JobRecord read_job_view(rpc::JobView::Reader in);
+void write_job_view(records::JobView::Builder out, const JobRecord& job, JobViewFields fields = {});
+JobRecord read_job_view(records::JobView::Reader in);
 
 void write_job_query(rpc::JobQuery::Builder out, const JobQuery& query);
 JobQuery read_job_query(rpc::JobQuery::Reader in);  // never sets visible_uid (the controller does)
 
-void write_node_view(rpc::NodeView::Builder out, const NodeRecord& node);
-NodeRecord read_node_view(rpc::NodeView::Reader in);
+void write_node_view(records::NodeView::Builder out, const NodeRecord& node);
+NodeRecord read_node_view(records::NodeView::Reader in);
 
-void write_partition_view(rpc::PartitionView::Builder out, const PartitionPolicy& partition);
-PartitionPolicy read_partition_view(rpc::PartitionView::Reader in);
+void write_partition_view(records::PartitionView::Builder out, const PartitionPolicy& partition);
+PartitionPolicy read_partition_view(records::PartitionView::Reader in);
 
 // Job steps (srun).
 void write_step_request(rpc::StepRequest::Builder out, const StepRequest& request);
@@ -37,20 +37,20 @@ void write_step_launch(rpc::StepLaunch::Builder out, const StepLaunch& launch);
 StepLaunch read_step_launch(rpc::StepLaunch::Reader in);
 void write_task_exits(capnp::List<rpc::StepTaskExit>::Builder out, const std::vector<StepTaskExit>& exits);
 std::vector<StepTaskExit> read_task_exits(capnp::List<rpc::StepTaskExit>::Reader in);
-void write_step_view(rpc::StepView::Builder out, const StepRecord& step);
-StepRecord read_step_view(rpc::StepView::Reader in);
+void write_step_view(records::StepView::Builder out, const StepRecord& step);
+StepRecord read_step_view(records::StepView::Reader in);
 
-void write_array_view(rpc::ArrayView::Builder out, const ArrayTaskInfo& array);
-ArrayTaskInfo read_array_view(rpc::ArrayView::Reader in);
+void write_array_view(records::ArrayView::Builder out, const ArrayTaskInfo& array);
+ArrayTaskInfo read_array_view(records::ArrayView::Reader in);
 
 void write_stage_order(rpc::StageOrder::Builder out, const StageOrder& order);
 StageOrder read_stage_order(rpc::StageOrder::Reader in);
 
-void write_pool_view(rpc::PoolView::Builder out, const PoolUsage& pool);
-PoolUsage read_pool_view(rpc::PoolView::Reader in);
+void write_pool_view(records::PoolView::Builder out, const PoolUsage& pool);
+PoolUsage read_pool_view(records::PoolView::Reader in);
 
-void write_accounts_view(rpc::AccountsView::Builder out, const AccountsState& accounts);
-AccountsState read_accounts_view(rpc::AccountsView::Reader in);
+void write_accounts_view(records::AccountsView::Builder out, const AccountsState& accounts);
+AccountsState read_accounts_view(records::AccountsView::Reader in);
 
 void write_account_command(rpc::AccountCommand::Builder out, const AccountCommand& command);
 AccountCommand read_account_command(rpc::AccountCommand::Reader in);

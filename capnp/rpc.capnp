@@ -6,6 +6,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("cairn::rpc");
 
 using Events = import "events.capnp";
+using Records = import "records.capnp";
 
 enum ControlVerb {
   cancel @0;
@@ -23,110 +24,6 @@ struct ControlResult {
   jobId @0 :UInt64;
   ok @1 :Bool;
   error @2 :Text;   # Slurm's text, e.g. "Job is pending execution"
-}
-
-struct RunView {
-  restart @0 :UInt32;
-  startUs @1 :Int64;
-  endUs @2 :Int64;
-  state @3 :Events.JobState;
-  exitCode @4 :Int32;
-  exitSignal @5 :Int32;
-  suspendedUs @6 :Int64;
-  nodes @7 :List(Events.NodeAllocation);
-}
-
-# The read model of one job, as squeue/scontrol/sacct need it.
-struct JobView {
-  jobId @0 :UInt64;
-  spec @1 :Events.JobSpec;
-  state @2 :Events.JobState;
-  reason @3 :UInt8;            # cairn::Reason
-  message @4 :Text;
-  timeLimitSec @5 :UInt32;
-  submitUs @6 :Int64;
-  eligibleUs @7 :Int64;
-  startUs @8 :Int64;
-  endUs @9 :Int64;
-  suspendedSinceUs @10 :Int64;
-  suspendedUs @11 :Int64;
-  lastSuspendUs @12 :Int64;
-  preSuspendRunUs @13 :Int64;
-  hold @14 :UInt8;             # cairn::HoldKind
-  exitCode @15 :Int32;
-  exitSignal @16 :Int32;
-  restarts @17 :UInt32;
-  nodes @18 :List(Events.NodeAllocation);
-  batchHost @19 :Text;
-  bbPhase @20 :UInt8;          # cairn::BbPhase
-  bbReservedBytes @21 :UInt64;
-  bbPool @22 :Text;
-  bbStagedBytes @23 :UInt64;
-  oomDetected @24 :Bool;
-  oomPeakBytes @25 :UInt64;
-  oomLimitBytes @26 :UInt64;
-  oomNode @27 :Text;
-  runs @28 :List(RunView);
-  finalState @29 :Events.JobState;
-  cancelRequested @30 :Bool;
-  timeLimitReached @31 :Bool;
-  bbNode @32 :Text;
-  bbStagedOutBytes @33 :UInt64;
-  # The rest of the record, so that a view is the whole record (state snapshots).
-  requeueRequested @34 :Bool;
-  requeueHold @35 :Bool;
-  bbStageOutStarted @36 :Bool;
-  lastOffset @37 :UInt64;
-  # Job arrays: the task this job is (arrayJobId != 0), or, on the array's own record
-  # (taskId = 4294967294), the tasks still pending in it.
-  array @38 :ArrayView;
-  arrayPending @39 :List(ArrayTaskRange);
-  steps @40 :List(StepView);   # job steps (srun) of the current run, then of earlier runs
-  nextStepId @41 :UInt32;
-}
-
-# One job step (srun) as the log recorded it.
-struct StepView {
-  stepId @0 :UInt32;
-  restart @1 :UInt32;          # the run of the job it belongs to
-  name @2 :Text;
-  nodes @3 :List(Events.NodeAllocation);
-  numTasks @4 :UInt32;
-  cpusPerTask @5 :UInt32;
-  startUs @6 :Int64;
-  endUs @7 :Int64;
-  state @8 :Events.JobState;
-  exitCode @9 :Int32;
-  exitSignal @10 :Int32;
-  nodesLeft @11 :List(Text);   # nodes that have not reported the end of their tasks
-  cancelRequested @12 :Bool;
-  oomKillCount @13 :UInt64;
-  message @14 :Text;
-}
-
-struct NodeView {
-  name @0 :Text;
-  cpus @1 :UInt32;
-  memMb @2 :UInt64;
-  partitions @3 :List(Text);
-  status @4 :UInt8;            # cairn::NodeStatus
-  reason @5 :Text;
-  memoryEnforced @6 :Bool;
-  cgroupBackend @7 :Text;
-  allocCpus @8 :UInt32;
-  allocMemMb @9 :UInt64;
-  registeredUs @10 :Int64;
-  changedUs @11 :Int64;
-  features @12 :List(Text);    # Feature= of its NodeName= line (AvailableFeatures=, ActiveFeatures=)
-  agentInstance @13 :Text;     # the spool instance of its agent's last registration
-}
-
-struct PartitionView {
-  name @0 :Text;
-  nodes @1 :List(Text);
-  up @2 :Bool;
-  isDefault @3 :Bool;
-  maxTimeSec @4 :UInt32;       # 4294967295: unlimited
 }
 
 # Which jobs and which of their fields a query answers. The controller filters at the source
@@ -157,7 +54,7 @@ struct LaunchRequest {
   clusterName @4 :Text;
   timeLimitSec @5 :UInt32;
   bbJobDir @6 :Text;          # the job's burst-buffer directory ($BB_JOB_DIR); empty: none
-  array @7 :ArrayView;        # the task of a job array this job is (arrayJobId 0: none)
+  array @7 :Records.ArrayView; # the task of a job array this job is (arrayJobId 0: none)
 }
 
 # Burst-buffer staging on one node: copy `paths` into (stage-in) or out of
@@ -294,11 +191,11 @@ interface Controller {
   submit @1 (spec :Events.JobSpec) -> (jobId :UInt64);
   control @2 (verb :ControlVerb, jobIds :List(UInt64), signal :Int32) -> (results :List(ControlResult));
   # namedFound: how many of query.jobIds name a job the caller may see, whatever the filters.
-  queryJobs @3 (query :JobQuery) -> (jobs :List(JobView), nowUs :Int64, more :Bool, nextAfterJobId :UInt64,
+  queryJobs @3 (query :JobQuery) -> (jobs :List(Records.JobView), nowUs :Int64, more :Bool, nextAfterJobId :UInt64,
                                      namedFound :UInt32);
-  queryNodes @4 () -> (nodes :List(NodeView), partitions :List(PartitionView), nowUs :Int64);
+  queryNodes @4 () -> (nodes :List(Records.NodeView), partitions :List(Records.PartitionView), nowUs :Int64);
   registerAgent @5 (info :AgentInfo, agent :Agent) -> (session :AgentSession, heartbeatSec :UInt32);
-  queryBurstBuffers @6 () -> (pools :List(PoolView), nowUs :Int64);
+  queryBurstBuffers @6 () -> (pools :List(Records.PoolView), nowUs :Int64);
   # MUNGE (AuthType=auth/munge): a caller that is not on the Unix socket asks for this
   # connection's nonce, encodes a credential whose payload names the cluster and the nonce
   # (common/auth_payload.hpp) and presents it. The session acts as the credential's uid, as the
@@ -325,49 +222,18 @@ interface Controller {
   # sacctmgr: changes (root, SlurmUser and Operators only) answer once their events are
   # durable, with what was done; the listing is the folded state.
   accountCommand @16 (command :AccountCommand) -> (changed :Bool);
-  queryAccounts @17 () -> (accounts :AccountsView);
+  queryAccounts @17 () -> (accounts :Records.AccountsView);
   # sacct: finished jobs the controller dropped from its state MinJobAge after their end
   # (the job history), filtered at the source as queryJobs is, in pages: ask again from
   # `next` while `more` is set. A job may also be in queryJobs' answer (a crash between
   # history and purge): the live record wins.
-  queryHistory @18 (query :JobQuery, from :HistoryCursor) -> (jobs :List(JobView), more :Bool, next :HistoryCursor);
+  queryHistory @18 (query :JobQuery, from :HistoryCursor) -> (jobs :List(Records.JobView), more :Bool, next :HistoryCursor);
 }
 
 struct HistoryCursor {
   file @0 :UInt32;
   blockOffset @1 :UInt64;
   entry @2 :UInt32;
-}
-
-struct PoolHolder {
-  jobId @0 :UInt64;
-  bytes @1 :UInt64;
-}
-
-# One burst-buffer pool: its configuration and what the log says is reserved.
-struct PoolView {
-  name @0 :Text;
-  capacityBytes @1 :UInt64;
-  granularityBytes @2 :UInt64;
-  path @3 :Text;
-  isDefault @4 :Bool;
-  usedBytes @5 :UInt64;
-  holders @6 :List(PoolHolder);
-}
-
-# Job arrays: which task a job is and the shape of its array (SLURM_ARRAY_* variables).
-struct ArrayView {
-  arrayJobId @0 :UInt64;      # 0: not part of an array
-  taskId @1 :UInt32;          # 4294967294 on the array's own record
-  taskCount @2 :UInt32;
-  taskMin @3 :UInt32;
-  taskMax @4 :UInt32;
-  throttle @5 :UInt32;        # %N of --array; 0: none
-}
-
-struct ArrayTaskRange {
-  first @0 :UInt32;
-  last @1 :UInt32;
 }
 
 # ---- accounts and associations (sacctmgr) ----
@@ -390,20 +256,3 @@ struct AccountCommand {
   defaultAccount @6 :Text;
 }
 
-struct AccountRecordView {
-  name @0 :Text;
-  description @1 :Text;
-  organization @2 :Text;
-  parent @3 :Text;
-}
-
-struct UserRecordView {
-  name @0 :Text;
-  defaultAccount @1 :Text;
-  accounts @2 :List(Text);
-}
-
-struct AccountsView {
-  accounts @0 :List(AccountRecordView);
-  users @1 :List(UserRecordView);
-}

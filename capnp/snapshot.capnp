@@ -6,7 +6,7 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("cairn::snapshot");
 
-using Rpc = import "rpc.capnp";
+using Records = import "records.capnp";
 
 struct StateSnapshot {
   formatVersion @0 :UInt32;
@@ -14,8 +14,8 @@ struct StateSnapshot {
   nextOffset @2 :UInt64;      # the first event of the partition not folded in
   lastEventUs @3 :Int64;      # writer time of the last event folded in
   digest @4 :UInt64;          # state_digest of the state below
-  jobs @5 :List(Rpc.JobView);
-  nodes @6 :List(Rpc.NodeView);
+  jobs @5 :List(Records.JobView);
+  nodes @6 :List(Records.NodeView);
   pools @7 :List(Pool);
   shards @8 :List(Shard);
   anomalies @9 :List(Anomaly);
@@ -27,7 +27,7 @@ struct StateSnapshot {
   unassigned14 @14 :Void;
   unassigned15 @15 :Void;
   unassigned16 @16 :Void;
-  accounts @17 :Rpc.AccountsView;   # sacctmgr's accounts and associations
+  accounts @17 :Records.AccountsView;   # sacctmgr's accounts and associations
   purgedJobs @18 :UInt64;           # finished jobs dropped so far (JobsPurged)
 
   struct Pool {

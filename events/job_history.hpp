@@ -7,7 +7,7 @@
 //   header (56 bytes): magic, entry count, id range, earliest submit, latest end,
 //                      payload length, CRC32C of the payload
 //   payload: per entry, its length (4 bytes) and 4 bytes of padding, then an
-//            rpc::JobView message as flat-array words
+//            records::JobView message as flat-array words
 // A block is one append, made durable (fdatasync) before append() returns. Only the
 // headers are read at open; a reader skips blocks whose ranges miss its window.
 #pragma once
@@ -30,7 +30,7 @@ struct HistoryEntry {
   uint64_t job_id = 0;
   int64_t submit_us = 0;
   int64_t end_us = 0;
-  std::vector<uint8_t> view;  // an encoded rpc::JobView message (flat-array words)
+  std::vector<uint8_t> view;  // an encoded records::JobView message (flat-array words)
 };
 
 // Where a scan goes on: a block of a file, and an entry in it.

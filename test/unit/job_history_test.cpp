@@ -43,7 +43,7 @@ HistoryEntry entry_for(uint64_t id, int64_t submit_s, int64_t end_s) {
   job.submit_us = kT0 + submit_s * kSecond;
   job.end_us = kT0 + end_s * kSecond;
   capnp::MallocMessageBuilder message;
-  write_job_view(message.initRoot<rpc::JobView>(), job, {false, false});
+  write_job_view(message.initRoot<records::JobView>(), job, {false, false});
   auto words = capnp::messageToFlatArray(message);
   auto bytes = words.asBytes();
   return {id, job.submit_us, job.end_us, std::vector<uint8_t>(bytes.begin(), bytes.end())};
@@ -52,7 +52,7 @@ HistoryEntry entry_for(uint64_t id, int64_t submit_s, int64_t end_s) {
 uint64_t id_of(std::span<const uint8_t> bytes) {
   kj::ArrayPtr<const capnp::word> words(reinterpret_cast<const capnp::word*>(bytes.data()), bytes.size() / 8);
   capnp::FlatArrayMessageReader reader(words);
-  return reader.getRoot<rpc::JobView>().getJobId();
+  return reader.getRoot<records::JobView>().getJobId();
 }
 
 std::vector<uint64_t> all_ids(const JobHistory& history, const HistoryWindow& window = {}) {

@@ -57,7 +57,7 @@ std::string answer_bytes(const std::vector<JobRecord>& jobs, JobViewFields field
   std::string all;
   for (const auto& job : jobs) {
     capnp::MallocMessageBuilder one;
-    write_job_view(one.initRoot<rpc::JobView>(), job, fields);
+    write_job_view(one.initRoot<records::JobView>(), job, fields);
     auto words = capnp::messageToFlatArray(one);
     auto bytes = words.asBytes();
     all.append(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
@@ -175,8 +175,8 @@ TEST_CASE("job view: scripts and environments are on the wire only when asked fo
 
   // Read back, a view without them has an empty script and environment and the same core.
   capnp::MallocMessageBuilder message;
-  write_job_view(message.initRoot<rpc::JobView>(), jobs[0], {false, false});
-  JobRecord read = read_job_view(message.getRoot<rpc::JobView>().asReader());
+  write_job_view(message.initRoot<records::JobView>(), jobs[0], {false, false});
+  JobRecord read = read_job_view(message.getRoot<records::JobView>().asReader());
   JobSpec spec = read.spec.full();
   CHECK(spec.script.empty());
   CHECK(spec.environment.empty());

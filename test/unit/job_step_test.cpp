@@ -156,7 +156,7 @@ TEST_CASE("job steps: views and digests carry the steps") {
   t.feed(make::step_started(at(1), 1, step_on(0, {{"n1", 2, 1000}, {"n2", 2, 1000}}, 4)));
   t.feed(make::step_ended(by_agent(2), 1, end_on(0, "n1", 2)));
   capnp::MallocMessageBuilder message;
-  auto view = message.initRoot<rpc::JobView>();
+  auto view = message.initRoot<records::JobView>();
   write_job_view(view, t.job(1));
   JobRecord back = read_job_view(view.asReader());
   CHECK(back.steps == t.job(1).steps);
