@@ -26,9 +26,9 @@
 #include "common/worker_threads.hpp"
 #include "events/event_codec.hpp"
 #include "events/event_factory.hpp"
-#include "events/event_log_config.hpp"
-#include "events/fence_watch.hpp"
-#include "events/shard_claim.hpp"
+#include "events/log/event_log_config.hpp"
+#include "events/log/fence_watch.hpp"
+#include "events/log/shard_claim.hpp"
 #include "events/replay.hpp"
 
 using namespace cairn;

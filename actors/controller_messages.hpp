@@ -16,7 +16,7 @@
 #include "events/agent_reconciliation.hpp"
 #include "events/burst_buffer_staging.hpp"
 #include "events/event_factory.hpp"
-#include "events/event_log.hpp"
+#include "events/log/event_log.hpp"
 #include "events/job_history.hpp"
 #include "events/job_step.hpp"
 

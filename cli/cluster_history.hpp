@@ -7,7 +7,7 @@
 
 #include "cli/cluster_queries.hpp"
 #include "events/cluster_state.hpp"
-#include "events/event_log.hpp"
+#include "events/log/event_log.hpp"
 
 namespace cairn {
 

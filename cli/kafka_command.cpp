@@ -4,9 +4,9 @@
 
 #include <ostream>
 
-#include "events/event_log.hpp"
-#include "events/kafka_admin.hpp"
-#include "events/kafka_spec.hpp"
+#include "events/log/event_log.hpp"
+#include "events/log/kafka_admin.hpp"
+#include "events/log/kafka_spec.hpp"
 
 namespace cairn {
 namespace {

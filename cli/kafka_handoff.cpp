@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "events/event_log.hpp"
+#include "events/log/event_log.hpp"
 
 namespace cairn {
 

@@ -22,8 +22,8 @@
 
 #include "cli/controller_client.hpp"
 #include "common/option_parser.hpp"
-#include "events/event_log.hpp"
-#include "events/kafka_admin.hpp"
+#include "events/log/event_log.hpp"
+#include "events/log/kafka_admin.hpp"
 
 extern char** environ;
 

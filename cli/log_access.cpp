@@ -1,6 +1,6 @@
 #include "cli/log_access.hpp"
 
-#include "events/event_log_config.hpp"
+#include "events/log/event_log_config.hpp"
 
 namespace cairn {
 namespace {

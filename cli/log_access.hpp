@@ -6,7 +6,7 @@
 #include <string>
 
 #include "common/config.hpp"
-#include "events/event_log.hpp"
+#include "events/log/event_log.hpp"
 
 namespace cairn {
 

@@ -14,8 +14,8 @@
 #include "common/option_parser.hpp"
 #include "common/config.hpp"
 #include "events/event_codec.hpp"
-#include "events/event_log.hpp"
-#include "events/event_log_config.hpp"
+#include "events/log/event_log.hpp"
+#include "events/log/event_log_config.hpp"
 #include "events/replay.hpp"
 
 namespace cairn {

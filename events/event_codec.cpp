@@ -10,7 +10,7 @@
 #include <unordered_map>
 
 #include "events/event_factory.hpp"
-#include "events/event_log.hpp"
+#include "events/log/event_log.hpp"
 
 namespace cairn {
 namespace {

@@ -6,7 +6,7 @@
 #include <span>
 
 #include "events/cluster_state.hpp"
-#include "events/event_log.hpp"
+#include "events/log/event_log.hpp"
 
 namespace cairn {
 

@@ -18,7 +18,7 @@
 
 #include "test/tools/kafka_broker_process.hpp"
 #include "test/tools/kafka_mock_process.hpp"
-#include "events/event_log.hpp"
+#include "events/log/event_log.hpp"
 #include "events/replay.hpp"
 #include "synthetic_log.hpp"
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "events/event_factory.hpp"
-#include "events/event_log.hpp"
+#include "events/log/event_log.hpp"
 
 namespace cairn::bench {
 

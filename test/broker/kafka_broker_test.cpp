@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "events/event_log.hpp"
+#include "events/log/event_log.hpp"
 #include "log_backends.hpp"
 
 using namespace cairn;

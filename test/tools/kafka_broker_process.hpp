@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "events/kafka_admin.hpp"
+#include "events/log/kafka_admin.hpp"
 
 extern char** environ;
 

@@ -8,7 +8,7 @@
 #include <iostream>
 #include <string>
 
-#include "events/event_log.hpp"
+#include "events/log/event_log.hpp"
 #include "test/unit/event_fixtures.hpp"
 
 namespace {

@@ -11,9 +11,9 @@
 
 #include "event_fixtures.hpp"
 #include "events/event_codec.hpp"
-#include "events/fence_watch.hpp"
+#include "events/log/fence_watch.hpp"
 #include "events/replay.hpp"
-#include "events/shard_claim.hpp"
+#include "events/log/shard_claim.hpp"
 #include "log_backends.hpp"
 
 using namespace cairn;

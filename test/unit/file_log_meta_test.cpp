@@ -2,7 +2,7 @@
 // found against it: pure functions, no files.
 #include <doctest/doctest.h>
 
-#include "events/file_log_meta.hpp"
+#include "events/log/file_log_meta.hpp"
 
 using namespace cairn;
 

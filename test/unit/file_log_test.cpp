@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "events/crc32c.hpp"
-#include "events/event_log.hpp"
+#include "events/log/event_log.hpp"
 #include "test/unit/log_backends.hpp"
 
 using namespace cairn;

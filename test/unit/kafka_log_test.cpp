@@ -11,10 +11,10 @@
 #include "common/config.hpp"
 #include "event_fixtures.hpp"
 #include "events/epoch_rules.hpp"
-#include "events/event_log_config.hpp"
-#include "events/fence_watch.hpp"
-#include "events/kafka_spec.hpp"
-#include "events/record_header.hpp"
+#include "events/log/event_log_config.hpp"
+#include "events/log/fence_watch.hpp"
+#include "events/log/kafka_spec.hpp"
+#include "events/log/record_header.hpp"
 #include "test/tools/kafka_mock_process.hpp"
 
 using namespace cairn;

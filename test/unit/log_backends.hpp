@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "events/event_log.hpp"
+#include "events/log/event_log.hpp"
 #include "test/tools/kafka_broker_process.hpp"
 #include "test/tools/kafka_mock_process.hpp"
 

@@ -1,10 +1,10 @@
-#include "events/kafka_spec.hpp"
+#include "events/log/kafka_spec.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "events/event_log.hpp"
+#include "events/log/event_log.hpp"
 
 namespace cairn {
 namespace {

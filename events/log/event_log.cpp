@@ -1,5 +1,5 @@
 // What both backends share: the blocking append and the dispatch on `EventLog=`.
-#include "events/event_log.hpp"
+#include "events/log/event_log.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "events/kafka_admin.hpp"
+#include "events/log/kafka_admin.hpp"
 
 #include <fmt/format.h>
 #include <librdkafka/rdkafka.h>
@@ -8,8 +8,8 @@
 #include <thread>
 #include <utility>
 
-#include "events/event_log.hpp"
-#include "events/kafka_spec.hpp"
+#include "events/log/event_log.hpp"
+#include "events/log/kafka_spec.hpp"
 
 namespace cairn {
 namespace {

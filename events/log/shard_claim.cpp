@@ -1,4 +1,4 @@
-#include "events/shard_claim.hpp"
+#include "events/log/shard_claim.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "events/fence_watch.hpp"
+#include "events/log/fence_watch.hpp"
 
 #include <kj/exception.h>
 #include <spdlog/spdlog.h>

@@ -1,4 +1,4 @@
-#include "events/file_log_meta.hpp"
+#include "events/log/file_log_meta.hpp"
 
 #include <fmt/format.h>
 

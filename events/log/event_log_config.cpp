@@ -1,6 +1,6 @@
-#include "events/event_log_config.hpp"
+#include "events/log/event_log_config.hpp"
 
-#include "events/kafka_spec.hpp"
+#include "events/log/kafka_spec.hpp"
 
 namespace cairn {
 

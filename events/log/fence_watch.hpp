@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "events/event_log.hpp"
+#include "events/log/event_log.hpp"
 
 namespace cairn {
 

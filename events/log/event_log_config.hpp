@@ -2,7 +2,7 @@
 #pragma once
 
 #include "common/config.hpp"
-#include "events/event_log.hpp"
+#include "events/log/event_log.hpp"
 
 namespace cairn {
 

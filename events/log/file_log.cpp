@@ -1,7 +1,7 @@
 // The embedded event-log backend ("file:DIR").
 //
 // Layout: DIR/META (format version, partition count, and what the log held when it
-// was last described: events/file_log_meta.hpp), DIR/LOCK (flock held by the one
+// was last described: events/log/file_log_meta.hpp), DIR/LOCK (flock held by the one
 // writer), DIR/p<k>/<base offset, 20 digits>.seg. The directories are 0700 and the
 // files 0600: the records hold users' scripts and environments.
 // Record frame, little-endian: u32 magic, u32 payload length,
@@ -34,8 +34,8 @@
 #include "common/private_files.hpp"
 #include "common/unique_fd.hpp"
 #include "events/crc32c.hpp"
-#include "events/event_log.hpp"
-#include "events/file_log_meta.hpp"
+#include "events/log/event_log.hpp"
+#include "events/log/file_log_meta.hpp"
 
 namespace cairn {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "events/cluster_state.hpp"
 #include "events/event_codec.hpp"
-#include "events/event_log.hpp"
+#include "events/log/event_log.hpp"
 
 namespace cairn {
 

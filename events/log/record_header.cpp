@@ -1,4 +1,4 @@
-#include "events/record_header.hpp"
+#include "events/log/record_header.hpp"
 
 #include <charconv>
 

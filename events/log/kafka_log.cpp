@@ -23,9 +23,9 @@
 #include <thread>
 
 #include "events/event_codec.hpp"
-#include "events/event_log.hpp"
-#include "events/kafka_spec.hpp"
-#include "events/record_header.hpp"
+#include "events/log/event_log.hpp"
+#include "events/log/kafka_spec.hpp"
+#include "events/log/record_header.hpp"
 
 namespace cairn {
 namespace {
