@@ -13,12 +13,12 @@
 #include <thread>
 #include <iostream>
 
-#include "actors/burst_buffer_plan.hpp"
+#include "events/burst_buffer_plan.hpp"
 #include "actors/controller_actors.hpp"
-#include "actors/read_model.hpp"
-#include "actors/snapshot_files.hpp"
+#include "events/read_model.hpp"
+#include "events/snapshot_files.hpp"
 #include "common/wall_clock.hpp"
-#include "actors/job_commands.hpp"
+#include "events/job_commands.hpp"
 #include "actors/rpc_server.hpp"
 #include "common/daemon_signals.hpp"
 #include "common/option_parser.hpp"

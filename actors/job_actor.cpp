@@ -11,9 +11,10 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "actors/burst_buffer_plan.hpp"
+#include "events/burst_buffer_plan.hpp"
 #include "actors/controller_actors.hpp"
-#include "actors/job_commands.hpp"
+#include "actors/command_event.hpp"
+#include "events/job_commands.hpp"
 
 namespace cairn {
 namespace {

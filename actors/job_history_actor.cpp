@@ -7,8 +7,8 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/controller_actors.hpp"
-#include "actors/read_model.hpp"
-#include "actors/rpc_views.hpp"
+#include "events/read_model.hpp"
+#include "events/record_codec.hpp"
 
 namespace cairn {
 namespace {

@@ -14,9 +14,9 @@
 #include <thread>
 
 #include "actors/controller_actors.hpp"
-#include "actors/read_model.hpp"
-#include "actors/rpc_views.hpp"
-#include "actors/snapshot_files.hpp"
+#include "events/read_model.hpp"
+#include "events/record_codec.hpp"
+#include "events/snapshot_files.hpp"
 #include "events/event_codec.hpp"
 #include "events/replay.hpp"
 

@@ -1,7 +1,7 @@
 #include "cli/cluster_history.hpp"
 
-#include "actors/read_model.hpp"
-#include "actors/snapshot_files.hpp"
+#include "events/read_model.hpp"
+#include "events/snapshot_files.hpp"
 #include "cli/controller_client.hpp"
 #include "cli/log_access.hpp"
 #include "common/option_parser.hpp"

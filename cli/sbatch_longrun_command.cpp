@@ -6,7 +6,7 @@
 #include <sstream>
 #include <thread>
 
-#include "actors/job_commands.hpp"
+#include "events/job_commands.hpp"
 #include "cli/controller_client.hpp"
 #include "cli/front_ends.hpp"
 #include "common/option_parser.hpp"

@@ -1,6 +1,6 @@
 #include "cli/scontrol_format.hpp"
 
-#include "actors/job_commands.hpp"
+#include "events/job_commands.hpp"
 
 #include "events/job_array.hpp"
 #include "events/output_paths.hpp"

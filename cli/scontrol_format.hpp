@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "actors/burst_buffer_plan.hpp"
+#include "events/burst_buffer_plan.hpp"
 #include "cli/slurm_views.hpp"
 #include "events/job_model.hpp"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "../bench/synthetic_log.hpp"
-#include "actors/snapshot_files.hpp"
+#include "events/snapshot_files.hpp"
 #include "events/replay.hpp"
 
 using namespace cairn;

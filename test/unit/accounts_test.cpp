@@ -4,8 +4,8 @@
 // -w, -x and --exclusive; the sbatch options and cairn.conf keys behind them.
 #include <doctest/doctest.h>
 
-#include "actors/scheduling_policy.hpp"
-#include "actors/state_snapshot.hpp"
+#include "events/scheduling_policy.hpp"
+#include "events/state_snapshot.hpp"
 #include "cli/local_cluster.hpp"
 #include "cli/sacctmgr_format.hpp"
 #include "cli/sbatch_request.hpp"

@@ -5,7 +5,7 @@
 
 #include <csignal>
 
-#include "actors/burst_buffer_plan.hpp"
+#include "events/burst_buffer_plan.hpp"
 #include "events/event_codec.hpp"
 #include "test/unit/event_fixtures.hpp"
 

@@ -5,8 +5,8 @@
 
 #include <filesystem>
 
-#include "actors/read_model.hpp"
-#include "actors/snapshot_files.hpp"
+#include "events/read_model.hpp"
+#include "events/snapshot_files.hpp"
 #include "cli/cluster_history.hpp"
 #include "event_fixtures.hpp"
 

@@ -2,9 +2,9 @@
 // split of tasks, the scheduler's throttle and what array commands act on.
 #include <doctest/doctest.h>
 
-#include "actors/read_model.hpp"
-#include "actors/scheduling_policy.hpp"
-#include "actors/state_snapshot.hpp"
+#include "events/read_model.hpp"
+#include "events/scheduling_policy.hpp"
+#include "events/state_snapshot.hpp"
 #include "events/job_array.hpp"
 #include "events/job_dependency.hpp"
 #include "test/unit/event_fixtures.hpp"

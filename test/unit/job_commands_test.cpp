@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "actors/job_commands.hpp"
+#include "events/job_commands.hpp"
 #include "test/unit/event_fixtures.hpp"
 #include "test/unit/spec_edit.hpp"
 

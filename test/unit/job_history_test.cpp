@@ -10,9 +10,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "actors/read_model.hpp"
-#include "actors/rpc_views.hpp"
-#include "actors/state_snapshot.hpp"
+#include "events/read_model.hpp"
+#include "events/record_codec.hpp"
+#include "events/state_snapshot.hpp"
 #include "events/job_history.hpp"
 #include "event_fixtures.hpp"
 

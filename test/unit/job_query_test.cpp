@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <string>
 
-#include "actors/read_model.hpp"
+#include "events/read_model.hpp"
 #include "actors/rpc_views.hpp"
 #include "cli/cluster_queries.hpp"
 #include "common/config.hpp"

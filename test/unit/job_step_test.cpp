@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "actors/job_commands.hpp"
+#include "events/job_commands.hpp"
 #include "actors/rpc_views.hpp"
 #include "agents/job_environment.hpp"
 #include "cli/sacct_format.hpp"

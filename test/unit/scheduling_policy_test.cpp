@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "actors/scheduling_policy.hpp"
+#include "events/scheduling_policy.hpp"
 #include "test/unit/event_fixtures.hpp"
 
 using namespace cairn;

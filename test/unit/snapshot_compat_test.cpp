@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/state_snapshot.hpp"
+#include "events/state_snapshot.hpp"
 #include "golden.hpp"
 
 using namespace cairn;

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "actors/snapshot_files.hpp"
-#include "actors/state_snapshot.hpp"
+#include "events/snapshot_files.hpp"
+#include "events/state_snapshot.hpp"
 #include "event_fixtures.hpp"
 
 using namespace cairn;

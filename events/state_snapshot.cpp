@@ -1,4 +1,4 @@
-#include "actors/state_snapshot.hpp"
+#include "events/state_snapshot.hpp"
 
 #include <capnp/message.h>
 #include <capnp/serialize-packed.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 
 
-#include "actors/rpc_views.hpp"
+#include "events/record_codec.hpp"
 #include "capnp/snapshot.capnp.h"
 #include "events/crc32c.hpp"
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/scheduling_policy.hpp"
+#include "events/scheduling_policy.hpp"
 #include "events/cluster_state.hpp"
 
 namespace cairn {

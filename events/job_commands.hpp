@@ -4,7 +4,8 @@
 
 #include <string>
 
-#include "actors/controller_messages.hpp"
+#include "events/commands.hpp"
+#include "events/job_model.hpp"
 
 namespace cairn {
 
@@ -22,9 +23,6 @@ CommandCheck check_step_start(const JobRecord& job, const Caller& caller);
 CommandCheck check_step_command(ControlVerb verb, const JobRecord& job, uint32_t step_id, const Caller& caller);
 // Controller.endAllocation of an interactive (srun) job; needs_event false once it has ended.
 CommandCheck check_allocation_end(const JobRecord& job, const Caller& caller);
-
-// The event a permitted command appends.
-EventDraft command_event(const ControlRequest& request, const JobRecord& job);
 
 // Should a run that just ended be resubmitted (same id)? `why_not` says why not when it has a policy.
 bool should_resubmit(const JobRecord& job, std::string* why_not = nullptr);

@@ -5,9 +5,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "actors/controller_messages.hpp"
 #include "common/config.hpp"
 #include "events/cluster_state.hpp"
+#include "events/commands.hpp"
+#include "events/queries.hpp"
 
 namespace cairn {
 

@@ -1,4 +1,4 @@
-#include "actors/read_model.hpp"
+#include "events/read_model.hpp"
 
 #include <algorithm>
 #include <set>

@@ -1,4 +1,4 @@
-#include "actors/burst_buffer_plan.hpp"
+#include "events/burst_buffer_plan.hpp"
 
 namespace cairn {
 

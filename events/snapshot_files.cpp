@@ -1,4 +1,4 @@
-#include "actors/snapshot_files.hpp"
+#include "events/snapshot_files.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

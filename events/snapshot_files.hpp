@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "actors/state_snapshot.hpp"
+#include "events/state_snapshot.hpp"
 #include "common/config.hpp"
 
 namespace cairn {

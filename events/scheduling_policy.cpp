@@ -1,4 +1,4 @@
-#include "actors/scheduling_policy.hpp"
+#include "events/scheduling_policy.hpp"
 
 #include <algorithm>
 #include <limits>

@@ -1,0 +1,336 @@
+#include "events/record_codec.hpp"
+
+#include <capnp/dynamic.h>
+
+#include "events/event_codec.hpp"
+
+namespace cairn {
+
+void write_array_view(records::ArrayView::Builder out, const ArrayTaskInfo& array) {
+  out.setArrayJobId(array.array_job_id);
+  out.setTaskId(array.task_id);
+  out.setTaskCount(array.task_count);
+  out.setTaskMin(array.task_min);
+  out.setTaskMax(array.task_max);
+  out.setThrottle(array.throttle);
+}
+
+ArrayTaskInfo read_array_view(records::ArrayView::Reader in) {
+  ArrayTaskInfo array;
+  array.array_job_id = in.getArrayJobId();
+  if (array.array_job_id == 0) return array;
+  array.task_id = in.getTaskId();
+  array.task_count = in.getTaskCount();
+  array.task_min = in.getTaskMin();
+  array.task_max = in.getTaskMax();
+  array.throttle = in.getThrottle();
+  return array;
+}
+
+namespace {
+
+// Scripts up to this size are copied with the spec and then dropped from the answer (Cap'n
+// Proto zeroes what it drops); a larger one is left out field by field, so that no page
+// carries megabytes of zeros.
+constexpr size_t kScriptCopiedThenDropped = 16u << 10;
+
+void write_spec_view(records::JobView::Builder view, schema::JobSpec::Reader in, JobViewFields fields) {
+  if (fields.script || in.getScript().size() <= kScriptCopiedThenDropped) {
+    view.setSpec(in);
+  } else {
+    capnp::DynamicStruct::Reader from = in;
+    capnp::DynamicStruct::Builder to = view.initSpec();
+    for (auto field : from.getSchema().getFields())
+      if (field.getProto().getName() != "script" && from.has(field)) to.set(field, from.get(field));
+  }
+  auto out = view.getSpec();
+  if (!fields.script && out.hasScript()) out.disownScript();
+  if (!fields.environment && out.hasEnvironment()) out.disownEnvironment();
+}
+
+}  // namespace
+
+void write_job_view(records::JobView::Builder out, const JobRecord& job, JobViewFields fields) {
+  out.setJobId(job.id);
+  write_spec_view(out, RecordedSpecReader(job.spec).spec(), fields);
+  if (const auto* block = job.spec.environment_block(); block && fields.environment)
+    write_environment(out.getSpec(), split_environment(*block));
+  out.setState(job.state);
+  out.setReason(static_cast<uint8_t>(job.reason));
+  out.setMessage(job.message);
+  out.setTimeLimitSec(job.time_limit_sec);
+  out.setSubmitUs(job.submit_us);
+  out.setEligibleUs(job.eligible_us);
+  out.setStartUs(job.start_us);
+  out.setEndUs(job.end_us);
+  out.setSuspendedSinceUs(job.suspended_since_us);
+  out.setSuspendedUs(job.suspended_us);
+  out.setLastSuspendUs(job.last_suspend_us);
+  out.setPreSuspendRunUs(job.pre_suspend_run_us);
+  out.setHold(static_cast<uint8_t>(job.hold));
+  out.setExitCode(job.exit_code);
+  out.setExitSignal(job.exit_signal);
+  out.setRestarts(job.restarts);
+  write_allocation(out.initNodes(static_cast<unsigned>(job.allocation.size())), job.allocation);
+  out.setBatchHost(job.batch_host);
+  out.setBbPhase(static_cast<uint8_t>(job.bb_phase));
+  out.setBbReservedBytes(job.bb_reserved_bytes);
+  out.setBbPool(job.bb_pool);
+  out.setBbStagedBytes(job.bb_staged_bytes);
+  out.setBbStagedOutBytes(job.bb_staged_out_bytes);
+  out.setBbNode(job.bb_node);
+  out.setOomDetected(job.oom_detected);
+  out.setOomPeakBytes(job.oom_peak_bytes);
+  out.setOomLimitBytes(job.oom_limit_bytes);
+  out.setOomNode(job.oom_node);
+  auto runs = out.initRuns(static_cast<unsigned>(job.runs.size()));
+  for (size_t i = 0; i < job.runs.size(); ++i) {
+    const auto& run = job.runs[i];
+    runs[i].setRestart(run.restart);
+    runs[i].setStartUs(run.start_us);
+    runs[i].setEndUs(run.end_us);
+    runs[i].setState(run.state);
+    runs[i].setExitCode(run.exit_code);
+    runs[i].setExitSignal(run.exit_signal);
+    runs[i].setSuspendedUs(run.suspended_us);
+    write_allocation(runs[i].initNodes(static_cast<unsigned>(run.nodes.size())), run.nodes);
+  }
+  out.setFinalState(job.final_state);
+  out.setCancelRequested(job.cancel_requested);
+  out.setTimeLimitReached(job.time_limit_reached);
+  out.setRequeueRequested(job.requeue_requested);
+  out.setRequeueHold(job.requeue_hold);
+  out.setBbStageOutStarted(job.bb_stage_out_started);
+  out.setLastOffset(job.last_offset);
+  if (job.array.array_job_id != 0) {
+    write_array_view(out.initArray(), job.array);
+    auto pending = out.initArrayPending(static_cast<unsigned>(job.array_pending.size()));
+    for (size_t i = 0; i < job.array_pending.size(); ++i) {
+      pending[i].setFirst(job.array_pending[i].first);
+      pending[i].setLast(job.array_pending[i].last);
+    }
+  }
+  if (!job.steps.empty()) {
+    auto steps = out.initSteps(static_cast<unsigned>(job.steps.size()));
+    for (size_t i = 0; i < job.steps.size(); ++i) write_step_view(steps[i], job.steps[i]);
+  }
+  out.setNextStepId(job.next_step_id);
+}
+
+JobRecord read_job_view(records::JobView::Reader in) {
+  JobRecord job;
+  job.id = in.getJobId();
+  job.spec = record_spec(in.getSpec());
+  job.state = in.getState();
+  job.reason = static_cast<Reason>(in.getReason());
+  job.message = in.getMessage();
+  job.time_limit_sec = in.getTimeLimitSec();
+  job.submit_us = in.getSubmitUs();
+  job.eligible_us = in.getEligibleUs();
+  job.start_us = in.getStartUs();
+  job.end_us = in.getEndUs();
+  job.suspended_since_us = in.getSuspendedSinceUs();
+  job.suspended_us = in.getSuspendedUs();
+  job.last_suspend_us = in.getLastSuspendUs();
+  job.pre_suspend_run_us = in.getPreSuspendRunUs();
+  job.hold = static_cast<HoldKind>(in.getHold());
+  job.exit_code = in.getExitCode();
+  job.exit_signal = in.getExitSignal();
+  job.restarts = in.getRestarts();
+  job.allocation = read_allocation(in.getNodes());
+  job.batch_host = in.getBatchHost();
+  job.bb_phase = static_cast<BbPhase>(in.getBbPhase());
+  job.bb_reserved_bytes = in.getBbReservedBytes();
+  job.bb_pool = in.getBbPool();
+  job.bb_staged_bytes = in.getBbStagedBytes();
+  job.bb_staged_out_bytes = in.getBbStagedOutBytes();
+  job.bb_node = in.getBbNode();
+  job.oom_detected = in.getOomDetected();
+  job.oom_peak_bytes = in.getOomPeakBytes();
+  job.oom_limit_bytes = in.getOomLimitBytes();
+  job.oom_node = in.getOomNode();
+  for (auto run : in.getRuns())
+    job.runs.push_back({run.getRestart(), run.getStartUs(), run.getEndUs(), run.getState(), run.getExitCode(),
+                        run.getExitSignal(), run.getSuspendedUs(), read_allocation(run.getNodes())});
+  job.final_state = in.getFinalState();
+  job.cancel_requested = in.getCancelRequested();
+  job.time_limit_reached = in.getTimeLimitReached();
+  job.requeue_requested = in.getRequeueRequested();
+  job.requeue_hold = in.getRequeueHold();
+  job.bb_stage_out_started = in.getBbStageOutStarted();
+  job.last_offset = in.getLastOffset();
+  if (in.hasArray()) job.array = read_array_view(in.getArray());
+  for (auto range : in.getArrayPending()) job.array_pending.push_back({range.getFirst(), range.getLast()});
+  for (auto step : in.getSteps()) job.steps.push_back(read_step_view(step));
+  job.next_step_id = in.getNextStepId();
+  return job;
+}
+
+void write_step_view(records::StepView::Builder out, const StepRecord& step) {
+  out.setStepId(step.id);
+  out.setRestart(step.restart);
+  out.setName(step.name);
+  write_allocation(out.initNodes(static_cast<unsigned>(step.nodes.size())), step.nodes);
+  out.setNumTasks(step.num_tasks);
+  out.setCpusPerTask(step.cpus_per_task);
+  out.setStartUs(step.start_us);
+  out.setEndUs(step.end_us);
+  out.setState(step.state);
+  out.setExitCode(step.exit_code);
+  out.setExitSignal(step.exit_signal);
+  auto left = out.initNodesLeft(static_cast<unsigned>(step.nodes_left.size()));
+  for (size_t i = 0; i < step.nodes_left.size(); ++i) left.set(static_cast<unsigned>(i), step.nodes_left[i]);
+  out.setCancelRequested(step.cancel_requested);
+  out.setOomKillCount(step.oom_kills);
+  out.setMessage(step.message);
+}
+
+StepRecord read_step_view(records::StepView::Reader in) {
+  StepRecord step;
+  step.id = in.getStepId();
+  step.restart = in.getRestart();
+  step.name = in.getName();
+  step.nodes = read_allocation(in.getNodes());
+  step.num_tasks = in.getNumTasks();
+  step.cpus_per_task = in.getCpusPerTask();
+  step.start_us = in.getStartUs();
+  step.end_us = in.getEndUs();
+  step.state = in.getState();
+  step.exit_code = in.getExitCode();
+  step.exit_signal = in.getExitSignal();
+  for (auto node : in.getNodesLeft()) step.nodes_left.emplace_back(node.cStr(), node.size());
+  step.cancel_requested = in.getCancelRequested();
+  step.oom_kills = in.getOomKillCount();
+  step.message = in.getMessage();
+  return step;
+}
+
+void write_node_view(records::NodeView::Builder out, const NodeRecord& node) {
+  out.setName(node.name);
+  out.setCpus(node.cpus);
+  out.setMemMb(node.mem_mb);
+  auto partitions = out.initPartitions(static_cast<unsigned>(node.partitions.size()));
+  for (size_t i = 0; i < node.partitions.size(); ++i) partitions.set(i, node.partitions[i]);
+  out.setStatus(static_cast<uint8_t>(node.status));
+  out.setReason(node.reason);
+  out.setMemoryEnforced(node.memory_enforced);
+  out.setCgroupBackend(node.cgroup_backend);
+  out.setAllocCpus(node.alloc_cpus);
+  out.setAllocMemMb(node.alloc_mem_mb);
+  out.setRegisteredUs(node.registered_us);
+  out.setChangedUs(node.changed_us);
+  auto features = out.initFeatures(static_cast<unsigned>(node.features.size()));
+  for (size_t i = 0; i < node.features.size(); ++i) features.set(static_cast<unsigned>(i), node.features[i]);
+  out.setAgentInstance(node.agent_instance);
+}
+
+NodeRecord read_node_view(records::NodeView::Reader in) {
+  NodeRecord node;
+  node.name = in.getName();
+  node.cpus = in.getCpus();
+  node.mem_mb = in.getMemMb();
+  for (auto partition : in.getPartitions()) node.partitions.emplace_back(partition);
+  node.status = static_cast<NodeStatus>(in.getStatus());
+  node.reason = in.getReason();
+  node.memory_enforced = in.getMemoryEnforced();
+  node.cgroup_backend = in.getCgroupBackend();
+  node.alloc_cpus = in.getAllocCpus();
+  node.alloc_mem_mb = in.getAllocMemMb();
+  node.registered_us = in.getRegisteredUs();
+  node.changed_us = in.getChangedUs();
+  for (auto feature : in.getFeatures()) node.features.emplace_back(feature);
+  node.agent_instance = in.getAgentInstance();
+  return node;
+}
+
+void write_partition_view(records::PartitionView::Builder out, const PartitionPolicy& partition) {
+  out.setName(partition.name);
+  auto nodes = out.initNodes(static_cast<unsigned>(partition.nodes.size()));
+  for (size_t i = 0; i < partition.nodes.size(); ++i) nodes.set(i, partition.nodes[i]);
+  out.setUp(partition.up);
+  out.setIsDefault(partition.is_default);
+  out.setMaxTimeSec(partition.max_time_sec);
+}
+
+PartitionPolicy read_partition_view(records::PartitionView::Reader in) {
+  PartitionPolicy partition;
+  partition.name = in.getName();
+  for (auto node : in.getNodes()) partition.nodes.emplace_back(node);
+  partition.up = in.getUp();
+  partition.is_default = in.getIsDefault();
+  partition.max_time_sec = in.getMaxTimeSec();
+  return partition;
+}
+
+void write_pool_view(records::PoolView::Builder out, const PoolUsage& pool) {
+  out.setName(pool.name);
+  out.setCapacityBytes(pool.capacity_bytes);
+  out.setGranularityBytes(pool.granularity_bytes);
+  out.setPath(pool.path);
+  out.setIsDefault(pool.is_default);
+  out.setUsedBytes(pool.used_bytes);
+  auto holders = out.initHolders(static_cast<unsigned>(pool.holders.size()));
+  for (size_t i = 0; i < pool.holders.size(); ++i) {
+    holders[i].setJobId(pool.holders[i].job_id);
+    holders[i].setBytes(pool.holders[i].bytes);
+  }
+}
+
+PoolUsage read_pool_view(records::PoolView::Reader in) {
+  PoolUsage pool;
+  pool.name = in.getName();
+  pool.capacity_bytes = in.getCapacityBytes();
+  pool.granularity_bytes = in.getGranularityBytes();
+  pool.path = in.getPath();
+  pool.is_default = in.getIsDefault();
+  pool.used_bytes = in.getUsedBytes();
+  for (auto holder : in.getHolders()) pool.holders.push_back({holder.getJobId(), holder.getBytes()});
+  return pool;
+}
+
+void set_texts(capnp::List<capnp::Text>::Builder out, const std::vector<std::string>& texts) {
+  for (size_t i = 0; i < texts.size(); ++i) out.set(static_cast<unsigned>(i), texts[i]);
+}
+
+std::vector<std::string> get_texts(capnp::List<capnp::Text>::Reader in) {
+  std::vector<std::string> out;
+  for (auto text : in) out.emplace_back(text.cStr(), text.size());
+  return out;
+}
+
+void write_accounts_view(records::AccountsView::Builder out, const AccountsState& accounts) {
+  auto list = out.initAccounts(static_cast<unsigned>(accounts.accounts.size()));
+  unsigned i = 0;
+  for (const auto& [name, account] : accounts.accounts) {
+    auto item = list[i++];
+    item.setName(account.name);
+    item.setDescription(account.description);
+    item.setOrganization(account.organization);
+    item.setParent(account.parent);
+  }
+  auto users = out.initUsers(static_cast<unsigned>(accounts.users.size()));
+  i = 0;
+  for (const auto& [name, user] : accounts.users) {
+    auto item = users[i++];
+    item.setName(user.name);
+    item.setDefaultAccount(user.default_account);
+    set_texts(item.initAccounts(static_cast<unsigned>(user.accounts.size())),
+              std::vector<std::string>(user.accounts.begin(), user.accounts.end()));
+  }
+}
+
+AccountsState read_accounts_view(records::AccountsView::Reader in) {
+  AccountsState accounts;
+  for (auto item : in.getAccounts())
+    accounts.accounts[item.getName()] = {item.getName(), item.getDescription(), item.getOrganization(), item.getParent()};
+  for (auto item : in.getUsers()) {
+    UserRecord user;
+    user.name = item.getName();
+    user.default_account = item.getDefaultAccount();
+    for (auto account : item.getAccounts()) user.accounts.emplace(account);
+    accounts.users[user.name] = std::move(user);
+  }
+  return accounts;
+}
+
+}  // namespace cairn
