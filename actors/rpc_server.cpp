@@ -18,8 +18,8 @@
 
 #include "actors/rpc_views.hpp"
 #include "capnp/rpc.capnp.h"
-#include "common/auth_payload.hpp"
-#include "common/munge_credential.hpp"
+#include "protocol/auth_payload.hpp"
+#include "protocol/munge_credential.hpp"
 #include "events/event_codec.hpp"
 
 namespace cairn {

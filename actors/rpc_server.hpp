@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "actors/controller_actors.hpp"
-#include "common/rpc_server.hpp"
+#include "protocol/rpc_server.hpp"
 
 namespace cairn {
 

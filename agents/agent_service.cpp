@@ -4,7 +4,7 @@
 #include "agents/agent_service.hpp"
 
 #include "actors/rpc_views.hpp"
-#include "common/kj_loop_thread.hpp"
+#include "protocol/kj_loop_thread.hpp"
 #include "events/event_codec.hpp"
 
 namespace cairn {

@@ -11,7 +11,7 @@
 #include <map>
 
 #include "agents/agent_ports.hpp"
-#include "common/kj_loop_thread.hpp"
+#include "protocol/kj_loop_thread.hpp"
 #include "common/unique_fd.hpp"
 
 namespace cairn {

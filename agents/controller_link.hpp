@@ -17,7 +17,7 @@
 #include "agents/agent_settings.hpp"
 #include "agents/job_report_book.hpp"
 #include "agents/step_streams.hpp"
-#include "common/kj_loop_thread.hpp"
+#include "protocol/kj_loop_thread.hpp"
 
 namespace cairn {
 

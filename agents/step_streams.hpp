@@ -18,7 +18,7 @@
 
 #include "agents/agent_ports.hpp"
 #include "capnp/rpc.capnp.h"
-#include "common/kj_loop_thread.hpp"
+#include "protocol/kj_loop_thread.hpp"
 
 namespace cairn {
 

@@ -198,7 +198,7 @@ interface Controller {
   queryBurstBuffers @6 () -> (pools :List(Records.PoolView), nowUs :Int64);
   # MUNGE (AuthType=auth/munge): a caller that is not on the Unix socket asks for this
   # connection's nonce, encodes a credential whose payload names the cluster and the nonce
-  # (common/auth_payload.hpp) and presents it. The session acts as the credential's uid, as the
+  # (protocol/auth_payload.hpp) and presents it. The session acts as the credential's uid, as the
   # Unix socket does for the kernel's SO_PEERCRED uid; until then the connection is read-only.
   authNonce @7 () -> (nonce :Text, authType :Text);
   authenticate @8 (credential :Text) -> (session :Controller, uid :UInt32, userName :Text);

@@ -13,7 +13,7 @@
 #include "cli/sbatch_request.hpp"
 #include "cli/srun_output.hpp"
 #include "common/option_parser.hpp"
-#include "common/rpc_client.hpp"
+#include "protocol/rpc_client.hpp"
 #include "common/size_parse.hpp"
 
 namespace cairn {

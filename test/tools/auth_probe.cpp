@@ -8,10 +8,10 @@
 #include <thread>
 
 #include "capnp/rpc.capnp.h"
-#include "common/auth_payload.hpp"
+#include "protocol/auth_payload.hpp"
 #include "common/config.hpp"
-#include "common/munge_credential.hpp"
-#include "common/rpc_client.hpp"
+#include "protocol/munge_credential.hpp"
+#include "protocol/rpc_client.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 4 || (std::string(argv[3]) != "replay" && std::string(argv[3]) != "expired")) {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "capnp/rpc.capnp.h"
-#include "common/rpc_client.hpp"
+#include "protocol/rpc_client.hpp"
 
 int main(int argc, char** argv) {
   const std::map<std::string, cairn::rpc::ControlVerb> verbs = {

@@ -7,7 +7,7 @@
 #include <kj/string.h>
 
 #include "capnp/rpc.capnp.h"
-#include "common/rpc_client.hpp"
+#include "protocol/rpc_client.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 2 || argc > 3 || (argc == 3 && std::string(argv[2]) != "history")) {

@@ -28,8 +28,8 @@
 #include "agents/job_launch.hpp"
 #include "agents/process_group.hpp"
 #include "capnp/rpc.capnp.h"
-#include "common/kj_loop_thread.hpp"
-#include "common/rpc_server.hpp"
+#include "protocol/kj_loop_thread.hpp"
+#include "protocol/rpc_server.hpp"
 #include "events/event_codec.hpp"
 
 extern char** environ;

@@ -26,9 +26,9 @@
 #include <kj/debug.h>
 
 #include "capnp/test_rpc.capnp.h"
-#include "common/kj_loop_thread.hpp"
-#include "common/rpc_client.hpp"
-#include "common/rpc_server.hpp"
+#include "protocol/kj_loop_thread.hpp"
+#include "protocol/rpc_client.hpp"
+#include "protocol/rpc_server.hpp"
 
 using namespace cairn;
 using namespace std::chrono_literals;

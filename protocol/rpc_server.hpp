@@ -12,7 +12,7 @@
 #include <string>
 #include <utility>
 
-#include "common/kj_loop_thread.hpp"
+#include "protocol/kj_loop_thread.hpp"
 
 namespace cairn {
 

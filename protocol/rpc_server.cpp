@@ -1,4 +1,4 @@
-#include "common/rpc_server.hpp"
+#include "protocol/rpc_server.hpp"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,4 +1,4 @@
-#include "common/auth_payload.hpp"
+#include "protocol/auth_payload.hpp"
 
 #include <map>
 

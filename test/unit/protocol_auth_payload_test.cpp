@@ -3,8 +3,8 @@
 #include <set>
 #include <string>
 
-#include "common/auth_payload.hpp"
-#include "common/munge_credential.hpp"
+#include "protocol/auth_payload.hpp"
+#include "protocol/munge_credential.hpp"
 
 using cairn::auth_payload;
 using cairn::auth_payload_mismatch;

@@ -1,4 +1,4 @@
-#include "common/rpc_client.hpp"
+#include "protocol/rpc_client.hpp"
 
 #include <capnp/rpc-twoparty.h>
 #include <kj/async-io.h>

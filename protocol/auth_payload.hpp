@@ -1,6 +1,6 @@
 // What a Cairn MUNGE credential says besides its uid and gid: the cluster it is meant for and
 // the nonce of the one connection it authenticates. Pure text handling; libmunge is elsewhere
-// (common/munge_credential.hpp).
+// (protocol/munge_credential.hpp).
 #pragma once
 
 #include <optional>

@@ -1,4 +1,4 @@
-#include "common/kj_loop_thread.hpp"
+#include "protocol/kj_loop_thread.hpp"
 
 #include <errno.h>
 #include <sys/eventfd.h>

@@ -1,4 +1,4 @@
-#include "common/munge_credential.hpp"
+#include "protocol/munge_credential.hpp"
 
 #include <munge.h>
 #include <sys/random.h>
