@@ -1,5 +1,6 @@
-// Plain data exchanged between the controller's actors, its RPC front and
-// the CLI. No CAF here: the CLI includes it.
+// What the controller's actors and its RPC service (controller_service.hpp) pass each
+// other besides the plain data of events/ and protocol/: drafts of events, the log's
+// acknowledgements, the channel to an agent, the replies. No CAF here.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,7 @@
 #include "events/job_history.hpp"
 #include "events/job_step.hpp"
 #include "events/queries.hpp"
+#include "protocol/node_messages.hpp"
 
 namespace cairn {
 
@@ -46,18 +48,6 @@ struct CommittedEvent {
   uint64_t job_id = 0;  // the job the event is about; 0 for a node event
 };
 
-// What the controller asks a node agent to do. Implemented by the RPC layer
-// (a Cap'n Proto Agent capability on the kj thread); every call is asynchronous.
-struct LaunchOrder {
-  uint64_t job_id = 0;
-  JobSpec spec;
-  std::vector<NodeShare> nodes;
-  uint32_t restart_count = 0;
-  uint32_t time_limit_sec = 0;
-  std::string bb_job_dir;  // empty: no burst buffer
-  ArrayTaskInfo array;     // the array task this job is (array_job_id 0: none)
-};
-
 using StageReply = std::function<void(const StageOutcome&)>;
 
 // ---- job steps (srun) ----
@@ -70,20 +60,13 @@ struct StepCommand {
   uint64_t io_token = 0;
 };
 
-// AgentSession.stepEnded: a node's tasks of a step have all ended.
-struct StepEndReport {
-  uint64_t job_id = 0;
-  uint32_t step_id = 0;
-  std::vector<StepTaskExit> exits;
-  uint64_t oom_kills = 0;
-  std::string message;
-};
-
+// What the controller asks a node agent to do. Implemented by the RPC service
+// (a Cap'n Proto Agent capability on the kj thread); every call is asynchronous.
 class AgentChannel {
  public:
   virtual ~AgentChannel() = default;
   // Shared: the order, with the job's whole spec, travels to the RPC thread uncopied.
-  virtual void launch(std::shared_ptr<const LaunchOrder> order) = 0;
+  virtual void launch(std::shared_ptr<const JobLaunch> order) = 0;
   virtual void signal(uint64_t job_id, int32_t signal, bool batch_only) = 0;
   virtual void suspend(uint64_t job_id) = 0;
   virtual void resume(uint64_t job_id) = 0;
@@ -103,27 +86,6 @@ struct AgentRegistration {
   // The run of each node.running_jobs entry (same order); empty: the agent does not say.
   std::vector<uint32_t> runs;
   std::string instance;  // the agent's spool instance; empty: it does not say
-};
-
-struct OomReport {
-  uint64_t job_id = 0;
-  uint64_t oom_kills = 0;
-  uint64_t peak_bytes = 0;
-  uint64_t limit_bytes = 0;
-};
-
-// JobExitReport.run when the reporter does not say which run ended (the current one).
-inline constexpr uint32_t kCurrentRun = 0xffffffff;
-
-struct JobExitReport {
-  uint64_t job_id = 0;
-  int32_t exit_code = 0;
-  int32_t signal = 0;
-  bool launch_failed = false;
-  bool node_failed = false;  // the node was lost or no longer knows the job
-  std::string message;
-  OomReport oom;  // oom_kills > 0: the kernel OOM-killed processes of the run
-  uint32_t run = kCurrentRun;  // the run that ended; an end of an earlier run is not recorded
 };
 
 using ControlsReply = std::function<void(const std::vector<ControlOutcome>&)>;

@@ -157,7 +157,7 @@ caf::behavior dispatcher(DispatcherActor* self, std::shared_ptr<const Controller
             .then([=](const ArrayTargets& targets) { control_array(self, request, targets, reply); });
       },
       [=](retry_atom, const DeferredStep& step) { step(); },
-      [=](job_exit_atom, const std::string& node, const JobExitReport& report, const DoneReply& reply) {
+      [=](job_exit_atom, const std::string& node, const JobEnd& report, const DoneReply& reply) {
         self->send(job_actor_for(self, report.job_id), job_exit_atom::value, node, report, reply);
       },
       // A verdict on a job run after its node's agent registered (node_actor.cpp).
@@ -173,10 +173,10 @@ caf::behavior dispatcher(DispatcherActor* self, std::shared_ptr<const Controller
       [=](allocation_end_atom, const AllocationEnd& end, const DoneReply& reply) {
         self->send(job_actor_for(self, end.job_id), allocation_end_atom::value, end, reply);
       },
-      [=](step_end_atom, const std::string& node, const StepEndReport& report, const DoneReply& reply) {
+      [=](step_end_atom, const std::string& node, const StepEnd& report, const DoneReply& reply) {
         self->send(job_actor_for(self, report.job_id), step_end_atom::value, node, report, reply);
       },
-      [=](oom_atom, const std::string& node, const OomReport& report) {
+      [=](oom_atom, const std::string& node, const JobOom& report) {
         self->send(job_actor_for(self, report.job_id), oom_atom::value, node, report);
       },
       [=](bb_done_atom, uint64_t job_id, uint8_t step, uint64_t generation, const StageOutcome& outcome) {

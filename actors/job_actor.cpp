@@ -118,9 +118,9 @@ std::string bb_directory_of(const ControllerContext& context, const JobRecord& j
   return pool && job.bb_reserved_bytes > 0 ? bb_job_directory(pool->path, job.id) : std::string();
 }
 
-LaunchOrder launch_order(const ControllerContext& context, const JobRecord& job) {
-  return {job.id,        job.spec.full(), job.allocation, job.restarts, job.time_limit_sec, bb_directory_of(context, job),
-          job.array};
+JobLaunch launch_order(const ControllerContext& context, const JobRecord& job) {
+  return {job.id,         job.spec.full(), job.allocation, job.restarts, context.config.cluster_name, job.time_limit_sec,
+          bb_directory_of(context, job), job.array};
 }
 
 // ---- burst buffer: reserve (scheduler) -> stage in -> run -> stage out -> tear down, release ----
@@ -412,16 +412,17 @@ void on_control(JobActor* self, const ControlRequest& request, const ControlRepl
   });
 }
 
-void on_oom(JobActor* self, const std::string& node, const OomReport& report);
+void on_oom(JobActor* self, const std::string& node, const JobOom& report);
 
-void on_exit(JobActor* self, const std::string& node, const JobExitReport& report, const DoneReply& reply) {
+void on_exit(JobActor* self, const std::string& node, const JobEnd& report, const DoneReply& reply) {
   auto& st = self->state;
   if (!st.known || !is_active(st.job.state)) return reply(true, {});  // already recorded: idempotent
   // An earlier run's end (the job was requeued meanwhile): nothing to record for it.
   if (report.run != kCurrentRun && report.run != st.job.restarts) return reply(true, {});
   // Before the end, so that the end's state is OUT_OF_MEMORY (the log actor keeps their order).
-  if (report.oom.oom_kills > 0 && !st.job.oom_detected) on_oom(self, node, report.oom);
-  auto cause = report.node_failed                                     ? schema::EndCause::NODE_FAIL
+  if (report.oom_kills > 0 && !st.job.oom_detected)
+    on_oom(self, node, JobOom{report.job_id, report.oom_kills, report.peak_bytes, report.limit_bytes});
+  auto cause = report.lost                                            ? schema::EndCause::NODE_FAIL
                : report.launch_failed                                 ? schema::EndCause::LAUNCH_FAILED
                : st.job.cancel_requested || st.job.time_limit_reached ? schema::EndCause::KILLED
                                                                       : schema::EndCause::EXITED;
@@ -460,7 +461,7 @@ void on_reconcile(JobActor* self, const std::string& node, uint32_t run, RunVerd
   }
 }
 
-void on_oom(JobActor* self, const std::string& node, const OomReport& report) {
+void on_oom(JobActor* self, const std::string& node, const JobOom& report) {
   if (!self->state.known || !is_active(self->state.job.state)) return;
   uint64_t id = report.job_id;
   EventDraft draft = system_draft(id, [=](const EventMeta& meta) {
@@ -548,7 +549,7 @@ void on_step_control(JobActor* self, const StepControlRequest& request, const Co
          });
 }
 
-void on_step_end(JobActor* self, const std::string& node, const StepEndReport& report, const DoneReply& reply) {
+void on_step_end(JobActor* self, const std::string& node, const StepEnd& report, const DoneReply& reply) {
   auto& st = self->state;
   const StepRecord* step = st.known ? current_step(st.job, report.step_id) : nullptr;
   bool waiting = step && step->state == JobState::RUNNING &&
@@ -637,13 +638,13 @@ caf::behavior job_actor(JobActor* self, std::shared_ptr<const ControllerContext>
       [=](control_atom, const ControlRequest& request, const ControlReply& reply) {
         serve(self, reply, [=](const ControlReply& answer) { on_control(self, request, answer); });
       },
-      [=](job_exit_atom, const std::string& node, const JobExitReport& report, const DoneReply& reply) {
+      [=](job_exit_atom, const std::string& node, const JobEnd& report, const DoneReply& reply) {
         on_exit(self, node, report, reply);
       },
       [=](reconcile_atom, const std::string& node, uint32_t run, uint8_t verdict, uint64_t session) {
         on_reconcile(self, node, run, static_cast<RunVerdict>(verdict), session);
       },
-      [=](oom_atom, const std::string& node, const OomReport& report) { on_oom(self, node, report); },
+      [=](oom_atom, const std::string& node, const JobOom& report) { on_oom(self, node, report); },
       [=](bb_done_atom, uint64_t, uint8_t step, uint64_t generation, const StageOutcome& outcome) {
         on_bb_done(self, static_cast<BbStep>(step), generation, outcome);
       },
@@ -654,7 +655,7 @@ caf::behavior job_actor(JobActor* self, std::shared_ptr<const ControllerContext>
       [=](step_control_atom, const StepControlRequest& request, const ControlReply& reply) {
         serve(self, reply, [=](const ControlReply& answer) { on_step_control(self, request, answer); });
       },
-      [=](step_end_atom, const std::string& node, const StepEndReport& report, const DoneReply& reply) {
+      [=](step_end_atom, const std::string& node, const StepEnd& report, const DoneReply& reply) {
         on_step_end(self, node, report, reply);
       },
       [=](allocation_end_atom, const AllocationEnd& end, const DoneReply& reply) {

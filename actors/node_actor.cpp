@@ -67,7 +67,7 @@ void fail_jobs(NodeActor* self, const std::string& why) {
   self->request(st.context->actors.query_view, caf::infinite, query_nodes_atom::value, node, false)
       .then([=](const std::vector<uint64_t>& jobs) {
         for (auto id : jobs) {
-          JobExitReport lost{id, 0, 0, false, true, why, {}};
+          JobEnd lost{.job_id = id, .message = why, .lost = true};
           self->send(self->state.context->actors.dispatcher, job_exit_atom::value, node, lost,
                      DoneReply([](bool, const std::string&) {}));
         }
@@ -114,7 +114,7 @@ void on_confirm(NodeActor* self, uint64_t job_id, uint32_t run, RunVerdict verdi
   bool lost = verdict == RunVerdict::lost;
   std::string why = lost ? "the node no longer knows the job: its agent's spool is not the one the job was given to"
                          : "the job was never launched on " + st.node + " before it was ended";
-  JobExitReport report{job_id, 0, 0, false, lost, why, {}, run};
+  JobEnd report{.job_id = job_id, .run = run, .message = why, .lost = lost};
   self->send(st.context->actors.dispatcher, job_exit_atom::value, st.node, report,
              DoneReply([](bool, const std::string&) {}));
 }
@@ -214,12 +214,12 @@ caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContex
           declare_lost(self, st.channel ? "Not responding" : "Agent did not register");
         self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
       },
-      [=](launch_atom, LaunchOrder& order) {
+      [=](launch_atom, JobLaunch& order) {
         if (!self->state.channel)
           self->state.held_launches.insert(order.job_id);
         else
           self->state.launched_in_session.insert(order.job_id);
-        deliver(self, [shared = std::make_shared<const LaunchOrder>(std::move(order))](AgentChannel& agent) {
+        deliver(self, [shared = std::make_shared<const JobLaunch>(std::move(order))](AgentChannel& agent) {
           agent.launch(shared);
         });
       },
@@ -241,7 +241,7 @@ caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContex
           else agent.signal_step(job_id, step_id, signal);
         });
       },
-      [=](step_end_atom, const StepEndReport& report, const DoneReply& reply) {
+      [=](step_end_atom, const StepEnd& report, const DoneReply& reply) {
         self->state.last_seen_us = wall_clock_us();
         self->send(self->state.context->actors.dispatcher, step_end_atom::value, self->state.node, report, reply);
       },
@@ -259,12 +259,12 @@ caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContex
           else reply(node_lost_outcome(node));
         });
       },
-      [=](job_exit_atom, const JobExitReport& report, const DoneReply& reply) {
+      [=](job_exit_atom, const JobEnd& report, const DoneReply& reply) {
         self->state.last_seen_us = wall_clock_us();
         self->state.launched_in_session.erase(report.job_id);
         self->send(self->state.context->actors.dispatcher, job_exit_atom::value, self->state.node, report, reply);
       },
-      [=](oom_atom, const OomReport& report) {
+      [=](oom_atom, const JobOom& report) {
         self->send(self->state.context->actors.dispatcher, oom_atom::value, self->state.node, report);
       },
   };

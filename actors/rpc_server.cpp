@@ -16,11 +16,14 @@
 
 #include <kj/map.h>
 
-#include "actors/rpc_views.hpp"
 #include "capnp/rpc.capnp.h"
 #include "protocol/auth_payload.hpp"
 #include "protocol/munge_credential.hpp"
 #include "events/event_codec.hpp"
+#include "protocol/account_codec.hpp"
+#include "protocol/job_codec.hpp"
+#include "protocol/node_codec.hpp"
+#include "protocol/step_codec.hpp"
 
 namespace cairn {
 namespace {
@@ -45,21 +48,6 @@ std::string user_name_of(uint32_t uid) {
 std::string next_command_id() {
   static std::atomic<uint64_t> counter{0};
   return fmt::format("{}-{}", getpid(), ++counter);
-}
-
-ControlVerb verb_from_wire(rpc::ControlVerb verb) {
-  switch (verb) {
-    case rpc::ControlVerb::CANCEL: return ControlVerb::cancel;
-    case rpc::ControlVerb::SUSPEND: return ControlVerb::suspend;
-    case rpc::ControlVerb::RESUME: return ControlVerb::resume;
-    case rpc::ControlVerb::HOLD: return ControlVerb::hold;
-    case rpc::ControlVerb::RELEASE: return ControlVerb::release;
-    case rpc::ControlVerb::REQUEUE: return ControlVerb::requeue;
-    case rpc::ControlVerb::REQUEUE_HOLD: return ControlVerb::requeue_hold;
-    case rpc::ControlVerb::SIGNAL: return ControlVerb::signal;
-    case rpc::ControlVerb::UHOLD: return ControlVerb::uhold;
-  }
-  return ControlVerb::cancel;
 }
 
 kj::Exception failure(const std::string& message) {
@@ -138,18 +126,10 @@ class AgentChannelOnLoop : public AgentChannel {
     loop_.post([agent]() { delete agent; });
   }
 
-  void launch(std::shared_ptr<const LaunchOrder> shared) override {
+  void launch(std::shared_ptr<const JobLaunch> shared) override {
     run([shared = std::move(shared)](rpc::Agent::Client& agent) {
-      const LaunchOrder& order = *shared;
       auto request = agent.launchRequest();
-      auto out = request.initRequest();
-      out.setJobId(order.job_id);
-      write_spec(out.initSpec(), order.spec);
-      write_allocation(out.initNodes(static_cast<unsigned>(order.nodes.size())), order.nodes);
-      out.setRestartCount(order.restart_count);
-      out.setTimeLimitSec(order.time_limit_sec);
-      out.setBbJobDir(order.bb_job_dir);
-      if (order.array.array_job_id != 0) write_array_view(out.initArray(), order.array);
+      write_launch_request(request.initRequest(), *shared);
       return request.send().ignoreResult();
     });
   }
@@ -190,9 +170,7 @@ class AgentChannelOnLoop : public AgentChannel {
       auto request = agent.stageRequest();
       write_stage_order(request.initOrder(), order);
       return request.send().then([](capnp::Response<rpc::Agent::StageResults>&& response) {
-        auto result = response.getResult();
-        return StageOutcome{result.getOk(), true, false, result.getBytes(), result.getDurationUs(),
-                            result.getMessage()};
+        return read_stage_result(response.getResult());
       });
     });
   }
@@ -281,16 +259,7 @@ class AgentSessionImpl final : public rpc::AgentSession::Server {
   explicit AgentSessionImpl(caf::actor node) : node_(std::move(node)) {}
 
   kj::Promise<void> jobEnded(JobEndedContext context) override {
-    auto exit = context.getParams().getExit();
-    JobExitReport report{exit.getJobId(),
-                         exit.getExitCode(),
-                         exit.getSignal(),
-                         exit.getLaunchFailed(),
-                         exit.getLost(),  // its supervisor died without a word: as a node failure
-                         exit.getMessage(),
-                         OomReport{exit.getJobId(), exit.getOomKillCount(), exit.getPeakBytes(), exit.getLimitBytes()},
-                         exit.getRun()};
-    return recorded(job_exit_atom::value, std::move(report));
+    return recorded(job_exit_atom::value, read_job_exit(context.getParams().getExit()));
   }
 
   // A report the node actor answers once its event is durable.
@@ -307,16 +276,11 @@ class AgentSessionImpl final : public rpc::AgentSession::Server {
   }
 
   kj::Promise<void> stepEnded(StepEndedContext context) override {
-    auto params = context.getParams();
-    StepEndReport report{params.getJobId(), params.getStepId(), {}, params.getOomKillCount(), params.getMessage()};
-    report.exits = read_task_exits(params.getExits());
-    return recorded(step_end_atom::value, std::move(report));
+    return recorded(step_end_atom::value, read_step_end(context.getParams()));
   }
 
   kj::Promise<void> oomDetected(OomDetectedContext context) override {
-    auto params = context.getParams();
-    caf::anon_send(node_, oom_atom::value,
-                   OomReport{params.getJobId(), params.getOomKillCount(), params.getPeakBytes(), params.getLimitBytes()});
+    caf::anon_send(node_, oom_atom::value, read_oom_report(context.getParams()));
     return kj::READY_NOW;
   }
 
@@ -357,7 +321,7 @@ class ControllerImpl final : public rpc::Controller::Server {
 
   kj::Promise<void> control(ControlContext context) override {
     auto params = context.getParams();
-    auto verb = verb_from_wire(params.getVerb());
+    auto verb = read_control_verb(params.getVerb());
     Caller caller = with_command_id();
     kj::Vector<kj::Promise<ControlOutcome>> outcomes;
     for (auto job_id : params.getJobIds()) {
@@ -368,30 +332,20 @@ class ControllerImpl final : public rpc::Controller::Server {
       outcomes.add(kj::mv(promise));
     }
     return kj::joinPromises(outcomes.releaseAsArray()).then([context](kj::Array<ControlOutcome> all) mutable {
-      auto results = context.getResults().initResults(static_cast<unsigned>(all.size()));
-      for (size_t i = 0; i < all.size(); ++i) {
-        results[i].setJobId(all[i].job_id);
-        results[i].setOk(all[i].ok);
-        results[i].setError(all[i].error);
-      }
+      write_control_results(context.getResults().initResults(static_cast<unsigned>(all.size())), {all.begin(), all.size()});
     });
   }
 
   kj::Promise<void> controlArray(ControlArrayContext context) override {
     auto params = context.getParams();
-    ArrayControlRequest request{verb_from_wire(params.getVerb()), params.getJobId(), {}, params.getSignal(),
+    ArrayControlRequest request{read_control_verb(params.getVerb()), params.getJobId(), {}, params.getSignal(),
                                 with_command_id()};
     for (auto task : params.getTaskIds()) request.tasks.push_back(task);
     auto [promise, reply] = make_rpc_reply<std::vector<ControlOutcome>>();
     caf::anon_send(context_->actors.dispatcher, array_control_atom::value, std::move(request),
                    ControlsReply([reply](const std::vector<ControlOutcome>& outcomes) { reply.fulfill(outcomes); }));
     return promise.then([context](std::vector<ControlOutcome> all) mutable {
-      auto results = context.getResults().initResults(static_cast<unsigned>(all.size()));
-      for (size_t i = 0; i < all.size(); ++i) {
-        results[i].setJobId(all[i].job_id);
-        results[i].setOk(all[i].ok);
-        results[i].setError(all[i].error);
-      }
+      write_control_results(context.getResults().initResults(static_cast<unsigned>(all.size())), all);
     });
   }
 
@@ -403,18 +357,11 @@ class ControllerImpl final : public rpc::Controller::Server {
                    JobsReply([reply](const JobsSnapshot& snapshot) { reply.fulfill(snapshot); }));
     Caller caller = caller_;
     return promise.then([context, caller, query](JobsSnapshot snapshot) mutable {
-      auto results = context.getResults();
-      results.setNowUs(snapshot.now_us);
-      results.setMore(snapshot.more);
-      results.setNextAfterJobId(snapshot.next_after_job_id);
-      results.setNamedFound(snapshot.named_found);
-      auto jobs = results.initJobs(static_cast<unsigned>(snapshot.jobs.size()));
-      for (size_t i = 0; i < snapshot.jobs.size(); ++i) {
+      write_jobs_answer(context.getResults(), snapshot, [&](const JobRecord& job) {
         // Scripts and environments go to their owner and operators only, and only when asked for.
-        bool private_parts_visible = caller.is_operator || (caller.may_write && caller.uid == snapshot.jobs[i].spec->uid);
-        write_job_view(jobs[i], snapshot.jobs[i],
-                       {query.with_script && private_parts_visible, query.with_environment && private_parts_visible});
-      }
+        bool private_parts_visible = caller.is_operator || (caller.may_write && caller.uid == job.spec->uid);
+        return JobViewFields{query.with_script && private_parts_visible, query.with_environment && private_parts_visible};
+      });
     });
   }
 
@@ -422,21 +369,13 @@ class ControllerImpl final : public rpc::Controller::Server {
     auto params = context.getParams();
     JobQuery query = read_job_query(params.getQuery());
     restrict_to_visible(query);
-    auto from = params.getFrom();
-    HistoryCursor cursor{from.getFile(), from.getBlockOffset(), from.getEntry()};
+    HistoryCursor cursor = read_history_cursor(params.getFrom());
     auto [promise, reply] = make_rpc_reply<HistoryPage>();
     caf::anon_send(context_->actors.history, query_history_atom::value, query, cursor,
                    HistoryReply([reply](const HistoryPage& page) { reply.fulfill(page); }));
     return promise.then([context](HistoryPage page) mutable {
       if (!page.error.empty()) kj::throwFatalException(failure(page.error));
-      auto results = context.getResults();
-      results.setMore(page.more);
-      auto next = results.initNext();
-      next.setFile(page.next.file);
-      next.setBlockOffset(page.next.block_offset);
-      next.setEntry(page.next.entry);
-      auto jobs = results.initJobs(static_cast<unsigned>(page.jobs.size()));
-      for (size_t i = 0; i < page.jobs.size(); ++i) write_job_view(jobs[i], page.jobs[i], {false, false});
+      write_history_answer(context.getResults(), page);
     });
   }
 
@@ -446,38 +385,23 @@ class ControllerImpl final : public rpc::Controller::Server {
     auto [promise, reply] = make_rpc_reply<NodesSnapshot>();
     caf::anon_send(context_->actors.query_view, query_nodes_atom::value,
                    NodesReply([reply](const NodesSnapshot& snapshot) { reply.fulfill(snapshot); }));
-    return promise.then([context](NodesSnapshot snapshot) mutable {
-      auto results = context.getResults();
-      results.setNowUs(snapshot.now_us);
-      auto nodes = results.initNodes(static_cast<unsigned>(snapshot.nodes.size()));
-      for (size_t i = 0; i < snapshot.nodes.size(); ++i) write_node_view(nodes[i], snapshot.nodes[i]);
-      auto partitions = results.initPartitions(static_cast<unsigned>(snapshot.partitions.size()));
-      for (size_t i = 0; i < snapshot.partitions.size(); ++i) write_partition_view(partitions[i], snapshot.partitions[i]);
-    });
+    return promise.then(
+        [context](NodesSnapshot snapshot) mutable { write_nodes_answer(context.getResults(), snapshot); });
   }
 
   kj::Promise<void> queryBurstBuffers(QueryBurstBuffersContext context) override {
     auto [promise, reply] = make_rpc_reply<PoolsSnapshot>();
     caf::anon_send(context_->actors.query_view, query_pools_atom::value,
                    PoolsReply([reply](const PoolsSnapshot& snapshot) { reply.fulfill(snapshot); }));
-    return promise.then([context](PoolsSnapshot snapshot) mutable {
-      auto results = context.getResults();
-      results.setNowUs(snapshot.now_us);
-      auto pools = results.initPools(static_cast<unsigned>(snapshot.pools.size()));
-      for (size_t i = 0; i < snapshot.pools.size(); ++i) write_pool_view(pools[i], snapshot.pools[i]);
-    });
+    return promise.then(
+        [context](PoolsSnapshot snapshot) mutable { write_pools_answer(context.getResults(), snapshot); });
   }
 
   kj::Promise<void> stateDigest(StateDigestContext context) override {
     auto [promise, reply] = make_rpc_reply<StateDigestView>();
     caf::anon_send(context_->actors.query_view, query_digest_atom::value,
                    DigestReply([reply](const StateDigestView& view) { reply.fulfill(view); }));
-    return promise.then([context](StateDigestView view) mutable {
-      auto results = context.getResults();
-      results.setDigest(view.digest);
-      results.setNextOffset(view.next_offset);
-      results.setPartition(view.partition);
-    });
+    return promise.then([context](StateDigestView view) mutable { write_digest_answer(context.getResults(), view); });
   }
 
   kj::Promise<void> runStep(RunStepContext context) override {
@@ -491,11 +415,7 @@ class ControllerImpl final : public rpc::Controller::Server {
     return promise.then([context, registry, token](StepOutcome outcome) mutable {
       registry->expect(token, static_cast<int>(outcome.nodes.size()));
       if (!outcome.ok) kj::throwFatalException(failure(outcome.error));
-      auto results = context.getResults();
-      results.setStepId(outcome.step_id);
-      auto nodes = results.initNodes(static_cast<unsigned>(outcome.nodes.size()));
-      for (size_t i = 0; i < outcome.nodes.size(); ++i) nodes.set(static_cast<unsigned>(i), outcome.nodes[i]);
-      results.setNumTasks(outcome.num_tasks);
+      write_step_started(context.getResults(), outcome);
     });
   }
 
@@ -511,14 +431,11 @@ class ControllerImpl final : public rpc::Controller::Server {
     auto params = context.getParams();
     auto [promise, reply] = make_rpc_reply<ControlOutcome>();
     caf::anon_send(context_->actors.dispatcher, step_control_atom::value,
-                   StepControlRequest{verb_from_wire(params.getVerb()), params.getJobId(), params.getStepId(),
+                   StepControlRequest{read_control_verb(params.getVerb()), params.getJobId(), params.getStepId(),
                                       params.getSignal(), with_command_id()},
                    ControlReply([reply](const ControlOutcome& outcome) { reply.fulfill(outcome); }));
     return promise.then([context](ControlOutcome outcome) mutable {
-      auto result = context.getResults().initResult();
-      result.setJobId(outcome.job_id);
-      result.setOk(outcome.ok);
-      result.setError(outcome.error);
+      write_control_result(context.getResults().initResult(), outcome);
     });
   }
 
@@ -587,29 +504,28 @@ class ControllerImpl final : public rpc::Controller::Server {
     bool trusted = local_ && (caller_.uid == 0 || caller_.uid == getuid() || caller_.user == context_->config.slurm_user);
     if (!trusted) return failure("Access/permission denied: only root or SlurmUser may register a node");
     auto params = context.getParams();
-    auto info = params.getInfo();
-    std::string node = info.getNode();
+    AgentInfo info = read_agent_info(params.getInfo());
+    const std::string& node = info.node;
     auto it = context_->actors.nodes.find(node);
     if (it == context_->actors.nodes.end())
       return failure("node " + node + " is not in the configuration (NodeName=)");
     make::NodeRegistration registration;
     registration.node = node;
-    registration.cpus = info.getCpus();
-    registration.mem_mb = info.getMemMb();
+    registration.cpus = info.cpus;
+    registration.mem_mb = info.mem_mb;
     for (const auto& partition : context_->partitions)
       if (std::find(partition.nodes.begin(), partition.nodes.end(), node) != partition.nodes.end())
         registration.partitions.push_back(partition.name);
-    registration.memory_enforced = info.getMemoryEnforced();
-    registration.cgroup_backend = info.getCgroupBackend();
-    for (auto id : info.getRunningJobs()) registration.running_jobs.push_back(id);
+    registration.memory_enforced = info.memory_enforced;
+    registration.cgroup_backend = info.cgroup_backend;
+    registration.running_jobs = info.running_jobs;
     std::vector<uint32_t> runs;
-    if (info.getRuns().size() == info.getRunningJobs().size())  // else an agent that does not say
-      for (auto run : info.getRuns()) runs.push_back(run);
+    if (info.runs.size() == info.running_jobs.size()) runs = info.runs;  // else an agent that does not say
     auto channel = std::make_shared<AgentChannelOnLoop>(loop_, params.getAgent(), node, *step_io_);
     caf::actor node_actor = it->second;
     auto [promise, reply] = done_reply();
     caf::anon_send(node_actor, register_atom::value,
-                   AgentRegistration{registration, channel, std::move(runs), info.getInstance()}, reply);
+                   AgentRegistration{registration, channel, std::move(runs), info.instance}, reply);
     uint32_t heartbeat = context_->config.heartbeat_interval_sec;
     return promise.then([context, node_actor, heartbeat](bool) mutable {
       auto results = context.getResults();

@@ -33,15 +33,6 @@ struct StepTaskOutput {
 };
 using StepStarted = std::function<void(std::vector<StepTaskOutput>)>;
 
-// Every task of a step on this node has ended (AgentSession.stepEnded, StepIo.nodeDone).
-struct StepEnd {
-  uint64_t job_id = 0;
-  uint32_t step_id = 0;
-  std::vector<StepTaskExit> exits;
-  uint64_t oom_kills = 0;
-  std::string message;  // why tasks could not start
-};
-
 // A run found in the spool by a restarted agent (AgentSpool::take_runs), for the agent actor.
 struct AdoptedRun {
   RunRecord record;

@@ -3,9 +3,9 @@
 
 #include "agents/agent_service.hpp"
 
-#include "actors/rpc_views.hpp"
 #include "protocol/kj_loop_thread.hpp"
-#include "events/event_codec.hpp"
+#include "protocol/node_codec.hpp"
+#include "protocol/step_codec.hpp"
 
 namespace cairn {
 namespace {
@@ -47,13 +47,8 @@ class AgentService final : public rpc::Agent::Server {
     auto [promise, reply] = make_rpc_reply<StageOutcome>();
     orders_.stage(read_stage_order(context.getParams().getOrder()),
                   [reply = reply](const StageOutcome& outcome) { reply.fulfill(outcome); });
-    return promise.then([context](StageOutcome outcome) mutable {
-      auto result = context.getResults().initResult();
-      result.setOk(outcome.ok);
-      result.setBytes(outcome.bytes);
-      result.setDurationUs(outcome.duration_us);
-      result.setMessage(outcome.message);
-    });
+    return promise.then(
+        [context](StageOutcome outcome) mutable { write_stage_result(context.getResults().initResult(), outcome); });
   }
 
   kj::Promise<void> bbTeardown(BbTeardownContext context) override {
@@ -97,19 +92,6 @@ class AgentService final : public rpc::Agent::Server {
 };
 
 }  // namespace
-
-JobLaunch read_launch_request(rpc::LaunchRequest::Reader request) {
-  JobLaunch job;
-  job.job_id = request.getJobId();
-  job.spec = read_spec(request.getSpec());
-  job.nodes = read_allocation(request.getNodes());
-  job.restart_count = request.getRestartCount();
-  job.cluster_name = request.getClusterName();
-  job.time_limit_sec = request.getTimeLimitSec();
-  job.bb_job_dir = request.getBbJobDir();
-  if (request.hasArray()) job.array = read_array_view(request.getArray());
-  return job;
-}
 
 kj::Own<rpc::Agent::Server> make_agent_service(JobOrders& orders, StepStreams& steps) {
   return kj::heap<AgentService>(orders, steps);

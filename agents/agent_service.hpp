@@ -10,8 +10,6 @@
 
 namespace cairn {
 
-JobLaunch read_launch_request(rpc::LaunchRequest::Reader request);
-
 // Loop thread only; `orders` must outlive it. launch() answers once the batch
 // script is spawned (or its failure recorded as the job's end); the other
 // orders answer at once, their work happens in the job's task actor.

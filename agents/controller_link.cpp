@@ -7,13 +7,12 @@
 #include <kj/async-io.h>
 #include <spdlog/spdlog.h>
 
-#include "actors/rpc_views.hpp"
-
 #include <string_view>
 #include <utility>
 
 #include "agents/agent_service.hpp"
 #include "capnp/rpc.capnp.h"
+#include "protocol/node_codec.hpp"
 
 namespace cairn {
 namespace {
@@ -98,10 +97,7 @@ void ControllerLink::oom_detected(JobOom oom) {
     if (!connection_) return;  // the end's report carries the count
     KJ_IF_MAYBE (session, connection_->session) {
       auto request = session->oomDetectedRequest();
-      request.setJobId(oom.job_id);
-      request.setOomKillCount(oom.oom_kills);
-      request.setPeakBytes(oom.peak_bytes);
-      request.setLimitBytes(oom.limit_bytes);
+      write_oom_report(request, oom);
       connection_->tasks.add(request.send().ignoreResult().catch_([job_id = oom.job_id](kj::Exception&& error) {
         spdlog::debug("the OOM report of job {} was not delivered: {}", job_id, reason_of(error));
       }));
@@ -151,23 +147,16 @@ void ControllerLink::connect() {
 void ControllerLink::register_agent(uint64_t generation) {
   auto controller = connection_->client->bootstrap().castAs<rpc::Controller>();
   auto request = controller.registerAgentRequest();
-  auto info = request.initInfo();
-  info.setNode(settings_.node);
-  info.setCpus(settings_.cpus);
-  info.setMemMb(settings_.mem_mb);
-  info.setMemoryEnforced(settings_.memory_enforced);
-  info.setCgroupBackend(settings_.cgroup_backend);
+  AgentInfo info{settings_.node, settings_.cpus, settings_.mem_mb, settings_.memory_enforced, settings_.cgroup_backend,
+                 {}, {}, settings_.spool_instance};
   // Jobs with an unacknowledged end are listed too, or the controller would declare them lost;
   // with their runs and the spool's instance, the controller tells a launch it never delivered
   // (it launches again) from a job this node lost.
-  auto known = book_.runs_to_report();
-  auto running = info.initRunningJobs(static_cast<unsigned>(known.size()));
-  auto runs = info.initRuns(static_cast<unsigned>(known.size()));
-  for (unsigned i = 0; i < known.size(); ++i) {
-    running.set(i, known[i].job_id);
-    runs.set(i, known[i].run);
+  for (const RunKey& known : book_.runs_to_report()) {
+    info.running_jobs.push_back(known.job_id);
+    info.runs.push_back(known.run);
   }
-  info.setInstance(settings_.spool_instance);
+  write_agent_info(request.initInfo(), info);
   request.setAgent(make_agent_service(*orders_, *steps_));
 
   auto answered = request.send().then(
@@ -239,9 +228,7 @@ kj::Promise<void> ControllerLink::heartbeats(uint64_t generation, uint32_t inter
     if (!is_current(generation)) return kj::READY_NOW;
     KJ_IF_MAYBE (session, connection_->session) {
       auto request = session->heartbeatRequest();
-      auto ids = book_.jobs_to_report();
-      auto running = request.initRunningJobs(static_cast<unsigned>(ids.size()));
-      for (unsigned i = 0; i < ids.size(); ++i) running.set(i, ids[i]);
+      write_heartbeat(request, book_.jobs_to_report());
       // A lost connection is noticed by onDisconnect; nothing to do here.
       connection_->tasks.add(request.send().ignoreResult().catch_([](kj::Exception&& error) {
         spdlog::debug("heartbeat failed: {}", reason_of(error));
@@ -259,17 +246,7 @@ void ControllerLink::send_pending_ends() {
 void ControllerLink::send_end(const JobEnd& end) {
   KJ_IF_MAYBE (session, connection_->session) {
     auto request = session->jobEndedRequest();
-    auto exit = request.initExit();
-    exit.setJobId(end.job_id);
-    exit.setExitCode(end.exit_code);
-    exit.setSignal(end.signal);
-    exit.setLaunchFailed(end.launch_failed);
-    exit.setMessage(end.message);
-    exit.setOomKillCount(end.oom_kills);
-    exit.setPeakBytes(end.peak_bytes);
-    exit.setLimitBytes(end.limit_bytes);
-    exit.setRun(end.run);
-    exit.setLost(end.lost);
+    write_job_exit(request.initExit(), end);
     uint64_t generation = connection_->generation;
     uint64_t job_id = end.job_id;
     uint32_t run = end.run;
@@ -296,11 +273,7 @@ kj::Promise<void> ControllerLink::record_step_end(const StepEnd& end) {
   if (connection_) {
     KJ_IF_MAYBE (session, connection_->session) {
       auto request = session->stepEndedRequest();
-      request.setJobId(end.job_id);
-      request.setStepId(end.step_id);
-      write_task_exits(request.initExits(static_cast<unsigned>(end.exits.size())), end.exits);
-      request.setOomKillCount(end.oom_kills);
-      request.setMessage(end.message);
+      write_step_end(request, end);
       uint64_t job_id = end.job_id;
       uint32_t step_id = end.step_id;
       return request.send().ignoreResult().catch_([job_id, step_id](kj::Exception&& error) {

@@ -1,7 +1,4 @@
-// What the controller asks an agent to run (Agent.launch), what the agent
-// reports back when it ends (AgentSession.jobEnded), and how a launch order
-// becomes a SpawnRequest. Plain values: they cross from the kj thread to the
-// actors and back.
+// How a launch order (protocol/node_messages.hpp JobLaunch) becomes a SpawnRequest.
 #pragma once
 
 #include <cstdint>
@@ -13,48 +10,9 @@
 #include "events/output_paths.hpp"
 #include "agents/process_group.hpp"
 #include "events/job_model.hpp"
+#include "protocol/node_messages.hpp"
 
 namespace cairn {
-
-// rpc.capnp LaunchRequest, copied out of the capnp reader.
-struct JobLaunch {
-  uint64_t job_id = 0;
-  JobSpec spec;
-  std::vector<NodeShare> nodes;  // the whole allocation; the first node is the batch host
-  uint32_t restart_count = 0;    // which run of the job this is (0: the first)
-  std::string cluster_name;      // empty: the agent's configured ClusterName
-  uint32_t time_limit_sec = 0;
-  std::string bb_job_dir;        // the job's burst-buffer directory; empty: none
-  ArrayTaskInfo array;           // the array task this job is (array_job_id 0: none)
-  bool operator==(const JobLaunch&) const = default;
-};
-
-// rpc.capnp JobExit, plus the run it belongs to: a requeued job keeps its id,
-// so the run tells an old run's report from the current one's.
-struct JobEnd {
-  uint64_t job_id = 0;
-  uint32_t run = 0;
-  int32_t exit_code = 0;
-  int32_t signal = 0;
-  bool launch_failed = false;
-  std::string message;
-  // From the run's memory cgroup: OOM kills during the run, peak usage, the limit.
-  uint64_t oom_kills = 0;
-  uint64_t peak_bytes = 0;
-  uint64_t limit_bytes = 0;
-  // The run's supervisor died without recording its end: the job is lost (NODE_FAIL).
-  bool lost = false;
-  bool operator==(const JobEnd&) const = default;
-};
-
-// AgentSession.oomDetected: the kernel OOM-killed a process of a running job.
-struct JobOom {
-  uint64_t job_id = 0;
-  uint32_t run = 0;
-  uint64_t oom_kills = 0;  // so far in this run
-  uint64_t peak_bytes = 0;
-  uint64_t limit_bytes = 0;
-};
 
 // The run's memory limit on `node`: its share of the allocation, in bytes (0: none).
 uint64_t memory_limit_bytes(const JobLaunch& job, std::string_view node);

@@ -106,8 +106,7 @@ void report(StepActor* self) {
                    count->peak_bytes, st.cgroup->limit_bytes);
       // An OOM kill in a step is the job's too (its state at the end is OUT_OF_MEMORY).
       self->send(st.agent, oom_atom::value,
-                 JobOom{st.launch.job_id, st.launch.restart_count, count->oom_kills, count->peak_bytes,
-                        st.cgroup->limit_bytes});
+                 JobOom{st.launch.job_id, count->oom_kills, count->peak_bytes, st.cgroup->limit_bytes});
     }
   }
   spdlog::info("{} ended here: {} task(s), exit code {}", step_label(st.launch), st.exits.size(),

@@ -6,7 +6,7 @@
 #include <kj/async-io.h>
 #include <spdlog/spdlog.h>
 
-#include "actors/rpc_views.hpp"
+#include "protocol/step_codec.hpp"
 
 #include <optional>
 
@@ -142,10 +142,7 @@ void StepStreams::finish_if_done(Stream& stream) {
     KJ_IF_MAYBE (io, stream.io) {
       const StepEnd& end = *stream.end;
       auto request = io->nodeDoneRequest();
-      request.setNode(node_);
-      write_task_exits(request.initExits(static_cast<unsigned>(end.exits.size())), end.exits);
-      request.setMessage(end.message);
-      request.setOomKillCount(end.oom_kills);
+      write_node_done(request, {node_, end.exits, end.message, end.oom_kills});
       told = request.send().ignoreResult().catch_([key](kj::Exception&&) {
         spdlog::debug("step {}.{}: srun did not hear of the end", key.first, key.second);
       });

@@ -124,7 +124,7 @@ void poll_oom(TaskActor* self) {
   spdlog::warn("job {}: OOM kill in its memory cgroup ({} so far, peak {} bytes, limit {} bytes)", st.job.job_id,
                count->oom_kills, count->peak_bytes, st.cgroup->limit_bytes);
   self->send(st.agent, oom_atom::value,
-             JobOom{st.job.job_id, st.job.restart_count, count->oom_kills, count->peak_bytes, st.cgroup->limit_bytes});
+             JobOom{st.job.job_id, count->oom_kills, count->peak_bytes, st.cgroup->limit_bytes});
 }
 
 void report_end(TaskActor* self, JobEnd end) {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "actors/controller_messages.hpp"
 #include "common/config.hpp"
+#include "events/queries.hpp"
 
 namespace cairn {
 

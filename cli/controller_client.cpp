@@ -4,12 +4,14 @@
 
 #include <cstdlib>
 
-#include "actors/rpc_views.hpp"
 #include "capnp/rpc.capnp.h"
 #include "protocol/auth_payload.hpp"
 #include "protocol/munge_credential.hpp"
 #include "protocol/rpc_client.hpp"
 #include "events/event_codec.hpp"
+#include "protocol/account_codec.hpp"
+#include "protocol/job_codec.hpp"
+#include "protocol/step_codec.hpp"
 
 namespace cairn {
 
@@ -84,44 +86,29 @@ uint64_t ControllerClient::submit(const JobSpec& spec) {
 std::vector<ControlOutcome> ControllerClient::control(ControlVerb verb, const std::vector<uint64_t>& job_ids,
                                                       int32_t signal) {
   auto request = session_->controller.controlRequest();
-  request.setVerb(static_cast<rpc::ControlVerb>(verb));
+  request.setVerb(write_control_verb(verb));
   auto ids = request.initJobIds(static_cast<unsigned>(job_ids.size()));
   for (size_t i = 0; i < job_ids.size(); ++i) ids.set(i, job_ids[i]);
   request.setSignal(signal);
-  auto response = session_->connection.wait(request.send());
-  std::vector<ControlOutcome> outcomes;
-  for (auto result : response.getResults())
-    outcomes.push_back({result.getJobId(), result.getOk(), result.getError()});
-  return outcomes;
+  return read_control_results(session_->connection.wait(request.send()).getResults());
 }
 
 std::vector<ControlOutcome> ControllerClient::control_array(ControlVerb verb, uint64_t job_id,
                                                             const std::vector<uint32_t>& tasks, int32_t signal) {
   auto request = session_->controller.controlArrayRequest();
-  request.setVerb(static_cast<rpc::ControlVerb>(verb));
+  request.setVerb(write_control_verb(verb));
   request.setJobId(job_id);
   auto list = request.initTaskIds(static_cast<unsigned>(tasks.size()));
   for (size_t i = 0; i < tasks.size(); ++i) list.set(i, tasks[i]);
   request.setSignal(signal);
-  auto response = session_->connection.wait(request.send());
-  std::vector<ControlOutcome> outcomes;
-  for (auto result : response.getResults())
-    outcomes.push_back({result.getJobId(), result.getOk(), result.getError()});
-  return outcomes;
+  return read_control_results(session_->connection.wait(request.send()).getResults());
 }
 
 JobsSnapshot ControllerClient::jobs(const JobQuery& query) {
   return read_all_pages(query, [this](const JobQuery& page) {
     auto request = session_->controller.queryJobsRequest();
     write_job_query(request.initQuery(), page);
-    auto response = session_->connection.wait(request.send());
-    JobsSnapshot answer;
-    answer.now_us = response.getNowUs();
-    answer.more = response.getMore();
-    answer.next_after_job_id = response.getNextAfterJobId();
-    answer.named_found = response.getNamedFound();
-    for (auto job : response.getJobs()) answer.jobs.push_back(read_job_view(job));
-    return answer;
+    return read_jobs_answer(session_->connection.wait(request.send()));
   });
 }
 
@@ -131,38 +118,24 @@ std::vector<JobRecord> ControllerClient::history(const JobQuery& query) {
   for (;;) {
     auto request = session_->controller.queryHistoryRequest();
     write_job_query(request.initQuery(), query);
-    auto cursor = request.initFrom();
-    cursor.setFile(from.file);
-    cursor.setBlockOffset(from.block_offset);
-    cursor.setEntry(from.entry);
-    auto response = session_->connection.wait(request.send());
-    for (auto job : response.getJobs()) jobs.push_back(read_job_view(job));
-    if (!response.getMore()) return jobs;
-    auto next = response.getNext();
-    from = {next.getFile(), next.getBlockOffset(), next.getEntry()};
+    write_history_cursor(request.initFrom(), from);
+    HistoryPage page = read_history_answer(session_->connection.wait(request.send()));
+    jobs.insert(jobs.end(), std::make_move_iterator(page.jobs.begin()), std::make_move_iterator(page.jobs.end()));
+    if (!page.more) return jobs;
+    from = page.next;
   }
 }
 
 NodesSnapshot ControllerClient::nodes() {
-  auto response = session_->connection.wait(session_->controller.queryNodesRequest().send());
-  NodesSnapshot snapshot;
-  snapshot.now_us = response.getNowUs();
-  for (auto node : response.getNodes()) snapshot.nodes.push_back(read_node_view(node));
-  for (auto partition : response.getPartitions()) snapshot.partitions.push_back(read_partition_view(partition));
-  return snapshot;
+  return read_nodes_answer(session_->connection.wait(session_->controller.queryNodesRequest().send()));
 }
 
 PoolsSnapshot ControllerClient::burst_buffers() {
-  auto response = session_->connection.wait(session_->controller.queryBurstBuffersRequest().send());
-  PoolsSnapshot snapshot;
-  snapshot.now_us = response.getNowUs();
-  for (auto pool : response.getPools()) snapshot.pools.push_back(read_pool_view(pool));
-  return snapshot;
+  return read_pools_answer(session_->connection.wait(session_->controller.queryBurstBuffersRequest().send()));
 }
 
 StateDigestView ControllerClient::state_digest() {
-  auto response = session_->connection.wait(session_->controller.stateDigestRequest().send());
-  return {response.getDigest(), response.getNextOffset(), response.getPartition()};
+  return read_digest_answer(session_->connection.wait(session_->controller.stateDigestRequest().send()));
 }
 
 bool ControllerClient::is_operator() {
@@ -197,9 +170,8 @@ class StepIoServer final : public rpc::StepIo::Server {
   }
 
   kj::Promise<void> nodeDone(NodeDoneContext context) override {
-    auto params = context.getParams();
-    auto exits = read_task_exits(params.getExits());
-    if (handlers_.node_done) handlers_.node_done(params.getNode(), exits, params.getMessage(), params.getOomKillCount());
+    StepNodeDone done = read_node_done(context.getParams());
+    if (handlers_.node_done) handlers_.node_done(done.node, done.exits, done.message, done.oom_kills);
     return kj::READY_NOW;
   }
 
@@ -209,28 +181,22 @@ class StepIoServer final : public rpc::StepIo::Server {
 
 }  // namespace
 
-StepRun ControllerClient::run_step(const StepRequest& step, StepHandlers handlers) {
+StepOutcome ControllerClient::run_step(const StepRequest& step, StepHandlers handlers) {
   auto request = session_->controller.runStepRequest();
   write_step_request(request.initRequest(), step);
   request.setIo(kj::heap<StepIoServer>(std::move(handlers)));
-  auto response = session_->connection.wait(request.send());
-  StepRun start;
-  start.step_id = response.getStepId();
-  for (auto node : response.getNodes()) start.nodes.emplace_back(node.cStr(), node.size());
-  start.num_tasks = response.getNumTasks();
-  return start;
+  return read_step_started(session_->connection.wait(request.send()));
 }
 
 void ControllerClient::run_for(std::chrono::milliseconds duration) { session_->connection.run_for(duration); }
 
 ControlOutcome ControllerClient::control_step(ControlVerb verb, uint64_t job_id, uint32_t step_id, int32_t signal) {
   auto request = session_->controller.controlStepRequest();
-  request.setVerb(static_cast<rpc::ControlVerb>(verb));
+  request.setVerb(write_control_verb(verb));
   request.setJobId(job_id);
   request.setStepId(step_id);
   request.setSignal(signal);
-  auto result = session_->connection.wait(request.send()).getResult();
-  return {result.getJobId(), result.getOk(), result.getError()};
+  return read_control_result(session_->connection.wait(request.send()).getResult());
 }
 
 void ControllerClient::end_allocation(uint64_t job_id, int32_t exit_code, int32_t signal) {

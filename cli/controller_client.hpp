@@ -9,9 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "actors/controller_messages.hpp"
 #include "cli/cluster_queries.hpp"
 #include "common/config.hpp"
+#include "events/accounts.hpp"
+#include "events/commands.hpp"
+#include "events/job_step.hpp"
+#include "events/queries.hpp"
 
 namespace cairn {
 
@@ -21,12 +24,6 @@ struct StepHandlers {
   std::function<void(const std::string& node, const std::vector<StepTaskExit>& exits, const std::string& message,
                      uint64_t oom_kills)>
       node_done;
-};
-
-struct StepRun {
-  uint32_t step_id = 0;
-  std::vector<std::string> nodes;
-  uint32_t num_tasks = 0;
 };
 
 class ControllerClient final : public ClusterQueries {
@@ -57,7 +54,7 @@ class ControllerClient final : public ClusterQueries {
   AccountsState accounts();
 
   // srun: starts a step; its output and node ends reach `handlers` while run_for() runs.
-  StepRun run_step(const StepRequest& request, StepHandlers handlers);
+  StepOutcome run_step(const StepRequest& request, StepHandlers handlers);
   // Serves the step's calls for `duration` (throws RpcError once the connection broke).
   void run_for(std::chrono::milliseconds duration);
   ControlOutcome control_step(ControlVerb verb, uint64_t job_id, uint32_t step_id, int32_t signal = 0);

@@ -8,10 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "actors/controller_messages.hpp"
 #include "cli/slurm_views.hpp"
 #include "common/config.hpp"
+#include "events/commands.hpp"
 #include "events/job_array.hpp"
+#include "events/queries.hpp"
 
 namespace cairn {
 

@@ -135,7 +135,7 @@ int run_step(ControllerClient& client, const StepRequest& request, bool label, b
     for (const auto& line : failed_task_lines(node, exits, message)) err << line << "\n";
     if (progress.nodes_left > 0) --progress.nodes_left;
   };
-  StepRun run;
+  StepOutcome run;
   try {
     run = client.run_step(request, std::move(handlers));
   } catch (const RpcError& e) {

@@ -40,6 +40,7 @@ struct ControlOutcome {
   uint64_t job_id = 0;
   bool ok = false;
   std::string error;
+  bool operator==(const ControlOutcome&) const = default;
 };
 
 // A command for a job that may be a job array: the whole array (tasks empty: its

@@ -34,6 +34,7 @@ struct JobQuery {
   bool for_accounting = false;
   // Set by the controller, never by a client: PrivateData limits the caller to their own jobs.
   std::optional<uint32_t> visible_uid;
+  bool operator==(const JobQuery&) const = default;
 };
 
 // The jobs with these ids (their array tasks too).
@@ -55,6 +56,7 @@ struct JobsSnapshot {
   bool more = false;               // a listing stopped at its page: ask again after next_after_job_id
   uint64_t next_after_job_id = 0;
   uint32_t named_found = 0;  // how many of the query's ids name a job the caller may see, filters aside
+  bool operator==(const JobsSnapshot&) const = default;
 };
 
 struct NodesSnapshot {

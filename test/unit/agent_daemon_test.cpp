@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-#include "actors/rpc_views.hpp"
+#include "protocol/node_codec.hpp"
 #include "agents/job_launch.hpp"
 #include "agents/process_group.hpp"
 #include "capnp/rpc.capnp.h"
@@ -252,11 +252,7 @@ class AgentHarness {
   void launch(const JobLaunch& job) {
     loop_.call([&](kj::AsyncIoContext&) -> kj::Promise<void> {
       auto request = record_.agent->launchRequest();
-      auto out = request.initRequest();
-      out.setJobId(job.job_id);
-      write_spec(out.initSpec(), job.spec);
-      write_allocation(out.initNodes(static_cast<unsigned>(job.nodes.size())), job.nodes);
-      out.setRestartCount(job.restart_count);
+      write_launch_request(request.initRequest(), job);
       return request.send().ignoreResult();
     });
   }

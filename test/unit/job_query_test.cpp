@@ -9,7 +9,7 @@
 #include <string>
 
 #include "events/read_model.hpp"
-#include "actors/rpc_views.hpp"
+#include "protocol/job_codec.hpp"
 #include "cli/cluster_queries.hpp"
 #include "common/config.hpp"
 #include "event_fixtures.hpp"

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "events/job_commands.hpp"
-#include "actors/rpc_views.hpp"
+#include "events/record_codec.hpp"
 #include "agents/job_environment.hpp"
 #include "cli/sacct_format.hpp"
 #include "cli/squeue_format.hpp"

@@ -1,0 +1,194 @@
+#include "protocol/job_codec.hpp"
+
+#include "events/event_codec.hpp"
+
+namespace cairn {
+
+namespace {
+
+template <typename List, typename T>
+void write_list(List out, const std::vector<T>& values) {
+  for (size_t i = 0; i < values.size(); ++i) out.set(static_cast<unsigned>(i), values[i]);
+}
+
+template <typename T, typename List>
+std::vector<T> read_list(List in) {
+  std::vector<T> values;
+  values.reserve(in.size());
+  for (auto value : in) values.push_back(T(value));
+  return values;
+}
+
+}  // namespace
+
+void write_job_query(rpc::JobQuery::Builder out, const JobQuery& query) {
+  write_list(out.initJobIds(static_cast<unsigned>(query.ids.size())), query.ids);
+  out.setIncludeFinished(query.include_finished);
+  write_list(out.initUserNames(static_cast<unsigned>(query.user_names.size())), query.user_names);
+  write_list(out.initUserIds(static_cast<unsigned>(query.uids.size())), query.uids);
+  write_list(out.initStates(static_cast<unsigned>(query.states.size())), query.states);
+  write_list(out.initPartitions(static_cast<unsigned>(query.partitions.size())), query.partitions);
+  write_list(out.initNames(static_cast<unsigned>(query.names.size())), query.names);
+  out.setEndedAfterUs(query.ended_after_us);
+  out.setSubmittedBeforeUs(query.submitted_before_us);
+  out.setAfterJobId(query.after_job_id);
+  out.setPageSize(query.page_size);
+  out.setWithScript(query.with_script);
+  out.setWithEnvironment(query.with_environment);
+  out.setForAccounting(query.for_accounting);
+}
+
+JobQuery read_job_query(rpc::JobQuery::Reader in) {
+  JobQuery query;
+  query.ids = read_list<uint64_t>(in.getJobIds());
+  query.include_finished = in.getIncludeFinished();
+  query.user_names = read_list<std::string>(in.getUserNames());
+  query.uids = read_list<uint32_t>(in.getUserIds());
+  query.states = read_list<JobState>(in.getStates());
+  query.partitions = read_list<std::string>(in.getPartitions());
+  query.names = read_list<std::string>(in.getNames());
+  query.ended_after_us = in.getEndedAfterUs();
+  query.submitted_before_us = in.getSubmittedBeforeUs();
+  query.after_job_id = in.getAfterJobId();
+  query.page_size = in.getPageSize();
+  query.with_script = in.getWithScript();
+  query.with_environment = in.getWithEnvironment();
+  query.for_accounting = in.getForAccounting();
+  return query;
+}
+
+rpc::ControlVerb write_control_verb(ControlVerb verb) {
+  switch (verb) {
+    case ControlVerb::cancel: return rpc::ControlVerb::CANCEL;
+    case ControlVerb::suspend: return rpc::ControlVerb::SUSPEND;
+    case ControlVerb::resume: return rpc::ControlVerb::RESUME;
+    case ControlVerb::hold: return rpc::ControlVerb::HOLD;
+    case ControlVerb::release: return rpc::ControlVerb::RELEASE;
+    case ControlVerb::requeue: return rpc::ControlVerb::REQUEUE;
+    case ControlVerb::requeue_hold: return rpc::ControlVerb::REQUEUE_HOLD;
+    case ControlVerb::signal: return rpc::ControlVerb::SIGNAL;
+    case ControlVerb::uhold: return rpc::ControlVerb::UHOLD;
+  }
+  return rpc::ControlVerb::CANCEL;
+}
+
+ControlVerb read_control_verb(rpc::ControlVerb verb) {
+  switch (verb) {
+    case rpc::ControlVerb::CANCEL: return ControlVerb::cancel;
+    case rpc::ControlVerb::SUSPEND: return ControlVerb::suspend;
+    case rpc::ControlVerb::RESUME: return ControlVerb::resume;
+    case rpc::ControlVerb::HOLD: return ControlVerb::hold;
+    case rpc::ControlVerb::RELEASE: return ControlVerb::release;
+    case rpc::ControlVerb::REQUEUE: return ControlVerb::requeue;
+    case rpc::ControlVerb::REQUEUE_HOLD: return ControlVerb::requeue_hold;
+    case rpc::ControlVerb::SIGNAL: return ControlVerb::signal;
+    case rpc::ControlVerb::UHOLD: return ControlVerb::uhold;
+  }
+  return ControlVerb::cancel;
+}
+
+void write_control_result(rpc::ControlResult::Builder out, const ControlOutcome& outcome) {
+  out.setJobId(outcome.job_id);
+  out.setOk(outcome.ok);
+  out.setError(outcome.error);
+}
+
+ControlOutcome read_control_result(rpc::ControlResult::Reader in) {
+  return {in.getJobId(), in.getOk(), in.getError()};
+}
+
+void write_control_results(capnp::List<rpc::ControlResult>::Builder out, std::span<const ControlOutcome> outcomes) {
+  for (size_t i = 0; i < outcomes.size(); ++i) write_control_result(out[static_cast<unsigned>(i)], outcomes[i]);
+}
+
+std::vector<ControlOutcome> read_control_results(capnp::List<rpc::ControlResult>::Reader in) {
+  std::vector<ControlOutcome> outcomes;
+  for (auto result : in) outcomes.push_back(read_control_result(result));
+  return outcomes;
+}
+
+void write_jobs_answer(rpc::Controller::QueryJobsResults::Builder out, const JobsSnapshot& snapshot,
+                       const std::function<JobViewFields(const JobRecord&)>& fields) {
+  out.setNowUs(snapshot.now_us);
+  out.setMore(snapshot.more);
+  out.setNextAfterJobId(snapshot.next_after_job_id);
+  out.setNamedFound(snapshot.named_found);
+  auto jobs = out.initJobs(static_cast<unsigned>(snapshot.jobs.size()));
+  for (size_t i = 0; i < snapshot.jobs.size(); ++i) write_job_view(jobs[i], snapshot.jobs[i], fields(snapshot.jobs[i]));
+}
+
+JobsSnapshot read_jobs_answer(rpc::Controller::QueryJobsResults::Reader in) {
+  JobsSnapshot answer;
+  answer.now_us = in.getNowUs();
+  answer.more = in.getMore();
+  answer.next_after_job_id = in.getNextAfterJobId();
+  answer.named_found = in.getNamedFound();
+  for (auto job : in.getJobs()) answer.jobs.push_back(read_job_view(job));
+  return answer;
+}
+
+void write_history_cursor(rpc::HistoryCursor::Builder out, const HistoryCursor& cursor) {
+  out.setFile(cursor.file);
+  out.setBlockOffset(cursor.block_offset);
+  out.setEntry(cursor.entry);
+}
+
+HistoryCursor read_history_cursor(rpc::HistoryCursor::Reader in) {
+  return {in.getFile(), in.getBlockOffset(), in.getEntry()};
+}
+
+void write_history_answer(rpc::Controller::QueryHistoryResults::Builder out, const HistoryPage& page) {
+  out.setMore(page.more);
+  write_history_cursor(out.initNext(), page.next);
+  auto jobs = out.initJobs(static_cast<unsigned>(page.jobs.size()));
+  for (size_t i = 0; i < page.jobs.size(); ++i) write_job_view(jobs[i], page.jobs[i], {false, false});
+}
+
+HistoryPage read_history_answer(rpc::Controller::QueryHistoryResults::Reader in) {
+  HistoryPage page;
+  for (auto job : in.getJobs()) page.jobs.push_back(read_job_view(job));
+  page.more = in.getMore();
+  page.next = read_history_cursor(in.getNext());
+  return page;
+}
+
+void write_nodes_answer(rpc::Controller::QueryNodesResults::Builder out, const NodesSnapshot& snapshot) {
+  out.setNowUs(snapshot.now_us);
+  auto nodes = out.initNodes(static_cast<unsigned>(snapshot.nodes.size()));
+  for (size_t i = 0; i < snapshot.nodes.size(); ++i) write_node_view(nodes[i], snapshot.nodes[i]);
+  auto partitions = out.initPartitions(static_cast<unsigned>(snapshot.partitions.size()));
+  for (size_t i = 0; i < snapshot.partitions.size(); ++i) write_partition_view(partitions[i], snapshot.partitions[i]);
+}
+
+NodesSnapshot read_nodes_answer(rpc::Controller::QueryNodesResults::Reader in) {
+  NodesSnapshot snapshot;
+  snapshot.now_us = in.getNowUs();
+  for (auto node : in.getNodes()) snapshot.nodes.push_back(read_node_view(node));
+  for (auto partition : in.getPartitions()) snapshot.partitions.push_back(read_partition_view(partition));
+  return snapshot;
+}
+
+void write_pools_answer(rpc::Controller::QueryBurstBuffersResults::Builder out, const PoolsSnapshot& snapshot) {
+  out.setNowUs(snapshot.now_us);
+  auto pools = out.initPools(static_cast<unsigned>(snapshot.pools.size()));
+  for (size_t i = 0; i < snapshot.pools.size(); ++i) write_pool_view(pools[i], snapshot.pools[i]);
+}
+
+PoolsSnapshot read_pools_answer(rpc::Controller::QueryBurstBuffersResults::Reader in) {
+  PoolsSnapshot snapshot;
+  snapshot.now_us = in.getNowUs();
+  for (auto pool : in.getPools()) snapshot.pools.push_back(read_pool_view(pool));
+  return snapshot;
+}
+
+void write_digest_answer(rpc::Controller::StateDigestResults::Builder out, const StateDigestView& view) {
+  out.setDigest(view.digest);
+  out.setNextOffset(view.next_offset);
+  out.setPartition(view.partition);
+}
+
+StateDigestView read_digest_answer(rpc::Controller::StateDigestResults::Reader in) {
+  return {in.getDigest(), in.getNextOffset(), in.getPartition()};
+}
+
+}  // namespace cairn
