@@ -19,7 +19,7 @@
 #include "events/snapshot_files.hpp"
 #include "common/wall_clock.hpp"
 #include "events/job_commands.hpp"
-#include "actors/rpc_server.hpp"
+#include "actors/controller_service.hpp"
 #include "common/daemon_signals.hpp"
 #include "common/option_parser.hpp"
 #include "common/private_files.hpp"

@@ -1,7 +1,7 @@
-// The controller's Cap'n Proto front: one Controller capability per
-// connection, knowing who called (SO_PEERCRED on the Unix socket; over TCP
-// anonymous and read-only until a MUNGE credential authenticates a session),
-// bridged to the actors.
+// The controller's Cap'n Proto service: one Controller capability per connection
+// (protocol/rpc_server.hpp listens), knowing who called (SO_PEERCRED on the Unix
+// socket; over TCP anonymous and read-only until a MUNGE credential authenticates
+// a session), bridged to the actors.
 // Runs on the kj loop thread; actors answer through cross-thread replies.
 #pragma once
 

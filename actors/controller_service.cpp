@@ -1,7 +1,7 @@
 // GCC 12 reports a false maybe-uninitialized inside kj::_::ExceptionOr<T> for promise values.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-#include "actors/rpc_server.hpp"
+#include "actors/controller_service.hpp"
 
 #include <caf/all.hpp>
 #include <capnp/rpc-twoparty.h>
