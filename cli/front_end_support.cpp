@@ -1,3 +1,5 @@
+#include <pwd.h>
+
 #include <algorithm>
 #include <charconv>
 #include <ostream>
@@ -39,6 +41,38 @@ std::vector<JobRef> parse_job_refs(const std::vector<std::string>& lists, std::s
     }
   }
   return refs;
+}
+
+std::vector<JobRef> parse_job_refs_strictly(const std::vector<std::string>& lists, std::string_view program) {
+  for (const auto& list : lists) {
+    size_t items = 1;
+    int depth = 0;
+    for (char c : list) {
+      depth += c == '[' ? 1 : c == ']' ? -1 : 0;
+      if (c == ',' && depth == 0) ++items;
+    }
+    if (split_job_refs(list).size() != items)
+      throw UsageError(std::string(program) + ": error: Invalid job id specified: " + list);
+  }
+  return parse_job_refs(lists, program);
+}
+
+std::vector<std::string> known_users(const std::vector<std::string>& lists, std::string_view program,
+                                     std::string_view message) {
+  std::vector<std::string> users;
+  for (const auto& name : split_list(lists)) {
+    std::vector<char> buffer(16384);
+    passwd entry{};
+    passwd* found = nullptr;
+    getpwnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found);
+    uint32_t uid = 0;
+    auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), uid);
+    if (!found && ec == std::errc() && end == name.data() + name.size())
+      getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found);
+    if (!found) throw UsageError(std::string(program) + ": error: " + std::string(message) + ": " + name);
+    users.emplace_back(found->pw_name);
+  }
+  return users;
 }
 
 std::vector<uint64_t> job_ids_of(const std::vector<JobRef>& refs) {
