@@ -2,6 +2,7 @@
 
 #include <capnp/schema.h>
 #include <capnp/serialize-packed.h>
+#include <kj/exception.h>
 #include <kj/io.h>
 
 #include <cctype>
@@ -11,6 +12,7 @@
 
 #include "events/event_factory.hpp"
 #include "events/event_log.hpp"
+#include "events/submission_limits.hpp"
 
 namespace cairn {
 namespace {
@@ -58,7 +60,18 @@ std::vector<std::string> read_texts(List list) {
   return out;
 }
 
+// Cap'n Proto lets a short message claim millions of empty list elements (each charged one
+// word of the reader's limit); copying them would take gigabytes. Nobody sends so many.
+template <typename List>
+List bounded_list(List list) {
+  if (list.size() > kMaxSpecListEntries)
+    throw kj::Exception(kj::Exception::Type::FAILED, __FILE__, __LINE__,
+                        kj::heapString(kParameterTooLong.data(), kParameterTooLong.size()));
+  return list;
+}
+
 std::vector<StageRequest> read_stages(capnp::List<schema::StagePath>::Reader list) {
+  list = bounded_list(list);
   std::vector<StageRequest> out;
   for (auto stage : list) out.push_back({stage.getSource(), stage.getDestination()});
   return out;
@@ -264,8 +277,8 @@ JobSpecCore read_spec_core(schema::JobSpec::Reader in) {
   }
   if (in.hasResubmit()) {
     auto resubmit = in.getResubmit();
-    for (auto state : resubmit.getOnStates()) core.resubmit.on_states.push_back(state);
-    for (auto code : resubmit.getOnExitCodes()) core.resubmit.on_exit_codes.push_back(code);
+    for (auto state : bounded_list(resubmit.getOnStates())) core.resubmit.on_states.push_back(state);
+    for (auto code : bounded_list(resubmit.getOnExitCodes())) core.resubmit.on_exit_codes.push_back(code);
     core.resubmit.max_restarts = resubmit.getMaxRestarts();
     core.resubmit.delay_sec = resubmit.getDelaySec();
   }
@@ -273,10 +286,37 @@ JobSpecCore read_spec_core(schema::JobSpec::Reader in) {
   core.kill_on_invalid_dep = in.getKillOnInvalidDep() <= 2 ? static_cast<KillOnInvalidDep>(in.getKillOnInvalidDep())
                                                            : KillOnInvalidDep::unset;
   core.features = in.getFeatures();
-  if (in.hasReqNodes()) core.req_nodes = read_texts(in.getReqNodes());
-  if (in.hasExcNodes()) core.exc_nodes = read_texts(in.getExcNodes());
+  if (in.hasReqNodes()) core.req_nodes = read_texts(bounded_list(in.getReqNodes()));
+  if (in.hasExcNodes()) core.exc_nodes = read_texts(bounded_list(in.getExcNodes()));
   core.interactive = in.getInteractive();
   return core;
+}
+
+namespace {
+
+void check_texts(capnp::List<capnp::Text>::Reader list) {
+  for (auto text : bounded_list(list)) (void)text;
+}
+
+}  // namespace
+
+void check_spec(schema::JobSpec::Reader in) {
+  for (auto text : {in.getName(), in.getPartition(), in.getUserName(), in.getAccount(), in.getScript(),
+                    in.getCommand(), in.getWorkDir(), in.getStdoutPattern(), in.getStderrPattern(),
+                    in.getSubmitHost(), in.getDependency(), in.getArraySpec(), in.getComment(), in.getFeatures(),
+                    in.getMailType(), in.getMailUser()})
+    (void)text;
+  check_texts(in.getEnvironment());
+  check_texts(in.getReqNodes());
+  check_texts(in.getExcNodes());
+  (void)in.getSignal();
+  auto bb = in.getBurstBuffer();
+  (void)bb.getPool();
+  for (auto stages : {bb.getStageIn(), bb.getStageOut()})
+    for (auto stage : bounded_list(stages)) (void)stage.getSource(), (void)stage.getDestination();
+  auto resubmit = in.getResubmit();
+  for (auto state : bounded_list(resubmit.getOnStates())) (void)state;
+  for (auto code : bounded_list(resubmit.getOnExitCodes())) (void)code;
 }
 
 JobSpec read_spec(schema::JobSpec::Reader in) {
@@ -288,7 +328,7 @@ JobSpec read_spec(schema::JobSpec::Reader in) {
   spec.stdout_pattern = in.getStdoutPattern();
   spec.stderr_pattern = in.getStderrPattern();
   spec.open_mode = from_wire(in.getOpenMode());
-  spec.environment = read_texts(in.getEnvironment());
+  spec.environment = read_texts(bounded_list(in.getEnvironment()));
   spec.submit_host = in.getSubmitHost();
   spec.array_spec = in.getArraySpec();
   spec.comment = in.getComment();
