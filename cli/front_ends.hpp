@@ -55,8 +55,8 @@ std::vector<JobRecord> select_refs(const std::vector<JobRecord>& jobs, const std
 std::vector<JobState> parse_states(const std::vector<std::string>& lists, std::string_view program);
 // "a,b" -> {a, b}
 std::vector<std::string> split_list(const std::vector<std::string>& lists);
-// squeue -u / scancel -u: each name must be a user of this host (a name or a numeric uid, as
-// Slurm's uid_from_string takes it); the users by name. Throws UsageError
+// squeue -u / scancel -u: each name must be a user NSS knows here (a name or a numeric uid, as
+// Slurm's uid_from_string takes it; asked of getent(1)); the users by name. Throws UsageError
 // "<program>: error: <message>: X" for the first one that is not.
 std::vector<std::string> known_users(const std::vector<std::string>& lists, std::string_view program,
                                      std::string_view message);

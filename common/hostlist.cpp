@@ -10,10 +10,9 @@
 namespace cairn {
 namespace {
 
-// Slurm's MAX_RANGE: a bigger range is almost certainly a typo.
+// Slurm's MAX_RANGE: a bigger range is almost certainly a typo. It bounds a whole
+// expression too: a few bytes of text must not expand to gigabytes.
 constexpr uint64_t kMaxHosts = 64 * 1024;
-// Names one expression may give in all: a few bytes of text must not take gigabytes.
-constexpr uint64_t kMaxTotalHosts = 16 * kMaxHosts;
 // Longer digit runs would overflow uint64_t; such names are treated as plain words.
 constexpr size_t kMaxDigits = 18;
 
@@ -40,6 +39,7 @@ std::vector<std::string> expand_ranges(std::string_view expression, std::string_
     if (!lo || !hi) fail(expression, "'" + std::string(range) + "' is not a number or a range of numbers");
     if (*lo > *hi) fail(expression, "range '" + std::string(range) + "' is descending");
     if (*hi - *lo >= kMaxHosts) fail(expression, "range '" + std::string(range) + "' has too many hosts");
+    if (numbers.size() + (*hi - *lo) >= kMaxHosts) fail(expression, "too many hosts");
     for (uint64_t n = *lo; n <= *hi; ++n) numbers.push_back(zero_padded(n, lo_text.size()));
   }
   return numbers;
@@ -57,8 +57,7 @@ void expand_item(std::string_view expression, std::string_view item, std::vector
     size_t close = item.find(']', open);
     if (close == std::string_view::npos) fail(expression, "missing ']'");
     auto numbers = expand_ranges(expression, item.substr(open + 1, close - open - 1));
-    if (names.size() * numbers.size() > std::min(kMaxHosts, kMaxTotalHosts - out.size()))
-      fail(expression, "too many hosts");
+    if (names.size() * numbers.size() > kMaxHosts - out.size()) fail(expression, "too many hosts");
     std::vector<std::string> product;
     product.reserve(names.size() * numbers.size());
     for (const auto& name : names)
@@ -83,38 +82,29 @@ NumberedName split_trailing_number(std::string_view name) {
   return {name.substr(0, start), name.substr(start)};
 }
 
-// The numbers of one prefix as Slurm writes them inside brackets: "1-3,5,010", in
-// pieces of at most kMaxHosts numbers, so that each bracket group expands again.
-std::vector<std::string> ranges_texts(std::vector<std::string_view> digits) {
+// The numbers of one prefix as Slurm writes them inside brackets: "1-3,5,010".
+std::string ranges_text(std::vector<std::string_view> digits) {
   auto value = [](std::string_view d) { return *parse_unsigned<uint64_t>(d); };
   std::sort(digits.begin(), digits.end(), [&](std::string_view a, std::string_view b) {
     return std::pair(value(a), a.size()) < std::pair(value(b), b.size());
   });
   digits.erase(std::unique(digits.begin(), digits.end()), digits.end());
 
-  std::vector<std::string> pieces(1);
-  uint64_t in_piece = 0;
+  std::string text;
   size_t i = 0;
   while (i < digits.size()) {
     // A range keeps the width of its first number; the next number joins it if
-    // it is consecutive, written with that same padding, and the piece has room.
+    // it is consecutive and written with that same padding.
     size_t last = i;
-    while (last + 1 < digits.size() && in_piece + (last + 1 - i) + 1 <= kMaxHosts &&
-           value(digits[last + 1]) == value(digits[last]) + 1 &&
+    while (last + 1 < digits.size() && value(digits[last + 1]) == value(digits[last]) + 1 &&
            zero_padded(value(digits[last + 1]), digits[i].size()) == digits[last + 1])
       ++last;
-    std::string& text = pieces.back();
     if (!text.empty()) text += ',';
     text += digits[i];
     if (last > i) text += "-" + std::string(digits[last]);
-    in_piece += last - i + 1;
-    if (in_piece == kMaxHosts && last + 1 < digits.size()) {
-      pieces.emplace_back();
-      in_piece = 0;
-    }
     i = last + 1;
   }
-  return pieces;
+  return text;
 }
 
 }  // namespace
@@ -135,7 +125,7 @@ std::vector<std::string> expand_hostlist(std::string_view expression) {
     } else if ((c == ',' || is_space(c)) && (!in_brackets || at_end)) {
       if (in_brackets) fail(expression, "missing ']'");
       if (pos > item_start) expand_item(expression, expression.substr(item_start, pos - item_start), names);
-      if (names.size() > kMaxTotalHosts) fail(expression, "too many hosts");
+      if (names.size() > kMaxHosts) fail(expression, "too many hosts");
       item_start = pos + 1;
     } else if (in_brackets && is_space(c)) {
       fail(expression, "space inside brackets");
@@ -164,16 +154,11 @@ std::string compress_hostlist(const std::vector<std::string>& names) {
   std::string text;
   for (const auto& group : groups) {
     if (!text.empty()) text += ',';
-    if (!group.numbered) {
-      text += group.prefix;
-      continue;
-    }
-    auto pieces = ranges_texts(group.digits);
-    for (size_t i = 0; i < pieces.size(); ++i) {
-      if (i > 0) text += ',';
-      bool single = pieces[i].find_first_of(",-") == std::string::npos;
-      text += std::string(group.prefix) + (single ? pieces[i] : "[" + pieces[i] + "]");
-    }
+    text += group.prefix;
+    if (!group.numbered) continue;
+    std::string ranges = ranges_text(group.digits);
+    bool single = ranges.find_first_of(",-") == std::string::npos;
+    text += single ? ranges : "[" + ranges + "]";
   }
   return text;
 }

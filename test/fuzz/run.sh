@@ -5,7 +5,8 @@
 # (4096). New inputs go to FUZZ_WORK/<target> when FUZZ_WORK is set (make fuzz keeps them to
 # build on), else to a temporary directory. A crash, a sanitizer report, a failed property or
 # a hang is a finding: the input is kept and the script exits 1. Prints, per target, the
-# number of inputs run without a finding.
+# number of inputs run without a finding. test/fuzz/<target>.options, where present, holds
+# more libFuzzer flags, one a line ('#' starts a comment line).
 set -euo pipefail
 fuzz_build=$1
 source_dir=$2
@@ -43,10 +44,16 @@ for target in "${targets[@]}"; do
   artifacts=${FUZZ_WORK:-$scratch}/artifacts-$name
   mkdir -p "$work" "$artifacts"
   log="$artifacts/$target.log"
+  options=()
+  if [ -f "$source_dir/test/fuzz/$target.options" ]; then
+    while read -r line; do
+      [[ -z "$line" || "$line" == \#* ]] || options+=("$line")
+    done <"$source_dir/test/fuzz/$target.options"
+  fi
   # libFuzzer's own failure code is 77, which ctest reads as a skip: findings exit 1.
   if "$fuzz_build/$target" -runs="$runs" -seed="$seed" -max_len="$max_len" -timeout=120 -rss_limit_mb=2560 \
        -error_exitcode=1 -timeout_exitcode=1 -print_final_stats=1 -artifact_prefix="$artifacts/" \
-       "$work" "$seeds" >"$log" 2>&1; then
+       ${options[@]+"${options[@]}"} "$work" "$seeds" >"$log" 2>&1; then
     done_runs=$(grep -o 'Done [0-9]* runs' "$log" | tail -1 | grep -o '[0-9]*' || echo "?")
     summary+=("$target: $done_runs inputs, no finding")
   else
