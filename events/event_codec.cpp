@@ -301,6 +301,10 @@ void check_texts(capnp::List<capnp::Text>::Reader list) {
 }  // namespace
 
 void check_spec(schema::JobSpec::Reader in) {
+  // Deep copies (compact(), query answers) follow every pointer, of known fields or not:
+  // totalSize() walks them all, and a capability has no meaning in a stored spec.
+  if (in.totalSize().capCount != 0)
+    throw kj::Exception(kj::Exception::Type::FAILED, __FILE__, __LINE__, kj::heapString("a job spec holds a capability"));
   for (auto text : {in.getName(), in.getPartition(), in.getUserName(), in.getAccount(), in.getScript(),
                     in.getCommand(), in.getWorkDir(), in.getStdoutPattern(), in.getStderrPattern(),
                     in.getSubmitHost(), in.getDependency(), in.getArraySpec(), in.getComment(), in.getFeatures(),
