@@ -1,5 +1,5 @@
 // Hostlist expressions: expansion, and compression of what it gives.
-#include <set>
+#include <algorithm>
 
 #include "common/hostlist.hpp"
 #include "test/fuzz/fuzz_support.hpp"
@@ -21,7 +21,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const HostlistError& error) {
     fuzz::finding("compressed '" + compressed + "' does not expand: " + error.what());
   }
-  if (std::set<std::string>(names.begin(), names.end()) != std::set<std::string>(again.begin(), again.end()))
-    fuzz::finding("compressed '" + compressed + "' names other nodes");
+  auto distinct = [](std::vector<std::string>& list) {
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+  };
+  distinct(names);
+  distinct(again);
+  if (names != again) fuzz::finding("compressed '" + compressed + "' names other nodes");
   return 0;
 }
