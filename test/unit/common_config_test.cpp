@@ -269,6 +269,11 @@ TEST_CASE("config: partitions") {
     CHECK_THROWS_WITH_AS(
         parse(text), "test.conf:3: partitions 'a' (line 2) and 'b' both say Default=YES; only one can be the default",
         ConfigError);
+    CHECK_THROWS_WITH_AS(parse("BurstBuffer=Pool=a Capacity=1G Path=/a Default=YES\n"
+                               "BurstBuffer=Pool=b Capacity=1G Path=/b Default=YES\n"),
+                         "test.conf:2: burst buffer pools 'a' (line 1) and 'b' both say Default=YES; only one can be "
+                         "the default",
+                         ConfigError);
     auto config = parse(std::string(kNodes) + "PartitionName=a\nPartitionName=b Default=YES\n");
     CHECK(config.default_partition()->name == "b");
     CHECK(!config.partition("a")->is_default);
