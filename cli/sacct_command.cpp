@@ -12,6 +12,7 @@
 #include "cli/sacct_format.hpp"
 #include "common/option_parser.hpp"
 #include "common/slurm_time.hpp"
+#include "common/string_util.hpp"
 
 namespace cairn {
 namespace {
@@ -59,6 +60,11 @@ int run_sacct(const Args& argv, std::ostream& out, std::ostream& err) {
     auto states = parse_states(args.all("state"), "sacct");
     SacctOptions options;
     options.fields = split_list(args.all("format"));
+    // "-o ,,," names no field: an error rather than the defaults nobody asked for.
+    bool no_field = std::all_of(options.fields.begin(), options.fields.end(),
+                                [](const std::string& field) { return trim(field).empty(); });
+    if (args.has("format") && no_field)
+      throw UsageError("sacct: error: Invalid field requested: \"\"");
     if (options.fields.empty()) options.fields = sacct_default_fields();
     options.parsable2 = args.has("parsable2") || args.has("parsable");
     options.no_header = args.has("noheader");

@@ -34,9 +34,9 @@ int run_scancel(const Args& argv, std::ostream& out, std::ostream& err) {
       else
         job_lists.push_back(text);
     }
-    auto refs = parse_job_refs(job_lists, "scancel");
+    auto refs = parse_job_refs_strictly(job_lists, "scancel");
     auto ids = job_ids_of(refs);
-    auto users = split_list(args.all("user"));
+    auto users = known_users(args.all("user"), "scancel", "Invalid user name");
     auto names = split_list(args.all("name"));
     auto partitions = split_list(args.all("partition"));
     auto states = parse_states(args.all("state"), "scancel");

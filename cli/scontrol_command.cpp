@@ -87,11 +87,18 @@ int job_verb(ControllerClient& client, const std::string& name, ControlVerb verb
              std::ostream& err) {
   if (lists.empty()) throw UsageError("scontrol: error: " + name + " requires a job id");
   std::vector<JobRef> refs;
-  try {
-    refs = parse_job_refs(lists, "scontrol");
-  } catch (const UsageError&) {
-    err << "Invalid job id specified\n";
-    return 1;
+  for (const auto& list : lists) {
+    std::vector<JobRef> named;
+    try {
+      named = parse_job_refs({list}, "scontrol");
+    } catch (const UsageError&) {
+    }
+    // Slurm's words, also for an argument that names no job at all ('' or ",").
+    if (named.empty()) {
+      err << "Invalid job id specified for job " << list << "\n";
+      return 1;
+    }
+    refs.insert(refs.end(), named.begin(), named.end());
   }
   int status = 0;
   // Each job, whole job array (its pending and running tasks) or tasks of one.

@@ -31,7 +31,7 @@ int run_squeue(const Args& argv, std::ostream& out, std::ostream& err) {
     auto config = load_cli_config(args.get("conf"));
     auto refs = parse_job_refs(args.all("jobs"), "squeue");
     auto ids = job_ids_of(refs);
-    auto users = split_list(args.all("user"));
+    auto users = known_users(args.all("user"), "squeue", "Invalid user");
     if (args.has("me")) users.push_back(getenv("USER") ? getenv("USER") : "");
     auto partitions = split_list(args.all("partition"));
     auto names = split_list(args.all("name"));

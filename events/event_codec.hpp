@@ -32,6 +32,10 @@ void write_environment(schema::JobSpec::Builder out, const std::vector<std::stri
 // The entries of a RecordedSpec::environment_block().
 std::vector<std::string> split_environment(const std::string& block);
 JobSpec read_spec(schema::JobSpec::Reader in);
+// Follows every pointer of the spec (what read_spec reads and what a deep copy walks), copying
+// nothing: throws kj::Exception where one does not decode, so that a record is refused when
+// applied rather than when its spec is read or copied later.
+void check_spec(schema::JobSpec::Reader in);
 JobSpecCore read_spec_core(schema::JobSpec::Reader in);
 void write_allocation(capnp::List<schema::NodeAllocation>::Builder out, const std::vector<NodeShare>& nodes);
 std::vector<NodeShare> read_allocation(capnp::List<schema::NodeAllocation>::Reader in);

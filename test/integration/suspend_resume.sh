@@ -51,7 +51,7 @@ expect_error "Job is not suspended for job $job" scontrol resume "$job"
 pending=$(sbatch --parsable -H --wrap true)
 expect_error "Job is pending execution for job $pending" scontrol suspend "$pending"
 expect_error "Unexpected message received for job 999999" scontrol suspend 999999
-expect_error "Invalid job id specified" scontrol suspend abc
+expect_error "Invalid job id specified for job abc" scontrol suspend abc  # Slurm's "%s for job %s"
 scancel "$pending"
 scancel "$job"
 wait_state "$job" CANCELLED
