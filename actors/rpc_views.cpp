@@ -126,6 +126,7 @@ void write_list(List out, const std::vector<T>& values) {
 
 template <typename T, typename List>
 std::vector<T> read_list(List in) {
+  in = bounded_list(in);
   std::vector<T> values;
   values.reserve(in.size());
   for (auto value : in) values.push_back(T(value));
@@ -375,7 +376,7 @@ void set_texts(capnp::List<capnp::Text>::Builder out, const std::vector<std::str
 
 std::vector<std::string> get_texts(capnp::List<capnp::Text>::Reader in) {
   std::vector<std::string> out;
-  for (auto text : in) out.emplace_back(text.cStr(), text.size());
+  for (auto text : bounded_list(in)) out.emplace_back(text.cStr(), text.size());
   return out;
 }
 
@@ -482,8 +483,8 @@ StepRequest read_step_request(rpc::StepRequest::Reader in) {
   request.num_nodes = in.getNumNodes();
   request.cpus_per_task = in.getCpusPerTask();
   request.mem_per_node_mb = in.getMemPerNodeMb();
-  for (auto word : in.getArgv()) request.argv.emplace_back(word.cStr(), word.size());
-  for (auto entry : in.getEnvironment()) request.environment.emplace_back(entry.cStr(), entry.size());
+  for (auto word : bounded_list(in.getArgv())) request.argv.emplace_back(word.cStr(), word.size());
+  for (auto entry : bounded_list(in.getEnvironment())) request.environment.emplace_back(entry.cStr(), entry.size());
   request.work_dir = in.getWorkDir();
   request.name = in.getName();
   request.cpu_bind = in.getCpuBind();

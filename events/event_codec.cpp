@@ -69,16 +69,6 @@ std::vector<std::string> read_texts(List list) {
   return out;
 }
 
-// Cap'n Proto lets a short message claim millions of empty list elements (each charged one
-// word of the reader's limit); copying them would take gigabytes. Nobody sends so many.
-template <typename List>
-List bounded_list(List list) {
-  if (list.size() > kMaxSpecListEntries)
-    throw kj::Exception(kj::Exception::Type::FAILED, __FILE__, __LINE__,
-                        kj::heapString(kParameterTooLong.data(), kParameterTooLong.size()));
-  return list;
-}
-
 std::vector<StageRequest> read_stages(capnp::List<schema::StagePath>::Reader list) {
   list = bounded_list(list);
   std::vector<StageRequest> out;

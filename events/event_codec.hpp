@@ -15,8 +15,20 @@
 
 #include "capnp/events.capnp.h"
 #include "events/job_model.hpp"
+#include "events/submission_limits.hpp"
 
 namespace cairn {
+
+// Cap'n Proto lets a short message claim millions of empty list elements (each charged one
+// word of the reader's limit); copying them would take gigabytes. Nobody sends so many:
+// a longer list is refused (a kj exception with Slurm's "parameter too long") before it is read.
+template <typename List>
+List bounded_list(List list) {
+  if (list.size() > kMaxSpecListEntries)
+    throw kj::Exception(kj::Exception::Type::FAILED, __FILE__, __LINE__,
+                        kj::heapString(kParameterTooLong.data(), kParameterTooLong.size()));
+  return list;
+}
 
 using EventKind = schema::Event::Body::Which;
 
