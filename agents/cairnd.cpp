@@ -61,7 +61,7 @@ MemoryEnforcement memory_enforcement_for(AgentSettings& settings, const std::str
                                          const std::set<std::string>& adopted_cgroups) {
   MemoryEnforcement enforcement;
   if (settings.constrain_ram)
-    enforcement = open_memory_enforcement(settings.node, adopted_cgroups);
+    enforcement = open_memory_enforcement(settings.node, settings.spool_instance, adopted_cgroups);
   else
     enforcement.why_off = "ConstrainRAMSpace=no";
   if (enforcement.cgroups && ::access(cgroup_exec.c_str(), X_OK) != 0) {

@@ -39,12 +39,20 @@ start_cluster_with() {  # nodes cpus memory_mb config_lines
   rm -f "$extra"
 }
 
-# kill -9 of a daemon, returning once it is gone (or a zombie): its locks are released then.
+# True once process `pid` has exited: gone, or a zombie with no thread left. A killed
+# multi-threaded daemon's main thread shows Z while its other threads are still exiting, and
+# its files (and the locks on them: a spool's, a log's) stay open until the last one is gone.
+exited() {  # pid
+  [ -e "/proc/$1" ] || return 0
+  [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ] || return 1
+  [ "$(ls "/proc/$1/task" 2>/dev/null | wc -l)" -le 1 ]
+}
+
+# kill -9 of a daemon, returning once it has exited: its locks are released then.
 kill_hard() {  # pid
   kill -9 "$1" 2>/dev/null || true
   for _ in $(seq 200); do
-    [ -e "/proc/$1" ] || return 0
-    [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ] && return 0
+    exited "$1" && return 0
     sleep 0.05
   done
   fail "process $1 survived kill -9"

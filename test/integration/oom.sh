@@ -70,7 +70,7 @@ if [ "$enforcement" = "MemoryEnforcement=cgroup/v1" ] && [ -d "$memory_dir" ]; t
   grep -q held "slurm-$suspended.out" || fail "job $suspended did not get its 40 MB"
   host=$(squeue -h -j "$suspended" -o %N)
   agent=$(sed -n "$((${host#n} + 1))p" "$work/pids")
-  cgroup="$memory_dir/cairnd-$host-$agent.job$suspended.0"
+  cgroup="$memory_dir/cairnd-$host-$(cat "$(spool_dir "$host")/instance")-$agent.job$suspended.0"
   [ -d "$cgroup" ] || fail "no cgroup $cgroup for job $suspended"
   scontrol suspend "$suspended"
   wait_state "$suspended" SUSPENDED
