@@ -6,9 +6,9 @@
 # The mock keeps ~5 MiB per partition and nothing after it exits: volumes stay small.
 set -euo pipefail
 build=$1
-[ -x "$build/bin/cairn-kafka-mock" ] || { echo "SKIP: cairn-kafka-mock not built"; exit 77; }
-command -v kcat >/dev/null || { echo "SKIP: kcat is not installed (deploy/install-deps.sh)"; exit 77; }
 source "$(dirname "$0")/cluster.bash"
+[ -x "$build/bin/cairn-kafka-mock" ] || skip_test "cairn-kafka-mock not built"
+command -v kcat >/dev/null || skip_test "kcat is not installed (deploy/install-deps.sh)"
 local_up_args=(--kafka)
 start_cluster 2 2 1000
 grep -q '^EventLog=kafka:127.0.0.1:[0-9]*/cairn.events$' "$CAIRN_CONF" || fail "not a Kafka cluster: $(grep EventLog "$CAIRN_CONF")"
