@@ -44,11 +44,12 @@ wait_state "$killed" FAILED
 cairn log dump --job "$killed" | grep -q OomDetected && fail "a self-killed job was reported as OOM"
 
 # 4. One child OOM-killed while the script goes on: recorded at once, OUT_OF_MEMORY at the end.
-child=$(sbatch --parsable --mem=50M --wrap "$hog || true; sleep 2; echo survived")
+child=$(sbatch --parsable --mem=50M --wrap "$hog || true; for i in \$(seq 600); do [ -e $work/release-child ] && break; sleep 0.05; done; echo survived")
 wait_state "$child" RUNNING
-for _ in $(seq 40); do cairn log dump --job "$child" | grep -q OomDetected && break; sleep 0.05; done
+for _ in $(seq 400); do cairn log dump --job "$child" | grep -q OomDetected && break; sleep 0.05; done
 [ "$(state_of "$child")" = RUNNING ] || fail "job $child should still run while its OOM is recorded ($(state_of "$child"))"
 cairn log dump --job "$child" | grep -q OomDetected || fail "the OOM kill of a child was not recorded while the job ran"
+touch "$work/release-child"
 wait_state "$child" OUT_OF_MEMORY
 grep -q survived "slurm-$child.out" || fail "the script did not go on after its child's OOM kill"
 
