@@ -9,6 +9,7 @@
 #include <caf/atom.hpp>
 #include <caf/fwd.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -65,6 +66,9 @@ using retry_atom = caf::atom_constant<caf::atom("retry")>;
 using array_control_atom = caf::atom_constant<caf::atom("arrayctl")>;
 using array_targets_atom = caf::atom_constant<caf::atom("arraytgt")>;
 using control_after_atom = caf::atom_constant<caf::atom("ctlafter")>;
+// Read-your-writes: answered by the query view once it has applied every offset below the
+// one given (the log's acknowledged end when a command is taken up).
+using caught_up_atom = caf::atom_constant<caf::atom("caughtup")>;
 // The job history: records to keep before their jobs are purged; a page of it for sacct.
 using history_append_atom = caf::atom_constant<caf::atom("histappend")>;
 using query_history_atom = caf::atom_constant<caf::atom("qhistory")>;
@@ -100,6 +104,9 @@ struct ControllerActors {
 // Everything the actors share read-only.
 struct ControllerContext {
   ClusterConfig config;
+  // Read-your-writes: one past the highest offset the log actor has acknowledged. A command
+  // is checked only once the query view has applied everything below it (caught_up_atom).
+  std::shared_ptr<std::atomic<uint64_t>> acked_end = std::make_shared<std::atomic<uint64_t>>(0);
   std::vector<PartitionPolicy> partitions;
   std::vector<BbPoolPolicy> pools;
   NodeFeatureMap node_features;

@@ -7,6 +7,7 @@
 #include <caf/all.hpp>
 #include <chrono>
 #include <csignal>
+#include <deque>
 #include <cstdlib>
 #include <string_view>
 
@@ -24,8 +25,11 @@ using std::chrono::microseconds;
 constexpr auto kIdleAfterFinal = std::chrono::seconds(30);
 // A burst-buffer order that did not reach its agent is given again after this.
 constexpr auto kBbRetryDelay = std::chrono::seconds(1);
+// An event of the job's own timers or policies that the log refused (a full disk) is tried again after this.
+constexpr auto kAppendRetryDelay = std::chrono::seconds(1);
 
-enum class TimerKind : uint8_t { time_limit, warning_signal, idle };
+// time_limit and warning_signal at their moment; idle once final; the retries after a refused append.
+enum class TimerKind : uint8_t { time_limit, warning_signal, idle, resubmit, interactive_end };
 
 struct JobActorState {
   std::shared_ptr<const ControllerContext> context;
@@ -37,6 +41,10 @@ struct JobActorState {
   BbStep bb_in_flight = BbStep::none;  // the burst-buffer step ordered and not yet recorded
   uint64_t bb_generation = 0;          // outcomes of older orders are stale
   uint32_t next_step_id = 0;           // step ids handed out, some maybe not yet in the record
+  // Commands (scontrol, scancel, srun) are taken up one at a time, each once the record holds
+  // every event acknowledged before it (read-your-writes); the rest wait here in order.
+  std::deque<std::function<void()>> commands;
+  bool serving = false;
   static inline const char* name = "job_actor";
 };
 
@@ -231,6 +239,13 @@ void on_bb_done(JobActor* self, BbStep step, uint64_t generation, const StageOut
   }
 }
 
+// An event the log refused is tried again, unless the record moves on meanwhile (which
+// re-arms the timers and the policies anyway).
+void retry_after_refusal(JobActor* self, TimerKind kind) {
+  self->delayed_send(self, kAppendRetryDelay, timer_atom::value, self->state.timer_generation,
+                     static_cast<uint8_t>(kind));
+}
+
 void resubmit_if_due(JobActor* self) {
   auto& st = self->state;
   // A burst buffer is released before the job runs again (the reducer insists).
@@ -243,9 +258,15 @@ void resubmit_if_due(JobActor* self) {
   uint32_t delay = job.spec->resubmit.delay_sec;
   spdlog::info("JobId={} ended {}: resubmitting (restart {}/{})", id, state_name(cause), attempt,
                job.spec->resubmit.max_restarts);
-  append(self, system_draft(id, [=](const EventMeta& meta) {
+  append(self,
+         system_draft(id, [=](const EventMeta& meta) {
            return make::job_requeued(meta, id, cause, attempt, false, delay, true);
-         }));
+         }),
+         [=](const AppendAck& ack) {
+           if (ack.ok) return;
+           self->state.resubmit_requested = false;  // not latched: tried again
+           retry_after_refusal(self, TimerKind::resubmit);
+         });
 }
 
 // An interactive (srun) job has no batch script whose end the agent reports: once it is
@@ -253,9 +274,13 @@ void resubmit_if_due(JobActor* self) {
 void end_interactive(JobActor* self, const JobRecord& job) {
   uint64_t id = job.id;
   std::string node = job.allocation.empty() ? std::string() : job.allocation.front().node;
-  append(self, system_draft(id, [=](const EventMeta& meta) {
+  append(self,
+         system_draft(id, [=](const EventMeta& meta) {
            return make::job_ended(meta, id, schema::EndCause::KILLED, 0, SIGKILL, node);
-         }));
+         }),
+         [=](const AppendAck& ack) {
+           if (!ack.ok) retry_after_refusal(self, TimerKind::interactive_end);
+         });
 }
 
 bool has_running_steps(const JobRecord& job) {
@@ -342,7 +367,10 @@ void on_timer(JobActor* self, uint64_t generation, TimerKind kind) {
       return;
     case TimerKind::time_limit:
       if (job.state != JobState::RUNNING || wall_clock_us() < effective_deadline_us(job)) return;
-      append(self, system_draft(id, [id](const EventMeta& meta) { return make::job_time_limit_reached(meta, id); }));
+      append(self, system_draft(id, [id](const EventMeta& meta) { return make::job_time_limit_reached(meta, id); }),
+             [=](const AppendAck& ack) {
+               if (!ack.ok) retry_after_refusal(self, TimerKind::time_limit);
+             });
       return;
     case TimerKind::warning_signal: {
       if (job.state != JobState::RUNNING) return;
@@ -352,9 +380,16 @@ void on_timer(JobActor* self, uint64_t generation, TimerKind kind) {
              system_draft(id, [=](const EventMeta& meta) { return make::job_signalled(meta, id, signal, batch_only); }),
              [=](const AppendAck& ack) {
                if (ack.ok) to_nodes(self, self->state.job, signal_atom::value, id, signal, batch_only);
+               else retry_after_refusal(self, TimerKind::warning_signal);
              });
       return;
     }
+    case TimerKind::resubmit:
+      resubmit_if_due(self);
+      return;
+    case TimerKind::interactive_end:
+      if (job.state == JobState::COMPLETING && job.spec->interactive) end_interactive(self, job);
+      return;
   }
 }
 
@@ -542,6 +577,37 @@ void on_allocation_end(JobActor* self, const AllocationEnd& end, const DoneReply
          [=](const AppendAck& ack) { reply(ack.ok, ack.error); });
 }
 
+// ---- read-your-writes ----
+
+// Takes up the next command once the query view has applied every event acknowledged so far:
+// the updates those events caused reach this actor before the query view's answer does, so the
+// command is checked against a record that holds them all (its own earlier ones included).
+void serve_next(JobActor* self) {
+  auto& st = self->state;
+  if (st.commands.empty()) {
+    st.serving = false;
+    return;
+  }
+  st.serving = true;
+  uint64_t acked_end = st.context->acked_end->load(std::memory_order_acquire);
+  self->request(st.context->actors.query_view, caf::infinite, caught_up_atom::value, acked_end).then([self](bool) {
+    auto command = std::move(self->state.commands.front());
+    self->state.commands.pop_front();
+    command();
+  });
+}
+
+// Queues a command; `reply` is its answer, after which the next one is taken up.
+template <typename Reply, typename Handler>
+void serve(JobActor* self, Reply reply, Handler handler) {
+  Reply then_next = [self, reply](const auto&... outcome) {
+    reply(outcome...);
+    serve_next(self);
+  };
+  self->state.commands.push_back([handler, then_next] { handler(then_next); });
+  if (!self->state.serving) serve_next(self);
+}
+
 caf::behavior job_actor(JobActor* self, std::shared_ptr<const ControllerContext> context, uint64_t job_id) {
   self->state.context = std::move(context);
   self->state.job_id = job_id;
@@ -564,7 +630,9 @@ caf::behavior job_actor(JobActor* self, std::shared_ptr<const ControllerContext>
   return {
       [=](job_update_atom, JobRecord& record, JobState before) { on_update(self, std::move(record), before); },
       [=](timer_atom, uint64_t generation, uint8_t kind) { on_timer(self, generation, static_cast<TimerKind>(kind)); },
-      [=](control_atom, const ControlRequest& request, const ControlReply& reply) { on_control(self, request, reply); },
+      [=](control_atom, const ControlRequest& request, const ControlReply& reply) {
+        serve(self, reply, [=](const ControlReply& answer) { on_control(self, request, answer); });
+      },
       [=](job_exit_atom, const std::string& node, const JobExitReport& report, const DoneReply& reply) {
         on_exit(self, node, report, reply);
       },
@@ -576,14 +644,18 @@ caf::behavior job_actor(JobActor* self, std::shared_ptr<const ControllerContext>
         on_bb_done(self, static_cast<BbStep>(step), generation, outcome);
       },
       [=](bb_retry_atom) { drive_burst_buffer(self); },
-      [=](step_atom, const StepCommand& command, const StepReply& reply) { on_step(self, command, reply); },
+      [=](step_atom, const StepCommand& command, const StepReply& reply) {
+        serve(self, reply, [=](const StepReply& answer) { on_step(self, command, answer); });
+      },
       [=](step_control_atom, const StepControlRequest& request, const ControlReply& reply) {
-        on_step_control(self, request, reply);
+        serve(self, reply, [=](const ControlReply& answer) { on_step_control(self, request, answer); });
       },
       [=](step_end_atom, const std::string& node, const StepEndReport& report, const DoneReply& reply) {
         on_step_end(self, node, report, reply);
       },
-      [=](allocation_end_atom, const AllocationEnd& end, const DoneReply& reply) { on_allocation_end(self, end, reply); },
+      [=](allocation_end_atom, const AllocationEnd& end, const DoneReply& reply) {
+        serve(self, reply, [=](const DoneReply& answer) { on_allocation_end(self, end, answer); });
+      },
   };
 }
 

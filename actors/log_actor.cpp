@@ -36,6 +36,10 @@ struct LogActorState {
 void answer(caf::stateful_actor<LogActorState>* self, uint64_t token, const AppendAck& ack) {
   auto it = self->state.waiting.find(token);
   if (it == self->state.waiting.end()) return;
+  // Before the requester hears of it: a command that follows this acknowledgement sees it.
+  auto& acked_end = *self->state.context->acked_end;
+  if (ack.ok && ack.offset + 1 > acked_end.load(std::memory_order_relaxed))
+    acked_end.store(ack.offset + 1, std::memory_order_release);
   it->second.deliver(ack);
   self->state.waiting.erase(it);
 }

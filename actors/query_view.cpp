@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <optional>
+#include <cstdlib>
 #include <thread>
 
 #include "actors/controller_actors.hpp"
@@ -28,6 +29,12 @@ struct DeferredPass {
   caf::response_promise promise;
 };
 
+// A job actor waiting to take up a command until every acknowledged event is applied.
+struct DeferredCatchUp {
+  uint64_t min_offset = 0;
+  caf::response_promise promise;
+};
+
 struct DeferredAccounts {
   uint64_t min_offset = 0;
   caf::response_promise promise;
@@ -42,6 +49,7 @@ struct QueryViewState {
   // Commands for array tasks just split off, until the split is applied (offset, command).
   std::multimap<uint64_t, std::pair<ControlRequest, ControlReply>> deferred_controls;
   std::vector<DeferredAccounts> deferred_accounts;
+  std::multimap<uint64_t, caf::response_promise> deferred_catch_ups;  // by min_offset
   int64_t last_event_us = 0;
   uint64_t snapshot_offset = 0;  // next_offset of the last snapshot written (or loaded)
   // A purge is under way until its JobsPurged event is applied (offset known once appended).
@@ -134,6 +142,20 @@ void purge_old_jobs(QueryView* self) {
       });
 }
 
+#ifdef CAIRN_FAULT_HOOKS
+// test/integration/read_your_writes.sh: CAIRN_FAULT_APPLY_DELAY_MS=N makes the query view
+// apply each event N ms late, as a busy read side would (the race read-your-writes is about).
+void delay_apply_if_asked() {
+  static const int delay_ms = [] {
+    const char* value = std::getenv("CAIRN_FAULT_APPLY_DELAY_MS");
+    return value ? std::atoi(value) : 0;
+  }();
+  if (delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+}
+#else
+void delay_apply_if_asked() {}
+#endif
+
 caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContext> context, ClusterState initial,
                          uint64_t applied_offset) {
   self->state.context = std::move(context);
@@ -152,6 +174,7 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
       [=](apply_atom, const CommittedEvent& event, const caf::actor& job_actor) {
         auto& st = self->state;
         if (event.offset < st.applied_offset) return;  // already folded (replayed at start)
+        delay_apply_if_asked();
         // The state before the event: the job's actor reacts to the transition; none means a new job.
         auto state_of = [&](uint64_t id) -> std::optional<JobState> {
           auto it = st.state.jobs.find(id);
@@ -194,6 +217,12 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
           it->promise.deliver(run_pass(self));
           it = deferred.erase(it);
         }
+        // Job updates for these offsets were sent above, so a job actor hears of them first.
+        auto& catch_ups = st.deferred_catch_ups;
+        while (!catch_ups.empty() && catch_ups.begin()->first <= st.applied_offset) {
+          catch_ups.begin()->second.deliver(true);
+          catch_ups.erase(catch_ups.begin());
+        }
         auto& waiting = st.deferred_accounts;
         for (auto it = waiting.begin(); it != waiting.end();) {
           if (it->min_offset > st.applied_offset) {
@@ -203,6 +232,13 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
           it->promise.deliver(st.state.accounts);
           it = waiting.erase(it);
         }
+      },
+      // Read-your-writes: answers once every offset before min_offset is applied (and every
+      // job update it caused sent).
+      [=](caught_up_atom, uint64_t min_offset) -> caf::result<bool> {
+        if (self->state.applied_offset >= min_offset) return true;
+        self->state.deferred_catch_ups.emplace(min_offset, self->make_response_promise());
+        return caf::delegated<bool>();
       },
       // Accounts and associations, once every offset before min_offset is applied.
       [=](query_accounts_atom, uint64_t min_offset) -> caf::result<AccountsState> {

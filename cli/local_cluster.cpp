@@ -22,6 +22,8 @@
 
 #include "cli/controller_client.hpp"
 #include "common/option_parser.hpp"
+#include "events/event_log.hpp"
+#include "events/kafka_admin.hpp"
 
 extern char** environ;
 
@@ -33,14 +35,20 @@ namespace fs = std::filesystem;
 const std::vector<OptionSpec> kOptions = {
     {0, "dir", true, ""}, {0, "feature", true, ""}, {0, "nodes", true, ""}, {0, "cpus", true, ""}, {0, "memory", true, ""},
     {0, "timeout", true, ""}, {0, "extra-config", true, ""}, {0, "tcp", false, ""}, {0, "kafka", false, ""},
+    {0, "kafka-mock", false, ""}, {0, "kafka-brokers", true, ""},
     {'h', "help", false, ""},
 };
 
 constexpr const char* kUsage =
-    "usage: cairn local up     --dir DIR [--nodes N] [--cpus C] [--memory MB] [--extra-config FILE] [--tcp] [--kafka]\n"
-    "                          [--feature NODE=FEATURE[,FEATURE]]...  (Feature= of a node, e.g. n2=gpu)\n"
-    "                          (--tcp: the controller also listens on a free port of 127.0.0.1;\n"
-    "                           --kafka: the event log on a Kafka mock cluster started with it)\n"
+    "usage: cairn local up     --dir DIR [--nodes N] [--cpus C] [--memory MB] [--extra-config FILE] [--tcp]\n"
+    "                          [--kafka | --kafka-mock] [--feature NODE=FEATURE[,FEATURE]]...\n"
+    "                          (--feature: Feature= of a node, e.g. n2=gpu;\n"
+    "                           --tcp: the controller also listens on a free port of 127.0.0.1;\n"
+    "                           --kafka: the event log on Apache Kafka's broker started with it (data in DIR/kafka),\n"
+    "                           or on librdkafka's mock cluster where Java or the broker's jars are missing;\n"
+    "                           --kafka-mock: on the mock cluster;\n"
+    "                           --kafka-brokers HOST:PORT,...: on a Kafka cluster that runs already, whose topic\n"
+    "                           cairn.events exists (cairn kafka create-topic); `down` leaves it running)\n"
     "       cairn local down   --dir DIR\n"
     "       cairn local status --dir DIR\n";
 
@@ -93,6 +101,18 @@ std::vector<pid_t> read_pids(const std::string& dir) {
 
 bool alive(pid_t pid) { return kill(pid, 0) == 0; }
 
+// The pids of a `--kafka` cluster's brokers (broker.sh writes DIR/kafka/node-N/pid).
+std::vector<pid_t> broker_pids(const std::string& dir) {
+  std::vector<pid_t> pids;
+  std::error_code ignored;
+  for (const auto& entry : fs::directory_iterator(dir + "/kafka", ignored)) {
+    std::ifstream file(entry.path() / "pid");
+    pid_t pid = 0;
+    if (entry.path().filename().string().starts_with("node-") && file >> pid && pid > 0) pids.push_back(pid);
+  }
+  return pids;
+}
+
 // The Kafka mock of a `--kafka` cluster has a PID file of its own: it stops after the daemons.
 std::string mock_pid_path(const std::string& dir) { return dir + "/kafka-mock.pid"; }
 
@@ -135,7 +155,48 @@ void remove_spool(const std::string& dir) {
   fs::remove(spool_record(dir));
 }
 
-// Stops the daemons, then the Kafka mock (the controller flushes to it on the way out).
+// Apache Kafka's broker of a `--kafka` cluster: deploy/kafka/broker.sh, installed beside
+// the binaries, keeps its data, configuration and pids in DIR/kafka.
+std::string broker_dir(const std::string& dir) { return dir + "/kafka"; }
+std::string broker_script(const std::string& bin) { return bin + "/cairn-kafka-broker"; }
+
+// Runs the broker script to its end with its output in `log`; its exit status.
+int run_broker_script(const std::string& bin, const std::vector<std::string>& args, const std::string& stdout_path,
+                      const std::string& log) {
+  std::vector<std::string> argv = {"/bin/bash", broker_script(bin)};
+  argv.insert(argv.end(), args.begin(), args.end());
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID);  // the brokers outlive `cairn local up`
+  std::vector<char*> raw;
+  for (const auto& arg : argv) raw.push_back(const_cast<char*>(arg.c_str()));
+  raw.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, raw[0], &actions, &attributes, raw.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  if (rc != 0) throw std::runtime_error("cannot run " + broker_script(bin) + ": " + std::strerror(rc));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// The last line of a file (a script's reason for failing).
+std::string last_line(const std::string& path) {
+  std::ifstream file(path);
+  std::string line, last;
+  while (std::getline(file, line))
+    if (!line.empty()) last = line;
+  return last;
+}
+
+// Stops the daemons, then the Kafka broker or mock (the controller flushes to it on the way out).
 void stop_cluster(const std::string& dir) {
   stop_pids(read_pids(dir));
   fs::remove(dir + "/pids");
@@ -144,6 +205,43 @@ void stop_cluster(const std::string& dir) {
   pid_t mock = 0;
   if (file >> mock && mock > 0) stop_pids({mock});
   fs::remove(mock_pid_path(dir));
+  if (fs::exists(broker_dir(dir) + "/bootstrap"))
+    run_broker_script(binary_dir(), {"stop", "--dir", broker_dir(dir)}, "/dev/null", dir + "/kafka-broker.log");
+}
+
+// Apache Kafka's broker with the event-log topic (deploy/kafka/create-topic.sh's settings);
+// returns the EventLog= value, or empty when Java or the jars are missing (`why` says which).
+std::string start_kafka_broker(const std::string& bin, const std::string& dir, std::string& why) {
+  std::string bootstrap_file = dir + "/kafka.bootstrap";
+  fs::remove(bootstrap_file);
+  if (!fs::exists(broker_script(bin))) {
+    why = broker_script(bin) + " is not installed";
+    return {};
+  }
+  std::string log = dir + "/kafka-broker.log";
+  int status = run_broker_script(bin, {"start", "--dir", broker_dir(dir), "--brokers", "1"}, bootstrap_file, log);
+  if (status == 3) {  // no Java or no jars
+    why = last_line(log);
+    fs::remove(bootstrap_file);
+    return {};
+  }
+  std::string bootstrap;
+  if (status != 0 || !(std::ifstream(bootstrap_file) >> bootstrap) || bootstrap.empty()) {
+    run_broker_script(bin, {"stop", "--dir", broker_dir(dir)}, "/dev/null", log);
+    throw std::runtime_error("Apache Kafka's broker did not start (" + last_line(log) + "); see " + log);
+  }
+  KafkaTopicRequest topic;
+  topic.brokers = bootstrap;
+  topic.topic = "cairn.events";
+  topic.partitions = 1;
+  topic.replicas = 1;
+  try {
+    create_kafka_topic(topic);
+  } catch (const LogError& e) {
+    run_broker_script(bin, {"stop", "--dir", broker_dir(dir)}, "/dev/null", log);
+    throw std::runtime_error(std::string("cannot create the event log's topic: ") + e.what());
+  }
+  return "kafka:" + bootstrap + "/cairn.events";
 }
 
 // A librdkafka mock cluster (not durable: it lives as long as this cluster) with
@@ -180,6 +278,9 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
     pid_t mock = 0;
     if (mock_file >> mock && mock > 0 && alive(mock))
       throw UsageError("cairn local up: a Kafka mock still runs for " + dir + " (cairn local down first)");
+    for (pid_t broker : broker_pids(dir))
+      if (alive(broker))
+        throw UsageError("cairn local up: a Kafka broker still runs for " + dir + " (cairn local down first)");
   }
   fs::create_directories(dir);
   std::string conf = dir + "/cairn.conf";
@@ -192,7 +293,30 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
   uint16_t tcp_port = args.has("tcp") ? free_loopback_port() : 0;
   std::string bin = binary_dir();
   std::string event_log;
-  if (args.has("kafka")) event_log = start_kafka_mock(bin, dir, timeout);
+  if (args.has("kafka") + args.has("kafka-mock") + args.has("kafka-brokers") > 1)
+    throw UsageError("cairn local up: one of --kafka, --kafka-mock, --kafka-brokers");
+  if (auto brokers = args.get("kafka-brokers")) {
+    event_log = "kafka:" + *brokers + "/cairn.events";
+    std::ofstream(dir + "/kafka.bootstrap") << *brokers << "\n";
+    std::ofstream(dir + "/kafka.backend") << "external\n";
+  }
+  if (args.has("kafka")) {
+    std::string why;
+    event_log = start_kafka_broker(bin, dir, why);
+    if (!event_log.empty()) {
+      std::ofstream(dir + "/kafka.backend") << "broker\n";
+      err << "cairn local up: the event log is on Apache Kafka's broker, " << event_log << " (data in "
+          << broker_dir(dir) << ")\n";
+    } else {
+      err << "cairn local up: no Kafka broker here (" << why
+          << "); the event log is on librdkafka's mock cluster, which keeps nothing after `cairn local down`\n";
+    }
+  }
+  if (args.has("kafka-mock") || (args.has("kafka") && event_log.empty())) {
+    event_log = start_kafka_mock(bin, dir, timeout);
+    std::ofstream(dir + "/kafka.backend") << "mock\n";
+    if (args.has("kafka-mock")) err << "cairn local up: the event log is on librdkafka's mock cluster, " << event_log << "\n";
+  }
   std::map<std::string, std::string> features;  // --feature n2=gpu,fast
   for (const auto& item : args.all("feature")) {
     auto eq = item.find('=');
@@ -249,6 +373,7 @@ int status(const std::string& dir, std::ostream& out) {
   std::ifstream mock_file(mock_pid_path(dir));
   pid_t mock = 0;
   if (mock_file >> mock && mock > 0) pids.push_back(mock);
+  for (pid_t broker : broker_pids(dir)) pids.push_back(broker);
   int running = 0;
   for (pid_t pid : pids) running += alive(pid);
   out << fmt::format("{} of {} processes running in {}\n", running, pids.size(), dir);

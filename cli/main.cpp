@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/front_ends.hpp"
+#include "cli/kafka_command.hpp"
 #include "cli/local_cluster.hpp"
 #include "cli/log_command.hpp"
 
@@ -13,6 +14,7 @@ namespace {
 
 const std::map<std::string, cairn::FrontEndMain> kOperatorCommands = {
     {"log", cairn::run_log_command}, {"local", cairn::run_local_command}, {"bb", cairn::run_bb_command},
+    {"kafka", cairn::run_kafka_command},
 };
 
 constexpr const char* kUsage =
@@ -20,7 +22,8 @@ constexpr const char* kUsage =
     "  sbatch|srun|squeue|scontrol|scancel|sacct|sinfo|sacctmgr|sbatch_longrun   the Slurm front-ends (also as symlinks)\n"
     "  log dump|audit|stats|verify                  read the event log\n"
     "  local up|down|status                         a whole cluster on this machine\n"
-    "  bb status                                    burst-buffer pools (scontrol show burstbuffer)\n";
+    "  bb status                                    burst-buffer pools (scontrol show burstbuffer)\n"
+    "  kafka create-topic|probe                     set up a Kafka cluster for the event log\n";
 
 std::string basename_of(const char* path) {
   std::string name(path);

@@ -55,3 +55,15 @@ std::string transactional_id(std::string_view prefix, std::string_view topic, ui
 }
 
 }  // namespace cairn
+
+namespace cairn {
+
+std::map<std::string, std::string> audit_topic_config(uint32_t replicas) {
+  return {{"retention.ms", "-1"},
+          {"retention.bytes", "-1"},
+          {"cleanup.policy", "delete"},
+          {"min.insync.replicas", std::to_string(replicas > 1 ? replicas - 1 : 1)},
+          {"unclean.leader.election.enable", "false"}};
+}
+
+}  // namespace cairn

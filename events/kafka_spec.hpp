@@ -31,3 +31,12 @@ std::map<std::string, std::string> kafka_properties(const std::map<std::string, 
 std::string transactional_id(std::string_view prefix, std::string_view topic, uint32_t partition);
 
 }  // namespace cairn
+
+namespace cairn {
+
+// The topic configuration of Cairn's event log (deploy/kafka/create-topic.sh sets the
+// same): never expired (the log is the source of truth), `replicas - 1` replicas in
+// sync before a record counts as written (at least 1), no unclean leader election.
+std::map<std::string, std::string> audit_topic_config(uint32_t replicas);
+
+}  // namespace cairn

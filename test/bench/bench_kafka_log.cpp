@@ -1,18 +1,22 @@
-// The Kafka backend against librdkafka's mock cluster next to the file backend:
-// acknowledged appends per second with 1 and 16 appenders, and the replay rate of
-// a synthetic history into the reducers. The mock keeps only ~5 MiB per
-// partition, so the Kafka runs are small (and the mock is in memory: its figures
-// are the client's cost, not a real broker's).
+// The three event-log backends side by side: the file log, Kafka on librdkafka's
+// mock cluster and Kafka on Apache Kafka's broker (one broker, started here when
+// its jars are there: deploy/kafka/fetch-broker.sh). Acknowledged appends per
+// second with 1 and 16 appenders, and the replay rate of a synthetic history into
+// the reducers. The mock keeps only ~5 MiB per partition, so its runs are small
+// (and it is in memory: its figures are the client's cost, not a broker's); the file
+// log and the broker replay 1M events.
 #include <fmt/format.h>
 #include <stdlib.h>
 
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "test/tools/kafka_broker_process.hpp"
 #include "test/tools/kafka_mock_process.hpp"
 #include "events/event_log.hpp"
 #include "events/replay.hpp"
@@ -22,17 +26,21 @@ using namespace cairn;
 
 namespace {
 
-constexpr uint64_t kAppends = 16'000;  // 124-byte payloads: ~2 MiB, within the mock's retention
-constexpr uint64_t kReplayJobs = 2'000;  // 8,100 events: within the mock's retention (16,100 no longer are)
+struct Volumes {
+  uint64_t appends;  // 124-byte payloads
+  uint64_t replay_jobs;  // 4 events each, after 100 node registrations
+};
+constexpr Volumes kMockVolumes{16'000, 2'000};  // ~2 MiB and 8,100 events: within the mock's retention
+constexpr Volumes kFullVolumes{64'000, 250'000};  // 1,000,100 events to replay
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 // Back-to-back appends from `appenders` threads, each waiting for all of its acknowledgements.
-double appends_per_s(EventLog& log, int appenders) {
+double appends_per_s(EventLog& log, int appenders, uint64_t appends) {
   const std::vector<uint8_t> payload(124, 0x42);
-  uint64_t per_appender = kAppends / static_cast<uint64_t>(appenders);
+  uint64_t per_appender = appends / static_cast<uint64_t>(appenders);
   std::atomic<uint64_t> failures{0};
   auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
@@ -54,13 +62,13 @@ double appends_per_s(EventLog& log, int appenders) {
   return rate;
 }
 
-double replay_per_s(const std::string& spec) {
+double replay_per_s(const std::string& spec, uint64_t jobs) {
   ClusterState state;
   auto log = open_event_log(spec, EventLogOptions{.partitions = 1, .read_only = true, .kafka = {}});
   auto start = std::chrono::steady_clock::now();
   auto stats = replay_partition(*log, 0, 0, state);
   double rate = static_cast<double>(stats.events) / seconds_since(start);
-  if (state.jobs.size() != kReplayJobs) throw std::runtime_error(fmt::format("replayed {} jobs", state.jobs.size()));
+  if (state.jobs.size() != jobs) throw std::runtime_error(fmt::format("replayed {} jobs", state.jobs.size()));
   return rate;
 }
 
@@ -69,20 +77,27 @@ struct Figures {
 };
 
 // Appends on one log, the synthetic history on another (both created by `open`).
-Figures measure(const std::function<std::string(const std::string&)>& spec_for) {
+Figures measure(const std::function<std::string(const std::string&)>& spec_for, Volumes volumes) {
   Figures figures;
   {
     auto log = open_event_log(spec_for("appends"), 1);
-    figures.one = appends_per_s(*log, 1);
-    figures.sixteen = appends_per_s(*log, 16);
+    figures.one = appends_per_s(*log, 1, volumes.appends);
+    figures.sixteen = appends_per_s(*log, 16, volumes.appends);
   }
   std::string history = spec_for("history");
   {
     auto log = open_event_log(history, 1);
-    bench::append_synthetic_history(*log, 100, kReplayJobs);
+    bench::append_synthetic_history(*log, 100, volumes.replay_jobs);
+    log->flush();
   }
-  figures.replay = replay_per_s(history);
+  figures.replay = replay_per_s(history, volumes.replay_jobs);
   return figures;
+}
+
+void print(const std::string& name, const Figures& figures, Volumes volumes) {
+  fmt::print("log.{}.acked_appends_per_s appenders=1 value={:.0f}\n", name, figures.one);
+  fmt::print("log.{}.acked_appends_per_s appenders=16 value={:.0f}\n", name, figures.sixteen);
+  fmt::print("log.{}.replay_events_per_s events={} value={:.0f}\n", name, volumes.replay_jobs * 4 + 100, figures.replay);
 }
 
 }  // namespace
@@ -91,16 +106,32 @@ int main() {
   try {
     char pattern[] = "/tmp/cairn-bench-kafka-XXXXXX";
     std::filesystem::path dir = mkdtemp(pattern);
-    Figures file = measure([&](const std::string& name) { return "file:" + (dir / name).string(); });
+    // BENCH_KAFKA_LOG_ONLY=file|kafka_mock|kafka_broker: one backend (for a profiler).
+    const char* only_set = std::getenv("BENCH_KAFKA_LOG_ONLY");
+    std::string only = only_set ? only_set : "";
+    auto wanted = [&](const char* name) { return only.empty() || only == name; };
+    if (wanted("file")) {
+      Figures file = measure([&](const std::string& name) { return "file:" + (dir / name).string(); }, kFullVolumes);
+      print("file", file, kFullVolumes);
+    }
     std::filesystem::remove_all(dir);
-    test::KafkaMock appends_mock(1, "appends"), history_mock(1, "history");
-    Figures kafka = measure([&](const std::string& name) {
-      return (name == "appends" ? appends_mock : history_mock).spec();
-    });
-    for (const auto& [name, figures] : {std::pair{"file", file}, std::pair{"kafka_mock", kafka}}) {
-      fmt::print("log.{}.acked_appends_per_s appenders=1 value={:.0f}\n", name, figures.one);
-      fmt::print("log.{}.acked_appends_per_s appenders=16 value={:.0f}\n", name, figures.sixteen);
-      fmt::print("log.{}.replay_events_per_s events={} value={:.0f}\n", name, kReplayJobs * 4 + 100, figures.replay);
+    if (wanted("kafka_mock")) {
+      test::KafkaMock appends_mock(1, "appends"), history_mock(1, "history");
+      Figures mock = measure([&](const std::string& name) { return (name == "appends" ? appends_mock : history_mock).spec(); },
+                             kMockVolumes);
+      print("kafka_mock", mock, kMockVolumes);
+    }
+    if (!wanted("kafka_broker")) {
+    } else if (std::string missing = test::KafkaBroker::missing_reason(); !missing.empty()) {
+      fmt::print("log.kafka_broker: SKIP: {}\n", missing);
+    } else {
+      test::KafkaBroker broker(1);
+      std::map<std::string, std::string> topics;
+      for (const char* name : {"appends", "history"}) topics[name] = broker.make_topic(1);
+      Figures real = measure([&](const std::string& name) { return "kafka:" + broker.bootstrap() + "/" + topics[name]; },
+                             kFullVolumes);
+      print("kafka_broker", real, kFullVolumes);
+      fmt::print("log.kafka_broker: goals acked_appends_per_s appenders=16 >= 50000, replay_events_per_s >= 1000000\n");
     }
     return 0;
   } catch (const std::exception& e) {

@@ -1,11 +1,12 @@
-// make_bench_log DIR JOBS [--snapshot]: a synthetic history for bench_restart.sh
-// in DIR/log (100 nodes n0..n99, JOBS finished `true` jobs: 4 events each), and
-// with --snapshot a state snapshot of all of it in DIR/snapshots, as a
+// make_bench_log DIR JOBS [--snapshot] [--log EVENTLOG]: a synthetic history for
+// bench_restart.sh in DIR/log, or in the EventLog= value given (100 nodes n0..n99,
+// JOBS finished `true` jobs: 4 events each), and with --snapshot a state snapshot of all of it in DIR/snapshots, as a
 // controller with StateSaveLocation=DIR would have written it.
 #include <fmt/format.h>
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "../bench/synthetic_log.hpp"
 #include "actors/snapshot_files.hpp"
@@ -14,22 +15,36 @@
 using namespace cairn;
 
 int main(int argc, char** argv) {
-  if (argc < 3 || argc > 4 || (argc == 4 && std::strcmp(argv[3], "--snapshot") != 0)) {
-    fmt::print(stderr, "usage: make_bench_log DIR JOBS [--snapshot]\n");
+  std::vector<std::string> args(argv + 1, argv + argc);
+  bool snapshot_wanted = false;
+  std::string spec;  // --log SPEC: another event log than DIR/log (a Kafka topic)
+  std::vector<std::string> positional;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--snapshot") snapshot_wanted = true;
+    else if (args[i] == "--log" && i + 1 < args.size()) spec = args[++i];
+    else positional.push_back(args[i]);
+  }
+  if (positional.size() != 2) {
+    fmt::print(stderr, "usage: make_bench_log DIR JOBS [--snapshot] [--log EVENTLOG]\n");
     return 2;
   }
-  std::string dir = argv[1];
-  uint64_t jobs = std::stoull(argv[2]);
+  std::string dir = positional[0];
+  uint64_t jobs = std::stoull(positional[1]);
   FileLogOptions options;
   options.sync = false;
+  auto open = [&](bool read_only) {
+    if (!spec.empty()) return open_event_log(spec, EventLogOptions{.partitions = 1, .read_only = read_only, .kafka = {}});
+    options.read_only = read_only;
+    return open_file_log(dir + "/log", options);
+  };
   int64_t last_us = 0;
   {
-    auto log = open_file_log(dir + "/log", options);
+    auto log = open(false);
     if (log->end_offset(0) == 0) last_us = bench::append_synthetic_history(*log, 100, jobs);
+    log->flush();
   }
-  if (argc == 4) {
-    options.read_only = true;
-    auto log = open_file_log(dir + "/log", options);
+  if (snapshot_wanted) {
+    auto log = open(true);
     StateSnapshot snapshot;
     auto stats = replay_partition(*log, 0, 0, snapshot.state);
     snapshot.next_offset = stats.next_offset;

@@ -1,6 +1,8 @@
-// The EventLog contract, run against both backends: the file log and the Kafka
-// log (through librdkafka's mock cluster). File-specific behaviour (framing,
-// torn tails, CRC, segments, the lock, read-only opens) is in file_log_test.cpp.
+// The EventLog contract, run against every backend: the file log and the Kafka
+// log through librdkafka's mock cluster here (cairn_unit_tests), the Kafka log on
+// Apache Kafka's broker when built into cairn_kafka_broker_tests
+// (CAIRN_REAL_BROKER_TESTS). File-specific behaviour (framing, torn tails, CRC,
+// segments, the lock, read-only opens) is in file_log_test.cpp.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -17,8 +19,11 @@
 using namespace cairn;
 using namespace cairn::test;
 
+#ifdef CAIRN_REAL_BROKER_TESTS
+#define BACKENDS RealBroker
+#else
 #define BACKENDS FileBackend, KafkaBackend
-
+#endif
 
 TEST_CASE_TEMPLATE("contract: records round-trip per partition with increasing offsets, empty payloads too", Backend,
                    BACKENDS) {
@@ -218,12 +223,22 @@ TEST_CASE_TEMPLATE("contract: of two equal claims the first wins; a later claim 
   CHECK_THROWS_WITH_AS(claim_shard(log_b, claim_meta(1), "ctl-b", state_b, next_b),
                        doctest::Contains("another controller took shard 0"), LogError);
 
-  // A third controller replays; A writes once more before C's claim lands.
+  // A third controller replays; A writes once more before C's claim lands. On a broker,
+  // B's producer fenced A's although B lost the claim (A, a controller, would exit and
+  // be restarted): A's write goes through a new producer, and C has a producer of its own.
   ClusterState state_c;
   uint64_t next_c = replay_partition(log_b, 0, 0, state_c).next_offset;
+  if (Backend::kFencesProducers) {
+    CHECK_THROWS_WITH_AS(log_a->append_sync(0, make::node_registered(claim_meta(1), {"n0", 4, 8000, {"debug"}, true, "v1", {}})),
+                         doctest::Contains("fenced"), LogError);
+    log_a = backend.open();
+  }
   log_a->append_sync(0, make::node_registered(claim_meta(1), {"n1", 4, 8000, {"debug"}, true, "v1", {}}));
   CHECK(state_c.nodes.count("n1") == 0);
-  uint64_t claim_c = claim_shard(log_b, claim_meta(state_c.shards[0].epoch + 1), "ctl-c", state_c, next_c);
+  auto own_c = Backend::kFencesProducers ? backend.open() : nullptr;
+  EventLog& log_c = own_c ? *own_c : log_b;
+  uint64_t claim_c = claim_shard(log_c, claim_meta(state_c.shards[0].epoch + 1), "ctl-c", state_c, next_c);
+  CHECK(state_c.nodes.count("n0") == 0);  // A's fenced write never reached the readers
   CHECK(claim_c > claim_a);
   CHECK(state_c.shards[0].epoch == 2);
   CHECK(state_c.nodes.count("n1") == 1);  // the predecessor's last event, written before the claim, is folded in

@@ -5,6 +5,8 @@
 #include <librdkafka/rdkafka.h>
 
 #include <chrono>
+#include <fstream>
+#include <iterator>
 
 #include "common/config.hpp"
 #include "event_fixtures.hpp"
@@ -155,4 +157,28 @@ TEST_CASE("kafka: unreachable brokers make opens fail as unavailable and appends
   CHECK_FALSE(outcome.ok);
   CHECK(outcome.error.find("not durable") != std::string::npos);
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
+}
+
+// deploy/kafka/create-topic.sh (for a site's Kafka tools) and `cairn kafka create-topic`
+// (librdkafka's admin API) must make the same topic.
+TEST_CASE("the event log's topic settings: create-topic.sh and audit_topic_config agree") {
+  std::ifstream file(std::string(CAIRN_SOURCE_DIR) + "/deploy/kafka/create-topic.sh");
+  REQUIRE(file);
+  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  std::map<std::string, std::string> script;
+  for (size_t at = text.find("--config "); at != std::string::npos; at = text.find("--config ", at + 1)) {
+    size_t start = at + 9, end = text.find_first_of(" \\\n", start);
+    std::string setting = text.substr(start, end - start);
+    auto eq = setting.find('=');
+    REQUIRE(eq != std::string::npos);
+    script[setting.substr(0, eq)] = setting.substr(eq + 1);
+  }
+  CHECK(script.at("min.insync.replicas") == "\"$min_isr\"");
+  CHECK(text.find("min_isr=$(( replicas > 1 ? replicas - 1 : 1 ))") != std::string::npos);
+  script.erase("min.insync.replicas");
+  auto config = audit_topic_config(3);
+  CHECK(config.at("min.insync.replicas") == "2");
+  CHECK(audit_topic_config(1).at("min.insync.replicas") == "1");
+  config.erase("min.insync.replicas");
+  CHECK(script == config);
 }

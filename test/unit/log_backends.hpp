@@ -1,6 +1,8 @@
-// The two EventLog backends as test fixtures, for the contract suite that runs
-// against both (event_log_contract_test.cpp), and what that suite shares with the
-// file log's own tests. open() opens the same log again.
+// The EventLog backends as test fixtures, for the contract suite that runs against
+// each (event_log_contract_test.cpp): the file log, Kafka on librdkafka's mock
+// cluster, and Kafka on Apache Kafka's broker (in its own test binary, which starts
+// one broker for all its cases); and what that suite shares with the file log's own
+// tests. open() opens the same log again.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "events/event_log.hpp"
+#include "test/tools/kafka_broker_process.hpp"
 #include "test/tools/kafka_mock_process.hpp"
 
 namespace cairn::test {
@@ -34,6 +37,7 @@ struct TempDir {
 
 struct FileBackend {
   static constexpr bool kDenseOffsets = true;
+  static constexpr bool kFencesProducers = false;
   explicit FileBackend(uint32_t partitions) : partitions_(partitions) {}
   std::unique_ptr<EventLog> open() const {
     FileLogOptions options;
@@ -52,7 +56,8 @@ struct FileBackend {
 };
 
 struct KafkaBackend {
-  static constexpr bool kDenseOffsets = false;  // transaction markers may take offsets on a real broker
+  static constexpr bool kDenseOffsets = false;
+  static constexpr bool kFencesProducers = false;  // the mock does not fence transactional ids
   explicit KafkaBackend(uint32_t partitions) : mock_(partitions) {}
   std::unique_ptr<EventLog> open() const { return open_kafka_log(mock_.spec()); }
   std::unique_ptr<EventLog> open_second(EventLog&) const { return open(); }
@@ -60,6 +65,20 @@ struct KafkaBackend {
 
  private:
   KafkaMock mock_;
+};
+
+// Apache Kafka's broker: a topic of its own per fixture, on the process's broker.
+struct RealBroker {
+  static constexpr bool kDenseOffsets = false;    // transaction markers take offsets
+  static constexpr bool kFencesProducers = true;  // a second producer of a transactional id fences the first
+  explicit RealBroker(uint32_t partitions) : topic_(KafkaBroker::shared().make_topic(partitions)) {}
+  std::unique_ptr<EventLog> open() const { return open_kafka_log(spec()); }
+  std::unique_ptr<EventLog> open_second(EventLog&) const { return open(); }
+  std::string spec() const { return "kafka:" + KafkaBroker::shared().bootstrap() + "/" + topic_; }
+  const std::string& topic() const { return topic_; }
+
+ private:
+  std::string topic_;
 };
 
 // A recognisable payload of `size` bytes for record `seed`.
@@ -110,3 +129,4 @@ inline ConcurrentAppends append_concurrently(EventLog& log, int threads, int per
 
 TYPE_TO_STRING(cairn::test::FileBackend);
 TYPE_TO_STRING(cairn::test::KafkaBackend);
+TYPE_TO_STRING(cairn::test::RealBroker);

@@ -1,0 +1,37 @@
+# Shared by the Kafka fault tests (sourced after test/integration/cluster.bash): a
+# cluster of Apache Kafka brokers (deploy/kafka/broker.sh, installed as
+# cairn-kafka-broker) under the test's work directory, the event-log topic with
+# replication factor N and min.insync.replicas N-1, and a local Cairn cluster on it.
+# The brokers stop with the test (the trap of cluster.bash, and broker.sh's own
+# watcher should the script die). Without Java or the jars: SKIP, or FAIL under CI=true.
+command -v java >/dev/null || skip_test "no Java for Apache Kafka's broker (deploy/kafka/fetch-broker.sh)"
+compgen -G "$build/kafka/libs/kafka_2.13-*.jar" >/dev/null ||
+  skip_test "no Kafka jars in $build/kafka/libs (deploy/kafka/fetch-broker.sh $build)"
+command -v kcat >/dev/null || skip_test "kcat is not installed (deploy/install-deps.sh)"
+
+kafka_dir=$work/kafka-cluster
+broker() { "$bin/cairn-kafka-broker" "$1" --dir "$kafka_dir" "${@:2}"; }
+stop_kafka_cluster() { [ ! -f "$kafka_dir/bootstrap" ] || broker stop >/dev/null 2>&1 || true; }
+trap 'cleanup; stop_kafka_cluster' EXIT
+
+# start_kafka_cluster N: N brokers and the topic cairn.events; then start_cluster as usual.
+start_kafka_cluster() {
+  kafka_bootstrap=$(broker start --brokers "$1" --watch $$ 2>"$work/kafka-start.log") ||
+    fail "the Kafka cluster did not start: $(tail -3 "$work/kafka-start.log")"
+  cairn kafka create-topic "$kafka_bootstrap" cairn.events 1 "$1" >/dev/null || fail "cannot create the topic"
+  local_up_args=(--kafka-brokers "$kafka_bootstrap")
+}
+
+# The node id leading partition 0 of cairn.events (polled: a new leader takes a moment).
+kafka_leader() {
+  local leader=""
+  for _ in $(seq 100); do
+    leader=$(broker leader cairn.events 0)
+    [[ "$leader" =~ ^[1-9]$ ]] && { echo "$leader"; return 0; }
+    sleep 0.2
+  done
+  fail "no leader for cairn.events/0"
+}
+
+# Job ids of every JobSubmitted event a read_committed reader of the log sees.
+logged_submissions() { cairn log dump --kind JobSubmitted | sed -n "s/.*job=\([0-9]*\).*/\1/p" | sort; }
