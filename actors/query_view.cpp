@@ -17,6 +17,7 @@
 #include "actors/read_model.hpp"
 #include "actors/rpc_views.hpp"
 #include "actors/snapshot_files.hpp"
+#include "common/wall_clock.hpp"
 #include "events/event_codec.hpp"
 #include "events/replay.hpp"
 
@@ -68,11 +69,6 @@ bool changes_accounts(schema::Event::Body::Which kind) {
 // How often finished jobs older than MinJobAge are looked for, and at most how many go at once.
 constexpr auto kPurgeEvery = std::chrono::seconds(5);
 constexpr size_t kPurgeBatch = 5000;
-
-int64_t wall_clock_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 SchedulingDecision run_pass(QueryView* self) {
   auto& st = self->state;
@@ -189,7 +185,8 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
         bool accounts_changed = false;
         apply_record(st.state, event.offset, *event.bytes, [&](const DecodedEvent& decoded, ApplyResult result) {
           if (result == ApplyResult::rejected)
-            spdlog::warn("event at offset {} rejected: {}", event.offset, st.state.anomalies.empty() ? "" : st.state.anomalies.back().text);
+            spdlog::warn("{}event at offset {} rejected: {}", event.job_id ? fmt::format("JobId={}: ", event.job_id) : "",
+                         event.offset, st.state.anomalies.empty() ? "" : st.state.anomalies.back().text);
           st.last_event_us = decoded.event().getHeader().getTimeUs();
           accounts_changed = result == ApplyResult::applied && changes_accounts(decoded.event().getBody().which());
         });

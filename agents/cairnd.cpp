@@ -88,7 +88,8 @@ std::vector<StepEnd> end_abandoned_steps(const std::vector<StepRunRecord>& steps
   for (const auto& step : steps) {
     for (const auto& task : step.tasks)
       if (process_start_ticks(task.pid) == task.start_ticks) ::kill(-task.pid, SIGKILL);  // the same process still
-    spdlog::warn("step {}.{}: its tasks here were ended: the agent restarted while they ran", step.job_id, step.step_id);
+    spdlog::warn("JobId={} StepId={}.{}: its tasks here were ended: the agent restarted while they ran", step.job_id,
+                 step.job_id, step.step_id);
     ends.push_back(StepEnd{step.job_id, step.step_id, {}, 0,
                            "the agent on " + node +
                                " restarted while the step ran: its tasks there were ended (their output went "

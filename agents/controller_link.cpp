@@ -103,7 +103,7 @@ void ControllerLink::oom_detected(JobOom oom) {
       request.setPeakBytes(oom.peak_bytes);
       request.setLimitBytes(oom.limit_bytes);
       connection_->tasks.add(request.send().ignoreResult().catch_([job_id = oom.job_id](kj::Exception&& error) {
-        spdlog::debug("the OOM report of job {} was not delivered: {}", job_id, reason_of(error));
+        spdlog::debug("JobId={}: the OOM report was not delivered: {}", job_id, reason_of(error));
       }));
     }
   });
@@ -281,7 +281,7 @@ void ControllerLink::send_end(const JobEnd& end) {
         [this, generation, job_id, run](kj::Exception&& error) {
           book_.send_failed(job_id, run);
           if (error.getType() == kj::Exception::Type::DISCONNECTED) return;  // sent again once re-registered
-          spdlog::warn("the controller did not record the end of job {}: {}; retrying in 1 s", job_id,
+          spdlog::warn("JobId={}: the controller did not record its end: {}; retrying in 1 s", job_id,
                        reason_of(error));
           if (!is_current(generation)) return;
           connection_->tasks.add(timer_of(loop_).afterDelay(kRetryDelay).then([this, generation]() {
@@ -304,11 +304,13 @@ kj::Promise<void> ControllerLink::record_step_end(const StepEnd& end) {
       uint64_t job_id = end.job_id;
       uint32_t step_id = end.step_id;
       return request.send().ignoreResult().catch_([job_id, step_id](kj::Exception&& error) {
-        spdlog::warn("the controller did not record the end of step {}.{}: {}", job_id, step_id, reason_of(error));
+        spdlog::warn("JobId={} StepId={}.{}: the controller did not record the step's end: {}", job_id, job_id, step_id,
+                     reason_of(error));
       });
     }
   }
-  spdlog::warn("the end of step {}.{} is not recorded: no controller connection", end.job_id, end.step_id);
+  spdlog::warn("JobId={} StepId={}.{}: the step's end is not recorded: no controller connection", end.job_id, end.job_id,
+               end.step_id);
   return kj::READY_NOW;
 }
 

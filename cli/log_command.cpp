@@ -108,7 +108,7 @@ void for_each_event(const EventLog& log, std::ostream& err, Visit&& visit) {
         DecodedEvent decoded(record->offset, record->payload);
         visit(p, decoded);
       } catch (const kj::Exception& e) {
-        err << fmt::format("warning: partition {} offset {}: undecodable record: {}\n", p, record->offset,
+        err << fmt::format("warning: shard {} offset {}: undecodable record: {}\n", p, record->offset,
                            e.getDescription().cStr());
       }
     }
@@ -215,7 +215,7 @@ int replay_verify(const EventLog& log, const ParsedArgs& args, std::ostream& out
   ClusterState replayed;
   auto stats = replay_range(log, live.partition, 0, live.next_offset, replayed);
   uint64_t digest = state_digest(replayed);
-  out << fmt::format("live controller: digest {:016x}, partition {} up to offset {}\n", live.digest, live.partition,
+  out << fmt::format("live controller: digest {:016x}, shard {} up to offset {}\n", live.digest, live.partition,
                      live.next_offset);
   out << fmt::format("replay of the log: digest {:016x}, {} events, {} jobs\n", digest, stats.events,
                      replayed.jobs.size());

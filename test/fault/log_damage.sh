@@ -32,7 +32,7 @@
 set -euo pipefail
 build=$1
 source "$(dirname "$0")/../integration/cluster.bash"
-[ -x "$bin/cairnctld" ] && [ -x "$bin/cairn" ] || { echo "SKIP: binaries not built"; exit 77; }
+[ -x "$bin/cairnctld" ] && [ -x "$bin/cairn" ] || skip_test "binaries not built"
 kTimeout=60  # seconds a controller may take to refuse or to answer: far more than it needs
 
 gone() { exited "$1"; }  # pid
