@@ -10,9 +10,7 @@ source "$(dirname "$0")/../integration/cluster.bash"
 start_cluster 1 2 1000
 
 if scontrol show node n1 | grep -q "MemoryEnforcement=off"; then
-  echo "SKIP: the agent runs without memory enforcement here (no job cgroups to confuse):"
-  grep -h "memory enforcement off" "$work"/*.log | head -1
-  exit 77
+  skip_test "the agent runs without memory enforcement here (no job cgroups to confuse): $(grep -h "memory enforcement off" "$work"/*.log | head -1)"
 fi
 
 other=$work/other
@@ -52,7 +50,7 @@ shell_alive "$shell" || fail "the other cluster's agent killed job $job while it
 
 # 2. This cluster's agent adopts the job; then the other cluster's agent restarts.
 restart_agent n1
-poll_until 30 1 count_lines "job $job (run 0) adopted" "$work/cairnd-n1.log" || fail "job $job was not adopted"
+poll_until 30 1 count_lines "JobId=$job (run 0) adopted" "$work/cairnd-n1.log" || fail "job $job was not adopted"
 kill_hard "$(sed -n 2p "$other/pids")"
 "$bin/cairnd" --conf "$other/cairn.conf" --node n1 2>>"$other/cairnd-n1.log" &
 extra_pids+=($!)
