@@ -24,12 +24,12 @@ std::string_view direction_name(schema::StageDirection direction) {
   return direction == schema::StageDirection::STAGE_IN ? "in" : "out";
 }
 
-std::string_view outcome_name(StageOutcome outcome) {
+std::string_view outcome_name(StageSpanOutcome outcome) {
   switch (outcome) {
-    case StageOutcome::open: return "open";
-    case StageOutcome::done: return "done";
-    case StageOutcome::failed: return "failed";
-    case StageOutcome::aborted: return "aborted";
+    case StageSpanOutcome::open: return "open";
+    case StageSpanOutcome::done: return "done";
+    case StageSpanOutcome::failed: return "failed";
+    case StageSpanOutcome::aborted: return "aborted";
   }
   return "open";
 }
@@ -134,7 +134,8 @@ std::string json_string(std::string_view text) {
 }
 
 AuditRow audit_row(schema::Event::Reader event) {
-  return {format_utc_micros(event.getHeader().getTimeUs()), kind_name(event.getBody().which()),
+  int64_t time_us = event.getHeader().getTimeUs();
+  return {time_us, format_utc_micros(time_us), kind_name(event.getBody().which()),
           format_actor(event.getHeader().getActor()), format_audit_details(event)};
 }
 
@@ -142,14 +143,16 @@ void TimelineRecorder::feed(const DecodedEvent& decoded) {
   builder_.feed(decoded);
   auto event = decoded.event();
   uint64_t job = event.getHeader().getJobId();
-  if (job != 0 && builder_.shows_job(job)) audit_[job].push_back(audit_row(event));
+  if (job != 0 && (builder_.shows_job(job) || filter_.jobs.contains(job))) audit_[job].push_back(audit_row(event));
 }
 
 TimelineCapture TimelineRecorder::finish() {
   TimelineCapture capture{builder_.finish(), {}};
-  for (const auto& job : capture.model.jobs) {
-    auto rows = audit_.find(job.id);
-    if (rows != audit_.end()) capture.audit.emplace(job.id, std::move(rows->second));
+  std::set<uint64_t> kept(filter_.jobs.begin(), filter_.jobs.end());  // asked for by id: even if never submitted
+  for (const auto& job : capture.model.jobs) kept.insert(job.id);
+  for (uint64_t id : kept) {
+    auto rows = audit_.find(id);
+    if (rows != audit_.end()) capture.audit.emplace(id, std::move(rows->second));
   }
   return capture;
 }
@@ -226,7 +229,9 @@ std::vector<std::string> timeline_notices(const TimelineModel& model, const Time
       notices.push_back("The log holds no events: nothing has happened on this cluster yet.");
       break;
     case TimelineEmptiness::nothing_matches:
-      notices.push_back("No job in the log matches " + filter_summary(filter) + ".");
+      // Only jobs that are not in the log asked for: the sentence below says so.
+      if (model.unknown_jobs.size() != filter.jobs.size() || !filter.user.empty() || !filter.partition.empty())
+        notices.push_back("No job in the log matches " + filter_summary(filter) + ".");
       break;
     case TimelineEmptiness::empty_window:
       notices.push_back(fmt::format("No job was queued or ran between {} and {}; the log runs from {} to {}.",
@@ -339,7 +344,7 @@ std::string timeline_json(const TimelineModel& model, const TimelineFilter& filt
     w.key("submit").number(ms(job.submit_us));
     if (job.end_us != 0) w.key("end").number(ms(job.end_us));
     w.key("state").text(state_name(job.state));
-    w.key("reason").text(reason_name(job.reason));
+    if (job.reason != Reason::none) w.key("reason").text(reason_name(job.reason));
     if (job.restarts) w.key("restarts").number(job.restarts);
     if (!job.steps.empty()) {
       w.key("steps").open('[');
@@ -376,7 +381,7 @@ std::string timeline_json(const TimelineModel& model, const TimelineFilter& filt
     w.key("end").number(ms(run.end_us));
     if (run.open) w.key("open").boolean(true);
     w.key("state").text(state_name(run.state));
-    w.key("exit").text(exit_text(run.exit_code, run.exit_signal));
+    if (run.exit_code != 0 || run.exit_signal != 0) w.key("exit").text(exit_text(run.exit_code, run.exit_signal));
     w.key("slots").open('[');
     for (const auto& placement : run.placements)
       w.open('[').number(node_ref(placement.node)).number(placement.slot).number(placement.cpus).close(']');

@@ -14,6 +14,7 @@ namespace cairn {
 
 // One line of `cairn log audit`: time, event, actor, details.
 struct AuditRow {
+  int64_t time_us = 0;
   std::string time;  // format_utc_micros
   std::string event;
   std::string actor;

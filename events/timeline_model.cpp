@@ -425,7 +425,7 @@ struct TimelineBuilder::Impl {
 
   void open_stage(JobTrack& track, schema::BbStageStarted::Reader started, int64_t t) {
     if (!track.shown || t > to()) return;
-    close_stage(track, t, StageOutcome::aborted, 0, 0, "");
+    close_stage(track, t, StageSpanOutcome::aborted, 0, 0, "");
     StageSpan span;
     span.job_id = started.getJobId();
     span.direction = started.getDirection();
@@ -437,7 +437,7 @@ struct TimelineBuilder::Impl {
     ++open_shown;
   }
 
-  void close_stage(JobTrack& track, int64_t t, StageOutcome outcome, uint64_t bytes, uint64_t duration_us,
+  void close_stage(JobTrack& track, int64_t t, StageSpanOutcome outcome, uint64_t bytes, uint64_t duration_us,
                    std::string message) {
     if (track.open_stage == kNone) return;
     StageSpan& span = stages[track.open_stage];
@@ -495,15 +495,15 @@ struct TimelineBuilder::Impl {
         break;
       case Body::BB_STAGE_STARTED: open_stage(track, body.getBbStageStarted(), t); break;
       case Body::BB_STAGE_READY:
-        close_stage(track, t, StageOutcome::done, body.getBbStageReady().getBytes(),
+        close_stage(track, t, StageSpanOutcome::done, body.getBbStageReady().getBytes(),
                     body.getBbStageReady().getDurationUs(), "");
         break;
       case Body::BB_STAGE_OUT_DONE:
-        close_stage(track, t, StageOutcome::done, body.getBbStageOutDone().getBytes(),
+        close_stage(track, t, StageSpanOutcome::done, body.getBbStageOutDone().getBytes(),
                     body.getBbStageOutDone().getDurationUs(), "");
         break;
       case Body::BB_STAGE_FAILED:
-        close_stage(track, t, StageOutcome::failed, 0, 0, body.getBbStageFailed().getMessage());
+        close_stage(track, t, StageSpanOutcome::failed, 0, 0, body.getBbStageFailed().getMessage());
         break;
       default: break;
     }
@@ -515,7 +515,7 @@ struct TimelineBuilder::Impl {
       run->state = job.state;
     }
     if (is_final(job.state) && job.state != JobState::STAGE_OUT)
-      close_stage(track, t, StageOutcome::aborted, 0, 0, "");  // a staging the job's end cut short
+      close_stage(track, t, StageSpanOutcome::aborted, 0, 0, "");  // a staging the job's end cut short
     if (track.job_index != kNone) {
       TimelineJob& shown = jobs[track.job_index];
       if (body.which() == Body::STEP_STARTED || body.which() == Body::STEP_ENDED ||
@@ -612,10 +612,11 @@ TimelineModel TimelineBuilder::Impl::finish() {
   filter.to_us = std::max(filter.to_us, filter.from_us);
   model.from_us = from();
   model.to_us = to();
-  fire_timers(to());
-
   // What is still open ends where the log does: later than that, the log knows nothing.
   int64_t close_at = any_event ? last_us : to();
+  // The series too stop where the log does (nothing at all for a window after it).
+  int64_t series_end = std::min(to(), close_at);
+  fire_timers(series_end);
   for (auto& [id, track] : tracks) {
     if (track.open_run != kNone) {
       TimelineRun& run = runs[track.open_run];
@@ -673,12 +674,16 @@ TimelineModel TimelineBuilder::Impl::finish() {
     model.nodes.push_back(std::move(row));
   }
 
-  if (filter.partition.empty()) model.utilisation.push_back({"", cluster.series.finish({0, cluster.allocated, cluster.total}, from(), to())});
+  auto finish_series = [&](UtilisationTrack& sums) {
+    if (series_end < from()) return std::vector<UtilisationPoint>{};
+    return sums.series.finish({0, sums.allocated, sums.total}, from(), series_end);
+  };
+  if (filter.partition.empty()) model.utilisation.push_back({"", finish_series(cluster)});
   for (auto& [name, sums] : partitions) {
     if (!filter.partition.empty() && name != filter.partition) continue;
-    model.utilisation.push_back({name, sums.series.finish({0, sums.allocated, sums.total}, from(), to())});
+    model.utilisation.push_back({name, finish_series(sums)});
   }
-  model.queue = queue_series.finish({0, queue}, from(), to());
+  if (series_end >= from()) model.queue = queue_series.finish({0, queue}, from(), series_end);
 
   bool anything = !model.runs.empty() || !model.stages.empty() || !model.jobs.empty();
   if (events == 0)

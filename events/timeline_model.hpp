@@ -84,7 +84,7 @@ struct TimelineRun {
   bool operator==(const TimelineRun&) const = default;
 };
 
-enum class StageOutcome : uint8_t { open, done, failed, aborted };
+enum class StageSpanOutcome : uint8_t { open, done, failed, aborted };
 
 struct StageSpan {
   uint64_t job_id = 0;
@@ -92,7 +92,7 @@ struct StageSpan {
   std::string node;
   int64_t start_us = 0;
   int64_t end_us = 0;  // the model's end while open
-  StageOutcome outcome = StageOutcome::open;
+  StageSpanOutcome outcome = StageSpanOutcome::open;
   uint64_t bytes = 0;
   uint64_t duration_us = 0;  // the copy's own duration, as the stager reported it
   std::string message;       // why it failed

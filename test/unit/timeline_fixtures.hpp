@@ -4,6 +4,10 @@
 // time, a node failure that requeues the job it ran, and a run still open at the end.
 #pragma once
 
+#include <capnp/any.h>
+
+#include <cstring>
+
 #include "test/unit/event_fixtures.hpp"
 
 namespace cairn::test {
@@ -94,6 +98,23 @@ inline Timeline timeline_scenario() {
   t.feed(make::job_started(by_agent(56.1), 4, "n1"));
   t.feed(make::job_signalled(at(60), 4, 10, false));
   return t;
+}
+
+// An event of a kind this reader does not know, as a newer writer would append it: a
+// JobSignalled with the body's union discriminant moved past the last kind.
+inline std::vector<uint8_t> newer_kind_event(double seconds) {
+  auto bytes = make::job_signalled(by_system(seconds), 1, 10, false);
+  auto words = kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word));
+  std::memcpy(words.begin(), bytes.data(), bytes.size());
+  capnp::FlatArrayMessageReader reader(words);
+  capnp::MallocMessageBuilder message;
+  message.setRoot(reader.getRoot<schema::Event>());
+  auto data = message.getRoot<capnp::AnyStruct>().getDataSection();
+  data[0] = 250;  // the discriminant: the first 16 bits of the data section
+  data[1] = 0;
+  auto flat = capnp::messageToFlatArray(message);
+  auto chars = flat.asBytes();
+  return {chars.begin(), chars.end()};
 }
 
 }  // namespace cairn::test

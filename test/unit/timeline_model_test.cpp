@@ -1,7 +1,4 @@
-#include <capnp/any.h>
 #include <doctest/doctest.h>
-
-#include <cstring>
 
 #include "cli/timeline_data.hpp"
 #include "events/event_codec.hpp"
@@ -42,23 +39,6 @@ UtilisationPoint utilisation_at(const TimelineModel& model, const std::string& p
 
 uint32_t count(const std::array<uint32_t, kQueueCategories>& counts, QueueCategory category) {
   return counts[static_cast<size_t>(category)];
-}
-
-// An event of a kind this reader does not know: a JobSignalled with the body's union
-// discriminant moved past the last kind.
-std::vector<uint8_t> newer_kind_event(double seconds) {
-  auto bytes = make::job_signalled(by_system(seconds), 1, 10, false);
-  auto words = kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word));
-  std::memcpy(words.begin(), bytes.data(), bytes.size());
-  capnp::FlatArrayMessageReader reader(words);
-  capnp::MallocMessageBuilder message;
-  message.setRoot(reader.getRoot<schema::Event>());
-  auto data = message.getRoot<capnp::AnyStruct>().getDataSection();
-  data[0] = 250;  // the discriminant: the first 16 bits of the data section
-  data[1] = 0;
-  auto flat = capnp::messageToFlatArray(message);
-  auto chars = flat.asBytes();
-  return {chars.begin(), chars.end()};
 }
 
 }  // namespace
@@ -115,7 +95,7 @@ TEST_CASE("timeline: burst-buffer staging, node failures and steps") {
   CHECK(model.stages[0].direction == schema::StageDirection::STAGE_IN);
   CHECK(model.stages[0].start_us == us(9.5));
   CHECK(model.stages[0].end_us == us(14));
-  CHECK(model.stages[0].outcome == StageOutcome::done);
+  CHECK(model.stages[0].outcome == StageSpanOutcome::done);
   CHECK(model.stages[0].bytes == 1048576);
   CHECK(model.stages[1].direction == schema::StageDirection::STAGE_OUT);
   CHECK(model.stages[1].end_us == us(31));
