@@ -467,22 +467,39 @@ std::string timeline_json(const TimelineModel& model, const TimelineFilter& filt
 }
 
 std::string audit_lines(const TimelineModel& model, const AuditRows& audit) {
-  std::string out;
+  // Event kinds and actors repeat on every line: each is named once, in the tables of
+  // the first lines, and rows refer to it by its index.
+  std::map<std::string, size_t> kinds, actors;
+  std::vector<const std::string*> kind_names, actor_names;
+  auto index_of = [](std::map<std::string, size_t>& table, std::vector<const std::string*>& names,
+                     const std::string& name) {
+    auto [it, added] = table.try_emplace(name, names.size());
+    if (added) names.push_back(&it->first);
+    return it->second;
+  };
+  std::string body;
   for (const auto& job : model.jobs) {
     auto rows = audit.find(job.id);
     if (rows == audit.end()) continue;
-    out += std::to_string(job.id);
-    out += "\t[";
+    body += std::to_string(job.id);
+    body += "\t[";
     bool first = true;
     for (const auto& row : rows->second) {
-      if (!first) out += ',';
+      if (!first) body += ',';
       first = false;
-      out += '[' + json_string(row.time) + ',' + json_string(row.event) + ',' + json_string(row.actor) + ',' +
-             json_string(row.details) + ']';
+      body += fmt::format("[{},{},{},{}]", row.time_us - model.from_us, index_of(kinds, kind_names, row.event),
+                          index_of(actors, actor_names, row.actor), json_string(row.details));
     }
-    out += "]\n";
+    body += "]\n";
   }
-  return out;
+  auto table = [](std::string_view name, const std::vector<const std::string*>& names) {
+    std::string line = std::string(name) + "\t[";
+    for (size_t i = 0; i < names.size(); ++i) line += (i ? "," : "") + json_string(*names[i]);
+    return line + "]\n";
+  };
+  // Row times are microseconds from the origin (exact: the audit shows microseconds).
+  return fmt::format("#origin_us\t{}\n", model.from_us) + table("#kinds", kind_names) +
+         table("#actors", actor_names) + body;
 }
 
 }  // namespace cairn

@@ -68,8 +68,10 @@ std::string filter_summary(const TimelineFilter& filter);
 // docs/decisions.md ("Timeline pages").
 std::string timeline_json(const TimelineModel& model, const TimelineFilter& filter);
 
-// The audit rows of the model's jobs, one line per job: "ID<TAB>[[time,event,actor,details],...]".
-// The page parses a job's line when it is shown, not at load.
+// The audit rows of the model's jobs, one line per job: "ID<TAB>[[time,event,actor,details],...]",
+// the time in microseconds from "#origin_us", event and actor as indexes into the
+// "#kinds" and "#actors" lines that come first. The page parses a job's line when it is
+// shown, not at load.
 std::string audit_lines(const TimelineModel& model, const AuditRows& audit);
 
 // Text for JSON: quoted and escaped; '<' is escaped too, so the text can sit inside a <script>.

@@ -721,7 +721,7 @@ std::string job_story_html(const TimelineCapture& capture, uint64_t job_id) {
   for (const auto* stage : stages) end = std::max(end, stage->end_us);
   int64_t margin = std::max<int64_t>(500'000, (end - start) / 40);
   int64_t from = start - margin, to = end + margin;
-  double width = 1200, left = 130, plot = width - left - 24;
+  double width = 1200, left = 130, plot = width - left - 120;  // room for the runs' end states
   auto x = [&](int64_t t) {
     return left + static_cast<double>(std::clamp(t, from, to) - from) / static_cast<double>(std::max<int64_t>(1, to - from)) * plot;
   };

@@ -496,11 +496,24 @@
     return text + '\n(click: the job\'s audit)';
   }
 
+  // A job's audit rows as [time, event, actor, details]; the tables are read at the first call.
+  var auditTables = null;
   function auditRows(id) {
+    if (!auditTables) {
+      auditTables = {};
+      ['origin_us', 'kinds', 'actors'].forEach(function (name) {
+        var key = '\n#' + name + '\t', at = auditText.indexOf(key), end = auditText.indexOf('\n', at + key.length);
+        auditTables[name] = at < 0 ? [] : JSON.parse(auditText.slice(at + key.length, end));
+      });
+    }
     var key = '\n' + id + '\t', at = auditText.indexOf(key);
     if (at < 0) return null;
     var end = auditText.indexOf('\n', at + key.length);
-    return JSON.parse(auditText.slice(at + key.length, end < 0 ? undefined : end));
+    return JSON.parse(auditText.slice(at + key.length, end < 0 ? undefined : end)).map(function (row) {
+      var micros = auditTables.origin_us + row[0], ms = Math.floor(micros / 1000);
+      var iso = new Date(ms).toISOString().slice(0, 23) + String(((micros % 1000) + 1000) % 1000).padStart(3, '0') + 'Z';
+      return [iso, auditTables.kinds[row[1]], auditTables.actors[row[2]], row[3]];
+    });
   }
 
   function showJob(id) {
@@ -636,9 +649,11 @@
   }
 
   function start() {
+    performance.mark('cairn-start');
     try {
       data = JSON.parse(document.getElementById('cairn-data').textContent);
       auditText = '\n' + document.getElementById('cairn-audit').textContent;
+      performance.mark('cairn-parsed');
     } catch (e) {
       fail('its data does not parse (' + e.message + ')');
       return;
@@ -646,7 +661,7 @@
     if (data.format !== 1) { fail('its data is of format ' + data.format + ', this page reads format 1'); return; }
     try {
       index();
-      document.getElementById('toolbar').hidden = false;
+      performance.mark('cairn-indexed');
       if (data.empty) {
         var message = document.createElement('div');
         message.className = 'empty-message';
@@ -654,6 +669,7 @@
         root.appendChild(message);
       }
       if (data.log.events === 0) return;
+      document.getElementById('toolbar').hidden = false;
       ganttHeight = Math.min(rowsHeight, Math.max(280, Math.round(window.innerHeight * 0.55)));
       view.t0 = data.from; view.t1 = Math.max(data.to, data.from + 1);
       render();

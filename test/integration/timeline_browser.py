@@ -211,6 +211,9 @@ def scenario(browser, page, svg, artifacts):
     events = [row[1] for row in panel["rows"]]
     check(events == ["JobSubmitted", "JobAllocated", "JobStarted", "OomDetected", "JobEnded", "JobRequeued",
                      "JobAllocated", "JobEnded"], f"job 2's audit in the panel ({events})")
+    times = [row[0] for row in panel["rows"]][:3]
+    check(times == ["2026-11-18T11:06:45.000000Z", "2026-11-18T11:06:46.000000Z", "2026-11-18T11:06:46.100000Z"],
+          f"the audit's times, to the microsecond ({times})")
     check(any(row[1] == "JobRequeued" and row[2] == "root(0)/operator" for row in panel["rows"]),
           "the audit says who requeued it")
     check(any("out of memory on node=n2" in row[3] for row in panel["rows"]), "the audit details (OOM)")

@@ -2,6 +2,8 @@
 //   make_timeline_log --scenario DIR           the scripted scenario of test/unit/timeline_fixtures.hpp
 //   make_timeline_log --newer DIR              the scenario, then an event of a kind newer than this build
 //   make_timeline_log --empty DIR              a log with no event
+//   make_timeline_log --two-partitions DIR     the scenario in partition 0; in partition 1 (shard 1), node n3
+//       registers at 30 s and goes down at 33 s: a reader must merge the partitions by time
 //   make_timeline_log --synthetic DIR RUNS [NODES]   a busy cluster: about RUNS job runs on NODES
 //       nodes of 32 CPUs (default 64), with suspensions, OOM kills, requeues, failures,
 //       cancellations and burst-buffer staging; deterministic (a fixed seed)
@@ -190,6 +192,22 @@ int main(int argc, char** argv) {
     auto log = open_file_log(args[1]);
     for (auto& record : records) log->append_sync(0, record);
     std::cout << records.size() << " events written\n";
+    return 0;
+  }
+  if (args.size() == 2 && args[0] == "--two-partitions") {
+    FileLogOptions options;
+    options.partitions = 2;
+    auto log = open_file_log(args[1], options);
+    for (auto& record : timeline_scenario().records) log->append_sync(0, record);
+    auto shard1 = [](double seconds) {
+      auto m = by_agent(seconds);
+      m.shard = 1;
+      return m;
+    };
+    log->append_sync(1, make::epoch_claimed(shard1(-20), 1, 1, "cairnctld@head"));
+    log->append_sync(1, make::node_registered(shard1(30), {"n3", 8, 8000, {"big"}, true, "v1", {}}));
+    log->append_sync(1, make::node_down(shard1(33), "n3", "Not responding"));
+    std::cout << "two partitions written\n";
     return 0;
   }
   if ((args.size() == 3 || args.size() == 4) && args[0] == "--synthetic") {
