@@ -234,9 +234,14 @@ std::vector<std::string> timeline_notices(const TimelineModel& model, const Time
         notices.push_back("No job in the log matches " + filter_summary(filter) + ".");
       break;
     case TimelineEmptiness::empty_window:
-      notices.push_back(fmt::format("No job was queued or ran between {} and {}; the log runs from {} to {}.",
-                                    format_utc_micros(model.from_us), format_utc_micros(model.to_us),
-                                    format_utc_micros(model.first_event_us), format_utc_micros(model.last_event_us)));
+      // Where the log lies, when the window misses it (the reader stops past a window
+      // that lies within it, so its last event is known only then).
+      notices.push_back(fmt::format(
+          "No job was queued or ran between {} and {}{}.", format_utc_micros(model.from_us),
+          format_utc_micros(model.to_us),
+          model.last_event_us < model.from_us   ? "; the log ends at " + format_utc_micros(model.last_event_us)
+          : model.first_event_us > model.to_us ? "; the log begins at " + format_utc_micros(model.first_event_us)
+                                               : ""));
       break;
     case TimelineEmptiness::not_empty: break;
   }

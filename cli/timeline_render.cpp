@@ -289,7 +289,7 @@ class StaticTimeline {
             "<rect class=\"node-down\" data-node=\"{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{} down "
             "{} → {}: {}</title></rect>",
             esc(node.name), num(x0), num(y), num(std::max(1.0, x1 - x0)), num(h), esc(node.name),
-            short_time(down.span.start_us), down.open ? "the log's end" : short_time(down.span.end_us),
+            short_time(down.span.start_us), down.open ? "the end of the drawing (still down)" : short_time(down.span.end_us),
             esc(down.reason));
       }
       out_ += fmt::format("<line class=\"row-sep\" x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/>", num(kLeft),

@@ -516,7 +516,7 @@ struct TimelineBuilder::Impl {
     }
     if (is_final(job.state) && job.state != JobState::STAGE_OUT)
       close_stage(track, t, StageSpanOutcome::aborted, 0, 0, "");  // a staging the job's end cut short
-    if (track.job_index != kNone) {
+    if (track.job_index != kNone && t <= to()) {  // the job as it was at the window's end
       TimelineJob& shown = jobs[track.job_index];
       if (body.which() == Body::STEP_STARTED || body.which() == Body::STEP_ENDED ||
           body.which() == Body::STEP_CANCELLED || body.which() == Body::JOB_ENDED)
@@ -526,7 +526,7 @@ struct TimelineBuilder::Impl {
       shown.reason = job.reason;
       shown.end_us = is_final(job.state) ? job.end_us : 0;
       shown.restarts = job.restarts;
-      if (filter.keep_job_states && changed && t <= to()) shown.states.push_back({t, job.state, job.reason});
+      if (filter.keep_job_states && changed) shown.states.push_back({t, job.state, job.reason});
     }
     if (job.state == JobState::PENDING && !job.spec->dependency.empty())
       dependent.insert(job.id);
@@ -631,7 +631,7 @@ TimelineModel TimelineBuilder::Impl::finish() {
   }
   for (auto& job : jobs)
     for (auto& step : job.steps)
-      if (step.open) step.end_us = close_at;
+      if (step.open) step.end_us = std::max(step.start_us, series_end);
 
   auto overlaps = [&](int64_t start, int64_t end) { return start <= to() && end >= from(); };
   for (auto& run : runs)
@@ -667,7 +667,7 @@ TimelineModel TimelineBuilder::Impl::finish() {
     row.lanes = std::max(row.cpus, node.lanes_used);
     std::vector<NodeDownSpan> down;
     for (auto& span : row.down) {
-      if (span.open) span.span.end_us = close_at;
+      if (span.open) span.span.end_us = std::max(span.span.start_us, series_end);
       if (overlaps(span.span.start_us, span.span.end_us)) down.push_back(std::move(span));
     }
     row.down = std::move(down);

@@ -126,8 +126,9 @@ struct TimelineJob {
   uint32_t array_task_id = kNoArrayTaskId;
   uint32_t cpus = 0;  // asked for: tasks x CPUs per task
   int64_t submit_us = 0;
-  int64_t end_us = 0;  // 0 while not finished
-  JobState state = JobState::PENDING;  // at the end of the window
+  int64_t end_us = 0;  // 0 while not finished at the window's end
+  // As the job was at the window's end (its runs are followed to their own ends).
+  JobState state = JobState::PENDING;
   Reason reason = Reason::none;
   uint32_t restarts = 0;
   std::vector<StepSpan> steps;

@@ -231,7 +231,7 @@
         var x0 = clampX(down.start), x1 = clampX(down.end);
         parts.push('<rect class="node-down" data-node="' + esc(node.name) + '" x="' + n(x0) + '" y="' + n(y) + '" width="' + n(Math.max(1, x1 - x0)) +
                    '" height="' + n(h) + '"><title>' + esc(node.name + ' down ' + absTime(down.start) + ' → ' +
-                   (down.open ? "the log's end" : absTime(down.end)) + ': ' + down.reason) + '</title></rect>');
+                   (down.open ? 'the end of the drawing (still down)' : absTime(down.end)) + ': ' + down.reason) + '</title></rect>');
       });
       parts.push('<line class="row-sep" x1="' + LEFT + '" x2="' + n(LEFT + plotWidth) + '" y1="' + n(y + h) + '" y2="' + n(y + h) + '"/>');
       parts.push('<text class="label" x="' + (LEFT - 8) + '" y="' + n(y + h / 2 + 4) + '" text-anchor="end">' + esc(node.name) +

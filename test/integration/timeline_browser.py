@@ -5,6 +5,7 @@ no port, no websocket, nothing beyond Python's standard library) to check timeli
   timeline_browser.py scenario PAGE.html SVG.svg ARTIFACT_DIR   the scripted scenario's page and SVG
   timeline_browser.py empty PAGE.html EXPECTED_TEXT ARTIFACT_DIR  a page that must say why it is empty
   timeline_browser.py story PAGE.html ARTIFACT_DIR               a job's story (cairn log audit --html)
+  timeline_browser.py aggregate PAGE.html ARTIFACT_DIR           a busy cluster: occupancy zoomed out, bars zoomed in
   timeline_browser.py measure PAGE.html [RUNS]                   prints how long the page took to be ready
 
 Exit status 0 when every check passed, 1 otherwise (each failure printed), 77 when
@@ -198,6 +199,14 @@ def scenario(browser, page, svg, artifacts):
     check(rendered is not None, f"the page says when it was ready ({rendered} ms)")
     browser.screenshot(session, os.path.join(artifacts, "timeline.png"))
 
+    # Hovering a bar tells the run's story.
+    tip = browser.evaluate(session, """(() => {
+        const bar = document.querySelector('#timeline rect.run[data-job="1"][data-run="0"]'), box = bar.getBoundingClientRect();
+        bar.dispatchEvent(new MouseEvent('mousemove', {clientX: box.x + 5, clientY: box.y + 3, bubbles: true}));
+        const t = document.getElementById('tooltip'); return {hidden: t.hidden, text: t.textContent}; })()""")
+    check(not tip["hidden"] and tip["text"].startswith("Job 1 (train) run 0 · alice\nCOMPLETED · exit 0:0") and
+          "suspended 2026-11-18T11:06:50Z → 2026-11-18T11:07:05Z (15 s)" in tip["text"], f"hover: the run's tooltip ({tip})")
+
     # A click on job 2's bar opens its audit: what `cairn log audit --job 2` prints.
     browser.evaluate(session, """(() => {
         const bar = document.querySelector('#timeline rect.run[data-job="2"][data-run="0"]');
@@ -270,6 +279,26 @@ def story(browser, page, artifacts):
     browser.screenshot(session, os.path.join(artifacts, "audit-job4.png"))
 
 
+def aggregate(browser, page, artifacts):
+    session = browser.open(url_of(page))
+    check(browser.script_errors(session) == [], f"no script error ({browser.script_errors(session)})")
+    stats = browser.evaluate(session, "window.cairnTimeline.stats")
+    check(stats["aggregated"] and count(browser, session, "#timeline path.agg") > 0 and
+          count(browser, session, "#timeline rect.run") == 0, f"zoomed out: CPU occupancy, not bars ({stats})")
+    print("opened in", browser.evaluate(session, "document.documentElement.getAttribute('data-rendered-ms')"), "ms")
+    browser.screenshot(session, os.path.join(artifacts, "busy-zoomed-out.png"))
+    browser.evaluate(session, "window.cairnTimeline.setView(36000000, 37200000)")  # 20 minutes, 10 h in
+    browser.evaluate(session, "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    stats = browser.evaluate(session, "window.cairnTimeline.stats")
+    bars = count(browser, session, "#timeline rect.run")
+    check(not stats["aggregated"] and 0 < bars <= 4000, f"zoomed in: one bar per run in view ({bars} bars, {stats})")
+    browser.screenshot(session, os.path.join(artifacts, "busy-zoomed-in.png"))
+    check(browser.script_errors(session) == [], "no script error after zooming")
+    session = browser.open(url_of(page), javascript=False)
+    check(count(browser, session, ".static path.agg") > 0 and count(browser, session, ".static rect.run") == 0,
+          "JavaScript off: the static drawing aggregates too")
+
+
 def measure(browser, page, runs):
     session = browser.open(url_of(page))
     errors = browser.script_errors(session)
@@ -307,6 +336,9 @@ def main(argv):
         elif mode == "story":
             os.makedirs(argv[3], exist_ok=True)
             story(browser, argv[2], argv[3])
+        elif mode == "aggregate":
+            os.makedirs(argv[3], exist_ok=True)
+            aggregate(browser, argv[2], argv[3])
         elif mode == "measure":
             measure(browser, argv[2], argv[3] if len(argv) > 3 else "?")
         else:

@@ -3,7 +3,8 @@
 # the scripted scenario (suspend, OOM, requeue, burst buffer, two nodes) and the test
 # checks the rendered DOM (a bar per job run, the suspend hatch on the suspended job, the
 # OOM marker, requeue links, stages, the audit of a clicked job), with JavaScript on and
-# off, the --svg file alone, a job's story, and pages that must say why they are empty.
+# off, the --svg file alone, a job's story, a busy cluster (aggregated when zoomed out), and
+# pages that must say why they are empty.
 # Screenshots are kept in BUILD/test-artifacts/timeline/.
 set -euo pipefail
 build=$1 source=$2
@@ -39,6 +40,11 @@ browse empty "$work/empty-log.html" "The log holds no events" "$artifacts"
 browse empty "$work/empty-window.html" "No job was queued or ran between 2027-01-01T00:00:00" "$artifacts"
 "$cairn" log timeline --log "$work/log" --job 99 --html "$work/unknown-job.html" 2>/dev/null >/dev/null
 browse empty "$work/unknown-job.html" "Job 99 is not in the log." "$artifacts"
+# A busy cluster (10,000 runs on 64 nodes): aggregated when zoomed out, bars when zoomed in.
+"$build/test/make_timeline_log" --synthetic "$work/busy" 10000 64 >/dev/null
+"$cairn" log timeline --log "$work/busy" --html "$work/busy.html" >/dev/null
+browse aggregate "$work/busy.html" "$artifacts"
+
 "$build/test/make_timeline_log" --newer "$work/newer" >/dev/null
 "$cairn" log timeline --log "$work/newer" --html "$work/newer.html" 2>/dev/null >/dev/null
 python3 "$here/timeline_browser.py" measure "$work/newer.html" 8 | tee "$work/newer.out"

@@ -208,7 +208,9 @@ TEST_CASE("timeline: bad input gives an empty model that says why") {
   auto model = build_timeline(records, late);
   CHECK(model.emptiness == TimelineEmptiness::empty_window);
   CHECK(model.runs.empty());
-  CHECK(timeline_notices(model, late).front().starts_with("No job was queued or ran between 2026-11-18T11:23:20"));
+  CHECK(timeline_notices(model, late).front() ==
+        "No job was queued or ran between 2026-11-18T11:23:20.000000Z and 2026-11-18T11:40:00.000000Z; the log ends "
+        "at 2026-11-18T11:07:40.000000Z.");
 
   TimelineFilter unknown;
   unknown.jobs = {99, 2};
@@ -242,4 +244,57 @@ TEST_CASE("timeline: over-subscribed and fragmented nodes still give every run i
   const auto& run = run_of(model, 4, 0);
   CHECK(run.placements == std::vector<SlotPlacement>{{"n1", 1, 1}, {"n1", 3, 2}});
   CHECK(model.nodes[0].lanes == 5);
+}
+
+TEST_CASE("timeline: a requeue of a running job and a resubmission by policy link the runs") {
+  Timeline t;
+  t.feed(make::node_registered(by_agent(0), {"n1", 4, 8000, {"debug"}, true, "v1", {}}));
+  t.feed(make::job_submitted(at(0), 1, simple_spec()));
+  t.feed(make::job_submitted(at(0), 2, simple_spec()));
+  t.feed(make::job_allocated(by_system(1), 1, {{"n1", 1, 0}}, 0));
+  t.feed(make::job_allocated(by_system(1), 2, {{"n1", 1, 0}}, 0));
+  t.feed(make::job_requeued(at(5, schema::ActorKind::OPERATOR, 0, "root"), 1, JobState::REQUEUED, 1, false, 0, false));
+  t.feed(make::job_ended(by_agent(6), 1, schema::EndCause::KILLED, 0, 15, "n1"));
+  t.feed(make::job_ended(by_agent(7), 2, schema::EndCause::EXITED, 3, 0, "n1"));
+  t.feed(make::job_requeued(by_system(9), 2, JobState::FAILED, 1, false, 0, true));
+  t.feed(make::job_allocated(by_system(10), 1, {{"n1", 1, 0}}, 0));
+  t.feed(make::job_allocated(by_system(10), 2, {{"n1", 1, 0}}, 0));
+  REQUIRE(t.state.anomaly_count == 0);
+  auto model = build_timeline(t.records, {});
+  const auto& requeued = run_of(model, 1, 0);
+  CHECK(requeued.state == JobState::REQUEUED);
+  CHECK(requeued.next == RunSuccession::requeue);
+  CHECK(requeued.requeued_us == us(5));
+  const auto& resubmitted = run_of(model, 2, 0);
+  CHECK(resubmitted.state == JobState::FAILED);
+  CHECK(resubmitted.exit_code == 3);
+  CHECK(resubmitted.next == RunSuccession::resubmit);
+  CHECK(resubmitted.requeued_us == us(9));
+  CHECK(run_of(model, 1, 1).open);
+  CHECK(run_of(model, 2, 1).open);
+}
+
+TEST_CASE("timeline: a reader that stops once past the window draws the same window") {
+  auto records = timeline_scenario().records;
+  TimelineFilter window;
+  window.from_us = us(8);
+  window.to_us = us(16);
+  auto full = build_timeline(records, window);
+  TimelineBuilder builder(window);
+  size_t read = 0;
+  for (size_t i = 0; i < records.size(); ++i, ++read) {
+    DecodedEvent event(i, records[i]);
+    if (event.event().getHeader().getTimeUs() > window.to_us && builder.past_window()) break;
+    builder.feed(event);
+  }
+  auto early = builder.finish();
+  CHECK(read < records.size());
+  CHECK(early.runs == full.runs);
+  CHECK(early.stages == full.stages);
+  CHECK(early.jobs == full.jobs);
+  CHECK(early.utilisation == full.utilisation);
+  CHECK(early.queue == full.queue);
+  // Job 3's run began in the window: it was followed to its end, and its final state.
+  CHECK(run_of(early, 3, 0).end_us == us(28));
+  CHECK(run_of(early, 3, 0).state == JobState::COMPLETED);
 }
