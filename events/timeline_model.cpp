@@ -118,10 +118,10 @@ struct JobTrack {
   RunSuccession pending_succession = RunSuccession::none;
   int64_t requeue_us = 0;
   JobState last_state = JobState::PENDING;
-  Reason last_reason = Reason::none;
   int category = kNone;
   uint32_t queued = 0;
-  int64_t timer_us = 0;  // when its begin time is reached (a timer is set)
+  int64_t timer_us = 0;             // when its begin time is reached (a timer is set)
+  int64_t dependency_timer_us = 0;  // when an after:ID+minutes is met (a timer is set)
 };
 
 struct Timer {
@@ -155,7 +155,12 @@ struct TimelineBuilder::Impl {
   bool queue_dirty = false;
   ClippedSeries<QueuePoint> queue_series;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers;
-  std::set<uint64_t> dependent;  // pending jobs with a --dependency
+  // Shown pending jobs with a --dependency, and what their status can change with: the
+  // jobs (or arrays) they name, or any job for a singleton.
+  std::set<uint64_t> dependent;
+  std::unordered_map<uint64_t, std::vector<uint64_t>> waiting_on;
+  std::set<uint64_t> singletons;
+  std::vector<uint64_t> changed;  // jobs (and their arrays) whose state the current event changed
 
   int64_t from() const { return filter.from_us; }
   int64_t to() const { return filter.to_us; }
@@ -176,7 +181,6 @@ struct TimelineBuilder::Impl {
     if (!created) return track;
     track.shown = matches(job);
     track.last_state = job.state;
-    track.last_reason = job.reason;
     if (track.shown) {
       TimelineJob shown;
       shown.id = job.id;
@@ -314,9 +318,39 @@ struct TimelineBuilder::Impl {
       track.timer_us = job.eligible_us;
       return QueueCategory::begin_time;
     }
-    if (!job.spec->dependency.empty() && dependency_status(job, state, now_us) != DependencyStatus::satisfied)
+    if (!job.spec->dependency.empty() && dependency_status(job, state, now_us) != DependencyStatus::satisfied) {
+      arm_dependency_delays(track, job, now_us);
       return QueueCategory::dependency;
+    }
     return QueueCategory::waiting;
+  }
+
+  // after:ID+minutes is met by time passing, with no event: a timer when it will be.
+  void arm_dependency_delays(JobTrack& track, const JobRecord& job, int64_t now_us) {
+    auto parsed = parse_dependency(job.spec->dependency);
+    if (!parsed.dependency) return;
+    for (const auto& condition : parsed.dependency->conditions) {
+      if (condition.type != DependencyType::after || condition.delay_min == 0) continue;
+      auto named = state.jobs.find(condition.job_id);
+      if (named == state.jobs.end() || named->second.start_us == 0) continue;
+      int64_t at = named->second.start_us + static_cast<int64_t>(condition.delay_min) * 60'000'000;
+      if (at > now_us && track.dependency_timer_us != at) {
+        timers.push({at, job.id});
+        track.dependency_timer_us = at;
+      }
+    }
+  }
+
+  void index_dependency(const JobRecord& job) {
+    if (!dependent.insert(job.id).second) return;
+    auto parsed = parse_dependency(job.spec->dependency);
+    if (!parsed.dependency) return;
+    for (const auto& condition : parsed.dependency->conditions) {
+      if (condition.type == DependencyType::singleton)
+        singletons.insert(job.id);
+      else
+        waiting_on[condition.job_id].push_back(job.id);
+    }
   }
 
   void recount_queue(JobTrack& track, const JobRecord* job, int64_t now_us) {
@@ -344,11 +378,20 @@ struct TimelineBuilder::Impl {
     }
   }
 
+  // The pending jobs whose dependency names a job whose state changed (or is a singleton).
   void recheck_dependents(int64_t now_us) {
-    for (uint64_t id : dependent) {
+    std::set<uint64_t> candidates(singletons.begin(), singletons.end());
+    for (uint64_t id : changed) {
+      auto waiting = waiting_on.find(id);
+      if (waiting == waiting_on.end()) continue;
+      std::erase_if(waiting->second, [&](uint64_t dependent_id) { return !dependent.contains(dependent_id); });
+      candidates.insert(waiting->second.begin(), waiting->second.end());
+    }
+    for (uint64_t id : candidates) {
       auto job = state.jobs.find(id);
       auto track = tracks.find(id);
-      if (job != state.jobs.end() && track != tracks.end()) recount_queue(track->second, &job->second, now_us);
+      if (dependent.contains(id) && job != state.jobs.end() && track != tracks.end())
+        recount_queue(track->second, &job->second, now_us);
     }
   }
 
@@ -528,14 +571,17 @@ struct TimelineBuilder::Impl {
       shown.restarts = job.restarts;
       if (filter.keep_job_states && changed) shown.states.push_back({t, job.state, job.reason});
     }
-    if (job.state == JobState::PENDING && !job.spec->dependency.empty())
-      dependent.insert(job.id);
-    else
-      dependent.erase(job.id);
+    if (track.shown && job.state == JobState::PENDING && !job.spec->dependency.empty()) {
+      index_dependency(job);
+    } else if (dependent.erase(job.id)) {
+      singletons.erase(job.id);
+    }
     recount_queue(track, &job, t);
-    if (track.last_state != job.state) state_changed = true;
+    if (track.last_state != job.state) {
+      changed.push_back(job.id);
+      if (job.array.array_job_id != 0 && job.array.array_job_id != job.id) changed.push_back(job.array.array_job_id);
+    }
     track.last_state = job.state;
-    track.last_reason = job.reason;
   }
 
   void node_event(std::string_view name, Body::Reader body, int64_t t) {
@@ -554,8 +600,6 @@ struct TimelineBuilder::Impl {
     }
     count_node_total(node, &record->second);
   }
-
-  bool state_changed = false;
 
   // The job ids an event changes: its key, and an array whose task it splits off.
   static void touched_jobs(schema::Event::Reader event, std::vector<uint64_t>& ids) {
@@ -587,9 +631,9 @@ struct TimelineBuilder::Impl {
       default: {
         thread_local std::vector<uint64_t> ids;
         touched_jobs(event, ids);
-        state_changed = false;
+        changed.clear();
         for (uint64_t id : ids) job_event(id, body, t);
-        if (state_changed && !dependent.empty()) recheck_dependents(t);
+        if (!changed.empty() && !dependent.empty()) recheck_dependents(t);
       }
     }
     emit_series(t);
@@ -712,7 +756,6 @@ bool TimelineBuilder::past_window() const {
 
 TimelineModel TimelineBuilder::finish() { return impl_->finish(); }
 
-const ClusterState& TimelineBuilder::state() const { return impl_->state; }
 
 TimelineModel build_timeline(const std::vector<std::vector<uint8_t>>& records, TimelineFilter filter) {
   TimelineBuilder builder(std::move(filter));

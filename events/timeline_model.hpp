@@ -216,8 +216,6 @@ class TimelineBuilder {
   // The model, every interval still open closed at the window's end.
   TimelineModel finish();
 
-  const ClusterState& state() const;
-
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -298,3 +298,24 @@ TEST_CASE("timeline: a reader that stops once past the window draws the same win
   CHECK(run_of(early, 3, 0).end_us == us(28));
   CHECK(run_of(early, 3, 0).state == JobState::COMPLETED);
 }
+
+TEST_CASE("timeline: a dependency waits until what it names happens, or until its delay has passed") {
+  Timeline t;
+  t.feed(make::node_registered(by_agent(0), {"n1", 4, 8000, {"debug"}, true, "v1", {}}));
+  t.feed(make::job_submitted(at(0), 10, simple_spec("first")));
+  auto after_start = simple_spec("after-start");
+  after_start.dependency = "after:10+1";  // a minute after job 10 started
+  t.feed(make::job_submitted(at(0), 11, after_start));
+  auto after_ok = simple_spec("after-ok");
+  after_ok.dependency = "afterok:10";
+  t.feed(make::job_submitted(at(0), 12, after_ok));
+  t.feed(make::job_allocated(by_system(1), 10, {{"n1", 1, 0}}, 0));
+  t.feed(make::job_ended(by_agent(100), 10, schema::EndCause::EXITED, 0, 0, "n1"));
+  REQUIRE(t.state.anomaly_count == 0);
+  auto model = build_timeline(t.records, {});
+  CHECK(count(queue_at(model, 30), QueueCategory::dependency) == 2);
+  CHECK(count(queue_at(model, 61.5), QueueCategory::dependency) == 1);  // no event at 61 s: a timer
+  CHECK(count(queue_at(model, 61.5), QueueCategory::waiting) == 1);
+  CHECK(count(queue_at(model, 100), QueueCategory::dependency) == 0);
+  CHECK(count(queue_at(model, 100), QueueCategory::waiting) == 2);
+}
