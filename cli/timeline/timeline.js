@@ -680,7 +680,7 @@
       note.className = 'drawn';
       note.textContent = data.runs.length + ' runs, ' + data.jobs.length + ' jobs, ' + data.nodes.length + ' nodes · page ready ' + Math.round(ms) + ' ms after it was opened';
       root.appendChild(note);
-      window.cairnTimeline = { renderedMs: ms, stats: stats, showJob: showJob, setView: setView };
+      window.cairnTimeline = { renderedMs: ms, stats: stats, showJob: showJob, setView: setView, render: render };
     } catch (e) {
       fail(e.message);
     }
