@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= 2
 CTEST_ARGS ?=
 
-.PHONY: all deps kafka-jars configure build test fault demo bench clean
+.PHONY: all deps kafka-jars configure build test fault demo bench package clean
 
 all: build
 
@@ -29,6 +29,10 @@ test: build
 # The fault tests at length: many trials (FAULT_TRIALS, a seed printed by each), the Kafka cluster's too.
 fault: build
 	@cd $(BUILD) && FAULT_TRIALS=$${FAULT_TRIALS:-32} ctest --output-on-failure -L '^fault$$' $(CTEST_ARGS)
+
+# The Debian package of what $(BUILD) built: $(BUILD)/cairn_<version>_amd64.deb (deploy/CMakeLists.txt).
+package: configure
+	@ninja -C $(BUILD) -j$(JOBS) package
 
 demo: build
 	@bash deploy/demo.sh $(BUILD)
