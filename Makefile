@@ -9,7 +9,7 @@ FUZZ_TARGETS ?=
 FUZZ_CC ?= clang
 FUZZ_CXX ?= clang++
 
-.PHONY: all deps kafka-jars configure build test fault demo bench clean fuzz-build fuzz
+.PHONY: all deps kafka-jars configure build test fault demo bench package clean fuzz-build fuzz
 
 all: build
 
@@ -47,6 +47,10 @@ test: build fuzz-build
 # The fault tests at length: many trials (FAULT_TRIALS, a seed printed by each), the Kafka cluster's too.
 fault: build
 	@cd $(BUILD) && FAULT_TRIALS=$${FAULT_TRIALS:-32} ctest --output-on-failure -L '^fault$$' $(CTEST_ARGS)
+
+# The Debian package of what $(BUILD) built: $(BUILD)/cairn_<version>_amd64.deb (deploy/CMakeLists.txt).
+package: configure
+	@ninja -C $(BUILD) -j$(JOBS) package
 
 demo: build
 	@bash deploy/demo.sh $(BUILD)

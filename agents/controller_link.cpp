@@ -191,6 +191,8 @@ void ControllerLink::on_registered(uint64_t generation, uint32_t heartbeat_sec) 
     spdlog::info("registered with the controller at {} ({} CPUs, {} MB)", settings_.controller_endpoint,
                  settings_.cpus, settings_.mem_mb);
   in_outage_ = false;
+  if (status_hook_)
+    status_hook_(true, fmt::format("registered with the controller at {}", settings_.controller_endpoint));
   uint32_t interval = heartbeat_sec > 0 ? heartbeat_sec : settings_.heartbeat_interval_sec;
   connection_->tasks.add(heartbeats(generation, interval));
   send_pending_ends();
@@ -220,6 +222,9 @@ void ControllerLink::on_failure(uint64_t generation, const std::string& why) {
     else
       spdlog::warn("cannot register with the controller at {}: {}; retrying every second",
                    settings_.controller_endpoint, why);
+    if (status_hook_)
+      status_hook_(false, fmt::format("controller at {} unreachable: {}; retrying every second",
+                                      settings_.controller_endpoint, why));
   } else {
     spdlog::debug("controller still unreachable: {}", why);
   }

@@ -8,9 +8,11 @@
 #include <ostream>
 
 #include "cli/controller_client.hpp"
+#include "cli/front_end_help.hpp"
 #include "cli/front_ends.hpp"
 #include "cli/sacct_format.hpp"
 #include "common/option_parser.hpp"
+#include "common/version.hpp"
 #include "common/slurm_time.hpp"
 #include "common/string_util.hpp"
 
@@ -23,6 +25,7 @@ const std::vector<OptionSpec> kOptions = {
     {'s', "state", true, ""},         {0, "name", true, ""},           {'S', "starttime", true, ""},
     {'E', "endtime", true, ""},       {'D', "duplicates", false, ""},  {'u', "user", true, ""},
     {'a', "allusers", false, ""},     {0, "conf", true, ""},           {'h', "help", false, ""},
+    {'V', "version", false, ""},
 };
 
 int64_t parse_time_option(const std::string& option, const std::optional<std::string>& text, int64_t now) {
@@ -50,7 +53,11 @@ int run_sacct(const Args& argv, std::ostream& out, std::ostream& err) {
   return run_guarded("sacct", err, [&] {
     auto args = parse_options("sacct", kOptions, argv);
     if (args.has("help")) {
-      out << "Usage: sacct [-j jobs] [-X] [-P] [-n] [-o fields] [-s states] [--name names] [-S time] [-E time] [-D]\n";
+      out << front_end_help("sacct");
+      return 0;
+    }
+    if (args.has("version")) {
+      out << slurm_version_line() << "\n";
       return 0;
     }
     auto refs = parse_job_refs(args.all("jobs"), "sacct");

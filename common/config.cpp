@@ -239,6 +239,8 @@ class ConfigParser {
          [](ConfigParser& p, const Pair& v) { p.config_.state_save_location = p.non_empty(v); }},
         {"eventlog", [](ConfigParser& p, const Pair& v) { p.config_.event_log = p.non_empty(v); }},
         {"slurmdspooldir", [](ConfigParser& p, const Pair& v) { p.config_.slurmd_spool_dir = p.non_empty(v); }},
+        {"slurmctldlogfile", [](ConfigParser& p, const Pair& v) { p.config_.slurmctld_log_file = p.non_empty(v); }},
+        {"slurmdlogfile", [](ConfigParser& p, const Pair& v) { p.config_.slurmd_log_file = p.non_empty(v); }},
         {"killwait", [](ConfigParser& p, const Pair& v) { p.config_.kill_wait_sec = p.number32(v); }},
         {"minjobage", [](ConfigParser& p, const Pair& v) { p.config_.min_job_age_sec = p.number32(v); }},
         {"slurmuser", [](ConfigParser& p, const Pair& v) { p.config_.slurm_user = p.non_empty(v); }},

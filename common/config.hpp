@@ -86,6 +86,10 @@ struct ClusterConfig {
   std::string event_log;  // parse_config's default: file:<state_save_location>/log
   // Where agents keep job scripts; "%n" is the node's name. Empty: <state_save_location>/cairnd-<node>.
   std::string slurmd_spool_dir;
+  // SlurmctldLogFile=, SlurmdLogFile= (Slurm's keys): the daemons' log files, reopened on
+  // SIGUSR2; "%n" (node name) and "%h" (host name) in SlurmdLogFile. Empty: stderr only.
+  std::string slurmctld_log_file;
+  std::string slurmd_log_file;
   uint32_t kill_wait_sec = 30;
   uint32_t min_job_age_sec = 300;
   std::string slurm_user = "root";
