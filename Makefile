@@ -2,8 +2,14 @@
 BUILD ?= build
 JOBS ?= 2
 CTEST_ARGS ?=
+# libFuzzer targets (test/fuzz/): built with clang, ASan and UBSan into their own directory.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_RUNS ?= 10000000
+FUZZ_TARGETS ?=
+FUZZ_CC ?= clang
+FUZZ_CXX ?= clang++
 
-.PHONY: all deps kafka-jars configure build test fault demo bench clean
+.PHONY: all deps kafka-jars configure build test fault demo bench package clean fuzz-build fuzz
 
 all: build
 
@@ -22,13 +28,29 @@ configure: deps $(BUILD)/build.ninja
 build: configure kafka-jars
 	@ninja -C $(BUILD) -j$(JOBS)
 
-# Every test, the fault tests in a short seeded version; the 3-broker Kafka cluster's are `make fault`.
-test: build
+$(FUZZ_BUILD)/build.ninja: | deps
+	@cmake -S test/fuzz -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_C_COMPILER=$(FUZZ_CC) -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) >/dev/null
+
+fuzz-build: deps $(FUZZ_BUILD)/build.ninja
+	@ninja -C $(FUZZ_BUILD) -j$(JOBS)
+
+# FUZZ_RUNS inputs per target (FUZZ_TARGETS=fuzz_sbatch ... for some); new inputs are kept in $(FUZZ_BUILD)/corpus.
+fuzz: fuzz-build
+	@FUZZ_WORK=$(abspath $(FUZZ_BUILD))/corpus bash test/fuzz/run.sh $(FUZZ_BUILD) . $(FUZZ_RUNS) $(FUZZ_TARGETS)
+
+# Every test: the fault tests in a short seeded version (the 3-broker Kafka cluster's are
+# `make fault`), each fuzz target for a short seeded run (so they are built first).
+test: build fuzz-build
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS) -LE '^kafka_cluster$$' $(CTEST_ARGS)
 
 # The fault tests at length: many trials (FAULT_TRIALS, a seed printed by each), the Kafka cluster's too.
 fault: build
 	@cd $(BUILD) && FAULT_TRIALS=$${FAULT_TRIALS:-32} ctest --output-on-failure -L '^fault$$' $(CTEST_ARGS)
+
+# The Debian package of what $(BUILD) built: $(BUILD)/cairn_<version>_amd64.deb (deploy/CMakeLists.txt).
+package: configure
+	@ninja -C $(BUILD) -j$(JOBS) package
 
 demo: build
 	@bash deploy/demo.sh $(BUILD)
@@ -37,4 +59,4 @@ bench: build
 	@bash test/bench/run.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(FUZZ_BUILD)

@@ -20,9 +20,12 @@
 #include "common/wall_clock.hpp"
 #include "events/job_commands.hpp"
 #include "actors/controller_service.hpp"
+#include "common/daemon_log.hpp"
 #include "common/daemon_signals.hpp"
 #include "common/option_parser.hpp"
 #include "common/private_files.hpp"
+#include "common/service_notify.hpp"
+#include "common/version.hpp"
 #include "common/worker_threads.hpp"
 #include "events/event_codec.hpp"
 #include "events/event_factory.hpp"
@@ -36,9 +39,28 @@ using namespace cairn;
 namespace {
 
 constexpr const char* kUsage =
-    "usage: cairnctld [--conf FILE] [-D] [--accept-log-loss]\n"
-    "  --accept-log-loss  start although the file event log holds less than its META says it held\n"
-    "                     (records, segments or META removed); the loss is logged and recorded\n";
+    "Usage: cairnctld [--conf FILE] [-D] [--accept-log-loss]\n"
+    "\n"
+    "The Cairn controller: replays the event log (EventLog=), takes the writer's claim on\n"
+    "its shard, schedules, and serves the CLI and the node agents on ControllerSocket= and\n"
+    "ControllerAddr=:ControllerPort=. It runs in the foreground until SIGTERM or SIGINT;\n"
+    "under systemd (cairnctld.service) it says READY=1 once it serves.\n"
+    "\n"
+    "Options:\n"
+    "      --conf FILE        the configuration (else $CAIRN_CONF, else /etc/cairn/cairn.conf)\n"
+    "  -D                     run in the foreground (always the case; accepted as Slurm's)\n"
+    "      --accept-log-loss  start although the file event log holds less than its META says\n"
+    "                         it held (records, segments or META removed); the loss is logged\n"
+    "                         and recorded\n"
+    "  -h, --help             show this help and exit\n"
+    "  -V, --version          print the version (cairn X.Y.Z) and exit\n"
+    "\n"
+    "Logging: stderr (journald under systemd); with SlurmctldLogFile=FILE the log goes to FILE\n"
+    "too and stderr keeps warnings and errors. SIGUSR2 reopens FILE (logrotate:\n"
+    "/etc/logrotate.d/cairn).\n"
+    "\n"
+    "Exit status: 0 after SIGTERM/SIGINT, 1 on an error (said on stderr), 2 on a bad command\n"
+    "line, 3 when a newer controller claimed the shard (fenced).\n";
 
 // Jobs that need an actor right away: started and not finished (timers, agents' reports),
 // due for resubmission, or with a burst-buffer step to drive. A queued job gets its
@@ -90,6 +112,7 @@ std::unique_ptr<EventLog> open_log_waiting(const ClusterConfig& config, bool acc
                                 e.what()));
     } catch (const LogUnavailable& e) {
       spdlog::error("{}; retrying in {:.1f} s", e.what(), backoff.count() / 1000.0);
+      notify_status(fmt::format("waiting for the event log: {}", e.what()));
       std::this_thread::sleep_for(backoff);
       backoff = std::min<std::chrono::milliseconds>(backoff * 2, kMaxBackoff);
     } catch (const LogError& e) {
@@ -104,11 +127,14 @@ std::unique_ptr<EventLog> open_log_waiting(const ClusterConfig& config, bool acc
 
 int run(const ParsedArgs& args) {
   auto config = load_config(find_config_path(args.get("conf")));
+  if (!config.slurmctld_log_file.empty()) log_to_file(config.slurmctld_log_file);
   prepare_private_directories(config);
   bool accept_log_loss = args.has("accept-log-loss");
   if (accept_log_loss && !config.event_log.starts_with("file:"))
     spdlog::warn("--accept-log-loss applies to a file event log only; EventLog={} is not one", config.event_log);
+  notify_status("opening the event log " + config.event_log);
   auto log = open_log_waiting(config, accept_log_loss);
+  notify_status("replaying the event log");
   ClusterState state;
   auto started = std::chrono::steady_clock::now();
   // A snapshot is a cache: any that does not load is said and ignored, and the log replayed from its start.
@@ -193,8 +219,11 @@ int run(const ParsedArgs& args) {
   RpcListener listener(loop, listen, controller_bootstrap(loop, context));
   spdlog::info("{} ready: epoch {}, {} live jobs, listening on {}{}", context->controller_name, epoch, live.size(),
                listener.unix_endpoint(), listen.tcp_address.empty() ? "" : " and " + listener.tcp_endpoint());
+  notify_ready(fmt::format("serving: epoch {}, listening on {}{}", epoch, listener.unix_endpoint(),
+                           listen.tcp_address.empty() ? "" : " and " + listener.tcp_endpoint()));
 
-  int received = wait_for_stop_signal();
+  int received = wait_for_stop_signal(reopen_log_file);
+  notify_stopping();
   if (!fenced) spdlog::info("signal {} received: shutting down", received);
   listener.close();
   loop.stop();
@@ -207,18 +236,26 @@ int run(const ParsedArgs& args) {
 int main(int argc, char** argv) {
   // Before any thread exists, so that only sigwait sees these signals.
   block_daemon_signals();
+  log_to_stderr();
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l cairnctld: %v");
   try {
     auto args = parse_options("cairnctld",
                               {{0, "conf", true, ""},
                                {'D', "", false, "foreground"},
                                {0, "accept-log-loss", false, ""},
-                               {'h', "help", false, ""}},
+                               {'h', "help", false, ""},
+                               {'V', "version", false, ""}},
                               {argv + 1, argv + argc});
     if (args.has("help")) {
       std::cout << kUsage;
       return 0;
     }
+    if (args.has("version")) {
+      std::cout << cairn_version_line() << "\n";
+      return 0;
+    }
+    if (!args.positionals.empty())
+      throw UsageError("cairnctld: unexpected argument '" + args.positionals.front() + "'");
     int status = run(args);
     std::_Exit(status);  // actors with pending timers would keep the runtime alive
   } catch (const UsageError& e) {

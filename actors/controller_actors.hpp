@@ -85,7 +85,7 @@ using step_control_atom = caf::atom_constant<caf::atom("stepctl")>;
 using allocation_end_atom = caf::atom_constant<caf::atom("allocend")>;
 using step_launch_atom = caf::atom_constant<caf::atom("steplaunch")>;
 
-// An agent registered: the log's view of its node (query view); a verdict on one of its
+// An agent registered: what the log says of its node (query view); a verdict on one of its
 // job runs (node actor -> dispatcher -> job actor, and back to the node actor to confirm).
 using node_log_atom = caf::atom_constant<caf::atom("qnodelog")>;
 using reconcile_atom = caf::atom_constant<caf::atom("reconcile")>;

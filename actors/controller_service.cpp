@@ -324,7 +324,7 @@ class ControllerImpl final : public rpc::Controller::Server {
     auto verb = read_control_verb(params.getVerb());
     Caller caller = with_command_id();
     kj::Vector<kj::Promise<ControlOutcome>> outcomes;
-    for (auto job_id : params.getJobIds()) {
+    for (auto job_id : bounded_list(params.getJobIds())) {
       auto [promise, reply] = make_rpc_reply<ControlOutcome>();
       caf::anon_send(context_->actors.dispatcher, control_atom::value,
                      ControlRequest{verb, job_id, params.getSignal(), caller},
@@ -340,7 +340,7 @@ class ControllerImpl final : public rpc::Controller::Server {
     auto params = context.getParams();
     ArrayControlRequest request{read_control_verb(params.getVerb()), params.getJobId(), {}, params.getSignal(),
                                 with_command_id()};
-    for (auto task : params.getTaskIds()) request.tasks.push_back(task);
+    for (auto task : bounded_list(params.getTaskIds())) request.tasks.push_back(task);
     auto [promise, reply] = make_rpc_reply<std::vector<ControlOutcome>>();
     caf::anon_send(context_->actors.dispatcher, array_control_atom::value, std::move(request),
                    ControlsReply([reply](const std::vector<ControlOutcome>& outcomes) { reply.fulfill(outcomes); }));

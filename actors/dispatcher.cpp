@@ -129,7 +129,12 @@ caf::behavior dispatcher(DispatcherActor* self, std::shared_ptr<const Controller
         caf::actor job;
         try {
           DecodedEvent decoded(event.offset, *event.bytes);
-          uint64_t job_id = decoded.event().getHeader().getJobId();
+          auto header = decoded.event().getHeader();
+          uint64_t job_id = header.getJobId();
+          // The job's story in the controller's log, under Slurm's token: grep -w JobId=42.
+          if (job_id != 0)
+            spdlog::info("JobId={} {} at offset {} by {}({})", job_id, kind_name(decoded.event().getBody().which()),
+                         event.offset, header.getActor().getUserName().cStr(), header.getActor().getUid());
           // A queued job needs no actor: nothing happens to it until a later event or command.
           if (decoded.event().getBody().isJobSubmitted()) {
             auto it = self->state.jobs.find(job_id);

@@ -15,6 +15,7 @@
 #include "actors/controller_actors.hpp"
 #include "actors/command_event.hpp"
 #include "events/job_commands.hpp"
+#include "common/wall_clock.hpp"
 
 namespace cairn {
 namespace {
@@ -52,15 +53,11 @@ using JobActor = caf::stateful_actor<JobActorState>;
 
 const ActorInfo kControllerActor{0, "cairnctld", schema::ActorKind::SYSTEM};
 
-int64_t wall_clock_us() {
-  return std::chrono::duration_cast<microseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 void append(JobActor* self, EventDraft draft, std::function<void(const AppendAck&)> then = {}) {
   self->request(self->state.context->actors.log, caf::infinite, append_atom::value, std::move(draft))
       .then([then = std::move(then)](const AppendAck& ack) {
         // The log actor says once why appends fail (a full disk refuses them all for a while).
-        if (!ack.ok) spdlog::debug("could not append an event: {}", ack.error);
+        if (!ack.ok) spdlog::debug("JobId={}: could not append an event: {}", ack.job_id, ack.error);
         if (then) then(ack);
       });
 }
@@ -173,7 +170,7 @@ void drive_burst_buffer(JobActor* self) {
   switch (step) {
     case BbStep::none: return;
     case BbStep::stage_in:
-      spdlog::info("job {}: stage-in on {}", id, job.bb_node);
+      spdlog::info("JobId={}: stage-in on {}", id, job.bb_node);
       to_node(self, job.bb_node, bb_stage_atom::value, stage_order(context, job, false), bb_reply(self, step, generation));
       return;
     case BbStep::start_stage_out: {
@@ -184,7 +181,7 @@ void drive_burst_buffer(JobActor* self) {
       return;
     }
     case BbStep::stage_out:
-      spdlog::info("job {}: stage-out on {}", id, job.bb_node);
+      spdlog::info("JobId={}: stage-out on {}", id, job.bb_node);
       to_node(self, job.bb_node, bb_stage_atom::value, stage_order(context, job, true), bb_reply(self, step, generation));
       return;
     case BbStep::release:
@@ -206,7 +203,7 @@ void on_bb_done(JobActor* self, BbStep step, uint64_t generation, const StageOut
   const auto& job = st.job;
   uint64_t id = job.id;
   if (!outcome.delivered && !outcome.node_lost) {  // the agent was not reached: order again
-    spdlog::warn("job {}: burst-buffer order not delivered ({}); retrying", id, outcome.message);
+    spdlog::warn("JobId={}: burst-buffer order not delivered ({}); retrying", id, outcome.message);
     st.bb_in_flight = BbStep::none;
     self->delayed_send(self, kBbRetryDelay, bb_retry_atom::value);
     return;
@@ -218,7 +215,7 @@ void on_bb_done(JobActor* self, BbStep step, uint64_t generation, const StageOut
     case BbStep::stage_out: {
       if (!outcome.ok) {
         std::string message = (step == BbStep::stage_in ? "stage-in failed: " : "stage-out failed: ") + outcome.message;
-        spdlog::warn("job {}: {}", id, message);
+        spdlog::warn("JobId={}: {}", id, message);
         append_bb(self, generation, [=](const EventMeta& meta) { return make::bb_stage_failed(meta, id, direction, message); },
                   true);
         return;
@@ -233,7 +230,7 @@ void on_bb_done(JobActor* self, BbStep step, uint64_t generation, const StageOut
       return;
     }
     case BbStep::release: {
-      if (!outcome.ok) spdlog::warn("job {}: burst-buffer directory not removed: {}", id, outcome.message);
+      if (!outcome.ok) spdlog::warn("JobId={}: burst-buffer directory not removed: {}", id, outcome.message);
       std::string pool = job.bb_pool;
       uint64_t bytes = job.bb_reserved_bytes;
       append_bb(self, generation, [=](const EventMeta& meta) { return make::bb_released(meta, id, pool, bytes); });
@@ -260,7 +257,7 @@ void resubmit_if_due(JobActor* self) {
   JobState cause = job.state;
   uint32_t attempt = job.restarts + 1;
   uint32_t delay = job.spec->resubmit.delay_sec;
-  spdlog::info("job {} ended {}: resubmitting (restart {}/{})", id, state_name(cause), attempt,
+  spdlog::info("JobId={} ended {}: resubmitting (restart {}/{})", id, state_name(cause), attempt,
                job.spec->resubmit.max_restarts);
   append(self,
          system_draft(id, [=](const EventMeta& meta) {
@@ -309,7 +306,7 @@ void crash_if_asked_before_launch(uint64_t job_id) {
     return value != nullptr && std::string_view(value) == "1";
   }();
   if (!asked) return;
-  spdlog::critical("CAIRN_FAULT_CRASH_BEFORE_LAUNCH: dying before the launch of job {}", job_id);
+  spdlog::critical("CAIRN_FAULT_CRASH_BEFORE_LAUNCH: dying before the launch of JobId={}", job_id);
   spdlog::default_logger()->flush();
   std::_Exit(86);
 }
@@ -428,7 +425,7 @@ void on_exit(JobActor* self, const std::string& node, const JobEnd& report, cons
                                                                       : schema::EndCause::EXITED;
   uint64_t id = report.job_id;
   bool requeue = cause == schema::EndCause::NODE_FAIL && requeue_on_node_failure(st.job);
-  if (requeue) spdlog::info("job {}: node failure on {}: requeued", id, node);
+  if (requeue) spdlog::info("JobId={}: node failure on {}: requeued", id, node);
   EventDraft draft = system_draft(id, [=](const EventMeta& meta) {
     return make::job_ended(meta, id, cause, report.exit_code, report.signal, node, report.message, requeue);
   });

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "actors/controller_actors.hpp"
+#include "common/wall_clock.hpp"
 
 namespace cairn {
 namespace {
@@ -30,7 +31,7 @@ struct NodeActorState {
   std::set<uint64_t> launched_in_session;
   uint64_t session = 0;  // registrations so far: verdicts of an older one are dropped
   // The spool instance of the last registration this actor is appending or appended (the
-  // query view may not have applied it yet); unset until the first: the log's says.
+  // query view may not have applied it yet); unset until the first: the log says.
   std::optional<std::string> last_instance;
   // Burst-buffer orders held the same way; they answer even when dropped (nullptr: the node is lost).
   std::vector<std::function<void(AgentChannel*)>> held_bb_orders;
@@ -38,11 +39,6 @@ struct NodeActorState {
 };
 
 using NodeActor = caf::stateful_actor<NodeActorState>;
-
-int64_t wall_clock_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 void append(NodeActor* self, EventDraft draft, std::function<void(const AppendAck&)> then = {}) {
   self->request(self->state.context->actors.log, caf::infinite, append_atom::value, std::move(draft))
@@ -84,7 +80,7 @@ std::string_view verdict_name(RunVerdict verdict) {
   return "?";
 }
 
-// After a registration is durable: the log's view of the node against the agent's report.
+// After a registration is durable: what the log says of the node against the agent's report.
 // Jobs the agent has that do not run there any more are terminated at once; the verdicts
 // on the others go to their job actors, which check them against their record (a lost or
 // unlaunched run comes back here to be confirmed: see on_confirm).
@@ -94,12 +90,12 @@ void reconcile(NodeActor* self, const NodeLogView& log, const AgentRunReport& re
   Reconciliation plan = reconcile_registration(log, report, st.launched_in_session);
   uint32_t kill_wait = st.context->config.kill_wait_sec;
   for (uint64_t job_id : plan.stale) {
-    spdlog::info("node {}: job {} does not run there any more: terminating it", st.node, job_id);
+    spdlog::info("node {}: JobId={} does not run there any more: terminating it", st.node, job_id);
     st.channel->terminate(job_id, kill_wait);
   }
   for (const JudgedRun& judged : plan.judged) {
     if (judged.verdict != RunVerdict::resend)
-      spdlog::warn("node {}: job {} (run {}) {}", st.node, judged.run.job_id, judged.run.run,
+      spdlog::warn("node {}: JobId={} (run {}) {}", st.node, judged.run.job_id, judged.run.run,
                    verdict_name(judged.verdict));
     self->send(st.context->actors.dispatcher, reconcile_atom::value, st.node, judged.run.job_id, judged.run.run,
                static_cast<uint8_t>(judged.verdict), session);
@@ -188,7 +184,7 @@ caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContex
         const auto& info = registration.node;
         const std::string& instance = registration.instance;
         AgentRunReport report{instance, info.running_jobs, registration.runs};
-        // The log's view is taken before this registration is appended: its instance is the previous one.
+        // What the log says is taken before this registration is appended: its instance is the previous one.
         self->request(st.context->actors.query_view, caf::infinite, node_log_atom::value, st.node)
             .then([=](NodeLogView log) {
               // A registration appended just before may not be applied yet: its instance is the one.

@@ -17,6 +17,7 @@
 #include "events/read_model.hpp"
 #include "events/record_codec.hpp"
 #include "events/snapshot_files.hpp"
+#include "common/wall_clock.hpp"
 #include "events/event_codec.hpp"
 #include "events/replay.hpp"
 
@@ -54,6 +55,7 @@ struct QueryViewState {
   // A purge is under way until its JobsPurged event is applied (offset known once appended).
   bool purge_in_flight = false;
   uint64_t purge_offset = 0;
+  bool purge_backlog = false;  // the last purge was a full batch: the next follows its event at once
   static inline const char* name = "query_view";
 };
 
@@ -68,11 +70,6 @@ bool changes_accounts(schema::Event::Body::Which kind) {
 // How often finished jobs older than MinJobAge are looked for, and at most how many go at once.
 constexpr auto kPurgeEvery = std::chrono::seconds(5);
 constexpr size_t kPurgeBatch = 5000;
-
-int64_t wall_clock_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 SchedulingDecision run_pass(QueryView* self) {
   auto& st = self->state;
@@ -123,6 +120,7 @@ void purge_old_jobs(QueryView* self) {
   if (st.purge_in_flight && (st.purge_offset == 0 || st.applied_offset <= st.purge_offset)) return;
   st.purge_in_flight = false;
   auto chosen = purgeable_jobs(st.state, wall_clock_us(), st.context->config.min_job_age_sec, kPurgeBatch);
+  st.purge_backlog = chosen.size() == kPurgeBatch;
   if (chosen.empty()) return;
   std::vector<HistoryEntry> entries;
   entries.reserve(chosen.size());
@@ -186,15 +184,22 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
           return it->second.state;
         };
         auto before = state_of(event.job_id);
+        uint64_t purged_before = st.state.purged_jobs;
         bool accounts_changed = false;
         apply_record(st.state, event.offset, *event.bytes, [&](const DecodedEvent& decoded, ApplyResult result) {
           if (result == ApplyResult::rejected)
-            spdlog::warn("event at offset {} rejected: {}", event.offset, st.state.anomalies.empty() ? "" : st.state.anomalies.back().text);
+            spdlog::warn("{}event at offset {} rejected: {}", event.job_id ? fmt::format("JobId={}: ", event.job_id) : "",
+                         event.offset, st.state.anomalies.empty() ? "" : st.state.anomalies.back().text);
           st.last_event_us = decoded.event().getHeader().getTimeUs();
           accounts_changed = result == ApplyResult::applied && changes_accounts(decoded.event().getBody().which());
         });
         if (accounts_changed) st.context->accounts->set(st.state.accounts);
         st.applied_offset = event.offset + 1;
+        if (st.state.purged_jobs != purged_before)
+          spdlog::info("{} finished jobs left the state for the job history (MinJobAge); {} so far",
+                       st.state.purged_jobs - purged_before, st.state.purged_jobs);
+        // A backlog (a restart after a long outage, a burst of ends) is purged batch after batch.
+        if (st.purge_backlog && st.purge_offset != 0 && st.applied_offset > st.purge_offset) purge_old_jobs(self);
         if (before == std::nullopt && event.job_id != 0) {  // a new job: compact its spec
           auto it = st.state.jobs.find(event.job_id);
           if (it != st.state.jobs.end()) it->second.spec.compact();

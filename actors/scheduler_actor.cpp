@@ -13,6 +13,7 @@
 #include "events/job_array.hpp"
 #include "events/job_dependency.hpp"
 #include "events/node_features.hpp"
+#include "events/submission_limits.hpp"
 
 namespace cairn {
 namespace {
@@ -142,8 +143,13 @@ std::string submission_error(const ControllerContext& context, const JobSpec& sp
     if (!context.config.node(name)) return "Invalid node name specified";
   uint32_t nodes = std::max<uint32_t>(spec.num_nodes, static_cast<uint32_t>(spec.req_nodes.size()));
   if (nodes > partition->nodes.size()) return "Node count specification invalid";
-  uint32_t cpus = std::max<uint32_t>(1, spec.num_tasks) * std::max<uint32_t>(1, spec.cpus_per_task);
-  uint32_t cpus_per_node = (cpus + nodes - 1) / nodes;
+  // In 64 bits: submission_limit_error keeps the CPU count within 32 bits, not its rounding up.
+  uint64_t cpus = total_cpus(spec);
+  uint64_t partition_cpus = 0;
+  for (const auto& name : partition->nodes)
+    if (const auto* node = context.config.node(name)) partition_cpus += node->cpus;
+  if (cpus > partition_cpus) return std::string(kTooManyCpus);
+  auto cpus_per_node = static_cast<uint32_t>((cpus + nodes - 1) / nodes);
   uint64_t mem = memory_per_node_mb(spec, cpus_per_node, *partition);
   size_t fitting = 0, featured = 0;
   for (const auto& name : partition->nodes) {
@@ -218,6 +224,9 @@ caf::behavior scheduler(SchedulerActor* self, std::shared_ptr<const ControllerCo
         spec.uid = caller.uid;  // the verified caller, never what the client claims
         spec.gid = caller.gid;
         spec.user_name = caller.user;
+        const auto& limits = self->state.context->config;
+        if (auto error = submission_limit_error(spec, limits.max_script_size, caller.is_operator); !error.empty())
+          return reply({false, 0, error});
         if (auto error = submission_error(*self->state.context, spec); !error.empty())
           return reply({false, 0, error});
         apply_cluster_resubmit_default(self->state.context->config, spec);

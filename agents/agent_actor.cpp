@@ -54,11 +54,11 @@ void on_launch(AgentActor* self, JobLaunch job, const LaunchDone& done) {
   uint32_t run = job.restart_count;
   if (auto known = st.tasks.find(job_id); known != st.tasks.end()) {
     if (run <= known->second.run) {
-      spdlog::debug("job {} run {} is already known: launch ignored", job_id, run);
+      spdlog::debug("JobId={} run {} is already known: launch ignored", job_id, run);
       done();
       return;
     }
-    spdlog::warn("job {}: run {} replaces run {} still known here", job_id, run, known->second.run);
+    spdlog::warn("JobId={}: run {} replaces run {} still known here", job_id, run, known->second.run);
     self->send(known->second.task, supersede_atom::value);
     st.tasks.erase(known);
   }
@@ -93,7 +93,7 @@ void on_step_launch(AgentActor* self, StepLaunch launch, const StepStarted& star
   auto& st = self->state;
   StepKey key{launch.job_id, launch.step_id};
   if (st.steps.contains(key)) {
-    spdlog::warn("step {}.{} is already running here: launch ignored", key.first, key.second);
+    spdlog::warn("JobId={} StepId={}.{} is already running here: launch ignored", key.first, key.first, key.second);
     started({});
     return;
   }
@@ -107,7 +107,7 @@ template <class... Ts>
 void to_task(AgentActor* self, uint64_t job_id, Ts&&... message) {
   auto entry = self->state.tasks.find(job_id);
   if (entry == self->state.tasks.end()) {
-    spdlog::debug("job {} is not known here: order ignored", job_id);
+    spdlog::debug("JobId={} is not known here: order ignored", job_id);
     return;
   }
   self->send(entry->second.task, std::forward<Ts>(message)...);

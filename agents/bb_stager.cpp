@@ -29,9 +29,9 @@ void bb_stager(caf::event_based_actor* self, caf::actor staging, StageOrder orde
   StageOutcome outcome = teardown ? tear_down(order) : run_stage(order, *cancelled);
   const char* what = teardown ? "teardown" : order.stage_out ? "stage-out" : "stage-in";
   if (outcome.ok)
-    spdlog::info("job {}: {} done: {} bytes in {} ms", order.job_id, what, outcome.bytes, outcome.duration_us / 1000);
+    spdlog::info("JobId={}: {} done: {} bytes in {} ms", order.job_id, what, outcome.bytes, outcome.duration_us / 1000);
   else
-    spdlog::warn("job {}: {} failed: {}", order.job_id, what, outcome.message);
+    spdlog::warn("JobId={}: {} failed: {}", order.job_id, what, outcome.message);
   self->send(staging, bb_done_atom::value, order.job_id, outcome);
   self->quit();
 }

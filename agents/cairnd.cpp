@@ -11,7 +11,6 @@
 // happen (docs/decisions.md, "Jobs survive an agent restart").
 #include <caf/all.hpp>
 #include <signal.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -32,21 +31,67 @@
 #include "agents/memory_event_watch.hpp"
 #include "agents/process_group.hpp"
 #include "common/config.hpp"
+#include "common/daemon_log.hpp"
 #include "common/daemon_signals.hpp"
 #include "common/option_parser.hpp"
+#include "common/service_notify.hpp"
+#include "common/version.hpp"
 #include "common/worker_threads.hpp"
 
 using namespace cairn;
 
 namespace {
 
-constexpr const char* kUsage = "usage: cairnd [--conf FILE] [--node NAME] [--spool DIR]\n";
+constexpr const char* kUsage =
+    "Usage: cairnd [--conf FILE] [--node NAME] [--spool DIR] [-D]\n"
+    "\n"
+    "The Cairn node agent: registers the node with the controller, runs the batch jobs and\n"
+    "job steps the controller orders (as their users, each under its supervisor cairn-stepd,\n"
+    "in a memory cgroup of its own), and reports how they end. It runs in the foreground\n"
+    "until SIGTERM or SIGINT, which leave running jobs to their supervisors: a restarted\n"
+    "agent adopts them. Under systemd (cairnd.service) it says READY=1 once registered\n"
+    "with the controller. It runs as root.\n"
+    "\n"
+    "Options:\n"
+    "      --conf FILE   the configuration (else $CAIRN_CONF, else /etc/cairn/cairn.conf)\n"
+    "      --node NAME   the node's NodeName= (default: the short host name)\n"
+    "      --spool DIR   where job scripts and run records are kept (default: SlurmdSpoolDir=,\n"
+    "                    else <StateSaveLocation>/cairnd-<node>)\n"
+    "  -D                run in the foreground (always the case; accepted as Slurm's)\n"
+    "  -h, --help        show this help and exit\n"
+    "  -V, --version     print the version (cairn X.Y.Z) and exit\n"
+    "\n"
+    "Logging: stderr (journald under systemd); with SlurmdLogFile=FILE (%n: the node, %h:\n"
+    "the host) the log goes to FILE too and stderr keeps warnings and errors. SIGUSR2\n"
+    "reopens FILE (logrotate: /etc/logrotate.d/cairn).\n"
+    "\n"
+    "Exit status: 0 after SIGTERM/SIGINT, 1 on an error (said on stderr), 2 on a bad\n"
+    "command line.\n";
 
-// cairn-cgroup-exec and cairn-stepd are installed next to cairnd.
+// cairn-cgroup-exec and cairn-stepd: next to cairnd in a build tree, in
+// <prefix>/libexec/cairn once installed (cairnd in <prefix>/sbin).
 std::string helper_path(const char* name) {
   std::error_code error;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", error);
-  return (self.parent_path() / name).string();
+  auto dir = std::filesystem::read_symlink("/proc/self/exe", error).parent_path();
+  auto installed = dir.parent_path() / "libexec" / "cairn" / name;
+  if (!std::filesystem::exists(dir / name, error) && std::filesystem::exists(installed, error))
+    return installed.string();
+  return (dir / name).string();
+}
+
+// SlurmdLogFile= with Slurm's "%n" (the node) and "%h" (the host) replaced.
+std::string slurmd_log_path(std::string pattern, const std::string& node, const std::string& host) {
+  for (size_t at = 0; (at = pattern.find('%', at)) != std::string::npos && at + 1 < pattern.size();) {
+    char what = pattern[at + 1];
+    const std::string* value = what == 'n' ? &node : what == 'h' ? &host : nullptr;
+    if (value == nullptr) {
+      at += 2;
+      continue;
+    }
+    pattern.replace(at, 2, *value);
+    at += value->size();
+  }
+  return pattern;
 }
 
 std::string short_host_name() {
@@ -61,7 +106,7 @@ MemoryEnforcement memory_enforcement_for(AgentSettings& settings, const std::str
                                          const std::set<std::string>& adopted_cgroups) {
   MemoryEnforcement enforcement;
   if (settings.constrain_ram)
-    enforcement = open_memory_enforcement(settings.node, adopted_cgroups);
+    enforcement = open_memory_enforcement(settings.node, settings.spool_instance, adopted_cgroups);
   else
     enforcement.why_off = "ConstrainRAMSpace=no";
   if (enforcement.cgroups && ::access(cgroup_exec.c_str(), X_OK) != 0) {
@@ -88,7 +133,8 @@ std::vector<StepEnd> end_abandoned_steps(const std::vector<StepRunRecord>& steps
   for (const auto& step : steps) {
     for (const auto& task : step.tasks)
       if (process_start_ticks(task.pid) == task.start_ticks) ::kill(-task.pid, SIGKILL);  // the same process still
-    spdlog::warn("step {}.{}: its tasks here were ended: the agent restarted while they ran", step.job_id, step.step_id);
+    spdlog::warn("JobId={} StepId={}.{}: its tasks here were ended: the agent restarted while they ran", step.job_id,
+                 step.job_id, step.step_id);
     ends.push_back(StepEnd{step.job_id, step.step_id, {}, 0,
                            "the agent on " + node +
                                " restarted while the step ran: its tasks there were ended (their output went "
@@ -108,6 +154,8 @@ int run(const ParsedArgs& args) {
     throw ConfigError(conf_path + ": " + e.what());
   }
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l cairnd[" + settings.node + "]: %v");
+  if (!config.slurmd_log_file.empty())
+    log_to_file(slurmd_log_path(config.slurmd_log_file, settings.node, short_host_name()));
   AgentSpool spool(settings.spool_dir);
   settings.spool_instance = spool.instance();
   const std::string stepd = helper_path("cairn-stepd");
@@ -173,11 +221,20 @@ int run(const ParsedArgs& args) {
     spdlog::info("adopted {} job run(s) left by an earlier agent; {} step(s) ended", adopted.size(),
                  abandoned_steps.size());
   link.adopt(adopted, std::move(abandoned_steps));
+  // READY=1 once registered: only then does the controller count on this node.
+  link.on_status([](bool registered, const std::string& status) {
+    if (registered)
+      notify_ready(status);
+    else
+      notify_status(status);
+  });
+  notify_status("registering with the controller at " + settings.controller_endpoint);
   link.start(*inbox);
   spdlog::info("node {} ({} CPUs, {} MB), spool {}, controller {}", settings.node, settings.cpus, settings.mem_mb,
                settings.spool_dir, settings.controller_endpoint);
 
-  int received = wait_for_stop_signal();
+  int received = wait_for_stop_signal(reopen_log_file);
+  notify_stopping();
   spdlog::info("signal {} received: stopping; running jobs go on under their supervisors", received);
   loop.stop();  // before the actors: the connection and the watch call into them
   spdlog::default_logger()->flush();
@@ -189,15 +246,20 @@ int run(const ParsedArgs& args) {
 int main(int argc, char** argv) {
   // Before any thread exists: only sigwait sees SIGTERM/SIGINT, only the signalfd SIGCHLD.
   block_daemon_signals({SIGCHLD});
-  spdlog::set_default_logger(spdlog::stderr_color_mt("cairnd"));
+  log_to_stderr();
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l cairnd: %v");
   try {
     auto args = parse_options("cairnd",
                               {{0, "conf", true, ""}, {0, "node", true, ""}, {0, "spool", true, ""},
-                               {'D', "", false, "foreground"}, {'h', "help", false, ""}},
+                               {'D', "", false, "foreground"}, {'h', "help", false, ""},
+                               {'V', "version", false, ""}},
                               {argv + 1, argv + argc});
     if (args.has("help")) {
       std::cout << kUsage;
+      return 0;
+    }
+    if (args.has("version")) {
+      std::cout << cairn_version_line() << "\n";
       return 0;
     }
     if (!args.positionals.empty()) throw UsageError("cairnd: unexpected argument '" + args.positionals.front() + "'");

@@ -99,7 +99,7 @@ void ControllerLink::oom_detected(JobOom oom) {
       auto request = session->oomDetectedRequest();
       write_oom_report(request, oom);
       connection_->tasks.add(request.send().ignoreResult().catch_([job_id = oom.job_id](kj::Exception&& error) {
-        spdlog::debug("the OOM report of job {} was not delivered: {}", job_id, reason_of(error));
+        spdlog::debug("JobId={}: the OOM report was not delivered: {}", job_id, reason_of(error));
       }));
     }
   });
@@ -180,6 +180,8 @@ void ControllerLink::on_registered(uint64_t generation, uint32_t heartbeat_sec) 
     spdlog::info("registered with the controller at {} ({} CPUs, {} MB)", settings_.controller_endpoint,
                  settings_.cpus, settings_.mem_mb);
   in_outage_ = false;
+  if (status_hook_)
+    status_hook_(true, fmt::format("registered with the controller at {}", settings_.controller_endpoint));
   uint32_t interval = heartbeat_sec > 0 ? heartbeat_sec : settings_.heartbeat_interval_sec;
   connection_->tasks.add(heartbeats(generation, interval));
   send_pending_ends();
@@ -209,6 +211,9 @@ void ControllerLink::on_failure(uint64_t generation, const std::string& why) {
     else
       spdlog::warn("cannot register with the controller at {}: {}; retrying every second",
                    settings_.controller_endpoint, why);
+    if (status_hook_)
+      status_hook_(false, fmt::format("controller at {} unreachable: {}; retrying every second",
+                                      settings_.controller_endpoint, why));
   } else {
     spdlog::debug("controller still unreachable: {}", why);
   }
@@ -258,7 +263,7 @@ void ControllerLink::send_end(const JobEnd& end) {
         [this, generation, job_id, run](kj::Exception&& error) {
           book_.send_failed(job_id, run);
           if (error.getType() == kj::Exception::Type::DISCONNECTED) return;  // sent again once re-registered
-          spdlog::warn("the controller did not record the end of job {}: {}; retrying in 1 s", job_id,
+          spdlog::warn("JobId={}: the controller did not record its end: {}; retrying in 1 s", job_id,
                        reason_of(error));
           if (!is_current(generation)) return;
           connection_->tasks.add(timer_of(loop_).afterDelay(kRetryDelay).then([this, generation]() {
@@ -277,11 +282,13 @@ kj::Promise<void> ControllerLink::record_step_end(const StepEnd& end) {
       uint64_t job_id = end.job_id;
       uint32_t step_id = end.step_id;
       return request.send().ignoreResult().catch_([job_id, step_id](kj::Exception&& error) {
-        spdlog::warn("the controller did not record the end of step {}.{}: {}", job_id, step_id, reason_of(error));
+        spdlog::warn("JobId={} StepId={}.{}: the controller did not record the step's end: {}", job_id, job_id, step_id,
+                     reason_of(error));
       });
     }
   }
-  spdlog::warn("the end of step {}.{} is not recorded: no controller connection", end.job_id, end.step_id);
+  spdlog::warn("JobId={} StepId={}.{}: the step's end is not recorded: no controller connection", end.job_id, end.job_id,
+               end.step_id);
   return kj::READY_NOW;
 }
 

@@ -11,6 +11,7 @@
 #include <kj/memory.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "agents/agent_ports.hpp"
@@ -32,6 +33,11 @@ class ControllerLink final : public JobReports {
   // Any thread but the loop's, once: starts connecting. `orders` receives the
   // controller's orders and the acknowledgements; it must outlive loop.stop().
   void start(JobOrders& orders);
+
+  // Before start(): called on the loop thread at each registration (registered, with a
+  // status line) and when an outage starts (not registered, with what failed).
+  using StatusHook = std::function<void(bool registered, const std::string& status)>;
+  void on_status(StatusHook hook) { status_hook_ = std::move(hook); }
 
   // Before start(), any thread but the loop's: runs an earlier agent left here (listed at
   // registration until their ends are acknowledged), and the ends of steps whose tasks the
@@ -75,6 +81,7 @@ class ControllerLink final : public JobReports {
   std::string last_failure_;        // what was logged for this outage
   bool retry_scheduled_ = false;
   std::vector<StepEnd> abandoned_steps_;  // recorded after the next registration
+  StatusHook status_hook_;
 };
 
 }  // namespace cairn

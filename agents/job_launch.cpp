@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/hostlist.hpp"
+#include "events/submission_limits.hpp"
 
 namespace cairn {
 
@@ -14,8 +15,7 @@ uint32_t cpus_on_node(const JobLaunch& job, std::string_view node) {
   auto share = std::find_if(job.nodes.begin(), job.nodes.end(), [&](const NodeShare& s) { return s.node == node; });
   if (share != job.nodes.end() && share->cpus > 0) return share->cpus;
   uint32_t nodes = std::max<uint32_t>(1, job.spec.num_nodes);
-  uint32_t asked = std::max<uint32_t>(1, job.spec.num_tasks) * std::max<uint32_t>(1, job.spec.cpus_per_task);
-  return std::max<uint32_t>(1, asked / nodes);
+  return static_cast<uint32_t>(std::clamp<uint64_t>(total_cpus(job.spec) / nodes, 1, UINT32_MAX));
 }
 
 uint64_t memory_limit_bytes(const JobLaunch& job, std::string_view node) {

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <filesystem>
@@ -89,19 +90,13 @@ std::string join_cgroup_path(const CgroupMount& mount, std::string_view path) {
   return dir;
 }
 
-bool process_is_cairnd(int pid) {
-  auto comm = read_text(fmt::format("/proc/{}/comm", pid));
-  return comm && trim(*comm) == "cairnd";
-}
-
-// The agent pid in "cairnd-<node>-<pid>.<rest>", or -1.
-int agent_pid_of(std::string_view name) {
-  if (!name.starts_with("cairnd-")) return -1;
-  std::string_view head = name.substr(0, name.find('.'));
-  size_t dash = head.rfind('-');
-  if (dash == std::string_view::npos || dash < 7) return -1;
-  auto pid = parse_unsigned<uint32_t>(head.substr(dash + 1));
-  return pid && *pid > 0 && *pid < (1u << 22) ? static_cast<int>(*pid) : -1;
+// The instance names the spool in every cgroup name: nothing in it may look like a separator.
+const std::string& checked_instance(const std::string& instance) {
+  bool alphanumeric = !instance.empty() && std::all_of(instance.begin(), instance.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+  });
+  if (!alphanumeric) throw std::invalid_argument(fmt::format("invalid spool instance '{}' for cgroup names", instance));
+  return instance;
 }
 
 }  // namespace
@@ -145,8 +140,11 @@ std::optional<uint64_t> keyed_counter(std::string_view text, std::string_view ke
   return std::nullopt;
 }
 
-MemoryCgroups::MemoryCgroups(MemoryCgroupLocation location, std::string node, int agent_pid)
-    : location_(std::move(location)), node_(node), prefix_(fmt::format("cairnd-{}-{}.", node, agent_pid)) {
+MemoryCgroups::MemoryCgroups(MemoryCgroupLocation location, std::string node, std::string spool_instance,
+                             int agent_pid)
+    : location_(std::move(location)),
+      spool_prefix_(fmt::format("cairnd-{}-{}-", node, checked_instance(spool_instance))),
+      prefix_(fmt::format("{}{}.", spool_prefix_, agent_pid)) {
   const std::string& dir = location_.dir;
   if (location_.version == CgroupVersion::v2) {
     auto controllers = read_text(dir + "/cgroup.controllers");
@@ -252,18 +250,17 @@ bool MemoryCgroups::kill_and_remove(const JobCgroup& cgroup) const {
 size_t MemoryCgroups::remove_stale(const std::set<std::string>& keep) const {
   size_t removed = 0;
   std::error_code error;
-  const std::string node_prefix = "cairnd-" + node_ + "-";
   for (const auto& entry : std::filesystem::directory_iterator(location_.dir, error)) {
     std::string name = entry.path().filename().string();
-    if (!name.starts_with(node_prefix) || keep.contains(entry.path().string())) continue;
-    // "cairnd-<node>-<pid>.": a node whose name goes on after ours ("n1-b") is another's.
-    std::string_view rest = std::string_view(name).substr(node_prefix.size());
-    if (!parse_unsigned<uint32_t>(rest.substr(0, rest.find('.')))) continue;
-    int pid = agent_pid_of(name);
-    if (pid < 0 || !entry.is_directory() || process_is_cairnd(pid)) continue;
+    if (!name.starts_with(spool_prefix_) || keep.contains(entry.path().string()) || !entry.is_directory()) continue;
+    // "<spool prefix><pid>.<what>": an agent of this spool, which the spool's lock says is
+    // dead. A node named like ours plus more ("n1-b") has another spool prefix.
+    std::string_view rest = std::string_view(name).substr(spool_prefix_.size());
+    size_t dot = rest.find('.');
+    if (dot == std::string_view::npos || !parse_unsigned<uint32_t>(rest.substr(0, dot))) continue;
     // v2: a dead agent's own leaf still holds the supervisors of the jobs it started,
     // which outlive it: it goes only once they have all ended.
-    if (name.ends_with(".daemon")) {
+    if (rest.substr(dot + 1) == "daemon") {
       removed += ::rmdir(entry.path().c_str()) == 0;
       continue;
     }
@@ -272,7 +269,8 @@ size_t MemoryCgroups::remove_stale(const std::set<std::string>& keep) const {
   return removed;
 }
 
-MemoryEnforcement open_memory_enforcement(const std::string& node, const std::set<std::string>& keep) {
+MemoryEnforcement open_memory_enforcement(const std::string& node, const std::string& spool_instance,
+                                          const std::set<std::string>& keep) {
   MemoryEnforcement result;
   auto self_cgroup = read_text("/proc/self/cgroup");
   auto mountinfo = read_text("/proc/self/mountinfo");
@@ -282,7 +280,7 @@ MemoryEnforcement open_memory_enforcement(const std::string& node, const std::se
     return result;
   }
   try {
-    auto cgroups = std::make_shared<MemoryCgroups>(*location, node, static_cast<int>(::getpid()));
+    auto cgroups = std::make_shared<MemoryCgroups>(*location, node, spool_instance, static_cast<int>(::getpid()));
     cgroups->remove_stale(keep);
     result.cgroups = std::move(cgroups);
   } catch (const std::exception& e) {

@@ -37,7 +37,7 @@ std::optional<MemoryCgroupLocation> locate_memory_cgroup(std::string_view proc_s
 // memory.events); nullopt when the key is missing or not a number.
 std::optional<uint64_t> keyed_counter(std::string_view text, std::string_view key);
 
-// One run's cgroup, e.g. <agent dir>/cairnd-n1-4242.job12.0
+// One run's cgroup, e.g. <agent dir>/cairnd-n1-<spool instance>-4242.job12.0
 struct JobCgroup {
   std::string path;
   uint64_t limit_bytes = 0;  // 0: no limit
@@ -58,12 +58,15 @@ UniqueFd watch_oom_events(CgroupVersion version, const std::string& path);
 
 class MemoryCgroups {
  public:
-  // The agent's cgroups live in location.dir, named "cairnd-<node>-<agent pid>.":
-  // unique per agent even when several share a host and a cgroup. v2 moves the
-  // agent into its own leaf first (a cgroup whose children have controllers may
-  // hold no process) and enables the memory controller for its children.
-  // Throws std::runtime_error saying why memory cannot be enforced here.
-  MemoryCgroups(MemoryCgroupLocation location, std::string node, int agent_pid);
+  // The agent's cgroups live in location.dir, named
+  // "cairnd-<node>-<spool instance>-<agent pid>.": unique per agent even when several
+  // share a host and a cgroup, also agents of other clusters with the same node names
+  // (the spool's instance, AgentSpool::instance, tells their spools apart). v2 moves the
+  // agent into its own leaf first (a cgroup whose children have controllers may hold no
+  // process) and enables the memory controller for its children. Throws
+  // std::invalid_argument for an instance that is not alphanumeric, std::runtime_error
+  // saying why memory cannot be enforced here.
+  MemoryCgroups(MemoryCgroupLocation location, std::string node, std::string spool_instance, int agent_pid);
 
   CgroupVersion version() const { return location_.version; }
   const std::string& dir() const { return location_.dir; }
@@ -92,19 +95,22 @@ class MemoryCgroups {
   // process group), then rmdir. False while processes remain (try again later).
   bool kill_and_remove(const JobCgroup& cgroup) const;
 
-  // Removes what dead agents of this node left: "cairnd-<node>-<pid>.*" cgroups whose pid
-  // is no running cairnd, killing what they hold, but those in `keep` (the runs a restarted
-  // agent adopts) and a dead agent's v2 leaf ("...daemon", where the supervisors of its jobs
-  // run), which is removed only once empty. Other nodes' cgroups (agents sharing a host) are
-  // theirs to clear. Returns how many were removed.
+  // At the agent's start, with its spool locked: removes what earlier agents of this spool
+  // left ("cairnd-<node>-<spool instance>-<pid>.*", whatever the pid: the lock says they
+  // are dead, and their pid may be a new process's now), killing what they hold, but those
+  // in `keep` (the runs a restarted agent adopts) and a dead agent's v2 leaf ("...daemon",
+  // where the supervisors of its jobs run), which is removed only once empty. Cgroups of
+  // other spools (other nodes, or other clusters' agents of a node with the same name on
+  // this host, whose jobs may have outlived their agent) are theirs to clear. Returns how
+  // many were removed.
   size_t remove_stale(const std::set<std::string>& keep = {}) const;
 
  private:
   JobCgroup create_named(const std::string& name, uint64_t limit_bytes) const;
 
   MemoryCgroupLocation location_;
-  std::string node_;
-  std::string prefix_;
+  std::string spool_prefix_;  // "cairnd-<node>-<spool instance>-"
+  std::string prefix_;        // spool_prefix_ + "<agent pid>."
 };
 
 // What the agent found at start: cgroups, or why it runs without enforcement.
@@ -114,8 +120,9 @@ struct MemoryEnforcement {
 };
 
 // Reads /proc/self/{cgroup,mountinfo} and opens the agent's memory cgroups,
-// checking that a job cgroup can really be created, and removes what dead agents of
-// the node left but the cgroups in `keep`. Never throws.
-MemoryEnforcement open_memory_enforcement(const std::string& node, const std::set<std::string>& keep = {});
+// checking that a job cgroup can really be created, and removes what earlier agents of
+// the spool left but the cgroups in `keep`. Never throws.
+MemoryEnforcement open_memory_enforcement(const std::string& node, const std::string& spool_instance,
+                                          const std::set<std::string>& keep = {});
 
 }  // namespace cairn

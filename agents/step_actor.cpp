@@ -54,7 +54,10 @@ struct StepState {
 
 using StepActor = caf::stateful_actor<StepState>;
 
-std::string step_label(const StepLaunch& launch) { return fmt::format("step {}.{}", launch.job_id, launch.step_id); }
+// Slurm's tokens, so that grep -w JobId=N finds the step too.
+std::string step_label(const StepLaunch& launch) {
+  return fmt::format("JobId={} StepId={}.{}", launch.job_id, launch.job_id, launch.step_id);
+}
 
 // The groups of the tasks still running (a finished task's group is killed when the step ends).
 void signal_group(StepActor* self, int sig) {

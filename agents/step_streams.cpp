@@ -114,8 +114,8 @@ kj::Promise<void> StepStreams::pump(Stream& stream, size_t index) {
                     .catch_([this, &stream](kj::Exception&& error) {
                       if (stream.srun_gone) return;
                       stream.srun_gone = true;
-                      spdlog::warn("step {}.{}: srun is gone ({}): terminating the step", stream.key.first,
-                                   stream.key.second, error.getDescription().cStr());
+                      spdlog::warn("JobId={} StepId={}.{}: srun is gone ({}): terminating the step", stream.key.first,
+                                   stream.key.first, stream.key.second, error.getDescription().cStr());
                       if (orders_) orders_->terminate_step(stream.key.first, stream.key.second, 0);
                     })
                     .then([this, &stream, index]() { return pump(stream, index); });
@@ -124,7 +124,8 @@ kj::Promise<void> StepStreams::pump(Stream& stream, size_t index) {
             return pump(stream, index);
           },
           [this, &stream](kj::Exception&& error) {
-            spdlog::warn("step {}.{}: reading a task's output failed: {}", stream.key.first, stream.key.second,
+            spdlog::warn("JobId={} StepId={}.{}: reading a task's output failed: {}", stream.key.first, stream.key.first,
+                         stream.key.second,
                          error.getDescription().cStr());
             --stream.open_pipes;
             finish_if_done(stream);
@@ -144,7 +145,7 @@ void StepStreams::finish_if_done(Stream& stream) {
       auto request = io->nodeDoneRequest();
       write_node_done(request, {node_, end.exits, end.message, end.oom_kills});
       told = request.send().ignoreResult().catch_([key](kj::Exception&&) {
-        spdlog::debug("step {}.{}: srun did not hear of the end", key.first, key.second);
+        spdlog::debug("JobId={} StepId={}.{}: srun did not hear of the end", key.first, key.first, key.second);
       });
     }
     return told.then([this, key]() {

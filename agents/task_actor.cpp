@@ -72,7 +72,7 @@ void signal_group(TaskActor* self, int sig) {
     // The supervisor leads the session: the group's number cannot be another's by mistake.
     signal_job_group(st.shell, st.supervisor, sig);
   } catch (const std::exception& e) {
-    spdlog::warn("job {}: {}", st.job.job_id, e.what());
+    spdlog::warn("JobId={}: {}", st.job.job_id, e.what());
   }
 }
 
@@ -94,7 +94,7 @@ void remove_cgroup(TaskActor* self) {
   if (st.context->cgroups->kill_and_remove(*st.cgroup)) {
     st.cgroup.reset();
   } else if (++st.cleanup_attempts >= kCleanupAttempts) {
-    spdlog::warn("job {}: the memory cgroup {} still holds processes: left behind", st.job.job_id, st.cgroup->path);
+    spdlog::warn("JobId={}: the memory cgroup {} still holds processes: left behind", st.job.job_id, st.cgroup->path);
     st.cgroup.reset();
   } else {
     self->delayed_send(self, kCleanupRetryDelay, cleanup_atom::value);
@@ -121,7 +121,7 @@ void poll_oom(TaskActor* self) {
   }
   st.oom_polls_left = 0;
   st.oom_kills_reported = count->oom_kills;
-  spdlog::warn("job {}: OOM kill in its memory cgroup ({} so far, peak {} bytes, limit {} bytes)", st.job.job_id,
+  spdlog::warn("JobId={}: OOM kill in its memory cgroup ({} so far, peak {} bytes, limit {} bytes)", st.job.job_id,
                count->oom_kills, count->peak_bytes, st.cgroup->limit_bytes);
   self->send(st.agent, oom_atom::value,
              JobOom{st.job.job_id, count->oom_kills, count->peak_bytes, st.cgroup->limit_bytes});
@@ -131,11 +131,11 @@ void report_end(TaskActor* self, JobEnd end) {
   auto& st = self->state;
   st.ended = true;
   if (end.launch_failed)
-    spdlog::error("job {}: {}", end.job_id, end.message);
+    spdlog::error("JobId={}: {}", end.job_id, end.message);
   else if (end.lost)
-    spdlog::warn("job {}: {}", end.job_id, end.message);
+    spdlog::warn("JobId={}: {}", end.job_id, end.message);
   else
-    spdlog::info("job {} ended: exit code {}, signal {}", end.job_id, end.exit_code, end.signal);
+    spdlog::info("JobId={} ended: exit code {}, signal {}", end.job_id, end.exit_code, end.signal);
   self->send(st.agent, ended_atom::value, std::move(end));
 }
 
@@ -145,7 +145,7 @@ void watch_memory(TaskActor* self) {
   try {
     st.context->memory_watch->add(st.job.job_id, st.job.restart_count, st.context->cgroups->watch_oom(*st.cgroup));
   } catch (const std::exception& e) {
-    spdlog::warn("job {}: OOM kills will be seen only when it ends: {}", st.job.job_id, e.what());
+    spdlog::warn("JobId={}: OOM kills will be seen only when it ends: {}", st.job.job_id, e.what());
   }
 }
 
@@ -187,7 +187,7 @@ void start_batch_script(TaskActor* self) {
     st.shell = started.job_pgid;
     st.shell_alive = st.shell != 0;
     if (st.shell_alive)
-      spdlog::info("job {} started{}: pid {} (supervisor {})", job.job_id,
+      spdlog::info("JobId={} started{}: pid {} (supervisor {})", job.job_id,
                    job.restart_count > 0 ? fmt::format(" (restart {})", job.restart_count) : "", st.shell,
                    st.supervisor);
     self->send(st.agent, spawned_atom::value, job.job_id, job.restart_count, st.supervisor);
@@ -208,7 +208,7 @@ void finish_run(TaskActor* self, ExitStatus status, std::optional<OomCount> coun
     st.context->spool->append_run(st.job.job_id, st.job.restart_count,
                                   oom_line({count->oom_kills, count->peak_bytes, st.limit_bytes}));
   if (count && count->oom_kills > 0)
-    spdlog::warn("job {}: {} OOM kill(s) in its memory cgroup, peak {} bytes, limit {} bytes", st.job.job_id,
+    spdlog::warn("JobId={}: {} OOM kill(s) in its memory cgroup, peak {} bytes, limit {} bytes", st.job.job_id,
                  count->oom_kills, count->peak_bytes, st.limit_bytes);
   JobEnd end{.job_id = st.job.job_id,
              .run = st.job.restart_count,
@@ -281,7 +281,7 @@ void on_terminate(TaskActor* self, uint32_t kill_wait_sec) {
     return;
   }
   if (!st.shell_alive) return;
-  spdlog::info("job {}: terminating (SIGTERM, SIGKILL after {} s)", st.job.job_id, kill_wait_sec);
+  spdlog::info("JobId={}: terminating (SIGTERM, SIGKILL after {} s)", st.job.job_id, kill_wait_sec);
   signal_group(self, SIGCONT);  // a suspended job must be able to act on SIGTERM
   signal_group(self, SIGTERM);
   self->delayed_send(self, std::chrono::seconds(kill_wait_sec), kill_atom::value);
@@ -300,7 +300,7 @@ caf::behavior task_behavior(TaskActor* self) {
         if (!st.shell_alive) return;
         if (!batch_only) return signal_group(self, sig);
         if (::kill(st.shell, sig) != 0 && errno != ESRCH)
-          spdlog::warn("job {}: cannot send signal {} to pid {}: {}", st.job.job_id, sig, st.shell,
+          spdlog::warn("JobId={}: cannot send signal {} to pid {}: {}", st.job.job_id, sig, st.shell,
                        std::system_category().message(errno));
       },
       [=](terminate_atom, uint32_t kill_wait_sec) { on_terminate(self, kill_wait_sec); },
@@ -308,7 +308,7 @@ caf::behavior task_behavior(TaskActor* self) {
         auto& st = self->state;
         // Once the shell is reaped its group was already SIGKILLed.
         if (st.shell_alive && !processes_in_group(st.shell).empty()) {
-          spdlog::info("job {}: still running after KillWait: SIGKILL", st.job.job_id);
+          spdlog::info("JobId={}: still running after KillWait: SIGKILL", st.job.job_id);
           signal_group(self, SIGKILL);
         }
       },
@@ -347,7 +347,7 @@ caf::behavior task_actor(TaskActor* self, std::shared_ptr<const AgentContext> co
   if (st.batch_host)
     start_batch_script(self);
   else
-    spdlog::info("job {}: allocated here, batch script on {}", st.job.job_id,
+    spdlog::info("JobId={}: allocated here, batch script on {}", st.job.job_id,
                  st.job.nodes.empty() ? "?" : st.job.nodes.front().node);
   done();
   return task_behavior(self);
@@ -375,7 +375,7 @@ caf::behavior adopted_task_actor(TaskActor* self, std::shared_ptr<const AgentCon
   if (fate == RunFate::running) {
     st.shell_alive = true;
     watch_memory(self);
-    spdlog::info("job {} (run {}) adopted: pid {}, supervisor {}", st.job.job_id, st.job.restart_count, st.shell,
+    spdlog::info("JobId={} (run {}) adopted: pid {}, supervisor {}", st.job.job_id, st.job.restart_count, st.shell,
                  st.supervisor);
     self->send(st.agent, spawned_atom::value, st.job.job_id, st.job.restart_count, st.supervisor);
   } else {

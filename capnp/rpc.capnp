@@ -203,7 +203,7 @@ interface Controller {
   authNonce @7 () -> (nonce :Text, authType :Text);
   authenticate @8 (credential :Text) -> (session :Controller, uid :UInt32, userName :Text);
   # The live state's digest (events/state_digest.cpp) and the first offset of the
-  # partition it does not include: `cairn log replay --verify` replays up to there.
+  # shard (`partition`) it does not include: `cairn log replay --verify` replays up to there.
   stateDigest @9 () -> (digest :UInt64, nextOffset :UInt64, partition :UInt32);
   # A command for a job that may be a job array: with no taskIds, the whole array (its
   # pending tasks and every task that runs); with taskIds, those tasks (scancel 123_7),
@@ -216,7 +216,8 @@ interface Controller {
   endAllocation @12 (jobId :UInt64, exitCode :Int32, signal :Int32) -> ();
   # scancel JOBID.STEP (cancel, or signal with a signal number).
   controlStep @13 (verb :ControlVerb, jobId :UInt64, stepId :UInt32, signal :Int32) -> (result :ControlResult);
-  # @14-@15 belong to other branches; placeholders keep the ordinals sequential.
+  # @14-@15 were held for parallel work that was merged without them: unused, never to be
+  # reused (placeholders keep the ordinals sequential).
   unassigned14 @14 () -> ();
   unassigned15 @15 () -> ();
   # sacctmgr: changes (root, SlurmUser and Operators only) answer once their events are

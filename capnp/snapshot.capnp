@@ -10,8 +10,8 @@ using Records = import "records.capnp";
 
 struct StateSnapshot {
   formatVersion @0 :UInt32;
-  partition @1 :UInt32;
-  nextOffset @2 :UInt64;      # the first event of the partition not folded in
+  partition @1 :UInt32;       # the shard (its log partition)
+  nextOffset @2 :UInt64;      # the first event of the shard not folded in
   lastEventUs @3 :Int64;      # writer time of the last event folded in
   digest @4 :UInt64;          # state_digest of the state below
   jobs @5 :List(Records.JobView);
@@ -22,7 +22,8 @@ struct StateSnapshot {
   anomalyCount @10 :UInt64;
   skippedUnknown @11 :UInt64;
   skippedStale @12 :UInt64;
-  # @13-@16 belong to other branches; Void placeholders until those are merged.
+  # @13-@16 were held for parallel work that was merged without them: unused, never to be
+  # reused (Void placeholders keep the ordinals sequential).
   unassigned13 @13 :Void;
   unassigned14 @14 :Void;
   unassigned15 @15 :Void;

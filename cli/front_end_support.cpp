@@ -1,4 +1,13 @@
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
 #include <charconv>
 #include <ostream>
 
@@ -6,6 +15,8 @@
 #include "cli/front_ends.hpp"
 #include "common/option_parser.hpp"
 #include "common/string_util.hpp"
+
+extern char** environ;
 
 namespace cairn {
 
@@ -39,6 +50,67 @@ std::vector<JobRef> parse_job_refs(const std::vector<std::string>& lists, std::s
     }
   }
   return refs;
+}
+
+std::vector<JobRef> parse_job_refs_strictly(const std::vector<std::string>& lists, std::string_view program) {
+  for (const auto& list : lists) {
+    size_t items = 1;
+    int depth = 0;
+    for (char c : list) {
+      depth += c == '[' ? 1 : c == ']' ? -1 : 0;
+      if (c == ',' && depth == 0) ++items;
+    }
+    if (split_job_refs(list).size() != items)
+      throw UsageError(std::string(program) + ": error: Invalid job id specified: " + list);
+  }
+  return parse_job_refs(lists, program);
+}
+
+namespace {
+
+// The passwd name of a user name or uid, as NSS knows it (files, LDAP, ...), or nullopt.
+// Asked of getent(1): NSS modules cannot be loaded into the statically linked front-ends.
+std::optional<std::string> passwd_name(const std::string& user) {
+  int out[2];
+  if (pipe(out) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  std::string getent = "getent", database = "passwd", key = user;
+  char* argv[] = {getent.data(), database.data(), key.data(), nullptr};
+  pid_t pid = 0;
+  int spawned = posix_spawnp(&pid, "getent", &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  std::string line;
+  char buffer[512];
+  for (ssize_t n; spawned == 0 && (n = read(out[0], buffer, sizeof buffer)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    line.append(buffer, static_cast<size_t>(n));
+  }
+  close(out[0]);
+  if (spawned != 0) throw std::runtime_error("cannot run getent to look users up: " + std::string(std::strerror(spawned)));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || line.empty()) return std::nullopt;
+  return line.substr(0, line.find(':'));
+}
+
+}  // namespace
+
+std::vector<std::string> known_users(const std::vector<std::string>& lists, std::string_view program,
+                                     std::string_view message) {
+  std::vector<std::string> users;
+  for (const auto& name : split_list(lists)) {
+    auto found = passwd_name(name);
+    if (!found) throw UsageError(std::string(program) + ": error: " + std::string(message) + ": " + name);
+    users.push_back(std::move(*found));
+  }
+  return users;
 }
 
 std::vector<uint64_t> job_ids_of(const std::vector<JobRef>& refs) {

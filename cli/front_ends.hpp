@@ -46,6 +46,8 @@ SbatchInput submission_from_caller(const Args& args);
 std::vector<uint64_t> parse_job_ids(const std::vector<std::string>& lists, std::string_view program);
 // "12,13_7 14_[1-3,5]" -> jobs or tasks of job arrays; throws UsageError naming the bad one.
 std::vector<JobRef> parse_job_refs(const std::vector<std::string>& lists, std::string_view program);
+// As parse_job_refs, but an empty item ("", "1,,2", "3,") is an invalid job id too (scancel's rule).
+std::vector<JobRef> parse_job_refs_strictly(const std::vector<std::string>& lists, std::string_view program);
 // The job ids to ask the controller for (an array's id brings its tasks along).
 std::vector<uint64_t> job_ids_of(const std::vector<JobRef>& refs);
 // The jobs the references name, an array's pending remainder narrowed to the tasks named; all when refs is empty.
@@ -54,6 +56,11 @@ std::vector<JobRecord> select_refs(const std::vector<JobRecord>& jobs, const std
 std::vector<JobState> parse_states(const std::vector<std::string>& lists, std::string_view program);
 // "a,b" -> {a, b}
 std::vector<std::string> split_list(const std::vector<std::string>& lists);
+// squeue -u / scancel -u: each name must be a user NSS knows here (a name or a numeric uid, as
+// Slurm's uid_from_string takes it; asked of getent(1)); the users by name. Throws UsageError
+// "<program>: error: <message>: X" for the first one that is not.
+std::vector<std::string> known_users(const std::vector<std::string>& lists, std::string_view program,
+                                     std::string_view message);
 std::vector<PartitionView> partition_views(const std::vector<PartitionPolicy>& partitions);
 FormatContext format_context(const ClusterConfig& config, int64_t now_us);
 // Runs a front-end body and turns every failure into Slurm's "<program>: error: ..." and exit 1.

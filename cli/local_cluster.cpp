@@ -54,6 +54,14 @@ constexpr const char* kUsage =
 
 std::string binary_dir() { return fs::canonical("/proc/self/exe").parent_path().string(); }
 
+// A daemon beside `cairn` (a build tree), else in ../sbin (installed: cairn in <prefix>/bin).
+std::string daemon_path(const std::string& bin, const std::string& name) {
+  std::error_code error;
+  auto installed = fs::path(bin).parent_path() / "sbin" / name;
+  if (!fs::exists(bin + "/" + name, error) && fs::exists(installed, error)) return installed.string();
+  return bin + "/" + name;
+}
+
 // Starts a daemon in its own session, with its output in a log file. posix_spawn: never fork.
 pid_t spawn_daemon(const std::vector<std::string>& argv, const std::string& log_path) {
   posix_spawn_file_actions_t actions;
@@ -328,10 +336,10 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
   std::ofstream(conf) << local_cluster_config(dir, nodes, cpus, memory, tcp_port, event_log, features, spool_base)
                       << extra;
   std::vector<pid_t> pids;
-  pids.push_back(spawn_daemon({bin + "/cairnctld", "--conf", conf}, dir + "/cairnctld.log"));
+  pids.push_back(spawn_daemon({daemon_path(bin, "cairnctld"), "--conf", conf}, dir + "/cairnctld.log"));
   for (unsigned n = 1; n <= nodes; ++n) {
     std::string node = fmt::format("n{}", n);
-    pids.push_back(spawn_daemon({bin + "/cairnd", "--conf", conf, "--node", node}, dir + "/cairnd-" + node + ".log"));
+    pids.push_back(spawn_daemon({daemon_path(bin, "cairnd"), "--conf", conf, "--node", node}, dir + "/cairnd-" + node + ".log"));
   }
   {
     std::ofstream file(dir + "/pids");

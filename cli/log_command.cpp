@@ -11,6 +11,8 @@
 #include "cli/controller_client.hpp"
 #include "cli/event_format.hpp"
 #include "cli/log_access.hpp"
+#include "cli/timeline_command.hpp"
+#include "cli/timeline_data.hpp"
 #include "common/option_parser.hpp"
 #include "common/config.hpp"
 #include "events/event_codec.hpp"
@@ -23,15 +25,18 @@ namespace {
 
 constexpr std::string_view kUsage =
     "usage: cairn log dump   [--log DIR|--conf FILE] [--job N] [--kind K[,K]] [--from OFFSET|TIME] [--to OFFSET|TIME] [--json]\n"
-    "       cairn log audit  [--log DIR|--conf FILE] --job N\n"
+    "       cairn log audit  [--log DIR|--conf FILE] --job N [--html FILE]\n"
     "       cairn log stats  [--log DIR|--conf FILE]\n"
     "       cairn log verify [--log DIR|--conf FILE]   (segments against META, then two replays)\n"
-    "       cairn log replay --verify [--log DIR] [--conf FILE]   (the live controller's state against a replay)\n";
+    "       cairn log replay --verify [--log DIR] [--conf FILE]   (the live controller's state against a replay)\n"
+    "       cairn log timeline [--log DIR|--conf FILE] [--from T] [--to T] [--job N[,M...]] [--user U] [--partition P]\n"
+    "                          --html FILE | --svg FILE   (the cluster's history as a picture)\n";
 
 const std::vector<OptionSpec> kOptions = {
     {0, "log", true, ""},   {0, "conf", true, ""}, {'j', "job", true, ""}, {0, "kind", true, ""},
     {0, "from", true, ""},  {0, "to", true, ""},   {0, "json", false, ""}, {'h', "help", false, ""},
     {0, "verify", false, ""},
+    {0, "html", true, ""},  {0, "svg", true, ""},  {0, "user", true, ""},  {0, "partition", true, ""},
 };
 
 // Where the log is: --log (a directory or an EventLog= value), else the configuration's EventLog.
@@ -108,7 +113,7 @@ void for_each_event(const EventLog& log, std::ostream& err, Visit&& visit) {
         DecodedEvent decoded(record->offset, record->payload);
         visit(p, decoded);
       } catch (const kj::Exception& e) {
-        err << fmt::format("warning: partition {} offset {}: undecodable record: {}\n", p, record->offset,
+        err << fmt::format("warning: shard {} offset {}: undecodable record: {}\n", p, record->offset,
                            e.getDescription().cStr());
       }
     }
@@ -132,13 +137,13 @@ int audit(const EventLog& log, const ParsedArgs& args, std::ostream& out, std::o
   if (!job) throw UsageError("cairn log audit: --job N is required");
   EventFilter filter;
   filter.job = parse_count("--job", *job);
+  if (auto html = args.get("html")) return run_audit_html(log, *filter.job, *html, out, err);
   std::vector<std::string> rows;
   for_each_event(log, err, [&](uint32_t, const DecodedEvent& decoded) {
     auto event = decoded.event();
     if (!filter.matches(decoded.offset(), event)) return;
-    auto row = fmt::format("{:<28} {:<20} {:<24} {}", format_utc_micros(event.getHeader().getTimeUs()),
-                           kind_name(event.getBody().which()), format_actor(event.getHeader().getActor()),
-                           format_audit_details(event));
+    auto parts = audit_row(event);
+    auto row = fmt::format("{:<28} {:<20} {:<24} {}", parts.time, parts.event, parts.actor, parts.details);
     row.erase(row.find_last_not_of(' ') + 1);
     rows.push_back(row + "\n");
   });
@@ -215,7 +220,7 @@ int replay_verify(const EventLog& log, const ParsedArgs& args, std::ostream& out
   ClusterState replayed;
   auto stats = replay_range(log, live.partition, 0, live.next_offset, replayed);
   uint64_t digest = state_digest(replayed);
-  out << fmt::format("live controller: digest {:016x}, partition {} up to offset {}\n", live.digest, live.partition,
+  out << fmt::format("live controller: digest {:016x}, shard {} up to offset {}\n", live.digest, live.partition,
                      live.next_offset);
   out << fmt::format("replay of the log: digest {:016x}, {} events, {} jobs\n", digest, stats.events,
                      replayed.jobs.size());
@@ -242,13 +247,15 @@ int run_log_command(const std::vector<std::string>& argv, std::ostream& out, std
       return 0;
     }
     if (!args.positionals.empty()) throw UsageError("cairn log " + verb + ": unexpected argument '" + args.positionals[0] + "'");
-    if (verb != "dump" && verb != "audit" && verb != "stats" && verb != "verify" && verb != "replay")
+    if (verb != "dump" && verb != "audit" && verb != "stats" && verb != "verify" && verb != "replay" &&
+        verb != "timeline")
       throw UsageError("cairn log: unknown command '" + verb + "'\n" + std::string(kUsage));
     auto log = open_log(args);
     if (verb == "dump") return dump(*log, args, out, err);
     if (verb == "audit") return audit(*log, args, out, err);
     if (verb == "stats") return stats(*log, out, err);
     if (verb == "replay") return replay_verify(*log, args, out);
+    if (verb == "timeline") return run_timeline(*log, args, out, err);
     return verify(*log, out);
   } catch (const UsageError& e) {
     err << e.what() << "\n";

@@ -9,6 +9,7 @@
 #include "cli/kafka_command.hpp"
 #include "cli/local_cluster.hpp"
 #include "cli/log_command.hpp"
+#include "common/version.hpp"
 
 namespace {
 
@@ -18,12 +19,21 @@ const std::map<std::string, cairn::FrontEndMain> kOperatorCommands = {
 };
 
 constexpr const char* kUsage =
-    "usage: cairn <command> [args]\n"
-    "  sbatch|srun|squeue|scontrol|scancel|sacct|sinfo|sacctmgr|sbatch_longrun   the Slurm front-ends (also as symlinks)\n"
-    "  log dump|audit|stats|verify                  read the event log\n"
-    "  local up|down|status                         a whole cluster on this machine\n"
-    "  bb status                                    burst-buffer pools (scontrol show burstbuffer)\n"
-    "  kafka create-topic|probe                     set up a Kafka cluster for the event log\n";
+    "Usage: cairn <command> [args]\n"
+    "\n"
+    "The Cairn command line: the Slurm front-ends (installed as their own commands too)\n"
+    "and the operator's commands. `cairn <command> --help` describes each.\n"
+    "\n"
+    "Commands:\n"
+    "  sbatch|srun|squeue|scontrol|scancel|sacct|sinfo|sacctmgr|sbatch_longrun   the Slurm front-ends\n"
+    "  log dump|audit|stats|verify|replay            read the event log\n"
+    "  local up|down|status                          a whole cluster on this machine\n"
+    "  bb status                                     burst-buffer pools (scontrol show burstbuffer)\n"
+    "  kafka create-topic|probe                      set up a Kafka cluster for the event log\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help                                    show this help and exit\n"
+    "  -V, --version                                 print the version (cairn X.Y.Z) and exit\n";
 
 std::string basename_of(const char* path) {
   std::string name(path);
@@ -40,6 +50,10 @@ int main(int argc, char** argv) {
     if (args.empty() || args[0] == "-h" || args[0] == "--help") {
       (args.empty() ? std::cerr : std::cout) << kUsage;
       return args.empty() ? 2 : 0;
+    }
+    if (args[0] == "-V" || args[0] == "--version") {
+      std::cout << cairn::cairn_version_line() << "\n";
+      return 0;
     }
     program = args.front();
     args.erase(args.begin());

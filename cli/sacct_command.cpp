@@ -8,10 +8,13 @@
 #include <ostream>
 
 #include "cli/controller_client.hpp"
+#include "cli/front_end_help.hpp"
 #include "cli/front_ends.hpp"
 #include "cli/sacct_format.hpp"
 #include "common/option_parser.hpp"
+#include "common/version.hpp"
 #include "common/slurm_time.hpp"
+#include "common/string_util.hpp"
 
 namespace cairn {
 namespace {
@@ -22,6 +25,7 @@ const std::vector<OptionSpec> kOptions = {
     {'s', "state", true, ""},         {0, "name", true, ""},           {'S', "starttime", true, ""},
     {'E', "endtime", true, ""},       {'D', "duplicates", false, ""},  {'u', "user", true, ""},
     {'a', "allusers", false, ""},     {0, "conf", true, ""},           {'h', "help", false, ""},
+    {'V', "version", false, ""},
 };
 
 int64_t parse_time_option(const std::string& option, const std::optional<std::string>& text, int64_t now) {
@@ -49,7 +53,11 @@ int run_sacct(const Args& argv, std::ostream& out, std::ostream& err) {
   return run_guarded("sacct", err, [&] {
     auto args = parse_options("sacct", kOptions, argv);
     if (args.has("help")) {
-      out << "Usage: sacct [-j jobs] [-X] [-P] [-n] [-o fields] [-s states] [--name names] [-S time] [-E time] [-D]\n";
+      out << front_end_help("sacct");
+      return 0;
+    }
+    if (args.has("version")) {
+      out << slurm_version_line() << "\n";
       return 0;
     }
     auto refs = parse_job_refs(args.all("jobs"), "sacct");
@@ -59,6 +67,11 @@ int run_sacct(const Args& argv, std::ostream& out, std::ostream& err) {
     auto states = parse_states(args.all("state"), "sacct");
     SacctOptions options;
     options.fields = split_list(args.all("format"));
+    // "-o ,,," names no field: an error rather than the defaults nobody asked for.
+    bool no_field = std::all_of(options.fields.begin(), options.fields.end(),
+                                [](const std::string& field) { return trim(field).empty(); });
+    if (args.has("format") && no_field)
+      throw UsageError("sacct: error: Invalid field requested: \"\"");
     if (options.fields.empty()) options.fields = sacct_default_fields();
     options.parsable2 = args.has("parsable2") || args.has("parsable");
     options.no_header = args.has("noheader");

@@ -16,6 +16,7 @@
 #include "cli/front_ends.hpp"
 #include "cli/sacctmgr_format.hpp"
 #include "common/option_parser.hpp"
+#include "common/version.hpp"
 
 namespace cairn {
 namespace {
@@ -46,7 +47,7 @@ int run_sacctmgr(const Args& argv, std::ostream& out, std::ostream& err) {
     SacctmgrRequest request = parse_sacctmgr(argv);
     switch (request.action) {
       case SacctmgrRequest::Action::help: out << sacctmgr_usage(); return 0;
-      case SacctmgrRequest::Action::version: out << "slurm 22.05.8 (cairn)\n"; return 0;
+      case SacctmgrRequest::Action::version: out << slurm_version_line() << "\n"; return 0;
       default: break;
     }
     auto config = load_cli_config(request.conf);

@@ -284,6 +284,12 @@ SacctmgrEntity parse_entity(std::string_view word, std::string_view action) {
 
 std::string sacctmgr_usage() {
   return "Usage: sacctmgr [-hinpPQsV] [command [entity [specifications]]]\n"
+         "\n"
+         "View and modify Cairn's accounts, users and their associations (which accounts a\n"
+         "user may charge jobs to; AccountingStorageEnforce=associations enforces them).\n"
+         "\n"
+         "  -h, --help        show this help and exit\n"
+         "  -V, --version     print the version and exit\n"
          "  -i, --immediate   commit changes without asking for confirmation\n"
          "  -n, --noheader    no header on listings\n"
          "  -p, --parsable    '|' after every value;  -P, --parsable2: '|' between values\n"

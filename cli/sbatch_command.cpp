@@ -10,6 +10,7 @@
 #include "cli/front_ends.hpp"
 #include "cli/sbatch_request.hpp"
 #include "common/option_parser.hpp"
+#include "events/submission_limits.hpp"
 
 extern char** environ;
 
@@ -76,6 +77,11 @@ int run_sbatch(const Args& argv, std::ostream& out, std::ostream& err) {
     auto request = build_sbatch_request(input);
     for (const auto& warning : request.warnings) err << warning << "\n";
     auto config = load_cli_config(std::nullopt);
+    // The controller's own checks, before a large script travels (the nice rule needs the caller: it stays there).
+    if (auto error = submission_limit_error(request.spec, config.max_script_size, true); !error.empty()) {
+      err << "sbatch: error: Batch job submission failed: " << error << "\n";
+      return 1;
+    }
     uint64_t job_id = 0;
     try {
       ControllerClient client(config);

@@ -8,16 +8,16 @@
 
 #include "events/job_commands.hpp"
 #include "cli/controller_client.hpp"
+#include "cli/front_end_help.hpp"
 #include "cli/front_ends.hpp"
 #include "common/option_parser.hpp"
+#include "common/version.hpp"
 #include "common/string_util.hpp"
 
 namespace cairn {
 namespace {
 
 constexpr uint32_t kDefaultMaxRestarts = 10;
-constexpr const char* kUsage =
-    "Usage: sbatch_longrun [--max-restarts N] [--detached] [--use-verbosity DEFAULT|VERBOSE|SILENT] <sbatch args>\n";
 
 enum class Verbosity { normal, verbose, silent };
 
@@ -62,7 +62,11 @@ bool finished(const JobRecord& job) { return is_final(job.state) && !should_resu
 int run_sbatch_longrun(const Args& argv, std::ostream& out, std::ostream& err) {
   return run_guarded("sbatch_longrun", err, [&] {
     if (!argv.empty() && (argv[0] == "-h" || argv[0] == "--help")) {
-      out << kUsage;
+      out << front_end_help("sbatch_longrun");
+      return 0;
+    }
+    if (!argv.empty() && (argv[0] == "-V" || argv[0] == "--version")) {
+      out << cairn_version_line() << "\n";
       return 0;
     }
     auto args = split_args(argv);

@@ -11,6 +11,7 @@
 #include "common/size_parse.hpp"
 #include "common/slurm_time.hpp"
 #include "common/string_util.hpp"
+#include "common/version.hpp"
 #include "events/job_array.hpp"
 #include "events/job_dependency.hpp"
 #include "events/node_features.hpp"
@@ -266,8 +267,6 @@ constexpr std::string_view kUsageText =
     "              [--resubmit-on=list] [--max-restarts=n] [--resubmit-delay=time]\n"
     "              executable [args...]\n";
 
-// The Slurm release whose behaviour this follows; tools parse the second word.
-constexpr std::string_view kVersionText = "slurm 22.05.8 (cairn)\n";
 
 [[noreturn]] void fail(const std::string& message) { throw UsageError("sbatch: error: " + message); }
 [[noreturn]] void fatal(const std::string& message) { throw UsageError("sbatch: fatal: " + message); }
@@ -797,7 +796,7 @@ FirstPass first_pass(const std::vector<std::string>& args, const Context& contex
         pass.command_line.early_output = std::string(kUsageText);
         return pass;
       case Opt::version:
-        pass.command_line.early_output = std::string(kVersionText);
+        pass.command_line.early_output = slurm_version_line() + "\n";  // tools parse the second word
         return pass;
       case Opt::wrap:
         pass.command_line.wrap = true;

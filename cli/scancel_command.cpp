@@ -3,8 +3,10 @@
 #include <ostream>
 
 #include "cli/controller_client.hpp"
+#include "cli/front_end_help.hpp"
 #include "cli/front_ends.hpp"
 #include "common/option_parser.hpp"
+#include "common/version.hpp"
 #include "common/signal_names.hpp"
 
 namespace cairn {
@@ -13,6 +15,7 @@ namespace {
 const std::vector<OptionSpec> kOptions = {
     {'u', "user", true, ""},    {'n', "name", true, ""},      {'t', "state", true, ""}, {'p', "partition", true, ""},
     {'s', "signal", true, ""},  {'q', "quiet", false, ""},    {0, "conf", true, ""},    {'h', "help", false, ""},
+    {'V', "version", false, ""},
 };
 
 }  // namespace
@@ -21,7 +24,11 @@ int run_scancel(const Args& argv, std::ostream& out, std::ostream& err) {
   return run_guarded("scancel", err, [&] {
     auto args = parse_options("scancel", kOptions, argv);
     if (args.has("help")) {
-      out << "Usage: scancel [-s SIGNAL] [-u user] [-n name] [-t state] [-p partition] [job_id...]\n";
+      out << front_end_help("scancel");
+      return 0;
+    }
+    if (args.has("version")) {
+      out << slurm_version_line() << "\n";
       return 0;
     }
     // "12.3": a job step (srun); everything else names jobs or array tasks.
@@ -34,9 +41,9 @@ int run_scancel(const Args& argv, std::ostream& out, std::ostream& err) {
       else
         job_lists.push_back(text);
     }
-    auto refs = parse_job_refs(job_lists, "scancel");
+    auto refs = parse_job_refs_strictly(job_lists, "scancel");
     auto ids = job_ids_of(refs);
-    auto users = split_list(args.all("user"));
+    auto users = known_users(args.all("user"), "scancel", "Invalid user name");
     auto names = split_list(args.all("name"));
     auto partitions = split_list(args.all("partition"));
     auto states = parse_states(args.all("state"), "scancel");

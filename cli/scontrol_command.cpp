@@ -3,9 +3,11 @@
 #include <ostream>
 
 #include "cli/controller_client.hpp"
+#include "cli/front_end_help.hpp"
 #include "cli/front_ends.hpp"
 #include "cli/scontrol_format.hpp"
 #include "common/option_parser.hpp"
+#include "common/version.hpp"
 #include "common/string_util.hpp"
 
 namespace cairn {
@@ -13,7 +15,7 @@ namespace {
 
 const std::vector<OptionSpec> kOptions = {
     {'o', "oneliner", false, ""}, {0, "conf", true, ""}, {'h', "help", false, ""}, {'d', "details", false, ""},
-    {0, "at", true, ""}};
+    {0, "at", true, ""}, {'V', "version", false, ""}};
 
 const std::map<std::string, ControlVerb> kJobVerbs = {
     {"hold", ControlVerb::hold},         {"uhold", ControlVerb::uhold},
@@ -87,11 +89,18 @@ int job_verb(ControllerClient& client, const std::string& name, ControlVerb verb
              std::ostream& err) {
   if (lists.empty()) throw UsageError("scontrol: error: " + name + " requires a job id");
   std::vector<JobRef> refs;
-  try {
-    refs = parse_job_refs(lists, "scontrol");
-  } catch (const UsageError&) {
-    err << "Invalid job id specified\n";
-    return 1;
+  for (const auto& list : lists) {
+    std::vector<JobRef> named;
+    try {
+      named = parse_job_refs({list}, "scontrol");
+    } catch (const UsageError&) {
+    }
+    // Slurm's words, also for an argument that names no job at all ('' or ",").
+    if (named.empty()) {
+      err << "Invalid job id specified for job " << list << "\n";
+      return 1;
+    }
+    refs.insert(refs.end(), named.begin(), named.end());
   }
   int status = 0;
   // Each job, whole job array (its pending and running tasks) or tasks of one.
@@ -164,9 +173,17 @@ int run_bb_command(const Args& argv, std::ostream& out, std::ostream& err) {
 int run_scontrol(const Args& argv, std::ostream& out, std::ostream& err) {
   return run_guarded("scontrol", err, [&] {
     auto args = parse_options("scontrol", kOptions, with_at_first(argv), true);
-    if (args.has("help") || args.positionals.empty()) {
-      (args.has("help") ? out : err) << kUsage;
-      return args.has("help") ? 0 : 1;
+    if (args.has("help")) {
+      out << front_end_help("scontrol");
+      return 0;
+    }
+    if (args.has("version") || (!args.positionals.empty() && to_lower(args.positionals[0]) == "version")) {
+      out << slurm_version_line() << "\n";
+      return 0;
+    }
+    if (args.positionals.empty()) {
+      err << kUsage;
+      return 1;
     }
     auto command = to_lower(args.positionals[0]);
     std::vector<std::string> rest(args.positionals.begin() + 1, args.positionals.end());

@@ -4,9 +4,11 @@
 #include <ostream>
 
 #include "cli/controller_client.hpp"
+#include "cli/front_end_help.hpp"
 #include "cli/front_ends.hpp"
 #include "cli/sinfo_format.hpp"
 #include "common/option_parser.hpp"
+#include "common/version.hpp"
 
 namespace cairn {
 namespace {
@@ -14,6 +16,7 @@ namespace {
 const std::vector<OptionSpec> kOptions = {
     {'N', "Node", false, ""}, {'o', "format", true, ""}, {'h', "noheader", false, ""},
     {'p', "partition", true, ""}, {0, "conf", true, ""}, {0, "help", false, ""}, {0, "at", true, ""},
+    {'V', "version", false, ""},
 };
 
 }  // namespace
@@ -22,7 +25,11 @@ int run_sinfo(const Args& argv, std::ostream& out, std::ostream& err) {
   return run_guarded("sinfo", err, [&] {
     auto args = parse_options("sinfo", kOptions, argv);
     if (args.has("help")) {
-      out << "Usage: sinfo [-N] [-o format] [-h] [-p partitions] [--at TIME]\n";
+      out << front_end_help("sinfo");
+      return 0;
+    }
+    if (args.has("version")) {
+      out << slurm_version_line() << "\n";
       return 0;
     }
     auto config = load_cli_config(args.get("conf"));

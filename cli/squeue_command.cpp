@@ -3,9 +3,11 @@
 #include <ostream>
 
 #include "cli/controller_client.hpp"
+#include "cli/front_end_help.hpp"
 #include "cli/front_ends.hpp"
 #include "cli/squeue_format.hpp"
 #include "common/option_parser.hpp"
+#include "common/version.hpp"
 
 namespace cairn {
 namespace {
@@ -16,6 +18,7 @@ const std::vector<OptionSpec> kOptions = {
     {'l', "long", false, ""},     {0, "me", false, ""},         {'n', "name", true, ""},
     {0, "conf", true, ""},        {0, "help", false, ""},       {0, "at", true, ""},
     {'r', "array", false, ""},    {'s', "steps", false, ""},
+    {'V', "version", false, ""},
 };
 
 }  // namespace
@@ -24,14 +27,17 @@ int run_squeue(const Args& argv, std::ostream& out, std::ostream& err) {
   return run_guarded("squeue", err, [&] {
     auto args = parse_options("squeue", kOptions, argv);
     if (args.has("help")) {
-      out << "Usage: squeue [-j jobs] [-u users] [-p partitions] [-t states|all] [-o format] [-l] [-h] [--me] "
-             "[--at TIME] [-r] [-s]\n";
+      out << front_end_help("squeue");
+      return 0;
+    }
+    if (args.has("version")) {
+      out << slurm_version_line() << "\n";
       return 0;
     }
     auto config = load_cli_config(args.get("conf"));
     auto refs = parse_job_refs(args.all("jobs"), "squeue");
     auto ids = job_ids_of(refs);
-    auto users = split_list(args.all("user"));
+    auto users = known_users(args.all("user"), "squeue", "Invalid user");
     if (args.has("me")) users.push_back(getenv("USER") ? getenv("USER") : "");
     auto partitions = split_list(args.all("partition"));
     auto names = split_list(args.all("name"));

@@ -9,10 +9,12 @@
 #include <ostream>
 
 #include "cli/controller_client.hpp"
+#include "cli/front_end_help.hpp"
 #include "cli/front_ends.hpp"
 #include "cli/sbatch_request.hpp"
 #include "cli/srun_output.hpp"
 #include "common/option_parser.hpp"
+#include "common/version.hpp"
 #include "protocol/rpc_client.hpp"
 #include "common/size_parse.hpp"
 
@@ -37,12 +39,9 @@ const std::vector<OptionSpec> kOptions = {
     {'C', "constraint", true, ""},   {0, "jobid", true, ""},         {'Q', "quiet", false, ""},
     {'u', "unbuffered", false, ""},  {0, "overlap", false, ""},      {0, "exact", false, ""},
     {0, "mpi", true, ""},            {0, "conf", true, ""},          {'h', "help", false, ""},
+    {'V', "version", false, ""},
 };
 
-constexpr const char* kUsage =
-    "Usage: srun [-n ntasks] [-N nodes] [-c ncpus] [--cpu-bind=type] [--export=ALL|NONE|VARS] [-l]\n"
-    "            [--mem=MB] [-J name] [-p partition] [-t time] [-D dir] [-A account] [--jobid=id]\n"
-    "            executable [args...]\n";
 
 uint32_t count_option(const ParsedArgs& args, const std::string& name) {
   auto text = args.get(name);
@@ -196,7 +195,11 @@ int run_srun(const Args& argv, std::ostream& out, std::ostream& err) {
   return run_guarded("srun", err, [&] {
     auto args = parse_options("srun", kOptions, argv, /*stop_at_positional=*/true);
     if (args.has("help")) {
-      out << kUsage;
+      out << front_end_help("srun");
+      return 0;
+    }
+    if (args.has("version")) {
+      out << slurm_version_line() << "\n";
       return 0;
     }
     if (args.positionals.empty()) throw UsageError("srun: fatal: No command given to execute.");

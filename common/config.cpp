@@ -40,6 +40,11 @@ struct PendingPartition {
   size_t line = 0;
 };
 
+struct PendingPool {
+  BbPoolConfig config;
+  size_t line = 0;
+};
+
 // Job states a finished run may be resubmitted on.
 const std::set<std::string, std::less<>> kResubmitStates = {
     "BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED",
@@ -234,6 +239,8 @@ class ConfigParser {
          [](ConfigParser& p, const Pair& v) { p.config_.state_save_location = p.non_empty(v); }},
         {"eventlog", [](ConfigParser& p, const Pair& v) { p.config_.event_log = p.non_empty(v); }},
         {"slurmdspooldir", [](ConfigParser& p, const Pair& v) { p.config_.slurmd_spool_dir = p.non_empty(v); }},
+        {"slurmctldlogfile", [](ConfigParser& p, const Pair& v) { p.config_.slurmctld_log_file = p.non_empty(v); }},
+        {"slurmdlogfile", [](ConfigParser& p, const Pair& v) { p.config_.slurmd_log_file = p.non_empty(v); }},
         {"killwait", [](ConfigParser& p, const Pair& v) { p.config_.kill_wait_sec = p.number32(v); }},
         {"minjobage", [](ConfigParser& p, const Pair& v) { p.config_.min_job_age_sec = p.number32(v); }},
         {"slurmuser", [](ConfigParser& p, const Pair& v) { p.config_.slurm_user = p.non_empty(v); }},
@@ -276,6 +283,7 @@ class ConfigParser {
          [](ConfigParser& p, const Pair& v) { p.config_.kafka_transactional_id_prefix = v.value; }},
         {"constrainramspace",
          [](ConfigParser& p, const Pair& v) { p.config_.constrain_ram_space = p.boolean(v); }},
+        {"schedulerparameters", [](ConfigParser& p, const Pair& v) { p.scheduler_parameters(v); }},
     };
     std::string key = to_lower(pair.key);
     if (key.starts_with("kafka.")) {
@@ -313,6 +321,20 @@ class ConfigParser {
       } else {
         fail("unknown " + pair.key + " option '" + item + "' (expected socket=PATH or ttl=SECONDS)");
       }
+    }
+  }
+
+  // Slurm's SchedulerParameters: Cairn knows max_script_size=BYTES; Slurm's other options
+  // (bf_*, default_queue_depth=, ...) tune its own scheduler and are accepted and ignored.
+  void scheduler_parameters(const Pair& pair) {
+    config_.max_script_size = kDefaultMaxScriptSize;
+    for (const auto& item : comma_list(pair.value)) {
+      auto eq = item.find('=');
+      if (!iequals(trim(std::string_view(item).substr(0, eq)), "max_script_size")) continue;
+      std::string value = eq == std::string::npos ? "" : std::string(trim(std::string_view(item).substr(eq + 1)));
+      uint64_t bytes = number({pair.key + " max_script_size", value}, 0, std::numeric_limits<uint64_t>::max());
+      if (bytes > kMaxScriptSizeCeiling) fail("SchedulerParameters option max_script_size cannot exceed 512 MB");
+      config_.max_script_size = bytes;
     }
   }
 
@@ -472,13 +494,15 @@ class ConfigParser {
       if (pool.granularity_bytes == 0) fail(granularity->key + " must be positive");
     }
     if (const Pair* is_default = field(fields, "default")) pool.is_default = boolean(*is_default);
-    for (const auto& other : config_.bb_pools)
-      if (other.name == pool.name) fail("duplicate burst buffer pool '" + pool.name + "'");
-    config_.bb_pools.push_back(std::move(pool));
+    for (const auto& other : bb_pools_)
+      if (other.config.name == pool.name) fail("duplicate burst buffer pool '" + pool.name + "'");
+    bb_pools_.push_back({std::move(pool), current_line_});
   }
 
   // Resolves what depends on the whole file: partition nodes, defaults, derived paths.
   void finish() {
+    refuse_second_default(partitions_, "partitions");
+    refuse_second_default(bb_pools_, "burst buffer pools");
     for (auto& pending : partitions_) {
       PartitionConfig& partition = pending.config;
       if (iequals(pending.nodes_text, "ALL")) {
@@ -496,6 +520,7 @@ class ConfigParser {
       }
       config_.partitions.push_back(std::move(partition));
     }
+    for (auto& pending : bb_pools_) config_.bb_pools.push_back(std::move(pending.config));
     choose_default(config_.partitions);
     choose_default(config_.bb_pools);
 
@@ -512,12 +537,25 @@ class ConfigParser {
     if (config_.event_log.empty()) config_.event_log = "file:" + config_.state_save_location + "/log";
   }
 
-  // The last record saying Default=YES wins (as in Slurm); with none, the first.
+  // Two records saying Default=YES are a mistake (Slurm lets the last one win, silently).
+  template <typename Pending>
+  void refuse_second_default(const std::vector<Pending>& records, std::string_view what) const {
+    const Pending* first = nullptr;
+    for (const auto& record : records) {
+      if (!record.config.is_default) continue;
+      if (first)
+        fail_at(record.line, std::string(what) + " '" + first->config.name + "' (line " + std::to_string(first->line) +
+                                 ") and '" + record.config.name + "' both say Default=YES; only one can be the default");
+      first = &record;
+    }
+  }
+
+  // The record saying Default=YES; with none, the first.
   template <typename Record>
   static void choose_default(std::vector<Record>& records) {
     if (records.empty()) return;
-    auto chosen = std::find_if(records.rbegin(), records.rend(), [](const Record& r) { return r.is_default; });
-    Record* winner = chosen == records.rend() ? &records.front() : &*chosen;
+    auto chosen = std::find_if(records.begin(), records.end(), [](const Record& r) { return r.is_default; });
+    Record* winner = chosen == records.end() ? &records.front() : &*chosen;
     for (auto& record : records) record.is_default = &record == winner;
   }
 
@@ -529,6 +567,7 @@ class ConfigParser {
   Fields partition_defaults_;
   std::map<std::string, size_t, std::less<>> node_lines_;  // node name -> defining line
   std::vector<PendingPartition> partitions_;
+  std::vector<PendingPool> bb_pools_;
   std::map<std::string, size_t> top_level_lines_;  // lower-cased key -> line of its last setting
 };
 
@@ -570,12 +609,27 @@ ClusterConfig parse_config(std::string_view text, const std::string& source_name
   return ConfigParser(text, source_name).parse();
 }
 
+namespace {
+
+// Whether the text sets anything: a line with more than blanks and comments.
+bool has_settings(std::string_view text) {
+  for (auto line : split(text, '\n')) {
+    std::string code = strip_comment(line);
+    if (!trim(code).empty()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 ClusterConfig load_config(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw ConfigError(path + ": cannot open: " + std::strerror(errno));
   std::ostringstream text;
   text << file.rdbuf();
   if (file.bad()) throw ConfigError(path + ": cannot read: " + std::strerror(errno));
+  // A controller started on an empty file would run on defaults without a word.
+  if (!has_settings(text.str())) throw ConfigError(path + ": the configuration file is empty (no Key=Value setting)");
   return parse_config(text.str(), path);
 }
 

@@ -27,6 +27,9 @@ class ConfigError : public std::runtime_error {
 
 inline constexpr char kDefaultConfigPath[] = "/etc/cairn/cairn.conf";
 inline constexpr uint16_t kDefaultNodePort = 6818;  // slurmd's default port
+// SchedulerParameters=max_script_size=: Slurm's default and its ceiling.
+inline constexpr uint64_t kDefaultMaxScriptSize = 4 * 1024 * 1024;
+inline constexpr uint64_t kMaxScriptSizeCeiling = 512 * 1024 * 1024;
 
 struct NodeConfig {
   std::string name;
@@ -83,6 +86,10 @@ struct ClusterConfig {
   std::string event_log;  // parse_config's default: file:<state_save_location>/log
   // Where agents keep job scripts; "%n" is the node's name. Empty: <state_save_location>/cairnd-<node>.
   std::string slurmd_spool_dir;
+  // SlurmctldLogFile=, SlurmdLogFile= (Slurm's keys): the daemons' log files, reopened on
+  // SIGUSR2; "%n" (node name) and "%h" (host name) in SlurmdLogFile. Empty: stderr only.
+  std::string slurmctld_log_file;
+  std::string slurmd_log_file;
   uint32_t kill_wait_sec = 30;
   uint32_t min_job_age_sec = 300;
   std::string slurm_user = "root";
@@ -109,10 +116,13 @@ struct ClusterConfig {
   // Events between state snapshots (0: none). Replaying 100k events takes ~50 ms, so
   // rarer snapshots cost a restart little and spare the controller their encoding.
   uint32_t snapshot_interval = 100000;
+  // SchedulerParameters=max_script_size=BYTES: the largest batch script a submission may
+  // carry; the exported environment has the same ceiling (docs/decisions.md).
+  uint64_t max_script_size = kDefaultMaxScriptSize;
 
   std::vector<NodeConfig> nodes;            // in definition order
-  std::vector<PartitionConfig> partitions;  // exactly one is_default when any exist
-  std::vector<BbPoolConfig> bb_pools;       // exactly one is_default when any exist
+  std::vector<PartitionConfig> partitions;  // exactly one is_default when any exist (at most one may say so)
+  std::vector<BbPoolConfig> bb_pools;       // likewise
   std::map<std::string, std::string> extra;  // "kafka.*" keys (lower-cased) for librdkafka
   // EventLog=file:... only. EventLogSegmentSize=: a segment rolls past this size.
   uint64_t event_log_segment_bytes = 64ull << 20;
@@ -133,7 +143,7 @@ struct ClusterConfig {
 // Parses configuration text; source_name prefixes error messages (normally the path).
 ClusterConfig parse_config(std::string_view text, const std::string& source_name);
 
-// Reads and parses a file. Throws ConfigError.
+// Reads and parses a file; a file without a single setting is refused. Throws ConfigError.
 ClusterConfig load_config(const std::string& path);
 
 // The first existing file among: cli_conf (--conf), $CAIRN_CONF, kDefaultConfigPath.

@@ -10,7 +10,8 @@
 namespace cairn {
 namespace {
 
-// Slurm's MAX_RANGE: a bigger range is almost certainly a typo.
+// Slurm's MAX_RANGE: a bigger range is almost certainly a typo. It bounds a whole
+// expression too: a few bytes of text must not expand to gigabytes.
 constexpr uint64_t kMaxHosts = 64 * 1024;
 // Longer digit runs would overflow uint64_t; such names are treated as plain words.
 constexpr size_t kMaxDigits = 18;
@@ -38,6 +39,7 @@ std::vector<std::string> expand_ranges(std::string_view expression, std::string_
     if (!lo || !hi) fail(expression, "'" + std::string(range) + "' is not a number or a range of numbers");
     if (*lo > *hi) fail(expression, "range '" + std::string(range) + "' is descending");
     if (*hi - *lo >= kMaxHosts) fail(expression, "range '" + std::string(range) + "' has too many hosts");
+    if (numbers.size() + (*hi - *lo) >= kMaxHosts) fail(expression, "too many hosts");
     for (uint64_t n = *lo; n <= *hi; ++n) numbers.push_back(zero_padded(n, lo_text.size()));
   }
   return numbers;
@@ -55,7 +57,7 @@ void expand_item(std::string_view expression, std::string_view item, std::vector
     size_t close = item.find(']', open);
     if (close == std::string_view::npos) fail(expression, "missing ']'");
     auto numbers = expand_ranges(expression, item.substr(open + 1, close - open - 1));
-    if (names.size() * numbers.size() > kMaxHosts) fail(expression, "too many hosts");
+    if (names.size() * numbers.size() > kMaxHosts - out.size()) fail(expression, "too many hosts");
     std::vector<std::string> product;
     product.reserve(names.size() * numbers.size());
     for (const auto& name : names)
@@ -123,6 +125,7 @@ std::vector<std::string> expand_hostlist(std::string_view expression) {
     } else if ((c == ',' || is_space(c)) && (!in_brackets || at_end)) {
       if (in_brackets) fail(expression, "missing ']'");
       if (pos > item_start) expand_item(expression, expression.substr(item_start, pos - item_start), names);
+      if (names.size() > kMaxHosts) fail(expression, "too many hosts");
       item_start = pos + 1;
     } else if (in_brackets && is_space(c)) {
       fail(expression, "space inside brackets");

@@ -40,7 +40,7 @@ std::string format_timestamp(int64_t unix_seconds);
 //   YYYY-MM-DD, MM/DD[/YY], MMDDYY, today, tomorrow: at 00:00 unless a time follows
 //   (after 'T' or a blank), e.g. "2026-01-20T12:34:00"; MM/DD without a year means
 //   the next such day not yet past.
-// Keywords are case-insensitive. nullopt on anything else.
+// Keywords are case-insensitive. nullopt on anything else, and for times past year 9999.
 std::optional<int64_t> parse_begin_time(std::string_view text, int64_t now_unix);
 
 }  // namespace cairn

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make demo`: a local cluster (cairnctld + 2 cairnd) runs a few real batch jobs,
-# shows squeue, scontrol show job, sacct and the job's audit trail, then stops.
+# shows squeue, scontrol show job, sacct and the job's audit trail, writes a timeline of
+# the run (BUILD/demo/timeline.html), then stops.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 export PATH="$build/bin:$PATH"
@@ -38,5 +39,12 @@ show srun -N2 -l printenv SLURMD_NODENAME
 show sacct -o JobID,JobName,State,ExitCode,Elapsed,NodeList
 show cat slurm-1.out
 show cairn log audit --job 1
+# Pictures of this run, kept after the cluster is gone.
+pictures="$build/demo"
+mkdir -p "$pictures"
+show cairn log timeline --html "$pictures/timeline.html" --svg "$pictures/timeline.svg"
+show cairn log audit --job 1 --html "$pictures/audit-job1.html"
+echo
+echo "The timeline of this run: file://$pictures/timeline.html (open it in a browser; job 1's story: file://$pictures/audit-job1.html)"
 echo
 echo "Demo done; stopping the cluster."

@@ -18,3 +18,6 @@ for cmd in "log dump" "log audit --job 1" "log audit --job 3" "log stats" "log v
   # shellcheck disable=SC2086
   "$bin/cairn" $cmd --log "$dir/log"
 done
+mkdir -p "$build/demo"
+"$bin/cairn" log timeline --log "$dir/log" --html "$build/demo/timeline.html"
+echo "The sample history as a picture: file://$(cd "$build/demo" && pwd)/timeline.html"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Cairn builds and runs with. Idempotent; silent when all are present.
+# Installs the Debian packages Cairn builds and runs with (clang and its compiler-rt: the fuzz targets). Idempotent; silent when all are present.
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libcaf-dev libcapnp-dev capnproto
           librdkafka-dev libspdlog-dev libfmt-dev doctest-dev kcat bc procps util-linux
-          libmunge-dev munge)
+          libmunge-dev munge libsystemd-dev clang libclang-rt-dev chromium python3
+          lintian logrotate)  # checks of the Debian package and of deploy/logrotate (test/integration/package.sh)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,5 +1,5 @@
 // What the controller does when an agent registers (docs/decisions.md, "Launches a
-// controller crash interrupted"): the log's view of the node against the agent's report.
+// controller crash interrupted"): what the log says of the node against the agent's report.
 // Pure: the node actor gathers both and acts on the verdicts through the jobs' actors.
 #pragma once
 
@@ -21,7 +21,7 @@ struct BatchRunOnNode {
   bool operator==(const BatchRunOnNode&) const = default;
 };
 
-// The log's view of a node, taken when its agent registers.
+// What the log says of a node, taken when its agent registers.
 struct NodeLogView {
   std::string instance;  // the spool instance of the agent's previous registration; empty: none known
   std::vector<BatchRunOnNode> runs;

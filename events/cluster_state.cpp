@@ -168,6 +168,7 @@ class Reducer {
       array = parse_array_spec(view(wire.getArraySpec()));
       if (!array) return reject("JobSubmitted for job " + std::to_string(id) + " with an invalid array specification");
     }
+    check_spec(wire);  // the spec is decoded lazily, by views and actors that expect it to decode
     RecordedSpec spec = record_spec(decoded_);
     // Built in place; ids mostly arrive in order, and the hint is then the end.
     JobRecord& job = state_.jobs.emplace_hint(at, std::piecewise_construct, std::forward_as_tuple(id), std::tuple<>())->second;

@@ -2,8 +2,10 @@
 
 #include <capnp/schema.h>
 #include <capnp/serialize-packed.h>
+#include <kj/exception.h>
 #include <kj/io.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <mutex>
@@ -11,6 +13,7 @@
 
 #include "events/event_factory.hpp"
 #include "events/log/event_log.hpp"
+#include "events/submission_limits.hpp"
 
 namespace cairn {
 namespace {
@@ -41,6 +44,14 @@ bool aligned(std::span<const uint8_t> bytes) {
   return reinterpret_cast<uintptr_t>(bytes.data()) % alignof(capnp::word) == 0;
 }
 
+// Reading an event touches each of its words a few times; Cap'n Proto charges a list of
+// empty structs one word per element, so a limit in proportion to the record keeps a few
+// bytes from claiming millions of elements (found by fuzz_event: ~2 GB from 4 KB of records).
+capnp::ReaderOptions reader_options(size_t payload_bytes) {
+  uint64_t words = payload_bytes / sizeof(capnp::word);
+  return capnp::ReaderOptions{std::max<uint64_t>(64 * 1024, 32 * words), 64};
+}
+
 kj::Array<capnp::word> copy_if_misaligned(uint64_t offset, std::span<const uint8_t> payload) {
   if (payload.size() % sizeof(capnp::word) != 0)
     throw LogError("record at offset " + std::to_string(offset) + " is not a Cap'n Proto message");
@@ -59,6 +70,7 @@ std::vector<std::string> read_texts(List list) {
 }
 
 std::vector<StageRequest> read_stages(capnp::List<schema::StagePath>::Reader list) {
+  list = bounded_list(list);
   std::vector<StageRequest> out;
   for (auto stage : list) out.push_back({stage.getSource(), stage.getDestination()});
   return out;
@@ -264,8 +276,8 @@ JobSpecCore read_spec_core(schema::JobSpec::Reader in) {
   }
   if (in.hasResubmit()) {
     auto resubmit = in.getResubmit();
-    for (auto state : resubmit.getOnStates()) core.resubmit.on_states.push_back(state);
-    for (auto code : resubmit.getOnExitCodes()) core.resubmit.on_exit_codes.push_back(code);
+    for (auto state : bounded_list(resubmit.getOnStates())) core.resubmit.on_states.push_back(state);
+    for (auto code : bounded_list(resubmit.getOnExitCodes())) core.resubmit.on_exit_codes.push_back(code);
     core.resubmit.max_restarts = resubmit.getMaxRestarts();
     core.resubmit.delay_sec = resubmit.getDelaySec();
   }
@@ -273,10 +285,41 @@ JobSpecCore read_spec_core(schema::JobSpec::Reader in) {
   core.kill_on_invalid_dep = in.getKillOnInvalidDep() <= 2 ? static_cast<KillOnInvalidDep>(in.getKillOnInvalidDep())
                                                            : KillOnInvalidDep::unset;
   core.features = in.getFeatures();
-  if (in.hasReqNodes()) core.req_nodes = read_texts(in.getReqNodes());
-  if (in.hasExcNodes()) core.exc_nodes = read_texts(in.getExcNodes());
+  if (in.hasReqNodes()) core.req_nodes = read_texts(bounded_list(in.getReqNodes()));
+  if (in.hasExcNodes()) core.exc_nodes = read_texts(bounded_list(in.getExcNodes()));
   core.interactive = in.getInteractive();
   return core;
+}
+
+namespace {
+
+void check_texts(capnp::List<capnp::Text>::Reader list) {
+  for (auto text : bounded_list(list)) (void)text;
+}
+
+}  // namespace
+
+void check_spec(schema::JobSpec::Reader in) {
+  // Deep copies (compact(), query answers) follow every pointer, of known fields or not:
+  // totalSize() walks them all, and a capability has no meaning in a stored spec.
+  if (in.totalSize().capCount != 0)
+    throw kj::Exception(kj::Exception::Type::FAILED, __FILE__, __LINE__, kj::heapString("a job spec holds a capability"));
+  for (auto text : {in.getName(), in.getPartition(), in.getUserName(), in.getAccount(), in.getScript(),
+                    in.getCommand(), in.getWorkDir(), in.getStdoutPattern(), in.getStderrPattern(),
+                    in.getSubmitHost(), in.getDependency(), in.getArraySpec(), in.getComment(), in.getFeatures(),
+                    in.getMailType(), in.getMailUser()})
+    (void)text;
+  check_texts(in.getEnvironment());
+  check_texts(in.getReqNodes());
+  check_texts(in.getExcNodes());
+  (void)in.getSignal();
+  auto bb = in.getBurstBuffer();
+  (void)bb.getPool();
+  for (auto stages : {bb.getStageIn(), bb.getStageOut()})
+    for (auto stage : bounded_list(stages)) (void)stage.getSource(), (void)stage.getDestination();
+  auto resubmit = in.getResubmit();
+  for (auto state : bounded_list(resubmit.getOnStates())) (void)state;
+  for (auto code : bounded_list(resubmit.getOnExitCodes())) (void)code;
 }
 
 JobSpec read_spec(schema::JobSpec::Reader in) {
@@ -288,7 +331,7 @@ JobSpec read_spec(schema::JobSpec::Reader in) {
   spec.stdout_pattern = in.getStdoutPattern();
   spec.stderr_pattern = in.getStderrPattern();
   spec.open_mode = from_wire(in.getOpenMode());
-  spec.environment = read_texts(in.getEnvironment());
+  spec.environment = read_texts(bounded_list(in.getEnvironment()));
   spec.submit_host = in.getSubmitHost();
   spec.array_spec = in.getArraySpec();
   spec.comment = in.getComment();
@@ -410,8 +453,7 @@ std::vector<uint8_t> EventBuilder::bytes() {
 DecodedEvent::DecodedEvent(uint64_t offset, std::span<const uint8_t> payload)
     : offset_(offset),
       aligned_copy_(copy_if_misaligned(offset, payload)),
-      reader_(aligned_copy_ == nullptr ? as_words(payload) : aligned_copy_.asPtr(),
-              capnp::ReaderOptions{64ull << 20, 64}),
+      reader_(aligned_copy_ == nullptr ? as_words(payload) : aligned_copy_.asPtr(), reader_options(payload.size())),
       event_(reader_.getRoot<schema::Event>()),
       payload_(aligned_copy_ == nullptr ? payload
                                         : std::span<const uint8_t>(aligned_copy_.asBytes().begin(),

@@ -15,8 +15,20 @@
 
 #include "capnp/events.capnp.h"
 #include "events/job_model.hpp"
+#include "events/submission_limits.hpp"
 
 namespace cairn {
+
+// Cap'n Proto lets a short message claim millions of empty list elements (each charged one
+// word of the reader's limit); copying them would take gigabytes. Nobody sends so many:
+// a longer list is refused (a kj exception with Slurm's "parameter too long") before it is read.
+template <typename List>
+List bounded_list(List list) {
+  if (list.size() > kMaxSpecListEntries)
+    throw kj::Exception(kj::Exception::Type::FAILED, __FILE__, __LINE__,
+                        kj::heapString(kParameterTooLong.data(), kParameterTooLong.size()));
+  return list;
+}
 
 using EventKind = schema::Event::Body::Which;
 
@@ -32,6 +44,10 @@ void write_environment(schema::JobSpec::Builder out, const std::vector<std::stri
 // The entries of a RecordedSpec::environment_block().
 std::vector<std::string> split_environment(const std::string& block);
 JobSpec read_spec(schema::JobSpec::Reader in);
+// Follows every pointer of the spec (what read_spec reads and what a deep copy walks), copying
+// nothing: throws kj::Exception where one does not decode, so that a record is refused when
+// applied rather than when its spec is read or copied later.
+void check_spec(schema::JobSpec::Reader in);
 JobSpecCore read_spec_core(schema::JobSpec::Reader in);
 void write_allocation(capnp::List<schema::NodeAllocation>::Builder out, const std::vector<NodeShare>& nodes);
 std::vector<NodeShare> read_allocation(capnp::List<schema::NodeAllocation>::Reader in);

@@ -12,7 +12,7 @@
 
 namespace cairn {
 
-// The scheduler's view of the configuration's partitions and pools (the default pool first).
+// The configuration's partitions and pools as the scheduler uses them (the default pool first).
 std::vector<PartitionPolicy> partition_policies(const ClusterConfig& config);
 std::vector<BbPoolPolicy> pool_policies(const ClusterConfig& config);
 // Feature= of every configured node that has some.

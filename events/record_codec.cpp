@@ -294,7 +294,7 @@ void set_texts(capnp::List<capnp::Text>::Builder out, const std::vector<std::str
 
 std::vector<std::string> get_texts(capnp::List<capnp::Text>::Reader in) {
   std::vector<std::string> out;
-  for (auto text : in) out.emplace_back(text.cStr(), text.size());
+  for (auto text : bounded_list(in)) out.emplace_back(text.cStr(), text.size());
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include "events/job_array.hpp"
 #include "events/job_dependency.hpp"
 #include "events/node_features.hpp"
+#include "events/submission_limits.hpp"
 
 namespace cairn {
 namespace {
@@ -48,8 +49,10 @@ Shape shape_of(const JobSpecCore& spec, const PartitionPolicy& partition, const 
   shape.exclusive = spec.exclusive;
   // -w names nodes the job must all get: at least that many.
   shape.nodes = std::max<uint32_t>({1, spec.num_nodes, static_cast<uint32_t>(spec.req_nodes.size())});
-  uint32_t total_cpus = std::max<uint32_t>(1, spec.num_tasks) * std::max<uint32_t>(1, spec.cpus_per_task);
-  shape.cpus_per_node = std::max<uint32_t>(1, (total_cpus + shape.nodes - 1) / shape.nodes);
+  // In 64 bits, clamped: a job admitted before the submission checks existed may ask for more.
+  uint64_t cpus = total_cpus(spec);
+  shape.cpus_per_node =
+      static_cast<uint32_t>(std::clamp<uint64_t>((cpus + shape.nodes - 1) / shape.nodes, 1, UINT32_MAX));
   shape.mem_per_node_mb = memory_per_node_mb(spec, shape.cpus_per_node, partition);
   return shape;
 }
@@ -344,6 +347,8 @@ bool node_eligible(const JobSpecCore& spec, const std::string& node, const NodeF
 uint64_t reserved_size(uint64_t requested_bytes, const BbPoolPolicy& pool) {
   uint64_t unit = pool.granularity_bytes;
   if (unit <= 1) return requested_bytes;
+  // Rounding up must not wrap a request near 2^64 to a small reservation.
+  if (requested_bytes > UINT64_MAX - (unit - 1)) return UINT64_MAX;
   return (requested_bytes + unit - 1) / unit * unit;
 }
 
@@ -356,9 +361,9 @@ uint32_t effective_time_limit(const JobSpecCore& spec, const PartitionPolicy& pa
 
 uint64_t memory_per_node_mb(const JobSpecCore& spec, uint32_t cpus_per_node, const PartitionPolicy& partition) {
   if (spec.mem_per_node_mb > 0) return spec.mem_per_node_mb;
-  if (spec.mem_per_cpu_mb > 0) return spec.mem_per_cpu_mb * cpus_per_node;
+  if (spec.mem_per_cpu_mb > 0) return saturating_product(spec.mem_per_cpu_mb, cpus_per_node);
   if (partition.def_mem_per_node_mb > 0) return partition.def_mem_per_node_mb;
-  return partition.def_mem_per_cpu_mb * cpus_per_node;
+  return saturating_product(partition.def_mem_per_cpu_mb, cpus_per_node);
 }
 
 ScheduleRank schedule_rank(const JobRecord& job) { return {job.spec->nice, job.submit_us, job.id}; }

@@ -28,7 +28,7 @@ struct SnapshotLimits {
   int64_t max_last_event_us = INT64_MAX;  // for a view of the past: folded nothing later than this
 };
 
-// The newest usable snapshot of the partition, or nullopt; `warn` hears about each
+// The newest usable snapshot of the shard (`partition`), or nullopt; `warn` hears about each
 // snapshot file skipped and why.
 std::optional<StateSnapshot> load_newest_snapshot(const std::string& dir, uint32_t partition,
                                                   const SnapshotLimits& limits,

@@ -13,6 +13,7 @@ void write_list(List out, const std::vector<T>& values) {
 
 template <typename T, typename List>
 std::vector<T> read_list(List in) {
+  in = bounded_list(in);
   std::vector<T> values;
   values.reserve(in.size());
   for (auto value : in) values.push_back(T(value));

@@ -48,8 +48,8 @@ StepRequest read_step_request(rpc::StepRequest::Reader in) {
   request.num_nodes = in.getNumNodes();
   request.cpus_per_task = in.getCpusPerTask();
   request.mem_per_node_mb = in.getMemPerNodeMb();
-  for (auto word : in.getArgv()) request.argv.emplace_back(word.cStr(), word.size());
-  for (auto entry : in.getEnvironment()) request.environment.emplace_back(entry.cStr(), entry.size());
+  for (auto word : bounded_list(in.getArgv())) request.argv.emplace_back(word.cStr(), word.size());
+  for (auto entry : bounded_list(in.getEnvironment())) request.environment.emplace_back(entry.cStr(), entry.size());
   request.work_dir = in.getWorkDir();
   request.name = in.getName();
   request.cpu_bind = in.getCpuBind();

@@ -1,6 +1,7 @@
 // The event-log contract shared by the file and Kafka backends.
-// A log has a fixed number of partitions (one per shard); each partition is a
-// sequence of opaque records addressed by dense offsets starting at 0.
+// A log has a fixed number of log partitions (one per shard); each is a sequence
+// of opaque records addressed by increasing offsets: dense from 0 in the file log,
+// with gaps in Kafka (transaction markers take offsets), so nothing may assume density.
 #pragma once
 
 #include <cstdint>

@@ -39,6 +39,17 @@ per_job_ms() { echo "($1) * 1000 / $ticks_per_s / $jobs" | bc -l | xargs printf 
 echo "lifecycle.agent_cpu_ms_per_job value=$(per_job_ms "$(agent_ticks 14) - $agent_own") (both agents' own CPU)"
 echo "lifecycle.agent_children_cpu_ms_per_job value=$(per_job_ms "$(agent_ticks 16) - $agent_children") (supervisors and jobs)"
 
+# How soon a job's end is recorded after its script's last command (the JobEnded event's
+# writer time against the clock read by the script as it exits); the unit tests do not assert it.
+mkdir -p ends
+ended=()
+for _ in $(seq 20); do ended+=("$(sbatch --parsable -o /dev/null --wrap "date +%s%N > $dir/ends/\$SLURM_JOB_ID")"); done
+while [ -n "$(squeue -h -t PD,R,CG)" ]; do sleep 0.05; done
+for id in "${ended[@]}"; do
+  recorded_us=$(cairn log dump --job "$id" --kind JobEnded --json | grep -o '"timeUs":"[0-9]*"' | head -1 | tr -dc 0-9)
+  echo $(( recorded_us - $(cat "ends/$id") / 1000 ))
+done | sort -n | awk '{us[NR] = $1} END {printf "lifecycle.end_recorded_ms median=%.1f max=%.1f (%d jobs: script exit to JobEnded)\n", us[int((NR + 1) / 2)] / 1000, us[NR] / 1000, NR}'
+
 # Memory per pending job, on a controller of its own: the runs above would leave freed
 # heap behind that the new jobs reuse. Jobs are held so that none runs; RSS is read once
 # every submission is acknowledged and the controller has folded it, from many jobs so

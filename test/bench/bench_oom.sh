@@ -22,8 +22,8 @@ for trial in $(seq 10); do
   job=$(sbatch --parsable --mem=50M --wrap 'while [ ! -e go ]; do sleep 0.01; done; dd if=/dev/zero of=/dev/null bs=300M count=1')
   cgroup=
   for _ in $(seq 500); do
-    cgroup=$(ls -d /sys/fs/cgroup/memory/*/cairnd-n1-"$agent_pid".job"$job".0 /sys/fs/cgroup/memory/cairnd-n1-"$agent_pid".job"$job".0 \
-      /sys/fs/cgroup/*/cairnd-n1-"$agent_pid".job"$job".0 /sys/fs/cgroup/memory/*/*/cairnd-n1-"$agent_pid".job"$job".0 2>/dev/null | head -1 || true)
+    cgroup=$(ls -d /sys/fs/cgroup/memory/*/cairnd-n1-*-"$agent_pid".job"$job".0 /sys/fs/cgroup/memory/cairnd-n1-*-"$agent_pid".job"$job".0 \
+      /sys/fs/cgroup/*/cairnd-n1-*-"$agent_pid".job"$job".0 /sys/fs/cgroup/memory/*/*/cairnd-n1-*-"$agent_pid".job"$job".0 2>/dev/null | head -1 || true)
     [ -n "$cgroup" ] && break
     sleep 0.01
   done

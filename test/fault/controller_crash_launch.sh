@@ -11,7 +11,7 @@ build=$1
 source "$(dirname "$0")/../integration/cluster.bash"
 start_cluster 1 2 1000
 grep -qa "CAIRN_FAULT_CRASH_BEFORE_LAUNCH" "$bin/cairnctld" ||
-  { echo "SKIP: cairnctld was built without its fault hooks (-DCAIRN_FAULT_HOOKS=OFF)"; exit 77; }
+  skip_test "cairnctld was built without its fault hooks (-DCAIRN_FAULT_HOOKS=OFF)"
 
 ctl=$(head -1 pids)
 start_crashing_controller() {
@@ -41,12 +41,13 @@ start_controller() {
 start_crashing_controller
 job=$(sbatch --parsable -o first.out --wrap 'echo "ran as run ${SLURM_RESTART_COUNT:-0}"')
 wait_for_crash "$job"
-! grep -q "job $job started" "$work/cairnd-n1.log" || fail "the agent got job $job's launch before the crash"
+! grep -qw "JobId=$job started" "$work/cairnd-n1.log" || fail "the agent got job $job's launch before the crash"
 start_controller
 wait_state "$job" COMPLETED 60
+grep -qw "JobId=$job started" "$work/cairnd-n1.log" || fail "the agent does not log a launch as the check above expects"
 [ "$(cat first.out)" = "ran as run 0" ] || fail "first.out: $(cat first.out)"
 [ "$(sacct -j "$job" -X -n -P -o Restarts)" = 0 ] || fail "job $job was requeued instead of launched again"
-grep -q "job $job (run 0) never delivered: launching it again" "$work/cairnctld.log" ||
+grep -qw "JobId=$job (run 0) never delivered: launching it again" "$work/cairnctld.log" ||
   fail "the controller did not say it launched job $job again"
 
 # 2. The same crash, and the node's spool is lost with it (a reboot): really lost, so

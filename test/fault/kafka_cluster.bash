@@ -4,14 +4,10 @@
 # replication factor N and min.insync.replicas N-1, and a local Cairn cluster on it.
 # The brokers stop with the test (the trap of cluster.bash, and broker.sh's own
 # watcher should the script die). Without Java or the jars: SKIP, or FAIL under CI=true.
-kafka_skip() {
-  if [ "${CI:-}" = true ]; then echo "FAIL: CI=true, and $*"; exit 1; fi
-  echo "SKIP: $*"; exit 77
-}
-command -v java >/dev/null || kafka_skip "no Java for Apache Kafka's broker (deploy/kafka/fetch-broker.sh)"
+command -v java >/dev/null || skip_test "no Java for Apache Kafka's broker (deploy/kafka/fetch-broker.sh)"
 compgen -G "$build/kafka/libs/kafka_2.13-*.jar" >/dev/null ||
-  kafka_skip "no Kafka jars in $build/kafka/libs (deploy/kafka/fetch-broker.sh $build)"
-command -v kcat >/dev/null || kafka_skip "kcat is not installed (deploy/install-deps.sh)"
+  skip_test "no Kafka jars in $build/kafka/libs (deploy/kafka/fetch-broker.sh $build)"
+command -v kcat >/dev/null || skip_test "kcat is not installed (deploy/install-deps.sh)"
 
 kafka_dir=$work/kafka-cluster
 broker() { "$bin/cairn-kafka-broker" "$1" --dir "$kafka_dir" "${@:2}"; }

@@ -32,12 +32,10 @@
 set -euo pipefail
 build=$1
 source "$(dirname "$0")/../integration/cluster.bash"
-[ -x "$bin/cairnctld" ] && [ -x "$bin/cairn" ] || { echo "SKIP: binaries not built"; exit 77; }
+[ -x "$bin/cairnctld" ] && [ -x "$bin/cairn" ] || skip_test "binaries not built"
 kTimeout=60  # seconds a controller may take to refuse or to answer: far more than it needs
 
-gone() {  # pid: true once the process has exited (or is a zombie)
-  [ ! -e "/proc/$1" ] || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]
-}
+gone() { exited "$1"; }  # pid
 stop_gracefully() {  # pid
   kill -TERM "$1" 2>/dev/null || true
   for _ in $(seq $((kTimeout * 20))); do gone "$1" && return 0; sleep 0.05; done

@@ -40,7 +40,7 @@ if command -v script >/dev/null; then
     fail "after the terminal answers: $(sacctmgr -n -P list account tty_no,tty_yes format=account)"
   sacctmgr -i delete account tty_yes >/dev/null
 else
-  echo "SKIP the confirmation prompt: no script(1) to give sacctmgr a terminal"
+  skip_part "the confirmation prompt: no script(1) to give sacctmgr a terminal"
 fi
 sacctmgr -i add user root account=physics,chem DefaultAccount=physics >/dev/null
 set +e; out=$(sacctmgr -i add user root account=biology 2>&1); rc=$?; set -e
@@ -82,7 +82,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
   job=$(cd shared && as_nobody "$bin/sbatch" --parsable -o /dev/null --wrap true)
   [ "$(sacct -n -X -P -j "$job" -o Account,User)" = "chem|nobody" ] || fail "nobody's job: $(sacct -n -X -P -j "$job" -o Account,User)"
 else
-  echo "SKIP part 5: needs root and setpriv to run the CLI as another user"
+  skip_part "part 5: needs root and setpriv to run the CLI as another user"
   sacctmgr -i add user nobody account=chem >/dev/null
 fi
 
@@ -104,4 +104,4 @@ set +e; out=$(sbatch -A chem --wrap true 2>&1); rc=$?; set -e
 verify=$(cairn log replay --verify) || fail "replay --verify: $verify"
 grep -q "^identical" <<<"$verify" || fail "replay --verify: $verify"
 cairn log dump | grep -q "UserAssociated" || fail "the log has no UserAssociated event"
-echo PASS
+pass PASS

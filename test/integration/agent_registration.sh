@@ -4,20 +4,10 @@
 # node name, and exit 0 on SIGTERM. Every process is stopped by its PID.
 set -euo pipefail
 build=$(cd "$1" && pwd)
-bin=$build/bin
-[ -x "$bin/cairnd" ] && [ -x "$bin/cairnctld" ] && [ -x "$bin/cairn" ] || { echo "SKIP: binaries not built"; exit 77; }
-work=$(mktemp -d /tmp/cairn-agentreg-XXXXXX)
+source "$(dirname "$0")/cluster.bash"  # $work, fail, skip_test; no `cairn local` cluster here
+[ -x "$bin/cairnd" ] && [ -x "$bin/cairnctld" ] && [ -x "$bin/cairn" ] || skip_test "binaries not built"
 pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*"
-  for log in "$work"/*.log; do echo "--- $log"; tail -20 "$log"; done
-  exit 1
-}
+trap 'for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done; cleanup' EXIT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 cat > "$work/cairn.conf" <<CONF
 ClusterName=test
@@ -41,7 +31,7 @@ grep -q "node 'n9' is not in the configuration" "$work/n9.err" || fail "unknown 
 # The agents start first: they wait for the controller, retrying every second.
 "$bin/cairnd" --conf "$work/cairn.conf" --node n1 2>"$work/n1.log" & pids+=($!); agent1=$!
 "$bin/cairnd" --conf "$work/cairn.conf" --node n2 2>"$work/n2.log" & pids+=($!); agent2=$!
-sleep 1.5
+sleep 1.5  # the scenario, not a wait: the agents retry while no controller listens
 "$bin/cairnctld" --conf "$work/cairn.conf" >"$work/ctld.log" 2>&1 & pids+=($!); ctl=$!
 wait_registrations n1 1
 wait_registrations n2 1
@@ -49,7 +39,7 @@ wait_registrations n2 1
 # The controller dies and comes back: both agents register again.
 kill -9 "$ctl"
 wait "$ctl" 2>/dev/null || true  # reaped quietly
-sleep 1.5
+sleep 1.5  # an outage of more than one retry: it must still be logged once
 "$bin/cairnctld" --conf "$work/cairn.conf" >>"$work/ctld.log" 2>&1 & pids+=($!); ctl=$!
 wait_registrations n1 2
 wait_registrations n2 2

@@ -103,7 +103,7 @@ if [ -n "$hog" ]; then
   touch release-hog-end
   wait_state "$hog" OUT_OF_MEMORY
 else
-  echo "SKIP part 5: no memory enforcement here"
+  skip_part "part 5: no memory enforcement here"
 fi
 
 # 6. Their ends are reported as they happen, with the whole output.
@@ -125,4 +125,4 @@ wait_registrations n1 3
 job=$(sbatch --parsable --wrap 'echo after')
 wait_state "$job" COMPLETED
 [ "$(cat "slurm-$job.out")" = after ] || fail "a job after the restarts wrote '$(cat "slurm-$job.out")'"
-echo "agent_restart: all checks passed"
+pass "agent_restart: all checks passed"

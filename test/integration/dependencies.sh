@@ -16,9 +16,9 @@ a=$(sbatch --parsable -o /dev/null -J A --wrap "echo A >> $work/order; while [ !
 b=$(sbatch --parsable -o /dev/null -J B -d "afterok:$a" --wrap "echo B >> $work/order; sleep 0.3")
 c=$(sbatch --parsable -o /dev/null -J C --dependency="afterok:$b" --wrap "echo C >> $work/order")
 wait_state "$a" RUNNING
-sleep 0.5  # a few scheduling passes
-expect_reason "$b" Dependency
-expect_reason "$c" Dependency
+# Pending reasons come from scheduling passes: once B and C show theirs, a pass judged them.
+wait_reason "$b" Dependency
+wait_reason "$c" Dependency
 [ "$(state_of "$b")" = PENDING ] || fail "B is $(state_of "$b") while A runs"
 [ "$(dependency_of "$b")" = "Dependency=afterok:$a(unfulfilled)" ] || fail "B shows '$(dependency_of "$b")'"
 [ "$(squeue -h -j "$c" -o %E)" = "afterok:$b(unfulfilled)" ] || fail "squeue %E of C: $(squeue -h -j "$c" -o %E)"
@@ -32,11 +32,11 @@ wait_state "$c" COMPLETED
 # DependencyNeverSatisfied; --kill-on-invalid-dep=yes cancels such a job instead.
 never=$(sbatch --parsable -o /dev/null -d "afternotok:$a" --wrap true)
 killed=$(sbatch --parsable -o /dev/null -d "afternotok:$a" --kill-on-invalid-dep=yes --wrap true)
-sleep 1
-[ "$(state_of "$never")" = PENDING ] || fail "the never-satisfiable job is $(state_of "$never")"
-expect_reason "$never" DependencyNeverSatisfied
-[ "$(dependency_of "$never")" = "Dependency=afternotok:$a(failed)" ] || fail "shows '$(dependency_of "$never")'"
+# Judged by scheduling passes: the reason shows once a pass judged the job and left it pending.
+wait_reason "$never" DependencyNeverSatisfied
 wait_state "$killed" CANCELLED
+[ "$(state_of "$never")" = PENDING ] || fail "the never-satisfiable job is $(state_of "$never")"
+[ "$(dependency_of "$never")" = "Dependency=afternotok:$a(failed)" ] || fail "shows '$(dependency_of "$never")'"
 scontrol show job "$killed" | grep -q "Reason=DependencyNeverSatisfied" || fail "the cancelled job's reason"
 scancel "$never"
 

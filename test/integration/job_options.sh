@@ -60,14 +60,16 @@ wait_state "$whole" RUNNING
 [ "$(field "$whole" NumCPUs)" = "NumCPUs=2" ] || fail "exclusive job: $(field "$whole" NumCPUs)"
 [ "$(field "$whole" OverSubscribe)" = "OverSubscribe=NO" ] || fail "exclusive job: $(field "$whole" OverSubscribe)"
 guest=$(sbatch --parsable -o /dev/null -w n1 --wrap 'sleep 30')
-sleep 1
+# Pending reasons come from scheduling passes: once it shows, a pass judged the guest.
+wait_reason "$guest" Resources
 [ "$(state_of "$guest")" = PENDING ] || fail "a job shares the exclusive job's node: $(state_of "$guest")"
-expect_reason "$guest" Resources
 # The other way round: a node with a job on it is not given to an exclusive job.
 sharer=$(sbatch --parsable -o /dev/null -w n2 --wrap 'sleep 30')
 wait_state "$sharer" RUNNING
 waiting=$(sbatch --parsable -o /dev/null --exclusive -w n2 --wrap 'sleep 30')
-sleep 1
+# A later job that runs elsewhere proves a scheduling pass went past the exclusive one.
+probe=$(sbatch --parsable -o /dev/null -w n3 --wrap true)
+wait_state "$probe" COMPLETED
 [ "$(state_of "$waiting")" = PENDING ] || fail "an exclusive job shares n2: $(state_of "$waiting")"
 scancel "$whole"
 wait_state "$guest" RUNNING

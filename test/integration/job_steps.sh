@@ -51,7 +51,7 @@ if [ "$(nproc)" -ge 2 ]; then
   grep -qx "0: affinity 1" steps.out && grep -qx "1: affinity 0" steps.out ||
     fail "--cpu-bind=map_cpu:1,0 did not pin the tasks: $(cat steps.out)"
 else
-  echo "SKIP --cpu-bind pinning: this host has a single CPU"
+  skip_part "--cpu-bind pinning: this host has a single CPU"
 fi
 got=$(sacct -j "$job" -n -P -o JobID,JobName,State,ExitCode)
 expected="$job|steps.sh|COMPLETED|0:0
@@ -143,7 +143,7 @@ if [ "$(scontrol show node n1 | grep -o 'MemoryEnforcement=[^ ]*')" != "MemoryEn
   [ "$(step_field "$job.0" ExitCode)" = 0:125 ] || fail "OOM step exit code $(step_field "$job.0" ExitCode)"
   grep -q "Detected 1 oom_kill event in StepId=$job.0" oom.out || fail "srun did not report the OOM: $(cat oom.out)"
 else
-  echo "SKIP part 6: the agents run without memory cgroups here"
+  skip_part "part 6: the agents run without memory cgroups here"
 fi
 
 # 7. kill -9 of the controller while a step runs: the step's tasks go (srun lost its
@@ -190,6 +190,6 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
   echo "$out" | grep -q "Access/permission denied" || fail "another user's srun said: $out"
   scancel "$job"
 else
-  echo "SKIP part 9: needs root and setpriv to run srun as another user"
+  skip_part "part 9: needs root and setpriv to run srun as another user"
 fi
-echo "job steps: all checks passed"
+pass "job steps: all checks passed"

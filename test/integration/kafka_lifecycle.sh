@@ -11,20 +11,16 @@
 set -euo pipefail
 build=$1
 backend=${CAIRN_KAFKA_BACKEND:-mock}
-skip() {
-  if [ "${CI:-}" = true ]; then echo "FAIL: CI=true, and $*"; exit 1; fi
-  echo "SKIP: $*"; exit 77
-}
+source "$(dirname "$0")/cluster.bash"
 if [ "$backend" != file ]; then
-  [ -x "$build/bin/cairn-kafka-mock" ] || skip "cairn-kafka-mock not built"
-  command -v kcat >/dev/null || skip "kcat is not installed (deploy/install-deps.sh)"
+  [ -x "$build/bin/cairn-kafka-mock" ] || skip_test "cairn-kafka-mock not built"
+  command -v kcat >/dev/null || skip_test "kcat is not installed (deploy/install-deps.sh)"
 fi
 if [ "$backend" = broker ]; then
-  command -v java >/dev/null || skip "no Java for Apache Kafka's broker (deploy/kafka/fetch-broker.sh)"
+  command -v java >/dev/null || skip_test "no Java for Apache Kafka's broker (deploy/kafka/fetch-broker.sh)"
   compgen -G "$build/kafka/libs/kafka_2.13-*.jar" >/dev/null ||
-    skip "no Kafka jars in $build/kafka/libs (deploy/kafka/fetch-broker.sh $build)"
+    skip_test "no Kafka jars in $build/kafka/libs (deploy/kafka/fetch-broker.sh $build)"
 fi
-source "$(dirname "$0")/cluster.bash"
 case "$backend" in
   broker) local_up_args=(--kafka) ;;
   # `--kafka` where the broker's jars are missing: the fallback to the mock.

@@ -21,6 +21,14 @@ grep -q "job=$job name=envcheck nodes=n1 ntasks=1 cpus=1" "slurm-$job.out" || fa
 grep -q "submit_dir=$work partition=debug cluster=local" "slurm-$job.out" || fail "environment: $(cat "slurm-$job.out")"
 scontrol show job "$job" | grep -q "JobState=COMPLETED" || fail "scontrol show job"
 scontrol show job "$job" | grep -q "ExitCode=0:0" || fail "exit code 0:0"
+# Its story in each daemon's log, under Slurm's token: grep -w JobId=N (not JobId=N0).
+story=$(grep -w "JobId=$job" cairnctld.log) || fail "the controller's log never says JobId=$job"
+for event in JobSubmitted JobAllocated JobEnded; do  # a job runs from its JobAllocated
+  grep -q "cairnctld: JobId=$job $event at offset [0-9]* by " <<<"$story" || fail "the controller's log lacks JobId=$job $event: $story"
+done
+story=$(grep -w "JobId=$job" cairnd-n1.log) || fail "the agent's log never says JobId=$job"
+grep -q "cairnd\[n1\]: JobId=$job started: pid" <<<"$story" || fail "the agent's log lacks the start: $story"
+grep -q "cairnd\[n1\]: JobId=$job ended: exit code 0, signal 0" <<<"$story" || fail "the agent's log lacks the end: $story"
 
 # 2. Exit codes and signals.
 job=$(submit --wrap 'exit 3')
@@ -37,8 +45,8 @@ for _ in $(seq 50); do [ -s tree.pid ] && break; sleep 0.1; done
 pgid=$(cat tree.pid)
 scancel "$job"
 wait_state "$job" CANCELLED
-sleep 0.5
-if ps -eo pgid= | grep -qw "$pgid"; then fail "processes of group $pgid survived the cancel"; fi
+group_size() { ps -eo pgid= | grep -cw "$pgid" || true; }
+poll_until 10 0 group_size || fail "processes of group $pgid survived the cancel: $(ps -o pid,stat,cmd -g "$pgid")"
 
 # 4. Time limit: TIMEOUT.
 job=$(submit -t 0:02 --wrap 'sleep 300')
@@ -73,7 +81,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
   scancel "$job"
   wait_state "$job" CANCELLED
 else
-  echo "SKIP part 6b: needs root and setpriv to run the CLI as another user"
+  skip_part "part 6b: needs root and setpriv to run the CLI as another user"
 fi
 
 # 6c. --signal: the job is warned before its time limit.
@@ -134,7 +142,7 @@ if [ -s "$work/spool" ]; then
   cairn local down --dir "$work"
   [ ! -e "$spool" ] || fail "cairn local down left $spool behind"
 else
-  echo "SKIP part 12: no writable /dev/shm here, the spool stays under the state directory"
+  skip_part "part 12: no writable /dev/shm here, the spool stays under the state directory"
 fi
 
-echo "lifecycle: all checks passed"
+pass "lifecycle: all checks passed"

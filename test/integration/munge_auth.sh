@@ -5,10 +5,10 @@
 set -euo pipefail
 build=$1
 export PATH="$PATH:/usr/sbin:/sbin"
-for tool in munged munge; do
-  command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed (Debian package munge)"; exit 77; }
-done
 source "$(dirname "$0")/cluster.bash"
+for tool in munged munge; do
+  command -v "$tool" >/dev/null || skip_test "$tool is not installed (Debian package munge)"
+done
 
 expect_error() {  # expected-text command...: fails with a non-zero exit and says the text
   local text=$1; shift
@@ -32,8 +32,7 @@ start_munged() {  # dir
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.05
   done
-  echo "SKIP: munged does not start here: $(tail -2 "$1/stderr.log" | tr '\n' ' ')"
-  exit 77
+  skip_test "munged does not start here: $(tail -2 "$1/stderr.log" | tr '\n' ' ')"
 }
 stop_munged() {  # pid: TERM, by PID only
   kill "$1" 2>/dev/null || true
@@ -85,7 +84,7 @@ if "${as_nobody[@]}" true 2>/dev/null; then
   "${as_nobody[@]}" "$bin/scancel" "$mine" || fail "nobody cannot cancel their own job"
   wait_state "$mine" CANCELLED
 else
-  echo "skipped: setpriv cannot switch to uid 65534 here (needs root); other users not checked"
+  skip_part "part 2: setpriv cannot switch to uid 65534 here (needs root); other users not checked"
 fi
 
 # 3. Bad credentials are refused and change nothing.
@@ -141,4 +140,4 @@ CAIRN_CONTROLLER=unix:$work/cairnctld.sock scancel "$held"
 wait_state "$held" CANCELLED
 
 stop_munged "$munged_pid"
-echo "PASS: munge_auth"
+pass "PASS: munge_auth"

@@ -16,7 +16,10 @@ requeues() { cairn log dump --kind JobRequeued --job "$job" | wc -l; }
 # Another crash and restart changes nothing: the decision is in the log.
 kill_hard "$(head -1 pids)"
 restart_controller
-sleep 2
+# A job submitted after the restart that runs to its end proves the restarted controller's
+# job actors had their moment to act on job 1.
+later=$(sbatch --parsable -o /dev/null --wrap true)
+wait_state "$later" COMPLETED
 [ "$(requeues)" = 1 ] || fail "a second restart resubmitted again"
 [ "$(state_of "$job")" = COMPLETED ] || fail "job is $(state_of "$job") after the second restart"
 echo "resubmit_after_crash: all checks passed"

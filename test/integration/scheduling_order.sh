@@ -44,7 +44,7 @@ for job in "$j1" "$j2" "$j3" "$n"; do wait_state "$job" COMPLETED; done
 # delay H: it waits. S (1 CPU, 3 s) ends before H could start: it runs now, ahead of both.
 : >"$work/order"
 b=$(blocker B go2 -c 1 -t 0:08)
-wait_state "$b" RUNNING
+wait_order B  # its shell wrote first (RUNNING alone does not say so): S runs on the other CPU
 h=$(submit H -c 2 -t 0:05)
 l=$(blocker L go3 -c 1 -t 0:30)
 s=$(submit S -c 1 -t 0:03)

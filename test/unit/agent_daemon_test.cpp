@@ -1,7 +1,7 @@
 // cairnd as a whole: the real binary against a fake controller (an RpcListener
 // on a KjLoopThread implementing registerAgent and AgentSession), which then
-// drives it through the Agent capability the agent handed over. Skipped when
-// build/bin/cairnd has not been built.
+// drives it through the Agent capability the agent handed over. build/bin/cairnd
+// is built with the tests: without it every case fails.
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
@@ -339,7 +339,6 @@ TEST_CASE("cairnd: registers, runs a batch script, reports its end at once and l
                                 "cluster=$SLURM_CLUSTER_NAME host=$SLURMD_NODENAME pwd=$(pwd)\"\n"
                                 "sleep 300 &\n"
                                 "echo $! > leftover.pid\n"
-                                "date +%s%N > ended.ns\n"
                                 "exit 3\n"));
   auto end = cluster.wait_end(1);
   REQUIRE(end);
@@ -348,26 +347,21 @@ TEST_CASE("cairnd: registers, runs a batch script, reports its end at once and l
   CHECK_FALSE(end->launch_failed);
   CHECK(read_file(cluster.dir() + "/slurm-1.out") ==
         "id=1 nodes=n1 cpus=2 cluster=test host=n1 pwd=" + cluster.dir() + "\n");
-
-  // From the script's last command to the controller: a few milliseconds.
-  int64_t ended_ns = std::atoll(read_file(cluster.dir() + "/ended.ns").c_str());
-  int64_t latency_ms =
-      (std::chrono::duration_cast<std::chrono::nanoseconds>(end->received.time_since_epoch()).count() - ended_ns) /
-      1'000'000;
-  MESSAGE("end reported " << latency_ms << " ms after the script's last command");
-  CHECK(latency_ms < 250);
+  // How soon the end arrives is measured by test/bench/bench_lifecycle.sh, not asserted here.
 
   // What the script left in its group is killed with it; its script file is gone.
   pid_t leftover = cluster.wait_pid_file("leftover.pid");
   CHECK(eventually([&] { return !process_state(leftover).has_value(); }));
   CHECK_FALSE(std::filesystem::exists(cluster.dir() + "/cairnd-n1/job00001"));
 
-  // A repeated launch of a running job is a no-op.
+  // A repeated launch of a running job is a no-op. A job launched after it, run to its end,
+  // proves the agent went past the repeat (a second run would have written by then).
   JobLaunch twice = cluster.job(2, "#!/bin/sh\necho $$ >> starts.txt\nsleep 300\n");
   cluster.launch(twice);
   cluster.launch(twice);
   pid_t shell = cluster.wait_pid_file("starts.txt");
-  std::this_thread::sleep_for(200ms);
+  cluster.launch(cluster.job(20, "#!/bin/sh\ntrue\n"));
+  REQUIRE(cluster.wait_end(20));
   CHECK(read_file(cluster.dir() + "/starts.txt") == std::to_string(shell) + "\n");
   cluster.order([](rpc::Agent::Client& agent) {
     auto request = agent.terminateRequest();
@@ -468,7 +462,9 @@ TEST_CASE("cairnd: a batch-only signal reaches the shell alone; a failed launch 
   JobLaunch elsewhere = cluster.job(6, "#!/bin/sh\necho ran > elsewhere.txt\n");
   elsewhere.nodes = {{"n2", 1, 100}, {"n1", 1, 100}};
   cluster.launch(elsewhere);
-  std::this_thread::sleep_for(300ms);
+  // A job launched after it, run to its end, proves the agent went past it.
+  cluster.launch(cluster.job(16, "#!/bin/sh\ntrue\n"));
+  REQUIRE(cluster.wait_end(16));
   CHECK_FALSE(std::filesystem::exists(cluster.dir() + "/elsewhere.txt"));
   CHECK_FALSE(cluster.wait_end(6, 0ms));
 }
@@ -495,6 +491,8 @@ TEST_CASE("cairnd: an end is sent until the controller acknowledges it, across r
   // every second, registers again listing the job, then delivers the end.
   cluster.launch(cluster.job(8, "#!/bin/sh\nsleep 0.3\nexit 7\n"));
   cluster.close_controller();
+  // The outage itself (not a wait for something): long enough for two retries, which the
+  // log must still report once.
   std::this_thread::sleep_for(2500ms);
   CHECK_FALSE(cluster.wait_end(8, 0ms));
   cluster.open_controller();
@@ -551,6 +549,8 @@ TEST_CASE("cairnd: a newer run of a job replaces the old one and appends to its 
   auto end = cluster.wait_end(10);
   REQUIRE(end);
   CHECK(end->signal == SIGTERM);
-  std::this_thread::sleep_for(200ms);
+  // A job launched after, run to its end, proves the replaced run had its moment to report.
+  cluster.launch(cluster.job(11, "#!/bin/sh\ntrue\n"));
+  REQUIRE(cluster.wait_end(11));
   CHECK(cluster.record().ends_of(10) == 1);  // the replaced run reports nothing
 }

@@ -26,6 +26,7 @@
 #include "agents/job_environment.hpp"
 #include "events/output_paths.hpp"
 #include "agents/process_group.hpp"
+#include "test/unit/skip.hpp"
 
 using namespace cairn;
 using namespace std::chrono_literals;
@@ -697,10 +698,7 @@ TEST_CASE("spawn_batch_script: signals the agent blocks or ignores are not inher
 }
 
 TEST_CASE("spawn_batch_script: a root agent runs the job as its user and opens its files as that user") {
-  if (::geteuid() != 0 || ::access(kSetprivPath, X_OK) != 0) {
-    MESSAGE("skipped: needs root and setpriv");
-    return;
-  }
+  if (::geteuid() != 0 || ::access(kSetprivPath, X_OK) != 0) CAIRN_SKIP("needs root and setpriv");
   constexpr uint32_t kNobody = 65534;
   TempDir dir;
   REQUIRE(::chmod(dir.path().c_str(), 0755) == 0);

@@ -103,40 +103,40 @@ TEST_CASE("keyed_counter: oom_kill in memory.oom_control and memory.events, neve
 TEST_CASE("cgroup v1 backend: job cgroup with its limit, the OOM counter rising or not or missing, the peak") {
   FakeRoot root;
   root.write("memory.limit_in_bytes", "9223372036854771712\n");
-  MemoryCgroups cgroups({CgroupVersion::v1, root.dir}, "n1", 4242);
-  CHECK(cgroups.prefix() == "cairnd-n1-4242.");
+  MemoryCgroups cgroups({CgroupVersion::v1, root.dir}, "n1", "5a1e", 4242);
+  CHECK(cgroups.prefix() == "cairnd-n1-5a1e-4242.");
 
   JobCgroup job = cgroups.create(12, 0, 50u << 20);
-  CHECK(job.path == root.dir + "/cairnd-n1-4242.job12.0");
-  CHECK(root.read("cairnd-n1-4242.job12.0/memory.limit_in_bytes") == "52428800");
-  CHECK_FALSE(root.has("cairnd-n1-4242.job12.0/memory.memsw.limit_in_bytes"));  // swap not accounted
+  CHECK(job.path == root.dir + "/cairnd-n1-5a1e-4242.job12.0");
+  CHECK(root.read("cairnd-n1-5a1e-4242.job12.0/memory.limit_in_bytes") == "52428800");
+  CHECK_FALSE(root.has("cairnd-n1-5a1e-4242.job12.0/memory.memsw.limit_in_bytes"));  // swap not accounted
   CHECK(MemoryCgroups::procs_file(job) == job.path + "/cgroup.procs");
 
   CHECK_FALSE(cgroups.oom_count(job));  // no counter file: nothing can be said
-  root.write("cairnd-n1-4242.job12.0/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n");
+  root.write("cairnd-n1-5a1e-4242.job12.0/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n");
   auto quiet = cgroups.oom_count(job);
   REQUIRE(quiet);
   CHECK(quiet->oom_kills == 0);
   CHECK(quiet->peak_bytes == 0);  // no memory.max_usage_in_bytes
-  root.write("cairnd-n1-4242.job12.0/memory.oom_control", "oom_kill_disable 0\nunder_oom 1\noom_kill 2\n");
-  root.write("cairnd-n1-4242.job12.0/memory.max_usage_in_bytes", "52428800\n");
+  root.write("cairnd-n1-5a1e-4242.job12.0/memory.oom_control", "oom_kill_disable 0\nunder_oom 1\noom_kill 2\n");
+  root.write("cairnd-n1-5a1e-4242.job12.0/memory.max_usage_in_bytes", "52428800\n");
   auto risen = cgroups.oom_count(job);
   REQUIRE(risen);
   CHECK(risen->oom_kills == 2);
   CHECK(risen->peak_bytes == 52428800);
 
   // Swap accounted: the same limit on memory+swap, or the job would swap instead of dying.
-  root.write("cairnd-n1-4242.job13.1/memory.memsw.limit_in_bytes", "9223372036854771712");
+  root.write("cairnd-n1-5a1e-4242.job13.1/memory.memsw.limit_in_bytes", "9223372036854771712");
   cgroups.create(13, 1, 64u << 20);
-  CHECK(root.read("cairnd-n1-4242.job13.1/memory.memsw.limit_in_bytes") == "67108864");
+  CHECK(root.read("cairnd-n1-5a1e-4242.job13.1/memory.memsw.limit_in_bytes") == "67108864");
   // No limit asked: unlimited, but still a cgroup to count OOM kills in.
   cgroups.create(14, 0, 0);
-  CHECK(root.read("cairnd-n1-4242.job14.0/memory.limit_in_bytes") == "-1");
+  CHECK(root.read("cairnd-n1-5a1e-4242.job14.0/memory.limit_in_bytes") == "-1");
 }
 
 TEST_CASE("cgroup v1 backend: refused where the directory is no memory cgroup") {
   FakeRoot root;
-  CHECK_THROWS_WITH(MemoryCgroups({CgroupVersion::v1, root.dir}, "n1", 1),
+  CHECK_THROWS_WITH(MemoryCgroups({CgroupVersion::v1, root.dir}, "n1", "5a1e", 1),
                     doctest::Contains("is not a cgroup v1 memory cgroup"));
 }
 
@@ -145,75 +145,97 @@ TEST_CASE("cgroup v2 backend: the agent moves to a leaf, children get the memory
   root.write("cgroup.controllers", "cpuset cpu io memory pids\n");
   root.write("cgroup.procs", "4242\n");
   root.write("cgroup.subtree_control", "");
-  MemoryCgroups cgroups({CgroupVersion::v2, root.dir}, "n1", 4242);
-  CHECK(root.read("cairnd-n1-4242.daemon/cgroup.procs") == "4242");
+  MemoryCgroups cgroups({CgroupVersion::v2, root.dir}, "n1", "5a1e", 4242);
+  CHECK(root.read("cairnd-n1-5a1e-4242.daemon/cgroup.procs") == "4242");
   CHECK(root.read("cgroup.subtree_control") == "+memory");
 
-  root.write("cairnd-n1-4242.job5.1/memory.oom.group", "0");
-  root.write("cairnd-n1-4242.job5.1/memory.swap.max", "max");
+  root.write("cairnd-n1-5a1e-4242.job5.1/memory.oom.group", "0");
+  root.write("cairnd-n1-5a1e-4242.job5.1/memory.swap.max", "max");
   JobCgroup job = cgroups.create(5, 1, 64u << 20);
-  CHECK(root.read("cairnd-n1-4242.job5.1/memory.max") == "67108864");
-  CHECK(root.read("cairnd-n1-4242.job5.1/memory.oom.group") == "1");
-  CHECK(root.read("cairnd-n1-4242.job5.1/memory.swap.max") == "0");
+  CHECK(root.read("cairnd-n1-5a1e-4242.job5.1/memory.max") == "67108864");
+  CHECK(root.read("cairnd-n1-5a1e-4242.job5.1/memory.oom.group") == "1");
+  CHECK(root.read("cairnd-n1-5a1e-4242.job5.1/memory.swap.max") == "0");
 
   CHECK_FALSE(cgroups.oom_count(job));
-  root.write("cairnd-n1-4242.job5.1/memory.events", "low 0\nhigh 0\nmax 3\noom 1\noom_kill 0\n");
+  root.write("cairnd-n1-5a1e-4242.job5.1/memory.events", "low 0\nhigh 0\nmax 3\noom 1\noom_kill 0\n");
   CHECK(cgroups.oom_count(job)->oom_kills == 0);
-  root.write("cairnd-n1-4242.job5.1/memory.events", "low 0\nhigh 0\nmax 9\noom 2\noom_kill 1\n");
-  root.write("cairnd-n1-4242.job5.1/memory.peak", "67100000\n");
+  root.write("cairnd-n1-5a1e-4242.job5.1/memory.events", "low 0\nhigh 0\nmax 9\noom 2\noom_kill 1\n");
+  root.write("cairnd-n1-5a1e-4242.job5.1/memory.peak", "67100000\n");
   CHECK(cgroups.oom_count(job)->oom_kills == 1);
   CHECK(cgroups.oom_count(job)->peak_bytes == 67100000);
 
   cgroups.create(6, 0, 0);
-  CHECK(root.read("cairnd-n1-4242.job6.0/memory.max") == "max");
+  CHECK(root.read("cairnd-n1-5a1e-4242.job6.0/memory.max") == "max");
 }
 
 TEST_CASE("cgroup v2 backend: refused without the memory controller") {
   FakeRoot root;
   root.write("cgroup.controllers", "cpu io pids\n");
-  CHECK_THROWS_WITH(MemoryCgroups({CgroupVersion::v2, root.dir}, "n1", 1),
+  CHECK_THROWS_WITH(MemoryCgroups({CgroupVersion::v2, root.dir}, "n1", "5a1e", 1),
                     doctest::Contains("has no memory controller"));
 }
 
-TEST_CASE("kill_and_remove kills what is left in the cgroup; remove_stale clears the node's dead agents' cgroups") {
+TEST_CASE("kill_and_remove kills what is left in the cgroup; remove_stale clears what earlier agents of the spool left") {
   FakeRoot root;
   root.write("memory.limit_in_bytes", "-1");
-  MemoryCgroups cgroups({CgroupVersion::v1, root.dir}, "n1", static_cast<int>(::getpid()));
+  const std::string self = std::to_string(::getpid());
+  MemoryCgroups cgroups({CgroupVersion::v1, root.dir}, "n1", "5a1e", static_cast<int>(::getpid()));
+  CHECK(cgroups.prefix() == "cairnd-n1-5a1e-" + self + ".");
   JobCgroup job = cgroups.create(7, 0, 0);
   pid_t escaped = spawn_sleeper();
-  root.write("cairnd-n1-" + std::to_string(::getpid()) + ".job7.0/cgroup.procs", std::to_string(escaped) + "\n");
+  root.write("cairnd-n1-5a1e-" + self + ".job7.0/cgroup.procs", std::to_string(escaped) + "\n");
   CHECK_FALSE(cgroups.kill_and_remove(job));  // a fake cgroup's files keep its directory
   int status = 0;
   REQUIRE(::waitpid(escaped, &status, 0) == escaped);
   CHECK(WIFSIGNALED(status));
   CHECK(WTERMSIG(status) == SIGKILL);
+  fs::remove_all(job.path);
 
-  fs::create_directory(root.dir + "/cairnd-n1-999999.job3.0");  // no such process
-  fs::create_directory(root.dir + "/cairnd-n1-999999.job4.0");  // a run a restarted agent adopts
-  fs::create_directory(root.dir + "/cairnd-n2-999999.job5.0");  // another node's agent clears its own
-  fs::create_directory(root.dir + "/cairnd-n1-b-999999.job6.0");  // node "n1-b" is another node too
+  fs::create_directory(root.dir + "/cairnd-n1-5a1e-999999.job3.0");  // an earlier agent of this spool
+  fs::create_directory(root.dir + "/cairnd-n1-5a1e-999999.job4.0");  // a run a restarted agent adopts
+  fs::create_directory(root.dir + "/cairnd-n1-5a1e-1.job8.0.step0");  // its pid is a live process's now
+  fs::create_directory(root.dir + "/cairnd-n2-5a1e-999999.job5.0");    // another node's agent clears its own
+  fs::create_directory(root.dir + "/cairnd-n1-b-5a1e-999999.job6.0");  // node "n1-b" is another node too
   fs::create_directory(root.dir + "/other-cgroup");
-  fs::create_directory(root.dir + "/cairnd-n1-999999.daemon");  // a dead agent's v2 leaf: supervisors run there
+  fs::create_directory(root.dir + "/cairnd-n1-5a1e-999999.daemon");  // a dead agent's v2 leaf: supervisors run there
+  // Another cluster on this host with a node n1 (another spool): its agent may be dead
+  // while its jobs run on under their supervisors, to be adopted by its next agent.
+  pid_t other_cluster_job = spawn_sleeper();
+  root.write("cairnd-n1-0ther-999999.job3.0/cgroup.procs", std::to_string(other_cluster_job) + "\n");
+  fs::create_directory(root.dir + "/cairnd-n1-5a1e.job9.0");  // no agent pid: not an agent's
   pid_t supervisor = spawn_sleeper();
-  root.write("cairnd-n1-999999.daemon/cgroup.procs", std::to_string(supervisor) + "\n");
-  CHECK(cgroups.remove_stale({root.dir + "/cairnd-n1-999999.job4.0"}) >= 1);  // this test is no cairnd either
-  CHECK(root.has("cairnd-n1-999999.daemon"));  // a fake cgroup's files keep its directory, as live processes would
-  CHECK(::waitpid(supervisor, &status, WNOHANG) == 0);  // not killed
-  ::kill(supervisor, SIGKILL);
-  ::waitpid(supervisor, &status, 0);
-  CHECK_FALSE(root.has("cairnd-n1-999999.job3.0"));
-  CHECK(root.has("cairnd-n1-999999.job4.0"));
-  CHECK(root.has("cairnd-n2-999999.job5.0"));
-  CHECK(root.has("cairnd-n1-b-999999.job6.0"));
+  root.write("cairnd-n1-5a1e-999999.daemon/cgroup.procs", std::to_string(supervisor) + "\n");
+  CHECK(cgroups.remove_stale({root.dir + "/cairnd-n1-5a1e-999999.job4.0"}) == 2);
+  CHECK(root.has("cairnd-n1-5a1e-999999.daemon"));  // a fake cgroup's files keep its directory, as live processes would
+  CHECK(::waitpid(supervisor, &status, WNOHANG) == 0);          // not killed
+  CHECK(::waitpid(other_cluster_job, &status, WNOHANG) == 0);  // not killed
+  for (pid_t pid : {supervisor, other_cluster_job}) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+  }
+  CHECK_FALSE(root.has("cairnd-n1-5a1e-999999.job3.0"));
+  CHECK_FALSE(root.has("cairnd-n1-5a1e-1.job8.0.step0"));
+  CHECK(root.has("cairnd-n1-5a1e-999999.job4.0"));
+  CHECK(root.has("cairnd-n2-5a1e-999999.job5.0"));
+  CHECK(root.has("cairnd-n1-b-5a1e-999999.job6.0"));
+  CHECK(root.has("cairnd-n1-0ther-999999.job3.0"));
+  CHECK(root.has("cairnd-n1-5a1e.job9.0"));
   CHECK(root.has("other-cgroup"));
+}
+
+TEST_CASE("cgroup names: a spool instance that could pass for a separator is refused") {
+  FakeRoot root;
+  root.write("memory.limit_in_bytes", "-1");
+  for (const char* instance : {"", "a-b", "a.b", "a/b"})
+    CHECK_THROWS_AS(MemoryCgroups({CgroupVersion::v1, root.dir}, "n1", instance, 1), std::invalid_argument);
 }
 
 TEST_CASE("memory event watch: a v2 memory.events change is reported for its job run, until removed") {
   FakeRoot root;
   root.write("cgroup.controllers", "memory\n");
-  MemoryCgroups cgroups({CgroupVersion::v2, root.dir}, "n1", 4242);
+  MemoryCgroups cgroups({CgroupVersion::v2, root.dir}, "n1", "5a1e", 4242);
   JobCgroup job = cgroups.create(9, 2, 0);
-  root.write("cairnd-n1-4242.job9.2/memory.events", "oom 0\noom_kill 0\n");
+  root.write("cairnd-n1-5a1e-4242.job9.2/memory.events", "oom 0\noom_kill 0\n");
 
   std::mutex mutex;
   std::condition_variable changed;
@@ -224,7 +246,7 @@ TEST_CASE("memory event watch: a v2 memory.events change is reported for its job
     changed.notify_all();
   });
   watch.add(9, 2, cgroups.watch_oom(job));
-  root.write("cairnd-n1-4242.job9.2/memory.events", "oom 1\noom_kill 1\n");
+  root.write("cairnd-n1-5a1e-4242.job9.2/memory.events", "oom 1\noom_kill 1\n");
   {
     std::unique_lock lock(mutex);
     REQUIRE(changed.wait_for(lock, std::chrono::seconds(5), [&] { return !seen.empty(); }));
@@ -236,7 +258,7 @@ TEST_CASE("memory event watch: a v2 memory.events change is reported for its job
     std::lock_guard lock(mutex);
     before = seen.size();
   }
-  root.write("cairnd-n1-4242.job9.2/memory.events", "oom 2\noom_kill 2\n");
+  root.write("cairnd-n1-5a1e-4242.job9.2/memory.events", "oom 2\noom_kill 2\n");
   std::unique_lock lock(mutex);
   CHECK_FALSE(changed.wait_for(lock, std::chrono::milliseconds(200), [&] { return seen.size() > before; }));
 }

@@ -4,6 +4,7 @@
 #include "cli/sbatch_request.hpp"
 #include "common/option_parser.hpp"
 #include "common/slurm_time.hpp"
+#include "common/version.hpp"
 
 using namespace cairn;
 
@@ -437,7 +438,7 @@ TEST_CASE("sbatch: command-line errors are getopt's, checked before the script i
 TEST_CASE("sbatch: -h, --usage and -V end sbatch where they stand") {
   CHECK(sbatch_first_pass({"-h"}).early_output->starts_with("Usage: sbatch"));
   CHECK(sbatch_first_pass({"--usage"}).early_output->starts_with("Usage: sbatch [-N nnodes]"));
-  CHECK(*sbatch_first_pass({"-V", "-t", "bad"}).early_output == "slurm 22.05.8 (cairn)\n");
+  CHECK(*sbatch_first_pass({"-V", "-t", "bad"}).early_output == "slurm 22.05.8 (cairn " + std::string(cairn_version()) + ")\n");
   CHECK_THROWS_WITH_AS(sbatch_first_pass({"-t", "bad", "-V"}), "sbatch: error: Invalid --time specification",
                        UsageError);
   auto request = build_sbatch_request(input_with({"--help"}, std::nullopt));

@@ -264,9 +264,17 @@ TEST_CASE("config: partitions") {
     CHECK(config.default_partition()->name == "a");
     CHECK(!config.partition("b")->is_default);
   }
-  SUBCASE("the last Default=YES wins, as in Slurm") {
-    auto config =
-        parse(std::string(kNodes) + "PartitionName=a Default=YES\nPartitionName=b Default=YES\nPartitionName=c\n");
+  SUBCASE("two Default=YES partitions are refused, naming both") {
+    std::string text = std::string(kNodes) + "PartitionName=a Default=YES\nPartitionName=b Default=YES\n";
+    CHECK_THROWS_WITH_AS(
+        parse(text), "test.conf:3: partitions 'a' (line 2) and 'b' both say Default=YES; only one can be the default",
+        ConfigError);
+    CHECK_THROWS_WITH_AS(parse("BurstBuffer=Pool=a Capacity=1G Path=/a Default=YES\n"
+                               "BurstBuffer=Pool=b Capacity=1G Path=/b Default=YES\n"),
+                         "test.conf:2: burst buffer pools 'a' (line 1) and 'b' both say Default=YES; only one can be "
+                         "the default",
+                         ConfigError);
+    auto config = parse(std::string(kNodes) + "PartitionName=a\nPartitionName=b Default=YES\n");
     CHECK(config.default_partition()->name == "b");
     CHECK(!config.partition("a")->is_default);
   }
@@ -456,6 +464,27 @@ TEST_CASE("config: load_config on a missing file") {
   // Errors from a loaded file carry its path.
   std::string bad = dir.write("bad.conf", "ClusterName=x\nBogus=1\n");
   CHECK_THROWS_WITH_AS(load_config(bad), (bad + ":2: unknown key 'Bogus'").c_str(), ConfigError);
+}
+
+TEST_CASE("config: an empty file is refused, naming it") {
+  TempDir dir;
+  for (const char* text : {"", "\n\n", "# only a comment\n   \n\t# another\n"}) {
+    std::string path = dir.write("empty.conf", text);
+    CHECK_THROWS_WITH_AS(load_config(path), (path + ": the configuration file is empty (no Key=Value setting)").c_str(),
+                         ConfigError);
+  }
+  CHECK(load_config(dir.write("one.conf", "# a comment\nClusterName=x\n")).cluster_name == "x");
+}
+
+TEST_CASE("config: SchedulerParameters=max_script_size") {
+  CHECK(parse("ClusterName=x").max_script_size == 4 * 1024 * 1024);
+  CHECK(parse("SchedulerParameters=max_script_size=1000").max_script_size == 1000);
+  CHECK(parse("SchedulerParameters=bf_continue,max_script_size=536870912,default_queue_depth=100").max_script_size ==
+        536870912);
+  CHECK_THROWS_WITH_AS(parse("SchedulerParameters=max_script_size=536870913"),
+                       "test.conf:1: SchedulerParameters option max_script_size cannot exceed 512 MB", ConfigError);
+  CHECK_THROWS_WITH_AS(parse("SchedulerParameters=max_script_size=4M"),
+                       "test.conf:1: bad number for SchedulerParameters max_script_size: '4M'", ConfigError);
 }
 
 TEST_CASE("config: find_config_path tries --conf, then CAIRN_CONF, then the default") {

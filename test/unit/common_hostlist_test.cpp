@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -90,4 +91,25 @@ TEST_CASE("compress_hostlist: prefixes in order of first appearance") {
 TEST_CASE("compress_hostlist inverts expand_hostlist") {
   for (const char* text : {"n[01-10,15],m[3-4],x", "n[1-3,5]", "gpu[001-128]", "a,b,c"})
     CHECK(compress_hostlist(expand_hostlist(text)) == text);
+}
+
+TEST_CASE("compress_hostlist: what an expression expands to compresses to one that expands again") {
+  // Found by fuzz_hostlist: "x,n001,n2[0-65535]" gave 65538 names, compressed into one group of
+  // 65537 numbers that was beyond the expansion limit. An expression now gives at most 64K names.
+  CHECK_THROWS_AS(expand_hostlist("x,n001,n2[0-65535]"), HostlistError);
+  auto names = expand_hostlist("x,n001,n2[0-65533]");
+  REQUIRE(names.size() == 65536);
+  auto compressed = compress_hostlist(names);
+  CHECK(compressed.starts_with("x,n[001,20-29,210-299,"));
+  auto again = expand_hostlist(compressed);
+  CHECK(std::set<std::string>(again.begin(), again.end()) == std::set<std::string>(names.begin(), names.end()));
+}
+
+TEST_CASE("expand_hostlist: at most 64K names in all") {
+  CHECK(expand_hostlist("a[0-32767],b[0-32767]").size() == 65536);
+  CHECK_THROWS_WITH_AS(expand_hostlist("a[0-32767],b[0-32767],extra"), doctest::Contains("too many hosts"),
+                       HostlistError);
+  CHECK_THROWS_WITH_AS(expand_hostlist("a[0-32767],b[0-32768]"), doctest::Contains("too many hosts"), HostlistError);
+  CHECK(expand_hostlist("a[0-32767,32768-65535]").size() == 65536);
+  CHECK_THROWS_WITH_AS(expand_hostlist("a[0-65535,0-65535]"), doctest::Contains("too many hosts"), HostlistError);
 }

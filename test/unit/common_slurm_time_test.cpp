@@ -144,6 +144,10 @@ TEST_CASE("parse_begin_time: now and offsets") {
   CHECK(parse_begin_time("Now+1Hour", now) == now + 3600);
   CHECK(parse_begin_time("now + 60", now) == now + 60);
   CHECK(parse_begin_time("now-1day", now) == now - 86400);
+  // Found by fuzz_sbatch: microseconds of a time this far off do not fit in 64 bits.
+  CHECK(!parse_begin_time("now+20000000weeks", now));
+  CHECK(!parse_begin_time("now-20000000weeks", now));
+  CHECK(parse_begin_time("9999-12-31T23:59:59", now) == 253402300799);
 }
 
 TEST_CASE("parse_begin_time: times of day are today if still ahead, else tomorrow") {

@@ -1,0 +1,195 @@
+#include "cli/front_end_help.hpp"
+
+#include <map>
+
+namespace cairn {
+namespace {
+
+constexpr std::string_view kSqueue = R"(Usage: squeue [OPTIONS...]
+
+View the jobs in the Cairn scheduling queue: pending, running and suspended jobs,
+and for MinJobAge= seconds the jobs that ended. The default format is Slurm's
+"%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R".
+
+Options:
+  -j, --jobs=job_id[,job_id...]  the jobs (or job array tasks, 12_3) to show
+  -u, --user=user[,user...]      the jobs of these users
+      --me                       the jobs of the calling user
+  -n, --name=name[,name...]      the jobs with these names
+  -p, --partition=part[,part...] the jobs of these partitions
+  -t, --states=state[,state...]  the jobs in these states (PD, R, S, CG, CD, F, TO,
+                                 OOM, ... or their names); "all" for every state
+  -o, --format=format            the output format (Slurm's %-fields: %i %j %P %u
+                                 %t %T %M %l %D %C %m %R %r %V %S %e %b ...)
+  -l, --long                     the long format
+  -h, --noheader                 no header line
+  -r, --array                    one line per job array task
+  -s, --steps                    the job steps (srun) instead of the jobs
+      --at=time                  the queue as the event log says it was at that time
+                                 (ISO 8601: 2026-11-23T10:00:00)
+      --conf=file                the configuration (else $CAIRN_CONF, else
+                                 /etc/cairn/cairn.conf)
+      --help                     show this help and exit
+  -V, --version                  print the version and exit
+)";
+
+constexpr std::string_view kSinfo = R"(Usage: sinfo [OPTIONS...]
+
+View the Cairn partitions and nodes: their state, time limit and nodes, one line
+per partition and node state (or per node with -N).
+
+Options:
+  -N, --Node                     one line per node
+  -o, --format=format            the output format (Slurm's %-fields: %P %a %l %D
+                                 %t %T %N %c %f)
+  -h, --noheader                 no header line
+  -p, --partition=part[,part...] these partitions only
+      --at=time                  the cluster as the event log says it was at that
+                                 time (ISO 8601)
+      --conf=file                the configuration (else $CAIRN_CONF, else
+                                 /etc/cairn/cairn.conf)
+      --help                     show this help and exit
+  -V, --version                  print the version and exit
+)";
+
+constexpr std::string_view kScancel = R"(Usage: scancel [OPTIONS...] [job_id[_array_id][.step_id]...]
+
+Cancel pending, running or suspended jobs, job array tasks or job steps, or send
+them a signal. With filters and no ids, every job that matches them all.
+
+Options:
+  -s, --signal=name|number       send this signal instead of cancelling (to the
+                                 batch shell and the steps)
+  -u, --user=user[,user...]      the jobs of these users
+  -n, --name=name[,name...]      the jobs with these names
+  -t, --state=state[,state...]   the jobs in these states (PENDING, RUNNING,
+                                 SUSPENDED)
+  -p, --partition=part[,part...] the jobs of these partitions
+  -q, --quiet                    accepted as Slurm's
+      --conf=file                the configuration (else $CAIRN_CONF, else
+                                 /etc/cairn/cairn.conf)
+  -h, --help                     show this help and exit
+  -V, --version                  print the version and exit
+)";
+
+constexpr std::string_view kSacct = R"(Usage: sacct [OPTIONS...]
+
+Show the accounting data of jobs and job steps, from the controller's job
+history (jobs purged from the queue included). Without -j, -u or -a, only the
+calling user's jobs (root sees every user's).
+
+Options:
+  -j, --jobs=job_id[,job_id...]  these jobs (or job array tasks)
+  -u, --user=user[,user...]      the jobs of these users
+  -a, --allusers                 every user's jobs
+  -s, --state=state[,state...]   the jobs that were in these states (CD, F, TO,
+                                 OOM, CA, NF, PD, R, ...)
+      --name=name[,name...]      the jobs with these names
+  -S, --starttime=time           jobs that had not ended by this time
+  -E, --endtime=time             jobs submitted before this time
+  -X, --allocations              the jobs only, not their steps
+  -D, --duplicates               every run of a requeued or resubmitted job
+  -o, --format=field[%N][,...]   the fields to show (JobID, JobName, Partition,
+                                 Account, AllocCPUS, State, ExitCode, Elapsed,
+                                 Start, End, NodeList, Restarts, ...)
+  -P, --parsable2                '|' between the fields, no padding
+  -p, --parsable                 '|' after every field, no padding
+  -n, --noheader                 no header lines
+      --conf=file                the configuration (else $CAIRN_CONF, else
+                                 /etc/cairn/cairn.conf)
+  -h, --help                     show this help and exit
+  -V, --version                  print the version and exit
+)";
+
+constexpr std::string_view kScontrol = R"(Usage: scontrol [OPTIONS...] COMMAND [ARGUMENTS...]
+
+View or modify the Cairn controller's state: show jobs, nodes, partitions and
+burst buffers, and hold, release, requeue, suspend or resume jobs. Verbs print
+nothing on success and Slurm's error on failure.
+
+Commands:
+  show job [job_id]              jobs, in Slurm's Key=Value layout
+  show node [name[,name...]]     nodes
+  show partition [name]          partitions
+  show burstbuffer               burst-buffer pools, their use and holders
+  hold|uhold job_list            keep pending jobs from starting
+  release job_list               let held jobs start
+  requeue|requeuehold job_list   requeue jobs (and hold them)
+  suspend|resume job_list        stop and continue running jobs
+  version                        print the version
+
+Options:
+  -o, --oneliner                 one line per record
+  -d, --details                  more details
+      --at=time                  show what the event log says was so at that time
+                                 (ISO 8601)
+      --conf=file                the configuration (else $CAIRN_CONF, else
+                                 /etc/cairn/cairn.conf)
+  -h, --help                     show this help and exit
+  -V, --version                  print the version and exit
+)";
+
+constexpr std::string_view kSrun = R"(Usage: srun [OPTIONS...] executable [args...]
+
+Run a parallel job step: inside a job's allocation (in a batch script, or with
+--jobid) its tasks run on the job's nodes; elsewhere srun first asks for an
+allocation of its own, waits for it and runs the step in it. The tasks' output
+comes back to srun's.
+
+Options:
+  -n, --ntasks=n                 the number of tasks
+  -N, --nodes=n                  the number of nodes
+  -c, --cpus-per-task=n          CPUs per task
+      --cpu-bind=type            CPU binding (none, rank, map_cpu:list,
+                                 mask_cpu:list; verbose,...)
+      --mem=size[K|M|G|T]        memory per node
+  -J, --job-name=name            the step's (and the allocation's) name
+  -p, --partition=partition      the partition of a new allocation
+  -t, --time=time                the time limit of a new allocation
+  -A, --account=name             the account of a new allocation
+  -w, --nodelist=hosts           nodes a new allocation must include
+  -x, --exclude=hosts            nodes a new allocation must not include
+  -C, --constraint=list          node features a new allocation needs
+  -D, --chdir=path               the tasks' working directory
+      --export=ALL|NONE|vars     the environment the tasks get
+      --jobid=id                 run in this job's allocation
+  -l, --label                    prefix output lines with the task number
+  -u, --unbuffered               pass output on as it comes
+  -Q, --quiet                    no informational messages
+      --overlap, --exact, --mpi=type   accepted as Slurm's
+      --conf=file                the configuration (else $CAIRN_CONF, else
+                                 /etc/cairn/cairn.conf)
+  -h, --help                     show this help and exit
+  -V, --version                  print the version and exit
+)";
+
+constexpr std::string_view kSbatchLongrun =
+    R"(Usage: sbatch_longrun [--max-restarts N] [--detached] [--use-verbosity LEVEL] <sbatch args>
+
+Submit a batch job (with sbatch's options and script) that the controller resubmits
+when it ends in a state of --resubmit-on (by default TIMEOUT, DEADLINE, PREEMPTED,
+NODE_FAIL, REVOKED), at most N times. Unless --detached, follow the job and report
+each attempt until it is final; the controller keeps resubmitting even if this
+command or the login session dies.
+
+Options:
+      --max-restarts=N           resubmit at most N times (default 10)
+      --detached                 print the job id and return at once
+      --use-verbosity=LEVEL      DEFAULT, VERBOSE or SILENT
+  -h, --help                     show this help and exit
+  -V, --version                  print the version and exit
+  everything else                passed to sbatch (see sbatch --help)
+)";
+
+}  // namespace
+
+std::string_view front_end_help(std::string_view program) {
+  static const std::map<std::string_view, std::string_view> kTexts = {
+      {"squeue", kSqueue}, {"sinfo", kSinfo}, {"scancel", kScancel}, {"sacct", kSacct},
+      {"scontrol", kScontrol}, {"srun", kSrun}, {"sbatch_longrun", kSbatchLongrun},
+  };
+  auto found = kTexts.find(program);
+  return found == kTexts.end() ? std::string_view() : found->second;
+}
+
+}  // namespace cairn

@@ -1,0 +1,21 @@
+// cairn.conf: the slurm.conf grammar, records, hostlists, typed values.
+#include "common/config.hpp"
+#include "test/fuzz/fuzz_support.hpp"
+
+using namespace cairn;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  try {
+    auto config = parse_config(fuzz::text_of(data, size), "fuzz.conf");
+    // The invariants the daemons rely on.
+    size_t defaults = 0;
+    for (const auto& partition : config.partitions) defaults += partition.is_default ? 1 : 0;
+    if (!config.partitions.empty() && defaults != 1) fuzz::finding("not exactly one default partition");
+    for (const auto& partition : config.partitions)
+      for (const auto& node : partition.nodes)
+        if (!config.node(node)) fuzz::finding("partition " + partition.name + " names unknown node " + node);
+    if (config.max_script_size > kMaxScriptSizeCeiling) fuzz::finding("max_script_size above its ceiling");
+  } catch (const ConfigError&) {
+  }
+  return 0;
+}

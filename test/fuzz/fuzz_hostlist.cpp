@@ -1,0 +1,32 @@
+// Hostlist expressions: expansion, and compression of what it gives.
+#include <algorithm>
+
+#include "common/hostlist.hpp"
+#include "test/fuzz/fuzz_support.hpp"
+
+using namespace cairn;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::vector<std::string> names;
+  try {
+    names = expand_hostlist(fuzz::text_of(data, size));
+  } catch (const HostlistError&) {
+    return 0;
+  }
+  // SLURM_JOB_NODELIST and squeue's NODELIST are compressed: they must name the same nodes.
+  auto compressed = compress_hostlist(names);
+  std::vector<std::string> again;
+  try {
+    again = expand_hostlist(compressed);
+  } catch (const HostlistError& error) {
+    fuzz::finding("compressed '" + compressed + "' does not expand: " + error.what());
+  }
+  auto distinct = [](std::vector<std::string>& list) {
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+  };
+  distinct(names);
+  distinct(again);
+  if (names != again) fuzz::finding("compressed '" + compressed + "' names other nodes");
+  return 0;
+}
