@@ -52,7 +52,7 @@ has_line restart.out "slurmstepd: error: \*\*\* JOB $job ON n1 CANCELLED AT $sta
 job=$(sbatch --parsable -o step.out --wrap 'echo started; srun sleep 300; echo "srun exited $?"')
 wait_state "$job" RUNNING
 started step.out
-step_state() { sacct -j "$job" -n -P -o JobID,State | awk -F'|' -v id="$job.0" '$1 == id {print $2}'; }
+step_state() { sacct -j "$job" -n -P -o JobID,State | awk -F'|' -v id="$job.0" '($1 "") == (id "") {print $2}'; }
 poll_until 30 RUNNING step_state || fail "step $job.0 did not start"
 scancel "$job.0"
 wait_state "$job" COMPLETED

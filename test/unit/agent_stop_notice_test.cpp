@@ -8,6 +8,7 @@
 #include "agents/job_environment.hpp"
 #include "agents/stop_notice.hpp"
 #include "cli/sbatch_request.hpp"
+#include "events/job_commands.hpp"
 #include "events/job_step.hpp"
 #include "test/unit/golden.hpp"
 
@@ -135,4 +136,17 @@ TEST_CASE("environment: a task of a two-node step, on the step's second node (go
   launch.job_cpus = {4, 2};
   launch.account = "physics";
   test::check_golden("environment_step_task.txt", lines_of(build_step_environment(launch, 0, "n2")));
+}
+
+TEST_CASE("completing_stop_reason: a requeue, else the time limit, else a cancel") {
+  JobRecord job;
+  job.state = JobState::COMPLETING;
+  job.cancel_requested = true;
+  CHECK(completing_stop_reason(job) == StopReason::cancelled);
+  job.cancel_requested = false;
+  job.time_limit_reached = true;
+  CHECK(completing_stop_reason(job) == StopReason::time_limit);
+  job.time_limit_reached = false;
+  job.requeue_requested = true;
+  CHECK(completing_stop_reason(job) == StopReason::requeue);
 }
