@@ -3,6 +3,7 @@
 # "*** JOB N ON node CANCELLED AT time DUE TO TIME LIMIT ***" at the time limit, without a
 # reason on scancel, in the stderr file (not stdout) when they differ, also after the agent
 # was restarted during the job; "*** STEP N.M ..." to srun's stderr when a step is cancelled;
+# "... DUE TO JOB REQUEUE ***" on scontrol requeue;
 # "Detected K oom-kill event(s) in StepId=N.batch ..." after an OOM kill, where this machine
 # can OOM-kill a job. And a two-node job's environment: SLURM_TASK_PID, the submitter's umask.
 set -euo pipefail
@@ -47,6 +48,15 @@ scancel "$job"
 wait_state "$job" CANCELLED
 for _ in $(seq 100); do grep -q slurmstepd restart.out && break; sleep 0.05; done
 has_line restart.out "slurmstepd: error: \*\*\* JOB $job ON n1 CANCELLED AT $stamp \*\*\*"
+
+# 3b. scontrol requeue of a running job: the reason is the requeue (the next run appends to the file).
+job=$(sbatch --parsable -o requeue.out --wrap 'echo started; sleep 300')
+wait_state "$job" RUNNING
+started requeue.out
+scontrol requeue "$job"
+for _ in $(seq 400); do grep -q slurmstepd requeue.out && break; sleep 0.05; done
+has_line requeue.out "slurmstepd: error: \*\*\* JOB $job ON n1 CANCELLED AT $stamp DUE TO JOB REQUEUE \*\*\*"
+scancel "$job"
 
 # 4. A step cancelled (scancel N.0): its line reaches srun's stderr, in the job's file.
 job=$(sbatch --parsable -o step.out --wrap 'echo started; srun sleep 300; echo "srun exited $?"')
