@@ -95,6 +95,8 @@ JobSpec multi_node_spec() {
 
 }  // namespace
 
+// SLURM_UMASK is in the list: cairn-stepd applies it and takes it out of the script's environment,
+// as slurmstepd does (tested in agent_launch_test.cpp), and sets SLURM_TASK_PID.
 TEST_CASE("environment: a batch script of a two-node job (golden)") {
   LaunchContext context;
   context.job_id = 12;
