@@ -156,11 +156,12 @@ class AgentChannelOnLoop : public AgentChannel {
       return request.send().ignoreResult();
     });
   }
-  void terminate(uint64_t job_id, uint32_t kill_wait_sec) override {
+  void terminate(uint64_t job_id, uint32_t kill_wait_sec, StopReason reason) override {
     run([=](rpc::Agent::Client& agent) {
       auto request = agent.terminateRequest();
       request.setJobId(job_id);
       request.setKillWaitSec(kill_wait_sec);
+      request.setReason(static_cast<rpc::StopReason>(reason));
       return request.send().ignoreResult();
     });
   }
@@ -187,12 +188,13 @@ class AgentChannelOnLoop : public AgentChannel {
       return request.send().ignoreResult();
     });
   }
-  void terminate_step(uint64_t job_id, uint32_t step_id, uint32_t kill_wait_sec) override {
+  void terminate_step(uint64_t job_id, uint32_t step_id, uint32_t kill_wait_sec, StopReason reason) override {
     run([=](rpc::Agent::Client& agent) {
       auto request = agent.terminateStepRequest();
       request.setJobId(job_id);
       request.setStepId(step_id);
       request.setKillWaitSec(kill_wait_sec);
+      request.setReason(static_cast<rpc::StopReason>(reason));
       return request.send().ignoreResult();
     });
   }

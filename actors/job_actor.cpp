@@ -284,6 +284,9 @@ void end_interactive(JobActor* self, const JobRecord& job) {
          });
 }
 
+// A StopReason as the actors' messages carry it.
+uint8_t wire_reason(StopReason reason) { return static_cast<uint8_t>(reason); }
+
 bool has_running_steps(const JobRecord& job) {
   return std::any_of(job.steps.begin(), job.steps.end(),
                      [&](const StepRecord& step) { return is_running_step(job, step); });
@@ -323,7 +326,8 @@ void react(JobActor* self, JobState before, const JobRecord& after) {
   const JobRecord& previous = self->state.job;
   if (is_active(before) && !is_active(after.state) &&
       (has_running_steps(previous) || ended_by_node_failure(previous, after)))
-    to_nodes(self, previous, terminate_atom::value, after.id, context.config.kill_wait_sec);
+    to_nodes(self, previous, terminate_atom::value, after.id, context.config.kill_wait_sec,
+             wire_reason(ended_by_node_failure(previous, after) ? StopReason::node_failure : StopReason::cancelled));
   // An interactive (srun) job has no batch script to launch.
   if (before == JobState::PENDING && after.state == JobState::RUNNING && !after.spec->interactive) {
     const auto& nodes = context.actors.nodes;
@@ -332,7 +336,8 @@ void react(JobActor* self, JobState before, const JobRecord& after) {
     if (batch != nodes.end()) self->send(batch->second, launch_atom::value, launch_order(context, after));
   }
   if (after.state == JobState::COMPLETING && before != JobState::COMPLETING) {
-    to_nodes(self, after, terminate_atom::value, after.id, context.config.kill_wait_sec);
+    to_nodes(self, after, terminate_atom::value, after.id, context.config.kill_wait_sec,
+             wire_reason(completing_stop_reason(after)));
     if (after.spec->interactive) end_interactive(self, after);
   }
   if (before == JobState::RUNNING && after.state == JobState::SUSPENDED)
@@ -448,7 +453,8 @@ void on_reconcile(JobActor* self, const std::string& node, uint32_t run, RunVerd
       // The order its state implies, which may have gone to the agent's previous connection.
       if (job.state == JobState::SUSPENDED) to_node(self, node, suspend_atom::value, job.id);
       if (job.state == JobState::COMPLETING)
-        to_node(self, node, terminate_atom::value, job.id, st.context->config.kill_wait_sec);
+        to_node(self, node, terminate_atom::value, job.id, st.context->config.kill_wait_sec,
+                wire_reason(completing_stop_reason(job)));
       return;
     case RunVerdict::lost:
     case RunVerdict::end_unlaunched:
@@ -531,7 +537,8 @@ void on_step_control(JobActor* self, const StepControlRequest& request, const Co
   int32_t signal = request.verb == ControlVerb::signal ? request.signal : 0;
   uint32_t kill_wait = st.context->config.kill_wait_sec;
   auto order = [=] {
-    for (const auto& node : nodes) to_node(self, node, step_control_atom::value, id, step_id, signal, kill_wait);
+    for (const auto& node : nodes)
+      to_node(self, node, step_control_atom::value, id, step_id, signal, kill_wait, wire_reason(StopReason::cancelled));
   };
   if (!check.needs_event) {
     order();

@@ -91,7 +91,7 @@ void reconcile(NodeActor* self, const NodeLogView& log, const AgentRunReport& re
   uint32_t kill_wait = st.context->config.kill_wait_sec;
   for (uint64_t job_id : plan.stale) {
     spdlog::info("node {}: JobId={} does not run there any more: terminating it", st.node, job_id);
-    st.channel->terminate(job_id, kill_wait);
+    st.channel->terminate(job_id, kill_wait, StopReason::none);
   }
   for (const JudgedRun& judged : plan.judged) {
     if (judged.verdict != RunVerdict::resend)
@@ -219,8 +219,8 @@ caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContex
           agent.launch(shared);
         });
       },
-      [=](terminate_atom, uint64_t job_id, uint32_t kill_wait_sec) {
-        deliver(self, [=](AgentChannel& agent) { agent.terminate(job_id, kill_wait_sec); });
+      [=](terminate_atom, uint64_t job_id, uint32_t kill_wait_sec, uint8_t reason) {
+        deliver(self, [=](AgentChannel& agent) { agent.terminate(job_id, kill_wait_sec, stop_reason_from(reason)); });
       },
       [=](suspend_atom, uint64_t job_id) { deliver(self, [=](AgentChannel& agent) { agent.suspend(job_id); }); },
       [=](resume_atom, uint64_t job_id) { deliver(self, [=](AgentChannel& agent) { agent.resume(job_id); }); },
@@ -231,9 +231,10 @@ caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContex
         deliver(self, [=](AgentChannel& agent) { agent.launch_step(launch, io_token); });
       },
       // A signal to a step's tasks here; 0: terminate them (SIGTERM, then SIGKILL after KillWait).
-      [=](step_control_atom, uint64_t job_id, uint32_t step_id, int32_t signal, uint32_t kill_wait_sec) {
+      [=](step_control_atom, uint64_t job_id, uint32_t step_id, int32_t signal, uint32_t kill_wait_sec,
+          uint8_t reason) {
         deliver(self, [=](AgentChannel& agent) {
-          if (signal == 0) agent.terminate_step(job_id, step_id, kill_wait_sec);
+          if (signal == 0) agent.terminate_step(job_id, step_id, kill_wait_sec, stop_reason_from(reason));
           else agent.signal_step(job_id, step_id, signal);
         });
       },

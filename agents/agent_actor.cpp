@@ -147,9 +147,9 @@ caf::behavior agent_actor(AgentActor* self, std::shared_ptr<const AgentContext> 
         to_task(self, job_id, signal_atom::value, sig, batch_only);
         if (!batch_only) to_steps(self, job_id, signal_atom::value, sig);
       },
-      [=](terminate_atom, uint64_t job_id, uint32_t kill_wait_sec) {
-        to_task(self, job_id, terminate_atom::value, kill_wait_sec);
-        to_steps(self, job_id, terminate_atom::value, kill_wait_sec);
+      [=](terminate_atom, uint64_t job_id, uint32_t kill_wait_sec, uint8_t reason) {
+        to_task(self, job_id, terminate_atom::value, kill_wait_sec, reason);
+        to_steps(self, job_id, terminate_atom::value, kill_wait_sec, reason);
       },
       [=](adopt_atom, AdoptedRun& adopted) {
         auto& st = self->state;
@@ -164,10 +164,10 @@ caf::behavior agent_actor(AgentActor* self, std::shared_ptr<const AgentContext> 
       [=](step_launch_atom, StepLaunch& launch, const StepStarted& started) {
         on_step_launch(self, std::move(launch), started);
       },
-      [=](step_control_atom, uint64_t job_id, uint32_t step_id, int32_t sig, uint32_t kill_wait_sec) {
+      [=](step_control_atom, uint64_t job_id, uint32_t step_id, int32_t sig, uint32_t kill_wait_sec, uint8_t reason) {
         auto step = self->state.steps.find({job_id, step_id});
         if (step == self->state.steps.end()) return;
-        if (sig == 0) self->send(step->second, terminate_atom::value, kill_wait_sec);
+        if (sig == 0) self->send(step->second, terminate_atom::value, kill_wait_sec, reason);
         else self->send(step->second, signal_atom::value, sig);
       },
       [=](reaped_atom, const std::vector<ReapedChild>& children) {

@@ -5,7 +5,9 @@
 // output to srun. Owns the groups' signals: suspend/resume/signal/terminate of
 // the job reach it through the agent actor. When every task has been reaped it
 // kills what is left of the groups and the cgroup, and reports the exits (and
-// any OOM kill, which is the job's too) to context->step_reports.
+// any OOM kill, which is the job's too) to context->step_reports. slurmstepd's lines (why
+// the step is stopped, on the step's first node; its OOM kills) go to srun as the stderr of
+// this node's first task, through a pipe of their own.
 #include <caf/all.hpp>
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
@@ -22,6 +24,7 @@
 #include "agents/job_environment.hpp"
 #include "agents/memory_cgroup.hpp"
 #include "agents/process_group.hpp"
+#include "agents/stop_notice.hpp"
 #include "common/unique_fd.hpp"
 
 namespace cairn {
@@ -48,6 +51,8 @@ struct StepState {
   uint64_t oom_kills = 0;
   bool reported = false;
   bool recorded = false;  // its tasks are in the spool
+  UniqueFd notices;       // write end of the pipe of slurmstepd's lines (non-blocking); closed at the end
+  bool stop_notice_written = false;
   int cleanup_attempts = 0;
   static inline const char* name = "step_actor";
 };
@@ -91,6 +96,15 @@ void finish(StepActor* self) {
   self->quit();
 }
 
+// One of slurmstepd's lines, to srun as the stderr of this node's first task. Never blocks: a
+// line that does not fit in the pipe (srun not reading) is dropped.
+void write_notice(StepActor* self, const std::string& line) {
+  auto& st = self->state;
+  if (!st.notices || line.empty()) return;
+  if (::write(st.notices.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size()))
+    spdlog::warn("{}: could not pass on to srun: {}", step_label(st.launch), line);
+}
+
 // Every task here has ended (or none could start): report once, then clean up.
 void report(StepActor* self) {
   auto& st = self->state;
@@ -110,8 +124,10 @@ void report(StepActor* self) {
       // An OOM kill in a step is the job's too (its state at the end is OUT_OF_MEMORY).
       self->send(st.agent, oom_atom::value,
                  JobOom{st.launch.job_id, count->oom_kills, count->peak_bytes, st.cgroup->limit_bytes});
+      write_notice(self, oom_notice(st.launch.job_id, st.launch.step_id, count->oom_kills));
     }
   }
+  st.notices.reset();  // the streams drain what is left, then see its end
   spdlog::info("{} ended here: {} task(s), exit code {}", step_label(st.launch), st.exits.size(),
                srun_exit_code(st.exits));
   st.context->step_reports->step_ended(
@@ -156,6 +172,9 @@ std::vector<StepTaskOutput> start_tasks(StepActor* self) {
     if (st.cgroup) {
       request.cgroup_exec = st.context->cgroup_exec;
       request.cgroup_procs_file = MemoryCgroups::procs_file(*st.cgroup);
+    } else if (!st.context->cgroup_exec.empty() && ::access(st.context->cgroup_exec.c_str(), X_OK) == 0) {
+      request.cgroup_exec = st.context->cgroup_exec;  // no cgroup: SLURM_TASK_PID and the umask only
+      request.cgroup_procs_file = "-";
     }
     for (uint32_t local = 0; local < launch.task_count; ++local) {
       int out_pipe[2], err_pipe[2];
@@ -173,6 +192,14 @@ std::vector<StepTaskOutput> start_tasks(StepActor* self) {
       outputs.push_back({task_id, out_read.get(), err_read.get()});
       read_ends.push_back(std::move(out_read));
       read_ends.push_back(std::move(err_read));
+    }
+    int notice_pipe[2];
+    if (::pipe2(notice_pipe, O_CLOEXEC) == 0) {
+      UniqueFd notice_read(notice_pipe[0]);
+      st.notices = UniqueFd(notice_pipe[1]);
+      ::fcntl(st.notices.get(), F_SETFL, O_NONBLOCK);
+      outputs.push_back({launch.first_task, -1, notice_read.get()});
+      read_ends.push_back(std::move(notice_read));
     }
   } catch (const std::exception& e) {
     spdlog::error("{}: {}", step_label(launch), e.what());
@@ -222,9 +249,16 @@ caf::behavior step_actor(StepActor* self, std::shared_ptr<const AgentContext> co
       [=](suspend_atom) { signal_group(self, SIGSTOP); },
       [=](resume_atom) { signal_group(self, SIGCONT); },
       [=](signal_atom, int32_t sig) { signal_group(self, sig); },
-      [=](terminate_atom, uint32_t kill_wait_sec) {
-        if (self->state.running.empty()) return;
-        spdlog::info("{}: terminating (SIGTERM, SIGKILL after {} s)", step_label(self->state.launch), kill_wait_sec);
+      [=](terminate_atom, uint32_t kill_wait_sec, uint8_t reason) {
+        auto& st = self->state;
+        if (st.running.empty()) return;
+        spdlog::info("{}: terminating (SIGTERM, SIGKILL after {} s)", step_label(st.launch), kill_wait_sec);
+        // As slurmstepd: one line, from the step's first node, before the tasks are signalled.
+        if (st.launch.node_index == 0 && !st.stop_notice_written && stop_reason_from(reason) != StopReason::none) {
+          st.stop_notice_written = true;
+          write_notice(self, stop_notice(stopped_entity(st.launch.job_id, st.launch.step_id), st.context->settings.node,
+                                         slurm_time_text(std::time(nullptr)), stop_reason_from(reason)));
+        }
         signal_group(self, SIGCONT);
         signal_group(self, SIGTERM);
         self->delayed_send(self, std::chrono::seconds(kill_wait_sec), kill_atom::value);

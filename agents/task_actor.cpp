@@ -272,7 +272,7 @@ void on_supervisor_exit(TaskActor* self, ExitStatus supervisor_status) {
   report_end(self, std::move(end));
 }
 
-void on_terminate(TaskActor* self, uint32_t kill_wait_sec) {
+void on_terminate(TaskActor* self, uint32_t kill_wait_sec, StopReason reason) {
   auto& st = self->state;
   if (!st.batch_host) {
     // Nothing runs here: the job's end is the batch host's to report.
@@ -282,6 +282,10 @@ void on_terminate(TaskActor* self, uint32_t kill_wait_sec) {
   }
   if (!st.shell_alive) return;
   spdlog::info("JobId={}: terminating (SIGTERM, SIGKILL after {} s)", st.job.job_id, kill_wait_sec);
+  // Before the job is signalled, so that the line comes first in its stderr (the supervisor takes
+  // the notice before the script's end).
+  if (reason != StopReason::none && !ask_supervisor_for_stop_notice(st.supervisor, reason))
+    spdlog::warn("JobId={}: cannot ask its supervisor (pid {}) to write why it stops", st.job.job_id, st.supervisor);
   signal_group(self, SIGCONT);  // a suspended job must be able to act on SIGTERM
   signal_group(self, SIGTERM);
   self->delayed_send(self, std::chrono::seconds(kill_wait_sec), kill_atom::value);
@@ -303,7 +307,9 @@ caf::behavior task_behavior(TaskActor* self) {
           spdlog::warn("JobId={}: cannot send signal {} to pid {}: {}", st.job.job_id, sig, st.shell,
                        std::system_category().message(errno));
       },
-      [=](terminate_atom, uint32_t kill_wait_sec) { on_terminate(self, kill_wait_sec); },
+      [=](terminate_atom, uint32_t kill_wait_sec, uint8_t reason) {
+        on_terminate(self, kill_wait_sec, stop_reason_from(reason));
+      },
       [=](kill_atom) {
         auto& st = self->state;
         // Once the shell is reaped its group was already SIGKILLed.

@@ -76,7 +76,11 @@ StepLaunch step_launch_for(const JobRecord& job, const StepRequest& request, con
   launch.job_name = spec.name;
   launch.partition = spec.partition;
   launch.mem_limit_bytes = layout.nodes[index].mem_mb * 1024 * 1024;
-  for (const auto& share : job.allocation) launch.job_nodes.push_back(share.node);
+  for (const auto& share : job.allocation) {
+    launch.job_nodes.push_back(share.node);
+    launch.job_cpus.push_back(share.cpus);
+  }
+  launch.account = spec.account;
   return launch;
 }
 

@@ -78,6 +78,8 @@ struct StepLaunch {
   std::string partition;
   uint64_t mem_limit_bytes = 0;
   std::vector<std::string> job_nodes;  // the job's whole allocation
+  std::vector<uint32_t> job_cpus;      // its CPUs on each of job_nodes (SLURM_JOB_CPUS_PER_NODE)
+  std::string account;                 // the job's (SLURM_JOB_ACCOUNT); empty: none
   bool operator==(const StepLaunch&) const = default;
 };
 

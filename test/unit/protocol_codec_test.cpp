@@ -297,7 +297,7 @@ TEST_CASE("step codec: srun's request, an agent's part of a step, the exits, run
             [](auto in) { return read_step_request(in); }) == request);
   StepLaunch launch{7,      3,      1,       request, {{"n1", 1, 64}, {"n2", 1, 64}}, 1,       2,          2,
                     {2, 2}, 1001,   1002,    "alice", "cluster",                      "codec", "debug", 1 << 20,
-                    {"n1", "n2", "n3"}};
+                    {"n1", "n2", "n3"}, {4, 2, 2}, "physics"};
   CHECK(round_trip<rpc::StepLaunch>(
             launch, [](auto out, const StepLaunch& value) { write_step_launch(out, value); },
             [](auto in) { return read_step_launch(in); }) == launch);
