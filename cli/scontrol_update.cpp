@@ -9,6 +9,7 @@
 
 #include "cli/controller_client.hpp"
 #include "cli/front_ends.hpp"
+#include "cli/slurm_views.hpp"
 #include "common/hostlist.hpp"
 #include "common/slurm_time.hpp"
 #include "common/string_util.hpp"
@@ -173,13 +174,19 @@ UpdateArgs parse_job_update(const std::vector<std::string>& words, int64_t now_u
     } else if (is_key(tag, "TimeLimit", 5)) {
       std::string text = value;
       bool relative = !text.empty() && (text[0] == '+' || text[0] == '-');
-      if (relative) {
-        // TimeLimit=+60 needs the job's current limit: not supported here.
-        return refusal("Update of this parameter is not supported: " + word.text + "\nRequest aborted\n");
-      }
+      if (relative && plus_minus) return error_line("Invalid syntax, variations of +=- are not accepted.");
+      char sign = relative ? text[0] : plus_minus ? word.tag.back() : '\0';
+      if (relative) text.erase(0, 1);
       auto limit = parse_time_limit(text);
       if (!limit) return error_line("Invalid TimeLimit value");
-      c.time_limit_sec = *limit == 0 ? kUnlimited : *limit;
+      if (sign != '\0') {
+        if (args.job_ids.empty()) return error_line("JobId must precede TimeLimit increment or decrement");
+        if (*limit == kUnlimited) return error_line("Invalid TimeLimit value");
+        args.time_limit_delta_sec = sign == '+' ? int64_t{*limit} : -int64_t{*limit};
+        plus_minus = false;
+      } else {
+        c.time_limit_sec = *limit == 0 ? kUnlimited : *limit;
+      }
     } else if (is_key(tag, "Priority", 2)) {
       auto priority = whole_number<uint32_t>(value);
       if (!priority) return error_line("Invalid Priority value: " + value);
@@ -299,6 +306,16 @@ UpdateArgs parse_scontrol_update(const std::vector<std::string>& words, int64_t 
   return parse_update(words, now_unix);
 }
 
+std::variant<uint32_t, UpdateRefusal> relative_time_limit(uint32_t current_sec, int64_t delta_sec) {
+  if (current_sec == kUnlimited) return kUnlimited;  // no limit to move
+  int64_t limit = int64_t{current_sec} + delta_sec;
+  if (limit < 0)
+    return error_line("TimeLimit decrement larger than current time limit (" + std::to_string(-delta_sec / 60) + " > " +
+                      std::to_string(current_sec / 60) + ")");
+  if (limit >= int64_t{kUnlimited}) return kUnlimited;
+  return static_cast<uint32_t>(limit);
+}
+
 int run_scontrol_update(const ClusterConfig& config, const std::vector<std::string>& words, std::ostream&,
                         std::ostream& err) {
   if (words.empty()) {
@@ -323,7 +340,23 @@ int run_scontrol_update(const ClusterConfig& config, const std::vector<std::stri
   const auto& job = std::get<JobUpdateArgs>(parsed);
   bool failed = false;
   for (uint64_t id : target_jobs(client, job, err, failed)) {
-    ControlOutcome outcome = client.update_job(id, job.changes, job.qos);
+    JobFieldChanges changes = job.changes;
+    if (job.time_limit_delta_sec) {
+      auto found = client.jobs(jobs_with_ids({id}, true)).jobs;
+      if (found.empty()) {
+        err << "Invalid job id specified for job " << id << "\n";
+        failed = true;
+        continue;
+      }
+      auto limit = relative_time_limit(job_time_limit_sec(found.front()), *job.time_limit_delta_sec);
+      if (const auto* refused = std::get_if<UpdateRefusal>(&limit)) {
+        err << refused->text;
+        failed = true;
+        continue;
+      }
+      changes.time_limit_sec = std::get<uint32_t>(limit);
+    }
+    ControlOutcome outcome = client.update_job(id, changes, job.qos);
     if (outcome.ok) continue;
     err << outcome.error << " for job " << id << "\n";
     failed = true;

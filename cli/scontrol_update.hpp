@@ -27,6 +27,9 @@ struct JobUpdateArgs {
   std::string job_name;  // JobName= (Name=) when no JobId= names the job
   JobFieldChanges changes;
   std::optional<std::string> qos;
+  // TimeLimit=+N / -N: added to (taken from) the job's current limit, which scontrol
+  // reads first, as Slurm's does.
+  std::optional<int64_t> time_limit_delta_sec;
   bool operator==(const JobUpdateArgs&) const = default;
 };
 
@@ -40,6 +43,10 @@ using UpdateArgs = std::variant<NodeUpdateArgs, JobUpdateArgs, UpdateRefusal>;
 
 // The words after `update`. `now_unix` resolves StartTime= (now+1hour, 16:00...).
 UpdateArgs parse_scontrol_update(const std::vector<std::string>& words, int64_t now_unix);
+
+// TimeLimit=+N/-N against the job's current limit (seconds, kUnlimited: none): the new limit,
+// or Slurm's refusal ("TimeLimit decrement larger than current time limit (5 > 3)", minutes).
+std::variant<uint32_t, UpdateRefusal> relative_time_limit(uint32_t current_sec, int64_t delta_sec);
 
 // scontrol update ...: 0, or 1 with Slurm's text on `err`.
 int run_scontrol_update(const ClusterConfig& config, const std::vector<std::string>& words, std::ostream& out,

@@ -91,6 +91,8 @@ job=$(sbatch --parsable -t 5 --wrap 'sleep 300')
 wait_state "$job" RUNNING
 scontrol update JobId="$job" TimeLimit=10
 scontrol show job "$job" | grep -q "TimeLimit=00:10:00 " || fail "TimeLimit not raised: $(scontrol show job "$job")"
+scontrol update JobId="$job" TimeLimit=+5
+scontrol show job "$job" | grep -q "TimeLimit=00:15:00 " || fail "TimeLimit=+5: $(scontrol show job "$job")"
 expect_error "Job is no longer pending execution for job $job" scontrol update JobId="$job" Partition=debug NumNodes=2
 scontrol update JobId="$job" Name=renamed Comment="by root"
 [ "$(squeue -h -j "$job" -o %j)" = renamed ] || fail "Name not changed: $(squeue -j "$job")"
