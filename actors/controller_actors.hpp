@@ -90,6 +90,15 @@ using step_launch_atom = caf::atom_constant<caf::atom("steplaunch")>;
 using node_log_atom = caf::atom_constant<caf::atom("qnodelog")>;
 using reconcile_atom = caf::atom_constant<caf::atom("reconcile")>;
 
+// scontrol update: a node update (to the node admin), the nodes it plans against (query view ->
+// node admin), a node an operator set DOWN (its jobs end) or returned to service (node actor);
+// a job's update (dispatcher -> job actor).
+using node_update_atom = caf::atom_constant<caf::atom("nodeupd")>;
+using nodes_seen_atom = caf::atom_constant<caf::atom("nodesseen")>;
+using node_down_atom = caf::atom_constant<caf::atom("nodedown")>;
+using node_back_atom = caf::atom_constant<caf::atom("nodeback")>;
+using job_edit_atom = caf::atom_constant<caf::atom("jobedit")>;
+
 // The actors of one controller; filled in by main before any message flows.
 struct ControllerActors {
   caf::actor log;
@@ -98,6 +107,7 @@ struct ControllerActors {
   caf::actor scheduler;
   caf::actor accounts;  // account_admin
   caf::actor history;   // job_history
+  caf::actor node_admin;  // scontrol update NodeName=
   std::map<std::string, caf::actor> nodes;
 };
 
@@ -134,6 +144,9 @@ caf::actor spawn_query_view(caf::actor_system& system, std::shared_ptr<const Con
 caf::actor spawn_job_history(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
                              std::shared_ptr<JobHistory> store);
 caf::actor spawn_scheduler(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
+// scontrol update NodeName=...: one update at a time, checked against the folded state, its
+// NodeUpdated events appended in order; a DOWN node's jobs are then ended by its node actor.
+caf::actor spawn_node_admin(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
 // sacctmgr's changes, one at a time: checks the caller, plans against the folded state, appends.
 caf::actor spawn_account_admin(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
 // A job's actor: spawned at the job's first event after its submission (a queued
@@ -196,3 +209,5 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AllocationEnd)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepEnd)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepLaunch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::NodeLogView)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::NodeUpdateCommand)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobUpdateRequest)

@@ -452,6 +452,33 @@ class ControllerImpl final : public rpc::Controller::Server {
     });
   }
 
+  kj::Promise<void> updateNodes(UpdateNodesContext context) override {
+    auto params = context.getParams();
+    NodeUpdateCommand command;
+    for (auto node : bounded_list(params.getNodes())) command.nodes.emplace_back(node.cStr(), node.size());
+    command.state = params.getState();
+    command.reason = params.getReason();
+    command.caller = with_command_id();
+    auto [promise, reply] = done_reply();
+    caf::anon_send(context_->actors.node_admin, node_update_atom::value, std::move(command), reply);
+    return promise.ignoreResult();
+  }
+
+  kj::Promise<void> updateJob(UpdateJobContext context) override {
+    auto params = context.getParams();
+    JobUpdateRequest request;
+    request.job_id = params.getJobId();
+    request.changes = read_job_changes(params.getChanges());
+    if (params.getHasQos()) request.qos = std::string(params.getQos());
+    request.caller = with_command_id();
+    auto [promise, reply] = make_rpc_reply<ControlOutcome>();
+    caf::anon_send(context_->actors.dispatcher, job_edit_atom::value, std::move(request),
+                   ControlReply([reply](const ControlOutcome& outcome) { reply.fulfill(outcome); }));
+    return promise.then([context](ControlOutcome outcome) mutable {
+      write_control_result(context.getResults().initResult(), outcome);
+    });
+  }
+
   kj::Promise<void> queryAccounts(QueryAccountsContext context) override {
     auto [promise, reply] = make_rpc_reply<AccountsState>();
     caf::anon_send(context_->actors.query_view, query_accounts_atom::value,

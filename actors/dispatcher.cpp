@@ -155,6 +155,9 @@ caf::behavior dispatcher(DispatcherActor* self, std::shared_ptr<const Controller
       [=](control_atom, const ControlRequest& request, const ControlReply& reply) {
         self->send(job_actor_for(self, request.job_id), control_atom::value, request, reply);
       },
+      [=](job_edit_atom, const JobUpdateRequest& request, const ControlReply& reply) {
+        self->send(job_actor_for(self, request.job_id), job_edit_atom::value, request, reply);
+      },
       // A command for a job array (or some of its tasks): the query view says what it
       // acts on; pending tasks it singles out are split off first (ArrayTaskSplit).
       [=](array_control_atom, const ArrayControlRequest& request, const ControlsReply& reply) {

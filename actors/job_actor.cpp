@@ -416,6 +416,37 @@ void on_control(JobActor* self, const ControlRequest& request, const ControlRepl
 
 void on_oom(JobActor* self, const std::string& node, const JobOom& report);
 
+EventDraft caller_draft(uint64_t job_id, const Caller& caller, std::function<make::Bytes(const EventMeta&)> build);
+
+// scontrol update JobId=... / scontrol top: checked against the record (events/job_update.hpp);
+// Priority=0 holds the job (JobHeld), the rest is one JobUpdated event.
+void on_edit(JobActor* self, const JobUpdateRequest& request, const ControlReply& reply) {
+  auto& st = self->state;
+  uint64_t id = request.job_id;
+  if (!st.known) return reply({id, false, "Invalid job id specified"});
+  const ControllerContext& context = *st.context;
+  auto accounts = context.accounts->get();  // held for the call
+  JobUpdateContext where{&context.partitions, {}, accounts.get(), context.config.enforce_associations,
+                         context.config.enable_user_top};
+  for (const auto& [node, actor] : context.actors.nodes) where.node_names.push_back(node);
+  JobUpdatePlan plan = plan_job_update(st.job, request, where);
+  if (!plan.error.empty()) return reply({id, false, plan.error});
+  auto changes = plan.changes;
+  auto then = [=](const AppendAck& ack) { reply({id, ack.ok, ack.error}); };
+  auto update = [=] {
+    if (changes.empty()) return reply({id, true, {}});
+    append(self, caller_draft(id, request.caller, [=](const EventMeta& meta) { return make::job_updated(meta, id, changes); }),
+           then);
+  };
+  if (!plan.hold) return update();
+  bool by_admin = *plan.hold;
+  append(self, caller_draft(id, request.caller, [=](const EventMeta& meta) { return make::job_held(meta, id, by_admin); }),
+         [=](const AppendAck& ack) {
+           if (!ack.ok) return then(ack);
+           update();
+         });
+}
+
 void on_exit(JobActor* self, const std::string& node, const JobEnd& report, const DoneReply& reply) {
   auto& st = self->state;
   if (!st.known || !is_active(st.job.state)) return reply(true, {});  // already recorded: idempotent
@@ -641,6 +672,9 @@ caf::behavior job_actor(JobActor* self, std::shared_ptr<const ControllerContext>
       [=](timer_atom, uint64_t generation, uint8_t kind) { on_timer(self, generation, static_cast<TimerKind>(kind)); },
       [=](control_atom, const ControlRequest& request, const ControlReply& reply) {
         serve(self, reply, [=](const ControlReply& answer) { on_control(self, request, answer); });
+      },
+      [=](job_edit_atom, const JobUpdateRequest& request, const ControlReply& reply) {
+        serve(self, reply, [=](const ControlReply& answer) { on_edit(self, request, answer); });
       },
       [=](job_exit_atom, const std::string& node, const JobEnd& report, const DoneReply& reply) {
         on_exit(self, node, report, reply);

@@ -70,6 +70,24 @@ void fail_jobs(NodeActor* self, const std::string& why) {
       });
 }
 
+// An operator set the node DOWN (NodeUpdated is durable): as slurmctld's
+// kill_running_job_by_node_name, its jobs are killed on the agent and end NODE_FAIL
+// (requeued when they may be).
+void down_by_operator(NodeActor* self, const std::string& why) {
+  auto& st = self->state;
+  std::string node = st.node;
+  uint32_t kill_wait = st.context->config.kill_wait_sec;
+  self->request(st.context->actors.query_view, caf::infinite, query_nodes_atom::value, node, false)
+      .then([=](const std::vector<uint64_t>& jobs) {
+        for (auto id : jobs) {
+          if (self->state.channel) self->state.channel->terminate(id, kill_wait);
+          JobEnd lost{.job_id = id, .message = why, .lost = true};
+          self->send(self->state.context->actors.dispatcher, job_exit_atom::value, node, lost,
+                     DoneReply([](bool, const std::string&) {}));
+        }
+      });
+}
+
 std::string_view verdict_name(RunVerdict verdict) {
   switch (verdict) {
     case RunVerdict::relaunch: return "never delivered: launching it again";
@@ -204,6 +222,15 @@ caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContex
         on_confirm(self, job_id, run, static_cast<RunVerdict>(verdict), session);
       },
       [=](heartbeat_atom) { self->state.last_seen_us = wall_clock_us(); },
+      [=](node_down_atom, const std::string& why) { down_by_operator(self, why); },
+      // An operator returned the node to service: one lost with its agent is given NodeTimeout
+      // to register again before it is declared lost anew.
+      [=](node_back_atom) {
+        auto& st = self->state;
+        if (!st.lost) return;
+        st.lost = false;
+        st.last_seen_us = wall_clock_us();
+      },
       [=](tick_atom) {
         auto& st = self->state;
         if (!st.lost && wall_clock_us() - st.last_seen_us > st.silence_allowed_us)

@@ -256,6 +256,9 @@ struct JobRecord {
 
   std::vector<StepRecord> steps;  // job steps, oldest first (a requeued job's earlier runs too)
   uint32_t next_step_id = 0;      // of the current run
+
+  uint32_t priority = 0;  // Priority= set by an operator (scontrol update); 0: none
+  int64_t rank_us = 0;    // scontrol top: ranks as if submitted then; 0: submit_us
   bool operator==(const JobRecord&) const = default;
 };
 
@@ -281,6 +284,14 @@ struct NodeRecord {
   // registration with the same one tells the controller that a launch the agent does
   // not know was never delivered; another one, that the node's jobs are lost.
   std::string agent_instance;
+  // scontrol update NodeName=...: DRAIN and FAIL keep new jobs off the node (running ones
+  // finish); an operator's DOWN outlasts its agent's next registration.
+  bool drain = false;
+  bool fail = false;
+  bool admin_down = false;
+  std::string reason_user;  // who set `reason` (the event's actor), and when
+  uint32_t reason_uid = 0;
+  int64_t reason_us = 0;
   bool operator==(const NodeRecord&) const = default;
 };
 

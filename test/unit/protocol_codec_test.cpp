@@ -102,12 +102,14 @@ JobRecord full_job() {
   job.array_pending = {{3, 4}, {6, 9}};
   job.steps = {full_step()};
   job.next_step_id = 2;
+  job.priority = 42;
+  job.rank_us = 123;
   return job;
 }
 
 NodeRecord full_node() {
   return {"n1", 4, 8000, {"debug", "long"}, NodeStatus::down, "maintenance", true, "cgroup/v2", 2, 256, 100, 200,
-          {"a", "b"}, "0123456789abcdef"};
+          {"a", "b"}, "0123456789abcdef", true, true, true, "root", 7, 300};
 }
 
 PartitionPolicy full_partition() {
