@@ -80,7 +80,7 @@ void down_by_operator(NodeActor* self, const std::string& why) {
   self->request(st.context->actors.query_view, caf::infinite, query_nodes_atom::value, node, false)
       .then([=](const std::vector<uint64_t>& jobs) {
         for (auto id : jobs) {
-          if (self->state.channel) self->state.channel->terminate(id, kill_wait);
+          if (self->state.channel) self->state.channel->terminate(id, kill_wait, StopReason::node_failure);
           JobEnd lost{.job_id = id, .message = why, .lost = true};
           self->send(self->state.context->actors.dispatcher, job_exit_atom::value, node, lost,
                      DoneReply([](bool, const std::string&) {}));
