@@ -1,6 +1,9 @@
 // Replay rate: 1M synthetic events (250k job lifecycles on 100 nodes) read
 // from a file log, decoded and folded into the reducers; the events per second, and the CPU
-// time (user + system) per million events, which the machine's load moves much less.
+// time (user + system) per million events, which the machine's load moves much less. Then
+// a state snapshot of the result: its size, and the CPU to encode and to load it, once with
+// the specs as replay records them (finished jobs) and once compacted (queued jobs, as the
+// controller keeps them).
 #include <fmt/format.h>
 #include <stdlib.h>
 
@@ -9,9 +12,29 @@
 
 #include "bench_figures.hpp"
 #include "events/replay.hpp"
+#include "events/state_snapshot.hpp"
 #include "synthetic_log.hpp"
 
 using namespace cairn;
+
+namespace {
+
+// Encodes and decodes a snapshot of `state` (which folded `events`): its figures under `name`.
+bool snapshot_figures(const std::string& name, const ClusterState& state, double events) {
+  bench::Stopwatch encode;
+  auto bytes = encode_snapshot(state, 0, static_cast<uint64_t>(events), bench::kSyntheticStartUs);
+  double encode_cpu = encode.cpu_s();
+  bench::Stopwatch decode;
+  StateSnapshot loaded = decode_snapshot(bytes);
+  double decode_wall = decode.wall_s(), decode_cpu = decode.cpu_s();
+  bench::figure(name + ".bytes", static_cast<double>(bytes.size()), "bytes", "", fmt::format("{} jobs", state.jobs.size()));
+  bench::figure(name + ".encode.cpu_s_per_1M_events", bench::cpu_s_per_million(encode_cpu, events), "cpu_s/1M events");
+  bench::figure(name + ".load_s", decode_wall, "s", "", "decode_snapshot alone");
+  bench::figure(name + ".load.cpu_s_per_1M_events", bench::cpu_s_per_million(decode_cpu, events), "cpu_s/1M events");
+  return loaded.state.jobs.size() == state.jobs.size();
+}
+
+}  // namespace
 
 int main() {
   constexpr int kNodes = 100;
@@ -65,5 +88,12 @@ int main() {
   bench::figure("replay.decode_and_apply.cpu_s_per_1M_events", bench::cpu_s_per_million(apply_cpu, count),
                 "cpu_s/1M events");
   std::filesystem::remove_all(dir);
-  return state.anomaly_count == 0 ? 0 : 1;
+  in_memory = {};
+  records.clear();
+  records.shrink_to_fit();
+
+  bool loaded = snapshot_figures("snapshot.finished_jobs", state, events);
+  for (auto& [id, job] : state.jobs) job.spec.compact();
+  loaded = snapshot_figures("snapshot.queued_jobs", state, events) && loaded;
+  return state.anomaly_count == 0 && loaded ? 0 : 1;
 }
