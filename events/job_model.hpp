@@ -119,6 +119,10 @@ class RecordedSpec {
   // spec's struct sections, take no room.
   bool packed() const { return packed_; }
   bool operator==(const RecordedSpec& other) const { return full() == other.full(); }
+  // A spec as event_bytes(), packed() and environment_block() show it (a snapshot's copy):
+  // the bytes are copied, not decoded; `environment` only with packed.
+  static RecordedSpec restore(std::span<const uint8_t> event_bytes, bool packed,
+                              std::shared_ptr<const std::string> environment);
 
   // For a job the controller keeps queued: the exported environment, most of a
   // spec's bytes and usually the same for every job of a submitter, moves to a

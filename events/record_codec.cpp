@@ -52,9 +52,11 @@ void write_spec_view(records::JobView::Builder view, schema::JobSpec::Reader in,
 
 void write_job_view(records::JobView::Builder out, const JobRecord& job, JobViewFields fields) {
   out.setJobId(job.id);
-  write_spec_view(out, RecordedSpecReader(job.spec).spec(), fields);
-  if (const auto* block = job.spec.environment_block(); block && fields.environment)
-    write_environment(out.getSpec(), split_environment(*block));
+  if (fields.spec) {
+    write_spec_view(out, RecordedSpecReader(job.spec).spec(), fields);
+    if (const auto* block = job.spec.environment_block(); block && fields.environment)
+      write_environment(out.getSpec(), split_environment(*block));
+  }
   out.setState(job.state);
   out.setReason(static_cast<uint8_t>(job.reason));
   out.setMessage(job.message);
@@ -119,10 +121,12 @@ void write_job_view(records::JobView::Builder out, const JobRecord& job, JobView
   out.setRankUs(job.rank_us);
 }
 
-JobRecord read_job_view(records::JobView::Reader in) {
+JobRecord read_job_view(records::JobView::Reader in) { return read_job_view(in, record_spec(in.getSpec())); }
+
+JobRecord read_job_view(records::JobView::Reader in, RecordedSpec spec) {
   JobRecord job;
   job.id = in.getJobId();
-  job.spec = record_spec(in.getSpec());
+  job.spec = std::move(spec);
   job.state = in.getState();
   job.reason = static_cast<Reason>(in.getReason());
   job.message = in.getMessage();
