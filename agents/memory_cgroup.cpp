@@ -263,6 +263,14 @@ uint64_t MemoryCgroups::run_level_oom_kills(uint64_t job_id, uint32_t run) const
   return events ? keyed_counter(*events, "oom_kill").value_or(0) : 0;
 }
 
+// v1: the eventfd fires when the memory cgroup at path goes under OOM (one eventfd may serve several).
+static void register_oom_eventfd(int event_fd, const std::string& path) {
+  std::string oom_control = path + "/memory.oom_control";
+  UniqueFd control(::open(oom_control.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!control) throw std::runtime_error(fmt::format("cannot open {}: {}", oom_control, errno_text(errno)));
+  write_or_throw(path + "/cgroup.event_control", fmt::format("{} {}", event_fd, control.get()));
+}
+
 UniqueFd watch_oom_events(CgroupVersion version, const std::string& path) {
   if (version == CgroupVersion::v2) {
     UniqueFd fd(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
@@ -274,11 +282,15 @@ UniqueFd watch_oom_events(CgroupVersion version, const std::string& path) {
   }
   UniqueFd event(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
   if (!event) throw std::runtime_error(fmt::format("eventfd: {}", errno_text(errno)));
-  std::string oom_control = path + "/memory.oom_control";
-  UniqueFd control(::open(oom_control.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!control) throw std::runtime_error(fmt::format("cannot open {}: {}", oom_control, errno_text(errno)));
-  write_or_throw(path + "/cgroup.event_control", fmt::format("{} {}", event.get(), control.get()));
+  register_oom_eventfd(event.get(), path);
   return event;
+}
+
+UniqueFd MemoryCgroups::watch_run_oom(const JobCgroup& job) const {
+  UniqueFd fd = watch_oom(job);
+  std::string batch = job.path + "/batch";
+  if (location_.version == CgroupVersion::v1 && exists(batch + "/memory.oom_control")) register_oom_eventfd(fd.get(), batch);
+  return fd;
 }
 
 void MemoryCgroups::drain_oom_watch(int fd) {

@@ -103,6 +103,10 @@ class MemoryCgroups {
 
   // See watch_oom_events.
   UniqueFd watch_oom(const JobCgroup& cgroup) const { return watch_oom_events(location_.version, cgroup.path); }
+  // The same for a run's cgroup and its batch script's: v1 registers the one eventfd with
+  // both (an OOM is signalled only in the cgroup whose limit was hit), v2's memory.events
+  // of the run changes with its children's.
+  UniqueFd watch_run_oom(const JobCgroup& job) const;
   static void drain_oom_watch(int fd);
 
   // The OOM kills counted at the run's own level (its limit hit by its batch script and

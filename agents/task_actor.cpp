@@ -144,7 +144,7 @@ void watch_memory(TaskActor* self) {
   auto& st = self->state;
   if (!st.cgroup || st.context->memory_watch == nullptr) return;
   try {
-    st.context->memory_watch->add(st.job.job_id, st.job.restart_count, st.context->cgroups->watch_oom(*st.cgroup));
+    st.context->memory_watch->add(st.job.job_id, st.job.restart_count, st.context->cgroups->watch_run_oom(*st.cgroup));
   } catch (const std::exception& e) {
     spdlog::warn("JobId={}: OOM kills will be seen only when it ends: {}", st.job.job_id, e.what());
   }
