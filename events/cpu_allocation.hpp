@@ -1,6 +1,6 @@
-// Which CPUs of a node a job and its steps get (Slurm's task/affinity and
-// ConstrainCores): the controller allocates counts, the agent picks the ids here
-// (docs/decisions.md, "CPU ids"). CPU ids are the node's ordinals, numbered core by
+// Which CPUs of a node a job and its steps get (Slurm's task/affinity): the controller
+// allocates counts, the agent picks the ids here (docs/decisions.md, "Job and step
+// cgroups nested; CPUs confined"). CPU ids are the node's ordinals, numbered core by
 // core as Slurm numbers them (CPU c is thread c % threads_per_core of core
 // c / threads_per_core). Pure functions and one plain book.
 #pragma once
