@@ -289,7 +289,8 @@ UniqueFd watch_oom_events(CgroupVersion version, const std::string& path) {
 UniqueFd MemoryCgroups::watch_run_oom(const JobCgroup& job) const {
   UniqueFd fd = watch_oom(job);
   std::string batch = job.path + "/batch";
-  if (location_.version == CgroupVersion::v1 && exists(batch + "/memory.oom_control")) register_oom_eventfd(fd.get(), batch);
+  if (location_.version == CgroupVersion::v1 && exists(batch + "/memory.oom_control"))
+    register_oom_eventfd(fd.get(), batch);
   return fd;
 }
 

@@ -1,6 +1,7 @@
 // One job step's tasks on this node (srun). Starts them with posix_spawn, each
-// in a process group of its own, and, with memory enforcement, in a memory cgroup
-// of their own inside the job's (whose limit covers the batch script and every step); their stdout and stderr are
+// in a process group of its own, bound to its CPUs of the step's, and, with memory
+// enforcement, in a memory cgroup of their own inside the job's (whose limit covers
+// the batch script and every step); their stdout and stderr are
 // pipes whose read ends go to the step's streams (kj thread), which forward the
 // output to srun. Owns the groups' signals: suspend/resume/signal/terminate of
 // the job reach it through the agent actor. When every task has been reaped it

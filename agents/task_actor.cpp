@@ -10,8 +10,9 @@
 // ended meanwhile is reported; one whose supervisor died without a word is lost.
 // On the other nodes of the allocation it only notes the job.
 // With memory enforcement the script runs in the memory cgroup "batch" inside the
-// run's (whose limit covers its steps too), whose OOM kills are reported as they happen and counted in the end's report; the
-// cgroup goes (with any process that escaped the group) before the task stops.
+// run's (whose limit covers its steps too), whose OOM kills are reported as they
+// happen and counted in the end's report; the cgroup goes (with any process that
+// escaped the group) before the task stops. The script runs confined to the run's CPUs.
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
