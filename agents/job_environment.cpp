@@ -236,4 +236,41 @@ std::vector<std::string> build_job_environment(const JobSpec& spec, const Launch
   return env.entries();
 }
 
+std::vector<std::string> with_cpu_bind_environment(std::vector<std::string> env, const CpuBind& bind,
+                                                   const std::vector<std::string>& task_masks) {
+  std::erase_if(env, [](const std::string& entry) {
+    std::string_view name = std::string_view(entry).substr(0, entry.find('='));
+    return name == "SLURM_CPU_BIND" || name == "SLURM_CPU_BIND_VERBOSE" || name == "SLURM_CPU_BIND_TYPE" ||
+           name == "SLURM_CPU_BIND_LIST";
+  });
+  std::string verbose = bind.verbose ? "verbose" : "quiet";
+  std::string type, list;
+  auto joined = [](const std::vector<std::string>& values, std::string_view prefix) {
+    std::string text;
+    for (const auto& value : values) text += (text.empty() ? "" : ",") + std::string(prefix) + value;
+    return text;
+  };
+  switch (bind.kind) {
+    case CpuBind::Kind::none: type = "none"; break;
+    case CpuBind::Kind::map_cpu:
+      type = "map_cpu:";
+      list = joined(bind.values, "");
+      break;
+    case CpuBind::Kind::threads: type = "threads,mask_cpu:"; break;
+    case CpuBind::Kind::cores: type = "cores,mask_cpu:"; break;
+    case CpuBind::Kind::sockets: type = "sockets,mask_cpu:"; break;
+    case CpuBind::Kind::ldoms: type = "ldoms,mask_cpu:"; break;
+    case CpuBind::Kind::boards: type = "boards,mask_cpu:"; break;
+    case CpuBind::Kind::automatic:
+    case CpuBind::Kind::rank:
+    case CpuBind::Kind::mask_cpu: type = "mask_cpu:"; break;
+  }
+  if (type.ends_with("mask_cpu:")) list = joined(task_masks, "");
+  env.push_back("SLURM_CPU_BIND=" + verbose + "," + type + list);
+  env.push_back("SLURM_CPU_BIND_VERBOSE=" + verbose);
+  env.push_back("SLURM_CPU_BIND_TYPE=" + type);
+  env.push_back("SLURM_CPU_BIND_LIST=" + list);
+  return env;
+}
+
 }  // namespace cairn

@@ -44,6 +44,14 @@ std::vector<std::string> build_job_environment(const JobSpec& spec, const Launch
 // from 0 on this node.
 std::vector<std::string> build_step_environment(const StepLaunch& launch, uint32_t local_id, const std::string& node);
 
+// The step's task environment with SLURM_CPU_BIND, SLURM_CPU_BIND_VERBOSE, _TYPE and _LIST
+// as slurmd sets them once it bound the node's tasks: `task_masks` is each local task's
+// CPU mask ("0x3"), the list Slurm's auto binding and named types (threads, cores,
+// sockets, ldoms, rank, mask_cpu) become; map_cpu keeps its list; none has none. Replaces
+// what `env` had of them.
+std::vector<std::string> with_cpu_bind_environment(std::vector<std::string> env, const CpuBind& bind,
+                                                   const std::vector<std::string>& task_masks);
+
 // Slurm's SLURM_TASKS_PER_NODE: {2,2,2,1} -> "2(x3),1" (also SLURM_JOB_CPUS_PER_NODE's form).
 std::string tasks_per_node_text(const std::vector<uint32_t>& tasks_per_node);
 

@@ -1,6 +1,7 @@
 // One job step's tasks on this node (srun). Starts them with posix_spawn, each
-// in a process group of its own, and, with memory
-// enforcement, in a memory cgroup of their own; their stdout and stderr are
+// in a process group of its own, bound to its CPUs of the step's, and, with memory
+// enforcement, in a memory cgroup of their own inside the job's (whose limit covers
+// the batch script and every step); their stdout and stderr are
 // pipes whose read ends go to the step's streams (kj thread), which forward the
 // output to srun. Owns the groups' signals: suspend/resume/signal/terminate of
 // the job reach it through the agent actor. When every task has been reaped it
@@ -13,10 +14,10 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <optional>
-#include <thread>
 
 #include "agents/agent_actors.hpp"
 #include "agents/agent_messages.hpp"
@@ -41,6 +42,7 @@ struct StepState {
   std::shared_ptr<const AgentContext> context;
   caf::actor agent;
   StepLaunch launch;
+  CpuIds cpus;  // the step's CPUs on this node (ordinals), which its tasks are bound within
   // Each task leads a process group of its own: a group outlives its leader only while
   // other members remain, so a quick first task could not host the later ones.
   std::vector<pid_t> groups;
@@ -48,6 +50,7 @@ struct StepState {
   std::vector<StepTaskExit> exits;
   std::string message;
   std::optional<JobCgroup> cgroup;
+  uint64_t run_level_oom_base = 0;  // the job cgroup's own OOM kills when the step started
   uint64_t oom_kills = 0;
   bool reported = false;
   bool recorded = false;  // its tasks are in the spool
@@ -85,6 +88,8 @@ void finish(StepActor* self) {
   if (st.cgroup) {
     if (st.context->cgroups->kill_and_remove(*st.cgroup)) {
       st.cgroup.reset();
+      // The job's cgroup here goes with its last step where no batch script runs in it.
+      st.context->cgroups->remove_if_unused(st.launch.job_id, st.launch.restart_count);
     } else if (++st.cleanup_attempts < kCleanupAttempts) {
       self->delayed_send(self, kCleanupRetryDelay, cleanup_atom::value);
       return;
@@ -117,7 +122,15 @@ void report(StepActor* self) {
     }
   }
   if (st.cgroup) {
-    if (auto count = st.context->cgroups->oom_count(*st.cgroup); count && count->oom_kills > 0) {
+    auto count = st.context->cgroups->oom_count(*st.cgroup);
+    // The job's limit (its script and steps together) hit while the step ran, and a task of
+    // the step SIGKILLed: the kernel counts that kill in the job's cgroup only.
+    uint64_t run_level_now = st.context->cgroups->run_level_oom_kills(st.launch.job_id, st.launch.restart_count);
+    uint64_t run_level = run_level_now > st.run_level_oom_base ? run_level_now - st.run_level_oom_base : 0;
+    bool task_killed = std::any_of(st.exits.begin(), st.exits.end(),
+                                   [](const StepTaskExit& exit) { return exit.signal == SIGKILL; });
+    if (count && run_level > 0 && task_killed) count->oom_kills += run_level;
+    if (count && count->oom_kills > 0) {
       st.oom_kills = count->oom_kills;
       spdlog::warn("{}: {} OOM kill(s), peak {} bytes, limit {} bytes", step_label(st.launch), count->oom_kills,
                    count->peak_bytes, st.cgroup->limit_bytes);
@@ -151,7 +164,17 @@ std::vector<StepTaskOutput> start_tasks(StepActor* self) {
   std::vector<UniqueFd> read_ends;
   const std::string& work_dir = launch.request.work_dir.empty() ? std::string("/tmp") : launch.request.work_dir;
   try {
-    auto first_env = build_step_environment(launch, 0, settings.node);
+    // Each task bound to its CPUs of the step's (task/affinity; Slurm binds by default).
+    const CpuBind bind = parse_cpu_bind(launch.request.cpu_bind).value_or(CpuBind{});
+    const auto task_cpus = bind_tasks(bind, flat_topology(settings.cpus), st.cpus,
+                                      task_cpu_layout(launch.request, launch.task_count));
+    const MachineCpus& machine = st.context->machine_cpus;
+    std::vector<std::string> task_masks;
+    for (const CpuIds& cpus : task_cpus) task_masks.push_back(cpu_mask(machine.machine_ids(cpus)));
+    auto environment_of = [&](uint32_t local) {
+      return with_cpu_bind_environment(build_step_environment(launch, local, settings.node), bind, task_masks);
+    };
+    auto first_env = environment_of(0);
     const std::string& program_name = launch.request.argv.front();
     auto program = find_program(program_name, path_of(first_env), work_dir);
     if (!program)
@@ -159,7 +182,8 @@ std::vector<StepTaskOutput> start_tasks(StepActor* self) {
     if (st.context->cgroups)
       st.cgroup = st.context->cgroups->create_for_step(launch.job_id, launch.restart_count, launch.step_id,
                                                        launch.mem_limit_bytes);
-    auto bind = parse_cpu_bind(launch.request.cpu_bind);
+    if (st.cgroup)
+      st.run_level_oom_base = st.context->cgroups->run_level_oom_kills(launch.job_id, launch.restart_count);
     SpawnRequest request;
     request.job_id = launch.job_id;
     request.script_path = *program;
@@ -182,8 +206,8 @@ std::vector<StepTaskOutput> start_tasks(StepActor* self) {
       UniqueFd out_read(out_pipe[0]), out_write(out_pipe[1]);
       if (::pipe2(err_pipe, O_CLOEXEC) != 0) throw LaunchError("pipe: " + std::system_category().message(errno), errno);
       UniqueFd err_read(err_pipe[0]), err_write(err_pipe[1]);
-      request.env = local == 0 ? first_env : build_step_environment(launch, local, settings.node);
-      if (bind) request.cpu_list = bound_cpu_list(*bind, local, std::min(settings.cpus, std::thread::hardware_concurrency()));
+      request.env = local == 0 ? first_env : environment_of(local);
+      if (local < task_cpus.size() && !task_cpus[local].empty()) request.cpu_list = machine.taskset_list(task_cpus[local]);
       pid_t pid = spawn_step_task(request, out_write.get(), err_write.get());
       st.groups.push_back(pid);
       uint32_t task_id = launch.first_task + local;
@@ -238,11 +262,12 @@ void on_exit(StepActor* self, pid_t pid, ExitStatus status) {
 }
 
 caf::behavior step_actor(StepActor* self, std::shared_ptr<const AgentContext> context, caf::actor agent,
-                         StepLaunch launch, StepStarted started) {
+                         StepLaunch launch, CpuIds cpus, StepStarted started) {
   auto& st = self->state;
   st.context = std::move(context);
   st.agent = std::move(agent);
   st.launch = std::move(launch);
+  st.cpus = std::move(cpus);
   started(start_tasks(self));
   if (st.running.empty()) report(self);
   return {
@@ -272,8 +297,9 @@ caf::behavior step_actor(StepActor* self, std::shared_ptr<const AgentContext> co
 }  // namespace
 
 caf::actor spawn_step_actor(caf::actor_system& system, std::shared_ptr<const AgentContext> context, caf::actor agent,
-                            StepLaunch launch, StepStarted started) {
-  return system.spawn(step_actor, std::move(context), std::move(agent), std::move(launch), std::move(started));
+                            StepLaunch launch, CpuIds cpus, StepStarted started) {
+  return system.spawn(step_actor, std::move(context), std::move(agent), std::move(launch), std::move(cpus),
+                      std::move(started));
 }
 
 }  // namespace cairn

@@ -841,7 +841,7 @@ namespace {
 struct SupervisedRun {
   explicit SupervisedRun(const TempDir& dir) : spool(dir / "agent-spool") {}
   SupervisedStart start(const SpawnRequest& request) {
-    UniqueFd record = spool.create_run({request.job_id, 0, request.script_path, "", 0});
+    UniqueFd record = spool.create_run({request.job_id, 0, request.script_path, "", 0, ""});
     return spawn_supervised_batch_script(request, CAIRN_STEPD, record.get());
   }
   RunRecord record() const {
