@@ -27,16 +27,11 @@ const std::map<std::string, ControlVerb> kJobVerbs = {
 
 constexpr const char* kUsage =
     "Usage: scontrol [-o] [--at TIME] <command>\n"
-    "  show job [ID]|node [NAME]|partition [NAME]|licenses [NAME]|burstbuffer   (--at: as the log says it was then)
-"
-    "  hold|uhold|release|requeue|requeuehold|suspend|resume <job_list>
-"
-    "  update NodeName=<nodes> State=DRAIN|RESUME|DOWN|IDLE|UNDRAIN|FAIL Reason=<text>
-"
-    "  update JobId=<id> TimeLimit=|Priority=|Nice=|Name=|Comment=|Partition=|...=<value>
-"
-    "  top <job_list>   ping
-";
+    "  show job [ID]|node [NAME]|partition [NAME]|licenses [NAME]|burstbuffer   (--at: as the log says it was then)\n"
+    "  hold|uhold|release|requeue|requeuehold|suspend|resume <job_list>\n"
+    "  update NodeName=<nodes> State=DRAIN|RESUME|DOWN|IDLE|UNDRAIN|FAIL Reason=<text>\n"
+    "  update JobId=<id> TimeLimit=|Priority=|Nice=|Name=|Comment=|Partition=|...=<value>\n"
+    "  top <job_list>   ping\n";
 
 int show_jobs(ClusterQueries& client, const ClusterConfig& config, const std::vector<std::string>& ids_text,
               bool one_liner, std::ostream& out, std::ostream& err) {
