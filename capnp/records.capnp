@@ -102,6 +102,7 @@ struct JobView {
   arrayPending @39 :List(ArrayTaskRange);
   steps @40 :List(StepView);   # job steps (srun) of the current run, then of earlier runs
   nextStepId @41 :UInt32;
+  cancelledByUid @42 :UInt32 = 4294967295;  # the JobCancelled event's actor; the default: nobody
 }
 
 struct NodeView {

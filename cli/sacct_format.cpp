@@ -191,7 +191,14 @@ std::string derived_exit_code_text(const AccountingLine& line, const FormatConte
   return highest ? std::to_string(highest->exit_code) + ":" + std::to_string(highest->exit_signal) : "0:0";
 }
 
-std::string state_text(const AccountingLine& line, const FormatContext&) { return std::string(state_name(line.state)); }
+// A cancelled job's state says who cancelled it, by uid (its steps' do not).
+std::string state_text(const AccountingLine& line, const FormatContext&) {
+  std::string text(state_name(line.state));
+  bool cancelled_job = line.current && !line.step && line.state == JobState::CANCELLED;
+  if (cancelled_job && line.job->cancelled_by_uid != kNotCancelledByUid)
+    text += " by " + std::to_string(line.job->cancelled_by_uid);
+  return text;
+}
 
 std::string seconds_text(int64_t seconds) { return format_hms(static_cast<uint64_t>(std::max<int64_t>(0, seconds))); }
 

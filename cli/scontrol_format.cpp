@@ -271,12 +271,14 @@ std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& 
     out += line_end;
     out += "Comment=" + spec.comment + " ";
   }
-  out += line_end;
-  out += "StdErr=" + stderr_path(job);
-  out += line_end;
-  out += "StdIn=/dev/null";
-  out += line_end;
-  out += "StdOut=" + stdout_path(job);
+  if (!spec.interactive) {  // Slurm shows the paths of batch jobs only
+    out += line_end;
+    out += "StdErr=" + stderr_path(job);
+    out += line_end;
+    out += "StdIn=/dev/null";
+    out += line_end;
+    out += "StdOut=" + stdout_path(job);
+  }
   if (spec.burst_buffer.capacity_bytes > 0) {
     out += line_end;
     out += "BurstBuffer=" + job_burst_buffer_text(job);

@@ -159,6 +159,9 @@ struct JobRun {
 
 enum class HoldKind : uint8_t { none, user, admin };
 
+// Slurm's INFINITE requid: a job nobody cancelled.
+inline constexpr uint32_t kNotCancelledByUid = 4294967295u;
+
 // Slurm's NO_VAL: the task id of a job that is not one task of an array.
 inline constexpr uint32_t kNoArrayTaskId = 4294967294u;
 
@@ -256,6 +259,9 @@ struct JobRecord {
 
   std::vector<StepRecord> steps;  // job steps, oldest first (a requeued job's earlier runs too)
   uint32_t next_step_id = 0;      // of the current run
+  // Who cancelled the current run (the JobCancelled event's actor): sacct's "CANCELLED by
+  // <uid>"; kNotCancelledByUid when nobody did.
+  uint32_t cancelled_by_uid = kNotCancelledByUid;
   bool operator==(const JobRecord&) const = default;
 };
 

@@ -115,6 +115,7 @@ void write_job_view(records::JobView::Builder out, const JobRecord& job, JobView
     for (size_t i = 0; i < job.steps.size(); ++i) write_step_view(steps[i], job.steps[i]);
   }
   out.setNextStepId(job.next_step_id);
+  out.setCancelledByUid(job.cancelled_by_uid);
 }
 
 JobRecord read_job_view(records::JobView::Reader in) {
@@ -163,6 +164,7 @@ JobRecord read_job_view(records::JobView::Reader in) {
   for (auto range : in.getArrayPending()) job.array_pending.push_back({range.getFirst(), range.getLast()});
   for (auto step : in.getSteps()) job.steps.push_back(read_step_view(step));
   job.next_step_id = in.getNextStepId();
+  job.cancelled_by_uid = in.getCancelledByUid();
   return job;
 }
 

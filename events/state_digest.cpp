@@ -71,6 +71,7 @@ class Hasher {
       for (const auto& range : j.array_pending) add(range.first), add(range.last);
     }
     if (!j.steps.empty() || j.next_step_id != 0) add(j.steps), add(j.next_step_id);  // as for arrays
+    if (j.cancelled_by_uid != kNotCancelledByUid) add(j.cancelled_by_uid);           // as for arrays
   }
   void add(const NodeRecord& n) {
     add(n.name), add(n.cpus), add(n.mem_mb), add(n.partitions), add(n.status), add(n.reason);

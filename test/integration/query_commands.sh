@@ -65,6 +65,14 @@ scontrol write batch_script "$held" copy.sh >/dev/null && cmp -s script.sh copy.
 out=$(scontrol write batch_script 999999 gone.sh 2>&1) && fail "wrote the script of an unknown job"
 [ "$out" = "job script retrieval failed: Invalid job id specified" ] || fail "unknown job's script: $out"
 [ -e gone.sh ] && fail "a failed write batch_script left its file"
+# Another user may not read it (the owner and operators may).
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+  out=$(setpriv --reuid=65534 --regid=65534 --clear-groups -- "$bin/scontrol" write batch_script "$held" - 2>&1) &&
+    fail "nobody read root's script: $out"
+  [ "$out" = "job script retrieval failed: Invalid user id" ] || fail "nobody's write batch_script: $out"
+else
+  skip_part "needs root and setpriv to ask as another user"
+fi
 
 # 5. listpids: the running job's processes on this host, its batch step's task first.
 out=$(scontrol listpids "$running") || fail "listpids $running: $out"
@@ -73,9 +81,12 @@ grep -Eq "^[0-9]+ +$running +batch +0 +0 *$" <<<"$out" || fail "listpids shows n
 out=$(scontrol listpids 999999 2>&1) && fail "listpids of an unknown job: $out"
 grep -q "There are no steps for job 999999 on node " <<<"$out" || fail "listpids of an unknown job: $out"
 
-# 6. sacct: ReqMem, Slurm's refusal of an unknown field.
+# 6. sacct says who cancelled a job; ReqMem; Slurm's refusal of an unknown field.
 scancel "$running"
 wait_state "$running" CANCELLED
+[ "$(sacct -j "$running" -X -n -P -o State)" = "CANCELLED by $me" ] || fail "sacct: $(sacct -j "$running" -X -n -P -o State)"
+[ "$(sacct -j "$running" -n -P -o JobID,State | tail -1)" = "$running.batch|CANCELLED" ] ||
+  fail "the batch step of a cancelled job: $(sacct -j "$running" -n -P -o JobID,State)"
 [ "$(sacct -j "$failed" -X -n -P -o JobID,ReqMem,State)" = "$failed|500M|FAILED" ] ||
   fail "sacct ReqMem: $(sacct -j "$failed" -X -n -P -o JobID,ReqMem,State)"
 out=$(sacct -o Bogus 2>&1) && fail "sacct took the field Bogus"

@@ -585,6 +585,7 @@ TEST_CASE("cli_format: sacct -o ALL, -p and -P (golden)") {
   JobRecord cancelled = base_job(111, "stopped");
   run_on(cancelled, {{"n2", 2, 1000}}, kT0 - 20 * kMinute);
   end_as(cancelled, JobState::CANCELLED, kT0 - 10 * kMinute, 0, 15, Reason::none);
+  cancelled.cancelled_by_uid = 1000;
   StepRecord step;
   step.id = 0;
   step.name = "hostname";
@@ -607,6 +608,14 @@ TEST_CASE("cli_format: sacct -o ALL, -p and -P (golden)") {
   options.delimiter = ";";
   options.fields = {"JobID", "State", "ReqMem", "ReqTRES", "AllocTRES", "DerivedExitCode", "ExitCode"};
   check_golden("sacct_parsable2_delimiter.txt", render_sacct(pointers(jobs), options, context()));
+  // Slurm prints "CANCELLED by <uid>", and cuts it in its 10 columns.
+  options = {};
+  options.fields = {"JobID", "State"};
+  options.allocations_only = true;
+  options.no_header = true;
+  CHECK(render_sacct({&jobs.back()}, options, context()) == "111          CANCELLED+ \n");
+  options.fields = {"State%20"};
+  CHECK(render_sacct({&jobs.back()}, options, context()) == "   CANCELLED by 1000 \n");
 }
 
 TEST_CASE("cli_format: sacct's time window and states select as slurmdbd does") {
@@ -791,6 +800,18 @@ TEST_CASE("cli_format: scontrol show job -d and show step (golden)") {
   for (const auto& step : scontrol_steps_of(job)) steps += render_scontrol_show_step(job, step, context(), true);
   CHECK(scontrol_steps_of(job_with_id(jobs, 105)).empty());  // a finished job has no steps left
   check_golden("scontrol_show_step.txt", steps);
+}
+
+TEST_CASE("cli_format: scontrol shows StdErr=, StdIn=, StdOut= of batch jobs only, as Slurm") {
+  auto jobs = sample_jobs();
+  JobRecord interactive = job_with_id(jobs, 103);
+  edit_spec(interactive, [](JobSpec& spec) { spec.interactive = true; });
+  std::string shown = render_scontrol_show_job(interactive, context());
+  CHECK(shown.find("BatchFlag=0") != std::string::npos);
+  CHECK(shown.find("StdOut=") == std::string::npos);
+  CHECK(shown.find("StdErr=") == std::string::npos);
+  CHECK(shown.find("Comment=nightly run \n   Power=") != std::string::npos);
+  CHECK(render_scontrol_show_job(job_with_id(jobs, 103), context()).find("StdOut=") != std::string::npos);
 }
 
 TEST_CASE("cli_format: squeue lists unfinished jobs by default") {

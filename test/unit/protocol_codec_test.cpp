@@ -102,6 +102,7 @@ JobRecord full_job() {
   job.array_pending = {{3, 4}, {6, 9}};
   job.steps = {full_step()};
   job.next_step_id = 2;
+  job.cancelled_by_uid = 1000;
   return job;
 }
 
