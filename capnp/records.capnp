@@ -104,6 +104,8 @@ struct JobView {
   nextStepId @41 :UInt32;
   priority @42 :UInt32;        # Priority= an operator set (0: none)
   rankUs @43 :Int64;           # scontrol top: ranks as if submitted then (0: its submit time)
+
+  cancelledByUid @44 :UInt32 = 4294967295;  # the JobCancelled event's actor; the default: nobody
 }
 
 struct NodeView {

@@ -7,8 +7,9 @@ namespace {
 
 constexpr std::string_view kSqueue = R"(Usage: squeue [OPTIONS...]
 
-View the jobs in the Cairn scheduling queue: pending, running and suspended jobs,
-and for MinJobAge= seconds the jobs that ended. The default format is Slurm's
+View the jobs in the Cairn scheduling queue: pending, running, suspended and
+completing jobs. Jobs that ended show with -t (their state, or "all") for
+MinJobAge= seconds after their end. The default format is Slurm's
 "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R".
 
 Options:
@@ -105,15 +106,21 @@ Options:
 
 constexpr std::string_view kScontrol = R"(Usage: scontrol [OPTIONS...] COMMAND [ARGUMENTS...]
 
-View or modify the Cairn controller's state: show jobs, nodes, partitions and
-burst buffers, and hold, release, requeue, suspend or resume jobs. Verbs print
-nothing on success and Slurm's error on failure.
+View or modify the Cairn controller's state: show jobs, steps, nodes, partitions
+and burst buffers, and hold, release, requeue, suspend or resume jobs. Verbs print
+nothing on success and Slurm's error on failure. Keywords may be abbreviated and
+options given anywhere on the line, as with Slurm's scontrol.
 
 Commands:
-  show job [job_id]              jobs, in Slurm's Key=Value layout
+  show job|jobid [job_id]        jobs, in Slurm's Key=Value layout (show job=12 too)
+  show step [job_id[.step_id]]   running job steps
   show node [name[,name...]]     nodes
   show partition [name]          partitions
+  show licenses [name]           licenses: total, used, free
   show burstbuffer               burst-buffer pools, their use and holders
+  show hostnames [hostlist]      one name a line (default: $SLURM_NODELIST)
+  show hostlist|hostlistsorted list
+                                 the names (or /file of names) as a hostlist
   hold|uhold job_list            keep pending jobs from starting
   release job_list               let held jobs start
   requeue|requeuehold job_list   requeue jobs (and hold them)
@@ -124,11 +131,16 @@ Commands:
                                  Comment, Partition, NumNodes, StartTime, ...)
   top job_list                   put pending jobs ahead of their owner's others
   ping                           whether the controller answers
+  write batch_script job_id [file]
+                                 the job's script to file (default slurm-<id>.sh;
+                                 "-": standard output): its owner and operators
+  listpids [job_id[.step_id]]    the job processes on this host
   version                        print the version
 
 Options:
   -o, --oneliner                 one line per record
-  -d, --details                  more details
+  -d, --details                  more details (DerivedExitCode=)
+  -Q, --quiet                    no "not found" messages
       --at=time                  show what the event log says was so at that time
                                  (ISO 8601)
       --conf=file                the configuration (else $CAIRN_CONF, else

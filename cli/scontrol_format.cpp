@@ -1,6 +1,7 @@
 #include "cli/scontrol_format.hpp"
 
 #include "events/job_commands.hpp"
+#include "events/job_step.hpp"
 
 #include "events/job_array.hpp"
 #include "events/output_paths.hpp"
@@ -117,7 +118,67 @@ std::string expand_stdio_pattern(const JobRecord& job, std::string_view pattern)
   return resolve_output_path(expand_output_pattern(pattern, output_pattern_context(job)), job.spec.full().work_dir);
 }
 
-std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& context, bool one_liner) {
+// Slurm's derived_ec: the highest wait status among the steps of the current run.
+static std::string derived_exit_code(const JobRecord& job) {
+  const StepRecord* highest = nullptr;
+  auto status = [](const StepRecord& step) {
+    return step.exit_signal != 0 ? step.exit_signal : static_cast<int64_t>(step.exit_code) << 8;
+  };
+  for (const auto& step : job.steps)
+    if (step.restart == job.restarts && is_final(step.state) && (!highest || status(step) > status(*highest)))
+      highest = &step;
+  return highest ? fmt::format("{}:{}", highest->exit_code, highest->exit_signal) : "0:0";
+}
+
+std::vector<ScontrolStep> scontrol_steps_of(const JobRecord& job) {
+  std::vector<ScontrolStep> steps;
+  if (!is_active(job.state)) return steps;
+  if (!job.spec->interactive && job.start_us != 0) {
+    ScontrolStep batch{"batch", "batch", {}, 1, job.start_us, true};
+    std::string host = job_batch_host(job);
+    for (const auto& share : job.allocation)
+      if (share.node == host) batch.nodes.push_back(share);
+    steps.push_back(std::move(batch));
+  }
+  for (const auto& step : job.steps)
+    if (is_running_step(job, step))
+      steps.push_back({std::to_string(step.id), step.name, step.nodes, step.num_tasks, step.start_us, false});
+  return steps;
+}
+
+std::string render_scontrol_show_step(const JobRecord& job, const ScontrolStep& step, const FormatContext&,
+                                      bool one_liner) {
+  const std::string_view line_end = line_end_of(one_liner);
+  std::string out;
+  if (job.array.array_job_id != 0 && job.array.task_id != kNoArrayTaskId)
+    out += fmt::format("StepId={}_{}.{} ", job.array.array_job_id, job.array.task_id, step.id);
+  else
+    out += fmt::format("StepId={}.{} ", job.id, step.id);
+  // Cairn's steps have no time limit of their own.
+  out += fmt::format("UserId={} StartTime={} TimeLimit=UNLIMITED", job.spec->uid, slurm_time_stamp(step.start_us));
+  out += line_end;
+  out += fmt::format("State=RUNNING Partition={} NodeList={}", job.spec->partition,
+                     or_null(compress_hostlist(share_node_names(step.nodes))));
+  out += line_end;
+  out += fmt::format("Nodes={} CPUs={} Tasks={} Name={} Network=(null)", step.nodes.size(), share_cpus(step.nodes),
+                     step.tasks, step.name);
+  out += line_end;
+  out += "TRES=" + or_null(slurm_tres_text(share_cpus(step.nodes), share_mem_mb(step.nodes),
+                                           static_cast<uint32_t>(step.nodes.size()), false));
+  out += line_end;
+  out += "ResvPorts=(null)";
+  out += line_end;
+  // srun's steps are laid out in blocks; the batch step has no layout.
+  out += step.batch ? "CPUFreqReq=Default" : "CPUFreqReq=Default Dist=Block";
+  out += line_end;
+  // Cairn does not record srun's host and process id.
+  out += "SrunHost:Pid=(null):0";
+  out += record_end_of(one_liner);
+  return out;
+}
+
+std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& context, bool one_liner,
+                                     bool details) {
   const std::string_view line_end = line_end_of(one_liner);
   const JobSpec spec = job.spec.full();
   const bool held = job.hold != HoldKind::none;
@@ -146,6 +207,10 @@ std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& 
   out += fmt::format("Requeue={} Restarts={} BatchFlag={} Reboot=0 ExitCode={}:{}", spec.requeue ? 1 : 0, job.restarts,
                      spec.interactive ? 0 : 1, job.exit_code, job.exit_signal);
   out += line_end;
+  if (details) {
+    out += "DerivedExitCode=" + derived_exit_code(job);
+    out += line_end;
+  }
   out += fmt::format("RunTime={} TimeLimit={} TimeMin=N/A",
                      format_hms(static_cast<uint64_t>(whole_seconds(run_time_us(job, context.now_us)))),
                      format_time_limit_hms(job_time_limit_sec(job)));
@@ -215,12 +280,14 @@ std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& 
     out += line_end;
     out += "Comment=" + spec.comment + " ";
   }
-  out += line_end;
-  out += "StdErr=" + stderr_path(job);
-  out += line_end;
-  out += "StdIn=/dev/null";
-  out += line_end;
-  out += "StdOut=" + stdout_path(job);
+  if (!spec.interactive) {  // Slurm shows the paths of batch jobs only
+    out += line_end;
+    out += "StdErr=" + stderr_path(job);
+    out += line_end;
+    out += "StdIn=/dev/null";
+    out += line_end;
+    out += "StdOut=" + stdout_path(job);
+  }
   if (spec.burst_buffer.capacity_bytes > 0) {
     out += line_end;
     out += "BurstBuffer=" + job_burst_buffer_text(job);

@@ -16,7 +16,24 @@
 
 namespace cairn {
 
-std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& context, bool one_liner = false);
+// With details (scontrol -d): also DerivedExitCode=, the highest exit status of the
+// run's steps. (Slurm's per-node "Nodes= CPU_IDs= Mem=" lines are left out: Cairn
+// records no CPU ids.)
+std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& context, bool one_liner = false,
+                                     bool details = false);
+
+// A step as scontrol show step lists it while it runs: the batch step or one srun started.
+struct ScontrolStep {
+  std::string id;  // "batch", "0", ...
+  std::string name;
+  std::vector<NodeShare> nodes;
+  uint32_t tasks = 1;
+  int64_t start_us = 0;
+  bool batch = false;
+};
+std::vector<ScontrolStep> scontrol_steps_of(const JobRecord& job);
+std::string render_scontrol_show_step(const JobRecord& job, const ScontrolStep& step, const FormatContext& context,
+                                      bool one_liner = false);
 
 // Partitions= lists the partitions whose node lists name the node.
 std::string render_scontrol_show_node(const NodeRecord& node, const std::vector<PartitionView>& partitions,

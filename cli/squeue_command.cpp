@@ -51,6 +51,9 @@ int run_squeue(const Args& argv, std::ostream& out, std::ostream& err) {
     query.names = names;
     query.partitions = partitions;
     query.states = states;
+    // Slurm's default: the jobs not finished (a job named with -j that ended shows nothing,
+    // without an error, while the controller still knows it).
+    if (!all_states && states.empty()) query.states = squeue_default_states();
     auto snapshot = cluster->jobs(query);
     snapshot.jobs = select_refs(snapshot.jobs, refs);
     if (args.has("array")) snapshot.jobs = expand_array_tasks(snapshot.jobs);

@@ -286,6 +286,11 @@ std::string render_squeue(const std::vector<const JobRecord*>& jobs, std::string
 
 std::string squeue_steps_format() { return "%.15i %.8j %.9P %.8u %.9M %N"; }
 
+std::vector<JobState> squeue_default_states() {
+  return {JobState::PENDING,    JobState::RUNNING,     JobState::SUSPENDED,
+          JobState::COMPLETING, JobState::CONFIGURING, JobState::STAGE_OUT};
+}
+
 std::string render_squeue_steps(const std::vector<const JobRecord*>& jobs, bool header, const FormatContext& context) {
   struct StepLine {
     std::string id, name, partition, user;

@@ -11,6 +11,10 @@
 
 namespace cairn {
 
+// What squeue lists without -t: pending, running, suspended, completing, configuring
+// and staging-out jobs (Slurm's _filter_job()).
+std::vector<JobState> squeue_default_states();
+
 // ---- the "%[.][width]letter" grammar of squeue -o and sinfo -o ----
 
 // One field of a format: "%.18i" is right-justified, 18 wide, letter 'i'.

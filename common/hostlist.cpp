@@ -163,4 +163,156 @@ std::string compress_hostlist(const std::vector<std::string>& names) {
   return text;
 }
 
+namespace {
+
+// Slurm's hostrange_t: prefix[lo-hi] at a zero-padded width, or one name without a number.
+struct HostRange {
+  std::string prefix;
+  uint64_t lo = 0;
+  uint64_t hi = 0;
+  int width = 0;
+  bool single = false;
+};
+
+int zero_padding(uint64_t number, int width) {
+  int digits = 1;
+  while (number /= 10) ++digits;
+  return width > digits ? width - digits : 0;
+}
+
+// _width_equiv(): whether two widths print both numbers alike; adjusts one to the other if so.
+bool widths_combine(HostRange& a, HostRange& b) {
+  if (a.width == b.width) return true;
+  int a_own = zero_padding(a.lo, a.width), a_other = zero_padding(a.lo, b.width);
+  int b_own = zero_padding(b.lo, b.width), b_other = zero_padding(b.lo, a.width);
+  if (a_own != a_other && b_own != b_other) return false;
+  if (a_own != a_other)
+    b.width = a.width;
+  else
+    a.width = b.width;
+  return true;
+}
+
+// strnatcmp's order for prefixes: digit runs compare as numbers.
+int natural_compare(std::string_view a, std::string_view b) {
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (is_digit(a[i]) && is_digit(b[j])) {
+      size_t i_end = i, j_end = j;
+      while (i_end < a.size() && is_digit(a[i_end])) ++i_end;
+      while (j_end < b.size() && is_digit(b[j_end])) ++j_end;
+      auto x = a.substr(i, i_end - i), y = b.substr(j, j_end - j);
+      while (x.size() > 1 && x.front() == '0') x.remove_prefix(1);
+      while (y.size() > 1 && y.front() == '0') y.remove_prefix(1);
+      if (x.size() != y.size()) return x.size() < y.size() ? -1 : 1;
+      if (int c = x.compare(y); c != 0) return c < 0 ? -1 : 1;
+      i = i_end;
+      j = j_end;
+      continue;
+    }
+    if (a[i] != b[j]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]) ? -1 : 1;
+    ++i;
+    ++j;
+  }
+  return (i < a.size()) - (j < b.size());
+}
+
+int prefix_compare(const HostRange& a, const HostRange& b) {
+  int order = natural_compare(a.prefix, b.prefix);
+  return order == 0 ? static_cast<int>(b.single) - static_cast<int>(a.single) : order;
+}
+
+bool same_bracket(const HostRange& a, const HostRange& b) { return prefix_compare(a, b) == 0 && !a.single && !b.single; }
+
+// Slurm's hostlist_push_range(): a range that continues the last one extends it.
+void push_range(std::vector<HostRange>& ranges, HostRange range) {
+  if (!ranges.empty()) {
+    HostRange& tail = ranges.back();
+    if (!tail.single && !range.single && tail.hi + 1 == range.lo && prefix_compare(tail, range) == 0 &&
+        widths_combine(tail, range)) {
+      tail.hi = range.hi;
+      return;
+    }
+  }
+  ranges.push_back(std::move(range));
+}
+
+HostRange range_of(std::string_view name) {
+  auto [prefix, digits] = split_trailing_number(name);
+  if (digits.empty()) return {std::string(name), 0, 0, 0, true};
+  uint64_t number = *parse_unsigned<uint64_t>(digits);
+  return {std::string(prefix), number, number, static_cast<int>(digits.size()), false};
+}
+
+// hostlist_sort(): qsort by hostrange_cmp, then hostlist_coalesce() and hostlist_collapse().
+void sort_ranges(std::vector<HostRange>& ranges) {
+  std::stable_sort(ranges.begin(), ranges.end(), [](HostRange a, HostRange b) {
+    int order = prefix_compare(a, b);
+    if (order == 0) order = widths_combine(a, b) ? (a.lo < b.lo ? -1 : a.lo > b.lo) : a.width - b.width;
+    return order < 0;
+  });
+  for (size_t i = ranges.size(); i-- > 1;) {
+    HostRange& prev = ranges[i - 1];
+    HostRange& next = ranges[i];
+    if (prev.single || next.single || !(prev.hi > next.lo) || prefix_compare(prev, next) != 0 ||
+        !widths_combine(prev, next))
+      continue;
+    HostRange common = prev;  // hostrange_intersect()
+    common.lo = next.lo;
+    common.hi = std::min(next.hi, prev.hi);
+    if (common.hi < prev.hi) next.hi = prev.hi;
+    prev.hi = common.lo;
+    next.lo = common.hi;
+    size_t at = i;
+    for (uint64_t n = common.lo; n <= common.hi; ++n) {
+      HostRange one = common;
+      one.lo = one.hi = n;
+      if (n > ranges[i - 1].hi) ranges.insert(ranges.begin() + static_cast<long>(at++), one);
+      if (n < ranges[at].lo) ranges.insert(ranges.begin() + static_cast<long>(at++), one);
+    }
+    i = ranges.size();
+  }
+  for (size_t i = ranges.size(); i-- > 1;) {
+    HostRange& prev = ranges[i - 1];
+    HostRange& next = ranges[i];
+    if (!prev.single && !next.single && prev.hi + 1 == next.lo && prefix_compare(prev, next) == 0 &&
+        widths_combine(prev, next)) {
+      prev.hi = next.hi;
+      ranges.erase(ranges.begin() + static_cast<long>(i));
+    }
+  }
+}
+
+std::string number_text(uint64_t number, int width) {
+  std::string digits = std::to_string(number);
+  return std::string(static_cast<size_t>(std::max(0, width - static_cast<int>(digits.size()))), '0') + digits;
+}
+
+}  // namespace
+
+std::string slurm_ranged_hostlist(const std::vector<std::string>& names, bool sorted) {
+  std::vector<HostRange> ranges;
+  for (const auto& name : names) push_range(ranges, range_of(name));
+  if (sorted) sort_ranges(ranges);
+  std::string text;
+  for (size_t i = 0; i < ranges.size();) {
+    if (!text.empty()) text += ',';
+    text += ranges[i].prefix;
+    if (ranges[i].single) {
+      ++i;
+      continue;
+    }
+    bool brackets = ranges[i].hi > ranges[i].lo || (i + 1 < ranges.size() && same_bracket(ranges[i], ranges[i + 1]));
+    if (brackets) text += '[';
+    size_t first = i;
+    do {
+      if (i > first) text += ',';
+      text += number_text(ranges[i].lo, ranges[i].width);
+      if (ranges[i].hi > ranges[i].lo) text += '-' + number_text(ranges[i].hi, ranges[i].width);
+    } while (++i < ranges.size() && same_bracket(ranges[i], ranges[i - 1]));
+    if (brackets) text += ']';
+  }
+  return text;
+}
+
 }  // namespace cairn

@@ -29,4 +29,11 @@ std::vector<std::string> expand_hostlist(std::string_view expression, std::size_
 // What an expression expanded to compresses to an expression that expands again.
 std::string compress_hostlist(const std::vector<std::string>& names);
 
+// Slurm's hostlist_ranged_string() of the names in their order (scontrol show
+// hostlist): a name joins the range before it only when it continues it, and
+// ranges of one prefix that follow each other share brackets ("n3,n1,n2" gives
+// "n[3,1-2]"); duplicates stay. With `sorted` (show hostlistsorted), first
+// hostlist_sort(): ranges in natural order, overlaps split, neighbours joined.
+std::string slurm_ranged_hostlist(const std::vector<std::string>& names, bool sorted);
+
 }  // namespace cairn

@@ -433,6 +433,7 @@ class Reducer {
     job.start_us = job.end_us = 0;
     job.suspended_us = job.suspended_since_us = job.last_suspend_us = job.pre_suspend_run_us = 0;
     job.cancel_requested = job.time_limit_reached = job.requeue_requested = job.requeue_hold = false;
+    job.cancelled_by_uid = kNotCancelledByUid;
     job.oom_detected = false;
     job.oom_peak_bytes = job.oom_limit_bytes = 0;
     job.oom_node.clear();
@@ -588,6 +589,8 @@ class Reducer {
     uint64_t id = cancel.getJobId();
     auto* job = find_job(id);
     if (!job) return unknown_job(id);
+    if (job->state == JobState::PENDING || is_active(job->state))
+      job->cancelled_by_uid = header_.getActor().getUid();
     if (job->state == JobState::PENDING) {
       job->state = JobState::CANCELLED;
       job->reason = cancel.getInvalidDependency() ? Reason::dependency_never_satisfied : Reason::none;

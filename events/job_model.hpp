@@ -182,6 +182,9 @@ struct JobRun {
 
 enum class HoldKind : uint8_t { none, user, admin };
 
+// Slurm's INFINITE requid: a job nobody cancelled.
+inline constexpr uint32_t kNotCancelledByUid = 4294967295u;
+
 // Slurm's NO_VAL: the task id of a job that is not one task of an array.
 inline constexpr uint32_t kNoArrayTaskId = 4294967294u;
 
@@ -282,6 +285,10 @@ struct JobRecord {
 
   uint32_t priority = 0;  // Priority= set by an operator (scontrol update); 0: none
   int64_t rank_us = 0;    // scontrol top: ranks as if submitted then; 0: submit_us
+
+  // Who cancelled the current run (the JobCancelled event's actor): sacct's "CANCELLED by
+  // <uid>"; kNotCancelledByUid when nobody did.
+  uint32_t cancelled_by_uid = kNotCancelledByUid;
   bool operator==(const JobRecord&) const = default;
 };
 

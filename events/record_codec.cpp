@@ -119,6 +119,8 @@ void write_job_view(records::JobView::Builder out, const JobRecord& job, JobView
   out.setNextStepId(job.next_step_id);
   out.setPriority(job.priority);
   out.setRankUs(job.rank_us);
+
+  out.setCancelledByUid(job.cancelled_by_uid);
 }
 
 JobRecord read_job_view(records::JobView::Reader in) { return read_job_view(in, record_spec(in.getSpec())); }
@@ -171,6 +173,8 @@ JobRecord read_job_view(records::JobView::Reader in, RecordedSpec spec) {
   job.next_step_id = in.getNextStepId();
   job.priority = in.getPriority();
   job.rank_us = in.getRankUs();
+
+  job.cancelled_by_uid = in.getCancelledByUid();
   return job;
 }
 

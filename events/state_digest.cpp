@@ -80,6 +80,8 @@ class Hasher {
     }
     if (!j.steps.empty() || j.next_step_id != 0) add(j.steps), add(j.next_step_id);  // as for arrays
     if (j.priority != 0 || j.rank_us != 0) add(j.priority), add(j.rank_us);              // as for arrays
+
+    if (j.cancelled_by_uid != kNotCancelledByUid) add(j.cancelled_by_uid);           // as for arrays
   }
   void add(const NodeRecord& n) {
     add(n.name), add(n.cpus), add(n.mem_mb), add(n.partitions), add(n.status), add(n.reason);

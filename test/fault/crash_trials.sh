@@ -35,7 +35,7 @@ storm_client() {  # name
   done
 }
 
-final_state() { sacct -j "$1" -X -n -P -o State 2>/dev/null | head -1; }
+final_state() { sacct -j "$1" -X -n -P -o State 2>/dev/null | head -1 | sed 's/ by [0-9]*$//'; }
 
 for trial in $(seq "$trials"); do
   rm -f "$acks/stop"

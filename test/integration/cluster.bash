@@ -127,7 +127,8 @@ poll_until() {  # seconds expected command...
   return 1
 }
 
-state_of() { sacct -j "$1" -X -n -P -o State 2>/dev/null | head -1; }
+# The job's state, without the " by <uid>" that sacct adds to CANCELLED.
+state_of() { sacct -j "$1" -X -n -P -o State 2>/dev/null | head -1 | sed 's/ by [0-9]*$//'; }
 reason_of() { squeue -h -j "$1" -o %r 2>/dev/null; }
 
 wait_state() {  # job state [seconds]

@@ -90,7 +90,8 @@ if out=$(scancel "${b}_42" 2>&1); then fail "scancel of a task the array does no
 [ "$out" = "scancel: error: Kill job error on job id ${b}_42: Invalid job id specified" ] || fail "scancel ${b}_42: $out"
 scancel "${b}_[8-9]"
 [ "$(pending_line "$b")" = "${b}_[3-6%2]" ] || fail "after scancel ${b}_[8-9] the pending line is '$(pending_line "$b")'"
-[ "$(sacct -j "${b}_[8-9]" -X -n -P -o JobID,State | tr '\n' ' ')" = "${b}_8|CANCELLED ${b}_9|CANCELLED " ] ||
+me=$(id -u)
+[ "$(sacct -j "${b}_[8-9]" -X -n -P -o JobID,State | tr '\n' ' ')" = "${b}_8|CANCELLED by $me ${b}_9|CANCELLED by $me " ] ||
   fail "sacct -j ${b}_[8-9]: $(sacct -j "${b}_[8-9]" -X -n -P -o JobID,State)"
 scancel "$b"
 poll_until 20 "" active_of "$b" || fail "array $b still listed after scancel: $(squeue -j "$b")"

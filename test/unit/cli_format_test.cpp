@@ -3,6 +3,7 @@
 // CAIRN_UPDATE_GOLDEN=1 rewrites the golden files instead of comparing.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include "cli/sinfo_format.hpp"
 #include "cli/slurm_views.hpp"
 #include "cli/squeue_format.hpp"
+#include "common/option_parser.hpp"
 #include "test/unit/golden.hpp"
 #include "test/unit/spec_edit.hpp"
 
@@ -558,14 +560,94 @@ TEST_CASE("cli_format: sacct lines, widths and -P") {
   CHECK(render_sacct({&oom}, options, context()) == "bigmem   al+ \n");
 }
 
-TEST_CASE("cli_format: sacct rejects unknown fields with Slurm's message") {
+TEST_CASE("cli_format: sacct rejects unknown fields with Slurm's message, blank columns for what Cairn lacks") {
   SacctOptions options;
   options.fields = {"JobID", "Bogus%10"};
   CHECK_THROWS_WITH_AS(render_sacct({}, options, context()), "sacct: error: Invalid field requested: \"Bogus\"",
-                       std::invalid_argument);
-  options.fields = {"MaxRSS"};  // a Slurm field Cairn does not record
-  CHECK_THROWS_WITH_AS(render_sacct({}, options, context()), "sacct: error: Invalid field requested: \"MaxRSS\"",
-                       std::invalid_argument);
+                       UsageError);
+  options.fields = {"JobID ", "State"};  // Slurm skips leading blanks only
+  CHECK_THROWS_WITH_AS(render_sacct({}, options, context()), "sacct: error: Invalid field requested: \"JobID \"",
+                       UsageError);
+  auto jobs = sample_jobs();
+  options.allocations_only = true;
+  options.parsable2 = true;
+  options.fields = {"JobID", "MaxRSS", "State"};  // a Slurm field Cairn does not record: blank
+  CHECK(render_sacct({&job_with_id(jobs, 105)}, options, context()) == "JobID|MaxRSS|State\n105||COMPLETED\n");
+  options.fields = {"Res", "Restarts"};  // an abbreviation means Slurm's field (Reservation), Cairn's own after
+  CHECK(render_sacct({&job_with_id(jobs, 105)}, options, context()) == "Reservation|Restarts\n|0\n");
+  options.fields = {"a"};  // "a" and "all": every field
+  CHECK(render_sacct({}, options, context()).starts_with("Account|AdminComment|AllocCPUS|"));
+}
+
+TEST_CASE("cli_format: sacct -o ALL, -p and -P (golden)") {
+  UtcTimeZone utc;
+  auto jobs = sample_jobs();
+  JobRecord cancelled = base_job(111, "stopped");
+  run_on(cancelled, {{"n2", 2, 1000}}, kT0 - 20 * kMinute);
+  end_as(cancelled, JobState::CANCELLED, kT0 - 10 * kMinute, 0, 15, Reason::none);
+  cancelled.cancelled_by_uid = 1000;
+  StepRecord step;
+  step.id = 0;
+  step.name = "hostname";
+  step.nodes = {{"n2", 2, 1000}};
+  step.num_tasks = 2;
+  step.start_us = kT0 - 19 * kMinute;
+  step.end_us = kT0 - 18 * kMinute;
+  step.state = JobState::FAILED;
+  step.exit_code = 2;
+  cancelled.steps.push_back(step);
+  jobs.push_back(cancelled);
+  // Group names come from this host's NSS: gid 0 is root's group everywhere.
+  for (auto& job : jobs) edit_spec(job, [](JobSpec& spec) { spec.gid = 0; });
+  SacctOptions options;
+  options.fields = {"ALL"};
+  options.parsable = true;
+  check_golden("sacct_all_fields.txt", render_sacct(pointers(jobs), options, context()));
+  options.parsable = false;
+  options.parsable2 = true;
+  options.delimiter = ";";
+  options.fields = {"JobID", "State", "ReqMem", "ReqTRES", "AllocTRES", "DerivedExitCode", "ExitCode"};
+  check_golden("sacct_parsable2_delimiter.txt", render_sacct(pointers(jobs), options, context()));
+  // Slurm prints "CANCELLED by <uid>", and cuts it in its 10 columns.
+  options = {};
+  options.fields = {"JobID", "State"};
+  options.allocations_only = true;
+  options.no_header = true;
+  CHECK(render_sacct({&jobs.back()}, options, context()) == "111          CANCELLED+ \n");
+  options.fields = {"State%20"};
+  CHECK(render_sacct({&jobs.back()}, options, context()) == "   CANCELLED by 1000 \n");
+}
+
+TEST_CASE("cli_format: sacct's time window and states select as slurmdbd does") {
+  auto jobs = sample_jobs();
+  auto seconds = [](int64_t us) { return us / kSecond; };
+  auto selected = [&](const SacctWindow& window) {
+    std::vector<uint64_t> ids;
+    for (const auto& job : jobs)
+      if (sacct_selects(job, window)) ids.push_back(job.id);
+    return ids;
+  };
+  // Default without -j, -s: eligible before the end, not ended before the start.
+  SacctWindow window{seconds(kT0 - kHour + 10 * kSecond), seconds(kNow) + 1, {}, false};
+  CHECK(selected(window) == std::vector<uint64_t>{101, 102, 103, 104, 107, 108, 109, 110});
+  // -s CD: ended in the window, in that state.
+  window.states = {JobState::COMPLETED};
+  window.start = seconds(kT0 - 3 * kHour);
+  CHECK(selected(window) == std::vector<uint64_t>{105});
+  // -s R: ran at some time in the window (104 is suspended now, 109 runs again).
+  window.states = {JobState::RUNNING};
+  window.start = seconds(kT0 + 30 * kMinute);
+  CHECK(selected(window) == std::vector<uint64_t>{103, 109});
+  // -s R without -S: now.
+  window.start = seconds(kNow);
+  window.end = window.start + 1;
+  CHECK(selected(window) == std::vector<uint64_t>{103, 109});
+  // -s PD: pending in the window.
+  window.states = {JobState::PENDING};
+  CHECK(selected(window) == std::vector<uint64_t>{101, 102, 110});
+  // -j: submitted before the end, whatever its eligibility.
+  window = {0, seconds(kNow) + 1, {}, true};
+  CHECK(selected(window).size() == jobs.size());
 }
 
 // ---- job arrays ----
@@ -688,11 +770,87 @@ TEST_CASE("cli_format: node features in scontrol show node and sinfo %f") {
         "n3 (null)\n");
 }
 
-TEST_CASE("cli_format: sacct Account%N sets the width and cuts with '+'") {
+TEST_CASE("cli_format: sacct Account%N sets the width of every Account column, as Slurm's one table entry") {
   auto jobs = sample_jobs();
   SacctOptions options;
   options.no_header = true;
   options.allocations_only = true;
+  options.fields = {"JobID%4", "Account%4", "Account"};
+  CHECK(render_sacct({&job_with_id(jobs, 101)}, options, context()) == " 101 phy+ phy+ \n");
   options.fields = {"JobID%4", "Account%4", "Account%-10", "Account"};
-  CHECK(render_sacct({&job_with_id(jobs, 101)}, options, context()) == " 101 phy+ physics       physics \n");
+  CHECK(render_sacct({&job_with_id(jobs, 101)}, options, context()) == " 101 physics    physics    physics    \n");
+  options.no_header = false;
+  options.fields = {"JobName%-3", "Elapsed%3"};
+  CHECK(render_sacct({&job_with_id(jobs, 101)}, options, context()) ==
+        "Job Ela \n--- --- \ntr+ 00:00:00 \n");
+}
+
+// ---- scontrol show job -d, show step ----
+
+TEST_CASE("cli_format: scontrol show job -d and show step (golden)") {
+  UtcTimeZone utc;
+  auto jobs = sample_jobs();
+  JobRecord job = job_with_id(jobs, 103);
+  StepRecord done;
+  done.id = 0;
+  done.name = "prep";
+  done.nodes = {{"n1", 1, 500}};
+  done.start_us = kT0 + 21 * kMinute;
+  done.end_us = kT0 + 22 * kMinute;
+  done.state = JobState::FAILED;
+  done.exit_code = 3;
+  StepRecord running = done;
+  running.id = 1;
+  running.name = "solve";
+  running.nodes = {{"n1", 2, 1000}};
+  running.num_tasks = 2;
+  running.end_us = 0;
+  running.state = JobState::RUNNING;
+  running.exit_code = 0;
+  running.nodes_left = {"n1"};
+  job.steps = {done, running};
+  job.next_step_id = 2;
+  std::string shown = render_scontrol_show_job(job, context(), false, true) +
+                      render_scontrol_show_job(job_with_id(jobs, 101), context(), true, true);
+  check_golden("scontrol_show_job_details.txt", shown);
+  std::string steps;
+  for (const auto& step : scontrol_steps_of(job)) steps += render_scontrol_show_step(job, step, context());
+  for (const auto& step : scontrol_steps_of(job)) steps += render_scontrol_show_step(job, step, context(), true);
+  CHECK(scontrol_steps_of(job_with_id(jobs, 105)).empty());  // a finished job has no steps left
+  check_golden("scontrol_show_step.txt", steps);
+}
+
+TEST_CASE("cli_format: scontrol shows StdErr=, StdIn=, StdOut= of batch jobs only, as Slurm") {
+  auto jobs = sample_jobs();
+  JobRecord interactive = job_with_id(jobs, 103);
+  edit_spec(interactive, [](JobSpec& spec) { spec.interactive = true; });
+  std::string shown = render_scontrol_show_job(interactive, context());
+  CHECK(shown.find("BatchFlag=0") != std::string::npos);
+  CHECK(shown.find("StdOut=") == std::string::npos);
+  CHECK(shown.find("StdErr=") == std::string::npos);
+  CHECK(shown.find("Comment=nightly run \n   Power=") != std::string::npos);
+  CHECK(render_scontrol_show_job(job_with_id(jobs, 103), context()).find("StdOut=") != std::string::npos);
+}
+
+TEST_CASE("cli_format: squeue lists unfinished jobs by default") {
+  auto states = squeue_default_states();
+  for (JobState state : {JobState::PENDING, JobState::RUNNING, JobState::SUSPENDED, JobState::COMPLETING,
+                         JobState::CONFIGURING, JobState::STAGE_OUT})
+    CHECK(std::find(states.begin(), states.end(), state) != states.end());
+  for (JobState state : {JobState::COMPLETED, JobState::CANCELLED, JobState::FAILED, JobState::TIMEOUT,
+                         JobState::OUT_OF_MEMORY, JobState::NODE_FAIL})
+    CHECK(std::find(states.begin(), states.end(), state) == states.end());
+}
+
+TEST_CASE("cli_format: docs/sacct-fields.md lists every sacct field as the code fills it") {
+  std::ifstream file(std::string(CAIRN_SOURCE_DIR) + "/docs/sacct-fields.md");
+  REQUIRE(file.good());
+  std::stringstream text;
+  text << file.rdbuf();
+  for (const auto& field : sacct_fields()) {
+    CAPTURE(field.name);
+    std::string row =
+        "| " + field.name + " | " + std::to_string(field.width) + " | " + (field.known ? "yes" : "blank") + " |";
+    CHECK(text.str().find(row) != std::string::npos);
+  }
 }

@@ -120,3 +120,32 @@ TEST_CASE("expand_hostlist: a lower ceiling is applied the same way") {
   CHECK_THROWS_WITH_AS(expand_hostlist("n[1-6]", 5), doctest::Contains("has too many hosts"), HostlistError);
   CHECK_THROWS_WITH_AS(expand_hostlist("r[1-3]n[1-2]", 5), doctest::Contains("too many hosts"), HostlistError);
 }
+
+// What Slurm 22.05's `scontrol show hostlist` and `show hostlistsorted` print for
+// these lists (seen on Debian's slurm-client 22.05.8).
+TEST_CASE("slurm_ranged_hostlist: scontrol show hostlist and hostlistsorted, as Slurm prints them") {
+  struct Case {
+    const char* list;
+    const char* in_order;
+    const char* sorted;
+  };
+  const Case cases[] = {
+      {"n3,n1,n2,m02,m01", "n[3,1-2],m[02,01]", "m[01-02],n[1-3]"},
+      {"n3,n1,n2,m02,m01,n10", "n[3,1-2],m[02,01],n10", "m[01-02],n[1-3,10]"},
+      {"n3,n1", "n[3,1]", "n[1,3]"},
+      {"n1,n1,n2", "n[1,1-2]", "n[1,1-2]"},
+      {"n[1-3],n2", "n[1-3,2]", "n[1-2,2-3]"},
+      {"n01,n1,n2", "n[01,1-2]", "n[1-2,01]"},
+      {"a,n1,b,n2", "a,n1,b,n2", "a,b,n[1-2]"},
+      {"n[1-3],m1,n[4-5]", "n[1-3],m1,n[4-5]", "m1,n[1-5]"},
+      {"x,x", "x,x", "x,x"},
+      {"n1,n01", "n[1,01]", "n[1,01]"},
+      {"rack1n2,rack1n1", "rack1n[2,1]", "rack1n[1-2]"},
+      {"n9,n10,n08", "n[9-10,08]", "n[9-10,08]"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.list);
+    CHECK(cairn::slurm_ranged_hostlist(expand_hostlist(c.list), false) == c.in_order);
+    CHECK(cairn::slurm_ranged_hostlist(expand_hostlist(c.list), true) == c.sorted);
+  }
+}

@@ -104,6 +104,8 @@ JobRecord full_job() {
   job.next_step_id = 2;
   job.priority = 42;
   job.rank_us = 123;
+
+  job.cancelled_by_uid = 1000;
   return job;
 }
 

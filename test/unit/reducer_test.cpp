@@ -76,6 +76,21 @@ TEST_CASE("cancel: pending at once, running once its processes ended, finished i
   CHECK(t.state.anomalies.back().text.find("already finished") != std::string::npos);
 }
 
+TEST_CASE("cancel: the job remembers who cancelled it (sacct's CANCELLED by <uid>)") {
+  Timeline t;
+  t.cluster_with_running_job();
+  t.feed(make::job_submitted(at(1), 2, simple_spec("second")));
+  CHECK(t.job(2).cancelled_by_uid == kNotCancelledByUid);
+  t.feed(make::job_cancelled(at(2, schema::ActorKind::USER, 1001, "bob"), 2, SIGKILL));
+  CHECK(t.job(2).cancelled_by_uid == 1001);
+  t.feed(make::job_cancelled(at(3, schema::ActorKind::OPERATOR, 0, "root"), 1, SIGKILL));
+  CHECK(t.job(1).cancelled_by_uid == 0);
+  t.feed(make::job_ended(by_agent(4), 1, EndCause::KILLED, 0, SIGTERM, "n1"));
+  CHECK(t.job(1).cancelled_by_uid == 0);
+  t.feed(make::job_cancelled(at(5, schema::ActorKind::USER, 1002, "eve"), 1, SIGKILL));  // refused: finished
+  CHECK(t.job(1).cancelled_by_uid == 0);
+}
+
 TEST_CASE("time limit, OOM and node failure decide the final state") {
   Timeline timeout;
   timeout.cluster_with_running_job(60);
