@@ -78,6 +78,7 @@ void next_command(AccountAdmin* self) {
 
 AccountAdminActor::behavior_type account_admin(AccountAdmin* self, std::shared_ptr<const ControllerContext> context) {
   self->state.context = std::move(context);
+  log_failed_requests(self, "account_admin");
   return {
       [=](account_atom, AccountCommand& command, const Caller& caller) -> caf::result<AccountOutcome> {
         if (!caller.may_write) return AccountOutcome{false, false, std::string(kReadOnlyDenied)};

@@ -299,6 +299,10 @@ struct ControllerContext {
 // Names the controller's messages in CAF's configuration (before the actor system starts).
 void register_controller_messages(caf::actor_system_config& config);
 
+// A request of this actor that fails (its receiver is gone: a job actor that stopped) is
+// logged; CAF 0.17's default would terminate the requesting actor.
+void log_failed_requests(caf::scheduled_actor* self, const char* actor_name);
+
 // ---- spawn functions, one per actor file ----
 
 LogActor spawn_log_actor(caf::actor_system& system, EventLog& log, std::shared_ptr<const ControllerContext> context,
@@ -348,12 +352,20 @@ typename Inspector::result_type inspect(Inspector& f, AccountOutcome& x) {
   return f(x.ok, x.changed, x.error);
 }
 template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, JobOom& x) {
-  return f(x.job_id, x.oom_kills, x.peak_bytes, x.limit_bytes);
+typename Inspector::result_type inspect(Inspector& f, ControlRequest& x) {
+  return f(x.verb, x.job_id, x.signal, x.caller);
 }
 template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, StageOutcome& x) {
-  return f(x.ok, x.delivered, x.node_lost, x.bytes, x.duration_us, x.message);
+typename Inspector::result_type inspect(Inspector& f, StepControlRequest& x) {
+  return f(x.verb, x.job_id, x.step_id, x.signal, x.caller);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, AllocationEnd& x) {
+  return f(x.job_id, x.exit_code, x.signal, x.caller);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, HistoryCursor& x) {
+  return f(x.file, x.block_offset, x.entry);
 }
 
 }  // namespace cairn
@@ -361,23 +373,22 @@ typename Inspector::result_type inspect(Inspector& f, StageOutcome& x) {
 // Values CAF may pass without inspect(): those holding a function, a shared buffer or a
 // channel to an agent (never serializable), and the records and answers of events/ and
 // protocol/, whose serialization is Cap'n Proto's (a second one here would never run: no
-// message leaves the process).
+// message leaves the process). The agent's messages shared with the controller (JobEnd,
+// JobOom, StageOrder, StageOutcome, JobLaunch, StepLaunch) are declared the same way in
+// agents/agent_messages.hpp: one program may link both, and CAF must see a type alike in both.
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::EventDraft)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::CommittedEvent)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AgentRegistration)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepCommand)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ControlRequest)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ArrayControlRequest)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ArrayTargets)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobSpec)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobRecord)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobState)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobQuery)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobsSnapshot)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::NodesSnapshot)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::PoolsSnapshot)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StateDigestView)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::HistoryCursor)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::HistoryPage)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::HistoryEntry)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cairn::HistoryEntry>)
@@ -385,12 +396,12 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::SchedulingDecision)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ReasonMap)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobLaunch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobEnd)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobOom)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::NodeLogView)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StageOrder)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StageOutcome)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AccountCommand)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AccountsState)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepOutcome)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepControlRequest)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepEnd)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepLaunch)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AllocationEnd)

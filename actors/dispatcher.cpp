@@ -112,12 +112,16 @@ void control_array(DispatcherSelf self, const ArrayControlRequest& request, cons
   for (auto id : targets.job_ids)
     self->request(job_actor_for(self, id), caf::infinite, control_atom_v,
                   ControlRequest{request.verb, id, request.signal, request.caller})
-        .then([gathering](const ControlOutcome& outcome) { gathering->add(outcome); });
+        .then([gathering](const ControlOutcome& outcome) { gathering->add(outcome); },
+              [self, gathering, id](const caf::error& error) {
+                gathering->add(ControlOutcome{id, false, self->system().render(error)});
+              });
   for (auto task : targets.to_split) control_split_task(self, request, task, gathering);
 }
 
 DispatcherActor::behavior_type dispatcher(DispatcherSelf self, std::shared_ptr<const ControllerContext> context) {
   self->state.context = std::move(context);
+  log_failed_requests(self, "dispatcher");
   self->set_down_handler([=](caf::down_msg& down) {
     auto& jobs = self->state.jobs;
     for (auto it = jobs.begin(); it != jobs.end(); ++it) {

@@ -638,6 +638,7 @@ caf::typed_response_promise<T> serve(JobSelf self, Handler handler) {
 JobActor::behavior_type job_actor(JobSelf self, std::shared_ptr<const ControllerContext> context, uint64_t job_id) {
   self->state.context = std::move(context);
   self->state.job_id = job_id;
+  log_failed_requests(self, "job_actor");
   // Know the job before handling anything else (commands may already be queued).
   self->request(self->state.context->actors.query_view, caf::infinite, query_job_atom_v, job_id)
       .await([=](bool found, JobRecord& record) {

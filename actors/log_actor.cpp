@@ -50,6 +50,7 @@ LogActor::behavior_type log_actor(LogSelf self, EventLog* log, std::shared_ptr<c
   self->state.log = log;
   self->state.context = std::move(context);
   self->state.next_job_id = next_job_id;
+  log_failed_requests(self, "log_actor");
   return {
       [=](append_atom, EventDraft& draft) -> caf::result<AppendAck> {
         auto& st = self->state;

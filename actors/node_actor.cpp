@@ -185,6 +185,7 @@ NodeActor::behavior_type node_actor(NodeSelf self, std::shared_ptr<const Control
   auto& st = self->state;
   st.context = std::move(context);
   st.node = std::move(node);
+  log_failed_requests(self, "node_actor");
   st.last_seen_us = self->state.context->now_us();
   const auto& config = st.context->config;
   st.silence_allowed_us =

@@ -159,6 +159,7 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
   self->state.state = std::move(initial);
   self->state.applied_offset = applied_offset;
   self->state.snapshot_offset = applied_offset;
+  log_failed_requests(self, "query_view");
   for (auto& [id, job] : self->state.state.jobs)
     if (!is_final(job.state)) job.spec.compact();  // queued and running jobs, as if just submitted
   self->state.context->accounts->set(self->state.state.accounts);

@@ -259,6 +259,7 @@ void admit(Scheduler* self, JobSpec spec, const Caller& caller, std::function<vo
 
 SchedulerActor::behavior_type scheduler(Scheduler* self, std::shared_ptr<const ControllerContext> context) {
   self->state.context = std::move(context);
+  log_failed_requests(self, "scheduler");
   self->send(self, tick_atom_v);
   return {
       [=](kick_atom) { run_pass(self); },
