@@ -55,6 +55,8 @@ package: configure
 demo: build
 	@bash deploy/demo.sh $(BUILD)
 
+# Every figure printed, and all of them in $(BUILD)/bench/results.json (name -> value, unit, goal):
+# `test/bench/compare.py OLD.json NEW.json` flags CPU-per-unit regressions over 10%.
 bench: build
 	@bash test/bench/run.sh $(BUILD)
 

@@ -80,6 +80,9 @@ CAF_ADD_TYPE_ID(cairn, (cairn::StepControlRequest))
 CAF_ADD_TYPE_ID(cairn, (cairn::StepEnd))
 CAF_ADD_TYPE_ID(cairn, (cairn::StepLaunch))
 CAF_ADD_TYPE_ID(cairn, (cairn::AllocationEnd))
+CAF_ADD_TYPE_ID(cairn, (cairn::StopReason))
+CAF_ADD_TYPE_ID(cairn, (cairn::NodeUpdateCommand))
+CAF_ADD_TYPE_ID(cairn, (cairn::JobUpdateRequest))
 
 // The log: append an event; the commit thread says it is durable (internal); the fence watch
 // read the shard up to an offset without meeting a newer claim; a newer writer claimed it.
@@ -153,6 +156,12 @@ CAF_ADD_ATOM(cairn, cairn, step_launch_atom, "steplaunch")
 // job runs (node actor -> dispatcher -> job actor, and back to the node actor to confirm).
 CAF_ADD_ATOM(cairn, cairn, node_log_atom, "qnodelog")
 CAF_ADD_ATOM(cairn, cairn, reconcile_atom, "reconcile")
+// scontrol update: a node update (to the node admin); a node an operator set DOWN (its jobs
+// end) or returned to service (node admin -> node actor); a job's update (dispatcher -> job actor).
+CAF_ADD_ATOM(cairn, cairn, node_update_atom, "nodeupd")
+CAF_ADD_ATOM(cairn, cairn, node_down_atom, "nodedown")
+CAF_ADD_ATOM(cairn, cairn, node_back_atom, "nodeback")
+CAF_ADD_ATOM(cairn, cairn, job_edit_atom, "jobedit")
 
 CAF_END_TYPE_ID_BLOCK(cairn)
 
@@ -177,6 +186,7 @@ using LogActor = caf::typed_actor<                                  //
 using JobActor = caf::typed_actor<                                                 //
     reacts_to<job_update_atom, JobRecord, JobState>,                               //
     replies_to<control_atom, ControlRequest>::with<ControlOutcome>,                //
+    replies_to<job_edit_atom, JobUpdateRequest>::with<ControlOutcome>,             //
     replies_to<job_exit_atom, std::string, JobEnd>::with<Recorded>,                //
     reacts_to<reconcile_atom, std::string, uint32_t, uint8_t, uint64_t>,           //
     reacts_to<oom_atom, std::string, JobOom>,                                      //
@@ -197,12 +207,14 @@ using NodeActor = caf::typed_actor<                                        //
     reacts_to<oom_atom, JobOom>,                                           //
     reacts_to<reconcile_atom, uint64_t, uint32_t, uint8_t, uint64_t>,      //
     reacts_to<launch_atom, JobLaunch>,                                     //
-    reacts_to<terminate_atom, uint64_t, uint32_t>,                         //
+    reacts_to<terminate_atom, uint64_t, uint32_t, StopReason>,             //
     reacts_to<suspend_atom, uint64_t>,                                     //
     reacts_to<resume_atom, uint64_t>,                                      //
     reacts_to<signal_atom, uint64_t, int32_t, bool>,                       //
     reacts_to<step_launch_atom, StepLaunch, uint64_t>,                     //
-    reacts_to<step_control_atom, uint64_t, uint32_t, int32_t, uint32_t>,   //
+    reacts_to<step_control_atom, uint64_t, uint32_t, int32_t, uint32_t, StopReason>,  //
+    reacts_to<node_down_atom, std::string>,                                //
+    reacts_to<node_back_atom>,                                             //
     replies_to<bb_stage_atom, StageOrder>::with<StageOutcome>,             //
     replies_to<bb_teardown_atom, uint64_t, std::string>::with<StageOutcome>,  //
     reacts_to<tick_atom>,                                                  // internal
@@ -235,6 +247,7 @@ using DispatcherActor = caf::typed_actor<                                       
     reacts_to<committed_atom, CommittedEvent>,                                       //
     reacts_to<live_atom, std::vector<uint64_t>>,                                     //
     replies_to<control_atom, ControlRequest>::with<ControlOutcome>,                  //
+    replies_to<job_edit_atom, JobUpdateRequest>::with<ControlOutcome>,               //
     replies_to<array_control_atom, ArrayControlRequest>::with<std::vector<ControlOutcome>>,  //
     replies_to<job_exit_atom, std::string, JobEnd>::with<Recorded>,                  //
     reacts_to<reconcile_atom, std::string, uint64_t, uint32_t, uint8_t, uint64_t>,   //
@@ -264,6 +277,12 @@ using AccountAdminActor = caf::typed_actor<                                  //
     replies_to<account_atom, AccountCommand, Caller>::with<AccountOutcome>  //
     >;
 
+// scontrol update NodeName=...: one update at a time, checked against the folded state, its
+// NodeUpdated events appended in order; a DOWN node's jobs are then ended by its node actor.
+using NodeAdminActor = caf::typed_actor<                                //
+    replies_to<node_update_atom, NodeUpdateCommand>::with<Recorded>  //
+    >;
+
 // The actors of one controller; filled in by main before any message flows.
 struct ControllerActors {
   LogActor log;
@@ -272,6 +291,7 @@ struct ControllerActors {
   SchedulerActor scheduler;
   AccountAdminActor accounts;
   JobHistoryActor history;
+  NodeAdminActor node_admin;  // scontrol update NodeName=
   std::map<std::string, NodeActor> nodes;
 };
 
@@ -314,6 +334,7 @@ JobHistoryActor spawn_job_history(caf::actor_system& system, std::shared_ptr<con
                                   std::shared_ptr<JobHistory> store);
 SchedulerActor spawn_scheduler(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
 AccountAdminActor spawn_account_admin(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
+NodeAdminActor spawn_node_admin(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
 // A job's actor: spawned at the job's first event after its submission (a queued
 // job costs no actor), or for a command or report about it. It first reads the
 // current record, then reacts to each later transition.
@@ -364,6 +385,10 @@ typename Inspector::result_type inspect(Inspector& f, AllocationEnd& x) {
   return f(x.job_id, x.exit_code, x.signal, x.caller);
 }
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, NodeUpdateCommand& x) {
+  return f(x.nodes, x.state, x.reason, x.caller);
+}
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, HistoryCursor& x) {
   return f(x.file, x.block_offset, x.entry);
 }
@@ -405,3 +430,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AccountsState)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepOutcome)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepEnd)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepLaunch)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobUpdateRequest)

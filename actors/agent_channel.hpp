@@ -10,6 +10,7 @@
 
 #include "events/burst_buffer_staging.hpp"
 #include "events/job_step.hpp"
+#include "events/stop_reason.hpp"
 #include "protocol/node_messages.hpp"
 
 namespace cairn {
@@ -26,13 +27,14 @@ class AgentChannel {
   virtual void signal(uint64_t job_id, int32_t signal, bool batch_only) = 0;
   virtual void suspend(uint64_t job_id) = 0;
   virtual void resume(uint64_t job_id) = 0;
-  virtual void terminate(uint64_t job_id, uint32_t kill_wait_sec) = 0;
+  // The reason: the line the job's supervisor writes in its stderr (none: no line).
+  virtual void terminate(uint64_t job_id, uint32_t kill_wait_sec, StopReason reason) = 0;
   // Both answer on the RPC thread, once the agent is done (or unreachable).
   virtual void stage(const StageOrder& order, StageAnswer answer) = 0;
   virtual void bb_teardown(uint64_t job_id, const std::string& directory, StageAnswer answer) = 0;
   // Job steps: the launch carries the srun's StepIo capability registered under io_token.
   virtual void launch_step(const StepLaunch& launch, uint64_t io_token) = 0;
-  virtual void terminate_step(uint64_t job_id, uint32_t step_id, uint32_t kill_wait_sec) = 0;
+  virtual void terminate_step(uint64_t job_id, uint32_t step_id, uint32_t kill_wait_sec, StopReason reason) = 0;
   virtual void signal_step(uint64_t job_id, uint32_t step_id, int32_t signal) = 0;
 };
 

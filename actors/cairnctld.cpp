@@ -193,6 +193,7 @@ int run(const ParsedArgs& args) {
   for (const auto& node : config.nodes) context->actors.nodes[node.name] = spawn_node_actor(system, context, node.name);
   context->actors.scheduler = spawn_scheduler(system, context);
   context->actors.accounts = spawn_account_admin(system, context);
+  context->actors.node_admin = spawn_node_admin(system, context);
   caf::anon_send(context->actors.dispatcher, live_atom_v, live);
 
   // A newer claim on the shard (a second controller) fences this one: it stops writing and exits.

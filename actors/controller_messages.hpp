@@ -19,6 +19,8 @@
 #include "events/log/event_log.hpp"
 #include "events/job_history.hpp"
 #include "events/job_step.hpp"
+#include "events/job_update.hpp"
+#include "events/node_update.hpp"
 #include "events/queries.hpp"
 #include "actors/agent_channel.hpp"
 #include "protocol/node_messages.hpp"
@@ -57,6 +59,14 @@ struct StepCommand {
   StepRequest request;
   Caller caller;
   uint64_t io_token = 0;
+};
+
+// scontrol update NodeName=<hostlist> State= Reason= (the hostlist expanded).
+struct NodeUpdateCommand {
+  std::vector<std::string> nodes;
+  NodeStateChange state = NodeStateChange::NONE;
+  std::string reason;
+  Caller caller;
 };
 
 struct AgentRegistration {

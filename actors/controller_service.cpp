@@ -166,11 +166,12 @@ class AgentChannelOnLoop : public AgentChannel {
       return request.send().ignoreResult();
     });
   }
-  void terminate(uint64_t job_id, uint32_t kill_wait_sec) override {
+  void terminate(uint64_t job_id, uint32_t kill_wait_sec, StopReason reason) override {
     run([=](rpc::Agent::Client& agent) {
       auto request = agent.terminateRequest();
       request.setJobId(job_id);
       request.setKillWaitSec(kill_wait_sec);
+      request.setReason(static_cast<rpc::StopReason>(reason));
       return request.send().ignoreResult();
     });
   }
@@ -197,12 +198,13 @@ class AgentChannelOnLoop : public AgentChannel {
       return request.send().ignoreResult();
     });
   }
-  void terminate_step(uint64_t job_id, uint32_t step_id, uint32_t kill_wait_sec) override {
+  void terminate_step(uint64_t job_id, uint32_t step_id, uint32_t kill_wait_sec, StopReason reason) override {
     run([=](rpc::Agent::Client& agent) {
       auto request = agent.terminateStepRequest();
       request.setJobId(job_id);
       request.setStepId(step_id);
       request.setKillWaitSec(kill_wait_sec);
+      request.setReason(static_cast<rpc::StopReason>(reason));
       return request.send().ignoreResult();
     });
   }
@@ -430,6 +432,29 @@ class ControllerImpl final : public rpc::Controller::Server {
     return answer.then([context](AccountOutcome outcome) mutable {
       if (!outcome.ok) kj::throwFatalException(failure(outcome.error));
       context.getResults().setChanged(outcome.changed);
+    });
+  }
+
+  kj::Promise<void> updateNodes(UpdateNodesContext context) override {
+    auto params = context.getParams();
+    NodeUpdateCommand command;
+    for (auto node : bounded_list(params.getNodes())) command.nodes.emplace_back(node.cStr(), node.size());
+    command.state = params.getState();
+    command.reason = params.getReason();
+    command.caller = with_command_id();
+    return recorded(ask<Recorded>(*context_, context_->actors.node_admin, node_update_atom_v, std::move(command)));
+  }
+
+  kj::Promise<void> updateJob(UpdateJobContext context) override {
+    auto params = context.getParams();
+    JobUpdateRequest request;
+    request.job_id = params.getJobId();
+    request.changes = read_job_changes(params.getChanges());
+    if (params.getHasQos()) request.qos = std::string(params.getQos());
+    request.caller = with_command_id();
+    auto answer = ask<ControlOutcome>(*context_, context_->actors.dispatcher, job_edit_atom_v, std::move(request));
+    return answer.then([context](ControlOutcome outcome) mutable {
+      write_control_result(context.getResults().initResult(), outcome);
     });
   }
 

@@ -163,6 +163,9 @@ DispatcherActor::behavior_type dispatcher(DispatcherSelf self, std::shared_ptr<c
       [=](control_atom, const ControlRequest& request) -> caf::result<ControlOutcome> {
         return self->delegate(job_actor_for(self, request.job_id), control_atom_v, request);
       },
+      [=](job_edit_atom, const JobUpdateRequest& request) -> caf::result<ControlOutcome> {
+        return self->delegate(job_actor_for(self, request.job_id), job_edit_atom_v, request);
+      },
       // A command for a job array (or some of its tasks): the query view says what it
       // acts on; pending tasks it singles out are split off first (ArrayTaskSplit).
       [=](array_control_atom, const ArrayControlRequest& request) -> caf::result<Outcomes> {

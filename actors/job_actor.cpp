@@ -328,7 +328,8 @@ void react(JobSelf self, JobState before, const JobRecord& after) {
   const JobRecord& previous = self->state.job;
   if (is_active(before) && !is_active(after.state) &&
       (has_running_steps(previous) || ended_by_node_failure(previous, after)))
-    to_nodes(self, previous, terminate_atom_v, after.id, context.config.kill_wait_sec);
+    to_nodes(self, previous, terminate_atom_v, after.id, context.config.kill_wait_sec,
+             ended_by_node_failure(previous, after) ? StopReason::node_failure : StopReason::cancelled);
   // An interactive (srun) job has no batch script to launch.
   if (before == JobState::PENDING && after.state == JobState::RUNNING && !after.spec->interactive) {
     const auto& nodes = context.actors.nodes;
@@ -337,7 +338,7 @@ void react(JobSelf self, JobState before, const JobRecord& after) {
     if (batch != nodes.end()) self->send(batch->second, launch_atom_v, launch_order(context, after));
   }
   if (after.state == JobState::COMPLETING && before != JobState::COMPLETING) {
-    to_nodes(self, after, terminate_atom_v, after.id, context.config.kill_wait_sec);
+    to_nodes(self, after, terminate_atom_v, after.id, context.config.kill_wait_sec, completing_stop_reason(after));
     if (after.spec->interactive) end_interactive(self, after);
   }
   if (before == JobState::RUNNING && after.state == JobState::SUSPENDED)
@@ -416,6 +417,37 @@ void on_control(JobSelf self, const ControlRequest& request, const Reply<Control
 
 void on_oom(JobSelf self, const std::string& node, const JobOom& report);
 
+EventDraft caller_draft(uint64_t job_id, const Caller& caller, std::function<make::Bytes(const EventMeta&)> build);
+
+// scontrol update JobId=... / scontrol top: checked against the record (events/job_update.hpp);
+// Priority=0 holds the job (JobHeld), the rest is one JobUpdated event.
+void on_edit(JobSelf self, const JobUpdateRequest& request, const Reply<ControlOutcome>& reply) {
+  auto& st = self->state;
+  uint64_t id = request.job_id;
+  if (!st.known) return reply({id, false, "Invalid job id specified"});
+  const ControllerContext& context = *st.context;
+  auto accounts = context.accounts->get();  // held for the call
+  JobUpdateContext where{&context.partitions, {}, accounts.get(), context.config.enforce_associations,
+                         context.config.enable_user_top};
+  for (const auto& [node, actor] : context.actors.nodes) where.node_names.push_back(node);
+  JobUpdatePlan plan = plan_job_update(st.job, request, where);
+  if (!plan.error.empty()) return reply({id, false, plan.error});
+  auto changes = plan.changes;
+  auto then = [=](const AppendAck& ack) { reply({id, ack.ok, ack.error}); };
+  auto update = [=] {
+    if (changes.empty()) return reply({id, true, {}});
+    append(self, caller_draft(id, request.caller, [=](const EventMeta& meta) { return make::job_updated(meta, id, changes); }),
+           then);
+  };
+  if (!plan.hold) return update();
+  bool by_admin = *plan.hold;
+  append(self, caller_draft(id, request.caller, [=](const EventMeta& meta) { return make::job_held(meta, id, by_admin); }),
+         [=](const AppendAck& ack) {
+           if (!ack.ok) return then(ack);
+           update();
+         });
+}
+
 using RecordedPromise = caf::typed_response_promise<Recorded>;
 
 // Appends a report's event; the agent is answered once it is durable (or refused).
@@ -468,7 +500,7 @@ void on_reconcile(JobSelf self, const std::string& node, uint32_t run, RunVerdic
       // The order its state implies, which may have gone to the agent's previous connection.
       if (job.state == JobState::SUSPENDED) to_node(self, node, suspend_atom_v, job.id);
       if (job.state == JobState::COMPLETING)
-        to_node(self, node, terminate_atom_v, job.id, st.context->config.kill_wait_sec);
+        to_node(self, node, terminate_atom_v, job.id, st.context->config.kill_wait_sec, completing_stop_reason(job));
       return;
     case RunVerdict::lost:
     case RunVerdict::end_unlaunched:
@@ -551,7 +583,8 @@ void on_step_control(JobSelf self, const StepControlRequest& request, const Repl
   int32_t signal = request.verb == ControlVerb::signal ? request.signal : 0;
   uint32_t kill_wait = st.context->config.kill_wait_sec;
   auto order = [=] {
-    for (const auto& node : nodes) to_node(self, node, step_control_atom_v, id, step_id, signal, kill_wait);
+    for (const auto& node : nodes)
+      to_node(self, node, step_control_atom_v, id, step_id, signal, kill_wait, StopReason::cancelled);
   };
   if (!check.needs_event) {
     order();
@@ -660,6 +693,9 @@ JobActor::behavior_type job_actor(JobSelf self, std::shared_ptr<const Controller
       [=](timer_atom, uint64_t generation, uint8_t kind) { on_timer(self, generation, static_cast<TimerKind>(kind)); },
       [=](control_atom, const ControlRequest& request) -> caf::result<ControlOutcome> {
         return serve<ControlOutcome>(self, [=](const Reply<ControlOutcome>& answer) { on_control(self, request, answer); });
+      },
+      [=](job_edit_atom, const JobUpdateRequest& request) -> caf::result<ControlOutcome> {
+        return serve<ControlOutcome>(self, [=](const Reply<ControlOutcome>& answer) { on_edit(self, request, answer); });
       },
       [=](job_exit_atom, const std::string& node, const JobEnd& report) -> caf::result<Recorded> {
         auto promise = self->make_response_promise<Recorded>();

@@ -73,6 +73,24 @@ void fail_jobs(NodeSelf self, const std::string& why) {
       });
 }
 
+// An operator set the node DOWN (NodeUpdated is durable): as slurmctld's
+// kill_running_job_by_node_name, its jobs are killed on the agent and end NODE_FAIL
+// (requeued when they may be).
+void down_by_operator(NodeSelf self, const std::string& why) {
+  auto& st = self->state;
+  std::string node = st.node;
+  uint32_t kill_wait = st.context->config.kill_wait_sec;
+  self->request(st.context->actors.query_view, caf::infinite, query_nodes_atom::value, node, false)
+      .then([=](const std::vector<uint64_t>& jobs) {
+        for (auto id : jobs) {
+          if (self->state.channel) self->state.channel->terminate(id, kill_wait, StopReason::node_failure);
+          JobEnd lost{.job_id = id, .message = why, .lost = true};
+          self->request(self->state.context->actors.dispatcher, caf::infinite, job_exit_atom_v, node, lost)
+              .then([](const Recorded&) {});
+        }
+      });
+}
+
 std::string_view verdict_name(RunVerdict verdict) {
   switch (verdict) {
     case RunVerdict::relaunch: return "never delivered: launching it again";
@@ -94,7 +112,7 @@ void reconcile(NodeSelf self, const NodeLogView& log, const AgentRunReport& repo
   uint32_t kill_wait = st.context->config.kill_wait_sec;
   for (uint64_t job_id : plan.stale) {
     spdlog::info("node {}: JobId={} does not run there any more: terminating it", st.node, job_id);
-    st.channel->terminate(job_id, kill_wait);
+    st.channel->terminate(job_id, kill_wait, StopReason::none);
   }
   for (const JudgedRun& judged : plan.judged) {
     if (judged.verdict != RunVerdict::resend)
@@ -229,6 +247,15 @@ NodeActor::behavior_type node_actor(NodeSelf self, std::shared_ptr<const Control
         on_confirm(self, job_id, run, static_cast<RunVerdict>(verdict), session);
       },
       [=](heartbeat_atom) { self->state.last_seen_us = self->state.context->now_us(); },
+      [=](node_down_atom, const std::string& why) { down_by_operator(self, why); },
+      // An operator returned the node to service: one lost with its agent is given NodeTimeout
+      // to register again before it is declared lost anew.
+      [=](node_back_atom) {
+        auto& st = self->state;
+        if (!st.lost) return;
+        st.lost = false;
+        st.last_seen_us = self->state.context->now_us();
+      },
       [=](tick_atom) {
         auto& st = self->state;
         if (!st.lost && self->state.context->now_us() - st.last_seen_us > st.silence_allowed_us)
@@ -244,8 +271,8 @@ NodeActor::behavior_type node_actor(NodeSelf self, std::shared_ptr<const Control
           agent.launch(shared);
         });
       },
-      [=](terminate_atom, uint64_t job_id, uint32_t kill_wait_sec) {
-        deliver(self, [=](AgentChannel& agent) { agent.terminate(job_id, kill_wait_sec); });
+      [=](terminate_atom, uint64_t job_id, uint32_t kill_wait_sec, StopReason reason) {
+        deliver(self, [=](AgentChannel& agent) { agent.terminate(job_id, kill_wait_sec, reason); });
       },
       [=](suspend_atom, uint64_t job_id) { deliver(self, [=](AgentChannel& agent) { agent.suspend(job_id); }); },
       [=](resume_atom, uint64_t job_id) { deliver(self, [=](AgentChannel& agent) { agent.resume(job_id); }); },
@@ -256,9 +283,10 @@ NodeActor::behavior_type node_actor(NodeSelf self, std::shared_ptr<const Control
         deliver(self, [=](AgentChannel& agent) { agent.launch_step(launch, io_token); });
       },
       // A signal to a step's tasks here; 0: terminate them (SIGTERM, then SIGKILL after KillWait).
-      [=](step_control_atom, uint64_t job_id, uint32_t step_id, int32_t signal, uint32_t kill_wait_sec) {
+      [=](step_control_atom, uint64_t job_id, uint32_t step_id, int32_t signal, uint32_t kill_wait_sec,
+          StopReason reason) {
         deliver(self, [=](AgentChannel& agent) {
-          if (signal == 0) agent.terminate_step(job_id, step_id, kill_wait_sec);
+          if (signal == 0) agent.terminate_step(job_id, step_id, kill_wait_sec, reason);
           else agent.signal_step(job_id, step_id, signal);
         });
       },

@@ -7,11 +7,14 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 
 #include "agents/agent_actors.hpp"
 #include "agents/agent_messages.hpp"
+#include "agents/job_launch.hpp"
+#include "events/cpu_allocation.hpp"
 
 namespace cairn {
 namespace {
@@ -39,6 +42,7 @@ using StepKey = std::pair<uint64_t, uint32_t>;  // job id, step id
 
 struct AgentState {
   std::shared_ptr<const AgentContext> context;
+  CpuBook cpus;  // the CPU ordinals each job run and step here holds
   std::map<uint64_t, TaskEntry> tasks;           // by job id: the current run
   std::map<StepKey, caf::actor> steps;           // job steps (srun) with tasks here
   std::map<pid_t, caf::actor> shells;            // batch jobs' supervisors and step tasks by pid
@@ -47,6 +51,22 @@ struct AgentState {
 };
 
 using AgentActor = caf::stateful_actor<AgentState>;
+
+// The controller counted the CPUs; the ids are picked here, apart from every other job's.
+CpuIds take_job_cpus(AgentActor* self, uint64_t job_id, uint32_t count) {
+  auto& st = self->state;
+  CpuIds used = st.cpus.used();
+  CpuIds cpus = st.cpus.take_job(job_id, count);
+  bool shared = std::any_of(cpus.begin(), cpus.end(),
+                            [&](uint32_t cpu) { return std::binary_search(used.begin(), used.end(), cpu); });
+  if (shared)
+    spdlog::warn("JobId={}: {} CPU(s) asked, too few free here: CPUs {} shared with other jobs", job_id, count,
+                 format_cpu_ids(cpus));
+  else
+    spdlog::info("JobId={}: CPU_IDs={} (CPUs {} of this machine)", job_id, format_cpu_ids(cpus),
+                 st.context->machine_cpus.taskset_list(cpus));
+  return cpus;
+}
 
 void on_launch(AgentActor* self, JobLaunch job, const LaunchDone& done) {
   auto& st = self->state;
@@ -64,7 +84,9 @@ void on_launch(AgentActor* self, JobLaunch job, const LaunchDone& done) {
   }
   // Before the task can report an end, so the link sees the start first.
   st.context->reports->job_started(job_id, run);
-  auto task = spawn_task_actor(self->system(), st.context, caf::actor_cast<caf::actor>(self), std::move(job), done);
+  CpuIds cpus = take_job_cpus(self, job_id, cpus_on_node(job, st.context->settings.node));
+  auto task = spawn_task_actor(self->system(), st.context, caf::actor_cast<caf::actor>(self), std::move(job),
+                               std::move(cpus), done);
   self->monitor(task);
   st.tasks[job_id] = TaskEntry{task, run, false};
 }
@@ -97,7 +119,10 @@ void on_step_launch(AgentActor* self, StepLaunch launch, const StepStarted& star
     started({});
     return;
   }
-  auto step = spawn_step_actor(self->system(), st.context, caf::actor_cast<caf::actor>(self), std::move(launch), started);
+  uint32_t count = launch.node_index < launch.nodes.size() ? launch.nodes[launch.node_index].cpus : 1;
+  CpuIds cpus = st.cpus.take_step(key.first, key.second, count);
+  auto step = spawn_step_actor(self->system(), st.context, caf::actor_cast<caf::actor>(self), std::move(launch),
+                               std::move(cpus), started);
   self->monitor(step);
   st.steps[key] = step;
 }
@@ -115,6 +140,7 @@ void to_task(AgentActor* self, uint64_t job_id, Ts&&... message) {
 
 caf::behavior agent_actor(AgentActor* self, std::shared_ptr<const AgentContext> context) {
   self->state.context = std::move(context);
+  self->state.cpus = CpuBook(flat_topology(self->state.context->settings.cpus));
   self->set_down_handler([=](caf::down_msg& down) {
     auto& st = self->state;
     if (down.reason != caf::exit_reason::normal)
@@ -127,10 +153,15 @@ caf::behavior agent_actor(AgentActor* self, std::shared_ptr<const AgentContext> 
       }
       // A task that failed before its end: the controller will find the job gone at the next registration.
       if (!entry->second.ended) st.context->reports->job_forgotten(entry->first, entry->second.run);
+      st.cpus.release_job(entry->first);
       entry = st.tasks.erase(entry);
     }
     std::erase_if(st.shells, [&](const auto& entry) { return entry.second == dead; });
-    std::erase_if(st.steps, [&](const auto& entry) { return entry.second == dead; });
+    std::erase_if(st.steps, [&](const auto& entry) {
+      if (entry.second != dead) return false;
+      st.cpus.release_step(entry.first.first, entry.first.second);
+      return true;
+    });
   });
   self->delayed_send(self, kTickInterval, tick_atom::value);
   return {
@@ -147,15 +178,20 @@ caf::behavior agent_actor(AgentActor* self, std::shared_ptr<const AgentContext> 
         to_task(self, job_id, signal_atom::value, sig, batch_only);
         if (!batch_only) to_steps(self, job_id, signal_atom::value, sig);
       },
-      [=](terminate_atom, uint64_t job_id, uint32_t kill_wait_sec) {
-        to_task(self, job_id, terminate_atom::value, kill_wait_sec);
-        to_steps(self, job_id, terminate_atom::value, kill_wait_sec);
+      [=](terminate_atom, uint64_t job_id, uint32_t kill_wait_sec, uint8_t reason) {
+        to_task(self, job_id, terminate_atom::value, kill_wait_sec, reason);
+        to_steps(self, job_id, terminate_atom::value, kill_wait_sec, reason);
       },
       [=](adopt_atom, AdoptedRun& adopted) {
         auto& st = self->state;
         uint64_t job_id = adopted.record.launch.job_id;
         uint32_t run = adopted.record.launch.run;
         if (auto known = st.tasks.find(job_id); known != st.tasks.end() && known->second.run >= run) return;
+        // Its CPUs stay its own: a new job must not get them.
+        if (auto cpus = parse_cpu_ids(adopted.record.launch.cpu_ids)) {
+          st.cpus.hold_job(job_id, *cpus);
+          spdlog::info("JobId={} (adopted): CPU_IDs={}", job_id, format_cpu_ids(st.cpus.job_cpus(job_id)));
+        }
         auto task = spawn_adopted_task_actor(self->system(), st.context, caf::actor_cast<caf::actor>(self),
                                              std::move(adopted.record), adopted.fate);
         self->monitor(task);
@@ -164,10 +200,10 @@ caf::behavior agent_actor(AgentActor* self, std::shared_ptr<const AgentContext> 
       [=](step_launch_atom, StepLaunch& launch, const StepStarted& started) {
         on_step_launch(self, std::move(launch), started);
       },
-      [=](step_control_atom, uint64_t job_id, uint32_t step_id, int32_t sig, uint32_t kill_wait_sec) {
+      [=](step_control_atom, uint64_t job_id, uint32_t step_id, int32_t sig, uint32_t kill_wait_sec, uint8_t reason) {
         auto step = self->state.steps.find({job_id, step_id});
         if (step == self->state.steps.end()) return;
-        if (sig == 0) self->send(step->second, terminate_atom::value, kill_wait_sec);
+        if (sig == 0) self->send(step->second, terminate_atom::value, kill_wait_sec, reason);
         else self->send(step->second, signal_atom::value, sig);
       },
       [=](reaped_atom, const std::vector<ReapedChild>& children) {
@@ -185,7 +221,10 @@ caf::behavior agent_actor(AgentActor* self, std::shared_ptr<const AgentContext> 
       [=](ended_atom, JobEnd& end) {
         auto& st = self->state;
         auto entry = st.tasks.find(end.job_id);
-        if (entry != st.tasks.end() && entry->second.run == end.run) entry->second.ended = true;
+        if (entry != st.tasks.end() && entry->second.run == end.run) {
+          entry->second.ended = true;
+          st.cpus.release_job(end.job_id);  // its processes are gone
+        }
         st.context->reports->job_ended(std::move(end));
       },
       [=](memory_atom, uint64_t job_id, uint32_t run) {
@@ -197,7 +236,10 @@ caf::behavior agent_actor(AgentActor* self, std::shared_ptr<const AgentContext> 
       [=](forgotten_atom, uint64_t job_id, uint32_t run) {
         auto& st = self->state;
         auto entry = st.tasks.find(job_id);
-        if (entry != st.tasks.end() && entry->second.run == run) st.tasks.erase(entry);
+        if (entry != st.tasks.end() && entry->second.run == run) {
+          st.tasks.erase(entry);
+          st.cpus.release_job(job_id);
+        }
         st.context->reports->job_forgotten(job_id, run);
       },
       [=](acked_atom, uint64_t job_id, uint32_t run) {

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "agents/agent_ports.hpp"
+#include "agents/cpu_binding.hpp"
 #include "agents/agent_settings.hpp"
 #include "agents/run_record.hpp"
 
@@ -29,14 +30,16 @@ struct AgentContext {
   const AgentSpool* spool = nullptr;        // outlives the actors
   MemoryEventWatch* memory_watch = nullptr;  // with cgroups; outlives the actors' use of it
   StepReports* step_reports = nullptr;       // the controller link's; outlives the actors' use of it
+  MachineCpus machine_cpus{{}};              // where the node's CPU ordinals are on this machine
 };
 
 caf::actor spawn_agent_actor(caf::actor_system& system, std::shared_ptr<const AgentContext> context);
 
 // Spawned by the agent actor for one run of a job; starts the batch script when
-// this node is the batch host, and calls `done` once it has (or has failed to).
+// this node is the batch host, confined to the run's `cpus` (node ordinals), and calls
+// `done` once it has (or has failed to).
 caf::actor spawn_task_actor(caf::actor_system& system, std::shared_ptr<const AgentContext> context,
-                            caf::actor agent, JobLaunch job, LaunchDone done);
+                            caf::actor agent, JobLaunch job, CpuIds cpus, LaunchDone done);
 
 // A run an earlier agent started (its record in the spool): a live supervisor is watched
 // (the caller watches its pidfd), a run that ended or was lost meanwhile is reported.
@@ -44,10 +47,11 @@ caf::actor spawn_adopted_task_actor(caf::actor_system& system, std::shared_ptr<c
                                     caf::actor agent, RunRecord record, RunFate fate);
 
 // Spawned by the agent actor for one job step's tasks on this node (srun): starts them
-// in a process group (and memory cgroup) of their own, their output on pipes handed to
+// in a process group (and memory cgroup) of their own, each bound to its CPUs out of
+// the step's `cpus` (--cpu-bind), their output on pipes handed to
 // `started`, owns the group's signals, and reports the tasks' end to context->step_reports.
 caf::actor spawn_step_actor(caf::actor_system& system, std::shared_ptr<const AgentContext> context,
-                            caf::actor agent, StepLaunch launch, StepStarted started);
+                            caf::actor agent, StepLaunch launch, CpuIds cpus, StepStarted started);
 
 // The burst-buffer stagers of this agent: one bb_stager per job at work, orders
 // made idempotent (a repeated order joins the copy under way or gets its result).

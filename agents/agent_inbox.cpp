@@ -21,8 +21,8 @@ class AgentInbox final : public JobOrders {
   void signal(uint64_t job_id, int32_t signal, bool batch_only) override {
     caf::anon_send(agent_, signal_atom::value, job_id, signal, batch_only);
   }
-  void terminate(uint64_t job_id, uint32_t kill_wait_sec) override {
-    caf::anon_send(agent_, terminate_atom::value, job_id, kill_wait_sec);
+  void terminate(uint64_t job_id, uint32_t kill_wait_sec, StopReason reason) override {
+    caf::anon_send(agent_, terminate_atom::value, job_id, kill_wait_sec, static_cast<uint8_t>(reason));
   }
   void children_reaped(std::vector<ReapedChild> children) override {
     caf::anon_send(agent_, reaped_atom::value, std::move(children));
@@ -44,11 +44,12 @@ class AgentInbox final : public JobOrders {
   void launch_step(StepLaunch launch, StepStarted started) override {
     caf::anon_send(agent_, step_launch_atom::value, std::move(launch), std::move(started));
   }
-  void terminate_step(uint64_t job_id, uint32_t step_id, uint32_t kill_wait_sec) override {
-    caf::anon_send(agent_, step_control_atom::value, job_id, step_id, int32_t{0}, kill_wait_sec);
+  void terminate_step(uint64_t job_id, uint32_t step_id, uint32_t kill_wait_sec, StopReason reason) override {
+    caf::anon_send(agent_, step_control_atom::value, job_id, step_id, int32_t{0}, kill_wait_sec,
+                   static_cast<uint8_t>(reason));
   }
   void signal_step(uint64_t job_id, uint32_t step_id, int32_t signal) override {
-    caf::anon_send(agent_, step_control_atom::value, job_id, step_id, signal, uint32_t{0});
+    caf::anon_send(agent_, step_control_atom::value, job_id, step_id, signal, uint32_t{0}, uint8_t{0});
   }
 
  private:

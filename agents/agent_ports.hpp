@@ -14,6 +14,7 @@
 #include "agents/job_launch.hpp"
 #include "agents/run_record.hpp"
 #include "events/job_step.hpp"
+#include "events/stop_reason.hpp"
 
 namespace cairn {
 
@@ -28,7 +29,7 @@ using StageDone = std::function<void(const StageOutcome&)>;
 // step's end, with the reason, follows).
 struct StepTaskOutput {
   uint32_t task_id = 0;
-  int stdout_fd = -1;
+  int stdout_fd = -1;  // -1: none (the pipe of slurmstepd's lines has only a stderr)
   int stderr_fd = -1;
 };
 using StepStarted = std::function<void(std::vector<StepTaskOutput>)>;
@@ -47,7 +48,8 @@ class JobOrders {
   virtual void suspend(uint64_t job_id) = 0;
   virtual void resume(uint64_t job_id) = 0;
   virtual void signal(uint64_t job_id, int32_t signal, bool batch_only) = 0;
-  virtual void terminate(uint64_t job_id, uint32_t kill_wait_sec) = 0;
+  // `reason`: what the job's stderr (or srun's) is told (slurmstepd's "*** JOB N ... CANCELLED AT ***").
+  virtual void terminate(uint64_t job_id, uint32_t kill_wait_sec, StopReason reason) = 0;
   virtual void children_reaped(std::vector<ReapedChild> children) = 0;
   // The controller made this end durable: the run's task may stop.
   virtual void end_acknowledged(uint64_t job_id, uint32_t run) = 0;
@@ -64,7 +66,7 @@ class JobOrders {
   }
   // Job steps (srun): `started` is called once the node's tasks run (or could not start).
   virtual void launch_step(StepLaunch launch, StepStarted started) = 0;
-  virtual void terminate_step(uint64_t job_id, uint32_t step_id, uint32_t kill_wait_sec) = 0;
+  virtual void terminate_step(uint64_t job_id, uint32_t step_id, uint32_t kill_wait_sec, StopReason reason) = 0;
   virtual void signal_step(uint64_t job_id, uint32_t step_id, int32_t signal) = 0;
 };
 

@@ -39,7 +39,8 @@ class AgentService final : public rpc::Agent::Server {
 
   kj::Promise<void> terminate(TerminateContext context) override {
     auto params = context.getParams();
-    orders_.terminate(params.getJobId(), params.getKillWaitSec());
+    orders_.terminate(params.getJobId(), params.getKillWaitSec(),
+                      stop_reason_from(static_cast<uint32_t>(params.getReason())));
     return kj::READY_NOW;
   }
 
@@ -76,7 +77,8 @@ class AgentService final : public rpc::Agent::Server {
 
   kj::Promise<void> terminateStep(TerminateStepContext context) override {
     auto params = context.getParams();
-    orders_.terminate_step(params.getJobId(), params.getStepId(), params.getKillWaitSec());
+    orders_.terminate_step(params.getJobId(), params.getStepId(), params.getKillWaitSec(),
+                           stop_reason_from(static_cast<uint32_t>(params.getReason())));
     return kj::READY_NOW;
   }
 

@@ -197,6 +197,11 @@ int run(const ParsedArgs& args) {
   context->cgroup_exec = cgroup_exec;
   context->stepd_path = stepd;
   context->spool = &spool;
+  context->machine_cpus = MachineCpus::of_this_process();
+  if (context->machine_cpus.ids().size() < settings.cpus)
+    spdlog::warn("node {} has CPUs={} but this machine gives the agent {} CPU(s) ({}): jobs share them",
+                 settings.node, settings.cpus, context->machine_cpus.ids().size(),
+                 format_cpu_ids(context->machine_cpus.ids()));
   caf::actor agent = spawn_agent_actor(system, context);
   std::unique_ptr<JobOrders> inbox = make_agent_inbox(agent, spawn_bb_staging_actor(system));
   std::unique_ptr<MemoryEventWatch> memory_watch;

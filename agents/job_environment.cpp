@@ -1,5 +1,6 @@
 #include "agents/job_environment.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
@@ -83,6 +84,39 @@ std::string tasks_per_node_text(const std::vector<uint32_t>& tasks_per_node) {
   return text;
 }
 
+std::vector<uint32_t> block_task_layout(const std::vector<uint32_t>& cpus_per_node, uint32_t cpus_per_task,
+                                        uint32_t num_tasks) {
+  std::vector<uint32_t> tasks(cpus_per_node.size(), 0);
+  if (tasks.empty()) return tasks;
+  std::vector<uint32_t> room(cpus_per_node.size());
+  uint32_t per_task = std::max<uint32_t>(1, cpus_per_task);
+  for (size_t i = 0; i < room.size(); ++i) room[i] = cpus_per_node[i] / per_task;
+  bool over_subscribe = false;
+  uint32_t placed = 0;
+  for (uint32_t round = 0; placed < num_tasks; ++round) {
+    bool space_remaining = false;
+    for (size_t i = 0; i < tasks.size() && placed < num_tasks; ++i) {
+      if (round < room[i] || over_subscribe) {
+        ++tasks[i];
+        ++placed;
+        if (round + 1 < room[i]) space_remaining = true;
+      }
+    }
+    if (!space_remaining) over_subscribe = true;
+  }
+  return tasks;
+}
+
+std::vector<uint32_t> batch_tasks_per_node(const JobSpec& spec, const std::vector<uint32_t>& cpus_per_node) {
+  uint32_t per_task = std::max<uint32_t>(1, spec.cpus_per_task);
+  uint32_t num_tasks = spec.num_tasks;
+  if (num_tasks < cpus_per_node.size()) {  // not given: what the CPUs hold
+    num_tasks = 0;
+    for (uint32_t cpus : cpus_per_node) num_tasks += cpus / per_task;
+  }
+  return block_task_layout(cpus_per_node, per_task, num_tasks);
+}
+
 std::vector<std::string> build_step_environment(const StepLaunch& launch, uint32_t local_id, const std::string& node) {
   EnvironmentBuilder env;
   set_exported(env, launch.request.environment);
@@ -99,9 +133,13 @@ std::vector<std::string> build_step_environment(const StepLaunch& launch, uint32
   env.set("SLURM_JOB_NAME", launch.job_name);
   env.set("SLURM_JOB_NODELIST", compress_hostlist(launch.job_nodes));
   env.set("SLURM_JOB_NUM_NODES", launch.job_nodes.size());
+  if (!launch.job_cpus.empty()) env.set("SLURM_JOB_CPUS_PER_NODE", tasks_per_node_text(launch.job_cpus));
   env.set("SLURM_JOB_PARTITION", launch.partition);
+  if (!launch.account.empty()) env.set("SLURM_JOB_ACCOUNT", launch.account);
+  env.set("SLURM_JOB_QOS", kJobQos);
   env.set("SLURM_JOB_USER", launch.user_name);
   env.set("SLURM_JOB_UID", launch.uid);
+  env.set("SLURM_JOB_GID", launch.gid);
   env.set("SLURM_CLUSTER_NAME", launch.cluster_name);
   env.set("SLURM_STEP_ID", launch.step_id);
   env.set("SLURM_STEPID", launch.step_id);
@@ -122,7 +160,10 @@ std::vector<std::string> build_step_environment(const StepLaunch& launch, uint32
   env.set("SLURM_GTIDS", gtids);
   env.set("SLURMD_NODENAME", node);
   env.set("SLURM_TOPOLOGY_ADDR", node);
+  env.set("SLURM_TOPOLOGY_ADDR_PATTERN", "node");
   env.set_or_unset("SLURM_CPU_BIND", text_if_present(launch.request.cpu_bind));
+  // The task's own pid is set where it is known, by cairn-cgroup-exec: never srun's inherited one.
+  env.set_or_unset("SLURM_TASK_PID", std::nullopt);
   return env.entries();
 }
 
@@ -139,6 +180,10 @@ std::vector<std::string> build_job_environment(const JobSpec& spec, const Launch
   env.set("SLURM_NNODES", context.node_list.size());
   env.set("SLURM_NTASKS", spec.num_tasks);
   env.set("SLURM_NPROCS", spec.num_tasks);
+  if (!context.cpus_per_node.empty()) {
+    env.set("SLURM_JOB_CPUS_PER_NODE", tasks_per_node_text(context.cpus_per_node));
+    env.set("SLURM_TASKS_PER_NODE", tasks_per_node_text(batch_tasks_per_node(spec, context.cpus_per_node)));
+  }
   env.set("SLURM_CPUS_ON_NODE", context.cpus_on_node);
   env.set_or_unset("SLURM_CPUS_PER_TASK", number_if_positive(spec.cpus_per_task));
   env.set_or_unset("SLURM_MEM_PER_NODE", number_if_positive(spec.mem_per_node_mb));
@@ -147,6 +192,10 @@ std::vector<std::string> build_job_environment(const JobSpec& spec, const Launch
   env.set("SLURM_SUBMIT_HOST", spec.submit_host);
   env.set("SLURM_JOB_PARTITION", spec.partition);
   env.set_or_unset("SLURM_JOB_ACCOUNT", text_if_present(spec.account));
+  env.set("SLURM_JOB_QOS", kJobQos);
+  // Slurm prints the job's (absent) cloud node aliases with printf's "%s" of NULL.
+  env.set("SLURM_NODE_ALIASES", "(null)");
+  env.set("HOSTNAME", context.batch_host);
   // As Slurm: only a restarted run has SLURM_RESTART_COUNT (scripts test for it).
   env.set_or_unset("SLURM_RESTART_COUNT", number_if_positive(context.restart_count));
   env.set("SLURM_CLUSTER_NAME", context.cluster_name);
@@ -166,6 +215,8 @@ std::vector<std::string> build_job_environment(const JobSpec& spec, const Launch
   env.set("SLURM_LONGRUN_INITIAL_JOB_ID", first_job_id);
   env.set("CAIRN_FIRST_JOB_ID", first_job_id);
   env.set("ENVIRONMENT", "BATCH");
+  // The script's own pid is set where it is known, by its supervisor: never an inherited one.
+  env.set_or_unset("SLURM_TASK_PID", std::nullopt);
 
   // A task of a job array (Slurm sets these for array tasks only).
   const ArrayTaskInfo& array = context.array;
@@ -183,6 +234,43 @@ std::vector<std::string> build_job_environment(const JobSpec& spec, const Launch
   env.set_or_unset("BB_JOB_DIR", text_if_present(context.bb_job_dir));
   env.set_or_unset("DW_JOB_STRIPED", text_if_present(context.bb_job_dir));
   return env.entries();
+}
+
+std::vector<std::string> with_cpu_bind_environment(std::vector<std::string> env, const CpuBind& bind,
+                                                   const std::vector<std::string>& task_masks) {
+  std::erase_if(env, [](const std::string& entry) {
+    std::string_view name = std::string_view(entry).substr(0, entry.find('='));
+    return name == "SLURM_CPU_BIND" || name == "SLURM_CPU_BIND_VERBOSE" || name == "SLURM_CPU_BIND_TYPE" ||
+           name == "SLURM_CPU_BIND_LIST";
+  });
+  std::string verbose = bind.verbose ? "verbose" : "quiet";
+  std::string type, list;
+  auto joined = [](const std::vector<std::string>& values, std::string_view prefix) {
+    std::string text;
+    for (const auto& value : values) text += (text.empty() ? "" : ",") + std::string(prefix) + value;
+    return text;
+  };
+  switch (bind.kind) {
+    case CpuBind::Kind::none: type = "none"; break;
+    case CpuBind::Kind::map_cpu:
+      type = "map_cpu:";
+      list = joined(bind.values, "");
+      break;
+    case CpuBind::Kind::threads: type = "threads,mask_cpu:"; break;
+    case CpuBind::Kind::cores: type = "cores,mask_cpu:"; break;
+    case CpuBind::Kind::sockets: type = "sockets,mask_cpu:"; break;
+    case CpuBind::Kind::ldoms: type = "ldoms,mask_cpu:"; break;
+    case CpuBind::Kind::boards: type = "boards,mask_cpu:"; break;
+    case CpuBind::Kind::automatic:
+    case CpuBind::Kind::rank:
+    case CpuBind::Kind::mask_cpu: type = "mask_cpu:"; break;
+  }
+  if (type.ends_with("mask_cpu:")) list = joined(task_masks, "");
+  env.push_back("SLURM_CPU_BIND=" + verbose + "," + type + list);
+  env.push_back("SLURM_CPU_BIND_VERBOSE=" + verbose);
+  env.push_back("SLURM_CPU_BIND_TYPE=" + type);
+  env.push_back("SLURM_CPU_BIND_LIST=" + list);
+  return env;
 }
 
 }  // namespace cairn

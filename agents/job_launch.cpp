@@ -29,8 +29,14 @@ LaunchContext launch_context_for(const JobLaunch& job, const std::string& node,
   context.job_id = job.job_id;
   context.cluster_name = job.cluster_name.empty() ? configured_cluster_name : job.cluster_name;
   context.batch_host = node;
-  for (const NodeShare& share : job.nodes) context.node_list.push_back(share.node);
-  if (context.node_list.empty()) context.node_list.push_back(node);
+  for (const NodeShare& share : job.nodes) {
+    context.node_list.push_back(share.node);
+    context.cpus_per_node.push_back(share.cpus);
+  }
+  if (context.node_list.empty()) {
+    context.node_list.push_back(node);
+    context.cpus_per_node.push_back(cpus_on_node(job, node));
+  }
   context.node_list_compressed = compress_hostlist(context.node_list);
   context.cpus_on_node = cpus_on_node(job, node);
   context.restart_count = job.restart_count;
@@ -62,6 +68,7 @@ SpawnRequest spawn_request_for(const JobLaunch& job, const std::string& node,
                                bool switch_user) {
   SpawnRequest request;
   request.job_id = job.job_id;
+  request.node = node;
   request.script_path = script_path;
   request.env = build_job_environment(job.spec, launch_context_for(job, node, configured_cluster_name));
   request.work_dir = work_dir_of(job.spec);

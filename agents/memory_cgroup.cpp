@@ -167,20 +167,56 @@ MemoryCgroups::MemoryCgroups(MemoryCgroupLocation location, std::string node, st
     throw std::runtime_error(fmt::format("{} is not a cgroup v1 memory cgroup", dir));
   }
   // Prove that job cgroups can be made here: permissions, a read-only mount, nesting limits.
-  ::rmdir(create(0, 0, 0).path.c_str());
+  JobCgroup probe = create(0, 0, 0);
+  try {
+    ::rmdir(create_batch(probe).path.c_str());
+  } catch (...) {
+    ::rmdir(probe.path.c_str());
+    throw;
+  }
+  ::rmdir(probe.path.c_str());
+}
+
+std::string MemoryCgroups::job_cgroup_path(uint64_t job_id, uint32_t run) const {
+  return fmt::format("{}/{}job{}.{}", location_.dir, prefix_, job_id, run);
 }
 
 JobCgroup MemoryCgroups::create(uint64_t job_id, uint32_t run, uint64_t limit_bytes) const {
-  return create_named(fmt::format("job{}.{}", job_id, run), limit_bytes);
+  return create_at(job_cgroup_path(job_id, run), limit_bytes, true);
+}
+
+JobCgroup MemoryCgroups::create_batch(const JobCgroup& job) const {
+  return create_at(job.path + "/batch", job.limit_bytes, false);
 }
 
 JobCgroup MemoryCgroups::create_for_step(uint64_t job_id, uint32_t run, uint32_t step_id, uint64_t limit_bytes) const {
-  return create_named(fmt::format("job{}.{}.step{}", job_id, run, step_id), limit_bytes);
+  const std::string job = job_cgroup_path(job_id, run);
+  const std::string step = fmt::format("{}/step{}", job, step_id);
+  // Another step of the job here may remove the run's cgroup (remove_if_unused) between
+  // its creation and ours inside it: make it again.
+  for (int attempt = 0;; ++attempt) {
+    if (::mkdir(job.c_str(), 0755) == 0) {
+      try {
+        create_at(job, limit_bytes, true);
+      } catch (...) {
+        ::rmdir(job.c_str());
+        throw;
+      }
+    } else if (errno != EEXIST) {
+      throw std::runtime_error(fmt::format("cannot create the memory cgroup {}: {}", job, errno_text(errno)));
+    }
+    if (::mkdir(step.c_str(), 0755) == 0 || errno == EEXIST) return create_at(step, limit_bytes, false);
+    if (errno != ENOENT || attempt >= 10)
+      throw std::runtime_error(fmt::format("cannot create the memory cgroup {}: {}", step, errno_text(errno)));
+  }
 }
 
-JobCgroup MemoryCgroups::create_named(const std::string& name, uint64_t limit_bytes) const {
-  JobCgroup cgroup{fmt::format("{}/{}{}", location_.dir, prefix_, name), limit_bytes};
-  const std::string& path = cgroup.path;
+void MemoryCgroups::remove_if_unused(uint64_t job_id, uint32_t run) const {
+  ::rmdir(job_cgroup_path(job_id, run).c_str());
+}
+
+JobCgroup MemoryCgroups::create_at(const std::string& path, uint64_t limit_bytes, bool parent) const {
+  JobCgroup cgroup{path, limit_bytes};
   if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
     throw std::runtime_error(fmt::format("cannot create the memory cgroup {}: {}", path, errno_text(errno)));
   try {
@@ -194,6 +230,8 @@ JobCgroup MemoryCgroups::create_named(const std::string& name, uint64_t limit_by
       if (limit_bytes > 0 && exists(path + "/memory.swap.max")) write_text(path + "/memory.swap.max", "0");
       // One OOM kill ends the whole job, as Slurm's task/cgroup does.
       if (exists(path + "/memory.oom.group")) write_text(path + "/memory.oom.group", "1");
+      // The batch script's and the steps' cgroups inside need the controller to have limits.
+      if (parent) write_or_throw(path + "/cgroup.subtree_control", "+memory");
     }
   } catch (...) {
     ::rmdir(path.c_str());
@@ -212,6 +250,27 @@ std::optional<OomCount> MemoryCgroups::oom_count(const JobCgroup& cgroup) const 
   return OomCount{*kills, peak.value_or(0)};
 }
 
+std::optional<OomCount> MemoryCgroups::run_oom_count(const JobCgroup& job) const {
+  auto count = oom_count(job);
+  if (location_.version == CgroupVersion::v2 || !count) return count;
+  if (auto batch = oom_count(JobCgroup{job.path + "/batch", 0})) count->oom_kills += batch->oom_kills;
+  return count;
+}
+
+uint64_t MemoryCgroups::run_level_oom_kills(uint64_t job_id, uint32_t run) const {
+  bool v1 = location_.version == CgroupVersion::v1;
+  auto events = read_text(job_cgroup_path(job_id, run) + (v1 ? "/memory.oom_control" : "/memory.events.local"));
+  return events ? keyed_counter(*events, "oom_kill").value_or(0) : 0;
+}
+
+// v1: the eventfd fires when the memory cgroup at path goes under OOM (one eventfd may serve several).
+static void register_oom_eventfd(int event_fd, const std::string& path) {
+  std::string oom_control = path + "/memory.oom_control";
+  UniqueFd control(::open(oom_control.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!control) throw std::runtime_error(fmt::format("cannot open {}: {}", oom_control, errno_text(errno)));
+  write_or_throw(path + "/cgroup.event_control", fmt::format("{} {}", event_fd, control.get()));
+}
+
 UniqueFd watch_oom_events(CgroupVersion version, const std::string& path) {
   if (version == CgroupVersion::v2) {
     UniqueFd fd(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
@@ -223,11 +282,16 @@ UniqueFd watch_oom_events(CgroupVersion version, const std::string& path) {
   }
   UniqueFd event(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
   if (!event) throw std::runtime_error(fmt::format("eventfd: {}", errno_text(errno)));
-  std::string oom_control = path + "/memory.oom_control";
-  UniqueFd control(::open(oom_control.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!control) throw std::runtime_error(fmt::format("cannot open {}: {}", oom_control, errno_text(errno)));
-  write_or_throw(path + "/cgroup.event_control", fmt::format("{} {}", event.get(), control.get()));
+  register_oom_eventfd(event.get(), path);
   return event;
+}
+
+UniqueFd MemoryCgroups::watch_run_oom(const JobCgroup& job) const {
+  UniqueFd fd = watch_oom(job);
+  std::string batch = job.path + "/batch";
+  if (location_.version == CgroupVersion::v1 && exists(batch + "/memory.oom_control"))
+    register_oom_eventfd(fd.get(), batch);
+  return fd;
 }
 
 void MemoryCgroups::drain_oom_watch(int fd) {
@@ -237,12 +301,17 @@ void MemoryCgroups::drain_oom_watch(int fd) {
 }
 
 bool MemoryCgroups::kill_and_remove(const JobCgroup& cgroup) const {
+  bool children_gone = true;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(cgroup.path, error))
+    if (entry.is_directory(error)) children_gone = kill_and_remove(JobCgroup{entry.path().string(), 0}) && children_gone;
   if (auto procs = read_text(MemoryCgroups::procs_file(cgroup))) {
     for (auto line : split(*procs, '\n')) {
       auto pid = parse_unsigned<uint32_t>(trim(line));
       if (pid && *pid > 1 && *pid < (1u << 22)) ::kill(static_cast<pid_t>(*pid), SIGKILL);
     }
   }
+  if (!children_gone) return false;
   if (::rmdir(cgroup.path.c_str()) == 0 || errno == ENOENT) return true;
   return false;  // EBUSY: killed processes not gone yet
 }

@@ -74,11 +74,21 @@ class MemoryCgroups {
 
   // Creates the run's cgroup with the limit (v1 memory.limit_in_bytes and, where
   // swap is accounted, memory.memsw.limit_in_bytes; v2 memory.max, no swap,
-  // memory.oom.group). A cgroup left by the same run is reused. Throws
-  // std::runtime_error naming the file.
+  // memory.oom.group, and the memory controller for its children). It holds no
+  // process itself: the batch script and each step run in a cgroup inside it, so the
+  // job's limit covers them all (Slurm's job/step hierarchy). A cgroup left by the
+  // same run is reused. Throws std::runtime_error naming the file.
   JobCgroup create(uint64_t job_id, uint32_t run, uint64_t limit_bytes) const;
-  // The same for the tasks of a job step on this node (<prefix>job<id>.<run>.step<step>).
+  // The batch script's cgroup inside the run's (<job cgroup>/batch), with the run's limit.
+  JobCgroup create_batch(const JobCgroup& job) const;
+  // A job step's tasks on this node: <job cgroup>/step<step>, with the step's limit. The
+  // run's cgroup is created (with that limit) where it is missing: on a node that runs
+  // no batch script, steps are all the job runs there.
   JobCgroup create_for_step(uint64_t job_id, uint32_t run, uint32_t step_id, uint64_t limit_bytes) const;
+  // The run's cgroup once its last step went, where nothing else (the batch script's
+  // cgroup, another step's) is left in it: a plain rmdir, which fails harmlessly otherwise.
+  void remove_if_unused(uint64_t job_id, uint32_t run) const;
+  std::string job_cgroup_path(uint64_t job_id, uint32_t run) const;
 
   // The file a process writes its pid to in order to join the cgroup.
   static std::string procs_file(const JobCgroup& cgroup) { return cgroup.path + "/cgroup.procs"; }
@@ -86,13 +96,27 @@ class MemoryCgroups {
   // OOM kills so far (nullopt: the counter is missing, e.g. a kernel before 4.13)
   // and the peak usage (0 where memory.max_usage_in_bytes / memory.peak is missing).
   std::optional<OomCount> oom_count(const JobCgroup& cgroup) const;
+  // The same for a run's cgroup and its batch script's: v1 counts a kill only in the
+  // cgroup whose limit was hit (the run's or the script's), v2's memory.events of the
+  // run counts its children's too.
+  std::optional<OomCount> run_oom_count(const JobCgroup& job) const;
 
   // See watch_oom_events.
   UniqueFd watch_oom(const JobCgroup& cgroup) const { return watch_oom_events(location_.version, cgroup.path); }
+  // The same for a run's cgroup and its batch script's: v1 registers the one eventfd with
+  // both (an OOM is signalled only in the cgroup whose limit was hit), v2's memory.events
+  // of the run changes with its children's.
+  UniqueFd watch_run_oom(const JobCgroup& job) const;
   static void drain_oom_watch(int fd);
 
-  // SIGKILL to every process still in the cgroup (also those that left the job's
-  // process group), then rmdir. False while processes remain (try again later).
+  // The OOM kills counted at the run's own level (its limit hit by its batch script and
+  // steps together), not in the cgroups inside it: v1 memory.oom_control counts only
+  // there, v2 memory.events.local. 0 where the cgroup or the counter is missing.
+  uint64_t run_level_oom_kills(uint64_t job_id, uint32_t run) const;
+
+  // SIGKILL to every process still in the cgroup and the cgroups inside it (also those
+  // that left the job's process group), then rmdir, innermost first. False while
+  // processes remain (try again later).
   bool kill_and_remove(const JobCgroup& cgroup) const;
 
   // At the agent's start, with its spool locked: removes what earlier agents of this spool
@@ -106,7 +130,8 @@ class MemoryCgroups {
   size_t remove_stale(const std::set<std::string>& keep = {}) const;
 
  private:
-  JobCgroup create_named(const std::string& name, uint64_t limit_bytes) const;
+  // mkdir and the limit; `parent`: v2 gives its children the memory controller.
+  JobCgroup create_at(const std::string& path, uint64_t limit_bytes, bool parent) const;
 
   MemoryCgroupLocation location_;
   std::string spool_prefix_;  // "cairnd-<node>-<spool instance>-"

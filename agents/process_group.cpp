@@ -369,7 +369,7 @@ SupervisedStart spawn_supervised_batch_script(const SpawnRequest& request, const
   unwrapped.cgroup_exec.clear();  // the supervisor puts the job in its cgroup
   const LaunchCommand job_command = launch_command(unwrapped, prepared.script_has_interpreter_line);
   LaunchCommand command;
-  command.argv = {supervisor_path, std::to_string(request.job_id),
+  command.argv = {supervisor_path, std::to_string(request.job_id), request.node.empty() ? std::string("localhost") : request.node,
                   request.cgroup_procs_file.empty() ? std::string("-") : request.cgroup_procs_file};
   command.argv.insert(command.argv.end(), job_command.argv.begin(), job_command.argv.end());
   command.env = job_command.env;
@@ -408,6 +408,17 @@ SupervisedStart spawn_supervised_batch_script(const SpawnRequest& request, const
   if (said.starts_with("started "))
     started.job_pgid = static_cast<pid_t>(parse_unsigned<uint32_t>(trim(said.substr(8))).value_or(0));
   return started;
+}
+
+bool ask_supervisor_for_stop_notice(pid_t supervisor, StopReason reason) {
+  if (supervisor <= 1 || reason == StopReason::none) return false;
+  // The supervisor leads a session of its own (POSIX_SPAWN_SETSID): a process with its number
+  // that does not is another one, which SIGUSR1 could kill.
+  auto stat = read_proc_stat(supervisor);
+  if (!stat || stat->session != supervisor || stat->state == 'Z') return false;
+  sigval value{};
+  value.sival_int = static_cast<int>(reason);
+  return ::sigqueue(supervisor, SIGUSR1, value) == 0;
 }
 
 pid_t spawn_step_task(const SpawnRequest& request, int stdout_fd, int stderr_fd) {

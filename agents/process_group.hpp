@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "events/output_paths.hpp"
+#include "events/stop_reason.hpp"
 
 namespace cairn {
 
@@ -36,6 +37,7 @@ inline constexpr const char* kEnvPath = "/usr/bin/env";
 
 struct SpawnRequest {
   uint64_t job_id = 0;  // for error messages
+  std::string node;     // this node: the supervisor names it in the lines it writes into the job's stderr
   std::string script_path;
   std::vector<std::string> argv_extra;  // the script's arguments
   std::vector<std::string> env;         // "KEY=VALUE", the whole environment
@@ -122,6 +124,12 @@ struct SupervisedStart {
 };
 SupervisedStart spawn_supervised_batch_script(const SpawnRequest& request, const std::string& supervisor_path,
                                               int record_fd);
+
+// Asks the supervisor of a running batch script to write slurmstepd's line about why the job is
+// stopped into the job's stderr (SIGUSR1 with the reason as the signal's value). Nothing is sent
+// when `supervisor` no longer leads a session of its own (it is gone and the number reused).
+// False when the signal could not be sent.
+bool ask_supervisor_for_stop_notice(pid_t supervisor, StopReason reason);
 
 // Starts one task of a job step (srun) as the leader of a new process group:
 // request.script_path is the program to execute (found with find_program),

@@ -109,7 +109,7 @@ std::vector<Line> complete_lines(std::string_view text) {
 std::string launch_line(const RunLaunchFacts& facts) {
   return "launch job=" + std::to_string(facts.job_id) + " run=" + std::to_string(facts.run) +
          " script=" + escaped(facts.script_path) + " cgroup=" + escaped(facts.cgroup_path) +
-         " limit=" + std::to_string(facts.limit_bytes) + "\n";
+         " limit=" + std::to_string(facts.limit_bytes) + " cpus=" + escaped(facts.cpu_ids) + "\n";
 }
 
 std::string supervisor_line(const RunSupervisor& supervisor) {
@@ -135,7 +135,8 @@ std::optional<RunRecord> parse_run_record(std::string_view text) {
       auto run = line.get<uint32_t>("run");
       if (!job || !run) return std::nullopt;
       record.emplace();
-      record->launch = {*job, *run, line.text("script"), line.text("cgroup"), line.get<uint64_t>("limit").value_or(0)};
+      record->launch = {*job, *run, line.text("script"), line.text("cgroup"), line.get<uint64_t>("limit").value_or(0),
+                        line.text("cpus")};
       continue;
     }
     if (!record) return std::nullopt;  // the launch line comes first

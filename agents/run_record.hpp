@@ -25,6 +25,7 @@ struct RunLaunchFacts {
   std::string script_path;  // removed once the run is over
   std::string cgroup_path;  // the run's memory cgroup; empty: none
   uint64_t limit_bytes = 0;
+  std::string cpu_ids;  // the CPUs the agent gave the run ("0-1,4", node ordinals); empty: none recorded
   bool operator==(const RunLaunchFacts&) const = default;
 };
 

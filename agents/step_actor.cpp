@@ -1,20 +1,23 @@
 // One job step's tasks on this node (srun). Starts them with posix_spawn, each
-// in a process group of its own, and, with memory
-// enforcement, in a memory cgroup of their own; their stdout and stderr are
+// in a process group of its own, bound to its CPUs of the step's, and, with memory
+// enforcement, in a memory cgroup of their own inside the job's (whose limit covers
+// the batch script and every step); their stdout and stderr are
 // pipes whose read ends go to the step's streams (kj thread), which forward the
 // output to srun. Owns the groups' signals: suspend/resume/signal/terminate of
 // the job reach it through the agent actor. When every task has been reaped it
 // kills what is left of the groups and the cgroup, and reports the exits (and
-// any OOM kill, which is the job's too) to context->step_reports.
+// any OOM kill, which is the job's too) to context->step_reports. slurmstepd's lines (why
+// the step is stopped, on the step's first node; its OOM kills) go to srun as the stderr of
+// this node's first task, through a pipe of their own.
 #include <caf/all.hpp>
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <optional>
-#include <thread>
 
 #include "agents/agent_actors.hpp"
 #include "agents/agent_messages.hpp"
@@ -22,6 +25,7 @@
 #include "agents/job_environment.hpp"
 #include "agents/memory_cgroup.hpp"
 #include "agents/process_group.hpp"
+#include "agents/stop_notice.hpp"
 #include "common/unique_fd.hpp"
 
 namespace cairn {
@@ -38,6 +42,7 @@ struct StepState {
   std::shared_ptr<const AgentContext> context;
   caf::actor agent;
   StepLaunch launch;
+  CpuIds cpus;  // the step's CPUs on this node (ordinals), which its tasks are bound within
   // Each task leads a process group of its own: a group outlives its leader only while
   // other members remain, so a quick first task could not host the later ones.
   std::vector<pid_t> groups;
@@ -45,9 +50,12 @@ struct StepState {
   std::vector<StepTaskExit> exits;
   std::string message;
   std::optional<JobCgroup> cgroup;
+  uint64_t run_level_oom_base = 0;  // the job cgroup's own OOM kills when the step started
   uint64_t oom_kills = 0;
   bool reported = false;
   bool recorded = false;  // its tasks are in the spool
+  UniqueFd notices;       // write end of the pipe of slurmstepd's lines (non-blocking); closed at the end
+  bool stop_notice_written = false;
   int cleanup_attempts = 0;
   static inline const char* name = "step_actor";
 };
@@ -80,6 +88,8 @@ void finish(StepActor* self) {
   if (st.cgroup) {
     if (st.context->cgroups->kill_and_remove(*st.cgroup)) {
       st.cgroup.reset();
+      // The job's cgroup here goes with its last step where no batch script runs in it.
+      st.context->cgroups->remove_if_unused(st.launch.job_id, st.launch.restart_count);
     } else if (++st.cleanup_attempts < kCleanupAttempts) {
       self->delayed_send(self, kCleanupRetryDelay, cleanup_atom::value);
       return;
@@ -89,6 +99,15 @@ void finish(StepActor* self) {
     }
   }
   self->quit();
+}
+
+// One of slurmstepd's lines, to srun as the stderr of this node's first task. Never blocks: a
+// line that does not fit in the pipe (srun not reading) is dropped.
+void write_notice(StepActor* self, const std::string& line) {
+  auto& st = self->state;
+  if (!st.notices || line.empty()) return;
+  if (::write(st.notices.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size()))
+    spdlog::warn("{}: could not pass on to srun: {}", step_label(st.launch), line);
 }
 
 // Every task here has ended (or none could start): report once, then clean up.
@@ -103,15 +122,25 @@ void report(StepActor* self) {
     }
   }
   if (st.cgroup) {
-    if (auto count = st.context->cgroups->oom_count(*st.cgroup); count && count->oom_kills > 0) {
+    auto count = st.context->cgroups->oom_count(*st.cgroup);
+    // The job's limit (its script and steps together) hit while the step ran, and a task of
+    // the step SIGKILLed: the kernel counts that kill in the job's cgroup only.
+    uint64_t run_level_now = st.context->cgroups->run_level_oom_kills(st.launch.job_id, st.launch.restart_count);
+    uint64_t run_level = run_level_now > st.run_level_oom_base ? run_level_now - st.run_level_oom_base : 0;
+    bool task_killed = std::any_of(st.exits.begin(), st.exits.end(),
+                                   [](const StepTaskExit& exit) { return exit.signal == SIGKILL; });
+    if (count && run_level > 0 && task_killed) count->oom_kills += run_level;
+    if (count && count->oom_kills > 0) {
       st.oom_kills = count->oom_kills;
       spdlog::warn("{}: {} OOM kill(s), peak {} bytes, limit {} bytes", step_label(st.launch), count->oom_kills,
                    count->peak_bytes, st.cgroup->limit_bytes);
       // An OOM kill in a step is the job's too (its state at the end is OUT_OF_MEMORY).
       self->send(st.agent, oom_atom::value,
                  JobOom{st.launch.job_id, count->oom_kills, count->peak_bytes, st.cgroup->limit_bytes});
+      write_notice(self, oom_notice(st.launch.job_id, st.launch.step_id, count->oom_kills));
     }
   }
+  st.notices.reset();  // the streams drain what is left, then see its end
   spdlog::info("{} ended here: {} task(s), exit code {}", step_label(st.launch), st.exits.size(),
                srun_exit_code(st.exits));
   st.context->step_reports->step_ended(
@@ -135,7 +164,17 @@ std::vector<StepTaskOutput> start_tasks(StepActor* self) {
   std::vector<UniqueFd> read_ends;
   const std::string& work_dir = launch.request.work_dir.empty() ? std::string("/tmp") : launch.request.work_dir;
   try {
-    auto first_env = build_step_environment(launch, 0, settings.node);
+    // Each task bound to its CPUs of the step's (task/affinity; Slurm binds by default).
+    const CpuBind bind = parse_cpu_bind(launch.request.cpu_bind).value_or(CpuBind{});
+    const auto task_cpus = bind_tasks(bind, flat_topology(settings.cpus), st.cpus,
+                                      task_cpu_layout(launch.request, launch.task_count));
+    const MachineCpus& machine = st.context->machine_cpus;
+    std::vector<std::string> task_masks;
+    for (const CpuIds& cpus : task_cpus) task_masks.push_back(cpu_mask(machine.machine_ids(cpus)));
+    auto environment_of = [&](uint32_t local) {
+      return with_cpu_bind_environment(build_step_environment(launch, local, settings.node), bind, task_masks);
+    };
+    auto first_env = environment_of(0);
     const std::string& program_name = launch.request.argv.front();
     auto program = find_program(program_name, path_of(first_env), work_dir);
     if (!program)
@@ -143,7 +182,8 @@ std::vector<StepTaskOutput> start_tasks(StepActor* self) {
     if (st.context->cgroups)
       st.cgroup = st.context->cgroups->create_for_step(launch.job_id, launch.restart_count, launch.step_id,
                                                        launch.mem_limit_bytes);
-    auto bind = parse_cpu_bind(launch.request.cpu_bind);
+    if (st.cgroup)
+      st.run_level_oom_base = st.context->cgroups->run_level_oom_kills(launch.job_id, launch.restart_count);
     SpawnRequest request;
     request.job_id = launch.job_id;
     request.script_path = *program;
@@ -156,6 +196,9 @@ std::vector<StepTaskOutput> start_tasks(StepActor* self) {
     if (st.cgroup) {
       request.cgroup_exec = st.context->cgroup_exec;
       request.cgroup_procs_file = MemoryCgroups::procs_file(*st.cgroup);
+    } else if (!st.context->cgroup_exec.empty() && ::access(st.context->cgroup_exec.c_str(), X_OK) == 0) {
+      request.cgroup_exec = st.context->cgroup_exec;  // no cgroup: SLURM_TASK_PID and the umask only
+      request.cgroup_procs_file = "-";
     }
     for (uint32_t local = 0; local < launch.task_count; ++local) {
       int out_pipe[2], err_pipe[2];
@@ -163,8 +206,8 @@ std::vector<StepTaskOutput> start_tasks(StepActor* self) {
       UniqueFd out_read(out_pipe[0]), out_write(out_pipe[1]);
       if (::pipe2(err_pipe, O_CLOEXEC) != 0) throw LaunchError("pipe: " + std::system_category().message(errno), errno);
       UniqueFd err_read(err_pipe[0]), err_write(err_pipe[1]);
-      request.env = local == 0 ? first_env : build_step_environment(launch, local, settings.node);
-      if (bind) request.cpu_list = bound_cpu_list(*bind, local, std::min(settings.cpus, std::thread::hardware_concurrency()));
+      request.env = local == 0 ? first_env : environment_of(local);
+      if (local < task_cpus.size() && !task_cpus[local].empty()) request.cpu_list = machine.taskset_list(task_cpus[local]);
       pid_t pid = spawn_step_task(request, out_write.get(), err_write.get());
       st.groups.push_back(pid);
       uint32_t task_id = launch.first_task + local;
@@ -173,6 +216,14 @@ std::vector<StepTaskOutput> start_tasks(StepActor* self) {
       outputs.push_back({task_id, out_read.get(), err_read.get()});
       read_ends.push_back(std::move(out_read));
       read_ends.push_back(std::move(err_read));
+    }
+    int notice_pipe[2];
+    if (::pipe2(notice_pipe, O_CLOEXEC) == 0) {
+      UniqueFd notice_read(notice_pipe[0]);
+      st.notices = UniqueFd(notice_pipe[1]);
+      ::fcntl(st.notices.get(), F_SETFL, O_NONBLOCK);
+      outputs.push_back({launch.first_task, -1, notice_read.get()});
+      read_ends.push_back(std::move(notice_read));
     }
   } catch (const std::exception& e) {
     spdlog::error("{}: {}", step_label(launch), e.what());
@@ -211,20 +262,28 @@ void on_exit(StepActor* self, pid_t pid, ExitStatus status) {
 }
 
 caf::behavior step_actor(StepActor* self, std::shared_ptr<const AgentContext> context, caf::actor agent,
-                         StepLaunch launch, StepStarted started) {
+                         StepLaunch launch, CpuIds cpus, StepStarted started) {
   auto& st = self->state;
   st.context = std::move(context);
   st.agent = std::move(agent);
   st.launch = std::move(launch);
+  st.cpus = std::move(cpus);
   started(start_tasks(self));
   if (st.running.empty()) report(self);
   return {
       [=](suspend_atom) { signal_group(self, SIGSTOP); },
       [=](resume_atom) { signal_group(self, SIGCONT); },
       [=](signal_atom, int32_t sig) { signal_group(self, sig); },
-      [=](terminate_atom, uint32_t kill_wait_sec) {
-        if (self->state.running.empty()) return;
-        spdlog::info("{}: terminating (SIGTERM, SIGKILL after {} s)", step_label(self->state.launch), kill_wait_sec);
+      [=](terminate_atom, uint32_t kill_wait_sec, uint8_t reason) {
+        auto& st = self->state;
+        if (st.running.empty()) return;
+        spdlog::info("{}: terminating (SIGTERM, SIGKILL after {} s)", step_label(st.launch), kill_wait_sec);
+        // As slurmstepd: one line, from the step's first node, before the tasks are signalled.
+        if (st.launch.node_index == 0 && !st.stop_notice_written && stop_reason_from(reason) != StopReason::none) {
+          st.stop_notice_written = true;
+          write_notice(self, stop_notice(stopped_entity(st.launch.job_id, st.launch.step_id), st.context->settings.node,
+                                         slurm_time_text(std::time(nullptr)), stop_reason_from(reason)));
+        }
         signal_group(self, SIGCONT);
         signal_group(self, SIGTERM);
         self->delayed_send(self, std::chrono::seconds(kill_wait_sec), kill_atom::value);
@@ -238,8 +297,9 @@ caf::behavior step_actor(StepActor* self, std::shared_ptr<const AgentContext> co
 }  // namespace
 
 caf::actor spawn_step_actor(caf::actor_system& system, std::shared_ptr<const AgentContext> context, caf::actor agent,
-                            StepLaunch launch, StepStarted started) {
-  return system.spawn(step_actor, std::move(context), std::move(agent), std::move(launch), std::move(started));
+                            StepLaunch launch, CpuIds cpus, StepStarted started) {
+  return system.spawn(step_actor, std::move(context), std::move(agent), std::move(launch), std::move(cpus),
+                      std::move(started));
 }
 
 }  // namespace cairn

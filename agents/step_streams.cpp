@@ -64,7 +64,9 @@ void StepStreams::attach(uint64_t job_id, uint32_t step_id, rpc::StepIo::Client 
                          std::vector<StepTaskOutput> outputs) {
   Stream& stream = stream_for({job_id, step_id});
   if (stream.io != nullptr) {  // a repeated launch order: the first one's streams stay
-    for (const auto& output : outputs) ::close(output.stdout_fd), ::close(output.stderr_fd);
+    for (const auto& output : outputs)
+      for (int fd : {output.stdout_fd, output.stderr_fd})
+        if (fd >= 0) ::close(fd);
     return;
   }
   stream.io = kj::mv(io);
@@ -72,6 +74,7 @@ void StepStreams::attach(uint64_t job_id, uint32_t step_id, rpc::StepIo::Client 
   for (const auto& output : outputs) {
     for (bool is_stderr : {false, true}) {
       int fd = is_stderr ? output.stderr_fd : output.stdout_fd;
+      if (fd < 0) continue;  // slurmstepd's lines: stderr only
       stream.pipes.push_back({output.task_id, is_stderr,
                               provider.wrapInputFd(fd, kj::LowLevelAsyncIoProvider::TAKE_OWNERSHIP),
                               kj::heapArray<kj::byte>(kReadSize)});
@@ -116,7 +119,7 @@ kj::Promise<void> StepStreams::pump(Stream& stream, size_t index) {
                       stream.srun_gone = true;
                       spdlog::warn("JobId={} StepId={}.{}: srun is gone ({}): terminating the step", stream.key.first,
                                    stream.key.first, stream.key.second, error.getDescription().cStr());
-                      if (orders_) orders_->terminate_step(stream.key.first, stream.key.second, 0);
+                      if (orders_) orders_->terminate_step(stream.key.first, stream.key.second, 0, StopReason::none);
                     })
                     .then([this, &stream, index]() { return pump(stream, index); });
               }

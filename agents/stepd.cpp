@@ -1,4 +1,4 @@
-// cairn-stepd JOB_ID PROCS_FILE|- PROGRAM [ARGS...]: the supervisor of one batch job
+// cairn-stepd JOB_ID NODE PROCS_FILE|- PROGRAM [ARGS...]: the supervisor of one batch job
 // run, so that the job outlives its agent (docs/decisions.md, "Jobs survive an agent
 // restart"). cairnd posix_spawns it in a session of its own with the job's environment,
 // work dir and output files, and two descriptors:
@@ -10,10 +10,15 @@
 // every signal's action reset; records itself and that group in the record before the
 // job's first instruction; reaps the script and its orphans (it is their subreaper);
 // when the script ends, kills what is left in its group and records how it ended.
+// It writes slurmstepd's lines into the job's stderr (its own descriptor 2): why the job is
+// stopped, when the agent says so with SIGUSR1 and a StopReason as the signal's value
+// (sigqueue), and the OOM kills its cgroup counted, when the script has ended. Being the
+// supervisor, it writes them whether or not the agent that started the job still runs.
 // It replaces cairn-cgroup-exec for batch jobs: one extra exec per job, as before.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +30,7 @@
 #include <string>
 
 #include "agents/run_record.hpp"
+#include "agents/stop_notice.hpp"
 
 namespace {
 
@@ -32,6 +38,8 @@ constexpr int kRecordFd = 3;
 constexpr int kStatusFd = 4;
 // How long the script's killed group is waited for before the supervisor leaves.
 constexpr int kGroupReapMs = 2000;
+// A SIGKILLed script may be reaped a moment before the kernel counts the OOM kill behind it.
+constexpr int kOomRecheckMs = 20;
 
 bool write_all(int fd, const std::string& text) {
   size_t written = 0;
@@ -66,6 +74,13 @@ void sleep_ms(int ms) {
 // the parent has recorded it.
 [[noreturn]] void become_job(char** program, const char* procs_file, int go_fd, int failure_fd) {
   ::setpgid(0, 0);
+  // As slurmstepd: the task's pid (this process's, through the execs to come), and the
+  // submitter's umask, which a batch script does not see in its environment.
+  ::setenv("SLURM_TASK_PID", std::to_string(::getpid()).c_str(), 1);
+  if (const char* mask = ::getenv("SLURM_UMASK")) {
+    ::umask(static_cast<mode_t>(std::strtol(mask, nullptr, 8) & 0777));
+    ::unsetenv("SLURM_UMASK");
+  }
   if (procs_file != nullptr) {
     char pid[32];
     int length = std::snprintf(pid, sizeof pid, "%d\n", static_cast<int>(::getpid()));
@@ -93,16 +108,40 @@ void sleep_ms(int ms) {
   child_fails(failure_fd, 2, errno);
 }
 
+// The "oom_kill N" counter of the cgroup whose cgroup.procs is procs_file (v1
+// memory.oom_control, v2 memory.events); 0 when there is none.
+uint64_t oom_kills_of(const char* procs_file) {
+  std::string dir(procs_file);
+  dir.erase(dir.rfind('/') == std::string::npos ? 0 : dir.rfind('/'));
+  for (const char* name : {"/memory.oom_control", "/memory.events"}) {
+    int fd = ::open((dir + name).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char buffer[1024];
+    ssize_t length = ::read(fd, buffer, sizeof buffer - 1);
+    ::close(fd);
+    if (length <= 0) continue;
+    buffer[length] = '\0';
+    for (const char* line = buffer; line != nullptr && *line != '\0';) {
+      if (std::strncmp(line, "oom_kill ", 9) == 0) return std::strtoull(line + 9, nullptr, 10);
+      line = std::strchr(line, '\n');
+      if (line != nullptr) ++line;
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 4) {
-    std::fputs("usage: cairn-stepd JOB_ID PROCS_FILE|- PROGRAM [ARGS...] (started by cairnd)\n", stderr);
+  if (argc < 5) {
+    std::fputs("usage: cairn-stepd JOB_ID NODE PROCS_FILE|- PROGRAM [ARGS...] (started by cairnd)\n", stderr);
     return 2;
   }
   const std::string job = argv[1];
-  const char* procs_file = std::strcmp(argv[2], "-") == 0 ? nullptr : argv[2];
-  char** program = argv + 3;
+  const std::string node = argv[2];
+  const char* procs_file = std::strcmp(argv[3], "-") == 0 ? nullptr : argv[3];
+  char** program = argv + 4;
+  const uint64_t job_id = std::strtoull(job.c_str(), nullptr, 10);
   // Neither the record nor the status pipe is the job's.
   if (::fcntl(kRecordFd, F_SETFD, FD_CLOEXEC) != 0 || ::fcntl(kStatusFd, F_SETFD, FD_CLOEXEC) != 0) {
     std::fputs("cairn-stepd: descriptors 3 and 4 must be open (started by cairnd)\n", stderr);
@@ -116,8 +155,15 @@ int main(int argc, char** argv) {
   };
   ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   // Signals meant for the agent or a terminal end neither the job nor its supervision.
-  for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGUSR1, SIGUSR2, SIGTSTP, SIGTTIN, SIGTTOU, SIGALRM})
+  for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGUSR2, SIGTSTP, SIGTTIN, SIGTTOU, SIGALRM})
     ::signal(sig, SIG_IGN);
+  // Taken with sigwaitinfo: the job's ends (SIGCHLD) and the agent's notices (SIGUSR1). The job
+  // gets an empty mask back (become_job).
+  sigset_t waited;
+  sigemptyset(&waited);
+  sigaddset(&waited, SIGCHLD);
+  sigaddset(&waited, SIGUSR1);
+  ::sigprocmask(SIG_BLOCK, &waited, nullptr);
 
   int go[2], failure[2];
   if (::pipe2(go, O_CLOEXEC) != 0 || ::pipe2(failure, O_CLOEXEC) != 0)
@@ -157,18 +203,49 @@ int main(int argc, char** argv) {
   write_all(kStatusFd, "started " + std::to_string(child) + "\n");
   ::close(kStatusFd);
 
-  // Orphans of the job come here too: reap them until the script itself ends.
+  // Orphans of the job come here too: reap them until the script itself ends. Of two pending
+  // signals the lower comes first: a notice sent before the job was signalled (SIGUSR1) is
+  // written before the script's end (SIGCHLD) is seen.
   int status = 0;
-  while (true) {
-    pid_t pid = ::waitpid(-1, &status, 0);
-    if (pid == child) break;
-    if (pid < 0 && errno != EINTR) return 1;  // cannot happen: the script is our child
+  bool script_ended = false;
+  bool notice_written = false;  // one, as slurmstepd
+  while (!script_ended) {
+    siginfo_t info{};
+    int sig = ::sigwaitinfo(&waited, &info);
+    if (sig < 0) {
+      if (errno == EINTR) continue;
+      return 1;
+    }
+    if (sig == SIGUSR1) {
+      auto reason = cairn::stop_reason_from(static_cast<uint32_t>(info.si_value.sival_int));
+      if (info.si_code == SI_QUEUE && reason != cairn::StopReason::none && !notice_written) {
+        notice_written = true;
+        write_all(STDERR_FILENO, cairn::stop_notice(cairn::stopped_entity(job_id, cairn::kBatchStepId), node,
+                                                    cairn::slurm_time_text(::time(nullptr)), reason));
+      }
+      continue;
+    }
+    int reaped_status;
+    pid_t pid;
+    while ((pid = ::waitpid(-1, &reaped_status, WNOHANG)) > 0) {
+      if (pid != child) continue;
+      status = reaped_status;
+      script_ended = true;
+    }
   }
   // The script is over: whatever it left running in its group goes with it, as in Slurm.
   ::kill(-child, SIGKILL);
   cairn::RunExit exit{};
   if (WIFEXITED(status)) exit.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
+  if (procs_file != nullptr) {  // as task/cgroup at the end of the batch step
+    uint64_t kills = oom_kills_of(procs_file);
+    if (kills == 0 && exit.signal == SIGKILL) {
+      sleep_ms(kOomRecheckMs);
+      kills = oom_kills_of(procs_file);
+    }
+    write_all(STDERR_FILENO, cairn::oom_notice(job_id, cairn::kBatchStepId, kills));
+  }
   record(cairn::exit_line(exit));
   // Reap the killed group for a moment; processes that left it are the agent's (cgroup) business.
   for (int waited = 0; waited < kGroupReapMs; waited += 2) {

@@ -9,9 +9,10 @@
 // records): a live supervisor is watched as if the task had started it; a run that
 // ended meanwhile is reported; one whose supervisor died without a word is lost.
 // On the other nodes of the allocation it only notes the job.
-// With memory enforcement the script runs in a memory cgroup of its own, whose
-// OOM kills are reported as they happen and counted in the end's report; the
-// cgroup goes (with any process that escaped the group) before the task stops.
+// With memory enforcement the script runs in the memory cgroup "batch" inside the
+// run's (whose limit covers its steps too), whose OOM kills are reported as they
+// happen and counted in the end's report; the cgroup goes (with any process that
+// escaped the group) before the task stops. The script runs confined to the run's CPUs.
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
@@ -52,6 +53,7 @@ struct TaskState {
   bool ended = false;       // the end went to the agent actor; waiting for the acknowledgement
   bool superseded = false;  // a newer run took over: report nothing
   std::string script_path;
+  CpuIds cpus;                      // the run's CPUs on this node (ordinals); empty: not confined
   std::optional<JobCgroup> cgroup;  // until removed
   uint64_t limit_bytes = 0;         // the run's memory limit (0: none)
   uint64_t oom_kills_reported = 0;
@@ -106,7 +108,7 @@ void remove_cgroup(TaskActor* self) {
 std::optional<OomCount> oom_count_of(TaskActor* self) {
   auto& st = self->state;
   if (!st.cgroup) return std::nullopt;
-  return st.context->cgroups->oom_count(*st.cgroup);
+  return st.context->cgroups->run_oom_count(*st.cgroup);
 }
 
 // After a memory event while the job runs: an OOM kill is reported as soon as it is counted.
@@ -143,7 +145,7 @@ void watch_memory(TaskActor* self) {
   auto& st = self->state;
   if (!st.cgroup || st.context->memory_watch == nullptr) return;
   try {
-    st.context->memory_watch->add(st.job.job_id, st.job.restart_count, st.context->cgroups->watch_oom(*st.cgroup));
+    st.context->memory_watch->add(st.job.job_id, st.job.restart_count, st.context->cgroups->watch_run_oom(*st.cgroup));
   } catch (const std::exception& e) {
     spdlog::warn("JobId={}: OOM kills will be seen only when it ends: {}", st.job.job_id, e.what());
   }
@@ -172,15 +174,19 @@ void start_batch_script(TaskActor* self) {
     st.script_path = write_script_file(settings.spool_dir, job.job_id, job.spec.script, owner);
     SpawnRequest request = spawn_request_for(job, settings.node, settings.cluster_name, st.script_path, switch_user);
     if (switch_user) request.supplementary_gids = supplementary_groups_of(job.spec.user_name, job.spec.gid);
+    // Confined to its CPUs (task/affinity): the script and all it starts, steps aside.
+    if (!st.cpus.empty()) request.cpu_list = st.context->machine_cpus.taskset_list(st.cpus);
     if (st.context->cgroups) {
       st.cgroup = st.context->cgroups->create(job.job_id, job.restart_count, memory_limit_bytes(job, settings.node));
       st.limit_bytes = st.cgroup->limit_bytes;
-      request.cgroup_procs_file = MemoryCgroups::procs_file(*st.cgroup);
+      // The script is a step of its own ("batch") in the job's cgroup, as in Slurm.
+      request.cgroup_procs_file = MemoryCgroups::procs_file(st.context->cgroups->create_batch(*st.cgroup));
       watch_memory(self);  // before the job can allocate anything
     }
     UniqueFd record = st.context->spool->create_run({job.job_id, job.restart_count, st.script_path,
                                                      st.cgroup ? st.cgroup->path : std::string(),
-                                                     st.cgroup ? st.cgroup->limit_bytes : 0});
+                                                     st.cgroup ? st.cgroup->limit_bytes : 0,
+                                                     format_cpu_ids(st.cpus)});
     st.recorded = true;
     SupervisedStart started = spawn_supervised_batch_script(request, st.context->stepd_path, record.get());
     st.supervisor = started.supervisor;
@@ -272,7 +278,7 @@ void on_supervisor_exit(TaskActor* self, ExitStatus supervisor_status) {
   report_end(self, std::move(end));
 }
 
-void on_terminate(TaskActor* self, uint32_t kill_wait_sec) {
+void on_terminate(TaskActor* self, uint32_t kill_wait_sec, StopReason reason) {
   auto& st = self->state;
   if (!st.batch_host) {
     // Nothing runs here: the job's end is the batch host's to report.
@@ -282,6 +288,10 @@ void on_terminate(TaskActor* self, uint32_t kill_wait_sec) {
   }
   if (!st.shell_alive) return;
   spdlog::info("JobId={}: terminating (SIGTERM, SIGKILL after {} s)", st.job.job_id, kill_wait_sec);
+  // Before the job is signalled, so that the line comes first in its stderr (the supervisor takes
+  // the notice before the script's end).
+  if (reason != StopReason::none && !ask_supervisor_for_stop_notice(st.supervisor, reason))
+    spdlog::warn("JobId={}: cannot ask its supervisor (pid {}) to write why it stops", st.job.job_id, st.supervisor);
   signal_group(self, SIGCONT);  // a suspended job must be able to act on SIGTERM
   signal_group(self, SIGTERM);
   self->delayed_send(self, std::chrono::seconds(kill_wait_sec), kill_atom::value);
@@ -303,7 +313,9 @@ caf::behavior task_behavior(TaskActor* self) {
           spdlog::warn("JobId={}: cannot send signal {} to pid {}: {}", st.job.job_id, sig, st.shell,
                        std::system_category().message(errno));
       },
-      [=](terminate_atom, uint32_t kill_wait_sec) { on_terminate(self, kill_wait_sec); },
+      [=](terminate_atom, uint32_t kill_wait_sec, uint8_t reason) {
+        on_terminate(self, kill_wait_sec, stop_reason_from(reason));
+      },
       [=](kill_atom) {
         auto& st = self->state;
         // Once the shell is reaped its group was already SIGKILLed.
@@ -338,11 +350,12 @@ caf::behavior task_behavior(TaskActor* self) {
 }
 
 caf::behavior task_actor(TaskActor* self, std::shared_ptr<const AgentContext> context, caf::actor agent,
-                         JobLaunch job, LaunchDone done) {
+                         JobLaunch job, CpuIds cpus, LaunchDone done) {
   auto& st = self->state;
   st.context = std::move(context);
   st.agent = std::move(agent);
   st.job = std::move(job);
+  st.cpus = std::move(cpus);
   st.batch_host = is_batch_host(st.job, st.context->settings.node);
   if (st.batch_host)
     start_batch_script(self);
@@ -387,8 +400,9 @@ caf::behavior adopted_task_actor(TaskActor* self, std::shared_ptr<const AgentCon
 }  // namespace
 
 caf::actor spawn_task_actor(caf::actor_system& system, std::shared_ptr<const AgentContext> context, caf::actor agent,
-                            JobLaunch job, LaunchDone done) {
-  return system.spawn(task_actor, std::move(context), std::move(agent), std::move(job), std::move(done));
+                            JobLaunch job, CpuIds cpus, LaunchDone done) {
+  return system.spawn(task_actor, std::move(context), std::move(agent), std::move(job), std::move(cpus),
+                      std::move(done));
 }
 
 caf::actor spawn_adopted_task_actor(caf::actor_system& system, std::shared_ptr<const AgentContext> context,

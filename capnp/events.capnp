@@ -362,6 +362,55 @@ struct PurgedJob {
   lastOffset @1 :UInt64;
 }
 
+# ---- operator and owner updates (scontrol update) ----
+
+# What `scontrol update NodeName=... State=` asks of a node (none: only its Reason).
+enum NodeStateChange {
+  none @0;
+  drain @1;     # no new jobs; running ones finish (DRAINING, then DRAINED)
+  resume @2;    # clears DRAIN and FAIL; a DOWN node returns to service
+  down @3;      # DOWN: its jobs end NODE_FAIL (requeued when they may be)
+  idle @4;      # as resume, and a DOWN node is up again
+  undrain @5;   # clears DRAIN only
+  fail @6;      # as drain, shown FAILING/FAIL
+}
+
+# An operator changed a node's state and/or reason (who and when: the header).
+struct NodeUpdated {
+  node @0 :Text;
+  state @1 :NodeStateChange;
+  reason @2 :Text;            # empty: unchanged
+}
+
+# One field of a job that `scontrol update JobId=...` (or `scontrol top`) changes.
+struct JobChange {
+  union {
+    timeLimitSec @0 :UInt32;  # 4294967295: UNLIMITED
+    priority @1 :UInt32;      # set by an operator (the job's nice is reset to 0)
+    nice @2 :Int32;
+    name @3 :Text;
+    comment @4 :Text;
+    partition @5 :Text;
+    account @6 :Text;
+    numNodes @7 :UInt32;
+    numTasks @8 :UInt32;
+    memPerNodeMb @9 :UInt64;  # MinMemoryNode
+    features @10 :Text;
+    dependency @11 :Text;
+    beginTimeUs @12 :Int64;   # StartTime/BeginTime; a past time means now
+    reqNodes @13 :List(Text);
+    excNodes @14 :List(Text);
+    arrayThrottle @15 :UInt32;
+    requeue @16 :Bool;
+    top @17 :Void;            # scontrol top: ahead of its owner's other pending jobs of the partition
+  }
+}
+
+struct JobUpdated {
+  jobId @0 :UInt64;
+  changes @1 :List(JobChange);
+}
+
 struct Event {
   header @0 :Header;
   body :union {
@@ -397,6 +446,8 @@ struct Event {
     userAssociated @30 :UserAssociated;
     userRemoved @31 :UserRemoved;
     jobsPurged @32 :JobsPurged;
+    nodeUpdated @33 :NodeUpdated;
+    jobUpdated @34 :JobUpdated;
     # New kinds are added here with the next ordinal.
   }
 }

@@ -102,6 +102,8 @@ struct JobView {
   arrayPending @39 :List(ArrayTaskRange);
   steps @40 :List(StepView);   # job steps (srun) of the current run, then of earlier runs
   nextStepId @41 :UInt32;
+  priority @42 :UInt32;        # Priority= an operator set (0: none)
+  rankUs @43 :Int64;           # scontrol top: ranks as if submitted then (0: its submit time)
 }
 
 struct NodeView {
@@ -119,6 +121,12 @@ struct NodeView {
   changedUs @11 :Int64;
   features @12 :List(Text);    # Feature= of its NodeName= line (AvailableFeatures=, ActiveFeatures=)
   agentInstance @13 :Text;     # the spool instance of its agent's last registration
+  drain @14 :Bool;             # scontrol update State=DRAIN: no new jobs
+  fail @15 :Bool;              # State=FAIL
+  adminDown @16 :Bool;         # State=DOWN by an operator: stays down when its agent registers
+  reasonUser @17 :Text;        # who set Reason=, and when
+  reasonUid @18 :UInt32;
+  reasonUs @19 :Int64;
 }
 
 struct PartitionView {

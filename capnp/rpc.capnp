@@ -124,6 +124,19 @@ struct StepLaunch {
   partition @14 :Text;
   memLimitBytes @15 :UInt64;   # the step's memory cgroup limit on this node (0: none)
   jobNodes @16 :List(Text);    # the job's whole allocation (SLURM_JOB_NODELIST)
+  jobCpus @17 :List(UInt32);   # its CPUs on each of jobNodes (SLURM_JOB_CPUS_PER_NODE)
+  account @18 :Text;           # the job's account (SLURM_JOB_ACCOUNT)
+}
+
+# Why a job or step is stopped (events/stop_reason.hpp, same ordinals): the line slurmstepd
+# writes into its stderr. none: no line (an older controller, or an order that only cleans up).
+enum StopReason {
+  none @0;
+  cancelled @1;
+  timeLimit @2;
+  preemption @3;
+  nodeFailure @4;
+  requeue @5;
 }
 
 # Implemented by cairnd; the controller calls it.
@@ -132,7 +145,8 @@ interface Agent {
   signal @1 (jobId :UInt64, signal :Int32, batchOnly :Bool) -> ();
   suspend @2 (jobId :UInt64) -> ();
   resume @3 (jobId :UInt64) -> ();
-  terminate @4 (jobId :UInt64, killWaitSec :UInt32) -> ();
+  # reason: the line the job's stderr gets (slurmstepd's "*** JOB N ON node CANCELLED AT ... ***").
+  terminate @4 (jobId :UInt64, killWaitSec :UInt32, reason :StopReason) -> ();
   # Answers when the copy is done (or failed). Idempotent: a repeated order for a
   # job being staged waits for the same copy; one already done answers its result.
   stage @5 (order :StageOrder) -> (result :StageResult);
@@ -141,7 +155,7 @@ interface Agent {
   # Starts this node's tasks of a step; output and ends go to `io`. Answers once they run.
   launchStep @7 (launch :StepLaunch, io :StepIo) -> ();
   # SIGCONT, SIGTERM, then SIGKILL after killWaitSec to the step's tasks on this node.
-  terminateStep @8 (jobId :UInt64, stepId :UInt32, killWaitSec :UInt32) -> ();
+  terminateStep @8 (jobId :UInt64, stepId :UInt32, killWaitSec :UInt32, reason :StopReason) -> ();
   signalStep @9 (jobId :UInt64, stepId :UInt32, signal :Int32) -> ();
 }
 
@@ -229,6 +243,12 @@ interface Controller {
   # `next` while `more` is set. A job may also be in queryJobs' answer (a crash between
   # history and purge): the live record wins.
   queryHistory @18 (query :JobQuery, from :HistoryCursor) -> (jobs :List(Records.JobView), more :Bool, next :HistoryCursor);
+  # scontrol update NodeName=<hostlist> State= Reason= (root, SlurmUser and Operators only):
+  # answers once the nodes' NodeUpdated events are durable and applied; fails with Slurm's text.
+  updateNodes @19 (nodes :List(Text), state :Events.NodeStateChange, reason :Text) -> ();
+  # scontrol update JobId=... and scontrol top: the job's changes (Events.JobChange), checked
+  # against its record; answers once its JobUpdated event is durable, or with Slurm's refusal.
+  updateJob @20 (jobId :UInt64, changes :List(Events.JobChange), qos :Text, hasQos :Bool) -> (result :ControlResult);
 }
 
 struct HistoryCursor {

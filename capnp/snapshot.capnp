@@ -30,6 +30,18 @@ struct StateSnapshot {
   unassigned16 @16 :Void;
   accounts @17 :Records.AccountsView;   # sacctmgr's accounts and associations
   purgedJobs @18 :UInt64;           # finished jobs dropped so far (JobsPurged)
+  # Format 2: each job's spec as the controller keeps it (RecordedSpec), jobSpecs[i] for jobs[i],
+  # whose JobView then has no spec: loading copies the bytes instead of re-encoding every spec.
+  jobSpecs @19 :List(JobSpecBytes);
+  # The exported environments of packed specs, each once (most jobs of a submitter share one):
+  # entries NUL-terminated, as RecordedSpec::environment_block().
+  environments @20 :List(Data);
+
+  struct JobSpecBytes {
+    event @0 :Data;           # an encoded JobSubmitted event holding the spec; null: none (defaults)
+    packed @1 :Bool;          # `event` is packed (compacted), its environment apart:
+    environment @2 :UInt32;   # environments[environment]
+  }
 
   struct Pool {
     name @0 :Text;

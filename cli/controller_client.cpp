@@ -149,6 +149,26 @@ bool ControllerClient::account_command(const AccountCommand& command) {
   return response.getChanged();
 }
 
+void ControllerClient::update_nodes(const std::vector<std::string>& nodes, NodeStateChange state,
+                                    const std::string& reason) {
+  auto request = session_->controller.updateNodesRequest();
+  auto list = request.initNodes(static_cast<unsigned>(nodes.size()));
+  for (size_t i = 0; i < nodes.size(); ++i) list.set(static_cast<unsigned>(i), nodes[i]);
+  request.setState(state);
+  request.setReason(reason);
+  session_->connection.wait(request.send());
+}
+
+ControlOutcome ControllerClient::update_job(uint64_t job_id, const JobFieldChanges& changes,
+                                            const std::optional<std::string>& qos) {
+  auto request = session_->controller.updateJobRequest();
+  request.setJobId(job_id);
+  write_job_changes(request.initChanges(static_cast<unsigned>(job_change_count(changes))), changes);
+  request.setHasQos(qos.has_value());
+  if (qos) request.setQos(*qos);
+  return read_control_result(session_->connection.wait(request.send()).getResult());
+}
+
 AccountsState ControllerClient::accounts() {
   auto response = session_->connection.wait(session_->controller.queryAccountsRequest().send());
   return read_accounts_view(response.getAccounts());

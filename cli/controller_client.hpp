@@ -14,6 +14,8 @@
 #include "events/accounts.hpp"
 #include "events/commands.hpp"
 #include "events/job_step.hpp"
+#include "events/job_update.hpp"
+#include "events/node_update.hpp"
 #include "events/queries.hpp"
 
 namespace cairn {
@@ -52,6 +54,10 @@ class ControllerClient final : public ClusterQueries {
   // Whether the controller takes this caller for an operator (root, SlurmUser, Operators=).
   bool is_operator();
   AccountsState accounts();
+  // scontrol update NodeName=...: throws with the controller's refusal (remote_message()).
+  void update_nodes(const std::vector<std::string>& nodes, NodeStateChange state, const std::string& reason);
+  // scontrol update JobId=... / scontrol top: the outcome, Slurm's refusal in its error.
+  ControlOutcome update_job(uint64_t job_id, const JobFieldChanges& changes, const std::optional<std::string>& qos);
 
   // srun: starts a step; its output and node ends reach `handlers` while run_for() runs.
   StepOutcome run_step(const StepRequest& request, StepHandlers handlers);

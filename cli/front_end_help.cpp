@@ -41,8 +41,10 @@ per partition and node state (or per node with -N).
 Options:
   -N, --Node                     one line per node
   -o, --format=format            the output format (Slurm's %-fields: %P %a %l %D
-                                 %t %T %N %c %f)
+                                 %t %T %N %c %f %E %U %H)
   -h, --noheader                 no header line
+  -R, --list-reasons             why nodes are down, drained or failing, who said
+                                 so and when
   -p, --partition=part[,part...] these partitions only
       --at=time                  the cluster as the event log says it was at that
                                  time (ISO 8601)
@@ -116,6 +118,12 @@ Commands:
   release job_list               let held jobs start
   requeue|requeuehold job_list   requeue jobs (and hold them)
   suspend|resume job_list        stop and continue running jobs
+  update NodeName=nodes State=DRAIN|RESUME|DOWN|IDLE|UNDRAIN|FAIL Reason=text
+                                 drain, down or return nodes (operators)
+  update JobId=id Key=value...   change a job (TimeLimit, Priority, Nice, Name,
+                                 Comment, Partition, NumNodes, StartTime, ...)
+  top job_list                   put pending jobs ahead of their owner's others
+  ping                           whether the controller answers
   version                        print the version
 
 Options:

@@ -1,6 +1,9 @@
 // sbatch: reads the script, builds the request (cli/sbatch_request), submits it.
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -40,6 +43,12 @@ SbatchInput submission_from_caller(const Args& args) {
   SbatchInput input;
   input.args = args;
   input.environment = current_environment();
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  errno = 0;
+  int nice_value = ::getpriority(PRIO_PROCESS, 0);
+  if (nice_value == -1 && errno != 0) nice_value = 0;
+  add_submitter_variables(input.environment, mask, nice_value);
   input.cwd = current_directory();
   input.uid = getuid();
   input.gid = getgid();

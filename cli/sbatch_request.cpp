@@ -1308,4 +1308,17 @@ SbatchRequest build_sbatch_request(const SbatchInput& input) {
   return request;
 }
 
+void add_submitter_variables(std::vector<std::string>& environment, unsigned umask_bits, int nice_value) {
+  auto has = [&](std::string_view name) {
+    return std::any_of(environment.begin(), environment.end(), [&](const std::string& entry) {
+      return entry.size() > name.size() && entry.starts_with(name) && entry[name.size()] == '=';
+    });
+  };
+  if (!has("SLURM_UMASK"))
+    environment.push_back("SLURM_UMASK=0" + std::to_string((umask_bits >> 6) & 7) + std::to_string((umask_bits >> 3) & 7) +
+                          std::to_string(umask_bits & 7));
+  std::erase_if(environment, [](const std::string& entry) { return entry.starts_with("SLURM_PRIO_PROCESS="); });
+  environment.push_back("SLURM_PRIO_PROCESS=" + std::to_string(nice_value));
+}
+
 }  // namespace cairn

@@ -67,4 +67,9 @@ SbatchRequest build_sbatch_request(const SbatchInput& input);
 std::vector<std::string> export_environment(const std::optional<std::string>& export_option,
                                             const std::vector<std::string>& environment);
 
+// What sbatch and srun add to their own environment before exporting it (Slurm 22.05's
+// _set_umask_env, _set_prio_process_env): SLURM_UMASK ("0022"; one already set is kept) and
+// SLURM_PRIO_PROCESS (the nice value). slurmstepd applies the umask to the job.
+void add_submitter_variables(std::vector<std::string>& environment, unsigned umask_bits, int nice_value);
+
 }  // namespace cairn

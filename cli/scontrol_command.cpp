@@ -6,6 +6,7 @@
 #include "cli/front_end_help.hpp"
 #include "cli/front_ends.hpp"
 #include "cli/scontrol_format.hpp"
+#include "cli/scontrol_update.hpp"
 #include "common/option_parser.hpp"
 #include "common/version.hpp"
 #include "common/string_util.hpp"
@@ -27,7 +28,10 @@ const std::map<std::string, ControlVerb> kJobVerbs = {
 constexpr const char* kUsage =
     "Usage: scontrol [-o] [--at TIME] <command>\n"
     "  show job [ID]|node [NAME]|partition [NAME]|burstbuffer   (--at: as the log says it was then)\n"
-    "  hold|uhold|release|requeue|requeuehold|suspend|resume <job_list>\n";
+    "  hold|uhold|release|requeue|requeuehold|suspend|resume <job_list>\n"
+    "  update NodeName=<nodes> State=DRAIN|RESUME|DOWN|IDLE|UNDRAIN|FAIL Reason=<text>\n"
+    "  update JobId=<id> TimeLimit=|Priority=|Nice=|Name=|Comment=|Partition=|...=<value>\n"
+    "  top <job_list>   ping\n";
 
 int show_jobs(ClusterQueries& client, const ClusterConfig& config, const std::vector<std::string>& ids_text,
               bool one_liner, std::ostream& out, std::ostream& err) {
@@ -208,6 +212,15 @@ int run_scontrol(const Args& argv, std::ostream& out, std::ostream& err) {
       throw UsageError("scontrol: error: invalid entity: " + rest[0] + " for keyword: show");
     }
     if (args.has("at")) throw UsageError("scontrol: error: --at applies to show only");
+    if (command == "update") return run_scontrol_update(config, rest, out, err);
+    if (command == "top") return run_scontrol_top(config, rest, err);
+    if (command == "ping") {
+      if (!rest.empty()) {
+        err << "too many arguments for keyword:" << args.positionals[0] << "\n";
+        return 1;
+      }
+      return run_scontrol_ping(config, out);
+    }
     auto verb = kJobVerbs.find(command);
     if (verb == kJobVerbs.end()) throw UsageError("scontrol: error: Invalid command: " + args.positionals[0]);
     ControllerClient client(config);

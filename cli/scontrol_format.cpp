@@ -135,8 +135,9 @@ std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& 
   out += line_end;
   out += fmt::format("UserId={} GroupId={} MCS_label=N/A", name_and_id(spec.user_name, spec.uid), group_of(spec));
   out += line_end;
-  // Cairn keeps no priority numbers: held jobs show Slurm's 0, the others 1.
-  out += fmt::format("Priority={} Nice={} Account={} QOS=normal", held ? 0 : 1, spec.nice, or_null(spec.account));
+  // Cairn keeps no priority numbers but an operator's Priority=: held jobs show Slurm's 0, the others 1.
+  out += fmt::format("Priority={} Nice={} Account={} QOS=normal", held ? 0 : job.priority != 0 ? job.priority : 1,
+                     spec.nice, or_null(spec.account));
   out += line_end;
   out += fmt::format("JobState={} Reason={} Dependency={}", state_name(job.state), reason_name(job.reason),
                      or_null(spec.dependency));
@@ -278,9 +279,9 @@ std::string render_scontrol_show_node(const NodeRecord& node, const std::vector<
   out += "ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s";
   out += line_end;
   out += "MemoryEnforcement=" + memory_enforcement(node);
-  if (node.status == NodeStatus::down && !node.reason.empty()) {
+  if (!node.reason.empty()) {
     out += line_end;
-    out += "Reason=" + node.reason;
+    out += node_reason_text(node);
   }
   out += record_end_of(one_liner);
   return out;

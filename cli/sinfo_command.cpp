@@ -16,7 +16,7 @@ namespace {
 const std::vector<OptionSpec> kOptions = {
     {'N', "Node", false, ""}, {'o', "format", true, ""}, {'h', "noheader", false, ""},
     {'p', "partition", true, ""}, {0, "conf", true, ""}, {0, "help", false, ""}, {0, "at", true, ""},
-    {'V', "version", false, ""},
+    {'V', "version", false, ""}, {'R', "list-reasons", false, ""},
 };
 
 }  // namespace
@@ -42,7 +42,8 @@ int run_sinfo(const Args& argv, std::ostream& out, std::ostream& err) {
         partitions.push_back(std::move(partition));
     std::map<std::string, NodeRecord> nodes;
     for (const auto& node : snapshot.nodes) nodes[node.name] = node;
-    out << render_sinfo(partitions, nodes, args.get_or("format", ""), args.has("Node"), !args.has("noheader"));
+    out << render_sinfo(partitions, nodes, args.get_or("format", ""), args.has("Node"), !args.has("noheader"),
+                        args.has("list-reasons"));
     return 0;
   });
 }

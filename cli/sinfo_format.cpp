@@ -45,6 +45,7 @@ struct SinfoRow {
   uint32_t min_cpus = 0, max_cpus = 0;
   uint64_t min_mem_mb = 0, max_mem_mb = 0;
   std::string features;  // of the first node: "gpu,bigmem", "(null)"
+  const NodeRecord* record = nullptr;  // the first node's (sinfo -R: its reason, who set it, when)
 };
 
 // What sets lines apart: the attributes the format shows. As in Slurm without
@@ -88,6 +89,7 @@ void add_node(SinfoRow& row, const std::string& name, const NodeRecord* node, co
     row.min_cpus = row.max_cpus = cpus;
     row.min_mem_mb = row.max_mem_mb = mem;
     row.features = features_text(node);
+    row.record = node;
   }
   row.min_cpus = std::min(row.min_cpus, cpus);
   row.max_cpus = std::max(row.max_cpus, cpus);
@@ -136,6 +138,43 @@ std::vector<SinfoRow> build_rows(const std::vector<PartitionView>& partitions,
       if (a.partition_index != b.partition_index) return a.partition_index < b.partition_index;
       return a.state.rank > b.state.rank;
     });
+  }
+  return rows;
+}
+
+// sinfo -R: the nodes DOWN, DRAIN or FAIL, whatever their partition, one line per reason
+// (and who set it, and when), in node name order.
+std::vector<SinfoRow> build_reason_rows(const std::vector<PartitionView>& partitions,
+                                        const std::map<std::string, NodeRecord>& nodes, const Grouping& grouping) {
+  std::vector<const NodeRecord*> listed;
+  for (const auto& [name, node] : nodes)
+    if (node.status == NodeStatus::down || node.drain || node.fail) listed.push_back(&node);
+  std::stable_sort(listed.begin(), listed.end(),
+                   [](const NodeRecord* a, const NodeRecord* b) { return node_name_less(a->name, b->name); });
+  static const PartitionView kNoPartition{};
+  std::vector<SinfoRow> rows;
+  for (const NodeRecord* node : listed) {
+    const PartitionView* partition = &kNoPartition;
+    size_t index = 0;
+    for (; index < partitions.size(); ++index)
+      if (std::find(partitions[index].nodes.begin(), partitions[index].nodes.end(), node->name) !=
+          partitions[index].nodes.end()) {
+        partition = &partitions[index];
+        break;
+      }
+    NodeStateView state = node_state_view(node);
+    auto row = std::find_if(rows.begin(), rows.end(), [&](const SinfoRow& candidate) {
+      const NodeRecord* first = candidate.record;
+      return first->reason == node->reason && first->reason_user == node->reason_user &&
+             first->reason_us == node->reason_us && same_node_group(candidate, node->name, node, state, grouping);
+    });
+    if (row == rows.end()) {
+      rows.push_back(SinfoRow{});
+      row = std::prev(rows.end());
+      row->partition = partition;
+      row->partition_index = index;
+    }
+    add_node(*row, node->name, node, state);
   }
   return rows;
 }
@@ -194,6 +233,20 @@ const std::array kSinfoFields{
         [](const SinfoRow& row, const FieldSpec&) { return FieldCell{min_plus(row.min_mem_mb, row.max_mem_mb)}; }},
     SinfoField{'f', "AVAIL_FEATURES",
                [](const SinfoRow& row, const FieldSpec&) { return FieldCell{row.features}; }},
+    SinfoField{'E', "REASON",
+               [](const SinfoRow& row, const FieldSpec&) {
+                 bool none = !row.record || row.record->reason.empty();
+                 return FieldCell{none ? std::string("none") : row.record->reason};
+               }},
+    SinfoField{'U', "USER",
+               [](const SinfoRow& row, const FieldSpec&) {
+                 bool known = row.record && row.record->reason_us != 0 && !row.record->reason_user.empty();
+                 return FieldCell{known ? row.record->reason_user : std::string("Unknown")};
+               }},
+    SinfoField{'H', "TIMESTAMP",
+               [](const SinfoRow& row, const FieldSpec&) {
+                 return FieldCell{slurm_time_stamp(row.record ? row.record->reason_us : 0)};
+               }},
 };
 
 const SinfoField* find_sinfo_field(char letter) {
@@ -213,9 +266,12 @@ std::string sinfo_default_format() { return "%#P %.5a %.10l %.6D %.6t %N"; }
 
 std::string sinfo_node_format() { return "%#N %.6D %#P %6t"; }
 
+std::string sinfo_reasons_format() { return "%20E %9U %19H %N"; }
+
 std::string render_sinfo(const std::vector<PartitionView>& partitions, const std::map<std::string, NodeRecord>& nodes,
-                         std::string_view format, bool node_oriented, bool header) {
+                         std::string_view format, bool node_oriented, bool header, bool list_reasons) {
   FieldFormat parsed = parse_field_format(!format.empty() ? std::string(format)
+                                          : list_reasons  ? sinfo_reasons_format()
                                           : node_oriented ? sinfo_node_format()
                                                           : sinfo_default_format());
   for (const auto& field : parsed.fields)
@@ -224,7 +280,8 @@ std::string render_sinfo(const std::vector<PartitionView>& partitions, const std
 
   Grouping grouping{node_oriented, shows(parsed, "P"), shows(parsed, "a"), shows(parsed, "l"), shows(parsed, "tT"),
                     shows(parsed, "f")};
-  std::vector<SinfoRow> rows = build_rows(partitions, nodes, grouping);
+  std::vector<SinfoRow> rows =
+      list_reasons ? build_reason_rows(partitions, nodes, grouping) : build_rows(partitions, nodes, grouping);
 
   // "%#": a pass over the lines sizes the column, as sinfo does.
   for (auto& field : parsed.fields) {

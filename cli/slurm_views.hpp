@@ -143,23 +143,65 @@ inline std::string slurm_tres_text(uint32_t cpus, uint64_t mem_mb, uint32_t node
   return text;
 }
 
+// Reason= of scontrol show node, with who set it and when as Slurm adds them:
+// "Reason=maintenance [root@2026-11-26T14:00:00]".
+inline std::string node_reason_text(const NodeRecord& node) {
+  std::string text = "Reason=" + node.reason;
+  if (node.reason_us != 0)
+    text += " [" + (node.reason_user.empty() ? std::string("Unknown") : node.reason_user) + "@" +
+            slurm_time_stamp(node.reason_us) + "]";
+  return text;
+}
+
 // A node's state in Slurm's three spellings. A node that never registered is
 // UNKNOWN and not responding, as slurmctld shows configured nodes before slurmd starts.
+// DRAIN and FAIL (scontrol update) show as Slurm's node_state_string() does: DRAINING
+// while jobs run on it, DRAINED once none do; FAILING while allocated, FAIL after.
 struct NodeStateView {
-  std::string_view scontrol;  // State= of scontrol show node: "MIXED", "UNKNOWN+NOT_RESPONDING"
-  std::string_view sinfo;     // sinfo %T: "mixed", "unknown*"
-  std::string_view compact;   // sinfo %t: "mix", "unk*"
-  uint32_t rank;              // Slurm's numeric node state: sinfo sorts by it
+  std::string scontrol;     // State= of scontrol show node: "MIXED", "IDLE+DRAIN", "UNKNOWN+NOT_RESPONDING"
+  std::string_view sinfo;   // sinfo %T: "mixed", "draining", "unknown*"
+  std::string_view compact; // sinfo %t: "mix", "drng", "unk*"
+  uint32_t rank;            // Slurm's numeric node state: sinfo sorts by it
 };
 
 inline NodeStateView node_state_view(const NodeRecord* node) {
   constexpr uint32_t kNotResponding = 0x800;  // Slurm's NODE_STATE_NO_RESPOND flag
-  if (node == nullptr || node->status == NodeStatus::unknown)
+  constexpr uint32_t kDrainFlag = 0x200;      // NODE_STATE_DRAIN
+  constexpr uint32_t kFailFlag = 0x2000;      // NODE_STATE_FAIL
+  if (node == nullptr || node->status == NodeStatus::unknown) {
+    if (node && node->drain) return {"UNKNOWN+DRAIN+NOT_RESPONDING", "drained*", "drain*", kDrainFlag | kNotResponding};
+    if (node && node->fail) return {"UNKNOWN+FAIL+NOT_RESPONDING", "fail*", "fail*", kFailFlag | kNotResponding};
     return {"UNKNOWN+NOT_RESPONDING", "unknown*", "unk*", kNotResponding};
-  if (node->status == NodeStatus::down) return {"DOWN", "down", "down", 1};
-  if (node->alloc_cpus == 0) return {"IDLE", "idle", "idle", 2};
-  if (node->alloc_cpus >= node->cpus) return {"ALLOCATED", "allocated", "alloc", 3};
-  return {"MIXED", "mixed", "mix", 5};
+  }
+  std::string_view base = "IDLE";
+  uint32_t rank = 2;
+  if (node->status == NodeStatus::down) {
+    base = "DOWN";
+    rank = 1;
+  } else if (node->alloc_cpus > 0 && node->alloc_cpus >= node->cpus) {
+    base = "ALLOCATED";
+    rank = 3;
+  } else if (node->alloc_cpus > 0) {
+    base = "MIXED";
+    rank = 5;
+  }
+  bool busy = rank == 3 || rank == 5;
+  if (node->drain) {
+    std::string full = std::string(base) + "+DRAIN";
+    if (busy) return {full, "draining", "drng", rank | kDrainFlag};
+    return {full, "drained", "drain", rank | kDrainFlag};
+  }
+  if (node->fail) {
+    std::string full = std::string(base) + "+FAIL";
+    if (rank == 3) return {full, "failing", "failg", rank | kFailFlag};
+    return {full, "fail", "fail", rank | kFailFlag};
+  }
+  switch (rank) {
+    case 1: return {"DOWN", "down", "down", 1};
+    case 3: return {"ALLOCATED", "allocated", "alloc", 3};
+    case 5: return {"MIXED", "mixed", "mix", 5};
+    default: return {"IDLE", "idle", "idle", 2};
+  }
 }
 
 }  // namespace cairn

@@ -219,6 +219,14 @@ int run_srun(const Args& argv, std::ostream& out, std::ostream& err) {
     request.argv = args.positionals;
     SbatchInput caller = submission_from_caller({});
     request.environment = export_environment(args.get("export"), caller.environment);
+    // As srun: where it was run from (not the batch job's values it inherited), and -l.
+    std::erase_if(request.environment, [](const std::string& entry) {
+      return entry.starts_with("SLURM_SUBMIT_DIR=") || entry.starts_with("SLURM_SUBMIT_HOST=") ||
+             entry.starts_with("SLURM_LABELIO=");
+    });
+    request.environment.push_back("SLURM_SUBMIT_DIR=" + caller.cwd);
+    request.environment.push_back("SLURM_SUBMIT_HOST=" + caller.submit_host);
+    if (args.has("label")) request.environment.push_back("SLURM_LABELIO=1");
     request.work_dir = args.get_or("chdir", caller.cwd);
     request.name = args.get_or("job-name", "");
     std::string command_line;

@@ -328,8 +328,10 @@ class ConfigParser {
   // (bf_*, default_queue_depth=, ...) tune its own scheduler and are accepted and ignored.
   void scheduler_parameters(const Pair& pair) {
     config_.max_script_size = kDefaultMaxScriptSize;
+    config_.enable_user_top = false;
     for (const auto& item : comma_list(pair.value)) {
       auto eq = item.find('=');
+      if (iequals(trim(item), "enable_user_top")) config_.enable_user_top = true;
       if (!iequals(trim(std::string_view(item).substr(0, eq)), "max_script_size")) continue;
       std::string value = eq == std::string::npos ? "" : std::string(trim(std::string_view(item).substr(eq + 1)));
       uint64_t bytes = number({pair.key + " max_script_size", value}, 0, std::numeric_limits<uint64_t>::max());

@@ -119,6 +119,8 @@ struct ClusterConfig {
   // SchedulerParameters=max_script_size=BYTES: the largest batch script a submission may
   // carry; the exported environment has the same ceiling (docs/decisions.md).
   uint64_t max_script_size = kDefaultMaxScriptSize;
+  // SchedulerParameters=enable_user_top: users may `scontrol top` their own jobs (else operators only).
+  bool enable_user_top = false;
 
   std::vector<NodeConfig> nodes;            // in definition order
   std::vector<PartitionConfig> partitions;  // exactly one is_default when any exist (at most one may say so)

@@ -10,9 +10,6 @@
 namespace cairn {
 namespace {
 
-// Slurm's MAX_RANGE: a bigger range is almost certainly a typo. It bounds a whole
-// expression too: a few bytes of text must not expand to gigabytes.
-constexpr uint64_t kMaxHosts = 64 * 1024;
 // Longer digit runs would overflow uint64_t; such names are treated as plain words.
 constexpr size_t kMaxDigits = 18;
 
@@ -27,7 +24,7 @@ std::string zero_padded(uint64_t value, size_t width) {
 }
 
 // The names one bracket group stands for, e.g. "01-03,7" gives {01,02,03,7}.
-std::vector<std::string> expand_ranges(std::string_view expression, std::string_view ranges) {
+std::vector<std::string> expand_ranges(std::string_view expression, std::string_view ranges, uint64_t max_names) {
   if (ranges.empty()) fail(expression, "empty brackets");
   std::vector<std::string> numbers;
   for (std::string_view range : split(ranges, ',')) {
@@ -38,15 +35,16 @@ std::vector<std::string> expand_ranges(std::string_view expression, std::string_
     auto hi = hi_text.size() <= kMaxDigits ? parse_unsigned<uint64_t>(hi_text) : std::nullopt;
     if (!lo || !hi) fail(expression, "'" + std::string(range) + "' is not a number or a range of numbers");
     if (*lo > *hi) fail(expression, "range '" + std::string(range) + "' is descending");
-    if (*hi - *lo >= kMaxHosts) fail(expression, "range '" + std::string(range) + "' has too many hosts");
-    if (numbers.size() + (*hi - *lo) >= kMaxHosts) fail(expression, "too many hosts");
+    if (*hi - *lo >= max_names) fail(expression, "range '" + std::string(range) + "' has too many hosts");
+    if (numbers.size() + (*hi - *lo) >= max_names) fail(expression, "too many hosts");
     for (uint64_t n = *lo; n <= *hi; ++n) numbers.push_back(zero_padded(n, lo_text.size()));
   }
   return numbers;
 }
 
 // One comma-free item, e.g. "rack[1-2]n[1-2]-ib": literal text and bracket groups.
-void expand_item(std::string_view expression, std::string_view item, std::vector<std::string>& out) {
+void expand_item(std::string_view expression, std::string_view item, std::vector<std::string>& out,
+                 uint64_t max_names) {
   std::vector<std::string> names{""};
   size_t pos = 0;
   while (pos < item.size()) {
@@ -56,8 +54,8 @@ void expand_item(std::string_view expression, std::string_view item, std::vector
     if (open == std::string_view::npos) break;
     size_t close = item.find(']', open);
     if (close == std::string_view::npos) fail(expression, "missing ']'");
-    auto numbers = expand_ranges(expression, item.substr(open + 1, close - open - 1));
-    if (names.size() * numbers.size() > kMaxHosts - out.size()) fail(expression, "too many hosts");
+    auto numbers = expand_ranges(expression, item.substr(open + 1, close - open - 1), max_names);
+    if (names.size() * numbers.size() > max_names - out.size()) fail(expression, "too many hosts");
     std::vector<std::string> product;
     product.reserve(names.size() * numbers.size());
     for (const auto& name : names)
@@ -109,7 +107,9 @@ std::string ranges_text(std::vector<std::string_view> digits) {
 
 }  // namespace
 
-std::vector<std::string> expand_hostlist(std::string_view expression) {
+// A bigger expression is almost certainly a typo, and a few bytes of text must not expand to
+// gigabytes.
+std::vector<std::string> expand_hostlist(std::string_view expression, std::size_t max_names) {
   std::vector<std::string> names;
   size_t item_start = 0;
   bool in_brackets = false;
@@ -124,8 +124,8 @@ std::vector<std::string> expand_hostlist(std::string_view expression) {
       in_brackets = false;
     } else if ((c == ',' || is_space(c)) && (!in_brackets || at_end)) {
       if (in_brackets) fail(expression, "missing ']'");
-      if (pos > item_start) expand_item(expression, expression.substr(item_start, pos - item_start), names);
-      if (names.size() > kMaxHosts) fail(expression, "too many hosts");
+      if (pos > item_start) expand_item(expression, expression.substr(item_start, pos - item_start), names, max_names);
+      if (names.size() > max_names) fail(expression, "too many hosts");
       item_start = pos + 1;
     } else if (in_brackets && is_space(c)) {
       fail(expression, "space inside brackets");

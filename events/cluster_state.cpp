@@ -9,6 +9,8 @@
 #include "common/slurm_time.hpp"
 #include "events/job_id.hpp"
 #include "events/job_step.hpp"
+#include "events/job_update.hpp"
+#include "events/node_update.hpp"
 
 namespace cairn {
 namespace {
@@ -106,6 +108,8 @@ class Reducer {
       case Body::STEP_ENDED: return step_ended(body.getStepEnded());
       case Body::STEP_CANCELLED: return step_cancelled(body.getStepCancelled());
       case Body::JOBS_PURGED: return purged(body.getJobsPurged());
+      case Body::NODE_UPDATED: return node_updated(body.getNodeUpdated());
+      case Body::JOB_UPDATED: return job_updated(body.getJobUpdated());
       case Body::EPOCH_CLAIMED: break;  // handled before dispatch
     }
     ++state_.skipped_unknown;
@@ -709,8 +713,9 @@ class Reducer {
     node.mem_mb = registered.getMemMb();
     node.partitions.clear();
     for (auto partition : registered.getPartitions()) node.partitions.emplace_back(partition);
-    node.status = NodeStatus::up;
-    node.reason.clear();
+    // An operator's DOWN, DRAIN or FAIL (and its reason) outlasts the agent's registration.
+    if (!node.admin_down) node.status = NodeStatus::up;
+    if (!node.admin_down && !takes_no_new_jobs(node)) clear_reason(node);
     node.memory_enforced = registered.getMemoryEnforced();
     node.cgroup_backend = registered.getCgroupBackend();
     node.agent_instance = registered.getInstance();
@@ -721,17 +726,67 @@ class Reducer {
   ApplyResult node_down(schema::NodeDown::Reader down) {
     auto it = state_.nodes.find(view(down.getNode()));
     if (it == state_.nodes.end()) return reject("NodeDown for unknown node " + std::string(down.getNode()));
-    it->second.status = NodeStatus::down;
-    it->second.reason = down.getReason();
-    it->second.changed_us = now_;
+    NodeRecord& node = it->second;
+    node.status = NodeStatus::down;
+    // An operator's reason stays (Slurm replaces none but its own "Not responding").
+    if (!node.admin_down && !takes_no_new_jobs(node)) {
+      auto actor = header_.getActor();
+      node.reason = down.getReason();
+      node.reason_user = actor.getUserName();
+      node.reason_uid = actor.getUid();
+      node.reason_us = now_;
+    }
+    node.changed_us = now_;
     return ApplyResult::applied;
+  }
+
+  static void clear_reason(NodeRecord& node) {
+    node.reason.clear();
+    node.reason_user.clear();
+    node.reason_uid = 0;
+    node.reason_us = 0;
+  }
+
+  ApplyResult node_updated(schema::NodeUpdated::Reader update) {
+    // A configured node that never registered gets its record here (the writer checked the name).
+    if (update.getNode().size() == 0) return reject("NodeUpdated without a node name");
+    NodeRecord& node = state_.nodes[update.getNode()];
+    node.name = update.getNode();
+    auto actor = header_.getActor();
+    apply_node_update(node, update.getState(), update.getReason(), actor.getUserName(), actor.getUid(), now_);
+    return ApplyResult::applied;
+  }
+
+  ApplyResult job_updated(schema::JobUpdated::Reader update) {
+    auto* job = find_job(update.getJobId());
+    if (!job) return unknown_job(update.getJobId());
+    if (is_final(job->state)) return illegal(*job, "a finished job cannot be updated");
+    JobFieldChanges changes = read_job_changes(update.getChanges());
+    std::vector<JobRecord*> owner_pending;
+    if (changes.top) {
+      if (job->state != JobState::PENDING) return illegal(*job, "only a pending job can be put on top");
+      for (uint64_t id : state_.unfinished_jobs) {
+        auto* other = find_job(id);
+        if (other && other->state == JobState::PENDING && other->spec->uid == job->spec->uid &&
+            other->spec->partition == job->spec->partition)
+          owner_pending.push_back(other);
+      }
+    }
+    apply_job_changes(*job, changes, now_, owner_pending);
+    // ArrayTaskThrottle is the array's: its tasks that left the record follow it.
+    if (changes.array_throttle && job->array.array_job_id != 0)
+      for (uint64_t id : state_.unfinished_jobs)
+        if (auto* task = find_job(id); task && task->array.array_job_id == job->array.array_job_id)
+          task->array.throttle = *changes.array_throttle;
+    return applied(*job);
   }
 
   ApplyResult node_up(capnp::Text::Reader name) {
     auto it = state_.nodes.find(view(name));
     if (it == state_.nodes.end()) return reject("NodeUp for unknown node " + std::string(name));
     it->second.status = NodeStatus::up;
-    it->second.reason.clear();
+    if (!takes_no_new_jobs(it->second)) clear_reason(it->second);
+    it->second.admin_down = false;
     it->second.changed_us = now_;
     return ApplyResult::applied;
   }

@@ -410,6 +410,28 @@ void RecordedSpec::compact() {
   environment_ = environment_pool().intern(std::move(block));
 }
 
+std::shared_ptr<const std::string> intern_environment_block(std::string block) {
+  return environment_pool().intern(std::move(block));
+}
+
+RecordedSpec RecordedSpec::restore(std::span<const uint8_t> event_bytes, bool packed,
+                                   std::shared_ptr<const std::string> environment) {
+  RecordedSpec spec;
+  if (event_bytes.empty()) return spec;
+  size_t words = (event_bytes.size() + sizeof(uint64_t) - 1) / sizeof(uint64_t);
+  auto copy = std::make_shared_for_overwrite<uint64_t[]>(words);
+  copy[words - 1] = 0;  // the padding of a packed spec is defined
+  std::memcpy(copy.get(), event_bytes.data(), event_bytes.size());
+  spec.words_ = std::move(copy);
+  spec.word_count_ = words;
+  if (packed) {
+    spec.packed_ = true;
+    spec.packed_size_ = event_bytes.size();
+    spec.environment_ = environment ? std::move(environment) : environment_pool().intern({});
+  }
+  return spec;
+}
+
 RecordedSpecReader::RecordedSpecReader(const RecordedSpec& spec) {
   auto bytes = spec.event_bytes();
   if (spec.packed()) {

@@ -43,6 +43,8 @@ void write_spec(schema::JobSpec::Builder out, const JobSpec& spec);
 void write_environment(schema::JobSpec::Builder out, const std::vector<std::string>& environment);
 // The entries of a RecordedSpec::environment_block().
 std::vector<std::string> split_environment(const std::string& block);
+// The shared copy of an environment block, as RecordedSpec::compact() keeps it.
+std::shared_ptr<const std::string> intern_environment_block(std::string block);
 JobSpec read_spec(schema::JobSpec::Reader in);
 // Follows every pointer of the spec (what read_spec reads and what a deep copy walks), copying
 // nothing: throws kj::Exception where one does not decode, so that a record is refused when

@@ -223,6 +223,23 @@ Bytes node_down(EventMeta meta, const std::string& node, const std::string& reas
   return event.bytes();
 }
 
+Bytes node_updated(EventMeta meta, const std::string& node, schema::NodeStateChange state, const std::string& reason) {
+  EventBuilder event(for_node(std::move(meta), node));
+  auto body = event.body().initNodeUpdated();
+  body.setNode(node);
+  body.setState(state);
+  body.setReason(reason);
+  return event.bytes();
+}
+
+Bytes job_updated(EventMeta meta, uint64_t job_id, const JobFieldChanges& changes) {
+  EventBuilder event(for_job(std::move(meta), job_id));
+  auto body = event.body().initJobUpdated();
+  body.setJobId(job_id);
+  write_job_changes(body.initChanges(static_cast<unsigned>(job_change_count(changes))), changes);
+  return event.bytes();
+}
+
 Bytes node_up(EventMeta meta, const std::string& node) {
   EventBuilder event(for_node(std::move(meta), node));
   event.body().initNodeUp().setNode(node);

@@ -8,6 +8,7 @@
 
 #include "events/accounts.hpp"
 #include "events/event_codec.hpp"
+#include "events/job_update.hpp"
 
 namespace cairn::make {
 
@@ -89,5 +90,8 @@ Bytes step_cancelled(EventMeta meta, uint64_t job_id, uint32_t step_id, int32_t 
 // The jobs (id, last offset) dropped from the state MinJobAge after their end.
 Bytes jobs_purged(EventMeta meta, const std::vector<std::pair<uint64_t, uint64_t>>& jobs);
 Bytes account_change(EventMeta meta, const AccountChange& change);
+// scontrol update NodeName=... / JobId=... (and scontrol top).
+Bytes node_updated(EventMeta meta, const std::string& node, schema::NodeStateChange state, const std::string& reason);
+Bytes job_updated(EventMeta meta, uint64_t job_id, const JobFieldChanges& changes);
 
 }  // namespace cairn::make

@@ -128,4 +128,10 @@ ActorInfo actor_info(const Caller& caller) {
   return {caller.uid, caller.user, caller.is_operator ? schema::ActorKind::OPERATOR : schema::ActorKind::USER};
 }
 
+StopReason completing_stop_reason(const JobRecord& job) {
+  if (job.requeue_requested) return StopReason::requeue;
+  if (job.time_limit_reached) return StopReason::time_limit;
+  return StopReason::cancelled;
+}
+
 }  // namespace cairn

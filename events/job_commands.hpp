@@ -6,6 +6,7 @@
 
 #include "events/commands.hpp"
 #include "events/job_model.hpp"
+#include "events/stop_reason.hpp"
 
 namespace cairn {
 
@@ -32,5 +33,9 @@ bool should_resubmit(const JobRecord& job, std::string* why_not = nullptr);
 // default, --requeue; not --no-requeue), unless it was being cancelled or had reached its
 // time limit; srun's interactive jobs never are.
 bool requeue_on_node_failure(const JobRecord& job);
+
+// Why a job that is COMPLETING is being stopped, for the line its stderr gets: a requeue, its
+// time limit, else a cancel.
+StopReason completing_stop_reason(const JobRecord& job);
 
 }  // namespace cairn

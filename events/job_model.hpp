@@ -119,6 +119,10 @@ class RecordedSpec {
   // spec's struct sections, take no room.
   bool packed() const { return packed_; }
   bool operator==(const RecordedSpec& other) const { return full() == other.full(); }
+  // A spec as event_bytes(), packed() and environment_block() show it (a snapshot's copy):
+  // the bytes are copied, not decoded; `environment` only with packed.
+  static RecordedSpec restore(std::span<const uint8_t> event_bytes, bool packed,
+                              std::shared_ptr<const std::string> environment);
 
   // For a job the controller keeps queued: the exported environment, most of a
   // spec's bytes and usually the same for every job of a submitter, moves to a
@@ -256,6 +260,9 @@ struct JobRecord {
 
   std::vector<StepRecord> steps;  // job steps, oldest first (a requeued job's earlier runs too)
   uint32_t next_step_id = 0;      // of the current run
+
+  uint32_t priority = 0;  // Priority= set by an operator (scontrol update); 0: none
+  int64_t rank_us = 0;    // scontrol top: ranks as if submitted then; 0: submit_us
   bool operator==(const JobRecord&) const = default;
 };
 
@@ -281,6 +288,14 @@ struct NodeRecord {
   // registration with the same one tells the controller that a launch the agent does
   // not know was never delivered; another one, that the node's jobs are lost.
   std::string agent_instance;
+  // scontrol update NodeName=...: DRAIN and FAIL keep new jobs off the node (running ones
+  // finish); an operator's DOWN outlasts its agent's next registration.
+  bool drain = false;
+  bool fail = false;
+  bool admin_down = false;
+  std::string reason_user;  // who set `reason` (the event's actor), and when
+  uint32_t reason_uid = 0;
+  int64_t reason_us = 0;
   bool operator==(const NodeRecord&) const = default;
 };
 

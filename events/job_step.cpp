@@ -76,7 +76,11 @@ StepLaunch step_launch_for(const JobRecord& job, const StepRequest& request, con
   launch.job_name = spec.name;
   launch.partition = spec.partition;
   launch.mem_limit_bytes = layout.nodes[index].mem_mb * 1024 * 1024;
-  for (const auto& share : job.allocation) launch.job_nodes.push_back(share.node);
+  for (const auto& share : job.allocation) {
+    launch.job_nodes.push_back(share.node);
+    launch.job_cpus.push_back(share.cpus);
+  }
+  launch.account = spec.account;
   return launch;
 }
 
@@ -88,6 +92,7 @@ int srun_exit_code(const std::vector<StepTaskExit>& exits) {
 
 std::optional<CpuBind> parse_cpu_bind(std::string_view text) {
   CpuBind bind;
+  if (text.empty()) return bind;
   // Options first ("quiet,", "v,"), then one type, whose value may hold commas (map_cpu:0,1).
   while (true) {
     auto comma = text.find(',');
@@ -114,11 +119,18 @@ std::optional<CpuBind> parse_cpu_bind(std::string_view text) {
       list.remove_prefix(comma + 1);
     }
   };
-  if (text == "none" || text == "no") return bind;
-  if (text == "rank") {
-    bind.kind = CpuBind::Kind::rank;
-    return bind;
-  }
+  for (auto [name, kind] : {std::pair{std::string_view("none"), CpuBind::Kind::none},
+                            std::pair{std::string_view("no"), CpuBind::Kind::none},
+                            std::pair{std::string_view("rank"), CpuBind::Kind::rank},
+                            std::pair{std::string_view("threads"), CpuBind::Kind::threads},
+                            std::pair{std::string_view("cores"), CpuBind::Kind::cores},
+                            std::pair{std::string_view("sockets"), CpuBind::Kind::sockets},
+                            std::pair{std::string_view("ldoms"), CpuBind::Kind::ldoms},
+                            std::pair{std::string_view("boards"), CpuBind::Kind::boards}})
+    if (text == name) {
+      bind.kind = kind;
+      return bind;
+    }
   for (auto [prefix, kind] : {std::pair{std::string_view("map_cpu:"), CpuBind::Kind::map_cpu},
                               std::pair{std::string_view("mask_cpu:"), CpuBind::Kind::mask_cpu}}) {
     if (!text.starts_with(prefix)) continue;
@@ -128,38 +140,113 @@ std::optional<CpuBind> parse_cpu_bind(std::string_view text) {
     bind.values = std::move(*values);
     return bind;
   }
-  for (std::string_view unbound : {"cores", "sockets", "threads", "ldoms", "boards"})
-    if (text == unbound) {
-      bind.kind = CpuBind::Kind::unbound;
-      return bind;
-    }
-  if (text.starts_with("map_ldom:") || text.starts_with("mask_ldom:")) {
-    bind.kind = CpuBind::Kind::unbound;
+  // Locality domains are sockets here (no NUMA topology is configured).
+  if (text.starts_with("map_ldom:") || text.starts_with("mask_ldom:") || text == "rank_ldom") {
+    bind.kind = CpuBind::Kind::ldoms;
     return bind;
   }
   return std::nullopt;
 }
 
-std::string bound_cpu_list(const CpuBind& bind, uint32_t local_id, uint32_t node_cpus) {
-  switch (bind.kind) {
-    case CpuBind::Kind::rank: return std::to_string(local_id % std::max<uint32_t>(1, node_cpus));
-    case CpuBind::Kind::map_cpu: return bind.values[local_id % bind.values.size()];
-    case CpuBind::Kind::mask_cpu: {
-      const std::string& mask = bind.values[local_id % bind.values.size()];
-      std::string list;
-      // Hex digits from the right: digit i covers CPUs 4i..4i+3.
-      for (size_t i = 0; i < mask.size(); ++i) {
-        char digit = mask[mask.size() - 1 - i];
-        int bits = std::isdigit(static_cast<unsigned char>(digit)) ? digit - '0' : (std::tolower(digit) - 'a' + 10);
-        for (int bit = 0; bit < 4; ++bit)
-          if (bits & (1 << bit)) list += (list.empty() ? "" : ",") + std::to_string(i * 4 + bit);
-      }
-      return list;
-    }
-    case CpuBind::Kind::none:
-    case CpuBind::Kind::unbound: return {};
+namespace {
+
+// mask_cpu's hex digits from the right: digit i covers CPUs 4i..4i+3.
+CpuIds cpus_of_mask(const std::string& mask) {
+  CpuIds cpus;
+  for (size_t i = 0; i < mask.size(); ++i) {
+    char digit = mask[mask.size() - 1 - i];
+    int bits = std::isdigit(static_cast<unsigned char>(digit)) ? digit - '0' : (std::tolower(digit) - 'a' + 10);
+    for (uint32_t bit = 0; bit < 4; ++bit)
+      if (bits & (1 << bit)) cpus.push_back(static_cast<uint32_t>(i * 4 + bit));
   }
-  return {};
+  return cpus;
+}
+
+}  // namespace
+
+std::vector<CpuIds> bind_tasks(const CpuBind& bind, const CpuTopology& topology, const CpuIds& step_cpus,
+                               const TaskCpuLayout& layout) {
+  std::vector<CpuIds> tasks = lay_out_tasks(topology, step_cpus, layout);
+  for (uint32_t local = 0; local < tasks.size(); ++local) {
+    CpuIds& cpus = tasks[local];
+    switch (bind.kind) {
+      case CpuBind::Kind::automatic:
+      case CpuBind::Kind::threads: break;
+      case CpuBind::Kind::cores: cpus = widen_to_cores(topology, cpus, step_cpus); break;
+      case CpuBind::Kind::sockets:
+      case CpuBind::Kind::ldoms: cpus = widen_to_sockets(topology, cpus, step_cpus); break;
+      case CpuBind::Kind::none:
+      case CpuBind::Kind::boards: cpus = step_cpus; break;
+      case CpuBind::Kind::rank:
+        cpus = step_cpus.empty() ? CpuIds{} : CpuIds{step_cpus[local % step_cpus.size()]};
+        break;
+      case CpuBind::Kind::map_cpu:
+      case CpuBind::Kind::mask_cpu: {
+        const std::string& value = bind.values[local % bind.values.size()];
+        CpuIds named = bind.kind == CpuBind::Kind::mask_cpu ? cpus_of_mask(value)
+                                                            : CpuIds{static_cast<uint32_t>(std::stoul(value))};
+        // Only CPUs of the step's: the job stays confined to its allocation.
+        CpuIds allowed;
+        for (uint32_t cpu : named)
+          if (std::find(step_cpus.begin(), step_cpus.end(), cpu) != step_cpus.end()) allowed.push_back(cpu);
+        cpus = allowed.empty() ? step_cpus : allowed;
+        break;
+      }
+    }
+  }
+  return tasks;
+}
+
+std::optional<TaskDistribution> parse_task_distribution(std::string_view text) {
+  std::string_view levels = text.substr(0, text.find(','));
+  std::string_view options = text.size() > levels.size() ? text.substr(levels.size() + 1) : std::string_view();
+  if (!options.empty() && options != "Pack" && options != "NoPack") return std::nullopt;
+  std::vector<std::string_view> parts;
+  while (true) {
+    auto colon = levels.find(':');
+    parts.push_back(levels.substr(0, colon));
+    if (colon == std::string_view::npos) break;
+    levels.remove_prefix(colon + 1);
+  }
+  if (parts.size() > 3) return std::nullopt;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    std::string_view part = parts[i];
+    bool valid = part == "*" || part == "block" || part == "cyclic" || (i > 0 && part == "fcyclic") ||
+                 (i == 0 && (part == "arbitrary" || part == "plane" || part.starts_with("plane=")));
+    if (!valid) return std::nullopt;
+  }
+  // Slurm's default is block:cyclic: a node's tasks take the sockets in turn.
+  if (parts.size() >= 2 && parts[1] == "block") return TaskDistribution::block;
+  return TaskDistribution::cyclic;
+}
+
+TaskCpuLayout task_cpu_layout(const StepRequest& request, uint32_t tasks_on_node) {
+  TaskCpuLayout layout;
+  layout.tasks = tasks_on_node;
+  layout.cpus_per_task = std::max<uint32_t>(1, request.cpus_per_task);
+  auto count = [](std::string_view text) -> std::optional<uint32_t> {
+    uint32_t value = 0;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size() || value == 0) return std::nullopt;
+    return value;
+  };
+  for (const std::string& entry : request.environment) {
+    auto equals = entry.find('=');
+    if (equals == std::string::npos) continue;
+    std::string_view name = std::string_view(entry).substr(0, equals);
+    std::string_view value = std::string_view(entry).substr(equals + 1);
+    if (name == "SLURM_DISTRIBUTION") {
+      if (auto distribution = parse_task_distribution(value)) layout.distribution = *distribution;
+    } else if (name == "SLURM_HINT") {
+      if (value == "nomultithread") layout.threads_per_core = 1;
+      if (value == "multithread") layout.threads_per_core = 0;
+    } else if (name == "SLURM_THREADS_PER_CORE") {
+      if (auto threads = count(value)) layout.threads_per_core = *threads;
+    } else if (name == "SLURM_NTASKS_PER_CORE") {
+      if (auto tasks = count(value)) layout.ntasks_per_core = *tasks;
+    }
+  }
+  return layout;
 }
 
 bool parse_step_ref(std::string_view text, StepRef& ref) {

@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "events/cpu_allocation.hpp"
 #include "events/job_model.hpp"
 
 namespace cairn {
@@ -78,6 +79,8 @@ struct StepLaunch {
   std::string partition;
   uint64_t mem_limit_bytes = 0;
   std::vector<std::string> job_nodes;  // the job's whole allocation
+  std::vector<uint32_t> job_cpus;      // its CPUs on each of job_nodes (SLURM_JOB_CPUS_PER_NODE)
+  std::string account;                 // the job's (SLURM_JOB_ACCOUNT); empty: none
   bool operator==(const StepLaunch&) const = default;
 };
 
@@ -89,21 +92,35 @@ StepLaunch step_launch_for(const JobRecord& job, const StepRequest& request, con
 // as 128 + the signal, as a shell reports it.
 int srun_exit_code(const std::vector<StepTaskExit>& exits);
 
-// --cpu-bind=[{quiet|verbose},]TYPE as srun takes it. Tasks are pinned where the
-// type names CPUs (map_cpu, mask_cpu) or ranks them (rank); the agents account CPUs
-// by count, not by id, so cores/sockets/threads/ldoms/boards are accepted unbound.
+// --cpu-bind=[{quiet|verbose},]TYPE as srun takes it. The agent binds each task to
+// CPUs of the step's on its node (events/cpu_allocation.hpp): by default to the task's
+// own (Slurm's auto binding, task/affinity), widened to cores or sockets when asked,
+// none: the step's whole set, rank: the task's local id among them, map_cpu/mask_cpu:
+// the CPUs named (node ordinals), where the step has them.
 struct CpuBind {
-  enum class Kind { none, rank, map_cpu, mask_cpu, unbound };
-  Kind kind = Kind::none;
+  enum class Kind { automatic, none, rank, map_cpu, mask_cpu, threads, cores, sockets, ldoms, boards };
+  Kind kind = Kind::automatic;
   bool verbose = false;
   std::vector<std::string> values;  // map_cpu's CPU ids, mask_cpu's masks
   bool operator==(const CpuBind&) const = default;
 };
-// nullopt: not Slurm's syntax.
+// nullopt: not Slurm's syntax. "" and options alone: automatic.
 std::optional<CpuBind> parse_cpu_bind(std::string_view text);
-// The CPU list (taskset -c form, "0,1") task `local_id` is pinned to on a node of
-// `node_cpus` CPUs; empty: not pinned.
-std::string bound_cpu_list(const CpuBind& bind, uint32_t local_id, uint32_t node_cpus);
+// The CPUs (node ordinals) each local task is bound to under `bind`, out of the step's
+// `step_cpus` on the node laid out by `layout` (index: the task's local id).
+std::vector<CpuIds> bind_tasks(const CpuBind& bind, const CpuTopology& topology, const CpuIds& step_cpus,
+                               const TaskCpuLayout& layout);
+// srun's --distribution=NODES[:SOCKETS[:CORES]][,Pack|NoPack] in its second part (how a
+// node's tasks take its CPUs): cyclic (Slurm's default, block:cyclic) unless block;
+// nullopt: not Slurm's syntax.
+std::optional<TaskDistribution> parse_task_distribution(std::string_view text);
+
+// How the node's `tasks_on_node` tasks of the step take its CPUs: cpus_per_task, and
+// srun's --distribution, --hint (nomultithread: one thread per core), --threads-per-core
+// and --ntasks-per-core as srun's environment carries them (SLURM_DISTRIBUTION,
+// SLURM_HINT, SLURM_THREADS_PER_CORE, SLURM_NTASKS_PER_CORE: the variables Slurm's srun
+// reads them from). What is not Slurm's syntax is left at its default.
+TaskCpuLayout task_cpu_layout(const StepRequest& request, uint32_t tasks_on_node);
 
 // "12.3" -> {12, 3}; nothing for ids without a step.
 struct StepRef {

@@ -52,9 +52,11 @@ void write_spec_view(records::JobView::Builder view, schema::JobSpec::Reader in,
 
 void write_job_view(records::JobView::Builder out, const JobRecord& job, JobViewFields fields) {
   out.setJobId(job.id);
-  write_spec_view(out, RecordedSpecReader(job.spec).spec(), fields);
-  if (const auto* block = job.spec.environment_block(); block && fields.environment)
-    write_environment(out.getSpec(), split_environment(*block));
+  if (fields.spec) {
+    write_spec_view(out, RecordedSpecReader(job.spec).spec(), fields);
+    if (const auto* block = job.spec.environment_block(); block && fields.environment)
+      write_environment(out.getSpec(), split_environment(*block));
+  }
   out.setState(job.state);
   out.setReason(static_cast<uint8_t>(job.reason));
   out.setMessage(job.message);
@@ -115,12 +117,16 @@ void write_job_view(records::JobView::Builder out, const JobRecord& job, JobView
     for (size_t i = 0; i < job.steps.size(); ++i) write_step_view(steps[i], job.steps[i]);
   }
   out.setNextStepId(job.next_step_id);
+  out.setPriority(job.priority);
+  out.setRankUs(job.rank_us);
 }
 
-JobRecord read_job_view(records::JobView::Reader in) {
+JobRecord read_job_view(records::JobView::Reader in) { return read_job_view(in, record_spec(in.getSpec())); }
+
+JobRecord read_job_view(records::JobView::Reader in, RecordedSpec spec) {
   JobRecord job;
   job.id = in.getJobId();
-  job.spec = record_spec(in.getSpec());
+  job.spec = std::move(spec);
   job.state = in.getState();
   job.reason = static_cast<Reason>(in.getReason());
   job.message = in.getMessage();
@@ -163,6 +169,8 @@ JobRecord read_job_view(records::JobView::Reader in) {
   for (auto range : in.getArrayPending()) job.array_pending.push_back({range.getFirst(), range.getLast()});
   for (auto step : in.getSteps()) job.steps.push_back(read_step_view(step));
   job.next_step_id = in.getNextStepId();
+  job.priority = in.getPriority();
+  job.rank_us = in.getRankUs();
   return job;
 }
 
@@ -222,6 +230,12 @@ void write_node_view(records::NodeView::Builder out, const NodeRecord& node) {
   auto features = out.initFeatures(static_cast<unsigned>(node.features.size()));
   for (size_t i = 0; i < node.features.size(); ++i) features.set(static_cast<unsigned>(i), node.features[i]);
   out.setAgentInstance(node.agent_instance);
+  out.setDrain(node.drain);
+  out.setFail(node.fail);
+  out.setAdminDown(node.admin_down);
+  out.setReasonUser(node.reason_user);
+  out.setReasonUid(node.reason_uid);
+  out.setReasonUs(node.reason_us);
 }
 
 NodeRecord read_node_view(records::NodeView::Reader in) {
@@ -240,6 +254,12 @@ NodeRecord read_node_view(records::NodeView::Reader in) {
   node.changed_us = in.getChangedUs();
   for (auto feature : in.getFeatures()) node.features.emplace_back(feature);
   node.agent_instance = in.getAgentInstance();
+  node.drain = in.getDrain();
+  node.fail = in.getFail();
+  node.admin_down = in.getAdminDown();
+  node.reason_user = in.getReasonUser();
+  node.reason_uid = in.getReasonUid();
+  node.reason_us = in.getReasonUs();
   return node;
 }
 

@@ -19,9 +19,12 @@ namespace cairn {
 struct JobViewFields {
   bool script = true;
   bool environment = true;
+  bool spec = true;  // false: no spec at all (a snapshot keeps each job's spec apart, as bytes)
 };
 void write_job_view(records::JobView::Builder out, const JobRecord& job, JobViewFields fields = {});
 JobRecord read_job_view(records::JobView::Reader in);
+// A view written without its spec, and the spec kept apart.
+JobRecord read_job_view(records::JobView::Reader in, RecordedSpec spec);
 
 void write_node_view(records::NodeView::Builder out, const NodeRecord& node);
 NodeRecord read_node_view(records::NodeView::Reader in);

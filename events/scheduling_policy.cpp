@@ -1,5 +1,7 @@
 #include "events/scheduling_policy.hpp"
 
+#include "events/node_update.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <optional>
@@ -123,7 +125,7 @@ class Scheduler {
  public:
   explicit Scheduler(const SchedulingInput& input) : in_(input) {
     for (const auto& [name, node] : input.state->nodes) {
-      if (node.status != NodeStatus::up) continue;
+      if (node.status != NodeStatus::up || takes_no_new_jobs(node)) continue;  // DOWN, DRAIN, FAIL
       free_[name] = {node.cpus - std::min(node.cpus, node.alloc_cpus),
                      node.mem_mb - std::min(node.mem_mb, node.alloc_mem_mb), node.cpus};
     }
@@ -366,7 +368,10 @@ uint64_t memory_per_node_mb(const JobSpecCore& spec, uint32_t cpus_per_node, con
   return saturating_product(partition.def_mem_per_cpu_mb, cpus_per_node);
 }
 
-ScheduleRank schedule_rank(const JobRecord& job) { return {job.spec->nice, job.submit_us, job.id}; }
+ScheduleRank schedule_rank(const JobRecord& job) {
+  int64_t priority = job.priority != 0 ? job.priority : 1;
+  return {-priority, job.spec->nice, job.rank_us != 0 ? job.rank_us : job.submit_us, job.id};
+}
 
 bool schedules_before(const JobRecord& a, const JobRecord& b) { return schedule_rank(a) < schedule_rank(b); }
 

@@ -91,8 +91,9 @@ uint32_t effective_time_limit(const JobSpecCore& spec, const PartitionPolicy& pa
 // Memory per node a job needs (MB), from --mem, --mem-per-cpu or the partition default.
 uint64_t memory_per_node_mb(const JobSpecCore& spec, uint32_t cpus_per_node, const PartitionPolicy& partition);
 
-// Scheduling order: nice, then submit time, then id (lower first).
-using ScheduleRank = std::tuple<int32_t, int64_t, uint64_t>;
+// Scheduling order: an operator's Priority= (higher first), nice, then submit time (or the
+// time `scontrol top` ranks the job at), then id (lower first).
+using ScheduleRank = std::tuple<int64_t, int32_t, int64_t, uint64_t>;
 ScheduleRank schedule_rank(const JobRecord& job);
 bool schedules_before(const JobRecord& a, const JobRecord& b);
 

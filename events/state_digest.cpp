@@ -71,12 +71,15 @@ class Hasher {
       for (const auto& range : j.array_pending) add(range.first), add(range.last);
     }
     if (!j.steps.empty() || j.next_step_id != 0) add(j.steps), add(j.next_step_id);  // as for arrays
+    if (j.priority != 0 || j.rank_us != 0) add(j.priority), add(j.rank_us);              // as for arrays
   }
   void add(const NodeRecord& n) {
     add(n.name), add(n.cpus), add(n.mem_mb), add(n.partitions), add(n.status), add(n.reason);
     add(n.memory_enforced), add(n.cgroup_backend), add(n.alloc_cpus), add(n.alloc_mem_mb);
     add(n.registered_us), add(n.changed_us);
     if (!n.agent_instance.empty()) add(n.agent_instance);  // as for arrays: older states keep their digests
+    if (n.drain || n.fail || n.admin_down || n.reason_us != 0)
+      add(n.drain), add(n.fail), add(n.admin_down), add(n.reason_user), add(n.reason_uid), add(n.reason_us);
   }
   uint64_t value() const { return hash_; }
 

@@ -12,7 +12,9 @@
 
 namespace cairn {
 
-inline constexpr uint32_t kSnapshotFormatVersion = 1;
+// 2: each job's spec as its bytes (jobSpecs), no longer inside its JobView. Format 1 still loads.
+inline constexpr uint32_t kSnapshotFormatVersion = 2;
+inline constexpr uint32_t kOldestSnapshotFormatVersion = 1;
 
 class SnapshotError : public std::runtime_error {
  public:

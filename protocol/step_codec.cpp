@@ -39,6 +39,9 @@ void write_step_launch(rpc::StepLaunch::Builder out, const StepLaunch& launch) {
   out.setMemLimitBytes(launch.mem_limit_bytes);
   auto job_nodes = out.initJobNodes(static_cast<unsigned>(launch.job_nodes.size()));
   for (size_t i = 0; i < launch.job_nodes.size(); ++i) job_nodes.set(static_cast<unsigned>(i), launch.job_nodes[i]);
+  auto job_cpus = out.initJobCpus(static_cast<unsigned>(launch.job_cpus.size()));
+  for (size_t i = 0; i < launch.job_cpus.size(); ++i) job_cpus.set(static_cast<unsigned>(i), launch.job_cpus[i]);
+  out.setAccount(launch.account);
 }
 
 StepRequest read_step_request(rpc::StepRequest::Reader in) {
@@ -75,6 +78,9 @@ StepLaunch read_step_launch(rpc::StepLaunch::Reader in) {
   launch.partition = in.getPartition();
   launch.mem_limit_bytes = in.getMemLimitBytes();
   for (auto node : in.getJobNodes()) launch.job_nodes.emplace_back(node.cStr(), node.size());
+  for (auto cpus : in.getJobCpus()) launch.job_cpus.push_back(cpus);
+  if (launch.job_cpus.size() != launch.job_nodes.size()) launch.job_cpus.clear();  // an older controller's
+  launch.account = in.getAccount();
   if (launch.node_index >= launch.nodes.size()) launch.node_index = 0;
   return launch;
 }

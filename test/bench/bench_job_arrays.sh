@@ -2,8 +2,10 @@
 # Job arrays on a 2-node local cluster: time to submit a 10,000-task array (one
 # JobSubmitted event), and wall time until all its `--wrap true` tasks COMPLETED.
 # CAIRN_BENCH_ARRAY_TASKS changes the size; CAIRN_BENCH_ARRAY_CPUS the CPUs per node.
+# And the CPU time per task of the controller, the agents and their children (supervisors, jobs).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
+source "$(dirname "$0")/bench_lib.bash"
 export PATH="$build/bin:$PATH"
 dir=$(mktemp -d /tmp/cairn-bench-XXXXXX)
 trap 'cairn local down --dir "$dir" >/dev/null 2>&1; rm -rf "$dir"' EXIT
@@ -13,10 +15,13 @@ cd "$dir"
 now() { date +%s.%N; }
 
 tasks=${CAIRN_BENCH_ARRAY_TASKS:-10000}
+ctl=$(head -1 pids)
+agents=($(sed -n '2,$p' pids))
+ctl_ticks=$(cpu_ticks "$ctl") agent_own=$(cpu_ticks "${agents[@]}") agent_children=$(children_cpu_ticks "${agents[@]}")
 start=$(now)
 id=$(sbatch --parsable --array=0-$((tasks - 1)) -o /dev/null --wrap true)
 submitted=$(now)
-echo "arrays.submit_s tasks=$tasks value=$(echo "$submitted - $start" | bc -l | xargs printf '%.3f')"
+figure arrays.submit_s "$(echo "$submitted - $start" | bc -l | xargs printf '%.3f')" s "" "$tasks tasks"
 # Polled twice a second: each squeue answer carries every task still shown.
 while [ -n "$(squeue -h -j "$id" -t PD,R,CG -o %i | head -1)" ]; do sleep 0.5; done
 end=$(now)
@@ -26,4 +31,9 @@ if [ "$done_count" != "$tasks" ]; then
   sacct -j "$id" -X -n -P -o JobID,JobIDRaw,State,ExitCode | grep -v '|COMPLETED|' | head
   exit 1
 fi
-echo "arrays.all_tasks_completed_wall_s tasks=$tasks cpus=$((2 * cpus)) value=$(echo "$end - $start" | bc -l | xargs printf '%.2f') ($(echo "$tasks / ($end - $start)" | bc -l | xargs printf '%.0f') tasks/s)"
+figure arrays.all_tasks_completed_wall_s "$(echo "$end - $start" | bc -l | xargs printf '%.2f')" s "" \
+  "$tasks tasks on $((2 * cpus)) CPUs: $(echo "$tasks / ($end - $start)" | bc -l | xargs printf '%.0f') tasks/s"
+figure arrays.controller_cpu_ms_per_task "$(ticks_per $(( $(cpu_ticks "$ctl") - ctl_ticks )) "$tasks")" cpu_ms/task "" "squeue's polls included"
+figure arrays.agent_cpu_ms_per_task "$(ticks_per $(( $(cpu_ticks "${agents[@]}") - agent_own )) "$tasks")" cpu_ms/task
+figure arrays.agent_children_cpu_ms_per_task \
+  "$(ticks_per $(( $(children_cpu_ticks "${agents[@]}") - agent_children )) "$tasks")" cpu_ms/task "" "supervisors and jobs"

@@ -1,43 +1,48 @@
 #!/usr/bin/env bash
 # Lifecycle figures on a 2-node local cluster: sbatch invocations/s from one
-# sequential loop, wall time for 1,000 trivial jobs, controller memory per pending job.
+# sequential loop, wall time for 1,000 trivial jobs, controller memory per pending job; and
+# the CPU time (user + system) per job of each kind of process: the controller, the agents,
+# their children (job supervisors and the jobs), the CLI.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
+source "$(dirname "$0")/bench_lib.bash"
 export PATH="$build/bin:$PATH"
 dir=$(mktemp -d /tmp/cairn-bench-XXXXXX)
 trap 'cairn local down --dir "$dir" >/dev/null 2>&1; rm -rf "$dir"' EXIT
 eval "$(cairn local up --dir "$dir" --nodes 2 --cpus 2 --memory 4000)"
 cd "$dir"
 now() { date +%s.%N; }
+ctl=$(head -1 pids)
+agents=($(sed -n '2,$p' pids))
 
 n=200
+ctl_ticks=$(cpu_ticks "$ctl") cli_ticks=$(cli_cpu_ticks)
 start=$(now)
 for _ in $(seq $n); do sbatch -Q -H --wrap true; done
 end=$(now)
-echo "lifecycle.sbatch_per_s value=$(echo "$n / ($end - $start)" | bc -l | xargs printf '%.0f') (sequential loop of $n)"
+cli_ticks=$(( $(cli_cpu_ticks) - cli_ticks )) ctl_ticks=$(( $(cpu_ticks "$ctl") - ctl_ticks ))
+figure lifecycle.sbatch_per_s "$(echo "$n / ($end - $start)" | bc -l | xargs printf '%.0f')" sbatch/s "" "sequential loop of $n"
+figure lifecycle.sbatch.controller_cpu_ms_per_sbatch "$(ticks_per "$ctl_ticks" $n)" cpu_ms/sbatch
+figure lifecycle.sbatch.cli_cpu_ms_per_sbatch "$(ticks_per "$cli_ticks" $n)" cpu_ms/sbatch
 scancel -t PD -u "$(id -un)"
 
-# The agents' CPU (clock ticks): their own, and their reaped children's (each job's
-# supervisor and the job itself).
-agent_ticks() {  # field: 14 own user time (with 15, system), 16 children's (with 17)
-  local total=0 pid
-  for pid in $(sed -n '2,$p' pids); do
-    total=$(( total + $(awk -v f="$1" '{print $f + $(f + 1)}' "/proc/$pid/stat") ))
-  done
-  echo "$total"
-}
-ticks_per_s=$(getconf CLK_TCK)
-agent_own=$(agent_ticks 14)
-agent_children=$(agent_ticks 16)
+# Each kind's CPU over the run: the controller's, the agents' own and their reaped
+# children's (each job's supervisor and the job itself), the CLI's (sbatch).
+ctl_ticks=$(cpu_ticks "$ctl") agent_own=$(cpu_ticks "${agents[@]}") agent_children=$(children_cpu_ticks "${agents[@]}")
 jobs=1000
 start=$(now)
+cli_ticks=$(cli_cpu_ticks)
 for _ in $(seq $jobs); do sbatch -Q --wrap true; done
+cli_ticks=$(( $(cli_cpu_ticks) - cli_ticks ))
 while [ -n "$(squeue -h -t PD,R,CG)" ]; do sleep 0.05; done
 end=$(now)
-echo "lifecycle.trivial_jobs_wall_s jobs=$jobs value=$(echo "$end - $start" | bc -l | xargs printf '%.2f') (goal < 5)"
-per_job_ms() { echo "($1) * 1000 / $ticks_per_s / $jobs" | bc -l | xargs printf '%.3f'; }
-echo "lifecycle.agent_cpu_ms_per_job value=$(per_job_ms "$(agent_ticks 14) - $agent_own") (both agents' own CPU)"
-echo "lifecycle.agent_children_cpu_ms_per_job value=$(per_job_ms "$(agent_ticks 16) - $agent_children") (supervisors and jobs)"
+figure lifecycle.trivial_jobs_wall_s "$(echo "$end - $start" | bc -l | xargs printf '%.2f')" s "< 5" "$jobs jobs"
+figure lifecycle.controller_cpu_ms_per_job "$(ticks_per $(( $(cpu_ticks "$ctl") - ctl_ticks )) $jobs)" cpu_ms/job
+figure lifecycle.agent_cpu_ms_per_job "$(ticks_per $(( $(cpu_ticks "${agents[@]}") - agent_own )) $jobs)" cpu_ms/job "" \
+  "both agents' own CPU"
+figure lifecycle.agent_children_cpu_ms_per_job \
+  "$(ticks_per $(( $(children_cpu_ticks "${agents[@]}") - agent_children )) $jobs)" cpu_ms/job "" "supervisors and jobs"
+figure lifecycle.cli_cpu_ms_per_job "$(ticks_per "$cli_ticks" $jobs)" cpu_ms/job "" "sbatch only, squeue's polls left out"
 
 # How soon a job's end is recorded after its script's last command (the JobEnded event's
 # writer time against the clock read by the script as it exits); the unit tests do not assert it.
@@ -48,7 +53,10 @@ while [ -n "$(squeue -h -t PD,R,CG)" ]; do sleep 0.05; done
 for id in "${ended[@]}"; do
   recorded_us=$(cairn log dump --job "$id" --kind JobEnded --json | grep -o '"timeUs":"[0-9]*"' | head -1 | tr -dc 0-9)
   echo $(( recorded_us - $(cat "ends/$id") / 1000 ))
-done | sort -n | awk '{us[NR] = $1} END {printf "lifecycle.end_recorded_ms median=%.1f max=%.1f (%d jobs: script exit to JobEnded)\n", us[int((NR + 1) / 2)] / 1000, us[NR] / 1000, NR}'
+done | sort -n > end_latencies_us
+figure lifecycle.end_recorded_median_ms "$(awk '{us[NR] = $1} END {printf "%.1f", us[int((NR + 1) / 2)] / 1000}' end_latencies_us)" ms "" \
+  "$(wc -l < end_latencies_us) jobs: script exit to JobEnded"
+figure lifecycle.end_recorded_max_ms "$(awk '{us[NR] = $1} END {printf "%.1f", us[NR] / 1000}' end_latencies_us)" ms
 
 # Memory per pending job, on a controller of its own: the runs above would leave freed
 # heap behind that the new jobs reuse. Jobs are held so that none runs; RSS is read once
@@ -63,7 +71,12 @@ sbatch -Q -H --wrap true  # first submission: lazily built parts of the controll
 sleep 1
 before=$(rss_kb)
 pending=${CAIRN_BENCH_PENDING:-10000}
+ctl_ticks=$(cpu_ticks "$ctl") cli_ticks=$(cli_cpu_ticks)
 seq "$pending" | xargs -P 4 -n 250 sh -c 'for i; do sbatch -Q -H --wrap true; done' sh
+cli_ticks=$(( $(cli_cpu_ticks) - cli_ticks )) ctl_ticks=$(( $(cpu_ticks "$ctl") - ctl_ticks ))
+figure lifecycle.held.controller_cpu_ms_per_sbatch "$(ticks_per "$ctl_ticks" "$pending")" cpu_ms/sbatch "" \
+  "$pending held jobs, 4 submitting at once"
+figure lifecycle.held.cli_cpu_ms_per_sbatch "$(ticks_per "$cli_ticks" "$pending")" cpu_ms/sbatch
 # Events apply in log order: once the last job shows, every earlier one has been folded.
 # (Listing every job instead would leave the answer's buffers in the heap.)
 last=$(sbatch --parsable -H --wrap true)
@@ -78,4 +91,4 @@ for _ in $(seq 30); do
   [ $(( diff * 100 )) -le "$after" ] && { after=$now_kb; break; }
   after=$now_kb
 done
-echo "lifecycle.controller_bytes_per_pending_job value=$(( (after - before) * 1024 / pending )) (RSS growth over $pending held jobs; goal < 2048)"
+figure lifecycle.controller_bytes_per_pending_job $(( (after - before) * 1024 / pending )) bytes "< 2048" "RSS growth over $pending held jobs"

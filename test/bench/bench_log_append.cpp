@@ -4,6 +4,7 @@
 // queued, so throughput comes from many appends per fdatasync.
 // The in_flight=1 runs are the latency-bound case: each appender waits for
 // every append before the next, like a client waiting for its answer.
+// CPU time: this process's (the appenders and the log's writer thread) per 1000 appends.
 #include <fmt/format.h>
 #include <stdlib.h>
 
@@ -16,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_figures.hpp"
 #include "events/log/event_log.hpp"
 
 using namespace cairn;
@@ -41,14 +43,14 @@ bool run(int appenders, Pace pace) {
   uint64_t per_appender =
       pace == Pace::back_to_back ? kRecordsPerRun / static_cast<uint64_t>(appenders) : kRecordsPerWaitingAppender;
   std::atomic<uint64_t> failures{0};
-  double seconds = 0;
+  double seconds = 0, cpu = 0;
   LogStats stats;
   {
     FileLogOptions options;
     options.sync = true;
     auto log = open_file_log((dir / "log").string(), options);
     const std::vector<uint8_t> payload(kPayloadBytes, 0x42);
-    auto start = std::chrono::steady_clock::now();
+    bench::Stopwatch stopwatch;
     std::vector<std::thread> threads;
     for (int a = 0; a < appenders; ++a) {
       threads.emplace_back([&] {
@@ -68,20 +70,21 @@ bool run(int appenders, Pace pace) {
       });
     }
     for (auto& thread : threads) thread.join();
-    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    seconds = stopwatch.wall_s();
+    cpu = stopwatch.cpu_s();
     stats = log->stats();
   }
   std::filesystem::remove_all(dir);
 
   uint64_t total = per_appender * static_cast<uint64_t>(appenders);
-  std::string labels = fmt::format("appenders={}{}", appenders, pace == Pace::one_in_flight ? " in_flight=1" : "");
+  std::string labels = fmt::format(".appenders_{}{}", appenders, pace == Pace::one_in_flight ? ".in_flight_1" : "");
   bool has_goal = appenders == 16 && pace == Pace::back_to_back;
-  fmt::print("log.append.durable_per_s {} value={:.0f}{}\n", labels, double(total) / seconds,
-             has_goal ? " (goal >= 100000)" : "");
-  fmt::print("log.append.syncs {} value={}\n", labels, stats.syncs);
-  fmt::print("log.append.appends_per_sync {} value={:.1f}\n", labels,
-             stats.syncs ? double(stats.appends) / double(stats.syncs) : 0.0);
-  if (failures > 0) fmt::print("log.append.failures {} value={}\n", labels, failures.load());
+  bench::figure("log.append.durable_per_s" + labels, double(total) / seconds, "appends/s", has_goal ? ">= 100000" : "");
+  bench::figure("log.append.cpu_ms_per_1000" + labels, bench::cpu_ms_per(cpu, double(total) / 1000), "cpu_ms/1000 appends");
+  bench::figure("log.append.syncs" + labels, double(stats.syncs), "syncs");
+  bench::figure("log.append.appends_per_sync" + labels, stats.syncs ? double(stats.appends) / double(stats.syncs) : 0.0,
+                "appends/sync");
+  if (failures > 0) fmt::print("log.append.failures{} value={}\n", labels, failures.load());
   return failures == 0;
 }
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Latency from the kernel's OOM kill in a job's memory cgroup (its OOM event, seen
-# by an independent watcher) until squeue shows the job OUT_OF_MEMORY; 10 trials.
+# by an independent watcher) until squeue shows the job OUT_OF_MEMORY; 10 trials. And the
+# agent's own CPU time per trial (the controller's is left out: squeue is polled in a busy loop).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
+source "$(dirname "$0")/bench_lib.bash"
 export PATH="$build/bin:$PATH"
 dir=$(mktemp -d /tmp/cairn-bench-oom-XXXXXX)
 chmod 755 "$dir"
@@ -17,6 +19,7 @@ version=$(scontrol show node n1 | grep -o 'MemoryEnforcement=cgroup/v[12]' | cut
 agent_pid=$(sed -n 2p pids)
 micros() { echo $(( ${EPOCHREALTIME/./} )); }
 latencies=()
+agent_ticks=$(cpu_ticks "$agent_pid")
 for trial in $(seq 10); do
   rm -f go ready
   job=$(sbatch --parsable --mem=50M --wrap 'while [ ! -e go ]; do sleep 0.01; done; dd if=/dev/zero of=/dev/null bs=300M count=1')
@@ -38,5 +41,9 @@ for trial in $(seq 10); do
   latencies+=($(( seen - $(cat kernel.us) )))
 done
 sorted=($(printf '%s\n' "${latencies[@]}" | sort -n))
-printf 'oom.latency_ms median=%.1f min=%.1f max=%.1f (%d trials, kernel OOM event to OUT_OF_MEMORY in squeue; goal median < 50)\n' \
-  "$(echo "${sorted[5]} / 1000" | bc -l)" "$(echo "${sorted[0]} / 1000" | bc -l)" "$(echo "${sorted[9]} / 1000" | bc -l)" 10
+ms() { awk -v us="$1" 'BEGIN { printf "%.1f", us / 1000 }'; }
+figure oom.latency_median_ms "$(ms "${sorted[5]}")" ms "< 50" "10 trials, kernel OOM event to OUT_OF_MEMORY in squeue"
+figure oom.latency_min_ms "$(ms "${sorted[0]}")" ms
+figure oom.latency_max_ms "$(ms "${sorted[9]}")" ms
+figure oom.agent_cpu_ms_per_trial "$(ticks_per $(( $(cpu_ticks "$agent_pid") - agent_ticks )) 10)" cpu_ms/trial "" \
+  "launch, OOM, end of a 50M job"

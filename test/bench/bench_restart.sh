@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Restart time of cairnctld with 1M events in its log (250k job lifecycles on
 # 100 nodes): from the log alone, then from a snapshot of it; from the start of
-# the process until squeue answers.
+# the process until squeue answers; and the controller's CPU time (user + system) until then,
+# per million events of history.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
+source "$(dirname "$0")/bench_lib.bash"
 export PATH="$build/bin:$PATH"
 dir=$(mktemp -d /tmp/cairn-bench-restart-XXXXXX)
 pid=
@@ -16,10 +18,14 @@ SnapshotInterval=0
 NodeName=n[0-99] CPUs=64 RealMemory=256000
 PartitionName=batch Nodes=ALL Default=YES
 CONF
-"$build/test/make_bench_log" "$dir" 250000 >/dev/null
+jobs=250000
+events=$(( jobs * 4 + 100 ))
+"$build/test/make_bench_log" "$dir" "$jobs" >/dev/null
 micros() { echo $(( ${EPOCHREALTIME/./} )); }
-restart() {  # label
-  local start
+broker_pid=
+restart() {  # label [goal]
+  local start ticks broker_start
+  [ -z "$broker_pid" ] || broker_start=$(cpu_ticks "$broker_pid")
   start=$(micros)
   cairnctld --conf "$dir/cairn.conf" >>"$dir/cairnctld.log" 2>&1 &
   pid=$!
@@ -28,16 +34,21 @@ restart() {  # label
     sleep 0.005
   done
   local elapsed=$(( $(micros) - start ))
+  ticks=$(cpu_ticks "$pid")
   kill -TERM "$pid"
   wait "$pid" || true
   pid=
-  printf 'restart.%s_s value=%.3f (%s)\n' "$1" "$(echo "$elapsed / 1000000" | bc -l)" \
+  figure "restart.$1_s" "$(awk -v us="$elapsed" 'BEGIN { printf "%.3f", us / 1e6 }')" s "${2:-}" \
     "$(grep -o 'replayed [0-9]* events[^:]*' "$dir/cairnctld.log" | tail -1)"
+  figure "restart.$1.controller_cpu_s_per_1M_events" "$(ticks_per "$ticks" "$events" s 1000000)" "cpu_s/1M events" "" \
+    "cairnctld's user + system time until squeue answered"
+  [ -z "$broker_pid" ] || figure "restart.$1.broker_cpu_s_per_1M_events" \
+    "$(ticks_per "$(( $(cpu_ticks "$broker_pid") - broker_start ))" "$events" s 1000000)" "cpu_s/1M events" "" "the broker's JVM"
 }
 restart full_replay
-"$build/test/make_bench_log" "$dir" 250000 --snapshot >/dev/null
-restart from_snapshot
-echo "restart: goal from_snapshot < 1 s for 1M events"
+"$build/test/make_bench_log" "$dir" "$jobs" --snapshot >/dev/null
+figure restart.snapshot_bytes "$(stat -c %s "$(ls -t "$dir"/snapshots/* | head -1)")" bytes "" "$jobs jobs"
+restart from_snapshot "< 1"
 
 # The same on Apache Kafka's broker (one broker, its jars from deploy/kafka/fetch-broker.sh).
 if ! command -v java >/dev/null || ! compgen -G "$build/kafka/libs/kafka_2.13-*.jar" >/dev/null; then
@@ -50,10 +61,16 @@ bootstrap=$("$build/bin/cairn-kafka-broker" start --dir "$kafka_dir" --watch $$ 
 cairn kafka create-topic "$bootstrap" cairn.events 1 1 >/dev/null
 rm -rf "$dir/snapshots" "$dir/log"
 echo "EventLog=kafka:$bootstrap/cairn.events" >> "$dir/cairn.conf"
+broker_pid=$("$build/bin/cairn-kafka-broker" pid --dir "$kafka_dir" --node 1)
+broker_ticks=$(cpu_ticks "$broker_pid")
+cli_ticks=$(cli_cpu_ticks)
 start=$(micros)
-"$build/test/make_bench_log" "$dir" 250000 --log "kafka:$bootstrap/cairn.events" >/dev/null
-printf "restart.kafka_broker.write_1M_events_s value=%.3f\n" "$(echo "($(micros) - $start) / 1000000" | bc -l)"
+"$build/test/make_bench_log" "$dir" "$jobs" --log "kafka:$bootstrap/cairn.events" >/dev/null
+figure restart.kafka_broker.write_1M_events_s "$(awk -v us="$(( $(micros) - start ))" 'BEGIN { printf "%.3f", us / 1e6 }')" s
+figure restart.kafka_broker.write.broker_cpu_s_per_1M_events \
+  "$(ticks_per "$(( $(cpu_ticks "$broker_pid") - broker_ticks ))" "$events" s 1000000)" "cpu_s/1M events" "" "the broker's JVM"
+figure restart.kafka_broker.write.writer_cpu_s_per_1M_events \
+  "$(ticks_per "$(( $(cli_cpu_ticks) - cli_ticks ))" "$events" s 1000000)" "cpu_s/1M events" "" "make_bench_log, librdkafka's producer"
 restart kafka_broker.full_replay
-"$build/test/make_bench_log" "$dir" 250000 --snapshot --log "kafka:$bootstrap/cairn.events" >/dev/null
-restart kafka_broker.from_snapshot
-echo "restart.kafka_broker: goal from_snapshot < 1 s for 1M events"
+"$build/test/make_bench_log" "$dir" "$jobs" --snapshot --log "kafka:$bootstrap/cairn.events" >/dev/null
+restart kafka_broker.from_snapshot "< 1"

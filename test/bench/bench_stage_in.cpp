@@ -3,6 +3,7 @@
 // for one 1 GB file and for 10,000 small files. Median of 3 rounds each,
 // alternating which goes first, each starting after a sync() so that neither
 // pays for the other's write-back (or for deleting the previous round's copy).
+// CPU time per GB: the stager's (this process, all its threads) and cp's (a reaped child).
 // Usage: bench_stage_in [DIR]  (default: a new directory under $TMPDIR or /tmp)
 #include <fmt/format.h>
 #include <spawn.h>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "agents/bb_copy.hpp"
+#include "bench_figures.hpp"
 
 extern char** environ;
 
@@ -28,10 +30,12 @@ namespace {
 
 constexpr int kRounds = 3;
 
-double seconds_of(const std::function<void()>& body) {
-  auto start = std::chrono::steady_clock::now();
+// Wall seconds of `body`; its CPU seconds (of `who`) are added to `cpu`.
+double seconds_of(const std::function<void()>& body, int who, double& cpu) {
+  bench::Stopwatch stopwatch(who);
   body();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  cpu += stopwatch.cpu_s();
+  return stopwatch.wall_s();
 }
 
 void cp_r(const fs::path& source, const fs::path& destination) {
@@ -67,18 +71,19 @@ double median(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
-void compare(const std::string& label, const fs::path& source, const fs::path& scratch) {
+void compare(const std::string& label, const std::string& name, const fs::path& source, const fs::path& scratch) {
   double megabytes = static_cast<double>(tree_bytes(source)) / 1e6;
   std::vector<double> stager, cp;
+  double stager_cpu = 0, cp_cpu = 0;
   for (int round = 0; round < kRounds; ++round) {
     fs::path bb = scratch / "bb", copy = scratch / "cp";
     auto run_stager = [&] {
       sync();
-      stager.push_back(seconds_of([&] { stage_in(source, bb); }));
+      stager.push_back(seconds_of([&] { stage_in(source, bb); }, RUSAGE_SELF, stager_cpu));
     };
     auto run_cp = [&] {
       sync();
-      cp.push_back(seconds_of([&] { cp_r(source, copy); }));
+      cp.push_back(seconds_of([&] { cp_r(source, copy); }, RUSAGE_CHILDREN, cp_cpu));
     };
     if (round % 2 == 0) {
       run_stager();
@@ -93,6 +98,11 @@ void compare(const std::string& label, const fs::path& source, const fs::path& s
   double stager_rate = megabytes / median(stager), cp_rate = megabytes / median(cp);
   fmt::print("{:<22} stage-in {:8.1f} MB/s   cp -r {:8.1f} MB/s   stage-in/cp {:5.2f}  ({:.0f} MB, median of {})\n",
              label, stager_rate, cp_rate, stager_rate / cp_rate, megabytes, kRounds);
+  double gigabytes = megabytes / 1000 * kRounds;
+  bench::figure("stage_in." + name + ".stager_mb_per_s", stager_rate, "MB/s", "", label);
+  bench::figure("stage_in." + name + ".cp_mb_per_s", cp_rate, "MB/s");
+  bench::figure("stage_in." + name + ".stager_cpu_ms_per_gb", bench::cpu_ms_per(stager_cpu, gigabytes), "cpu_ms/GB");
+  bench::figure("stage_in." + name + ".cp_cpu_ms_per_gb", bench::cpu_ms_per(cp_cpu, gigabytes), "cpu_ms/GB");
 }
 
 void write_file(const fs::path& path, size_t bytes, char seed) {
@@ -124,8 +134,8 @@ int main(int argc, char** argv) {
       for (int file = 0; file < 100; ++file)
         write_file(sources / "small" / std::to_string(dir) / std::to_string(file), 4096, 'b');
     }
-    compare("one 1 GB file", sources / "one_gb.dat", base);
-    compare("10,000 files of 4 KiB", sources / "small", base);
+    compare("one 1 GB file", "one_file", sources / "one_gb.dat", base);
+    compare("10,000 files of 4 KiB", "small_files", sources / "small", base);
     fs::remove_all(base);
   } catch (const std::exception& error) {
     fmt::print(stderr, "bench_stage_in: {}\n", error.what());

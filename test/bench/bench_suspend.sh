@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Latency from `scontrol suspend` returning until every process of the job is
-# stopped (state T), and from `scontrol resume` returning until none is; 50 trials.
+# stopped (state T), and from `scontrol resume` returning until none is; 50 trials. And the
+# CPU time per suspend + resume of the controller, the agent and the CLI (scontrol).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
+source "$(dirname "$0")/bench_lib.bash"
 export PATH="$build/bin:$PATH"
 dir=$(mktemp -d /tmp/cairn-bench-suspend-XXXXXX)
 trap 'cairn local down --dir "$dir" >/dev/null 2>&1; rm -rf "$dir"' EXIT
@@ -29,19 +31,27 @@ all_in_state() {  # letter
 }
 micros() { echo $(( ${EPOCHREALTIME/./} )); }
 stop_us=() cont_us=()
+ctl=$(head -1 pids) agent=$(sed -n 2p pids)
+ctl_ticks=$(cpu_ticks "$ctl") agent_ticks=$(cpu_ticks "$agent") cli_ticks=$(cli_cpu_ticks)
 for _ in $(seq 50); do
   scontrol suspend "$job"; t0=$(micros)
   until all_in_state T; do :; done; stop_us+=($(( $(micros) - t0 )))
   scontrol resume "$job"; t0=$(micros)
   until all_in_state S; do :; done; cont_us+=($(( $(micros) - t0 )))
 done
+cli_ticks=$(( $(cli_cpu_ticks) - cli_ticks ))
+ctl_ticks=$(( $(cpu_ticks "$ctl") - ctl_ticks )) agent_ticks=$(( $(cpu_ticks "$agent") - agent_ticks ))
 report() {  # name values...
   local name=$1; shift
   sorted=($(printf '%s\n' "$@" | sort -n))
   n=${#sorted[@]}
-  printf 'suspend.%s_ms median=%.2f p99=%.2f (%d trials, %d processes; goal median < 5)\n' "$name" \
-    "$(echo "${sorted[$((n / 2))]} / 1000" | bc -l)" "$(echo "${sorted[$((n * 99 / 100))]} / 1000" | bc -l)" "$n" "${#pids[@]}"
+  figure "suspend.${name}_median_ms" "$(awk -v us="${sorted[$((n / 2))]}" 'BEGIN { printf "%.2f", us / 1000 }')" ms "< 5" \
+    "$n trials, ${#pids[@]} processes"
+  figure "suspend.${name}_p99_ms" "$(awk -v us="${sorted[$((n * 99 / 100))]}" 'BEGIN { printf "%.2f", us / 1000 }')" ms
 }
 report stop "${stop_us[@]}"
 report resume "${cont_us[@]}"
+figure suspend.controller_cpu_ms_per_pair "$(ticks_per "$ctl_ticks" 50)" cpu_ms/pair "" "a suspend and a resume"
+figure suspend.agent_cpu_ms_per_pair "$(ticks_per "$agent_ticks" 50)" cpu_ms/pair
+figure suspend.cli_cpu_ms_per_pair "$(ticks_per "$cli_ticks" 50)" cpu_ms/pair "" "two scontrol"
 scancel "$job"

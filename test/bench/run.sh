@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Runs every benchmark and prints its figures. Usage: run.sh BUILD_DIR
+# Runs every benchmark and prints its figures; writes them all to BUILD_DIR/bench/results.json
+# (name -> value, unit, goal), which test/bench/compare.py compares with an older one.
+# Usage: run.sh BUILD_DIR
 set -euo pipefail
 build=${1:-build}
-here=$(dirname "$0")
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$build/bench"
+export CAIRN_BENCH_RESULTS=$(cd "$build/bench" && pwd)/results.jsonl
+: > "$CAIRN_BENCH_RESULTS"
 status=0
 # The lifecycle bench first: others create and delete tens of thousands of files (job
 # output, staged copies), and ext4's inode allocator then scans past the inodes freed in
@@ -11,7 +16,7 @@ status=0
 echo "== bench_lifecycle.sh"
 bash "$here/bench_lifecycle.sh" "$build" || status=1
 for bench in "$build"/bench/*; do
-  [ -x "$bench" ] || continue
+  [ -x "$bench" ] && [ -f "$bench" ] || continue
   echo "== $(basename "$bench")"
   "$bench" || status=1
 done
@@ -20,4 +25,5 @@ for script in "$here"/*.sh; do
   echo "== $(basename "$script")"
   bash "$script" "$build" || status=1
 done
+python3 "$here/collect_results.py" "$CAIRN_BENCH_RESULTS" "$build/bench/results.json" || status=1
 exit $status

@@ -6,10 +6,14 @@
 
 using namespace cairn;
 
+// The same code with a lower ceiling than the product's 64K names: the fuzzer soon finds
+// "a[0-65534]", and sorting 64K names under ASan makes every such input cost milliseconds.
+constexpr std::size_t kFuzzMaxNames = 2048;
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<std::string> names;
   try {
-    names = expand_hostlist(fuzz::text_of(data, size));
+    names = expand_hostlist(fuzz::text_of(data, size), kFuzzMaxNames);
   } catch (const HostlistError&) {
     return 0;
   }

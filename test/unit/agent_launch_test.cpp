@@ -841,7 +841,7 @@ namespace {
 struct SupervisedRun {
   explicit SupervisedRun(const TempDir& dir) : spool(dir / "agent-spool") {}
   SupervisedStart start(const SpawnRequest& request) {
-    UniqueFd record = spool.create_run({request.job_id, 0, request.script_path, "", 0});
+    UniqueFd record = spool.create_run({request.job_id, 0, request.script_path, "", 0, ""});
     return spawn_supervised_batch_script(request, CAIRN_STEPD, record.get());
   }
   RunRecord record() const {
@@ -935,4 +935,64 @@ TEST_CASE("cairn-stepd: reaps the orphans of the job, and ends what the script l
   CHECK(wait_for_exit(started.supervisor) == ExitStatus{0, 0});
   CHECK(run.record().exit == RunExit{0, 0});
   CHECK(processes_in_group(started.job_pgid).empty());
+}
+
+TEST_CASE("cairn-stepd: writes why the job stops into its stderr, once, before the script's end") {
+  SubreaperScope reaper;
+  TempDir dir;
+  SupervisedRun run(dir);
+  SpawnRequest request = request_in(dir, "#!/bin/sh\necho started\nexec sleep 30\n");
+  request.node = "n7";
+  SupervisedStart started = run.start(request);
+  GroupCleanup cleanup(started.job_pgid);
+  REQUIRE(started.job_pgid > 1);
+  CHECK(wait_until([&] { return read_file(dir / "out.txt") == "started\n"; }, 5000ms));
+  CHECK(ask_supervisor_for_stop_notice(started.supervisor, StopReason::time_limit));
+  CHECK(ask_supervisor_for_stop_notice(started.supervisor, StopReason::cancelled));
+  ::kill(started.supervisor, SIGUSR1);  // not sigqueue'd: not the agent's word, ignored
+  signal_job_group(started.job_pgid, started.supervisor, SIGTERM);
+  CHECK(wait_for_exit(started.supervisor) == ExitStatus{0, 0});
+  CHECK(run.record().exit == RunExit{0, SIGTERM});
+  std::string output = read_file(dir / "out.txt");
+  std::string expected_start = "started\nslurmstepd: error: *** JOB 12 ON n7 CANCELLED AT ";
+  CHECK_MESSAGE(output.starts_with(expected_start), output);
+  CHECK_MESSAGE(output.ends_with(" DUE TO TIME LIMIT ***\n"), output);
+  CHECK(std::count(output.begin(), output.end(), '\n') == 2);
+  // Only a supervisor (a session leader) is asked: any other process is left alone.
+  CHECK_FALSE(ask_supervisor_for_stop_notice(started.job_pgid, StopReason::cancelled));
+  CHECK_FALSE(ask_supervisor_for_stop_notice(started.supervisor, StopReason::none));
+}
+
+TEST_CASE("cairn-stepd: the OOM kills of the job's cgroup, in slurmstepd's words, at the end") {
+  SubreaperScope reaper;
+  TempDir dir;
+  SupervisedRun run(dir);
+  // A stand-in for the cgroup: the job writes its pid into cgroup.procs, the supervisor reads
+  // the v1 counter next to it.
+  std::filesystem::create_directories(dir / "cgroup");
+  std::ofstream(dir / "cgroup/cgroup.procs") << "";
+  std::ofstream(dir / "cgroup/memory.oom_control") << "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n";
+  SpawnRequest request = request_in(dir, "#!/bin/sh\necho done\n");
+  request.cgroup_procs_file = dir / "cgroup/cgroup.procs";
+  SupervisedStart started = run.start(request);
+  REQUIRE(started.job_pgid > 1);
+  CHECK(wait_for_exit(started.supervisor) == ExitStatus{0, 0});
+  CHECK(read_file(dir / "out.txt") ==
+        "done\nslurmstepd: error: Detected 2 oom-kill event(s) in StepId=12.batch. Some of your processes may have "
+        "been killed by the cgroup out-of-memory handler.\n");
+}
+
+TEST_CASE("cairn-stepd: SLURM_TASK_PID is the script's pid; SLURM_UMASK becomes its umask, out of its environment") {
+  SubreaperScope reaper;
+  TempDir dir;
+  SupervisedRun run(dir);
+  SpawnRequest request =
+      request_in(dir, "#!/bin/sh\necho \"$$ $SLURM_TASK_PID ${SLURM_UMASK-unset} $(umask)\"\n");
+  request.env.push_back("SLURM_UMASK=0027");
+  request.env.push_back("SLURM_TASK_PID=1");  // an inherited one is replaced
+  SupervisedStart started = run.start(request);
+  REQUIRE(started.job_pgid > 1);
+  CHECK(wait_for_exit(started.supervisor) == ExitStatus{0, 0});
+  std::string pid = std::to_string(started.job_pgid);
+  CHECK(read_file(dir / "out.txt") == pid + " " + pid + " unset 0027\n");
 }

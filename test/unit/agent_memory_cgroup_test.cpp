@@ -134,6 +134,54 @@ TEST_CASE("cgroup v1 backend: job cgroup with its limit, the OOM counter rising 
   CHECK(root.read("cairnd-n1-5a1e-4242.job14.0/memory.limit_in_bytes") == "-1");
 }
 
+TEST_CASE("nested cgroups: the job's limit over its batch script and its steps, each with its own") {
+  FakeRoot root;
+  root.write("memory.limit_in_bytes", "-1");
+  MemoryCgroups cgroups({CgroupVersion::v1, root.dir}, "n1", "5a1e", 4242);
+  JobCgroup job = cgroups.create(12, 0, 64u << 20);
+  CHECK(job.path == cgroups.job_cgroup_path(12, 0));
+  JobCgroup batch = cgroups.create_batch(job);
+  CHECK(batch.path == job.path + "/batch");
+  CHECK(root.read("cairnd-n1-5a1e-4242.job12.0/batch/memory.limit_in_bytes") == "67108864");
+  JobCgroup step = cgroups.create_for_step(12, 0, 3, 32u << 20);
+  CHECK(step.path == job.path + "/step3");
+  CHECK(root.read("cairnd-n1-5a1e-4242.job12.0/step3/memory.limit_in_bytes") == "33554432");
+  CHECK(root.read("cairnd-n1-5a1e-4242.job12.0/memory.limit_in_bytes") == "67108864");  // the step leaves it
+
+  // v1 counts an OOM kill where the limit was hit: the job's own, or its script's.
+  root.write("cairnd-n1-5a1e-4242.job12.0/memory.oom_control", "oom_kill 1\n");
+  root.write("cairnd-n1-5a1e-4242.job12.0/batch/memory.oom_control", "oom_kill 2\n");
+  CHECK(cgroups.run_oom_count(job)->oom_kills == 3);
+  CHECK(cgroups.run_level_oom_kills(12, 0) == 1);
+  CHECK(cgroups.run_level_oom_kills(99, 0) == 0);
+
+  // A node without the batch script: the first step makes the job's cgroup, with its limit.
+  cgroups.create_for_step(13, 0, 0, 16u << 20);
+  CHECK(root.read("cairnd-n1-5a1e-4242.job13.0/memory.limit_in_bytes") == "16777216");
+  CHECK(root.read("cairnd-n1-5a1e-4242.job13.0/step0/memory.limit_in_bytes") == "16777216");
+  cgroups.create_for_step(13, 0, 1, 8u << 20);
+  CHECK(root.read("cairnd-n1-5a1e-4242.job13.0/memory.limit_in_bytes") == "16777216");  // the job's, kept
+}
+
+TEST_CASE("nested cgroups, v2: the job's cgroup gives its children the memory controller") {
+  FakeRoot root;
+  root.write("cgroup.controllers", "memory\n");
+  MemoryCgroups cgroups({CgroupVersion::v2, root.dir}, "n1", "5a1e", 4242);
+  JobCgroup job = cgroups.create(5, 0, 64u << 20);
+  CHECK(root.read("cairnd-n1-5a1e-4242.job5.0/cgroup.subtree_control") == "+memory");
+  cgroups.create_batch(job);
+  CHECK(root.read("cairnd-n1-5a1e-4242.job5.0/batch/memory.max") == "67108864");
+  CHECK_FALSE(root.has("cairnd-n1-5a1e-4242.job5.0/batch/cgroup.subtree_control"));
+  cgroups.create_for_step(5, 0, 2, 0);
+  CHECK(root.read("cairnd-n1-5a1e-4242.job5.0/step2/memory.max") == "max");
+  // v2's memory.events of the job counts its children's kills: no sum.
+  root.write("cairnd-n1-5a1e-4242.job5.0/memory.events", "oom_kill 1\n");
+  root.write("cairnd-n1-5a1e-4242.job5.0/batch/memory.events", "oom_kill 1\n");
+  CHECK(cgroups.run_oom_count(job)->oom_kills == 1);
+  root.write("cairnd-n1-5a1e-4242.job5.0/memory.events.local", "oom_kill 0\n");
+  CHECK(cgroups.run_level_oom_kills(5, 0) == 0);
+}
+
 TEST_CASE("cgroup v1 backend: refused where the directory is no memory cgroup") {
   FakeRoot root;
   CHECK_THROWS_WITH(MemoryCgroups({CgroupVersion::v1, root.dir}, "n1", "5a1e", 1),
@@ -190,6 +238,16 @@ TEST_CASE("kill_and_remove kills what is left in the cgroup; remove_stale clears
   CHECK(WIFSIGNALED(status));
   CHECK(WTERMSIG(status) == SIGKILL);
   fs::remove_all(job.path);
+
+  // Inside a job's cgroup: its steps' processes go too, the innermost cgroups first.
+  JobCgroup parent = cgroups.create(8, 0, 0);
+  cgroups.create_for_step(8, 0, 1, 0);
+  pid_t in_step = spawn_sleeper();
+  root.write("cairnd-n1-5a1e-" + self + ".job8.0/step1/cgroup.procs", std::to_string(in_step) + "\n");
+  CHECK_FALSE(cgroups.kill_and_remove(parent));
+  REQUIRE(::waitpid(in_step, &status, 0) == in_step);
+  CHECK(WTERMSIG(status) == SIGKILL);
+  fs::remove_all(parent.path);
 
   fs::create_directory(root.dir + "/cairnd-n1-5a1e-999999.job3.0");  // an earlier agent of this spool
   fs::create_directory(root.dir + "/cairnd-n1-5a1e-999999.job4.0");  // a run a restarted agent adopts

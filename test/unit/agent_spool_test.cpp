@@ -37,7 +37,7 @@ class TempDir {
 };
 
 const RunLaunchFacts kFacts{12, 1, "/spool/job00012/slurm_script", "/sys/fs/cgroup/memory/a b/cairnd-n1-7.job12.1",
-                            52428800};
+                            52428800, "0-1,4"};
 
 void append_to(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::app);
@@ -51,7 +51,9 @@ TEST_CASE("run record: every line the agent and the supervisor write reads back"
                      exit_line({0, 9});
   auto record = parse_run_record(text);
   REQUIRE(record);
-  CHECK(record->launch == kFacts);  // a path with a space survives
+  CHECK(record->launch == kFacts);  // a path with a space survives, and the run's CPUs
+  // A record of an agent before CPU ids: none.
+  CHECK(parse_run_record("launch job=3 run=0 script=s cgroup= limit=0\n")->launch.cpu_ids.empty());
   CHECK(record->supervisor == RunSupervisor{4242, 4243});
   CHECK(record->exit == RunExit{0, 9});
   CHECK(record->oom == RunOom{1, 60 << 20, 50 << 20});
@@ -129,14 +131,14 @@ TEST_CASE("spool: a restarted agent finds each run with its fate") {
   TempDir dir;
   AgentSpool spool(dir / "n1");
   // A supervisor that lives: it holds the record's lock (here, this process does).
-  UniqueFd living = spool.create_run({20, 0, "", "", 0});
+  UniqueFd living = spool.create_run({20, 0, "", "", 0, ""});
   append_to(spool.run_path(20, 0), supervisor_line({::getpid(), ::getpid()}));
   // One that ended and said how; one that died without a word; one that never started.
-  spool.create_run({21, 2, "", "/cg/job21.2", 0});
+  spool.create_run({21, 2, "", "/cg/job21.2", 0, ""});
   append_to(spool.run_path(21, 2), supervisor_line({999999, 999999}) + exit_line({0, 0}));
-  spool.create_run({22, 0, "", "", 0});
+  spool.create_run({22, 0, "", "", 0, ""});
   append_to(spool.run_path(22, 0), supervisor_line({999998, 999998}));
-  spool.create_run({23, 0, "", "", 0});
+  spool.create_run({23, 0, "", "", 0, ""});
   spool.write_step({24, 0, 1, {{999997, 5}}});
 
   auto found = spool.take_runs();
@@ -157,9 +159,9 @@ TEST_CASE("spool: a restarted agent finds each run with its fate") {
   CHECK(spool.take_steps().empty());  // read once
 
   // A record held by a live supervisor is not taken over by a relaunch of the same run.
-  CHECK_THROWS_AS(spool.create_run({20, 0, "", "", 0}), std::runtime_error);
+  CHECK_THROWS_AS(spool.create_run({20, 0, "", "", 0, ""}), std::runtime_error);
   living.reset();
-  CHECK(bool(spool.create_run({20, 0, "", "", 0})));
+  CHECK(bool(spool.create_run({20, 0, "", "", 0, ""})));
   spool.remove_run(21, 2);
   CHECK_FALSE(spool.read_run(21, 2));
   CHECK(spool.append_run(20, 0, exit_line({1, 0})));

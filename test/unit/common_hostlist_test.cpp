@@ -113,3 +113,10 @@ TEST_CASE("expand_hostlist: at most 64K names in all") {
   CHECK(expand_hostlist("a[0-32767,32768-65535]").size() == 65536);
   CHECK_THROWS_WITH_AS(expand_hostlist("a[0-65535,0-65535]"), doctest::Contains("too many hosts"), HostlistError);
 }
+
+TEST_CASE("expand_hostlist: a lower ceiling is applied the same way") {
+  CHECK(expand_hostlist("n[1-4],m", 5).size() == 5);
+  CHECK_THROWS_WITH_AS(expand_hostlist("n[1-5],m", 5), doctest::Contains("too many hosts"), HostlistError);
+  CHECK_THROWS_WITH_AS(expand_hostlist("n[1-6]", 5), doctest::Contains("has too many hosts"), HostlistError);
+  CHECK_THROWS_WITH_AS(expand_hostlist("r[1-3]n[1-2]", 5), doctest::Contains("too many hosts"), HostlistError);
+}

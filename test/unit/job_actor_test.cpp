@@ -52,6 +52,7 @@ struct RecordingAgent final : AgentChannel {
   std::vector<std::string> orders;
   std::vector<std::pair<StageOrder, StageAnswer>> stages;
   std::vector<StageAnswer> teardowns;
+  std::vector<StopReason> stop_reasons;  // of the terminate orders, in order
 
   void launch(std::shared_ptr<const JobLaunch> order) override {
     orders.push_back(fmt::format("launch {} run {}", order->job_id, order->restart_count));
@@ -59,7 +60,10 @@ struct RecordingAgent final : AgentChannel {
   void signal(uint64_t job_id, int32_t signal, bool) override { orders.push_back(fmt::format("signal {} {}", job_id, signal)); }
   void suspend(uint64_t job_id) override { orders.push_back(fmt::format("suspend {}", job_id)); }
   void resume(uint64_t job_id) override { orders.push_back(fmt::format("resume {}", job_id)); }
-  void terminate(uint64_t job_id, uint32_t) override { orders.push_back(fmt::format("terminate {}", job_id)); }
+  void terminate(uint64_t job_id, uint32_t, StopReason reason) override {
+    orders.push_back(fmt::format("terminate {}", job_id));
+    stop_reasons.push_back(reason);
+  }
   void stage(const StageOrder& order, StageAnswer answer) override {
     orders.push_back(fmt::format("{} {}", order.stage_out ? "stage-out" : "stage-in", order.job_id));
     stages.emplace_back(order, std::move(answer));
@@ -69,7 +73,7 @@ struct RecordingAgent final : AgentChannel {
     teardowns.push_back(std::move(answer));
   }
   void launch_step(const StepLaunch&, uint64_t) override {}
-  void terminate_step(uint64_t, uint32_t, uint32_t) override {}
+  void terminate_step(uint64_t, uint32_t, uint32_t, StopReason) override {}
   void signal_step(uint64_t, uint32_t, int32_t) override {}
 
   size_t count(const std::string& order) const { return std::count(orders.begin(), orders.end(), order); }

@@ -228,28 +228,70 @@ TEST_CASE("job steps: names, launches, srun's exit code and step ids") {
   CHECK_FALSE(parse_step_ref("12_3", ref));
 }
 
-TEST_CASE("job steps: --cpu-bind pins tasks where it names or ranks CPUs") {
+TEST_CASE("job steps: --cpu-bind binds each task within the step's CPUs") {
+  const CpuTopology node = flat_topology(4);
+  const CpuIds all{0, 1, 2, 3};
+  const TaskCpuLayout three{.tasks = 3};
   auto map = parse_cpu_bind("map_cpu:3,1");
   REQUIRE(map);
   CHECK(map->kind == CpuBind::Kind::map_cpu);
-  CHECK(bound_cpu_list(*map, 0, 4) == "3");
-  CHECK(bound_cpu_list(*map, 1, 4) == "1");
-  CHECK(bound_cpu_list(*map, 2, 4) == "3");  // the list repeats, as in Slurm
+  CHECK(bind_tasks(*map, node, all, three) == std::vector<CpuIds>{{3}, {1}, {3}});  // the list repeats, as in Slurm
+  CHECK(bind_tasks(*map, node, {0, 1}, three) == std::vector<CpuIds>{{0, 1}, {1}, {0, 1}});  // not the step's: its set
   auto mask = parse_cpu_bind("verbose,mask_cpu:0x5,0xA");
   REQUIRE(mask);
   CHECK(mask->verbose);
-  CHECK(bound_cpu_list(*mask, 0, 4) == "0,2");
-  CHECK(bound_cpu_list(*mask, 1, 4) == "1,3");
+  CHECK(bind_tasks(*mask, node, all, {.tasks = 2}) == std::vector<CpuIds>{{0, 2}, {1, 3}});
   auto rank = parse_cpu_bind("q,rank");
   REQUIRE(rank);
-  CHECK(bound_cpu_list(*rank, 3, 2) == "1");
-  CHECK(bound_cpu_list(*parse_cpu_bind("q"), 0, 2).empty());
-  CHECK(bound_cpu_list(*parse_cpu_bind("cores"), 0, 2).empty());
-  CHECK(bound_cpu_list(*parse_cpu_bind("none"), 0, 2).empty());
+  CHECK(bind_tasks(*rank, node, {2, 3}, three) == std::vector<CpuIds>{{2}, {3}, {2}});
+  // By default (also options alone), each task on its own CPUs of the step's.
+  CHECK(parse_cpu_bind("q")->kind == CpuBind::Kind::automatic);
+  CHECK(parse_cpu_bind("")->kind == CpuBind::Kind::automatic);
+  CHECK(bind_tasks(*parse_cpu_bind("q"), node, {1, 2, 3}, {.tasks = 2}) == std::vector<CpuIds>{{1}, {2}});
+  CHECK(bind_tasks(*parse_cpu_bind("none"), node, {1, 2}, {.tasks = 2}) == std::vector<CpuIds>{{1, 2}, {1, 2}});
+  const CpuTopology smt{1, 2, 2};
+  CHECK(bind_tasks(*parse_cpu_bind("cores"), smt, {0, 1, 2, 3}, {.tasks = 2}) == std::vector<CpuIds>{{0, 1}, {0, 1}});
+  CHECK(bind_tasks(*parse_cpu_bind("threads"), smt, {0, 1, 2, 3}, {.tasks = 2}) == std::vector<CpuIds>{{0}, {1}});
+  CHECK(bind_tasks(*parse_cpu_bind("sockets"), smt, {0, 1, 2}, {.tasks = 1}) == std::vector<CpuIds>{{0, 1, 2}});
+  CHECK(parse_cpu_bind("map_ldom:0")->kind == CpuBind::Kind::ldoms);
   CHECK_FALSE(parse_cpu_bind("bogus"));
   CHECK_FALSE(parse_cpu_bind("map_cpu:"));
   CHECK_FALSE(parse_cpu_bind("map_cpu:1,x"));
   CHECK_FALSE(parse_cpu_bind("mask_cpu:0xZ"));
+}
+
+TEST_CASE("job steps: --distribution's second level, cyclic by default as in Slurm") {
+  CHECK(parse_task_distribution("block") == TaskDistribution::cyclic);
+  CHECK(parse_task_distribution("block:block") == TaskDistribution::block);
+  CHECK(parse_task_distribution("cyclic:block:cyclic") == TaskDistribution::block);
+  CHECK(parse_task_distribution("*:cyclic") == TaskDistribution::cyclic);
+  CHECK(parse_task_distribution("block:fcyclic,Pack") == TaskDistribution::cyclic);
+  CHECK(parse_task_distribution("plane=2") == TaskDistribution::cyclic);
+  CHECK_FALSE(parse_task_distribution("bogus"));
+  CHECK_FALSE(parse_task_distribution("block:plane"));
+  CHECK_FALSE(parse_task_distribution("block:block:block:block"));
+  CHECK_FALSE(parse_task_distribution("block,Loose"));
+}
+
+TEST_CASE("job steps: the tasks' CPU layout from srun's environment (SLURM_DISTRIBUTION, SLURM_HINT, ...)") {
+  StepRequest request;
+  request.cpus_per_task = 2;
+  TaskCpuLayout plain = task_cpu_layout(request, 3);
+  CHECK(plain.tasks == 3);
+  CHECK(plain.cpus_per_task == 2);
+  CHECK(plain.distribution == TaskDistribution::cyclic);
+  CHECK(plain.threads_per_core == 0);
+  CHECK(plain.ntasks_per_core == 0);
+  request.environment = {"SLURM_DISTRIBUTION=cyclic:block", "SLURM_HINT=nomultithread", "SLURM_NTASKS_PER_CORE=1"};
+  TaskCpuLayout asked = task_cpu_layout(request, 1);
+  CHECK(asked.distribution == TaskDistribution::block);
+  CHECK(asked.threads_per_core == 1);
+  CHECK(asked.ntasks_per_core == 1);
+  request.environment = {"SLURM_THREADS_PER_CORE=2", "SLURM_DISTRIBUTION=bogus", "SLURM_NTASKS_PER_CORE=x"};
+  TaskCpuLayout odd = task_cpu_layout(request, 1);
+  CHECK(odd.threads_per_core == 2);
+  CHECK(odd.distribution == TaskDistribution::cyclic);
+  CHECK(odd.ntasks_per_core == 0);
 }
 
 TEST_CASE("job steps: each task's environment") {

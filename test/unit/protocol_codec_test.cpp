@@ -102,12 +102,14 @@ JobRecord full_job() {
   job.array_pending = {{3, 4}, {6, 9}};
   job.steps = {full_step()};
   job.next_step_id = 2;
+  job.priority = 42;
+  job.rank_us = 123;
   return job;
 }
 
 NodeRecord full_node() {
   return {"n1", 4, 8000, {"debug", "long"}, NodeStatus::down, "maintenance", true, "cgroup/v2", 2, 256, 100, 200,
-          {"a", "b"}, "0123456789abcdef"};
+          {"a", "b"}, "0123456789abcdef", true, true, true, "root", 7, 300};
 }
 
 PartitionPolicy full_partition() {
@@ -297,7 +299,7 @@ TEST_CASE("step codec: srun's request, an agent's part of a step, the exits, run
             [](auto in) { return read_step_request(in); }) == request);
   StepLaunch launch{7,      3,      1,       request, {{"n1", 1, 64}, {"n2", 1, 64}}, 1,       2,          2,
                     {2, 2}, 1001,   1002,    "alice", "cluster",                      "codec", "debug", 1 << 20,
-                    {"n1", "n2", "n3"}};
+                    {"n1", "n2", "n3"}, {4, 2, 2}, "physics"};
   CHECK(round_trip<rpc::StepLaunch>(
             launch, [](auto out, const StepLaunch& value) { write_step_launch(out, value); },
             [](auto in) { return read_step_launch(in); }) == launch);

@@ -1,14 +1,18 @@
 // A snapshot written by an earlier build still loads: test/golden/state_snapshot_v1.csnp was
 // encoded by the snapshot code as it was before the records moved out of rpc.capnp into
 // records.capnp (every record field set), and must decode to the same state for as long as
-// the format version is 1. Never regenerate it: it stands for the snapshots on disk.
+// format 1 is read. state_snapshot_v2.csnp is format 2 (each job's spec as its bytes, packed
+// specs with their environment apart), written by this test under CAIRN_UPDATE_GOLDEN=1 when
+// the format was introduced. Never regenerate either: they stand for the snapshots on disk.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <vector>
 
+#include "events/event_codec.hpp"
 #include "events/state_snapshot.hpp"
 #include "golden.hpp"
 
@@ -159,3 +163,64 @@ TEST_CASE("snapshot: one written before the records moved to records.capnp loads
   CHECK(loaded.digest == 13472804212397187410u);  // state_digest of the state, as its writer recorded it
 }
 
+
+namespace {
+
+// Format 2's golden state: job 7 (running) as the controller keeps a queued or running job,
+// its spec packed and its environment apart; job 5's spec as replay records it; job 9 with none.
+ClusterState golden_state_v2() {
+  ClusterState state = golden_state();
+  state.jobs.at(7).spec.compact();
+  JobRecord bare;
+  bare.id = 9;
+  bare.state = JobState::COMPLETED;
+  state.jobs.emplace(bare.id, bare);
+  return state;
+}
+
+}  // namespace
+
+TEST_CASE("snapshot: format 2 (specs as bytes) written when it was introduced loads to the same state") {
+  const char* update = std::getenv("CAIRN_UPDATE_GOLDEN");
+  if (update && std::string(update) == "1" && !std::ifstream(test::golden_path("state_snapshot_v2.csnp")).good()) {
+    auto bytes = encode_snapshot(golden_state_v2(), 0, 43, 2'300'000);
+    std::ofstream(test::golden_path("state_snapshot_v2.csnp"), std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    MESSAGE("wrote golden file state_snapshot_v2.csnp");
+  }
+  StateSnapshot loaded = decode_snapshot(read_golden("state_snapshot_v2.csnp"));
+  ClusterState expected = golden_state_v2();
+  CHECK(loaded.next_offset == 43);
+  CHECK(loaded.last_event_us == 2'300'000);
+  CHECK(loaded.state == expected);
+  const auto& running = loaded.state.jobs.at(7).spec;
+  CHECK(running.packed());
+  REQUIRE(running.environment_block() != nullptr);
+  CHECK(*running.environment_block() == std::string("PATH=/bin") + '\0' + "HOME=/home/alice" + '\0');
+  CHECK(running.full() == golden_spec());
+  CHECK_FALSE(loaded.state.jobs.at(5).spec.packed());
+  CHECK(loaded.state.jobs.at(5).spec.full() == golden_spec());
+  CHECK(loaded.state.jobs.at(9).spec.event_bytes().empty());
+  CHECK(loaded.digest == state_digest(expected));
+}
+
+TEST_CASE("snapshot: a spec loads as the very bytes it was kept as, environments shared once per block") {
+  ClusterState state = golden_state();
+  for (auto& [id, job] : state.jobs) job.spec.compact();
+  JobRecord replayed = state.jobs.at(7);
+  replayed.id = 11;
+  replayed.spec = RecordedSpec(golden_spec());  // not compacted: the whole JobSubmitted event
+  state.jobs.emplace(replayed.id, replayed);
+  track_unfinished(state, replayed);
+  StateSnapshot loaded = decode_snapshot(encode_snapshot(state, 0, 50, 3'000'000));
+  REQUIRE(loaded.state == state);
+  for (const auto& [id, job] : state.jobs) {
+    const auto& spec = loaded.state.jobs.at(id).spec;
+    CHECK(spec.packed() == job.spec.packed());
+    auto before = job.spec.event_bytes(), after = spec.event_bytes();
+    CHECK(std::vector<uint8_t>(after.begin(), after.end()) == std::vector<uint8_t>(before.begin(), before.end()));
+  }
+  // Jobs 5 and 7 share one environment block in memory, as they did before the snapshot.
+  CHECK(loaded.state.jobs.at(5).spec.environment_block() == loaded.state.jobs.at(7).spec.environment_block());
+  CHECK(loaded.state.jobs.at(11).spec.environment_block() == nullptr);
+}

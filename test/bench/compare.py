@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Compares two results.json of `make bench` (name -> value, unit, goal): prints the change of
+every figure, and flags a CPU-per-unit figure (its unit starts with "cpu_") that grew by more
+than the threshold (10% by default). Wall figures are printed, never flagged: they move with
+the machine's load. Exit status 1 when a CPU figure regressed, 2 on bad input.
+
+Usage: compare.py [--threshold PERCENT] OLD.json NEW.json"""
+import argparse
+import json
+import sys
+
+
+def is_cpu(unit):
+    return unit.startswith("cpu_")
+
+
+def higher_is_better(record):
+    """True for rates (a goal '>= x', a unit '.../s'), False for CPU per unit, times and sizes,
+    None when the unit does not say (a count): no verdict then."""
+    goal = record.get("goal") or ""
+    if goal.startswith(">"):
+        return True
+    if goal.startswith("<"):
+        return False
+    unit = record.get("unit", "")
+    if is_cpu(unit) or unit in ("s", "ms", "us", "bytes", "MB"):
+        return False
+    if unit.endswith("/s"):
+        return True
+    return None
+
+
+def load(path):
+    with open(path, encoding="utf-8") as file:
+        results = json.load(file)
+    if not isinstance(results, dict):
+        raise ValueError(f"{path}: not an object of figures")
+    for name, record in results.items():
+        if not isinstance(record, dict) or not isinstance(record.get("value"), (int, float)):
+            raise ValueError(f"{path}: {name}: no numeric value")
+    return results
+
+
+def shown(value):
+    return f"{value:.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
+def compare(old, new, threshold):
+    """Lines of the report, and the names of the CPU figures that regressed."""
+    lines, regressions = [], []
+    width = max((len(name) for name in {*old, *new}), default=10)
+    for name in sorted({*old, *new}):
+        if name not in new:
+            lines.append(f"{name:<{width}}  {shown(old[name]['value']):>14}  {'(gone)':>14}")
+            continue
+        record = new[name]
+        unit = record.get("unit", "")
+        if name not in old:
+            lines.append(f"{name:<{width}}  {'(new)':>14}  {shown(record['value']):>14}  {unit}")
+            continue
+        before, after = old[name]["value"], record["value"]
+        if before == 0:
+            change, verdict = "n/a", ""
+        else:
+            percent = (after - before) * 100.0 / abs(before)
+            change = f"{percent:+.1f}%"
+            verdict = ""
+            direction = higher_is_better(record)
+            if percent != 0 and direction is not None:
+                verdict = "better" if (percent > 0) == direction else "worse"
+            if is_cpu(unit) and percent > threshold:
+                verdict = f"REGRESSION (CPU per unit over +{threshold:g}%)"
+                regressions.append(name)
+        lines.append(f"{name:<{width}}  {shown(before):>14}  {shown(after):>14}  {change:>8}  {unit}  {verdict}".rstrip())
+    return lines, regressions
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threshold", type=float, default=10.0, help="percent (default 10)")
+    parser.add_argument("old")
+    parser.add_argument("new")
+    args = parser.parse_args(argv[1:])
+    try:
+        old, new = load(args.old), load(args.new)
+    except (OSError, ValueError) as error:
+        print(f"compare.py: {error}", file=sys.stderr)
+        return 2
+    lines, regressions = compare(old, new, args.threshold)
+    print(f"{'figure':<{max((len(n) for n in {*old, *new}), default=10)}}  {'old':>14}  {'new':>14}  change")
+    print("\n".join(lines))
+    if regressions:
+        print(f"{len(regressions)} CPU figure(s) regressed by more than {args.threshold:g}%: {', '.join(regressions)}")
+        return 1
+    print(f"no CPU figure regressed by more than {args.threshold:g}%")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""compare.py and collect_results.py on fixture files (ctest bench.compare)."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(HERE, "fixtures")
+
+
+def run(script, *args):
+    return subprocess.run([sys.executable, os.path.join(HERE, script), *args],
+                          capture_output=True, text=True, check=False)
+
+
+def line_of(output, name):
+    return next(line for line in output.splitlines() if line.startswith(name + " "))
+
+
+class CompareTest(unittest.TestCase):
+    def setUp(self):
+        self.result = run("compare.py", os.path.join(FIXTURES, "old.json"), os.path.join(FIXTURES, "new.json"))
+
+    def test_a_cpu_figure_up_more_than_10_percent_is_a_regression(self):
+        self.assertEqual(self.result.returncode, 1, self.result.stdout + self.result.stderr)
+        self.assertIn("+12.0%", line_of(self.result.stdout, "replay.cpu_s_per_1M_events"))
+        self.assertIn("REGRESSION", line_of(self.result.stdout, "replay.cpu_s_per_1M_events"))
+        self.assertIn("1 CPU figure(s) regressed by more than 10%: replay.cpu_s_per_1M_events", self.result.stdout)
+
+    def test_a_cpu_figure_up_less_than_10_percent_or_down_is_not(self):
+        self.assertNotIn("REGRESSION", line_of(self.result.stdout, "lifecycle.controller_cpu_ms_per_job"))
+        restart = line_of(self.result.stdout, "restart.from_snapshot.controller_cpu_s_per_1M_events")
+        self.assertIn("-60.0%", restart)
+        self.assertIn("better", restart)
+        self.assertNotIn("REGRESSION", line_of(self.result.stdout, "lifecycle.cli_cpu_ms_per_sbatch"))
+
+    def test_wall_figures_show_their_change_and_direction_unflagged(self):
+        rate = line_of(self.result.stdout, "replay.events_per_s")
+        self.assertIn("-50.0%", rate)
+        self.assertIn("worse", rate)
+        self.assertNotIn("REGRESSION", rate)
+        wall = line_of(self.result.stdout, "lifecycle.trivial_jobs_wall_s")
+        self.assertIn("+80.0%", wall)
+        self.assertIn("worse", wall)
+        self.assertNotIn("REGRESSION", wall)
+        self.assertIn("better", line_of(self.result.stdout, "restart.from_snapshot_s"))
+
+    def test_a_count_gets_no_verdict(self):
+        count = line_of(self.result.stdout, "log.append.syncs")
+        self.assertIn("+50.0%", count)
+        self.assertNotIn("better", count)
+        self.assertNotIn("worse", count)
+
+    def test_figures_of_one_side_only_and_zeros(self):
+        self.assertIn("(gone)", line_of(self.result.stdout, "old.only"))
+        self.assertIn("(new)", line_of(self.result.stdout, "new.only"))
+        reverse = run("compare.py", os.path.join(FIXTURES, "new.json"), os.path.join(FIXTURES, "old.json"))
+        self.assertIn("n/a", line_of(reverse.stdout, "query.history_bytes"))
+
+    def test_a_higher_threshold_lets_it_pass(self):
+        result = run("compare.py", "--threshold", "15", os.path.join(FIXTURES, "old.json"),
+                     os.path.join(FIXTURES, "new.json"))
+        self.assertEqual(result.returncode, 0, result.stdout)
+        self.assertIn("no CPU figure regressed by more than 15%", result.stdout)
+
+    def test_bad_input_is_refused(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as bad:
+            bad.write('{"x": {"unit": "s"}}')
+            bad.flush()
+            result = run("compare.py", bad.name, os.path.join(FIXTURES, "new.json"))
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("x: no numeric value", result.stderr)
+
+
+class CollectTest(unittest.TestCase):
+    def test_json_lines_become_one_object_by_name(self):
+        with tempfile.TemporaryDirectory() as work:
+            lines = os.path.join(work, "results.jsonl")
+            with open(lines, "w", encoding="utf-8") as out:
+                out.write('{"name": "a.cpu_ms_per_job", "value": 1.5, "unit": "cpu_ms/job", "goal": null}\n')
+                out.write('{"name": "b_s", "value": 0.9, "unit": "s", "goal": "< 1"}\n')
+                out.write('{"name": "b_s", "value": 0.8, "unit": "s", "goal": "< 1"}\n')
+            target = os.path.join(work, "results.json")
+            result = run("collect_results.py", lines, target)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertIn("b_s twice", result.stderr)
+            with open(target, encoding="utf-8") as file:
+                self.assertEqual(json.load(file), {
+                    "a.cpu_ms_per_job": {"value": 1.5, "unit": "cpu_ms/job", "goal": None},
+                    "b_s": {"value": 0.8, "unit": "s", "goal": "< 1"},
+                })
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
