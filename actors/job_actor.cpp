@@ -14,6 +14,8 @@
 #include "events/burst_buffer_plan.hpp"
 #include "actors/actors.hpp"
 #include "actors/command_event.hpp"
+#include "actors/mail_program.hpp"
+#include "events/job_mail.hpp"
 #include "events/job_commands.hpp"
 
 namespace cairn {
@@ -340,6 +342,12 @@ void react(JobSelf self, JobState before, const JobRecord& after) {
   if (after.state == JobState::COMPLETING && before != JobState::COMPLETING) {
     to_nodes(self, after, terminate_atom_v, after.id, context.config.kill_wait_sec, completing_stop_reason(after));
     if (after.spec->interactive) end_interactive(self, after);
+  }
+  // --mail-type: BEGIN as it starts, END or FAIL as it ends (MailProg=).
+  if (!after.spec->mail_type.empty() && before != after.state &&
+      (after.state == JobState::RUNNING || is_final(after.state))) {
+    if (auto mail = job_mail(before, after, after.spec.full(), context.config.cluster_name))
+      run_mail_program(context.config.mail_prog, *mail);
   }
   if (before == JobState::RUNNING && after.state == JobState::SUSPENDED)
     to_nodes(self, after, suspend_atom_v, after.id);

@@ -69,7 +69,8 @@ constexpr size_t kPurgeBatch = 5000;
 SchedulingDecision run_pass(QueryView* self) {
   auto& st = self->state;
   return schedule({&st.state, st.context->partitions, st.context->pools, st.context->now_us(),
-                   st.context->config.kill_invalid_depend, &st.context->node_features});
+                   st.context->config.kill_invalid_depend, &st.context->node_features,
+                   &st.context->config.licenses});
 }
 
 // Every SnapshotInterval events: the state is encoded here (a copy of it would

@@ -134,6 +134,10 @@ std::string submission_error(const ControllerContext& context, const JobSpec& sp
   for (const auto& candidate : context.partitions)
     if (spec.partition.empty() ? candidate.is_default : candidate.name == spec.partition) partition = &candidate;
   if (!partition) return "Invalid partition name specified";
+  if (!spec.licenses.empty())
+    if (auto error = license_request_error(spec.licenses, context.config.licenses); !error.empty()) return error;
+  // ESLURM_RESERVATION_INVALID: Cairn has no reservations yet, so none can be named.
+  if (!spec.reservation.empty()) return "Requested reservation is invalid";
   if (!spec.array_spec.empty()) {
     if (!parse_array_spec(spec.array_spec)) return "Invalid job array specification";
     if (spec.burst_buffer.capacity_bytes > 0) return "Job arrays with burst buffers are not supported";

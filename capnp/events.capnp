@@ -121,9 +121,27 @@ struct JobSpec {
   features @32 :Text;          # -C/--constraint as given ("a&b", "a|b"): nodes must have these features
   reqNodes @33 :List(Text);    # -w/--nodelist, expanded: the job must get every one of them
   excNodes @34 :List(Text);    # -x/--exclude, expanded: the job never gets one of them
-  mailType @35 :Text;          # --mail-type as Slurm shows it (recorded; no mail is sent)
+  mailType @35 :Text;          # --mail-type as Slurm shows it (the controller mails through MailProg)
   mailUser @36 :Text;          # --mail-user
   interactive @37 :Bool;       # srun outside an allocation: no batch script, srun runs step 0 and ends the job
+  licenses @38 :Text;          # -L/--licenses as "name:count,..." (counts spelled out): taken from Licenses=
+  wckey @39 :Text;             # --wckey (recorded and shown)
+  ntasksPerNode @40 :UInt32;   # --ntasks-per-node; 0: not given
+  tmpDiskMb @41 :UInt64;       # --tmp (MinTmpDiskNode; recorded, nodes declare no TmpDisk)
+  reservation @42 :Text;       # --reservation as given
+  taskLayout @43 :TaskLayout;  # task placement hints that the agent may honour
+}
+
+# Hints about how tasks are laid out on a node's CPUs (sbatch/srun options of the same names).
+struct TaskLayout {
+  hint @0 :Text;               # --hint: compute_bound, memory_bound, [no]multithread
+  distribution @1 :Text;       # -m/--distribution as given
+  memBind @2 :Text;            # --mem-bind as given
+  threadsPerCore @3 :UInt32;   # --threads-per-core (also -B's third number); 0: not given
+  ntasksPerCore @4 :UInt32;    # --ntasks-per-core
+  ntasksPerSocket @5 :UInt32;  # --ntasks-per-socket
+  socketsPerNode @6 :UInt32;   # --sockets-per-node (-B's first number)
+  coresPerSocket @7 :UInt32;   # --cores-per-socket (-B's second number)
 }
 
 struct NodeAllocation {

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "common/hostlist.hpp"
+#include "common/licenses.hpp"
 #include "common/signal_names.hpp"
 #include "common/size_parse.hpp"
 #include "common/slurm_time.hpp"
@@ -21,13 +22,18 @@ namespace {
 
 // ---- the option table ------------------------------------------------------
 
-// What an option does; `unsupported`: a Slurm 22.05 option Cairn does not implement.
+// What an option does. `hint`: accepted, without effect here (docs/slurm-options.md says
+// why); `refused`: a Slurm 22.05 option Cairn cannot honour, refused with the reason in
+// its table entry rather than ignored.
 // clang-format off
 enum class Opt : uint8_t {
-  unsupported, account, array, bb, bbf, begin, chdir, comment, constraint, cpus_per_task, dependency, error,
+  refused, hint, account, array, bb, bbf, begin, chdir, comment, constraint, cpus_per_task, dependency, error,
   exclude, exclusive, export_env, nodelist, help, hold, ignore_pbs, input, job_name, kill_on_invalid_dep, mail_type, mail_user, max_restarts, mem, mem_per_cpu, nice,
   no_requeue, nodes, ntasks, open_mode, output, parsable, partition, qos, quiet, requeue, resubmit_delay,
-  resubmit_on, signal, time, usage, verbose, version, wait, wrap
+  resubmit_on, signal, time, usage, verbose, version, wait, wrap,
+  licenses, ntasks_per_node, tmp, wckey, reservation, cpu_hint, mem_bind, distribution, threads_per_core,
+  ntasks_per_core, ntasks_per_socket, sockets_per_node, cores_per_socket, extra_node_info, oversubscribe,
+  uid_gid, switches, propagate, time_min, prefer
 };
 // clang-format on
 
@@ -38,123 +44,126 @@ struct OptionDef {
   char short_name;
   ArgKind arg;
   Opt opt;
+  std::string_view why_refused = {};  // Opt::refused: the reason given to the user
 };
 
 constexpr ArgKind kNone = ArgKind::none;
 constexpr ArgKind kRequired = ArgKind::required;
 constexpr ArgKind kOptional = ArgKind::optional;
-constexpr Opt kUnsupported = Opt::unsupported;
+constexpr Opt kRefused = Opt::refused;
+constexpr Opt kHint = Opt::hint;
+
+constexpr std::string_view kNoGpus = "GPUs and generic resources (GRES) are not scheduled yet";
+constexpr std::string_view kOneCluster = "one cluster only (no federation or multi-cluster operation)";
 
 // Every long option of Slurm 22.05's sbatch, in its table order (getopt lists
 // ambiguous abbreviations in this order), then Cairn's resubmission options.
-// Slurm options Cairn lacks stay in the table so that abbreviations resolve
-// as in Slurm and using one gets a clear error rather than "unrecognized".
 constexpr std::array kOptions = {
     OptionDef{"account", 'A', kRequired, Opt::account},
-    OptionDef{"acctg-freq", 0, kRequired, kUnsupported},
+    OptionDef{"acctg-freq", 0, kRequired, kHint},
     OptionDef{"array", 'a', kRequired, Opt::array},
-    OptionDef{"batch", 0, kRequired, kUnsupported},
+    OptionDef{"batch", 0, kRequired, kHint},
     OptionDef{"begin", 'b', kRequired, Opt::begin},
     OptionDef{"bb", 0, kRequired, Opt::bb},
     OptionDef{"bbf", 0, kRequired, Opt::bbf},
-    OptionDef{"cluster-constraint", 0, kRequired, kUnsupported},
+    OptionDef{"cluster-constraint", 0, kRequired, kRefused, kOneCluster},
     OptionDef{"chdir", 'D', kRequired, Opt::chdir},
-    OptionDef{"cluster", 0, kRequired, kUnsupported},
-    OptionDef{"clusters", 'M', kRequired, kUnsupported},
+    OptionDef{"cluster", 0, kRequired, kRefused, kOneCluster},
+    OptionDef{"clusters", 'M', kRequired, kRefused, kOneCluster},
     OptionDef{"comment", 0, kRequired, Opt::comment},
-    OptionDef{"container", 0, kRequired, kUnsupported},
-    OptionDef{"context", 0, kRequired, kUnsupported},
-    OptionDef{"contiguous", 0, kNone, kUnsupported},
+    OptionDef{"container", 0, kRequired, kRefused, "OCI containers are not supported"},
+    OptionDef{"context", 0, kRequired, kRefused, "SELinux contexts are not supported"},
+    OptionDef{"contiguous", 0, kNone, kHint},
     OptionDef{"constraint", 'C', kRequired, Opt::constraint},
-    OptionDef{"core-spec", 'S', kRequired, kUnsupported},
-    OptionDef{"cores-per-socket", 0, kRequired, kUnsupported},
-    OptionDef{"cpu-freq", 0, kRequired, kUnsupported},
-    OptionDef{"cpus-per-gpu", 0, kRequired, kUnsupported},
+    OptionDef{"core-spec", 'S', kRequired, kRefused, "core specialization is not supported"},
+    OptionDef{"cores-per-socket", 0, kRequired, Opt::cores_per_socket},
+    OptionDef{"cpu-freq", 0, kRequired, kHint},
+    OptionDef{"cpus-per-gpu", 0, kRequired, kRefused, kNoGpus},
     OptionDef{"cpus-per-task", 'c', kRequired, Opt::cpus_per_task},
-    OptionDef{"deadline", 0, kRequired, kUnsupported},
-    OptionDef{"delay-boot", 0, kRequired, kUnsupported},
+    OptionDef{"deadline", 0, kRequired, kRefused, "not implemented yet"},
+    OptionDef{"delay-boot", 0, kRequired, kHint},
     OptionDef{"dependency", 'd', kRequired, Opt::dependency},
-    OptionDef{"distribution", 'm', kRequired, kUnsupported},
+    OptionDef{"distribution", 'm', kRequired, Opt::distribution},
     OptionDef{"error", 'e', kRequired, Opt::error},
     OptionDef{"exclude", 'x', kRequired, Opt::exclude},
     OptionDef{"exclusive", 0, kOptional, Opt::exclusive},
     OptionDef{"export", 0, kRequired, Opt::export_env},
-    OptionDef{"export-file", 0, kRequired, kUnsupported},
-    OptionDef{"extra-node-info", 'B', kRequired, kUnsupported},
-    OptionDef{"get-user-env", 0, kOptional, kUnsupported},
-    OptionDef{"gid", 0, kRequired, kUnsupported},
-    OptionDef{"gpu-bind", 0, kRequired, kUnsupported},
-    OptionDef{"gpu-freq", 0, kRequired, kUnsupported},
-    OptionDef{"gpus", 'G', kRequired, kUnsupported},
-    OptionDef{"gpus-per-node", 0, kRequired, kUnsupported},
-    OptionDef{"gpus-per-socket", 0, kRequired, kUnsupported},
-    OptionDef{"gpus-per-task", 0, kRequired, kUnsupported},
-    OptionDef{"gres", 0, kRequired, kUnsupported},
-    OptionDef{"gres-flags", 0, kRequired, kUnsupported},
+    OptionDef{"export-file", 0, kRequired, kRefused, "use --export"},
+    OptionDef{"extra-node-info", 'B', kRequired, Opt::extra_node_info},
+    OptionDef{"get-user-env", 0, kOptional, kHint},
+    OptionDef{"gid", 0, kRequired, Opt::uid_gid},
+    OptionDef{"gpu-bind", 0, kRequired, kRefused, kNoGpus},
+    OptionDef{"gpu-freq", 0, kRequired, kRefused, kNoGpus},
+    OptionDef{"gpus", 'G', kRequired, kRefused, kNoGpus},
+    OptionDef{"gpus-per-node", 0, kRequired, kRefused, kNoGpus},
+    OptionDef{"gpus-per-socket", 0, kRequired, kRefused, kNoGpus},
+    OptionDef{"gpus-per-task", 0, kRequired, kRefused, kNoGpus},
+    OptionDef{"gres", 0, kRequired, kRefused, kNoGpus},
+    OptionDef{"gres-flags", 0, kRequired, kRefused, kNoGpus},
     OptionDef{"help", 'h', kNone, Opt::help},
-    OptionDef{"hint", 0, kRequired, kUnsupported},
+    OptionDef{"hint", 0, kRequired, Opt::cpu_hint},
     OptionDef{"hold", 'H', kNone, Opt::hold},
     OptionDef{"ignore-pbs", 0, kNone, Opt::ignore_pbs},
     OptionDef{"input", 'i', kRequired, Opt::input},
     OptionDef{"job-name", 'J', kRequired, Opt::job_name},
     OptionDef{"kill-on-invalid-dep", 0, kRequired, Opt::kill_on_invalid_dep},
-    OptionDef{"licenses", 'L', kRequired, kUnsupported},
+    OptionDef{"licenses", 'L', kRequired, Opt::licenses},
     OptionDef{"mail-type", 0, kRequired, Opt::mail_type},
     OptionDef{"mail-user", 0, kRequired, Opt::mail_user},
-    OptionDef{"mcs-label", 0, kRequired, kUnsupported},
+    OptionDef{"mcs-label", 0, kRequired, kRefused, "MCS labels are not supported (no MCSPlugin)"},
     OptionDef{"mem", 0, kRequired, Opt::mem},
-    OptionDef{"mem-bind", 0, kRequired, kUnsupported},
+    OptionDef{"mem-bind", 0, kRequired, Opt::mem_bind},
     OptionDef{"mem-per-cpu", 0, kRequired, Opt::mem_per_cpu},
-    OptionDef{"mem-per-gpu", 0, kRequired, kUnsupported},
-    OptionDef{"mincpus", 0, kRequired, kUnsupported},
-    OptionDef{"network", 0, kRequired, kUnsupported},
+    OptionDef{"mem-per-gpu", 0, kRequired, kRefused, kNoGpus},
+    OptionDef{"mincpus", 0, kRequired, kRefused, "use -c/--cpus-per-task"},
+    OptionDef{"network", 0, kRequired, kHint},
     OptionDef{"nice", 0, kOptional, Opt::nice},
-    OptionDef{"no-kill", 'k', kOptional, kUnsupported},
+    OptionDef{"no-kill", 'k', kOptional, kRefused, "a job always ends when one of its nodes fails"},
     OptionDef{"no-requeue", 0, kNone, Opt::no_requeue},
-    OptionDef{"nodefile", 'F', kRequired, kUnsupported},
+    OptionDef{"nodefile", 'F', kRequired, kRefused, "use -w/--nodelist"},
     OptionDef{"nodelist", 'w', kRequired, Opt::nodelist},
     OptionDef{"nodes", 'N', kRequired, Opt::nodes},
     OptionDef{"ntasks", 'n', kRequired, Opt::ntasks},
-    OptionDef{"ntasks-per-core", 0, kRequired, kUnsupported},
-    OptionDef{"ntasks-per-gpu", 0, kRequired, kUnsupported},
-    OptionDef{"ntasks-per-node", 0, kRequired, kUnsupported},
-    OptionDef{"ntasks-per-socket", 0, kRequired, kUnsupported},
-    OptionDef{"ntasks-per-tres", 0, kRequired, kUnsupported},
+    OptionDef{"ntasks-per-core", 0, kRequired, Opt::ntasks_per_core},
+    OptionDef{"ntasks-per-gpu", 0, kRequired, kRefused, kNoGpus},
+    OptionDef{"ntasks-per-node", 0, kRequired, Opt::ntasks_per_node},
+    OptionDef{"ntasks-per-socket", 0, kRequired, Opt::ntasks_per_socket},
+    OptionDef{"ntasks-per-tres", 0, kRequired, kRefused, kNoGpus},
     OptionDef{"open-mode", 0, kRequired, Opt::open_mode},
     OptionDef{"output", 'o', kRequired, Opt::output},
-    OptionDef{"overcommit", 'O', kNone, kUnsupported},
-    OptionDef{"oversubscribe", 's', kNone, kUnsupported},
+    OptionDef{"overcommit", 'O', kNone, kHint},
+    OptionDef{"oversubscribe", 's', kNone, Opt::oversubscribe},
     OptionDef{"parsable", 0, kNone, Opt::parsable},
     OptionDef{"partition", 'p', kRequired, Opt::partition},
-    OptionDef{"power", 0, kRequired, kUnsupported},
-    OptionDef{"prefer", 0, kRequired, kUnsupported},
-    OptionDef{"priority", 0, kRequired, kUnsupported},
-    OptionDef{"profile", 0, kRequired, kUnsupported},
-    OptionDef{"propagate", 0, kOptional, kUnsupported},
+    OptionDef{"power", 0, kRequired, kHint},
+    OptionDef{"prefer", 0, kRequired, Opt::prefer},
+    OptionDef{"priority", 0, kRequired, kRefused, "priorities are not set by hand (use --nice)"},
+    OptionDef{"profile", 0, kRequired, kHint},
+    OptionDef{"propagate", 0, kOptional, Opt::propagate},
     OptionDef{"qos", 'q', kRequired, Opt::qos},
     OptionDef{"quiet", 'Q', kNone, Opt::quiet},
-    OptionDef{"reboot", 0, kNone, kUnsupported},
+    OptionDef{"reboot", 0, kNone, kHint},
     OptionDef{"requeue", 0, kNone, Opt::requeue},
-    OptionDef{"reservation", 0, kRequired, kUnsupported},
+    OptionDef{"reservation", 0, kRequired, Opt::reservation},
     OptionDef{"signal", 0, kRequired, Opt::signal},
-    OptionDef{"sockets-per-node", 0, kRequired, kUnsupported},
-    OptionDef{"spread-job", 0, kNone, kUnsupported},
-    OptionDef{"switches", 0, kRequired, kUnsupported},
-    OptionDef{"tasks-per-node", 0, kRequired, kUnsupported},
-    OptionDef{"test-only", 0, kNone, kUnsupported},
-    OptionDef{"thread-spec", 0, kRequired, kUnsupported},
-    OptionDef{"threads-per-core", 0, kRequired, kUnsupported},
+    OptionDef{"sockets-per-node", 0, kRequired, Opt::sockets_per_node},
+    OptionDef{"spread-job", 0, kNone, kHint},
+    OptionDef{"switches", 0, kRequired, Opt::switches},
+    OptionDef{"tasks-per-node", 0, kRequired, Opt::ntasks_per_node},
+    OptionDef{"test-only", 0, kNone, kRefused, "start time estimates are not implemented yet"},
+    OptionDef{"thread-spec", 0, kRequired, kRefused, "thread specialization is not supported"},
+    OptionDef{"threads-per-core", 0, kRequired, Opt::threads_per_core},
     OptionDef{"time", 't', kRequired, Opt::time},
-    OptionDef{"time-min", 0, kRequired, kUnsupported},
-    OptionDef{"tmp", 0, kRequired, kUnsupported},
-    OptionDef{"uid", 0, kRequired, kUnsupported},
-    OptionDef{"use-min-nodes", 0, kNone, kUnsupported},
+    OptionDef{"time-min", 0, kRequired, Opt::time_min},
+    OptionDef{"tmp", 0, kRequired, Opt::tmp},
+    OptionDef{"uid", 0, kRequired, Opt::uid_gid},
+    OptionDef{"use-min-nodes", 0, kNone, kHint},
     OptionDef{"usage", 0, kNone, Opt::usage},
     OptionDef{"verbose", 'v', kNone, Opt::verbose},
     OptionDef{"version", 'V', kNone, Opt::version},
     OptionDef{"wait", 'W', kNone, Opt::wait},
-    OptionDef{"wait-all-nodes", 0, kRequired, kUnsupported},
-    OptionDef{"wckey", 0, kRequired, kUnsupported},
+    OptionDef{"wait-all-nodes", 0, kRequired, kHint},
+    OptionDef{"wckey", 0, kRequired, Opt::wckey},
     OptionDef{"wrap", 0, kRequired, Opt::wrap},
     OptionDef{"resubmit-on", 0, kRequired, Opt::resubmit_on},
     OptionDef{"max-restarts", 0, kRequired, Opt::max_restarts},
@@ -179,6 +188,9 @@ constexpr std::array kEnvironmentOptions = {
     EnvironmentOption{"SBATCH_PARTITION", Opt::partition},   EnvironmentOption{"SBATCH_QOS", Opt::qos},
     EnvironmentOption{"SBATCH_REQUEUE", Opt::requeue},       EnvironmentOption{"SBATCH_SIGNAL", Opt::signal},
     EnvironmentOption{"SBATCH_TIMELIMIT", Opt::time},        EnvironmentOption{"SBATCH_WAIT", Opt::wait},
+    EnvironmentOption{"SBATCH_DISTRIBUTION", Opt::distribution}, EnvironmentOption{"SBATCH_HINT", Opt::cpu_hint},
+    EnvironmentOption{"SBATCH_MEM_BIND", Opt::mem_bind},     EnvironmentOption{"SBATCH_RESERVATION", Opt::reservation},
+    EnvironmentOption{"SBATCH_WCKEY", Opt::wckey},
 };
 
 constexpr std::string_view kTryHelp = "\nTry \"sbatch --help\" for more information";
@@ -551,11 +563,16 @@ struct Settings {
   std::optional<ResubmitSpec> resubmit_on;  // on_states and on_exit_codes only
   std::optional<uint32_t> max_restarts, resubmit_delay;
   bool hold = false, parsable = false, quiet = false, wait = false, verbose = false;
+  std::optional<std::string> licenses, wckey, reservation;
+  std::optional<uint32_t> ntasks_per_node;
+  std::optional<uint64_t> tmp_mb;
+  TaskLayout layout;
 };
 
 struct Context {
   std::string cwd;
   int64_t now_unix = 0;
+  std::optional<uint32_t> uid;  // the caller's; unknown in sbatch_first_pass()
 };
 
 ResubmitSpec parse_resubmit_on(std::string_view text) {
@@ -596,11 +613,118 @@ void apply_option(Settings& s, const OptionUse& use, Source source, const Contex
   const std::optional<std::string>& value = use.value;
   const std::string text = value.value_or("");
   switch (use.def->opt) {
-    case Opt::unsupported: {
+    case Opt::refused: {
       std::string name = "--" + std::string(use.def->long_name);
       if (use.def->short_name) name = std::string("-") + use.def->short_name + "/" + name;
-      fail(name + " is not supported by Cairn");
+      fail(name + " is not supported by Cairn: " + std::string(use.def->why_refused));
     }
+    case Opt::hint:  // accepted without effect (docs/slurm-options.md)
+      return;
+    case Opt::licenses: {
+      auto parsed = parse_licenses(text);
+      if (!parsed) fail("Batch job submission failed: " + std::string(kInvalidLicenses));
+      s.licenses = license_text(*parsed);
+      return;
+    }
+    case Opt::ntasks_per_node:
+      s.ntasks_per_node = parse_positive_count("--ntasks-per-node", text);
+      return;
+    case Opt::tmp: {
+      auto mb = parse_slurm_mem(text);
+      if (!mb) fail("Invalid --tmp specification");
+      s.tmp_mb = *mb;
+      return;
+    }
+    case Opt::wckey:
+      s.wckey = text;
+      return;
+    case Opt::reservation:
+      s.reservation = text;
+      return;
+    case Opt::cpu_hint:
+      for (auto word : split(text, ','))
+        if (!iequals(word, "compute_bound") && !iequals(word, "memory_bound") && !iequals(word, "multithread") &&
+            !iequals(word, "nomultithread"))
+          fail("unrecognized --hint argument \"" + std::string(word) + "\", see --hint=help");
+      s.layout.hint = text;
+      return;
+    case Opt::mem_bind:
+      s.layout.mem_bind = text;
+      return;
+    case Opt::distribution: {
+      // The first level: block, cyclic, arbitrary, plane=N or '*'; the agent reads the rest.
+      std::string_view first = text;
+      first = first.substr(0, first.find_first_of(":,"));
+      bool plane = istarts_with(first, "plane=") && all_digits(first.substr(6)) && first.size() > 6;
+      if (!plane && !iequals(first, "block") && !iequals(first, "cyclic") && !iequals(first, "arbitrary") &&
+          first != "*")
+        fail("Invalid --distribution specification");
+      s.layout.distribution = text;
+      return;
+    }
+    case Opt::threads_per_core:
+      s.layout.threads_per_core = parse_positive_count("--threads-per-core", text);
+      return;
+    case Opt::ntasks_per_core:
+      s.layout.ntasks_per_core = parse_positive_count("--ntasks-per-core", text);
+      return;
+    case Opt::ntasks_per_socket:
+      s.layout.ntasks_per_socket = parse_positive_count("--ntasks-per-socket", text);
+      return;
+    case Opt::sockets_per_node:
+      s.layout.sockets_per_node = parse_positive_count("--sockets-per-node", text);
+      return;
+    case Opt::cores_per_socket:
+      s.layout.cores_per_socket = parse_positive_count("--cores-per-socket", text);
+      return;
+    case Opt::extra_node_info: {
+      // sockets[:cores[:threads]], each a count or '*' (any).
+      auto parts = split(text, ':');
+      if (parts.empty() || parts.size() > 3) fail("Invalid --extra-node-info specification");
+      std::array<uint32_t, 3> counts{};
+      for (size_t i = 0; i < parts.size(); ++i) {
+        if (parts[i] == "*") continue;
+        auto count = parse_unsigned<uint32_t>(parts[i]);
+        if (!count || *count == 0 || *count > INT_MAX) fail("Invalid --extra-node-info specification");
+        counts[i] = *count;
+      }
+      if (counts[0]) s.layout.sockets_per_node = counts[0];
+      if (counts[1]) s.layout.cores_per_socket = counts[1];
+      if (counts[2]) s.layout.threads_per_core = counts[2];
+      return;
+    }
+    case Opt::oversubscribe:  // Cairn shares nodes by CPU already; it undoes an earlier --exclusive
+      s.exclusive = false;
+      return;
+    case Opt::uid_gid:
+      if (!context.uid) return;  // the full pass reports it
+      if (*context.uid != 0) fail("--" + std::string(use.def->long_name) + " only permitted by root user");
+      fail("--" + std::string(use.def->long_name) +
+           " is not supported by Cairn: the controller records the verified caller (submit as that user)");
+    case Opt::switches: {
+      size_t at = text.find('@');
+      parse_positive_count("--switches", std::string_view(text).substr(0, at));
+      if (at != std::string::npos && !parse_time_limit(std::string_view(text).substr(at + 1)))
+        fail("Invalid --switches specification");
+      return;
+    }
+    case Opt::propagate: {
+      if (!value) return;  // ALL
+      constexpr std::array kLimits = {"ALL", "NONE", "AS", "CORE", "CPU", "DATA", "FSIZE", "MEMLOCK", "NOFILE",
+                                      "NPROC", "RSS", "STACK"};
+      for (auto word : split(text, ',')) {
+        std::string_view name = istarts_with(word, "RLIMIT_") ? word.substr(7) : word;
+        if (std::none_of(kLimits.begin(), kLimits.end(), [&](std::string_view known) { return iequals(name, known); }))
+          fail("Invalid --propagate specification");
+      }
+      return;
+    }
+    case Opt::time_min:
+      if (!parse_time_limit(text)) fail("Invalid --time-min specification");
+      return;
+    case Opt::prefer:
+      if (!valid_feature_expression(text)) fail("Invalid feature specification");
+      return;
     case Opt::help:
     case Opt::usage:
     case Opt::version:
@@ -1137,7 +1261,7 @@ struct Collected {
 // each overriding the one before.
 Collected collect(const SbatchInput& input) {
   Collected c;
-  Context context{input.cwd, input.now_unix};
+  Context context{input.cwd, input.now_unix, input.uid};
   FirstPass pass = first_pass(input.args, context);
   c.command_line = pass.command_line;
   if (c.command_line.early_output) return c;
@@ -1258,6 +1382,16 @@ SbatchRequest build_sbatch_request(const SbatchInput& input) {
   spec.cpus_per_task = s.cpus_per_task.value_or(1);
   spec.num_nodes = s.min_nodes.value_or(1);
   if (spec.num_nodes == 0) fail("Batch job submission failed: Node count specification invalid");
+  if (s.ntasks_per_node) {
+    // Slurm: -N with --ntasks-per-node sets the task count; -n with it, the node count.
+    spec.ntasks_per_node = *s.ntasks_per_node;
+    if (!s.ntasks) {
+      spec.num_tasks = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{spec.num_nodes} * spec.ntasks_per_node, INT_MAX));
+      s.ntasks = spec.num_tasks;
+    } else if (!s.min_nodes) {
+      spec.num_nodes = (spec.num_tasks + spec.ntasks_per_node - 1) / spec.ntasks_per_node;
+    }
+  }
   if (s.ntasks && spec.num_nodes > spec.num_tasks) {
     request.warnings.push_back("sbatch: Warning: can't run " + std::to_string(spec.num_tasks) + " processes on " +
                                std::to_string(spec.num_nodes) + " nodes, setting nnodes to " +
@@ -1268,6 +1402,11 @@ SbatchRequest build_sbatch_request(const SbatchInput& input) {
   if (s.mem_per_cpu) spec.mem_per_cpu_mb = s.mem_per_cpu->mb;
   spec.time_limit_sec = s.time_limit.value_or(0);
   spec.exclusive = s.exclusive.value_or(false);
+  spec.licenses = s.licenses.value_or("");
+  spec.wckey = s.wckey.value_or("");
+  spec.reservation = s.reservation.value_or("");
+  spec.tmp_disk_mb = s.tmp_mb.value_or(0);
+  spec.task_layout = s.layout;
 
   spec.work_dir = s.chdir.value_or(input.cwd);
   if (s.output) spec.stdout_pattern = under(spec.work_dir, *s.output);

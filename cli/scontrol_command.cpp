@@ -27,7 +27,7 @@ const std::map<std::string, ControlVerb> kJobVerbs = {
 
 constexpr const char* kUsage =
     "Usage: scontrol [-o] [--at TIME] <command>\n"
-    "  show job [ID]|node [NAME]|partition [NAME]|burstbuffer   (--at: as the log says it was then)\n"
+    "  show job [ID]|node [NAME]|partition [NAME]|licenses [NAME]|burstbuffer   (--at: as the log says it was then)\n"
     "  hold|uhold|release|requeue|requeuehold|suspend|resume <job_list>\n"
     "  update NodeName=<nodes> State=DRAIN|RESUME|DOWN|IDLE|UNDRAIN|FAIL Reason=<text>\n"
     "  update JobId=<id> TimeLimit=|Priority=|Nice=|Name=|Comment=|Partition=|...=<value>\n"
@@ -124,6 +124,17 @@ int job_verb(ControllerClient& client, const std::string& name, ControlVerb verb
   return status;
 }
 
+// Totals from Licenses= of the configuration; in use: what the running jobs the caller may see hold.
+int show_licenses(ClusterQueries& client, const ClusterConfig& config, const std::vector<std::string>& names,
+                  bool one_liner, std::ostream& out) {
+  LicenseTotals used;
+  if (!config.licenses.empty()) used = licenses_in_use(client.jobs(JobQuery{}).jobs);
+  std::optional<std::string> name;
+  if (!names.empty()) name = names.front();
+  out << render_scontrol_show_licenses(config.licenses, used, name, one_liner);
+  return 0;
+}
+
 int show_burst_buffers(ControllerClient& client, const ClusterConfig& config, std::ostream& out) {
   auto pools = client.burst_buffers();
   std::vector<uint64_t> holders;
@@ -195,7 +206,7 @@ int run_scontrol(const Args& argv, std::ostream& out, std::ostream& err) {
     bool one_liner = args.has("oneliner");
     if (command == "show") {
       if (rest.empty())
-        throw UsageError("scontrol: error: show requires an entity: job, node, partition or burstbuffer");
+        throw UsageError("scontrol: error: show requires an entity: job, node, partition, licenses or burstbuffer");
       auto entity = to_lower(rest[0]);
       std::vector<std::string> names(rest.begin() + 1, rest.end());
       if (entity == "burstbuffer" || entity == "burstbuffers" || entity == "bb") {
@@ -209,6 +220,8 @@ int run_scontrol(const Args& argv, std::ostream& out, std::ostream& err) {
         return show_nodes(*cluster, config, split_list(names), one_liner, out, err);
       if (entity == "partition" || entity == "partitions")
         return show_partitions(*cluster, config, split_list(names), one_liner, out, err);
+      if (entity.size() >= 3 && std::string_view("licenses").starts_with(entity))
+        return show_licenses(*cluster, config, names, one_liner, out);
       throw UsageError("scontrol: error: invalid entity: " + rest[0] + " for keyword: show");
     }
     if (args.has("at")) throw UsageError("scontrol: error: --at applies to show only");

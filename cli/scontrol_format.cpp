@@ -175,20 +175,28 @@ std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& 
     out += "BatchHost=" + host;
     out += line_end;
   }
-  out += fmt::format("NumNodes={} NumCPUs={} NumTasks={} CPUs/Task={} ReqB:S:C:T=0:0:*:*", job_node_count(job),
-                     job_cpu_count(job), spec.num_tasks, spec.cpus_per_task);
+  const JobSpec& full = spec;
+  const TaskLayout& layout = full.task_layout;
+  auto count_or_any = [](uint32_t count) { return count == 0 ? std::string("*") : std::to_string(count); };
+  out += fmt::format("NumNodes={} NumCPUs={} NumTasks={} CPUs/Task={} ReqB:S:C:T=0:{}:{}:{}", job_node_count(job),
+                     job_cpu_count(job), spec.num_tasks, spec.cpus_per_task, layout.sockets_per_node,
+                     count_or_any(layout.cores_per_socket), count_or_any(layout.threads_per_core));
   out += line_end;
   out += "TRES=" + job_tres(job);
   out += line_end;
-  out += "Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=*";
+  out += fmt::format("Socks/Node={} NtasksPerN:B:S:C={}:0:{}:{} CoreSpec=*", count_or_any(layout.sockets_per_node),
+                     full.ntasks_per_node, count_or_any(layout.ntasks_per_socket),
+                     count_or_any(layout.ntasks_per_core));
   out += line_end;
   bool per_cpu = spec.mem_per_cpu_mb > 0;
-  out += fmt::format("MinCPUsNode={} MinMemory{}={} MinTmpDiskNode=0", spec.cpus_per_task, per_cpu ? "CPU" : "Node",
-                     slurm_mb_text(per_cpu ? spec.mem_per_cpu_mb : spec.mem_per_node_mb));
+  out += fmt::format("MinCPUsNode={} MinMemory{}={} MinTmpDiskNode={}", spec.cpus_per_task, per_cpu ? "CPU" : "Node",
+                     slurm_mb_text(per_cpu ? spec.mem_per_cpu_mb : spec.mem_per_node_mb),
+                     full.tmp_disk_mb == 0 ? std::string("0") : slurm_mb_text(full.tmp_disk_mb));
   out += line_end;
   out += fmt::format("Features={} DelayBoot=00:00:00", or_null(spec.features));
   out += line_end;
-  out += fmt::format("OverSubscribe={} Contiguous=0 Licenses=(null) Network=(null)", spec.exclusive ? "NO" : "OK");
+  out += fmt::format("OverSubscribe={} Contiguous=0 Licenses={} Network=(null)", spec.exclusive ? "NO" : "OK",
+                     or_null(spec.licenses));
   out += line_end;
   out += "Command=" + or_null(spec.command);
   out += line_end;
@@ -366,6 +374,33 @@ std::string render_scontrol_show_burst_buffers(const std::vector<PoolUsage>& poo
     }
   }
   return out;
+}
+
+}  // namespace cairn
+
+namespace cairn {
+
+std::string render_scontrol_show_licenses(const LicenseTotals& totals, const LicenseTotals& used,
+                                          const std::optional<std::string>& name, bool one_liner) {
+  if (totals.empty()) return "No licenses configured in Slurm.\n";
+  std::string out;
+  for (const auto& [license, total] : totals) {  // by name, as Slurm sorts them
+    if (name && *name != license) continue;
+    auto in_use = used.find(license);
+    uint32_t taken = in_use == used.end() ? 0 : in_use->second;
+    out += fmt::format("LicenseName={}{}Total={} Used={} Free={} Reserved=0 Remote=no\n", license,
+                       one_liner ? " " : "\n    ", total, taken, total - std::min(total, taken));
+  }
+  return out;
+}
+
+LicenseTotals licenses_in_use(const std::vector<JobRecord>& jobs) {
+  LicenseTotals used;
+  for (const auto& job : jobs) {
+    if (!is_active(job.state) || job.spec->licenses.empty()) continue;
+    for (const auto& license : requested_licenses(job.spec->licenses)) used[license.name] += license.count;
+  }
+  return used;
 }
 
 }  // namespace cairn

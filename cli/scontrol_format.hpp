@@ -4,10 +4,12 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/licenses.hpp"
 #include "events/burst_buffer_plan.hpp"
 #include "cli/slurm_views.hpp"
 #include "events/job_model.hpp"
@@ -29,6 +31,13 @@ std::string render_scontrol_show_partition(const PartitionView& partition,
 // and the jobs holding it; `jobs` gives the holders' user and staging state.
 std::string render_scontrol_show_burst_buffers(const std::vector<PoolUsage>& pools,
                                                const std::map<uint64_t, JobRecord>& jobs, const FormatContext& context);
+
+// scontrol show licenses [NAME]: Licenses= with what running jobs hold (`used`), by name.
+std::string render_scontrol_show_licenses(const LicenseTotals& totals, const LicenseTotals& used,
+                                          const std::optional<std::string>& name, bool one_liner = false);
+
+// What the active jobs among `jobs` hold of each license.
+LicenseTotals licenses_in_use(const std::vector<JobRecord>& jobs);
 
 // An output path as scontrol shows it: Slurm's filename patterns (events/output_paths.hpp),
 // with %N left as written until the job has a batch host; relative to the work dir.

@@ -17,6 +17,7 @@
 #include "common/version.hpp"
 #include "protocol/rpc_client.hpp"
 #include "common/size_parse.hpp"
+#include "common/string_util.hpp"
 
 namespace cairn {
 namespace {
@@ -30,18 +31,175 @@ constexpr auto kQueuedAfter = std::chrono::milliseconds(500);
 volatile std::sig_atomic_t interrupted = 0;
 extern "C" void on_interrupt(int) { interrupted = 1; }
 
-const std::vector<OptionSpec> kOptions = {
-    {'n', "ntasks", true, ""},       {'N', "nodes", true, ""},       {'c', "cpus-per-task", true, ""},
-    {0, "cpu-bind", true, ""},       {0, "cpu_bind", true, "cpu-bind"}, {0, "export", true, ""},
-    {'l', "label", false, ""},       {0, "mem", true, ""},           {'J', "job-name", true, ""},
-    {'p', "partition", true, ""},    {'t', "time", true, ""},        {'D', "chdir", true, ""},
-    {'A', "account", true, ""},      {'w', "nodelist", true, ""},    {'x', "exclude", true, ""},
-    {'C', "constraint", true, ""},   {0, "jobid", true, ""},         {'Q', "quiet", false, ""},
-    {'u', "unbuffered", false, ""},  {0, "overlap", false, ""},      {0, "exact", false, ""},
-    {0, "mpi", true, ""},            {0, "conf", true, ""},          {'h', "help", false, ""},
-    {'V', "version", false, ""},
+// How srun treats an option: `own` ones it reads itself; `job` ones are sbatch's, checked
+// by sbatch's parser and given to the interactive job (a step inside an allocation ignores
+// them, as Slurm's steps do); `hint` ones are accepted without effect; `refused` ones are
+// refused with their reason (docs/slurm-options.md lists them all).
+enum class SrunKind : uint8_t { own, job, hint, refused };
+
+struct SrunOption {
+  OptionSpec spec;
+  SrunKind kind;
+  std::string_view why_refused = {};
 };
 
+constexpr SrunKind kOwn = SrunKind::own;
+constexpr SrunKind kJob = SrunKind::job;
+constexpr SrunKind kHintOnly = SrunKind::hint;
+constexpr SrunKind kRefusedHere = SrunKind::refused;
+
+OptionSpec flag(char short_name, std::string long_name) { return {short_name, std::move(long_name), false, ""}; }
+OptionSpec valued(char short_name, std::string long_name) { return {short_name, std::move(long_name), true, ""}; }
+OptionSpec optional(char short_name, std::string long_name) {
+  return {short_name, std::move(long_name), false, "", true};
+}
+
+const std::vector<SrunOption> kSrunOptions = {
+    // srun's own.
+    {valued('n', "ntasks"), kOwn},
+    {valued('N', "nodes"), kOwn},
+    {valued('c', "cpus-per-task"), kOwn},
+    {valued(0, "cpu-bind"), kOwn},
+    {{0, "cpu_bind", true, "cpu-bind"}, kOwn},
+    {valued(0, "export"), kOwn},
+    {flag('l', "label"), kOwn},
+    {valued(0, "mem"), kOwn},
+    {valued('J', "job-name"), kOwn},
+    {valued('p', "partition"), kOwn},
+    {valued('t', "time"), kOwn},
+    {valued('D', "chdir"), kOwn},
+    {valued('A', "account"), kOwn},
+    {valued('w', "nodelist"), kOwn},
+    {valued('x', "exclude"), kOwn},
+    {valued('C', "constraint"), kOwn},
+    {valued(0, "jobid"), kOwn},
+    {flag('Q', "quiet"), kOwn},
+    {flag('u', "unbuffered"), kOwn},
+    {flag(0, "overlap"), kOwn},
+    {flag(0, "exact"), kOwn},
+    {valued(0, "mpi"), kOwn},
+    {valued(0, "conf"), kOwn},
+    {flag('h', "help"), kOwn},
+    {flag(0, "usage"), kOwn},
+    {flag('V', "version"), kOwn},
+    {valued(0, "ntasks-per-node"), kOwn},
+    {valued('i', "input"), kOwn},
+    {valued(0, "open-mode"), kOwn},
+    // The job's, as sbatch has them.
+    {valued('L', "licenses"), kJob},
+    {optional(0, "exclusive"), kJob},
+    {flag('s', "oversubscribe"), kJob},
+    {flag('O', "overcommit"), kJob},
+    {valued(0, "tmp"), kJob},
+    {valued(0, "wckey"), kJob},
+    {valued(0, "comment"), kJob},
+    {valued(0, "mail-type"), kJob},
+    {valued(0, "mail-user"), kJob},
+    {valued(0, "reservation"), kJob},
+    {valued(0, "hint"), kJob},
+    {valued(0, "mem-bind"), kJob},
+    {valued('m', "distribution"), kJob},
+    {valued(0, "threads-per-core"), kJob},
+    {valued(0, "ntasks-per-core"), kJob},
+    {valued(0, "ntasks-per-socket"), kJob},
+    {valued(0, "sockets-per-node"), kJob},
+    {valued(0, "cores-per-socket"), kJob},
+    {valued('B', "extra-node-info"), kJob},
+    {valued(0, "switches"), kJob},
+    {flag(0, "spread-job"), kJob},
+    {flag(0, "use-min-nodes"), kJob},
+    {flag(0, "contiguous"), kJob},
+    {valued(0, "signal"), kJob},
+    {valued('b', "begin"), kJob},
+    {valued('d', "dependency"), kJob},
+    {optional(0, "nice"), kJob},
+    {flag('H', "hold"), kJob},
+    {valued('q', "qos"), kJob},
+    {valued(0, "mem-per-cpu"), kJob},
+    {valued(0, "time-min"), kJob},
+    {valued(0, "prefer"), kJob},
+    {optional(0, "propagate"), kJob},
+    {valued(0, "uid"), kJob},
+    {valued(0, "gid"), kJob},
+    {valued(0, "bb"), kJob},
+    {valued(0, "bbf"), kJob},
+    {valued(0, "acctg-freq"), kJob},
+    {valued(0, "cpu-freq"), kJob},
+    {valued(0, "delay-boot"), kJob},
+    {valued(0, "network"), kJob},
+    {valued(0, "power"), kJob},
+    {valued(0, "profile"), kJob},
+    {flag(0, "reboot"), kJob},
+    {valued(0, "gres"), kJob},
+    {valued(0, "gres-flags"), kJob},
+    {valued('G', "gpus"), kJob},
+    {valued(0, "gpus-per-node"), kJob},
+    {valued(0, "gpus-per-socket"), kJob},
+    {valued(0, "gpus-per-task"), kJob},
+    {valued(0, "gpu-bind"), kJob},
+    {valued(0, "gpu-freq"), kJob},
+    {valued(0, "cpus-per-gpu"), kJob},
+    {valued(0, "mem-per-gpu"), kJob},
+    {valued(0, "ntasks-per-gpu"), kJob},
+    {valued(0, "mincpus"), kJob},
+    {valued('S', "core-spec"), kJob},
+    {valued(0, "thread-spec"), kJob},
+    {valued(0, "deadline"), kJob},
+    {valued(0, "priority"), kJob},
+    {valued(0, "mcs-label"), kJob},
+    {valued('M', "clusters"), kJob},
+    {valued(0, "cluster-constraint"), kJob},
+    {valued(0, "container"), kJob},
+    {valued('F', "nodefile"), kJob},
+    {flag(0, "test-only"), kJob},
+    {optional('k', "no-kill"), kJob},
+    // Accepted without effect here.
+    {valued(0, "accel-bind"), kHintOnly},
+    {optional(0, "compress"), kHintOnly},
+    {flag('X', "disable-status"), kHintOnly},
+    {valued(0, "msg-timeout"), kHintOnly},
+    {flag('E', "preserve-env"), kHintOnly},
+    {flag(0, "quit-on-interrupt"), kHintOnly},
+    {optional(0, "resv-ports"), kHintOnly},
+    {optional(0, "send-libs"), kHintOnly},
+    {valued(0, "slurmd-debug"), kHintOnly},
+    {valued('T', "threads"), kHintOnly},
+    {valued('W', "wait"), kHintOnly},
+    {flag('v', "verbose"), kHintOnly},
+    {optional('K', "kill-on-bad-exit"), kOwn},  // 0 only
+    // Refused.
+    {optional('I', "immediate"), kRefusedHere, "not implemented yet"},
+    {valued('o', "output"), kRefusedHere, "srun writes the tasks' output on its own stdout and stderr"},
+    {valued('e', "error"), kRefusedHere, "srun writes the tasks' output on its own stdout and stderr"},
+    {optional(0, "bcast"), kRefusedHere, "not implemented yet (use a shared file system)"},
+    {valued(0, "bcast-exclude"), kRefusedHere, "not implemented yet (use a shared file system)"},
+    {valued(0, "epilog"), kRefusedHere, "step prologs and epilogs are not implemented yet"},
+    {valued(0, "prolog"), kRefusedHere, "step prologs and epilogs are not implemented yet"},
+    {valued(0, "task-epilog"), kRefusedHere, "task prologs and epilogs are not implemented yet"},
+    {valued(0, "task-prolog"), kRefusedHere, "task prologs and epilogs are not implemented yet"},
+    {valued(0, "het-group"), kRefusedHere, "heterogeneous jobs are not supported"},
+    {flag(0, "multi-prog"), kRefusedHere, "not implemented yet"},
+    {flag('Z', "no-allocate"), kRefusedHere, "steps always run in an allocation"},
+    {flag(0, "pty"), kRefusedHere, "pseudo-terminals are not implemented yet"},
+    {valued('r', "relative"), kRefusedHere, "not implemented yet"},
+    {optional(0, "x11"), kRefusedHere, "X11 forwarding is not supported"},
+};
+
+std::vector<OptionSpec> parser_specs() {
+  std::vector<OptionSpec> specs;
+  for (const auto& option : kSrunOptions) specs.push_back(option.spec);
+  return specs;
+}
+
+// Refuses the options Cairn cannot honour, naming them as the user may have written them.
+void refuse_unsupported(const ParsedArgs& args) {
+  for (const auto& option : kSrunOptions) {
+    if (option.kind != kRefusedHere || !args.has(option.spec.long_name)) continue;
+    std::string name = "--" + option.spec.long_name;
+    if (option.spec.short_name) name = std::string("-") + option.spec.short_name + "/" + name;
+    throw UsageError("srun: error: " + name + " is not supported by Cairn: " + std::string(option.why_refused));
+  }
+}
 
 uint32_t count_option(const ParsedArgs& args, const std::string& name) {
   auto text = args.get(name);
@@ -51,15 +209,34 @@ uint32_t count_option(const ParsedArgs& args, const std::string& name) {
   return static_cast<uint32_t>(value);
 }
 
-// The interactive job: sbatch's own handling of the options srun shares with it.
+// The interactive job: sbatch's own handling of the options srun shares with it. Its
+// errors are srun's ("sbatch: error: X" becomes "srun: error: X").
 JobSpec interactive_job_spec(const ParsedArgs& args, const std::string& name, const std::string& command_line) {
   Args sbatch_args;
   for (const char* option : {"nodes", "ntasks", "cpus-per-task", "mem", "time", "partition", "account", "chdir",
-                             "nodelist", "exclude", "constraint"})
+                             "nodelist", "exclude", "constraint", "ntasks-per-node"})
     if (auto value = args.get(option)) sbatch_args.push_back("--" + std::string(option) + "=" + *value);
+  for (const auto& option : kSrunOptions) {
+    if (option.kind != kJob) continue;
+    const std::string& long_name = option.spec.long_name;
+    for (const auto& value : args.all(long_name)) {
+      bool with_value = option.spec.takes_value || (option.spec.optional_value && !value.empty());
+      sbatch_args.push_back("--" + long_name + (with_value ? "=" + value : ""));
+    }
+  }
   sbatch_args.push_back("--job-name=" + name);
   sbatch_args.push_back("--wrap=srun");
-  SbatchRequest request = build_sbatch_request(submission_from_caller(sbatch_args));
+  SbatchRequest request;
+  try {
+    request = build_sbatch_request(submission_from_caller(sbatch_args));
+  } catch (const UsageError& e) {
+    std::string text = e.what();
+    for (size_t at = 0; (at = text.find("sbatch: ", at)) != std::string::npos;) text.replace(at, 8, "srun: ");
+    const std::string submission = "Batch job submission failed: ";  // srun's words for the same refusal
+    if (auto at = text.find(submission); at != std::string::npos)
+      text.replace(at, submission.size(), "Unable to allocate resources: ");
+    throw UsageError(text);
+  }
   JobSpec spec = std::move(request.spec);
   spec.script.clear();
   spec.command = command_line;
@@ -193,8 +370,8 @@ int run_step(ControllerClient& client, const StepRequest& request, bool label, b
 
 int run_srun(const Args& argv, std::ostream& out, std::ostream& err) {
   return run_guarded("srun", err, [&] {
-    auto args = parse_options("srun", kOptions, argv, /*stop_at_positional=*/true);
-    if (args.has("help")) {
+    auto args = parse_options("srun", parser_specs(), argv, /*stop_at_positional=*/true);
+    if (args.has("help") || args.has("usage")) {
       out << front_end_help("srun");
       return 0;
     }
@@ -202,10 +379,24 @@ int run_srun(const Args& argv, std::ostream& out, std::ostream& err) {
       out << slurm_version_line() << "\n";
       return 0;
     }
+    refuse_unsupported(args);
+    if (auto bad_exit = args.get("kill-on-bad-exit"); bad_exit && *bad_exit != "0")
+      throw UsageError("srun: error: -K/--kill-on-bad-exit is not supported by Cairn: a step's other tasks run on");
+    if (auto input = args.get("input"); input && !iequals(*input, "none"))
+      throw UsageError("srun: error: --input=" + *input + " is not supported by Cairn: the tasks' stdin is /dev/null");
+    if (auto mode = args.get("open-mode"); mode && (mode->empty() || (to_lower((*mode)[0]) != 'a' && to_lower((*mode)[0]) != 't')))
+      throw UsageError("srun: error: Invalid --open-mode specification");
     if (args.positionals.empty()) throw UsageError("srun: fatal: No command given to execute.");
     StepRequest request;
     request.num_tasks = count_option(args, "ntasks");
     request.num_nodes = count_option(args, "nodes");
+    if (uint32_t per_node = count_option(args, "ntasks-per-node"); per_node > 0) {
+      // As sbatch: with -N it sets the task count, with -n the node count.
+      if (request.num_tasks == 0 && request.num_nodes > 0)
+        request.num_tasks = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{request.num_nodes} * per_node, INT32_MAX));
+      else if (request.num_nodes == 0 && request.num_tasks > 0)
+        request.num_nodes = (request.num_tasks + per_node - 1) / per_node;
+    }
     request.cpus_per_task = count_option(args, "cpus-per-task");
     if (auto mem = args.get("mem")) {
       auto mb = parse_mem_mb(*mem);
@@ -237,6 +428,8 @@ int run_srun(const Args& argv, std::ostream& out, std::ostream& err) {
       if (const char* from_env = std::getenv("SLURM_JOB_ID"); from_env && *from_env) job_text = from_env;
     bool interactive = !job_text;
     if (job_text) request.job_id = parse_count("--jobid", *job_text);
+    // The job's options are checked (and refused) alike in and outside an allocation.
+    JobSpec spec = interactive_job_spec(args, step_name(request), command_line);
 
     auto config = load_cli_config(args.get("conf"));
     ControllerClient client(config);
@@ -246,7 +439,6 @@ int run_srun(const Args& argv, std::ostream& out, std::ostream& err) {
     ::sigaction(SIGINT, &action, &previous);
     bool quiet = args.has("quiet");
     if (interactive) {
-      JobSpec spec = interactive_job_spec(args, step_name(request), command_line);
       try {
         request.job_id = client.submit(spec);
       } catch (const RpcError& e) {

@@ -284,6 +284,8 @@ class ConfigParser {
         {"constrainramspace",
          [](ConfigParser& p, const Pair& v) { p.config_.constrain_ram_space = p.boolean(v); }},
         {"schedulerparameters", [](ConfigParser& p, const Pair& v) { p.scheduler_parameters(v); }},
+        {"licenses", [](ConfigParser& p, const Pair& v) { p.licenses(v); }},
+        {"mailprog", [](ConfigParser& p, const Pair& v) { p.config_.mail_prog = p.non_empty(v); }},
     };
     std::string key = to_lower(pair.key);
     if (key.starts_with("kafka.")) {
@@ -322,6 +324,14 @@ class ConfigParser {
         fail("unknown " + pair.key + " option '" + item + "' (expected socket=PATH or ttl=SECONDS)");
       }
     }
+  }
+
+  // Slurm's Licenses=: the same grammar as a job's -L (a count of 0 is allowed, as in Slurm).
+  void licenses(const Pair& pair) {
+    auto parsed = parse_licenses(pair.value);
+    if (!parsed) fail("bad " + pair.key + " '" + pair.value + "' (expected name[:count],...)");
+    config_.licenses.clear();
+    for (const auto& license : *parsed) config_.licenses[license.name] = license.count;
   }
 
   // Slurm's SchedulerParameters: Cairn knows max_script_size=BYTES; Slurm's other options

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/licenses.hpp"
 #include "common/size_parse.hpp"
 #include "common/slurm_time.hpp"
 
@@ -125,6 +126,8 @@ struct ClusterConfig {
   std::vector<NodeConfig> nodes;            // in definition order
   std::vector<PartitionConfig> partitions;  // exactly one is_default when any exist (at most one may say so)
   std::vector<BbPoolConfig> bb_pools;       // likewise
+  LicenseTotals licenses;                   // Licenses=name[:count],...: cluster-wide counts for -L
+  std::string mail_prog = "/bin/mail";      // MailProg=: run as `MailProg -s SUBJECT USER` for --mail-type
   std::map<std::string, std::string> extra;  // "kafka.*" keys (lower-cased) for librdkafka
   // EventLog=file:... only. EventLogSegmentSize=: a segment rolls past this size.
   uint64_t event_log_segment_bytes = 64ull << 20;

@@ -60,7 +60,9 @@ ParsedArgs parse_options(std::string_view program, const std::vector<OptionSpec>
       std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
       const auto* spec = find_long(specs, name);
       if (!spec) throw UsageError(prog + ": unrecognized option '--" + name + "'");
-      if (!spec->takes_value) {
+      if (!spec->takes_value && spec->optional_value) {
+        parsed.add(key_of(*spec), eq != std::string::npos ? arg.substr(eq + 1) : "");
+      } else if (!spec->takes_value) {
         if (eq != std::string::npos) throw UsageError(prog + ": option '--" + name + "' doesn't allow an argument");
         parsed.add(key_of(*spec), "");
       } else {
@@ -72,6 +74,10 @@ ParsedArgs parse_options(std::string_view program, const std::vector<OptionSpec>
       for (size_t c = 1; c < arg.size(); ++c) {
         const auto* spec = find_short(specs, arg[c]);
         if (!spec) throw UsageError(prog + ": invalid option -- '" + std::string(1, arg[c]) + "'");
+        if (!spec->takes_value && spec->optional_value) {
+          parsed.add(key_of(*spec), arg.substr(c + 1));
+          break;
+        }
         if (!spec->takes_value) {
           parsed.add(key_of(*spec), "");
           continue;

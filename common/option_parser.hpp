@@ -20,6 +20,9 @@ struct OptionSpec {
   std::string long_name;   // empty: short only
   bool takes_value = false;
   std::string key;         // what the option is stored under (defaults to long_name)
+  // With takes_value false: "--name=value" (or "-xvalue") may still give one; it is
+  // never taken from the next argument (getopt's optional_argument).
+  bool optional_value = false;
 };
 
 class ParsedArgs {

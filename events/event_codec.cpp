@@ -225,6 +225,23 @@ void write_spec(schema::JobSpec::Builder out, const JobSpec& spec) {
   out.setMailType(spec.mail_type);
   out.setMailUser(spec.mail_user);
   out.setInteractive(spec.interactive);
+  out.setLicenses(spec.licenses);
+  out.setWckey(spec.wckey);
+  out.setNtasksPerNode(spec.ntasks_per_node);
+  out.setTmpDiskMb(spec.tmp_disk_mb);
+  out.setReservation(spec.reservation);
+  const TaskLayout& layout = spec.task_layout;
+  if (layout != TaskLayout{}) {  // older specs and most jobs carry none
+    auto wire = out.initTaskLayout();
+    wire.setHint(layout.hint);
+    wire.setDistribution(layout.distribution);
+    wire.setMemBind(layout.mem_bind);
+    wire.setThreadsPerCore(layout.threads_per_core);
+    wire.setNtasksPerCore(layout.ntasks_per_core);
+    wire.setNtasksPerSocket(layout.ntasks_per_socket);
+    wire.setSocketsPerNode(layout.sockets_per_node);
+    wire.setCoresPerSocket(layout.cores_per_socket);
+  }
 }
 
 void write_allocation(capnp::List<schema::NodeAllocation>::Builder out, const std::vector<NodeShare>& nodes) {
@@ -288,6 +305,9 @@ JobSpecCore read_spec_core(schema::JobSpec::Reader in) {
   if (in.hasReqNodes()) core.req_nodes = read_texts(bounded_list(in.getReqNodes()));
   if (in.hasExcNodes()) core.exc_nodes = read_texts(bounded_list(in.getExcNodes()));
   core.interactive = in.getInteractive();
+  core.licenses = in.getLicenses();
+  core.reservation = in.getReservation();
+  core.mail_type = in.getMailType();
   return core;
 }
 
@@ -307,8 +327,10 @@ void check_spec(schema::JobSpec::Reader in) {
   for (auto text : {in.getName(), in.getPartition(), in.getUserName(), in.getAccount(), in.getScript(),
                     in.getCommand(), in.getWorkDir(), in.getStdoutPattern(), in.getStderrPattern(),
                     in.getSubmitHost(), in.getDependency(), in.getArraySpec(), in.getComment(), in.getFeatures(),
-                    in.getMailType(), in.getMailUser()})
+                    in.getMailType(), in.getMailUser(), in.getLicenses(), in.getWckey(), in.getReservation()})
     (void)text;
+  auto layout = in.getTaskLayout();
+  for (auto text : {layout.getHint(), layout.getDistribution(), layout.getMemBind()}) (void)text;
   check_texts(in.getEnvironment());
   check_texts(in.getReqNodes());
   check_texts(in.getExcNodes());
@@ -335,8 +357,21 @@ JobSpec read_spec(schema::JobSpec::Reader in) {
   spec.submit_host = in.getSubmitHost();
   spec.array_spec = in.getArraySpec();
   spec.comment = in.getComment();
-  spec.mail_type = in.getMailType();
   spec.mail_user = in.getMailUser();
+  spec.wckey = in.getWckey();
+  spec.ntasks_per_node = in.getNtasksPerNode();
+  spec.tmp_disk_mb = in.getTmpDiskMb();
+  if (in.hasTaskLayout()) {
+    auto layout = in.getTaskLayout();
+    spec.task_layout.hint = layout.getHint();
+    spec.task_layout.distribution = layout.getDistribution();
+    spec.task_layout.mem_bind = layout.getMemBind();
+    spec.task_layout.threads_per_core = layout.getThreadsPerCore();
+    spec.task_layout.ntasks_per_core = layout.getNtasksPerCore();
+    spec.task_layout.ntasks_per_socket = layout.getNtasksPerSocket();
+    spec.task_layout.sockets_per_node = layout.getSocketsPerNode();
+    spec.task_layout.cores_per_socket = layout.getCoresPerSocket();
+  }
   return spec;
 }
 

@@ -37,6 +37,19 @@ struct ResubmitSpec {
 
 enum class OpenMode : uint8_t { unset, append, truncate };
 
+// Task placement hints (--hint, -m, --mem-bind, -B and its parts): recorded for the agent; 0/empty: not given.
+struct TaskLayout {
+  std::string hint;
+  std::string distribution;
+  std::string mem_bind;
+  uint32_t threads_per_core = 0;
+  uint32_t ntasks_per_core = 0;
+  uint32_t ntasks_per_socket = 0;
+  uint32_t sockets_per_node = 0;
+  uint32_t cores_per_socket = 0;
+  bool operator==(const TaskLayout&) const = default;
+};
+
 // --kill-on-invalid-dep; unset: the cluster's DependencyParameters decide.
 enum class KillOnInvalidDep : uint8_t { unset, yes, no };
 
@@ -71,6 +84,9 @@ struct JobSpecCore {
   std::vector<std::string> req_nodes;  // -w/--nodelist, expanded
   std::vector<std::string> exc_nodes;  // -x/--exclude, expanded
   bool interactive = false;  // srun outside an allocation: no batch script; srun ends the job
+  std::string licenses;      // -L: "name:count,..." (events/licenses.hpp), taken from the cluster's Licenses=
+  std::string reservation;   // --reservation as given
+  std::string mail_type;     // --mail-type as scontrol shows it: the controller mails through MailProg
   bool operator==(const JobSpecCore&) const = default;
 };
 
@@ -86,8 +102,11 @@ struct JobSpec : JobSpecCore {
   std::string submit_host;
   std::string array_spec;
   std::string comment;
-  std::string mail_type;  // --mail-type (recorded; no mail is sent)
   std::string mail_user;  // --mail-user
+  std::string wckey;      // --wckey (recorded)
+  uint32_t ntasks_per_node = 0;  // --ntasks-per-node; 0: not given
+  uint64_t tmp_disk_mb = 0;      // --tmp (recorded)
+  TaskLayout task_layout;
   bool operator==(const JobSpec&) const = default;
 };
 

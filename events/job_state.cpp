@@ -111,6 +111,7 @@ std::string_view reason_name(Reason reason) {
     case Reason::invalid_partition: return "PartitionConfig";
     case Reason::dependency_never_satisfied: return "DependencyNeverSatisfied";
     case Reason::job_array_task_limit: return "JobArrayTaskLimit";
+    case Reason::licenses: return "Licenses";
   }
   return "None";
 }

@@ -48,6 +48,7 @@ enum class Reason : uint8_t {
   invalid_partition,
   dependency_never_satisfied,
   job_array_task_limit,  // an array at its --array=...%N throttle
+  licenses,              // -L: the cluster's Licenses= are taken by running jobs
 };
 
 // Slurm's string: "Priority", "BurstBufferStageIn", "None", ...

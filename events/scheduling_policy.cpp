@@ -147,6 +147,14 @@ class Scheduler {
         if (job.array.array_job_id != 0) ++active_tasks_[job.array.array_job_id];
       }
     }
+    if (input.licenses) {
+      license_free_ = *input.licenses;
+      for (uint64_t id : input.state->unfinished_jobs) {
+        auto found = input.state->jobs.find(id);
+        if (found == input.state->jobs.end() || !is_active(found->second.state)) continue;
+        take_licenses(found->second);
+      }
+    }
     sort_pending();
   }
 
@@ -283,7 +291,26 @@ class Scheduler {
     return Reason::none;
   }
 
+  // Licenses are counted, not placed: a job waits (Licenses) until its count of each is free.
+  bool licenses_free(const JobRecord& job) const {
+    if (job.spec->licenses.empty()) return true;
+    for (const auto& license : requested_licenses(job.spec->licenses)) {
+      auto it = license_free_.find(license.name);
+      if (it == license_free_.end() || it->second < license.count) return false;
+    }
+    return true;
+  }
+
+  void take_licenses(const JobRecord& job) {
+    if (job.spec->licenses.empty()) return;
+    for (const auto& license : requested_licenses(job.spec->licenses)) {
+      auto it = license_free_.find(license.name);
+      if (it != license_free_.end()) it->second -= std::min(it->second, license.count);
+    }
+  }
+
   Reason place(const JobRecord& job, const PartitionPolicy& partition, std::optional<uint32_t> array_task = {}) {
+    if (!licenses_free(job)) return Reason::licenses;
     Shape shape = shape_of(job.spec.core(), partition, in_.node_features);
     uint32_t limit = effective_time_limit(job.spec.core(), partition);
     int64_t end_us = limit == 0 ? kNever : in_.now_us + static_cast<int64_t>(limit) * kMicros;
@@ -302,6 +329,7 @@ class Scheduler {
         placement.nodes.push_back({name, cpus, shape.mem_per_node_mb});
       }
       releases_.push_back({end_us, placement.nodes});
+      take_licenses(job);
       decision_.placements.push_back(std::move(placement));
       return Reason::none;
     }
@@ -327,6 +355,7 @@ class Scheduler {
   std::vector<const JobRecord*> held_;
   std::vector<Release> releases_;
   std::map<std::string, int64_t> reserved_until_;
+  LicenseTotals license_free_;  // Licenses= less what running jobs (and this pass's placements) hold
   std::map<uint64_t, uint32_t> active_tasks_;  // running tasks (or placed in this pass) per job array
   size_t reservations_ = 0;
   SchedulingDecision decision_;

@@ -11,6 +11,7 @@
 
 #include "common/slurm_time.hpp"
 #include "events/cluster_state.hpp"
+#include "common/licenses.hpp"
 
 namespace cairn {
 
@@ -78,6 +79,7 @@ struct SchedulingInput {
   int64_t now_us = 0;
   bool kill_invalid_depend = false;  // cluster default for jobs without --kill-on-invalid-dep
   const NodeFeatureMap* node_features = nullptr;  // for -C/--constraint; null: no node has features
+  const LicenseTotals* licenses = nullptr;        // Licenses=; null: none configured
 };
 
 // Whether the node may ever run the job: -C features, -w/--nodelist, -x/--exclude.

@@ -48,6 +48,14 @@ class Hasher {
         !s.mail_user.empty())
       add(s.features), add(s.req_nodes), add(s.exc_nodes), add(s.mail_type), add(s.mail_user);
     if (s.interactive) add(s.interactive);
+    // Added with the option sweep: hashed only when set, like the fields above.
+    if (!s.licenses.empty() || !s.reservation.empty() || !s.wckey.empty() || s.ntasks_per_node != 0 ||
+        s.tmp_disk_mb != 0 || s.task_layout != TaskLayout{}) {
+      const TaskLayout& t = s.task_layout;
+      add(s.licenses), add(s.reservation), add(s.wckey), add(s.ntasks_per_node), add(s.tmp_disk_mb);
+      add(t.hint), add(t.distribution), add(t.mem_bind), add(t.threads_per_core), add(t.ntasks_per_core);
+      add(t.ntasks_per_socket), add(t.sockets_per_node), add(t.cores_per_socket);
+    }
   }
   void add(const StepRecord& s) {
     add(s.id), add(s.restart), add(s.name), add(s.nodes), add(s.num_tasks), add(s.cpus_per_task);

@@ -59,7 +59,9 @@ std::string submission_limit_error(const JobSpec& spec, uint64_t max_script_byte
       spec.environment.size() > kMaxSpecListEntries)
     return std::string(kParameterTooLong);
   for (const auto* field : {&spec.name, &spec.partition, &spec.account, &spec.comment, &spec.features,
-                            &spec.mail_type, &spec.mail_user, &spec.submit_host, &spec.user_name})
+                            &spec.mail_type, &spec.mail_user, &spec.submit_host, &spec.user_name, &spec.licenses,
+                            &spec.wckey, &spec.reservation, &spec.task_layout.hint, &spec.task_layout.distribution,
+                            &spec.task_layout.mem_bind})
     if (longer_than(*field, kShortField)) return std::string(kParameterTooLong);
   for (const auto* field : {&spec.work_dir, &spec.command, &spec.stdout_pattern, &spec.stderr_pattern})
     if (longer_than(*field, kPathField)) return std::string(kParameterTooLong);

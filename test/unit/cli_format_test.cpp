@@ -654,6 +654,24 @@ TEST_CASE("cli_format: scontrol show job with -C, -w, -x, --comment and --mail-*
   CHECK(render_scontrol_show_job(job, context()).ends_with("   Power=\n   MailUser=alice MailType=END,FAIL\n\n"));
 }
 
+TEST_CASE("cli_format: scontrol show job with -L, --ntasks-per-node, --tmp and the task layout (golden)") {
+  UtcTimeZone utc;
+  JobRecord job = base_job(122, "layout");
+  edit_spec(job, [](JobSpec& spec) {
+    spec.licenses = "matlab:2,fluent:1";
+    spec.num_nodes = 2;
+    spec.num_tasks = 4;
+    spec.ntasks_per_node = 2;
+    spec.tmp_disk_mb = 2048;
+    spec.task_layout.sockets_per_node = 2;
+    spec.task_layout.cores_per_socket = 8;
+    spec.task_layout.threads_per_core = 1;
+    spec.task_layout.ntasks_per_core = 1;
+  });
+  run_on(job, {{"n1", 2, 1000}, {"n2", 2, 1000}}, kT0);
+  check_golden("scontrol_show_job_layout.txt", render_scontrol_show_job(job, context()));
+}
+
 TEST_CASE("cli_format: node features in scontrol show node and sinfo %f") {
   auto nodes = sample_nodes();
   nodes["n1"].features = {"gpu", "fast"};

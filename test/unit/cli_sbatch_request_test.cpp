@@ -243,7 +243,7 @@ TEST_CASE("sbatch: --export") {
   CHECK(spec_of({"--export=LIST=\"a,b\"", "job.sh"}).environment ==
         std::vector<std::string>{"LIST=\"a,b\"", kSlurmConf});
   CHECK(error_of({"--export=A=\"x", "job.sh"}) == "sbatch: error: Improperly formed environment variable (A=\"x)");
-  CHECK(error_of({"--export-file=env", "job.sh"}) == "sbatch: error: --export-file is not supported by Cairn");
+  CHECK(error_of({"--export-file=env", "job.sh"}) == "sbatch: error: --export-file is not supported by Cairn: use --export");
 
   auto input = input_with({"job.sh"});
   input.environment.push_back("SBATCH_EXPORT=NONE");
@@ -425,8 +425,9 @@ TEST_CASE("sbatch: command-line errors are getopt's, checked before the script i
   CHECK(error_of({"--hold=1", "job.sh"}) == "sbatch: option '--hold' doesn't allow an argument" + kTryHelp);
   CHECK(error_of({"--mem-per=1", "job.sh"}) ==
         "sbatch: option '--mem-per=1' is ambiguous; possibilities: '--mem-per-cpu' '--mem-per-gpu'" + kTryHelp);
-  CHECK(error_of({"--gres=gpu:1", "job.sh"}) == "sbatch: error: --gres is not supported by Cairn");
-  CHECK(error_of({"--contiguous", "job.sh"}) == "sbatch: error: --contiguous is not supported by Cairn");
+  CHECK(error_of({"--gres=gpu:1", "job.sh"}) ==
+        "sbatch: error: --gres is not supported by Cairn: GPUs and generic resources (GRES) are not scheduled yet");
+  CHECK(error_of({"--contiguous", "job.sh"}) == "(no error)");  // a hint
   CHECK(spec_of({"--part=debug", "--job=x", "job.sh"}).partition == "debug");  // unique abbreviations
   // Options are checked in order, before the script is read.
   CHECK_THROWS_WITH_AS(sbatch_first_pass({"-t", "bad", "nosuch.sh"}), "sbatch: error: Invalid --time specification",
