@@ -111,6 +111,7 @@ class Controller {
     actors.log = spawn_log_actor(*system_, log, context_, 1);
     actors.nodes["n1"] = spawn_node_actor(*system_, context_, "n1");
     actors.scheduler = spawn_scheduler(*system_, context_);
+    actors.node_admin = spawn_node_admin(*system_, context_);
     caf::anon_send(actors.log, checked_atom_v, UINT64_MAX);  // no fence watch: the log is exclusive
     run();
     make::NodeRegistration node{"n1", 4, 8000, {"debug"}, false, "", {}};
@@ -126,6 +127,7 @@ class Controller {
     caf::anon_send_exit(actors.dispatcher, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(actors.log, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(actors.scheduler, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(actors.node_admin, caf::exit_reason::user_shutdown);
     for (auto& [name, node] : actors.nodes) caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
     run();
   }
@@ -194,6 +196,8 @@ class Controller {
   }
 
   NodeActor node_actor() const { return context_->actors.nodes.at("n1"); }
+  const ControllerActors& actors() const { return context_->actors; }
+  const ControllerContext& context() const { return *context_; }
 
  private:
   int64_t now_us_ = kT0;
@@ -241,9 +245,85 @@ TEST_CASE("job actor: the time limit ends a running job at its deadline, not bef
   CHECK(job.state == JobState::COMPLETING);
   CHECK(job.time_limit_reached);
   CHECK(controller.agent->count(fmt::format("terminate {}", id)) == 1);
+  CHECK(controller.agent->stop_reasons == std::vector<StopReason>{StopReason::time_limit});
 
   controller.report_end(id, 0, 9);
   CHECK(controller.job(id).state == JobState::TIMEOUT);
+}
+
+TEST_CASE("job actor: scancel of a running job orders its termination, saying why") {
+  Controller controller;
+  uint64_t id = controller.submit(simple_spec("cancelled"));
+  REQUIRE(controller.job(id).state == JobState::RUNNING);
+  Caller alice{1000, "alice", false, true, "test-2", 1000};
+  auto outcome = controller.ask<ControlOutcome>(controller.actors().dispatcher, control_atom_v,
+                                                ControlRequest{ControlVerb::cancel, id, 0, alice});
+  REQUIRE(outcome);
+  CHECK(outcome->ok);
+  CHECK(controller.agent->count(fmt::format("terminate {}", id)) == 1);
+  CHECK(controller.agent->stop_reasons == std::vector<StopReason>{StopReason::cancelled});
+}
+
+TEST_CASE("job actor: scontrol update JobId= is answered through the dispatcher and recorded") {
+  Controller controller;
+  uint64_t id = controller.submit(simple_spec("updated", 60));
+  REQUIRE(controller.job(id).state == JobState::RUNNING);
+  Caller root{0, "root", true, true, "test-3", 0};
+  JobUpdateRequest request;
+  request.job_id = id;
+  request.changes.time_limit_sec = 120;
+  request.caller = root;
+  auto outcome = controller.ask<ControlOutcome>(controller.actors().dispatcher, job_edit_atom_v, request);
+  REQUIRE(outcome);
+  CHECK_MESSAGE(outcome->ok, outcome->error);
+  CHECK(controller.log.kinds_of(id).back() == "JobUpdated");
+  CHECK(current_time_limit_sec(controller.job(id), controller.context().partitions) == 120);
+
+  // Not the owner, not an operator: refused with Slurm's text, nothing recorded.
+  request.caller = Caller{2000, "bob", false, true, "test-4", 2000};
+  request.changes.time_limit_sec = 30;
+  outcome = controller.ask<ControlOutcome>(controller.actors().dispatcher, job_edit_atom_v, request);
+  REQUIRE(outcome);
+  CHECK_FALSE(outcome->ok);
+  CHECK_FALSE(outcome->error.empty());
+  CHECK(controller.log.kinds_of(id).back() == "JobUpdated");
+  CHECK(controller.log.kinds_of(id).size() == 3);
+
+  // An unknown job.
+  request.job_id = id + 100;
+  outcome = controller.ask<ControlOutcome>(controller.actors().dispatcher, job_edit_atom_v, request);
+  REQUIRE(outcome);
+  CHECK(outcome->error == "Invalid job id specified");
+}
+
+TEST_CASE("node admin: a node set DOWN by an operator ends its job NODE_FAIL and kills it, saying why") {
+  Controller controller;
+  JobSpec spec = simple_spec("on-a-downed-node");
+  spec.requeue = false;
+  uint64_t id = controller.submit(spec);
+  REQUIRE(controller.job(id).state == JobState::RUNNING);
+
+  NodeUpdateCommand down{{"n1"}, NodeStateChange::DOWN, "maintenance", Caller{1000, "alice", false, true, "t-5", 1000}};
+  auto refused = controller.ask<Recorded>(controller.actors().node_admin, node_update_atom_v, down);
+  REQUIRE(refused);
+  CHECK_FALSE(refused->ok);  // not an operator
+  CHECK(controller.job(id).state == JobState::RUNNING);
+
+  down.caller = Caller{0, "root", true, true, "t-6", 0};
+  auto recorded = controller.ask<Recorded>(controller.actors().node_admin, node_update_atom_v, down);
+  REQUIRE(recorded);
+  CHECK_MESSAGE(recorded->ok, recorded->error);
+  CHECK(controller.job(id).state == JobState::NODE_FAIL);
+  // Ordered by the node actor at once, and again by the job actor as the job ends NODE_FAIL.
+  CHECK(controller.agent->count(fmt::format("terminate {}", id)) >= 1);
+  CHECK(controller.agent->stop_reasons ==
+        std::vector<StopReason>(controller.agent->stop_reasons.size(), StopReason::node_failure));
+
+  // A node that is not configured.
+  down.nodes = {"n9"};
+  recorded = controller.ask<Recorded>(controller.actors().node_admin, node_update_atom_v, down);
+  REQUIRE(recorded);
+  CHECK(recorded->error == kInvalidNodeNameText);
 }
 
 TEST_CASE("job actor: a failed run is resubmitted and runs again once its delay has passed") {
