@@ -8,7 +8,7 @@
 
 #include <deque>
 
-#include "actors/controller_actors.hpp"
+#include "actors/actors.hpp"
 
 namespace cairn {
 namespace {
@@ -16,7 +16,7 @@ namespace {
 struct PendingCommand {
   AccountCommand command;
   Caller caller;
-  AccountReply reply;
+  caf::typed_response_promise<AccountOutcome> reply;
 };
 
 struct AccountAdminState {
@@ -27,12 +27,12 @@ struct AccountAdminState {
   static inline const char* name = "account_admin";
 };
 
-using AccountAdmin = caf::stateful_actor<AccountAdminState>;
+using AccountAdmin = std::remove_pointer_t<AccountAdminActor::stateful_pointer<AccountAdminState>>;
 
 void next_command(AccountAdmin* self);
 
-void finish(AccountAdmin* self, const AccountReply& reply, const AccountOutcome& outcome) {
-  reply(outcome);
+void finish(AccountAdmin* self, caf::typed_response_promise<AccountOutcome> reply, const AccountOutcome& outcome) {
+  reply.deliver(outcome);
   self->state.busy = false;
   next_command(self);
 }
@@ -76,21 +76,24 @@ void next_command(AccountAdmin* self) {
       });
 }
 
-caf::behavior account_admin(AccountAdmin* self, std::shared_ptr<const ControllerContext> context) {
+AccountAdminActor::behavior_type account_admin(AccountAdmin* self, std::shared_ptr<const ControllerContext> context) {
   self->state.context = std::move(context);
+  log_failed_requests(self, "account_admin");
   return {
-      [=](account_atom, AccountCommand& command, const Caller& caller, const AccountReply& reply) {
-        if (!caller.may_write) return reply({false, false, kReadOnlyDenied});
-        if (!caller.is_operator) return reply({false, false, "Access/permission denied"});
-        self->state.queue.push_back({std::move(command), caller, reply});
+      [=](account_atom, AccountCommand& command, const Caller& caller) -> caf::result<AccountOutcome> {
+        if (!caller.may_write) return AccountOutcome{false, false, std::string(kReadOnlyDenied)};
+        if (!caller.is_operator) return AccountOutcome{false, false, "Access/permission denied"};
+        auto promise = self->make_response_promise<AccountOutcome>();
+        self->state.queue.push_back({std::move(command), caller, promise});
         next_command(self);
+        return promise;
       },
   };
 }
 
 }  // namespace
 
-caf::actor spawn_account_admin(caf::actor_system& system, std::shared_ptr<const ControllerContext> context) {
+AccountAdminActor spawn_account_admin(caf::actor_system& system, std::shared_ptr<const ControllerContext> context) {
   return system.spawn(account_admin, std::move(context));
 }
 

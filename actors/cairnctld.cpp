@@ -14,7 +14,7 @@
 #include <iostream>
 
 #include "events/burst_buffer_plan.hpp"
-#include "actors/controller_actors.hpp"
+#include "actors/actors.hpp"
 #include "events/read_model.hpp"
 #include "events/snapshot_files.hpp"
 #include "common/wall_clock.hpp"
@@ -171,10 +171,12 @@ int run(const ParsedArgs& args) {
   uint64_t claim_offset = claim_shard(*log, claim, context->controller_name, state, end_offset);
 
   caf::actor_system_config caf_config;
+  register_controller_messages(caf_config);
   caf_config.set("scheduler.policy", caf::atom("sharing"));
   caf_config.set("scheduler.max-threads", actor_worker_threads(std::thread::hardware_concurrency()));
   caf::actor_system system{caf_config};
   system.await_actors_before_shutdown(false);
+  context->system = &system;
 
   auto live = live_jobs(state);
   // Never issue an id twice, even after an accepted loss of the records that held it.
@@ -192,24 +194,24 @@ int run(const ParsedArgs& args) {
   context->actors.scheduler = spawn_scheduler(system, context);
   context->actors.accounts = spawn_account_admin(system, context);
   context->actors.node_admin = spawn_node_admin(system, context);
-  caf::anon_send(context->actors.dispatcher, live_atom::value, live);
+  caf::anon_send(context->actors.dispatcher, live_atom_v, live);
 
   // A newer claim on the shard (a second controller) fences this one: it stops writing and exits.
   // A log no second writer can open (the file log's lock) cannot be fenced: there is no
   // watch, and appends are acknowledged as soon as they are durable.
   std::atomic<bool> fenced{false};
-  caf::actor log_actor = context->actors.log;
+  LogActor log_actor = context->actors.log;
   std::optional<FenceWatch> watch;
   if (log->exclusive_writer()) {
-    caf::anon_send(log_actor, checked_atom::value, UINT64_MAX);
+    caf::anon_send(log_actor, checked_atom_v, UINT64_MAX);
   } else {
     watch.emplace(*log, 0, claim_offset + 1, epoch, [&fenced, log_actor](const FenceNotice& notice) {
       spdlog::critical("fenced: {} claimed shard 0 with epoch {} at offset {}; this controller stops writing",
                        notice.controller, notice.epoch, notice.offset);
-      caf::anon_send(log_actor, fenced_atom::value, notice.epoch, notice.controller);
+      caf::anon_send(log_actor, fenced_atom_v, notice.epoch, notice.controller);
       fenced = true;
       ::kill(::getpid(), SIGTERM);
-    }, [log_actor](uint64_t end) { caf::anon_send(log_actor, checked_atom::value, end); });
+    }, [log_actor](uint64_t end) { caf::anon_send(log_actor, checked_atom_v, end); });
   }
 
   KjLoopThread loop;

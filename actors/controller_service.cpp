@@ -54,14 +54,24 @@ kj::Exception failure(const std::string& message) {
   return kj::Exception(kj::Exception::Type::FAILED, __FILE__, __LINE__, kj::heapString(message.data(), message.size()));
 }
 
-// A DoneReply for an actor and the loop-thread promise it settles: fulfilled when the
-// actor says ok, rejected with its error otherwise.
-std::pair<kj::Promise<bool>, DoneReply> done_reply() {
-  auto [promise, reply] = make_rpc_reply<bool>();
-  return {kj::mv(promise), DoneReply([reply = reply](bool ok, const std::string& error) {
-            if (ok) reply.fulfill(true);
-            else reply.reject(error);
-          })};
+// Asks an actor from the loop thread, with CAF's request/reply like any actor: a one-shot
+// actor makes the request, and the answer (or CAF's error) settles the loop-thread promise.
+template <class T, class Handle, class... Ts>
+kj::Promise<T> ask(const ControllerContext& context, const Handle& target, Ts... message) {
+  auto [promise, reply] = make_rpc_reply<T>();
+  context.system->spawn([target, message..., reply = reply](caf::event_based_actor* self) {
+    self->request(target, caf::infinite, message...)
+        .then([reply](const T& answer) { reply.fulfill(answer); },
+              [self, reply](const caf::error& error) { reply.reject(self->system().render(error)); });
+  });
+  return kj::mv(promise);
+}
+
+// A report recorded by an actor: fulfilled when it says ok, rejected with its error otherwise.
+kj::Promise<void> recorded(kj::Promise<Recorded> answer) {
+  return answer.then([](Recorded outcome) {
+    if (!outcome.ok) kj::throwFatalException(failure(outcome.error));
+  });
 }
 
 }  // namespace
@@ -166,7 +176,7 @@ class AgentChannelOnLoop : public AgentChannel {
     });
   }
 
-  void stage(const StageOrder& order, StageReply reply) override {
+  void stage(const StageOrder& order, StageAnswer reply) override {
     answered(reply, [order](rpc::Agent::Client& agent) {
       auto request = agent.stageRequest();
       write_stage_order(request.initOrder(), order);
@@ -208,7 +218,7 @@ class AgentChannelOnLoop : public AgentChannel {
     });
   }
 
-  void bb_teardown(uint64_t job_id, const std::string& directory, StageReply reply) override {
+  void bb_teardown(uint64_t job_id, const std::string& directory, StageAnswer reply) override {
     answered(reply, [job_id, directory](rpc::Agent::Client& agent) {
       auto request = agent.bbTeardownRequest();
       request.setJobId(job_id);
@@ -224,7 +234,7 @@ class AgentChannelOnLoop : public AgentChannel {
  private:
   // A call whose outcome goes back to the caller; a failed call is "not delivered" (retried by the caller).
   template <typename Call>
-  void answered(StageReply reply, Call call) {
+  void answered(StageAnswer reply, Call call) {
     rpc::Agent::Client* agent = agent_.get();
     std::string node = node_;
     loop_.post([agent, call, reply, node, &loop = loop_]() mutable {
@@ -258,36 +268,31 @@ class AgentChannelOnLoop : public AgentChannel {
 // What a registered agent calls: job exits, heartbeats, OOM reports.
 class AgentSessionImpl final : public rpc::AgentSession::Server {
  public:
-  explicit AgentSessionImpl(caf::actor node) : node_(std::move(node)) {}
+  AgentSessionImpl(std::shared_ptr<const ControllerContext> context, NodeActor node)
+      : context_(std::move(context)), node_(std::move(node)) {}
 
+  // Answered once the node actor's event is durable.
   kj::Promise<void> jobEnded(JobEndedContext context) override {
-    return recorded(job_exit_atom::value, read_job_exit(context.getParams().getExit()));
-  }
-
-  // A report the node actor answers once its event is durable.
-  template <typename Atom, typename Report>
-  kj::Promise<void> recorded(Atom atom, Report report) {
-    auto [promise, reply] = done_reply();
-    caf::anon_send(node_, atom, std::move(report), reply);
-    return promise.ignoreResult();
+    return recorded(ask<Recorded>(*context_, node_, job_exit_atom_v, read_job_exit(context.getParams().getExit())));
   }
 
   kj::Promise<void> heartbeat(HeartbeatContext) override {
-    caf::anon_send(node_, heartbeat_atom::value);
+    caf::anon_send(node_, heartbeat_atom_v);
     return kj::READY_NOW;
   }
 
   kj::Promise<void> stepEnded(StepEndedContext context) override {
-    return recorded(step_end_atom::value, read_step_end(context.getParams()));
+    return recorded(ask<Recorded>(*context_, node_, step_end_atom_v, read_step_end(context.getParams())));
   }
 
   kj::Promise<void> oomDetected(OomDetectedContext context) override {
-    caf::anon_send(node_, oom_atom::value, read_oom_report(context.getParams()));
+    caf::anon_send(node_, oom_atom_v, read_oom_report(context.getParams()));
     return kj::READY_NOW;
   }
 
  private:
-  caf::actor node_;
+  std::shared_ptr<const ControllerContext> context_;
+  NodeActor node_;
 };
 
 class ControllerImpl final : public rpc::Controller::Server {
@@ -312,10 +317,8 @@ class ControllerImpl final : public rpc::Controller::Server {
 
   kj::Promise<void> submit(SubmitContext context) override {
     JobSpec spec = read_spec(context.getParams().getSpec());
-    auto [promise, reply] = make_rpc_reply<SubmitOutcome>();
-    caf::anon_send(context_->actors.scheduler, submit_atom::value, std::move(spec), with_command_id(),
-                   SubmitReply([reply](const SubmitOutcome& outcome) { reply.fulfill(outcome); }));
-    return promise.then([context](SubmitOutcome outcome) mutable {
+    auto answer = ask<SubmitOutcome>(*context_, context_->actors.scheduler, submit_atom_v, std::move(spec), with_command_id());
+    return answer.then([context](SubmitOutcome outcome) mutable {
       if (!outcome.ok) kj::throwFatalException(failure(outcome.error));
       context.getResults().setJobId(outcome.job_id);
     });
@@ -327,11 +330,8 @@ class ControllerImpl final : public rpc::Controller::Server {
     Caller caller = with_command_id();
     kj::Vector<kj::Promise<ControlOutcome>> outcomes;
     for (auto job_id : bounded_list(params.getJobIds())) {
-      auto [promise, reply] = make_rpc_reply<ControlOutcome>();
-      caf::anon_send(context_->actors.dispatcher, control_atom::value,
-                     ControlRequest{verb, job_id, params.getSignal(), caller},
-                     ControlReply([reply](const ControlOutcome& outcome) { reply.fulfill(outcome); }));
-      outcomes.add(kj::mv(promise));
+      outcomes.add(ask<ControlOutcome>(*context_, context_->actors.dispatcher, control_atom_v,
+                                       ControlRequest{verb, job_id, params.getSignal(), caller}));
     }
     return kj::joinPromises(outcomes.releaseAsArray()).then([context](kj::Array<ControlOutcome> all) mutable {
       write_control_results(context.getResults().initResults(static_cast<unsigned>(all.size())), {all.begin(), all.size()});
@@ -343,10 +343,9 @@ class ControllerImpl final : public rpc::Controller::Server {
     ArrayControlRequest request{read_control_verb(params.getVerb()), params.getJobId(), {}, params.getSignal(),
                                 with_command_id()};
     for (auto task : bounded_list(params.getTaskIds())) request.tasks.push_back(task);
-    auto [promise, reply] = make_rpc_reply<std::vector<ControlOutcome>>();
-    caf::anon_send(context_->actors.dispatcher, array_control_atom::value, std::move(request),
-                   ControlsReply([reply](const std::vector<ControlOutcome>& outcomes) { reply.fulfill(outcomes); }));
-    return promise.then([context](std::vector<ControlOutcome> all) mutable {
+    auto answer = ask<std::vector<ControlOutcome>>(*context_, context_->actors.dispatcher, array_control_atom_v,
+                                                    std::move(request));
+    return answer.then([context](std::vector<ControlOutcome> all) mutable {
       write_control_results(context.getResults().initResults(static_cast<unsigned>(all.size())), all);
     });
   }
@@ -354,11 +353,9 @@ class ControllerImpl final : public rpc::Controller::Server {
   kj::Promise<void> queryJobs(QueryJobsContext context) override {
     JobQuery query = read_job_query(context.getParams().getQuery());
     restrict_to_visible(query);
-    auto [promise, reply] = make_rpc_reply<JobsSnapshot>();
-    caf::anon_send(context_->actors.query_view, query_jobs_atom::value, query,
-                   JobsReply([reply](const JobsSnapshot& snapshot) { reply.fulfill(snapshot); }));
+    auto answer = ask<JobsSnapshot>(*context_, context_->actors.query_view, query_jobs_atom_v, query);
     Caller caller = caller_;
-    return promise.then([context, caller, query](JobsSnapshot snapshot) mutable {
+    return answer.then([context, caller, query](JobsSnapshot snapshot) mutable {
       write_jobs_answer(context.getResults(), snapshot, [&](const JobRecord& job) {
         // Scripts and environments go to their owner and operators only, and only when asked for.
         bool private_parts_visible = caller.is_operator || (caller.may_write && caller.uid == job.spec->uid);
@@ -372,10 +369,8 @@ class ControllerImpl final : public rpc::Controller::Server {
     JobQuery query = read_job_query(params.getQuery());
     restrict_to_visible(query);
     HistoryCursor cursor = read_history_cursor(params.getFrom());
-    auto [promise, reply] = make_rpc_reply<HistoryPage>();
-    caf::anon_send(context_->actors.history, query_history_atom::value, query, cursor,
-                   HistoryReply([reply](const HistoryPage& page) { reply.fulfill(page); }));
-    return promise.then([context](HistoryPage page) mutable {
+    auto answer = ask<HistoryPage>(*context_, context_->actors.history, query_history_atom_v, query, cursor);
+    return answer.then([context](HistoryPage page) mutable {
       if (!page.error.empty()) kj::throwFatalException(failure(page.error));
       write_history_answer(context.getResults(), page);
     });
@@ -384,37 +379,30 @@ class ControllerImpl final : public rpc::Controller::Server {
   kj::Promise<void> queryNodes(QueryNodesContext context) override {
     if (context_->config.private_data.nodes && !caller_.is_operator)
       return failure("Access/permission denied");  // slurmctld's answer with PrivateData=nodes
-    auto [promise, reply] = make_rpc_reply<NodesSnapshot>();
-    caf::anon_send(context_->actors.query_view, query_nodes_atom::value,
-                   NodesReply([reply](const NodesSnapshot& snapshot) { reply.fulfill(snapshot); }));
-    return promise.then(
+    auto answer = ask<NodesSnapshot>(*context_, context_->actors.query_view, query_nodes_atom_v);
+    return answer.then(
         [context](NodesSnapshot snapshot) mutable { write_nodes_answer(context.getResults(), snapshot); });
   }
 
   kj::Promise<void> queryBurstBuffers(QueryBurstBuffersContext context) override {
-    auto [promise, reply] = make_rpc_reply<PoolsSnapshot>();
-    caf::anon_send(context_->actors.query_view, query_pools_atom::value,
-                   PoolsReply([reply](const PoolsSnapshot& snapshot) { reply.fulfill(snapshot); }));
-    return promise.then(
+    auto answer = ask<PoolsSnapshot>(*context_, context_->actors.query_view, query_pools_atom_v);
+    return answer.then(
         [context](PoolsSnapshot snapshot) mutable { write_pools_answer(context.getResults(), snapshot); });
   }
 
   kj::Promise<void> stateDigest(StateDigestContext context) override {
-    auto [promise, reply] = make_rpc_reply<StateDigestView>();
-    caf::anon_send(context_->actors.query_view, query_digest_atom::value,
-                   DigestReply([reply](const StateDigestView& view) { reply.fulfill(view); }));
-    return promise.then([context](StateDigestView view) mutable { write_digest_answer(context.getResults(), view); });
+    auto answer = ask<StateDigestView>(*context_, context_->actors.query_view, query_digest_atom_v);
+    return answer.then([context](StateDigestView view) mutable { write_digest_answer(context.getResults(), view); });
   }
 
   kj::Promise<void> runStep(RunStepContext context) override {
     auto params = context.getParams();
     StepRequest request = read_step_request(params.getRequest());
     uint64_t token = step_io_->add(params.getIo());
-    auto [promise, reply] = make_rpc_reply<StepOutcome>();
-    caf::anon_send(context_->actors.dispatcher, step_atom::value, StepCommand{std::move(request), with_command_id(), token},
-                   StepReply([reply](const StepOutcome& outcome) { reply.fulfill(outcome); }));
+    auto answer = ask<StepOutcome>(*context_, context_->actors.dispatcher, step_atom_v,
+                                   StepCommand{std::move(request), with_command_id(), token});
     auto registry = step_io_;
-    return promise.then([context, registry, token](StepOutcome outcome) mutable {
+    return answer.then([context, registry, token](StepOutcome outcome) mutable {
       registry->expect(token, static_cast<int>(outcome.nodes.size()));
       if (!outcome.ok) kj::throwFatalException(failure(outcome.error));
       write_step_started(context.getResults(), outcome);
@@ -423,30 +411,25 @@ class ControllerImpl final : public rpc::Controller::Server {
 
   kj::Promise<void> endAllocation(EndAllocationContext context) override {
     auto params = context.getParams();
-    auto [promise, reply] = done_reply();
-    caf::anon_send(context_->actors.dispatcher, allocation_end_atom::value,
-                   AllocationEnd{params.getJobId(), params.getExitCode(), params.getSignal(), with_command_id()}, reply);
-    return promise.ignoreResult();
+    return recorded(ask<Recorded>(*context_, context_->actors.dispatcher, allocation_end_atom_v,
+                                  AllocationEnd{params.getJobId(), params.getExitCode(), params.getSignal(), with_command_id()}));
   }
 
   kj::Promise<void> controlStep(ControlStepContext context) override {
     auto params = context.getParams();
-    auto [promise, reply] = make_rpc_reply<ControlOutcome>();
-    caf::anon_send(context_->actors.dispatcher, step_control_atom::value,
-                   StepControlRequest{read_control_verb(params.getVerb()), params.getJobId(), params.getStepId(),
-                                      params.getSignal(), with_command_id()},
-                   ControlReply([reply](const ControlOutcome& outcome) { reply.fulfill(outcome); }));
-    return promise.then([context](ControlOutcome outcome) mutable {
+    auto answer = ask<ControlOutcome>(*context_, context_->actors.dispatcher, step_control_atom_v,
+                                      StepControlRequest{read_control_verb(params.getVerb()), params.getJobId(),
+                                                         params.getStepId(), params.getSignal(), with_command_id()});
+    return answer.then([context](ControlOutcome outcome) mutable {
       write_control_result(context.getResults().initResult(), outcome);
     });
   }
 
   kj::Promise<void> accountCommand(AccountCommandContext context) override {
     AccountCommand command = read_account_command(context.getParams().getCommand());
-    auto [promise, reply] = make_rpc_reply<AccountOutcome>();
-    caf::anon_send(context_->actors.accounts, account_atom::value, std::move(command), with_command_id(),
-                   AccountReply([reply](const AccountOutcome& outcome) { reply.fulfill(outcome); }));
-    return promise.then([context](AccountOutcome outcome) mutable {
+    auto answer = ask<AccountOutcome>(*context_, context_->actors.accounts, account_atom_v, std::move(command),
+                                      with_command_id());
+    return answer.then([context](AccountOutcome outcome) mutable {
       if (!outcome.ok) kj::throwFatalException(failure(outcome.error));
       context.getResults().setChanged(outcome.changed);
     });
@@ -459,9 +442,7 @@ class ControllerImpl final : public rpc::Controller::Server {
     command.state = params.getState();
     command.reason = params.getReason();
     command.caller = with_command_id();
-    auto [promise, reply] = done_reply();
-    caf::anon_send(context_->actors.node_admin, node_update_atom::value, std::move(command), reply);
-    return promise.ignoreResult();
+    return recorded(ask<Recorded>(*context_, context_->actors.node_admin, node_update_atom_v, std::move(command)));
   }
 
   kj::Promise<void> updateJob(UpdateJobContext context) override {
@@ -471,23 +452,19 @@ class ControllerImpl final : public rpc::Controller::Server {
     request.changes = read_job_changes(params.getChanges());
     if (params.getHasQos()) request.qos = std::string(params.getQos());
     request.caller = with_command_id();
-    auto [promise, reply] = make_rpc_reply<ControlOutcome>();
-    caf::anon_send(context_->actors.dispatcher, job_edit_atom::value, std::move(request),
-                   ControlReply([reply](const ControlOutcome& outcome) { reply.fulfill(outcome); }));
-    return promise.then([context](ControlOutcome outcome) mutable {
+    auto answer = ask<ControlOutcome>(*context_, context_->actors.dispatcher, job_edit_atom_v, std::move(request));
+    return answer.then([context](ControlOutcome outcome) mutable {
       write_control_result(context.getResults().initResult(), outcome);
     });
   }
 
   kj::Promise<void> queryAccounts(QueryAccountsContext context) override {
-    auto [promise, reply] = make_rpc_reply<AccountsState>();
-    caf::anon_send(context_->actors.query_view, query_accounts_atom::value,
-                   AccountsReply([reply](const AccountsState& accounts) { reply.fulfill(accounts); }));
+    auto answer = ask<AccountsState>(*context_, context_->actors.query_view, query_accounts_atom_v, uint64_t{0});
     const PrivateData& privacy = context_->config.private_data;
     std::optional<std::string> private_to;
     if ((privacy.users || privacy.accounts) && !caller_.is_operator) private_to = caller_.user;
     bool users = privacy.users, accounts = privacy.accounts;
-    return promise.then([context, private_to, users, accounts](AccountsState state) mutable {
+    return answer.then([context, private_to, users, accounts](AccountsState state) mutable {
       if (private_to) state = visible_accounts(state, *private_to, users, accounts);
       write_accounts_view(context.getResults().initAccounts(), state);
     });
@@ -551,14 +528,14 @@ class ControllerImpl final : public rpc::Controller::Server {
     std::vector<uint32_t> runs;
     if (info.runs.size() == info.running_jobs.size()) runs = info.runs;  // else an agent that does not say
     auto channel = std::make_shared<AgentChannelOnLoop>(loop_, params.getAgent(), node, *step_io_);
-    caf::actor node_actor = it->second;
-    auto [promise, reply] = done_reply();
-    caf::anon_send(node_actor, register_atom::value,
-                   AgentRegistration{registration, channel, std::move(runs), info.instance}, reply);
+    NodeActor node_actor = it->second;
+    auto answer = recorded(ask<Recorded>(*context_, node_actor, register_atom_v,
+                                         AgentRegistration{registration, channel, std::move(runs), info.instance}));
     uint32_t heartbeat = context_->config.heartbeat_interval_sec;
-    return promise.then([context, node_actor, heartbeat](bool) mutable {
+    auto shared_context = context_;
+    return answer.then([context, shared_context, node_actor, heartbeat]() mutable {
       auto results = context.getResults();
-      results.setSession(kj::heap<AgentSessionImpl>(node_actor));
+      results.setSession(kj::heap<AgentSessionImpl>(shared_context, node_actor));
       results.setHeartbeatSec(heartbeat);
     });
   }

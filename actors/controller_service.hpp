@@ -9,7 +9,7 @@
 
 #include <memory>
 
-#include "actors/controller_actors.hpp"
+#include "actors/actors.hpp"
 #include "protocol/rpc_server.hpp"
 
 namespace cairn {

@@ -12,12 +12,11 @@
 #include <string_view>
 
 #include "events/burst_buffer_plan.hpp"
-#include "actors/controller_actors.hpp"
+#include "actors/actors.hpp"
 #include "actors/command_event.hpp"
 #include "actors/mail_program.hpp"
 #include "events/job_mail.hpp"
 #include "events/job_commands.hpp"
-#include "common/wall_clock.hpp"
 
 namespace cairn {
 namespace {
@@ -51,12 +50,15 @@ struct JobActorState {
   static inline const char* name = "job_actor";
 };
 
-using JobActor = caf::stateful_actor<JobActorState>;
+using JobSelf = JobActor::stateful_pointer<JobActorState>;
+// How a command is answered inside this actor (a response promise, then the next command).
+template <class T>
+using Reply = std::function<void(const T&)>;
 
 const ActorInfo kControllerActor{0, "cairnctld", schema::ActorKind::SYSTEM};
 
-void append(JobActor* self, EventDraft draft, std::function<void(const AppendAck&)> then = {}) {
-  self->request(self->state.context->actors.log, caf::infinite, append_atom::value, std::move(draft))
+void append(JobSelf self, EventDraft draft, std::function<void(const AppendAck&)> then = {}) {
+  self->request(self->state.context->actors.log, caf::infinite, append_atom_v, std::move(draft))
       .then([then = std::move(then)](const AppendAck& ack) {
         // The log actor says once why appends fail (a full disk refuses them all for a while).
         if (!ack.ok) spdlog::debug("JobId={}: could not append an event: {}", ack.job_id, ack.error);
@@ -74,7 +76,7 @@ EventDraft system_draft(uint64_t job_id, std::function<make::Bytes(const EventMe
 
 // Sends a message to the node actor of every node of the job.
 template <typename... Ts>
-void to_nodes(JobActor* self, const JobRecord& job, Ts&&... message) {
+void to_nodes(JobSelf self, const JobRecord& job, Ts&&... message) {
   const auto& nodes = self->state.context->actors.nodes;
   for (const auto& share : job.allocation) {
     auto it = nodes.find(share.node);
@@ -82,19 +84,19 @@ void to_nodes(JobActor* self, const JobRecord& job, Ts&&... message) {
   }
 }
 
-void arm_timer(JobActor* self, int64_t at_us, TimerKind kind) {
-  int64_t delay = std::max<int64_t>(0, at_us - wall_clock_us());
-  self->delayed_send(self, microseconds(delay), timer_atom::value, self->state.timer_generation,
+void arm_timer(JobSelf self, int64_t at_us, TimerKind kind) {
+  int64_t delay = std::max<int64_t>(0, at_us - self->state.context->now_us());
+  self->delayed_send(self, microseconds(delay), timer_atom_v, self->state.timer_generation,
                      static_cast<uint8_t>(kind));
 }
 
 // Timers follow the record: every update re-arms them for the current deadline.
-void arm_timers(JobActor* self) {
+void arm_timers(JobSelf self) {
   auto& st = self->state;
   ++st.timer_generation;
   const auto& job = st.job;
   if (is_final(job.state)) {
-    self->delayed_send(self, kIdleAfterFinal, timer_atom::value, st.timer_generation,
+    self->delayed_send(self, kIdleAfterFinal, timer_atom_v, st.timer_generation,
                        static_cast<uint8_t>(TimerKind::idle));
     return;
   }
@@ -124,15 +126,19 @@ JobLaunch launch_order(const ControllerContext& context, const JobRecord& job) {
 
 // ---- burst buffer: reserve (scheduler) -> stage in -> run -> stage out -> tear down, release ----
 
-void drive_burst_buffer(JobActor* self);
+void drive_burst_buffer(JobSelf self);
 
-// An outcome, on the RPC thread, goes back to this job's actor (through the dispatcher's registry).
-StageReply bb_reply(JobActor* self, BbStep step, uint64_t generation) {
-  caf::actor dispatcher = self->state.context->actors.dispatcher;
-  uint64_t id = self->state.job_id;
-  return [dispatcher, id, step, generation](const StageOutcome& outcome) {
-    caf::anon_send(dispatcher, bb_done_atom::value, id, static_cast<uint8_t>(step), generation, outcome);
-  };
+void on_bb_done(JobSelf self, BbStep step, uint64_t generation, const StageOutcome& outcome);
+
+// Orders a burst-buffer step on a node; its outcome comes back as the node actor's answer.
+template <class... Ts>
+void order_bb(JobSelf self, const std::string& node, BbStep step, uint64_t generation, Ts&&... order) {
+  const auto& nodes = self->state.context->actors.nodes;
+  auto it = nodes.find(node);
+  if (it == nodes.end()) return;
+  self->request(it->second, caf::infinite, std::forward<Ts>(order)...).then([=](const StageOutcome& outcome) {
+    on_bb_done(self, step, generation, outcome);
+  });
 }
 
 StageOrder stage_order(const ControllerContext& context, const JobRecord& job, bool stage_out) {
@@ -141,13 +147,13 @@ StageOrder stage_order(const ControllerContext& context, const JobRecord& job, b
           job.spec->uid, job.spec->gid, job.spec.full().work_dir};
 }
 
-void to_node(JobActor* self, const std::string& node, auto&&... message) {
+void to_node(JobSelf self, const std::string& node, auto&&... message) {
   const auto& nodes = self->state.context->actors.nodes;
   if (auto it = nodes.find(node); it != nodes.end()) self->send(it->second, message...);
 }
 
 // Appends a burst-buffer event; a failed append lets the step be tried again.
-void append_bb(JobActor* self, uint64_t generation, std::function<make::Bytes(const EventMeta&)> build,
+void append_bb(JobSelf self, uint64_t generation, std::function<make::Bytes(const EventMeta&)> build,
                bool by_agent = false) {
   auto& st = self->state;
   EventDraft draft = system_draft(st.job_id, std::move(build));
@@ -155,12 +161,12 @@ void append_bb(JobActor* self, uint64_t generation, std::function<make::Bytes(co
   append(self, std::move(draft), [=](const AppendAck& ack) {
     if (ack.ok || self->state.bb_generation != generation) return;
     self->state.bb_in_flight = BbStep::none;
-    self->delayed_send(self, kBbRetryDelay, bb_retry_atom::value);
+    self->delayed_send(self, kBbRetryDelay, bb_retry_atom_v);
   });
 }
 
 // Starts the next step the record calls for, unless it is already under way.
-void drive_burst_buffer(JobActor* self) {
+void drive_burst_buffer(JobSelf self) {
   auto& st = self->state;
   const auto& job = st.job;
   BbStep step = next_bb_step(job);
@@ -173,7 +179,7 @@ void drive_burst_buffer(JobActor* self) {
     case BbStep::none: return;
     case BbStep::stage_in:
       spdlog::info("JobId={}: stage-in on {}", id, job.bb_node);
-      to_node(self, job.bb_node, bb_stage_atom::value, stage_order(context, job, false), bb_reply(self, step, generation));
+      order_bb(self, job.bb_node, step, generation, bb_stage_atom_v, stage_order(context, job, false));
       return;
     case BbStep::start_stage_out: {
       std::string node = stage_out_node(job);
@@ -184,22 +190,21 @@ void drive_burst_buffer(JobActor* self) {
     }
     case BbStep::stage_out:
       spdlog::info("JobId={}: stage-out on {}", id, job.bb_node);
-      to_node(self, job.bb_node, bb_stage_atom::value, stage_order(context, job, true), bb_reply(self, step, generation));
+      order_bb(self, job.bb_node, step, generation, bb_stage_atom_v, stage_order(context, job, true));
       return;
     case BbStep::release:
       if (job.bb_node.empty()) {  // never staged: no directory anywhere
         StageOutcome nothing_to_remove;
         nothing_to_remove.ok = true;
-        self->send(self, bb_done_atom::value, id, static_cast<uint8_t>(step), generation, nothing_to_remove);
+        on_bb_done(self, step, generation, nothing_to_remove);
         return;
       }
-      to_node(self, job.bb_node, bb_teardown_atom::value, id, bb_directory_of(context, job),
-              bb_reply(self, step, generation));
+      order_bb(self, job.bb_node, step, generation, bb_teardown_atom_v, id, bb_directory_of(context, job));
       return;
   }
 }
 
-void on_bb_done(JobActor* self, BbStep step, uint64_t generation, const StageOutcome& outcome) {
+void on_bb_done(JobSelf self, BbStep step, uint64_t generation, const StageOutcome& outcome) {
   auto& st = self->state;
   if (generation != st.bb_generation || step != st.bb_in_flight) return;  // stale
   const auto& job = st.job;
@@ -207,7 +212,7 @@ void on_bb_done(JobActor* self, BbStep step, uint64_t generation, const StageOut
   if (!outcome.delivered && !outcome.node_lost) {  // the agent was not reached: order again
     spdlog::warn("JobId={}: burst-buffer order not delivered ({}); retrying", id, outcome.message);
     st.bb_in_flight = BbStep::none;
-    self->delayed_send(self, kBbRetryDelay, bb_retry_atom::value);
+    self->delayed_send(self, kBbRetryDelay, bb_retry_atom_v);
     return;
   }
   if (next_bb_step(job) != step) return;  // the job moved on (cancelled during stage-in): its release follows
@@ -244,12 +249,12 @@ void on_bb_done(JobActor* self, BbStep step, uint64_t generation, const StageOut
 
 // An event the log refused is tried again, unless the record moves on meanwhile (which
 // re-arms the timers and the policies anyway).
-void retry_after_refusal(JobActor* self, TimerKind kind) {
-  self->delayed_send(self, kAppendRetryDelay, timer_atom::value, self->state.timer_generation,
+void retry_after_refusal(JobSelf self, TimerKind kind) {
+  self->delayed_send(self, kAppendRetryDelay, timer_atom_v, self->state.timer_generation,
                      static_cast<uint8_t>(kind));
 }
 
-void resubmit_if_due(JobActor* self) {
+void resubmit_if_due(JobSelf self) {
   auto& st = self->state;
   // A burst buffer is released before the job runs again (the reducer insists).
   if (st.resubmit_requested || st.job.bb_reserved_bytes > 0 || !should_resubmit(st.job)) return;
@@ -274,7 +279,7 @@ void resubmit_if_due(JobActor* self) {
 
 // An interactive (srun) job has no batch script whose end the agent reports: once it is
 // being killed (scancel, time limit), the controller records its end itself.
-void end_interactive(JobActor* self, const JobRecord& job) {
+void end_interactive(JobSelf self, const JobRecord& job) {
   uint64_t id = job.id;
   std::string node = job.allocation.empty() ? std::string() : job.allocation.front().node;
   append(self,
@@ -285,9 +290,6 @@ void end_interactive(JobActor* self, const JobRecord& job) {
            if (!ack.ok) retry_after_refusal(self, TimerKind::interactive_end);
          });
 }
-
-// A StopReason as the actors' messages carry it.
-uint8_t wire_reason(StopReason reason) { return static_cast<uint8_t>(reason); }
 
 bool has_running_steps(const JobRecord& job) {
   return std::any_of(job.steps.begin(), job.steps.end(),
@@ -320,7 +322,7 @@ void crash_if_asked_before_launch(uint64_t) {}
 #endif
 
 // Side effects of a durable transition of this job, run once per live event.
-void react(JobActor* self, JobState before, const JobRecord& after) {
+void react(JobSelf self, JobState before, const JobRecord& after) {
   const auto& context = *self->state.context;
   // The job is over while steps still ran (a backgrounded srun), or a node failed: what still
   // runs of it on its nodes goes with it (a node declared lost takes no order; when its agent
@@ -328,18 +330,17 @@ void react(JobActor* self, JobState before, const JobRecord& after) {
   const JobRecord& previous = self->state.job;
   if (is_active(before) && !is_active(after.state) &&
       (has_running_steps(previous) || ended_by_node_failure(previous, after)))
-    to_nodes(self, previous, terminate_atom::value, after.id, context.config.kill_wait_sec,
-             wire_reason(ended_by_node_failure(previous, after) ? StopReason::node_failure : StopReason::cancelled));
+    to_nodes(self, previous, terminate_atom_v, after.id, context.config.kill_wait_sec,
+             ended_by_node_failure(previous, after) ? StopReason::node_failure : StopReason::cancelled);
   // An interactive (srun) job has no batch script to launch.
   if (before == JobState::PENDING && after.state == JobState::RUNNING && !after.spec->interactive) {
     const auto& nodes = context.actors.nodes;
     auto batch = nodes.find(after.allocation.front().node);
     crash_if_asked_before_launch(after.id);
-    if (batch != nodes.end()) self->send(batch->second, launch_atom::value, launch_order(context, after));
+    if (batch != nodes.end()) self->send(batch->second, launch_atom_v, launch_order(context, after));
   }
   if (after.state == JobState::COMPLETING && before != JobState::COMPLETING) {
-    to_nodes(self, after, terminate_atom::value, after.id, context.config.kill_wait_sec,
-             wire_reason(completing_stop_reason(after)));
+    to_nodes(self, after, terminate_atom_v, after.id, context.config.kill_wait_sec, completing_stop_reason(after));
     if (after.spec->interactive) end_interactive(self, after);
   }
   // --mail-type: BEGIN as it starts, END or FAIL as it ends (MailProg=).
@@ -349,15 +350,15 @@ void react(JobActor* self, JobState before, const JobRecord& after) {
       run_mail_program(context.config.mail_prog, *mail);
   }
   if (before == JobState::RUNNING && after.state == JobState::SUSPENDED)
-    to_nodes(self, after, suspend_atom::value, after.id);
+    to_nodes(self, after, suspend_atom_v, after.id);
   if (before == JobState::SUSPENDED && after.state == JobState::RUNNING)
-    to_nodes(self, after, resume_atom::value, after.id);
+    to_nodes(self, after, resume_atom_v, after.id);
 }
 
 // `record` is the job just after a live event, in which it was in state `before`.
 // The actor may already know a later record (read at its start): it still reacts
 // to this event, in order, but keeps the later record.
-void on_update(JobActor* self, JobRecord record, JobState before) {
+void on_update(JobSelf self, JobRecord record, JobState before) {
   auto& st = self->state;
   react(self, before, record);
   if (st.known && record.last_offset < st.job.last_offset) return;
@@ -370,7 +371,7 @@ void on_update(JobActor* self, JobRecord record, JobState before) {
   drive_burst_buffer(self);
 }
 
-void on_timer(JobActor* self, uint64_t generation, TimerKind kind) {
+void on_timer(JobSelf self, uint64_t generation, TimerKind kind) {
   auto& st = self->state;
   if (generation != st.timer_generation) return;
   const auto& job = st.job;
@@ -380,7 +381,7 @@ void on_timer(JobActor* self, uint64_t generation, TimerKind kind) {
       if (!st.known || (is_final(job.state) && !should_resubmit(job) && next_bb_step(job) == BbStep::none)) self->quit();
       return;
     case TimerKind::time_limit:
-      if (job.state != JobState::RUNNING || wall_clock_us() < effective_deadline_us(job)) return;
+      if (job.state != JobState::RUNNING || st.context->now_us() < effective_deadline_us(job)) return;
       append(self, system_draft(id, [id](const EventMeta& meta) { return make::job_time_limit_reached(meta, id); }),
              [=](const AppendAck& ack) {
                if (!ack.ok) retry_after_refusal(self, TimerKind::time_limit);
@@ -393,7 +394,7 @@ void on_timer(JobActor* self, uint64_t generation, TimerKind kind) {
       append(self,
              system_draft(id, [=](const EventMeta& meta) { return make::job_signalled(meta, id, signal, batch_only); }),
              [=](const AppendAck& ack) {
-               if (ack.ok) to_nodes(self, self->state.job, signal_atom::value, id, signal, batch_only);
+               if (ack.ok) to_nodes(self, self->state.job, signal_atom_v, id, signal, batch_only);
                else retry_after_refusal(self, TimerKind::warning_signal);
              });
       return;
@@ -407,7 +408,7 @@ void on_timer(JobActor* self, uint64_t generation, TimerKind kind) {
   }
 }
 
-void on_control(JobActor* self, const ControlRequest& request, const ControlReply& reply) {
+void on_control(JobSelf self, const ControlRequest& request, const Reply<ControlOutcome>& reply) {
   auto& st = self->state;
   if (!st.known) return reply({request.job_id, false, "Invalid job id specified"});
   auto check = check_job_command(request.verb, st.job, request.caller, st.context->config.suspend_by_owner);
@@ -418,17 +419,17 @@ void on_control(JobActor* self, const ControlRequest& request, const ControlRepl
     reply({job_id, ack.ok, ack.error});
     // A signal has no state change to react to: deliver it once durable.
     if (ack.ok && request.verb == ControlVerb::signal)
-      to_nodes(self, self->state.job, signal_atom::value, job_id, request.signal, false);
+      to_nodes(self, self->state.job, signal_atom_v, job_id, request.signal, false);
   });
 }
 
-void on_oom(JobActor* self, const std::string& node, const JobOom& report);
+void on_oom(JobSelf self, const std::string& node, const JobOom& report);
 
 EventDraft caller_draft(uint64_t job_id, const Caller& caller, std::function<make::Bytes(const EventMeta&)> build);
 
 // scontrol update JobId=... / scontrol top: checked against the record (events/job_update.hpp);
 // Priority=0 holds the job (JobHeld), the rest is one JobUpdated event.
-void on_edit(JobActor* self, const JobUpdateRequest& request, const ControlReply& reply) {
+void on_edit(JobSelf self, const JobUpdateRequest& request, const Reply<ControlOutcome>& reply) {
   auto& st = self->state;
   uint64_t id = request.job_id;
   if (!st.known) return reply({id, false, "Invalid job id specified"});
@@ -455,11 +456,26 @@ void on_edit(JobActor* self, const JobUpdateRequest& request, const ControlReply
          });
 }
 
-void on_exit(JobActor* self, const std::string& node, const JobEnd& report, const DoneReply& reply) {
+using RecordedPromise = caf::typed_response_promise<Recorded>;
+
+// Appends a report's event; the agent is answered once it is durable (or refused).
+void append_answered(JobSelf self, EventDraft draft, RecordedPromise promise) {
+  append(self, std::move(draft),
+         [promise](const AppendAck& ack) mutable { promise.deliver(Recorded{ack.ok, ack.error}); });
+}
+
+void on_exit(JobSelf self, const std::string& node, const JobEnd& report, RecordedPromise promise) {
   auto& st = self->state;
-  if (!st.known || !is_active(st.job.state)) return reply(true, {});  // already recorded: idempotent
+  // Already recorded: idempotent.
+  if (!st.known || !is_active(st.job.state)) {
+    promise.deliver(Recorded{true, {}});
+    return;
+  }
   // An earlier run's end (the job was requeued meanwhile): nothing to record for it.
-  if (report.run != kCurrentRun && report.run != st.job.restarts) return reply(true, {});
+  if (report.run != kCurrentRun && report.run != st.job.restarts) {
+    promise.deliver(Recorded{true, {}});
+    return;
+  }
   // Before the end, so that the end's state is OUT_OF_MEMORY (the log actor keeps their order).
   if (report.oom_kills > 0 && !st.job.oom_detected)
     on_oom(self, node, JobOom{report.job_id, report.oom_kills, report.peak_bytes, report.limit_bytes});
@@ -474,12 +490,12 @@ void on_exit(JobActor* self, const std::string& node, const JobEnd& report, cons
     return make::job_ended(meta, id, cause, report.exit_code, report.signal, node, report.message, requeue);
   });
   draft.actor = {0, node, schema::ActorKind::AGENT};
-  append(self, std::move(draft), [=](const AppendAck& ack) { reply(ack.ok, ack.error); });
+  append_answered(self, std::move(draft), promise);
 }
 
 // An agent registered (node_actor.cpp, reconcile): the verdict on this job's run there, if
 // the record still has that run active with its batch script on that node.
-void on_reconcile(JobActor* self, const std::string& node, uint32_t run, RunVerdict verdict, uint64_t session) {
+void on_reconcile(JobSelf self, const std::string& node, uint32_t run, RunVerdict verdict, uint64_t session) {
   auto& st = self->state;
   const JobRecord& job = st.job;
   if (!st.known || !is_active(job.state) || job.restarts != run || job.allocation.empty() ||
@@ -488,22 +504,21 @@ void on_reconcile(JobActor* self, const std::string& node, uint32_t run, RunVerd
   switch (verdict) {
     case RunVerdict::relaunch:
     case RunVerdict::resend:
-      if (verdict == RunVerdict::relaunch) to_node(self, node, launch_atom::value, launch_order(*st.context, job));
+      if (verdict == RunVerdict::relaunch) to_node(self, node, launch_atom_v, launch_order(*st.context, job));
       // The order its state implies, which may have gone to the agent's previous connection.
-      if (job.state == JobState::SUSPENDED) to_node(self, node, suspend_atom::value, job.id);
+      if (job.state == JobState::SUSPENDED) to_node(self, node, suspend_atom_v, job.id);
       if (job.state == JobState::COMPLETING)
-        to_node(self, node, terminate_atom::value, job.id, st.context->config.kill_wait_sec,
-                wire_reason(completing_stop_reason(job)));
+        to_node(self, node, terminate_atom_v, job.id, st.context->config.kill_wait_sec, completing_stop_reason(job));
       return;
     case RunVerdict::lost:
     case RunVerdict::end_unlaunched:
       // Back through the node actor: after any launch this actor already sent it (see on_confirm).
-      to_node(self, node, reconcile_atom::value, job.id, run, static_cast<uint8_t>(verdict), session);
+      to_node(self, node, reconcile_atom_v, job.id, run, static_cast<uint8_t>(verdict), session);
       return;
   }
 }
 
-void on_oom(JobActor* self, const std::string& node, const JobOom& report) {
+void on_oom(JobSelf self, const std::string& node, const JobOom& report) {
   if (!self->state.known || !is_active(self->state.job.state)) return;
   uint64_t id = report.job_id;
   EventDraft draft = system_draft(id, [=](const EventMeta& meta) {
@@ -535,7 +550,7 @@ StepOutcome step_refused(std::string error) {
 }
 
 // Records the step, then orders its tasks on each of its nodes; answers srun once both are done.
-void on_step(JobActor* self, const StepCommand& command, const StepReply& reply) {
+void on_step(JobSelf self, const StepCommand& command, const Reply<StepOutcome>& reply) {
   auto& st = self->state;
   if (!st.known) return reply(step_refused("Invalid job id specified"));
   auto check = check_step_start(st.job, command.caller);
@@ -556,7 +571,7 @@ void on_step(JobActor* self, const StepCommand& command, const StepReply& reply)
            for (uint32_t i = 0; i < layout.nodes.size(); ++i) {
              const std::string& node = layout.nodes[i].node;
              outcome.nodes.push_back(node);
-             to_node(self, node, step_launch_atom::value,
+             to_node(self, node, step_launch_atom_v,
                      step_launch_for(state.job, command.request, layout, step_id, i, state.context->config.cluster_name),
                      command.io_token);
            }
@@ -564,7 +579,7 @@ void on_step(JobActor* self, const StepCommand& command, const StepReply& reply)
          });
 }
 
-void on_step_control(JobActor* self, const StepControlRequest& request, const ControlReply& reply) {
+void on_step_control(JobSelf self, const StepControlRequest& request, const Reply<ControlOutcome>& reply) {
   auto& st = self->state;
   if (!st.known) return reply({request.job_id, false, "Invalid job id specified"});
   auto check = check_step_command(request.verb, st.job, request.step_id, request.caller);
@@ -577,7 +592,7 @@ void on_step_control(JobActor* self, const StepControlRequest& request, const Co
   uint32_t kill_wait = st.context->config.kill_wait_sec;
   auto order = [=] {
     for (const auto& node : nodes)
-      to_node(self, node, step_control_atom::value, id, step_id, signal, kill_wait, wire_reason(StopReason::cancelled));
+      to_node(self, node, step_control_atom_v, id, step_id, signal, kill_wait, StopReason::cancelled);
   };
   if (!check.needs_event) {
     order();
@@ -592,12 +607,15 @@ void on_step_control(JobActor* self, const StepControlRequest& request, const Co
          });
 }
 
-void on_step_end(JobActor* self, const std::string& node, const StepEnd& report, const DoneReply& reply) {
+void on_step_end(JobSelf self, const std::string& node, const StepEnd& report, RecordedPromise promise) {
   auto& st = self->state;
   const StepRecord* step = st.known ? current_step(st.job, report.step_id) : nullptr;
   bool waiting = step && step->state == JobState::RUNNING &&
                  std::find(step->nodes_left.begin(), step->nodes_left.end(), node) != step->nodes_left.end();
-  if (!waiting) return reply(true, {});  // already recorded (or closed with the job): idempotent
+  if (!waiting) {  // already recorded (or closed with the job): idempotent
+    promise.deliver(Recorded{true, {}});
+    return;
+  }
   make::StepNodeEnd end{report.step_id, node, 0, 0, report.oom_kills, report.message};
   for (const auto& exit : report.exits) {
     end.exit_code = std::max(end.exit_code, exit.exit_code);
@@ -606,23 +624,23 @@ void on_step_end(JobActor* self, const std::string& node, const StepEnd& report,
   uint64_t id = report.job_id;
   EventDraft draft = system_draft(id, [=](const EventMeta& meta) { return make::step_ended(meta, id, end); });
   draft.actor = {0, node, schema::ActorKind::AGENT};
-  append(self, std::move(draft), [=](const AppendAck& ack) { reply(ack.ok, ack.error); });
+  append_answered(self, std::move(draft), promise);
 }
 
 // srun outside an allocation: its step is over, and so is the job.
-void on_allocation_end(JobActor* self, const AllocationEnd& end, const DoneReply& reply) {
+void on_allocation_end(JobSelf self, const AllocationEnd& end, const Reply<Recorded>& reply) {
   auto& st = self->state;
-  if (!st.known) return reply(false, "Invalid job id specified");
+  if (!st.known) return reply({false, "Invalid job id specified"});
   auto check = check_allocation_end(st.job, end.caller);
-  if (!check.allowed) return reply(false, check.error);
-  if (!check.needs_event) return reply(true, {});
+  if (!check.allowed) return reply({false, check.error});
+  if (!check.needs_event) return reply({true, {}});
   uint64_t id = end.job_id;
   std::string node = st.job.allocation.empty() ? std::string() : st.job.allocation.front().node;
   auto cause = st.job.cancel_requested || st.job.time_limit_reached ? schema::EndCause::KILLED : schema::EndCause::EXITED;
   append(self, caller_draft(id, end.caller, [=](const EventMeta& meta) {
            return make::job_ended(meta, id, cause, end.exit_code, end.signal, node);
          }),
-         [=](const AppendAck& ack) { reply(ack.ok, ack.error); });
+         [=](const AppendAck& ack) { reply({ack.ok, ack.error}); });
 }
 
 // ---- read-your-writes ----
@@ -630,7 +648,7 @@ void on_allocation_end(JobActor* self, const AllocationEnd& end, const DoneReply
 // Takes up the next command once the query view has applied every event acknowledged so far:
 // the updates those events caused reach this actor before the query view's answer does, so the
 // command is checked against a record that holds them all (its own earlier ones included).
-void serve_next(JobActor* self) {
+void serve_next(JobSelf self) {
   auto& st = self->state;
   if (st.commands.empty()) {
     st.serving = false;
@@ -638,32 +656,35 @@ void serve_next(JobActor* self) {
   }
   st.serving = true;
   uint64_t acked_end = st.context->acked_end->load(std::memory_order_acquire);
-  self->request(st.context->actors.query_view, caf::infinite, caught_up_atom::value, acked_end).then([self](bool) {
+  self->request(st.context->actors.query_view, caf::infinite, caught_up_atom_v, acked_end).then([self](bool) {
     auto command = std::move(self->state.commands.front());
     self->state.commands.pop_front();
     command();
   });
 }
 
-// Queues a command; `reply` is its answer, after which the next one is taken up.
-template <typename Reply, typename Handler>
-void serve(JobActor* self, Reply reply, Handler handler) {
-  Reply then_next = [self, reply](const auto&... outcome) {
-    reply(outcome...);
+// Queues a command: `handler` gets the way to answer it, after which the next one is taken up.
+template <class T, class Handler>
+caf::typed_response_promise<T> serve(JobSelf self, Handler handler) {
+  auto promise = self->make_response_promise<T>();
+  Reply<T> then_next = [self, promise](const T& outcome) mutable {
+    promise.deliver(outcome);
     serve_next(self);
   };
   self->state.commands.push_back([handler, then_next] { handler(then_next); });
   if (!self->state.serving) serve_next(self);
+  return promise;
 }
 
-caf::behavior job_actor(JobActor* self, std::shared_ptr<const ControllerContext> context, uint64_t job_id) {
+JobActor::behavior_type job_actor(JobSelf self, std::shared_ptr<const ControllerContext> context, uint64_t job_id) {
   self->state.context = std::move(context);
   self->state.job_id = job_id;
+  log_failed_requests(self, "job_actor");
   // Know the job before handling anything else (commands may already be queued).
-  self->request(self->state.context->actors.query_view, caf::infinite, query_job_atom::value, job_id)
+  self->request(self->state.context->actors.query_view, caf::infinite, query_job_atom_v, job_id)
       .await([=](bool found, JobRecord& record) {
         if (!found) {  // unknown id: answer queued commands, then stop unless the job appears
-          self->delayed_send(self, std::chrono::seconds(5), timer_atom::value, self->state.timer_generation,
+          self->delayed_send(self, std::chrono::seconds(5), timer_atom_v, self->state.timer_generation,
                              static_cast<uint8_t>(TimerKind::idle));
           return;
         }
@@ -678,41 +699,43 @@ caf::behavior job_actor(JobActor* self, std::shared_ptr<const ControllerContext>
   return {
       [=](job_update_atom, JobRecord& record, JobState before) { on_update(self, std::move(record), before); },
       [=](timer_atom, uint64_t generation, uint8_t kind) { on_timer(self, generation, static_cast<TimerKind>(kind)); },
-      [=](control_atom, const ControlRequest& request, const ControlReply& reply) {
-        serve(self, reply, [=](const ControlReply& answer) { on_control(self, request, answer); });
+      [=](control_atom, const ControlRequest& request) -> caf::result<ControlOutcome> {
+        return serve<ControlOutcome>(self, [=](const Reply<ControlOutcome>& answer) { on_control(self, request, answer); });
       },
-      [=](job_edit_atom, const JobUpdateRequest& request, const ControlReply& reply) {
-        serve(self, reply, [=](const ControlReply& answer) { on_edit(self, request, answer); });
+      [=](job_edit_atom, const JobUpdateRequest& request) -> caf::result<ControlOutcome> {
+        return serve<ControlOutcome>(self, [=](const Reply<ControlOutcome>& answer) { on_edit(self, request, answer); });
       },
-      [=](job_exit_atom, const std::string& node, const JobEnd& report, const DoneReply& reply) {
-        on_exit(self, node, report, reply);
+      [=](job_exit_atom, const std::string& node, const JobEnd& report) -> caf::result<Recorded> {
+        auto promise = self->make_response_promise<Recorded>();
+        on_exit(self, node, report, promise);
+        return promise;
       },
       [=](reconcile_atom, const std::string& node, uint32_t run, uint8_t verdict, uint64_t session) {
         on_reconcile(self, node, run, static_cast<RunVerdict>(verdict), session);
       },
       [=](oom_atom, const std::string& node, const JobOom& report) { on_oom(self, node, report); },
-      [=](bb_done_atom, uint64_t, uint8_t step, uint64_t generation, const StageOutcome& outcome) {
-        on_bb_done(self, static_cast<BbStep>(step), generation, outcome);
-      },
       [=](bb_retry_atom) { drive_burst_buffer(self); },
-      [=](step_atom, const StepCommand& command, const StepReply& reply) {
-        serve(self, reply, [=](const StepReply& answer) { on_step(self, command, answer); });
+      [=](step_atom, const StepCommand& command) -> caf::result<StepOutcome> {
+        return serve<StepOutcome>(self, [=](const Reply<StepOutcome>& answer) { on_step(self, command, answer); });
       },
-      [=](step_control_atom, const StepControlRequest& request, const ControlReply& reply) {
-        serve(self, reply, [=](const ControlReply& answer) { on_step_control(self, request, answer); });
+      [=](step_control_atom, const StepControlRequest& request) -> caf::result<ControlOutcome> {
+        return serve<ControlOutcome>(self,
+                                     [=](const Reply<ControlOutcome>& answer) { on_step_control(self, request, answer); });
       },
-      [=](step_end_atom, const std::string& node, const StepEnd& report, const DoneReply& reply) {
-        on_step_end(self, node, report, reply);
+      [=](step_end_atom, const std::string& node, const StepEnd& report) -> caf::result<Recorded> {
+        auto promise = self->make_response_promise<Recorded>();
+        on_step_end(self, node, report, promise);
+        return promise;
       },
-      [=](allocation_end_atom, const AllocationEnd& end, const DoneReply& reply) {
-        serve(self, reply, [=](const DoneReply& answer) { on_allocation_end(self, end, answer); });
+      [=](allocation_end_atom, const AllocationEnd& end) -> caf::result<Recorded> {
+        return serve<Recorded>(self, [=](const Reply<Recorded>& answer) { on_allocation_end(self, end, answer); });
       },
   };
 }
 
 }  // namespace
 
-caf::actor spawn_job_actor(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
+JobActor spawn_job_actor(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
                            uint64_t job_id) {
   return system.spawn(job_actor, std::move(context), job_id);
 }

@@ -6,7 +6,7 @@
 #include <capnp/serialize.h>
 #include <spdlog/spdlog.h>
 
-#include "actors/controller_actors.hpp"
+#include "actors/actors.hpp"
 #include "events/read_model.hpp"
 #include "events/record_codec.hpp"
 
@@ -19,7 +19,7 @@ struct JobHistoryState {
   static inline const char* name = "job_history";
 };
 
-using JobHistoryActor = caf::stateful_actor<JobHistoryState>;
+using JobHistorySelf = JobHistoryActor::stateful_pointer<JobHistoryState>;
 
 // Entries a page reads at most, matching or not (a page may then be short, or empty, with more).
 constexpr size_t kScanBudget = 20000;
@@ -44,7 +44,7 @@ HistoryPage history_page(const JobHistory& store, const JobQuery& query, History
   return page;
 }
 
-caf::behavior job_history(JobHistoryActor* self, std::shared_ptr<const ControllerContext> context,
+JobHistoryActor::behavior_type job_history(JobHistorySelf self, std::shared_ptr<const ControllerContext> context,
                           std::shared_ptr<JobHistory> store) {
   self->state.context = std::move(context);
   self->state.store = std::move(store);
@@ -58,14 +58,14 @@ caf::behavior job_history(JobHistoryActor* self, std::shared_ptr<const Controlle
           return {false, std::string(e.what())};
         }
       },
-      [=](query_history_atom, const JobQuery& query, const HistoryCursor& from, const HistoryReply& reply) {
+      [=](query_history_atom, const JobQuery& query, const HistoryCursor& from) -> HistoryPage {
         try {
-          reply(history_page(*self->state.store, query, from));
+          return history_page(*self->state.store, query, from);
         } catch (const std::exception& e) {
           spdlog::error("sacct's page of the job history: {}", e.what());
           HistoryPage failed;
           failed.error = std::string("the job history cannot be read: ") + e.what();
-          reply(failed);
+          return failed;
         }
       },
   };
@@ -73,7 +73,7 @@ caf::behavior job_history(JobHistoryActor* self, std::shared_ptr<const Controlle
 
 }  // namespace
 
-caf::actor spawn_job_history(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
+JobHistoryActor spawn_job_history(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
                              std::shared_ptr<JobHistory> store) {
   return system.spawn(job_history, std::move(context), std::move(store));
 }

@@ -7,8 +7,7 @@
 
 #include <chrono>
 
-#include "actors/controller_actors.hpp"
-#include "common/wall_clock.hpp"
+#include "actors/actors.hpp"
 
 namespace cairn {
 namespace {
@@ -18,7 +17,7 @@ struct LogActorState {
   std::shared_ptr<const ControllerContext> context;
   uint64_t next_job_id = 0;
   uint64_t next_token = 0;
-  std::map<uint64_t, caf::response_promise> waiting;
+  std::map<uint64_t, caf::typed_response_promise<AppendAck>> waiting;
   std::string fenced;  // why appends are refused, once a newer writer claimed the shard
   // Durable events held until the fence watch has read past them without
   // meeting a newer claim (only then do readers count them), by offset.
@@ -33,7 +32,9 @@ struct LogActorState {
   static inline const char* name = "log_actor";
 };
 
-void answer(caf::stateful_actor<LogActorState>* self, uint64_t token, const AppendAck& ack) {
+using LogSelf = LogActor::stateful_pointer<LogActorState>;
+
+void answer(LogSelf self, uint64_t token, const AppendAck& ack) {
   auto it = self->state.waiting.find(token);
   if (it == self->state.waiting.end()) return;
   // Before the requester hears of it: a command that follows this acknowledgement sees it.
@@ -44,17 +45,18 @@ void answer(caf::stateful_actor<LogActorState>* self, uint64_t token, const Appe
   self->state.waiting.erase(it);
 }
 
-caf::behavior log_actor(caf::stateful_actor<LogActorState>* self, EventLog* log,
-                        std::shared_ptr<const ControllerContext> context, uint64_t next_job_id) {
+LogActor::behavior_type log_actor(LogSelf self, EventLog* log, std::shared_ptr<const ControllerContext> context,
+                                  uint64_t next_job_id) {
   self->state.log = log;
   self->state.context = std::move(context);
   self->state.next_job_id = next_job_id;
+  log_failed_requests(self, "log_actor");
   return {
       [=](append_atom, EventDraft& draft) -> caf::result<AppendAck> {
         auto& st = self->state;
         if (!st.fenced.empty()) return AppendAck{false, 0, 0, st.fenced};
         EventMeta meta;
-        meta.time_us = wall_clock_us();
+        meta.time_us = st.context->now_us();
         meta.shard = st.context->shard;
         meta.epoch = st.context->epoch;
         meta.job_id = draft.new_job_id ? st.next_job_id++ : draft.job_id;
@@ -64,15 +66,15 @@ caf::behavior log_actor(caf::stateful_actor<LogActorState>* self, EventLog* log,
         meta.command_id = draft.command_id;
         auto bytes = std::make_shared<const std::vector<uint8_t>>(draft.build(meta));
         uint64_t token = st.next_token++;
-        auto promise = self->make_response_promise();
+        auto promise = self->make_response_promise<AppendAck>();
         st.waiting.emplace(token, promise);
-        caf::actor me = caf::actor_cast<caf::actor>(self);
+        LogActor me = caf::actor_cast<LogActor>(self);
         uint64_t job_id = meta.job_id;
         st.log->append(st.context->shard, *bytes, [me, token, bytes, job_id](const AppendResult& result) {
           // Runs on the log's commit thread: hand the outcome back to the actor.
-          caf::anon_send(me, committed_atom::value, token, result, CommittedEvent{result.offset, bytes, job_id}, job_id);
+          caf::anon_send(me, durable_atom_v, token, result, CommittedEvent{result.offset, bytes, job_id});
         });
-        return caf::delegated<AppendAck>();
+        return promise;
       },
       // The fence watch read the shard up to `end` and found no newer claim.
       [=](checked_atom, uint64_t end) {
@@ -92,8 +94,9 @@ caf::behavior log_actor(caf::stateful_actor<LogActorState>* self, EventLog* log,
         for (auto& [offset, item] : st.unverified) answer(self, item.token, AppendAck{false, offset, item.job_id, st.fenced});
         st.unverified.clear();
       },
-      [=](committed_atom, uint64_t token, const AppendResult& result, const CommittedEvent& event, uint64_t job_id) {
+      [=](durable_atom, uint64_t token, const AppendResult& result, const CommittedEvent& event) {
         auto& st = self->state;
+        uint64_t job_id = event.job_id;
         if (!result.ok) {
           // A log that cannot write refuses every append until it can: one line, not one per append.
           if (st.failed_in_a_row++ == 0)
@@ -120,7 +123,7 @@ caf::behavior log_actor(caf::stateful_actor<LogActorState>* self, EventLog* log,
 
 }  // namespace
 
-caf::actor spawn_log_actor(caf::actor_system& system, EventLog& log, std::shared_ptr<const ControllerContext> context,
+LogActor spawn_log_actor(caf::actor_system& system, EventLog& log, std::shared_ptr<const ControllerContext> context,
                            uint64_t next_job_id) {
   return system.spawn(log_actor, &log, std::move(context), next_job_id);
 }

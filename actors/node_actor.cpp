@@ -9,7 +9,7 @@
 #include <set>
 #include <utility>
 
-#include "actors/controller_actors.hpp"
+#include "actors/actors.hpp"
 #include "common/wall_clock.hpp"
 
 namespace cairn {
@@ -35,12 +35,15 @@ struct NodeActorState {
   std::optional<std::string> last_instance;
   // Burst-buffer orders held the same way; they answer even when dropped (nullptr: the node is lost).
   std::vector<std::function<void(AgentChannel*)>> held_bb_orders;
+  // Burst-buffer orders given to the agent, by token, until its answer comes back (bb_answer_atom).
+  std::map<uint64_t, caf::typed_response_promise<StageOutcome>> bb_waiting;
+  uint64_t next_bb_token = 0;
   static inline const char* name = "node_actor";
 };
 
-using NodeActor = caf::stateful_actor<NodeActorState>;
+using NodeSelf = NodeActor::stateful_pointer<NodeActorState>;
 
-void append(NodeActor* self, EventDraft draft, std::function<void(const AppendAck&)> then = {}) {
+void append(NodeSelf self, EventDraft draft, std::function<void(const AppendAck&)> then = {}) {
   self->request(self->state.context->actors.log, caf::infinite, append_atom::value, std::move(draft))
       .then([then = std::move(then)](const AppendAck& ack) {
         if (then) then(ack);
@@ -57,15 +60,15 @@ EventDraft node_draft(const std::string& node, std::function<make::Bytes(const E
 
 // The node is lost: every job holding resources on it ends NODE_FAIL, through its job
 // actor (which ignores jobs already ended, and requeues the job when it may be).
-void fail_jobs(NodeActor* self, const std::string& why) {
+void fail_jobs(NodeSelf self, const std::string& why) {
   auto& st = self->state;
   std::string node = st.node;
   self->request(st.context->actors.query_view, caf::infinite, query_nodes_atom::value, node, false)
       .then([=](const std::vector<uint64_t>& jobs) {
         for (auto id : jobs) {
           JobEnd lost{.job_id = id, .message = why, .lost = true};
-          self->send(self->state.context->actors.dispatcher, job_exit_atom::value, node, lost,
-                     DoneReply([](bool, const std::string&) {}));
+          self->request(self->state.context->actors.dispatcher, caf::infinite, job_exit_atom_v, node, lost)
+              .then([](const Recorded&) {});
         }
       });
 }
@@ -73,7 +76,7 @@ void fail_jobs(NodeActor* self, const std::string& why) {
 // An operator set the node DOWN (NodeUpdated is durable): as slurmctld's
 // kill_running_job_by_node_name, its jobs are killed on the agent and end NODE_FAIL
 // (requeued when they may be).
-void down_by_operator(NodeActor* self, const std::string& why) {
+void down_by_operator(NodeSelf self, const std::string& why) {
   auto& st = self->state;
   std::string node = st.node;
   uint32_t kill_wait = st.context->config.kill_wait_sec;
@@ -82,8 +85,8 @@ void down_by_operator(NodeActor* self, const std::string& why) {
         for (auto id : jobs) {
           if (self->state.channel) self->state.channel->terminate(id, kill_wait, StopReason::node_failure);
           JobEnd lost{.job_id = id, .message = why, .lost = true};
-          self->send(self->state.context->actors.dispatcher, job_exit_atom::value, node, lost,
-                     DoneReply([](bool, const std::string&) {}));
+          self->request(self->state.context->actors.dispatcher, caf::infinite, job_exit_atom_v, node, lost)
+              .then([](const Recorded&) {});
         }
       });
 }
@@ -102,7 +105,7 @@ std::string_view verdict_name(RunVerdict verdict) {
 // Jobs the agent has that do not run there any more are terminated at once; the verdicts
 // on the others go to their job actors, which check them against their record (a lost or
 // unlaunched run comes back here to be confirmed: see on_confirm).
-void reconcile(NodeActor* self, const NodeLogView& log, const AgentRunReport& report, uint64_t session) {
+void reconcile(NodeSelf self, const NodeLogView& log, const AgentRunReport& report, uint64_t session) {
   auto& st = self->state;
   if (session != st.session || !st.channel) return;  // a newer registration reconciles for itself
   Reconciliation plan = reconcile_registration(log, report, st.launched_in_session);
@@ -122,18 +125,18 @@ void reconcile(NodeActor* self, const NodeLogView& log, const AgentRunReport& re
 
 // A job actor confirms a verdict that ends a run: unless the run was launched over this
 // session meanwhile (its launch was on its way), its end is recorded.
-void on_confirm(NodeActor* self, uint64_t job_id, uint32_t run, RunVerdict verdict, uint64_t session) {
+void on_confirm(NodeSelf self, uint64_t job_id, uint32_t run, RunVerdict verdict, uint64_t session) {
   auto& st = self->state;
   if (session != st.session || st.launched_in_session.contains(job_id)) return;
   bool lost = verdict == RunVerdict::lost;
   std::string why = lost ? "the node no longer knows the job: its agent's spool is not the one the job was given to"
                          : "the job was never launched on " + st.node + " before it was ended";
   JobEnd report{.job_id = job_id, .run = run, .message = why, .lost = lost};
-  self->send(st.context->actors.dispatcher, job_exit_atom::value, st.node, report,
-             DoneReply([](bool, const std::string&) {}));
+  self->request(st.context->actors.dispatcher, caf::infinite, job_exit_atom_v, st.node, report)
+      .then([](const Recorded&) {});
 }
 
-void deliver(NodeActor* self, std::function<void(AgentChannel&)> order) {
+void deliver(NodeSelf self, std::function<void(AgentChannel&)> order) {
   auto& st = self->state;
   if (st.channel) {
     order(*st.channel);
@@ -143,7 +146,7 @@ void deliver(NodeActor* self, std::function<void(AgentChannel&)> order) {
 }
 
 // A burst-buffer order answers in every case: the job actor waits for it.
-void deliver_bb(NodeActor* self, std::function<void(AgentChannel*)> order) {
+void deliver_bb(NodeSelf self, std::function<void(AgentChannel*)> order) {
   auto& st = self->state;
   if (st.channel) {
     order(st.channel.get());
@@ -163,7 +166,7 @@ StageOutcome node_lost_outcome(const std::string& node) {
 }
 
 // The node is gone: DOWN, and every job holding resources on it ends NODE_FAIL.
-void declare_lost(NodeActor* self, const std::string& why) {
+void declare_lost(NodeSelf self, const std::string& why) {
   auto& st = self->state;
   st.lost = true;
   st.channel.reset();
@@ -177,21 +180,42 @@ void declare_lost(NodeActor* self, const std::string& why) {
          [=](const AppendAck&) { fail_jobs(self, why); });
 }
 
-caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContext> context, std::string node) {
+// A burst-buffer order: answered when the agent answers (on the RPC thread, handed back here),
+// or at once when the node is lost.
+caf::typed_response_promise<StageOutcome> order_bb(NodeSelf self,
+                                                   std::function<void(AgentChannel&, StageAnswer)> order) {
+  auto promise = self->make_response_promise<StageOutcome>();
+  std::string node = self->state.node;
+  deliver_bb(self, [self, promise, order, node](AgentChannel* agent) mutable {
+    if (!agent) {
+      promise.deliver(node_lost_outcome(node));
+      return;
+    }
+    uint64_t token = self->state.next_bb_token++;
+    self->state.bb_waiting.emplace(token, promise);
+    NodeActor me = caf::actor_cast<NodeActor>(self);
+    order(*agent, [me, token](const StageOutcome& outcome) { caf::anon_send(me, bb_answer_atom_v, token, outcome); });
+  });
+  return promise;
+}
+
+NodeActor::behavior_type node_actor(NodeSelf self, std::shared_ptr<const ControllerContext> context, std::string node) {
   auto& st = self->state;
   st.context = std::move(context);
   st.node = std::move(node);
-  st.last_seen_us = wall_clock_us();
+  log_failed_requests(self, "node_actor");
+  st.last_seen_us = self->state.context->now_us();
   const auto& config = st.context->config;
   st.silence_allowed_us =
       static_cast<int64_t>(std::max(config.node_timeout_sec, config.reconcile_timeout_sec)) * 1'000'000;
   self->send(self, tick_atom::value);
   return {
-      [=](register_atom, const AgentRegistration& registration, const DoneReply& reply) {
+      [=](register_atom, const AgentRegistration& registration) -> caf::result<Recorded> {
+        auto reply = self->make_response_promise<Recorded>();
         auto& st = self->state;
         uint64_t session = ++st.session;
         st.channel = registration.channel;
-        st.last_seen_us = wall_clock_us();
+        st.last_seen_us = self->state.context->now_us();
         st.silence_allowed_us = static_cast<int64_t>(st.context->config.node_timeout_sec) * 1'000'000;
         st.lost = false;
         for (auto& order : st.held_orders) order(*st.channel);
@@ -211,17 +235,18 @@ caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContex
               append(self,
                      node_draft(info.node,
                                 [=](const EventMeta& meta) { return make::node_registered(meta, info, instance); }),
-                     [=](const AppendAck& ack) {
-                       reply(ack.ok, ack.error);
+                     [=](const AppendAck& ack) mutable {
+                       reply.deliver(Recorded{ack.ok, ack.error});
                        if (ack.ok) return reconcile(self, log, report, session);
                        if (session == self->state.session) self->state.last_instance = before;  // not in the log
                      });
             });
+        return reply;
       },
       [=](reconcile_atom, uint64_t job_id, uint32_t run, uint8_t verdict, uint64_t session) {
         on_confirm(self, job_id, run, static_cast<RunVerdict>(verdict), session);
       },
-      [=](heartbeat_atom) { self->state.last_seen_us = wall_clock_us(); },
+      [=](heartbeat_atom) { self->state.last_seen_us = self->state.context->now_us(); },
       [=](node_down_atom, const std::string& why) { down_by_operator(self, why); },
       // An operator returned the node to service: one lost with its agent is given NodeTimeout
       // to register again before it is declared lost anew.
@@ -229,11 +254,11 @@ caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContex
         auto& st = self->state;
         if (!st.lost) return;
         st.lost = false;
-        st.last_seen_us = wall_clock_us();
+        st.last_seen_us = self->state.context->now_us();
       },
       [=](tick_atom) {
         auto& st = self->state;
-        if (!st.lost && wall_clock_us() - st.last_seen_us > st.silence_allowed_us)
+        if (!st.lost && self->state.context->now_us() - st.last_seen_us > st.silence_allowed_us)
           declare_lost(self, st.channel ? "Not responding" : "Agent did not register");
         self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
       },
@@ -246,8 +271,8 @@ caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContex
           agent.launch(shared);
         });
       },
-      [=](terminate_atom, uint64_t job_id, uint32_t kill_wait_sec, uint8_t reason) {
-        deliver(self, [=](AgentChannel& agent) { agent.terminate(job_id, kill_wait_sec, stop_reason_from(reason)); });
+      [=](terminate_atom, uint64_t job_id, uint32_t kill_wait_sec, StopReason reason) {
+        deliver(self, [=](AgentChannel& agent) { agent.terminate(job_id, kill_wait_sec, reason); });
       },
       [=](suspend_atom, uint64_t job_id) { deliver(self, [=](AgentChannel& agent) { agent.suspend(job_id); }); },
       [=](resume_atom, uint64_t job_id) { deliver(self, [=](AgentChannel& agent) { agent.resume(job_id); }); },
@@ -259,44 +284,42 @@ caf::behavior node_actor(NodeActor* self, std::shared_ptr<const ControllerContex
       },
       // A signal to a step's tasks here; 0: terminate them (SIGTERM, then SIGKILL after KillWait).
       [=](step_control_atom, uint64_t job_id, uint32_t step_id, int32_t signal, uint32_t kill_wait_sec,
-          uint8_t reason) {
+          StopReason reason) {
         deliver(self, [=](AgentChannel& agent) {
-          if (signal == 0) agent.terminate_step(job_id, step_id, kill_wait_sec, stop_reason_from(reason));
+          if (signal == 0) agent.terminate_step(job_id, step_id, kill_wait_sec, reason);
           else agent.signal_step(job_id, step_id, signal);
         });
       },
-      [=](step_end_atom, const StepEnd& report, const DoneReply& reply) {
-        self->state.last_seen_us = wall_clock_us();
-        self->send(self->state.context->actors.dispatcher, step_end_atom::value, self->state.node, report, reply);
+      [=](step_end_atom, const StepEnd& report) -> caf::result<Recorded> {
+        self->state.last_seen_us = self->state.context->now_us();
+        return self->delegate(self->state.context->actors.dispatcher, step_end_atom_v, self->state.node, report);
       },
-      [=](bb_stage_atom, const StageOrder& order, const StageReply& reply) {
-        std::string node = self->state.node;
-        deliver_bb(self, [=](AgentChannel* agent) {
-          if (agent) agent->stage(order, reply);
-          else reply(node_lost_outcome(node));
+      [=](bb_stage_atom, const StageOrder& order) -> caf::result<StageOutcome> {
+        return order_bb(self, [order](AgentChannel& agent, StageAnswer answer) { agent.stage(order, answer); });
+      },
+      [=](bb_teardown_atom, uint64_t job_id, const std::string& directory) -> caf::result<StageOutcome> {
+        return order_bb(self, [job_id, directory](AgentChannel& agent, StageAnswer answer) {
+          agent.bb_teardown(job_id, directory, answer);
         });
       },
-      [=](bb_teardown_atom, uint64_t job_id, const std::string& directory, const StageReply& reply) {
-        std::string node = self->state.node;
-        deliver_bb(self, [=](AgentChannel* agent) {
-          if (agent) agent->bb_teardown(job_id, directory, reply);
-          else reply(node_lost_outcome(node));
-        });
+      [=](bb_answer_atom, uint64_t token, const StageOutcome& outcome) {
+        auto waiting = self->state.bb_waiting.extract(token);
+        if (!waiting.empty()) waiting.mapped().deliver(outcome);
       },
-      [=](job_exit_atom, const JobEnd& report, const DoneReply& reply) {
-        self->state.last_seen_us = wall_clock_us();
+      [=](job_exit_atom, const JobEnd& report) -> caf::result<Recorded> {
+        self->state.last_seen_us = self->state.context->now_us();
         self->state.launched_in_session.erase(report.job_id);
-        self->send(self->state.context->actors.dispatcher, job_exit_atom::value, self->state.node, report, reply);
+        return self->delegate(self->state.context->actors.dispatcher, job_exit_atom_v, self->state.node, report);
       },
       [=](oom_atom, const JobOom& report) {
-        self->send(self->state.context->actors.dispatcher, oom_atom::value, self->state.node, report);
+        self->send(self->state.context->actors.dispatcher, oom_atom_v, self->state.node, report);
       },
   };
 }
 
 }  // namespace
 
-caf::actor spawn_node_actor(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
+NodeActor spawn_node_actor(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
                             const std::string& node) {
   return system.spawn(node_actor, std::move(context), node);
 }

@@ -9,14 +9,14 @@
 #include <algorithm>
 #include <deque>
 
-#include "actors/controller_actors.hpp"
+#include "actors/actors.hpp"
 
 namespace cairn {
 namespace {
 
 struct PendingUpdate {
   NodeUpdateCommand command;
-  DoneReply reply;
+  caf::typed_response_promise<Recorded> reply;
 };
 
 struct NodeAdminState {
@@ -26,13 +26,13 @@ struct NodeAdminState {
   static inline const char* name = "node_admin";
 };
 
-using NodeAdmin = caf::stateful_actor<NodeAdminState>;
+using NodeAdmin = std::remove_pointer_t<NodeAdminActor::stateful_pointer<NodeAdminState>>;
 
 void next_update(NodeAdmin* self);
 
 void finish(NodeAdmin* self, bool ok, const std::string& error) {
   auto& st = self->state;
-  if (st.current) st.current->reply(ok, error);
+  if (st.current) st.current->reply.deliver(Recorded{ok, error});
   st.current.reset();
   next_update(self);
 }
@@ -43,9 +43,9 @@ void tell_node_actor(NodeAdmin* self, const std::string& node, const NodeUpdateC
   auto it = actors.nodes.find(node);
   if (it == actors.nodes.end()) return;
   if (command.state == NodeStateChange::DOWN)
-    self->send(it->second, node_down_atom::value, command.reason);
+    self->send(it->second, node_down_atom_v, command.reason);
   else if (was_down && (command.state == NodeStateChange::RESUME || command.state == NodeStateChange::IDLE))
-    self->send(it->second, node_back_atom::value);
+    self->send(it->second, node_back_atom_v);
 }
 
 // Appends the nodes' events one after the other; answers once the last is applied.
@@ -54,7 +54,7 @@ void append_updates(NodeAdmin* self, std::shared_ptr<std::vector<std::pair<std::
   auto& st = self->state;
   const NodeUpdateCommand& command = st.current->command;
   if (index == nodes->size()) {
-    self->request(st.context->actors.query_view, caf::infinite, caught_up_atom::value, min_offset)
+    self->request(st.context->actors.query_view, caf::infinite, caught_up_atom_v, min_offset)
         .then([=](bool) { finish(self, true, {}); });
     return;
   }
@@ -67,7 +67,7 @@ void append_updates(NodeAdmin* self, std::shared_ptr<std::vector<std::pair<std::
   draft.build = [node, state = command.state, reason = command.reason](const EventMeta& meta) {
     return make::node_updated(meta, node, state, reason);
   };
-  self->request(st.context->actors.log, caf::infinite, append_atom::value, std::move(draft))
+  self->request(st.context->actors.log, caf::infinite, append_atom_v, std::move(draft))
       .then([=](const AppendAck& ack) {
         if (!ack.ok) return finish(self, false, ack.error);
         tell_node_actor(self, node, self->state.current->command, was_down);
@@ -102,38 +102,40 @@ void plan(NodeAdmin* self, const NodesSnapshot& snapshot) {
   append_updates(self, nodes, 0, 0);
 }
 
+// Plans against the query view's nodes once it has applied every event acknowledged so far.
 void next_update(NodeAdmin* self) {
   auto& st = self->state;
   if (st.current || st.queue.empty()) return;
   st.current = std::make_shared<PendingUpdate>(std::move(st.queue.front()));
   st.queue.pop_front();
   uint64_t acked_end = st.context->acked_end->load(std::memory_order_acquire);
-  caf::actor me = caf::actor_cast<caf::actor>(self);
-  caf::actor query_view = st.context->actors.query_view;
-  self->request(query_view, caf::infinite, caught_up_atom::value, acked_end).then([=](bool) {
-    // The snapshot comes back as a message: the query view answers through a callback.
-    self->send(query_view, query_nodes_atom::value,
-               NodesReply([me](const NodesSnapshot& snapshot) { caf::anon_send(me, nodes_seen_atom::value, snapshot); }));
+  QueryViewActor query_view = st.context->actors.query_view;
+  self->request(query_view, caf::infinite, caught_up_atom_v, acked_end).then([=](bool) {
+    self->request(query_view, caf::infinite, query_nodes_atom_v).then([=](const NodesSnapshot& snapshot) {
+      plan(self, snapshot);
+    });
   });
 }
 
-caf::behavior node_admin(NodeAdmin* self, std::shared_ptr<const ControllerContext> context) {
+NodeAdminActor::behavior_type node_admin(NodeAdmin* self, std::shared_ptr<const ControllerContext> context) {
   self->state.context = std::move(context);
+  log_failed_requests(self, "node_admin");
   return {
-      [=](node_update_atom, NodeUpdateCommand& command, const DoneReply& reply) {
-        if (!command.caller.may_write) return reply(false, kReadOnlyDenied);
-        if (!command.caller.is_operator) return reply(false, kNodeUpdateDenied);
-        if (command.nodes.empty()) return reply(false, kInvalidNodeNameText);
-        self->state.queue.push_back({std::move(command), reply});
+      [=](node_update_atom, NodeUpdateCommand& command) -> caf::result<Recorded> {
+        if (!command.caller.may_write) return Recorded{false, std::string(kReadOnlyDenied)};
+        if (!command.caller.is_operator) return Recorded{false, std::string(kNodeUpdateDenied)};
+        if (command.nodes.empty()) return Recorded{false, std::string(kInvalidNodeNameText)};
+        auto promise = self->make_response_promise<Recorded>();
+        self->state.queue.push_back({std::move(command), promise});
         next_update(self);
+        return promise;
       },
-      [=](nodes_seen_atom, const NodesSnapshot& snapshot) { plan(self, snapshot); },
   };
 }
 
 }  // namespace
 
-caf::actor spawn_node_admin(caf::actor_system& system, std::shared_ptr<const ControllerContext> context) {
+NodeAdminActor spawn_node_admin(caf::actor_system& system, std::shared_ptr<const ControllerContext> context) {
   return system.spawn(node_admin, std::move(context));
 }
 

@@ -13,7 +13,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "actors/controller_actors.hpp"
+#include "actors/actors.hpp"
 #include "events/read_model.hpp"
 #include "events/record_codec.hpp"
 #include "events/snapshot_files.hpp"
@@ -26,18 +26,12 @@ namespace {
 
 struct DeferredPass {
   uint64_t min_offset = 0;
-  caf::response_promise promise;
-};
-
-// A job actor waiting to take up a command until every acknowledged event is applied.
-struct DeferredCatchUp {
-  uint64_t min_offset = 0;
-  caf::response_promise promise;
+  caf::typed_response_promise<SchedulingDecision> promise;
 };
 
 struct DeferredAccounts {
   uint64_t min_offset = 0;
-  caf::response_promise promise;
+  caf::typed_response_promise<AccountsState> promise;
 };
 
 struct QueryViewState {
@@ -47,9 +41,10 @@ struct QueryViewState {
   std::map<uint64_t, Reason> pending_reasons;
   std::vector<DeferredPass> deferred;
   // Commands for array tasks just split off, until the split is applied (offset, command).
-  std::multimap<uint64_t, std::pair<ControlRequest, ControlReply>> deferred_controls;
+  std::multimap<uint64_t, std::pair<ControlRequest, caf::typed_response_promise<ControlOutcome>>> deferred_controls;
   std::vector<DeferredAccounts> deferred_accounts;
-  std::multimap<uint64_t, caf::response_promise> deferred_catch_ups;  // by min_offset
+  // Job actors waiting to take up a command until every acknowledged event is applied, by min_offset.
+  std::multimap<uint64_t, caf::typed_response_promise<bool>> deferred_catch_ups;
   int64_t last_event_us = 0;
   uint64_t snapshot_offset = 0;  // next_offset of the last snapshot written (or loaded)
   // A purge is under way until its JobsPurged event is applied (offset known once appended).
@@ -59,7 +54,7 @@ struct QueryViewState {
   static inline const char* name = "query_view";
 };
 
-using QueryView = caf::stateful_actor<QueryViewState>;
+using QueryView = std::remove_pointer_t<QueryViewActor::stateful_pointer<QueryViewState>>;
 
 bool changes_accounts(schema::Event::Body::Which kind) {
   using Body = schema::Event::Body;
@@ -73,7 +68,7 @@ constexpr size_t kPurgeBatch = 5000;
 
 SchedulingDecision run_pass(QueryView* self) {
   auto& st = self->state;
-  return schedule({&st.state, st.context->partitions, st.context->pools, wall_clock_us(),
+  return schedule({&st.state, st.context->partitions, st.context->pools, st.context->now_us(),
                    st.context->config.kill_invalid_depend, &st.context->node_features,
                    &st.context->config.licenses});
 }
@@ -120,7 +115,7 @@ void purge_old_jobs(QueryView* self) {
   auto& st = self->state;
   if (st.purge_in_flight && (st.purge_offset == 0 || st.applied_offset <= st.purge_offset)) return;
   st.purge_in_flight = false;
-  auto chosen = purgeable_jobs(st.state, wall_clock_us(), st.context->config.min_job_age_sec, kPurgeBatch);
+  auto chosen = purgeable_jobs(st.state, st.context->now_us(), st.context->config.min_job_age_sec, kPurgeBatch);
   st.purge_backlog = chosen.size() == kPurgeBatch;
   if (chosen.empty()) return;
   std::vector<HistoryEntry> entries;
@@ -128,7 +123,7 @@ void purge_old_jobs(QueryView* self) {
   for (const auto& [id, offset] : chosen) entries.push_back(history_entry(st.state.jobs.at(id)));
   st.purge_in_flight = true;
   st.purge_offset = 0;
-  self->request(st.context->actors.history, caf::infinite, history_append_atom::value, std::move(entries))
+  self->request(st.context->actors.history, caf::infinite, history_append_atom_v, std::move(entries))
       .then([=](bool kept, const std::string&) {
         if (!kept) {
           self->state.purge_in_flight = false;
@@ -137,7 +132,7 @@ void purge_old_jobs(QueryView* self) {
         EventDraft draft;
         draft.actor = {0, "cairnctld", schema::ActorKind::SYSTEM};
         draft.build = [chosen](const EventMeta& meta) { return make::jobs_purged(meta, chosen); };
-        self->request(self->state.context->actors.log, caf::infinite, append_atom::value, std::move(draft))
+        self->request(self->state.context->actors.log, caf::infinite, append_atom_v, std::move(draft))
             .then([=](const AppendAck& ack) {
               if (ack.ok) self->state.purge_offset = ack.offset;
               else self->state.purge_in_flight = false;
@@ -159,22 +154,23 @@ void delay_apply_if_asked() {
 void delay_apply_if_asked() {}
 #endif
 
-caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContext> context, ClusterState initial,
+QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const ControllerContext> context, ClusterState initial,
                          uint64_t applied_offset) {
   self->state.context = std::move(context);
   self->state.state = std::move(initial);
   self->state.applied_offset = applied_offset;
   self->state.snapshot_offset = applied_offset;
+  log_failed_requests(self, "query_view");
   for (auto& [id, job] : self->state.state.jobs)
     if (!is_final(job.state)) job.spec.compact();  // queued and running jobs, as if just submitted
   self->state.context->accounts->set(self->state.state.accounts);
-  if (self->state.context->actors.history) self->delayed_send(self, kPurgeEvery, purge_atom::value);
+  if (self->state.context->actors.history) self->delayed_send(self, kPurgeEvery, purge_atom_v);
   return {
       [=](purge_atom) {
         purge_old_jobs(self);
-        self->delayed_send(self, kPurgeEvery, purge_atom::value);
+        self->delayed_send(self, kPurgeEvery, purge_atom_v);
       },
-      [=](apply_atom, const CommittedEvent& event, const caf::actor& job_actor) {
+      [=](apply_atom, const CommittedEvent& event, const JobActor& job_actor) {
         auto& st = self->state;
         if (event.offset < st.applied_offset) return;  // already folded (replayed at start)
         delay_apply_if_asked();
@@ -210,11 +206,11 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
           auto it = st.state.jobs.find(event.job_id);
           if (it != st.state.jobs.end())
             // A job new to this view (an array task split off) was pending before.
-            self->send(job_actor, job_update_atom::value, it->second, before.value_or(JobState::PENDING));
+            self->send(job_actor, job_update_atom_v, it->second, before.value_or(JobState::PENDING));
         }
         while (!st.deferred_controls.empty() && st.deferred_controls.begin()->first < st.applied_offset) {
-          auto& [request, reply] = st.deferred_controls.begin()->second;
-          self->send(st.context->actors.dispatcher, control_atom::value, request, reply);
+          auto& [request, promise] = st.deferred_controls.begin()->second;
+          promise.delegate(st.context->actors.dispatcher, control_atom_v, request);
           st.deferred_controls.erase(st.deferred_controls.begin());
         }
         auto& deferred = st.deferred;
@@ -246,21 +242,23 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
       // job update it caused sent).
       [=](caught_up_atom, uint64_t min_offset) -> caf::result<bool> {
         if (self->state.applied_offset >= min_offset) return true;
-        self->state.deferred_catch_ups.emplace(min_offset, self->make_response_promise());
-        return caf::delegated<bool>();
+        auto promise = self->make_response_promise<bool>();
+        self->state.deferred_catch_ups.emplace(min_offset, promise);
+        return promise;
       },
       // Accounts and associations, once every offset before min_offset is applied.
       [=](query_accounts_atom, uint64_t min_offset) -> caf::result<AccountsState> {
         if (self->state.applied_offset >= min_offset) return self->state.state.accounts;
-        self->state.deferred_accounts.push_back({min_offset, self->make_response_promise()});
-        return caf::delegated<AccountsState>();
+        auto promise = self->make_response_promise<AccountsState>();
+        self->state.deferred_accounts.push_back({min_offset, promise});
+        return promise;
       },
-      [=](query_accounts_atom, const AccountsReply& reply) { reply(self->state.state.accounts); },
       // A scheduling pass on a state that includes every offset before min_offset.
       [=](schedule_atom, uint64_t min_offset) -> caf::result<SchedulingDecision> {
         if (self->state.applied_offset >= min_offset) return run_pass(self);
-        self->state.deferred.push_back({min_offset, self->make_response_promise()});
-        return caf::delegated<SchedulingDecision>();
+        auto promise = self->make_response_promise<SchedulingDecision>();
+        self->state.deferred.push_back({min_offset, promise});
+        return promise;
       },
       [=](unknown_jobs_atom, const std::vector<uint64_t>& ids) -> std::vector<uint64_t> {
         std::vector<uint64_t> unknown;
@@ -273,12 +271,12 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
       },
       // A command for a job whose event is at `offset`: delivered (through the dispatcher)
       // once this view applied it, so that the job's actor knows the job.
-      [=](control_after_atom, uint64_t offset, const ControlRequest& request, const ControlReply& reply) {
+      [=](control_after_atom, uint64_t offset, const ControlRequest& request) -> caf::result<ControlOutcome> {
         auto& st = self->state;
-        if (offset < st.applied_offset)
-          self->send(st.context->actors.dispatcher, control_atom::value, request, reply);
-        else
-          st.deferred_controls.emplace(offset, std::make_pair(request, reply));
+        if (offset < st.applied_offset) return self->delegate(st.context->actors.dispatcher, control_atom_v, request);
+        auto promise = self->make_response_promise<ControlOutcome>();
+        st.deferred_controls.emplace(offset, std::make_pair(request, promise));
+        return promise;
       },
       [=](reasons_atom, ReasonMap& reasons) { self->state.pending_reasons = std::move(reasons); },
       [=](query_job_atom, uint64_t job_id) -> caf::result<bool, JobRecord> {
@@ -287,21 +285,21 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
         if (it == jobs.end()) return {false, JobRecord{}};
         return {true, with_live_reason(it->second, self->state.pending_reasons)};
       },
-      [=](query_jobs_atom, const JobQuery& query, const JobsReply& reply) {
+      [=](query_jobs_atom, const JobQuery& query) -> JobsSnapshot {
         auto& st = self->state;
-        reply(select_jobs(st.state, st.pending_reasons, query, wall_clock_us(), st.context->config.min_job_age_sec));
+        return select_jobs(st.state, st.pending_reasons, query, st.context->now_us(), st.context->config.min_job_age_sec);
       },
-      [=](query_digest_atom, const DigestReply& reply) {
+      [=](query_digest_atom) -> StateDigestView {
         auto& st = self->state;
-        reply({state_digest(st.state), st.applied_offset, st.context->shard});
+        return {state_digest(st.state), st.applied_offset, st.context->shard};
       },
-      [=](query_pools_atom, const PoolsReply& reply) {
+      [=](query_pools_atom) -> PoolsSnapshot {
         auto& st = self->state;
-        reply(PoolsSnapshot{pool_usage(st.state, st.context->pools), wall_clock_us()});
+        return PoolsSnapshot{pool_usage(st.state, st.context->pools), st.context->now_us()};
       },
-      [=](query_nodes_atom, const NodesReply& reply) {
+      [=](query_nodes_atom) -> NodesSnapshot {
         auto& st = self->state;
-        reply(nodes_snapshot(st.state, st.context->config, st.context->partitions, wall_clock_us()));
+        return nodes_snapshot(st.state, st.context->config, st.context->partitions, st.context->now_us());
       },
       // An agent registers: what the log says runs there, and its previous spool instance.
       [=](node_log_atom, const std::string& node) -> NodeLogView { return node_log_view(self->state.state, node); },
@@ -325,7 +323,7 @@ caf::behavior query_view(QueryView* self, std::shared_ptr<const ControllerContex
 
 }  // namespace
 
-caf::actor spawn_query_view(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
+QueryViewActor spawn_query_view(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
                             ClusterState initial, uint64_t applied_offset) {
   return system.spawn(query_view, std::move(context), std::move(initial), applied_offset);
 }

@@ -8,7 +8,7 @@
 #include <csignal>
 #include <set>
 
-#include "actors/controller_actors.hpp"
+#include "actors/actors.hpp"
 #include "common/size_parse.hpp"
 #include "events/job_array.hpp"
 #include "events/job_dependency.hpp"
@@ -24,10 +24,13 @@ struct SchedulerState {
   bool dirty = false;
   uint64_t min_offset = 0;  // the next pass must see our own earlier decisions
   std::set<uint64_t> cancelled;  // jobs this controller cancelled for an invalid dependency
+  // Submissions whose dependencies are looked up again after a while (recheck_atom), by token.
+  std::map<uint64_t, std::function<void()>> rechecks;
+  uint64_t next_recheck = 0;
   static inline const char* name = "scheduler";
 };
 
-using SchedulerActor = caf::stateful_actor<SchedulerState>;
+using Scheduler = std::remove_pointer_t<SchedulerActor::stateful_pointer<SchedulerState>>;
 
 const ActorInfo kSchedulerActor{0, "cairnctld", schema::ActorKind::SYSTEM};
 
@@ -78,9 +81,9 @@ EventDraft dependency_cancel_draft(uint64_t job_id) {
   return draft;
 }
 
-void run_pass(SchedulerActor* self);
+void run_pass(Scheduler* self);
 
-void pass_done(SchedulerActor* self) {
+void pass_done(Scheduler* self) {
   auto& st = self->state;
   st.busy = false;
   if (st.dirty) {
@@ -89,7 +92,7 @@ void pass_done(SchedulerActor* self) {
   }
 }
 
-void run_pass(SchedulerActor* self) {
+void run_pass(Scheduler* self) {
   auto& st = self->state;
   if (st.busy) {
     st.dirty = true;
@@ -97,10 +100,10 @@ void run_pass(SchedulerActor* self) {
   }
   st.busy = true;
   const auto& actors = st.context->actors;
-  self->request(actors.query_view, caf::infinite, schedule_atom::value, st.min_offset)
+  self->request(actors.query_view, caf::infinite, schedule_atom_v, st.min_offset)
       .then([=](SchedulingDecision& decision) {
         auto& actors = self->state.context->actors;
-        self->send(actors.query_view, reasons_atom::value, std::move(decision.pending_reasons));
+        self->send(actors.query_view, reasons_atom_v, std::move(decision.pending_reasons));
         std::vector<EventDraft> drafts;
         for (const auto& reservation : decision.bb_reservations) drafts.push_back(reservation_draft(reservation));
         // In log order after their reservations: the job actor orders the copy once this is durable.
@@ -113,7 +116,7 @@ void run_pass(SchedulerActor* self) {
         if (drafts.empty()) return pass_done(self);
         auto outstanding = std::make_shared<size_t>(drafts.size());
         for (auto& draft : drafts) {
-          self->request(actors.log, caf::infinite, append_atom::value, std::move(draft))
+          self->request(actors.log, caf::infinite, append_atom_v, std::move(draft))
               .then([=](const AppendAck& ack) {
                 if (ack.ok) self->state.min_offset = std::max(self->state.min_offset, ack.offset + 1);
                 if (--*outstanding == 0) {
@@ -202,75 +205,88 @@ void apply_cluster_resubmit_default(const ClusterConfig& config, JobSpec& spec) 
 constexpr int kDependencyChecks = 10;
 constexpr auto kDependencyRecheck = std::chrono::milliseconds(100);
 
-void check_dependency_jobs(SchedulerActor* self, std::vector<uint64_t> ids, int attempts,
+void check_dependency_jobs(Scheduler* self, std::vector<uint64_t> ids, int attempts,
                            std::function<void(bool)> done) {
-  self->request(self->state.context->actors.query_view, caf::infinite, unknown_jobs_atom::value, ids)
+  self->request(self->state.context->actors.query_view, caf::infinite, unknown_jobs_atom_v, ids)
       .then([=](const std::vector<uint64_t>& unknown) {
         if (unknown.empty()) return done(true);
         if (attempts <= 1) return done(false);
-        DeferredStep again = [=] { check_dependency_jobs(self, unknown, attempts - 1, done); };
-        self->delayed_send(self, kDependencyRecheck, retry_atom::value, std::move(again));
+        uint64_t token = self->state.next_recheck++;
+        self->state.rechecks.emplace(token, [=] { check_dependency_jobs(self, unknown, attempts - 1, done); });
+        self->delayed_send(self, kDependencyRecheck, recheck_atom_v, token);
       });
 }
 
-caf::behavior scheduler(SchedulerActor* self, std::shared_ptr<const ControllerContext> context) {
+// Admits a submission it can validate, appends its JobSubmitted, answers with the job id.
+void admit(Scheduler* self, JobSpec spec, const Caller& caller, std::function<void(const SubmitOutcome&)> reply) {
+  if (!caller.may_write) return reply({false, 0, kReadOnlyDenied});
+  spec.uid = caller.uid;  // the verified caller, never what the client claims
+  spec.gid = caller.gid;
+  spec.user_name = caller.user;
+  const auto& limits = self->state.context->config;
+  if (auto error = submission_limit_error(spec, limits.max_script_size, caller.is_operator); !error.empty())
+    return reply({false, 0, error});
+  if (auto error = submission_error(*self->state.context, spec); !error.empty())
+    return reply({false, 0, error});
+  apply_cluster_resubmit_default(self->state.context->config, spec);
+  if (spec.partition.empty()) {  // the job records the partition it was given
+    for (const auto& partition : self->state.context->partitions)
+      if (partition.is_default) spec.partition = partition.name;
+  }
+  auto parsed = parse_dependency(spec.dependency);
+  if (!parsed.dependency) return reply({false, 0, std::string(kDependencyProblem)});
+  std::vector<uint64_t> ids = dependency_job_ids(*parsed.dependency);
+  auto submit = [=](JobSpec job) {
+    EventDraft draft;
+    draft.actor = actor_info(caller);
+    draft.command_id = caller.command_id;
+    draft.new_job_id = true;
+    draft.build = [job = std::move(job)](const EventMeta& meta) {
+      return make::job_submitted(meta, meta.job_id, job);
+    };
+    self->request(self->state.context->actors.log, caf::infinite, append_atom_v, std::move(draft))
+        .then([=](const AppendAck& ack) { reply({ack.ok, ack.job_id, ack.error}); });
+  };
+  // The account: -A, else the user's default; with AccountingStorageEnforce=associations the
+  // user must be associated with it (sacctmgr).
+  const auto& context = *self->state.context;
+  auto choice = choose_job_account(*context.accounts->get(), spec.user_name, spec.account,
+                                   context.config.enforce_associations);
+  if (!choice.ok) return reply({false, 0, choice.error});
+  spec.account = choice.account;
+  if (ids.empty()) return submit(std::move(spec));
+  check_dependency_jobs(self, ids, kDependencyChecks, [=](bool known) {
+    if (!known) return reply({false, 0, std::string(kDependencyProblem)});
+    submit(spec);
+  });
+}
+
+SchedulerActor::behavior_type scheduler(Scheduler* self, std::shared_ptr<const ControllerContext> context) {
   self->state.context = std::move(context);
-  self->send(self, tick_atom::value);
+  log_failed_requests(self, "scheduler");
+  self->send(self, tick_atom_v);
   return {
       [=](kick_atom) { run_pass(self); },
-      [=](retry_atom, const DeferredStep& step) { step(); },
+      [=](recheck_atom, uint64_t token) {
+        auto node = self->state.rechecks.extract(token);
+        if (!node.empty()) node.mapped()();
+      },
       [=](tick_atom) {
         run_pass(self);
-        self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
+        self->delayed_send(self, std::chrono::seconds(1), tick_atom_v);
       },
-      [=](submit_atom, JobSpec& spec, const Caller& caller, const SubmitReply& reply) {
-        if (!caller.may_write) return reply({false, 0, kReadOnlyDenied});
-        spec.uid = caller.uid;  // the verified caller, never what the client claims
-        spec.gid = caller.gid;
-        spec.user_name = caller.user;
-        const auto& limits = self->state.context->config;
-        if (auto error = submission_limit_error(spec, limits.max_script_size, caller.is_operator); !error.empty())
-          return reply({false, 0, error});
-        if (auto error = submission_error(*self->state.context, spec); !error.empty())
-          return reply({false, 0, error});
-        apply_cluster_resubmit_default(self->state.context->config, spec);
-        if (spec.partition.empty()) {  // the job records the partition it was given
-          for (const auto& partition : self->state.context->partitions)
-            if (partition.is_default) spec.partition = partition.name;
-        }
-        auto parsed = parse_dependency(spec.dependency);
-        if (!parsed.dependency) return reply({false, 0, std::string(kDependencyProblem)});
-        std::vector<uint64_t> ids = dependency_job_ids(*parsed.dependency);
-        auto submit = [=](JobSpec job) {
-          EventDraft draft;
-          draft.actor = actor_info(caller);
-          draft.command_id = caller.command_id;
-          draft.new_job_id = true;
-          draft.build = [job = std::move(job)](const EventMeta& meta) {
-            return make::job_submitted(meta, meta.job_id, job);
-          };
-          self->request(self->state.context->actors.log, caf::infinite, append_atom::value, std::move(draft))
-              .then([=](const AppendAck& ack) { reply({ack.ok, ack.job_id, ack.error}); });
-        };
-        // The account: -A, else the user's default; with AccountingStorageEnforce=associations the
-        // user must be associated with it (sacctmgr).
-        const auto& context = *self->state.context;
-        auto choice = choose_job_account(*context.accounts->get(), spec.user_name, spec.account,
-                                         context.config.enforce_associations);
-        if (!choice.ok) return reply({false, 0, choice.error});
-        spec.account = choice.account;
-        if (ids.empty()) return submit(std::move(spec));
-        check_dependency_jobs(self, ids, kDependencyChecks, [=](bool known) {
-          if (!known) return reply({false, 0, std::string(kDependencyProblem)});
-          submit(spec);
-        });
+      [=](submit_atom, JobSpec& spec, const Caller& caller) -> caf::result<SubmitOutcome> {
+        auto promise = self->make_response_promise<SubmitOutcome>();
+        auto reply = [promise](const SubmitOutcome& outcome) mutable { promise.deliver(outcome); };
+        admit(self, std::move(spec), caller, reply);
+        return promise;
       },
   };
 }
 
 }  // namespace
 
-caf::actor spawn_scheduler(caf::actor_system& system, std::shared_ptr<const ControllerContext> context) {
+SchedulerActor spawn_scheduler(caf::actor_system& system, std::shared_ptr<const ControllerContext> context) {
   return system.spawn(scheduler, std::move(context));
 }
 }  // namespace cairn

@@ -1,0 +1,433 @@
+// The controller's actors: their typed interfaces, the messages they exchange and the
+// atoms that name them (DESIGN.md section 3). Command -> event -> effect: commands are
+// validated by the actor that owns the subject, appended by the log actor, and applied
+// once durable, in log order, by the query view; side effects run in the job and node
+// actors.
+//
+// One request/reply idiom: a message that wants an answer is declared
+// `replies_to<...>::with<...>` and sent with request(...).then(...); the actor answers
+// by returning the value, a response promise or a delegation. No callback travels in a
+// message. Messages marked "internal" are an actor's own (timers, answers handed back
+// from another thread); no other actor sends them.
+#pragma once
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/type_id.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/accounts_cache.hpp"
+#include "actors/controller_messages.hpp"
+#include "common/config.hpp"
+#include "common/wall_clock.hpp"
+
+// ---- type ids: names for the messages (caf::id_block::cairn, registered by
+// register_controller_messages) and the atoms (CAF 0.17: at most 10 characters) ----
+
+CAF_BEGIN_TYPE_ID_BLOCK(cairn, caf::first_custom_type_id)
+
+// Messages. Plain values (inspect() below) and values CAF may not serialize (see the end of
+// this file): none leaves the process, so none is ever serialized.
+CAF_ADD_TYPE_ID(cairn, (cairn::EventDraft))
+CAF_ADD_TYPE_ID(cairn, (cairn::AppendAck))
+CAF_ADD_TYPE_ID(cairn, (cairn::AppendResult))
+CAF_ADD_TYPE_ID(cairn, (cairn::CommittedEvent))
+CAF_ADD_TYPE_ID(cairn, (cairn::Recorded))
+CAF_ADD_TYPE_ID(cairn, (cairn::Caller))
+CAF_ADD_TYPE_ID(cairn, (cairn::ControlRequest))
+CAF_ADD_TYPE_ID(cairn, (cairn::ControlOutcome))
+CAF_ADD_TYPE_ID(cairn, (std::vector<cairn::ControlOutcome>))
+CAF_ADD_TYPE_ID(cairn, (cairn::ArrayControlRequest))
+CAF_ADD_TYPE_ID(cairn, (cairn::ArrayTargets))
+CAF_ADD_TYPE_ID(cairn, (cairn::SubmitOutcome))
+CAF_ADD_TYPE_ID(cairn, (cairn::JobSpec))
+CAF_ADD_TYPE_ID(cairn, (cairn::JobRecord))
+CAF_ADD_TYPE_ID(cairn, (cairn::JobState))
+CAF_ADD_TYPE_ID(cairn, (cairn::JobQuery))
+CAF_ADD_TYPE_ID(cairn, (cairn::JobsSnapshot))
+CAF_ADD_TYPE_ID(cairn, (cairn::NodesSnapshot))
+CAF_ADD_TYPE_ID(cairn, (cairn::PoolsSnapshot))
+CAF_ADD_TYPE_ID(cairn, (cairn::StateDigestView))
+CAF_ADD_TYPE_ID(cairn, (cairn::HistoryCursor))
+CAF_ADD_TYPE_ID(cairn, (cairn::HistoryPage))
+CAF_ADD_TYPE_ID(cairn, (std::vector<cairn::HistoryEntry>))
+CAF_ADD_TYPE_ID(cairn, (cairn::SchedulingDecision))
+CAF_ADD_TYPE_ID(cairn, (cairn::ReasonMap))
+CAF_ADD_TYPE_ID(cairn, (std::vector<uint64_t>))
+CAF_ADD_TYPE_ID(cairn, (cairn::JobLaunch))
+CAF_ADD_TYPE_ID(cairn, (cairn::JobEnd))
+CAF_ADD_TYPE_ID(cairn, (cairn::JobOom))
+CAF_ADD_TYPE_ID(cairn, (cairn::AgentRegistration))
+CAF_ADD_TYPE_ID(cairn, (cairn::NodeLogView))
+CAF_ADD_TYPE_ID(cairn, (cairn::StageOrder))
+CAF_ADD_TYPE_ID(cairn, (cairn::StageOutcome))
+CAF_ADD_TYPE_ID(cairn, (cairn::AccountCommand))
+CAF_ADD_TYPE_ID(cairn, (cairn::AccountOutcome))
+CAF_ADD_TYPE_ID(cairn, (cairn::AccountsState))
+CAF_ADD_TYPE_ID(cairn, (cairn::StepCommand))
+CAF_ADD_TYPE_ID(cairn, (cairn::StepOutcome))
+CAF_ADD_TYPE_ID(cairn, (cairn::StepControlRequest))
+CAF_ADD_TYPE_ID(cairn, (cairn::StepEnd))
+CAF_ADD_TYPE_ID(cairn, (cairn::StepLaunch))
+CAF_ADD_TYPE_ID(cairn, (cairn::AllocationEnd))
+CAF_ADD_TYPE_ID(cairn, (cairn::StopReason))
+CAF_ADD_TYPE_ID(cairn, (cairn::NodeUpdateCommand))
+CAF_ADD_TYPE_ID(cairn, (cairn::JobUpdateRequest))
+
+// The log: append an event; the commit thread says it is durable (internal); the fence watch
+// read the shard up to an offset without meeting a newer claim; a newer writer claimed it.
+CAF_ADD_ATOM(cairn, cairn, append_atom, "append")
+CAF_ADD_ATOM(cairn, cairn, durable_atom, "durable")
+CAF_ADD_ATOM(cairn, cairn, checked_atom, "checked")
+CAF_ADD_ATOM(cairn, cairn, fenced_atom, "fenced")
+// A durable event, in log order (log -> dispatcher); applied (dispatcher -> query view); the
+// job's record after it (query view -> job actor); jobs live at a start.
+CAF_ADD_ATOM(cairn, cairn, committed_atom, "committed")
+CAF_ADD_ATOM(cairn, cairn, apply_atom, "apply")
+CAF_ADD_ATOM(cairn, cairn, job_update_atom, "jobupdate")
+CAF_ADD_ATOM(cairn, cairn, live_atom, "live")
+// Commands: on a job, on a job array (what it acts on; one to deliver once an offset is applied).
+CAF_ADD_ATOM(cairn, cairn, control_atom, "control")
+CAF_ADD_ATOM(cairn, cairn, array_control_atom, "arrayctl")
+CAF_ADD_ATOM(cairn, cairn, array_targets_atom, "arraytgt")
+CAF_ADD_ATOM(cairn, cairn, control_after_atom, "ctlafter")
+CAF_ADD_ATOM(cairn, cairn, submit_atom, "submit")
+// Queries of the query view.
+CAF_ADD_ATOM(cairn, cairn, query_jobs_atom, "qjobs")
+CAF_ADD_ATOM(cairn, cairn, query_nodes_atom, "qnodes")
+CAF_ADD_ATOM(cairn, cairn, query_job_atom, "qjob")
+CAF_ADD_ATOM(cairn, cairn, query_pools_atom, "qpools")
+CAF_ADD_ATOM(cairn, cairn, query_digest_atom, "qdigest")
+CAF_ADD_ATOM(cairn, cairn, query_accounts_atom, "qaccounts")
+// Which of these job ids the query view's state does not know (submission with --dependency).
+CAF_ADD_ATOM(cairn, cairn, unknown_jobs_atom, "qunknown")
+// Read-your-writes: answered by the query view once it has applied every offset below the
+// one given (the log's acknowledged end when a command is taken up).
+CAF_ADD_ATOM(cairn, cairn, caught_up_atom, "caughtup")
+// Scheduling: a pass on the query view's state; its pending reasons; a durable event or
+// the 1 s tick asks for one; a submission's dependencies are looked up again (internal).
+CAF_ADD_ATOM(cairn, cairn, schedule_atom, "schedule")
+CAF_ADD_ATOM(cairn, cairn, reasons_atom, "reasons")
+CAF_ADD_ATOM(cairn, cairn, kick_atom, "kick")
+CAF_ADD_ATOM(cairn, cairn, tick_atom, "tick")
+CAF_ADD_ATOM(cairn, cairn, recheck_atom, "recheck")
+// Agents: registration, heartbeats, reports (job exits, OOM), orders to them.
+CAF_ADD_ATOM(cairn, cairn, register_atom, "register")
+CAF_ADD_ATOM(cairn, cairn, heartbeat_atom, "heartbeat")
+CAF_ADD_ATOM(cairn, cairn, job_exit_atom, "jobexit")
+CAF_ADD_ATOM(cairn, cairn, oom_atom, "oom")
+CAF_ADD_ATOM(cairn, cairn, launch_atom, "launch")
+CAF_ADD_ATOM(cairn, cairn, terminate_atom, "terminate")
+CAF_ADD_ATOM(cairn, cairn, suspend_atom, "suspend")
+CAF_ADD_ATOM(cairn, cairn, resume_atom, "resume")
+CAF_ADD_ATOM(cairn, cairn, signal_atom, "signal")
+// A job actor's own timers (internal).
+CAF_ADD_ATOM(cairn, cairn, timer_atom, "timer")
+// Burst buffers: an order to a node (stage, teardown); the agent's answer handed back from
+// the RPC thread (internal to the node actor); a step ordered again (internal to the job actor).
+CAF_ADD_ATOM(cairn, cairn, bb_stage_atom, "bbstage")
+CAF_ADD_ATOM(cairn, cairn, bb_teardown_atom, "bbteardown")
+CAF_ADD_ATOM(cairn, cairn, bb_answer_atom, "bbanswer")
+CAF_ADD_ATOM(cairn, cairn, bb_retry_atom, "bbretry")
+// The job history: records to keep before their jobs are purged; a page of it for sacct; the
+// query view's own timer that drops finished jobs older than MinJobAge (internal).
+CAF_ADD_ATOM(cairn, cairn, history_append_atom, "histappend")
+CAF_ADD_ATOM(cairn, cairn, query_history_atom, "qhistory")
+CAF_ADD_ATOM(cairn, cairn, purge_atom, "purge")
+// sacctmgr: a change (to the account admin).
+CAF_ADD_ATOM(cairn, cairn, account_atom, "account")
+// Job steps (srun): start one, end its node's part, command one; end an interactive allocation.
+CAF_ADD_ATOM(cairn, cairn, step_atom, "step")
+CAF_ADD_ATOM(cairn, cairn, step_end_atom, "stepend")
+CAF_ADD_ATOM(cairn, cairn, step_control_atom, "stepctl")
+CAF_ADD_ATOM(cairn, cairn, allocation_end_atom, "allocend")
+CAF_ADD_ATOM(cairn, cairn, step_launch_atom, "steplaunch")
+// An agent registered: what the log says of its node (query view); a verdict on one of its
+// job runs (node actor -> dispatcher -> job actor, and back to the node actor to confirm).
+CAF_ADD_ATOM(cairn, cairn, node_log_atom, "qnodelog")
+CAF_ADD_ATOM(cairn, cairn, reconcile_atom, "reconcile")
+// scontrol update: a node update (to the node admin); a node an operator set DOWN (its jobs
+// end) or returned to service (node admin -> node actor); a job's update (dispatcher -> job actor).
+CAF_ADD_ATOM(cairn, cairn, node_update_atom, "nodeupd")
+CAF_ADD_ATOM(cairn, cairn, node_down_atom, "nodedown")
+CAF_ADD_ATOM(cairn, cairn, node_back_atom, "nodeback")
+CAF_ADD_ATOM(cairn, cairn, job_edit_atom, "jobedit")
+
+CAF_END_TYPE_ID_BLOCK(cairn)
+
+namespace cairn {
+
+using caf::reacts_to;
+using caf::replies_to;
+
+// ---- the typed interfaces, one per actor ----
+
+// Single writer of the shard: stamps, appends (group commit), acks once durable and checked
+// by the fence watch, forwards committed events to the dispatcher in offset order; refuses
+// everything once fenced.
+using LogActor = caf::typed_actor<                                  //
+    replies_to<append_atom, EventDraft>::with<AppendAck>,           //
+    reacts_to<checked_atom, uint64_t>,                              //
+    reacts_to<fenced_atom, uint64_t, std::string>,                  //
+    reacts_to<durable_atom, uint64_t, AppendResult, CommittedEvent>  // internal
+    >;
+
+// One per live job: commands on it, its timers, side effects of its transitions.
+using JobActor = caf::typed_actor<                                                 //
+    reacts_to<job_update_atom, JobRecord, JobState>,                               //
+    replies_to<control_atom, ControlRequest>::with<ControlOutcome>,                //
+    replies_to<job_edit_atom, JobUpdateRequest>::with<ControlOutcome>,             //
+    replies_to<job_exit_atom, std::string, JobEnd>::with<Recorded>,                //
+    reacts_to<reconcile_atom, std::string, uint32_t, uint8_t, uint64_t>,           //
+    reacts_to<oom_atom, std::string, JobOom>,                                      //
+    replies_to<step_atom, StepCommand>::with<StepOutcome>,                         //
+    replies_to<step_control_atom, StepControlRequest>::with<ControlOutcome>,       //
+    replies_to<step_end_atom, std::string, StepEnd>::with<Recorded>,               //
+    replies_to<allocation_end_atom, AllocationEnd>::with<Recorded>,                //
+    reacts_to<timer_atom, uint64_t, uint8_t>,                                      // internal
+    reacts_to<bb_retry_atom>                                                       // internal
+    >;
+
+// One per configured node: the agent's session and the orders to it.
+using NodeActor = caf::typed_actor<                                        //
+    replies_to<register_atom, AgentRegistration>::with<Recorded>,          //
+    reacts_to<heartbeat_atom>,                                             //
+    replies_to<job_exit_atom, JobEnd>::with<Recorded>,                     //
+    replies_to<step_end_atom, StepEnd>::with<Recorded>,                    //
+    reacts_to<oom_atom, JobOom>,                                           //
+    reacts_to<reconcile_atom, uint64_t, uint32_t, uint8_t, uint64_t>,      //
+    reacts_to<launch_atom, JobLaunch>,                                     //
+    reacts_to<terminate_atom, uint64_t, uint32_t, StopReason>,             //
+    reacts_to<suspend_atom, uint64_t>,                                     //
+    reacts_to<resume_atom, uint64_t>,                                      //
+    reacts_to<signal_atom, uint64_t, int32_t, bool>,                       //
+    reacts_to<step_launch_atom, StepLaunch, uint64_t>,                     //
+    reacts_to<step_control_atom, uint64_t, uint32_t, int32_t, uint32_t, StopReason>,  //
+    reacts_to<node_down_atom, std::string>,                                //
+    reacts_to<node_back_atom>,                                             //
+    replies_to<bb_stage_atom, StageOrder>::with<StageOutcome>,             //
+    replies_to<bb_teardown_atom, uint64_t, std::string>::with<StageOutcome>,  //
+    reacts_to<tick_atom>,                                                  // internal
+    reacts_to<bb_answer_atom, uint64_t, StageOutcome>                      // internal
+    >;
+
+// The read model (the reduced ClusterState): queries, scheduling passes, job updates.
+using QueryViewActor = caf::typed_actor<                                                //
+    reacts_to<apply_atom, CommittedEvent, JobActor>,                                    //
+    replies_to<caught_up_atom, uint64_t>::with<bool>,                                   //
+    replies_to<query_accounts_atom, uint64_t>::with<AccountsState>,                     //
+    replies_to<schedule_atom, uint64_t>::with<SchedulingDecision>,                      //
+    reacts_to<reasons_atom, ReasonMap>,                                                 //
+    replies_to<unknown_jobs_atom, std::vector<uint64_t>>::with<std::vector<uint64_t>>,  //
+    replies_to<array_targets_atom, ArrayControlRequest>::with<ArrayTargets>,            //
+    replies_to<control_after_atom, uint64_t, ControlRequest>::with<ControlOutcome>,     //
+    replies_to<query_job_atom, uint64_t>::with<bool, JobRecord>,                        //
+    replies_to<query_jobs_atom, JobQuery>::with<JobsSnapshot>,                          //
+    replies_to<query_digest_atom>::with<StateDigestView>,                               //
+    replies_to<query_pools_atom>::with<PoolsSnapshot>,                                  //
+    replies_to<query_nodes_atom>::with<NodesSnapshot>,                                  //
+    replies_to<query_nodes_atom, std::string, bool>::with<std::vector<uint64_t>>,       //
+    replies_to<node_log_atom, std::string>::with<NodeLogView>,                          //
+    reacts_to<purge_atom>                                                               // internal
+    >;
+
+// Orders durable events, routes them to the query view and job actors, owns the registry of
+// job actors; routes commands and reports about a job to its actor.
+using DispatcherActor = caf::typed_actor<                                            //
+    reacts_to<committed_atom, CommittedEvent>,                                       //
+    reacts_to<live_atom, std::vector<uint64_t>>,                                     //
+    replies_to<control_atom, ControlRequest>::with<ControlOutcome>,                  //
+    replies_to<job_edit_atom, JobUpdateRequest>::with<ControlOutcome>,               //
+    replies_to<array_control_atom, ArrayControlRequest>::with<std::vector<ControlOutcome>>,  //
+    replies_to<job_exit_atom, std::string, JobEnd>::with<Recorded>,                  //
+    reacts_to<reconcile_atom, std::string, uint64_t, uint32_t, uint8_t, uint64_t>,   //
+    reacts_to<oom_atom, std::string, JobOom>,                                        //
+    replies_to<step_atom, StepCommand>::with<StepOutcome>,                           //
+    replies_to<step_control_atom, StepControlRequest>::with<ControlOutcome>,         //
+    replies_to<step_end_atom, std::string, StepEnd>::with<Recorded>,                 //
+    replies_to<allocation_end_atom, AllocationEnd>::with<Recorded>                   //
+    >;
+
+// Decides when to schedule and admits submissions.
+using SchedulerActor = caf::typed_actor<                           //
+    replies_to<submit_atom, JobSpec, Caller>::with<SubmitOutcome>,  //
+    reacts_to<kick_atom>,                                          //
+    reacts_to<tick_atom>,                                          // internal
+    reacts_to<recheck_atom, uint64_t>                              // internal
+    >;
+
+// The job history (events/job_history.hpp): appends before a purge, pages for sacct.
+using JobHistoryActor = caf::typed_actor<                                           //
+    replies_to<history_append_atom, std::vector<HistoryEntry>>::with<bool, std::string>,  //
+    replies_to<query_history_atom, JobQuery, HistoryCursor>::with<HistoryPage>          //
+    >;
+
+// sacctmgr's changes, one at a time.
+using AccountAdminActor = caf::typed_actor<                                  //
+    replies_to<account_atom, AccountCommand, Caller>::with<AccountOutcome>  //
+    >;
+
+// scontrol update NodeName=...: one update at a time, checked against the folded state, its
+// NodeUpdated events appended in order; a DOWN node's jobs are then ended by its node actor.
+using NodeAdminActor = caf::typed_actor<                                //
+    replies_to<node_update_atom, NodeUpdateCommand>::with<Recorded>  //
+    >;
+
+// The actors of one controller; filled in by main before any message flows.
+struct ControllerActors {
+  LogActor log;
+  DispatcherActor dispatcher;
+  QueryViewActor query_view;
+  SchedulerActor scheduler;
+  AccountAdminActor accounts;
+  JobHistoryActor history;
+  NodeAdminActor node_admin;  // scontrol update NodeName=
+  std::map<std::string, NodeActor> nodes;
+};
+
+// Everything the actors share read-only.
+struct ControllerContext {
+  ClusterConfig config;
+  // The actors' system: the RPC service asks the actors from outside (a one-shot actor each).
+  caf::actor_system* system = nullptr;
+  // The wall clock, in microseconds since the Unix epoch: event times, deadlines, node
+  // silences. Tests drive it (with the test coordinator's clock for delayed messages).
+  std::function<int64_t()> now_us = wall_clock_us;
+  // Read-your-writes: one past the highest offset the log actor has acknowledged. A command
+  // is checked only once the query view has applied everything below it (caught_up_atom).
+  std::shared_ptr<std::atomic<uint64_t>> acked_end = std::make_shared<std::atomic<uint64_t>>(0);
+  std::vector<PartitionPolicy> partitions;
+  std::vector<BbPoolPolicy> pools;
+  NodeFeatureMap node_features;
+  std::shared_ptr<AccountsCache> accounts = std::make_shared<AccountsCache>();  // kept by the query view
+  uint32_t shard = 0;
+  uint64_t epoch = 1;
+  std::string controller_name;
+  ControllerActors actors;
+};
+
+// Names the controller's messages in CAF's configuration (before the actor system starts).
+void register_controller_messages(caf::actor_system_config& config);
+
+// A request of this actor that fails (its receiver is gone: a job actor that stopped) is
+// logged; CAF 0.17's default would terminate the requesting actor.
+void log_failed_requests(caf::scheduled_actor* self, const char* actor_name);
+
+// ---- spawn functions, one per actor file ----
+
+LogActor spawn_log_actor(caf::actor_system& system, EventLog& log, std::shared_ptr<const ControllerContext> context,
+                         uint64_t next_job_id);
+DispatcherActor spawn_dispatcher(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
+QueryViewActor spawn_query_view(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
+                                ClusterState initial, uint64_t applied_offset);
+JobHistoryActor spawn_job_history(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
+                                  std::shared_ptr<JobHistory> store);
+SchedulerActor spawn_scheduler(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
+AccountAdminActor spawn_account_admin(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
+NodeAdminActor spawn_node_admin(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
+// A job's actor: spawned at the job's first event after its submission (a queued
+// job costs no actor), or for a command or report about it. It first reads the
+// current record, then reacts to each later transition.
+JobActor spawn_job_actor(caf::actor_system& system, std::shared_ptr<const ControllerContext> context, uint64_t job_id);
+NodeActor spawn_node_actor(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
+                           const std::string& node);
+
+// ---- inspection of the plain messages (CAF prints them; nothing serializes them) ----
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, AppendAck& x) {
+  return f(x.ok, x.offset, x.job_id, x.error);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, AppendResult& x) {
+  return f(x.ok, x.offset, x.error);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, Recorded& x) {
+  return f(x.ok, x.error);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, Caller& x) {
+  return f(x.uid, x.user, x.is_operator, x.may_write, x.command_id, x.gid);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ControlOutcome& x) {
+  return f(x.job_id, x.ok, x.error);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, SubmitOutcome& x) {
+  return f(x.ok, x.job_id, x.error);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, AccountOutcome& x) {
+  return f(x.ok, x.changed, x.error);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ControlRequest& x) {
+  return f(x.verb, x.job_id, x.signal, x.caller);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, StepControlRequest& x) {
+  return f(x.verb, x.job_id, x.step_id, x.signal, x.caller);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, AllocationEnd& x) {
+  return f(x.job_id, x.exit_code, x.signal, x.caller);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, NodeUpdateCommand& x) {
+  return f(x.nodes, x.state, x.reason, x.caller);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, HistoryCursor& x) {
+  return f(x.file, x.block_offset, x.entry);
+}
+
+}  // namespace cairn
+
+// Values CAF may pass without inspect(): those holding a function, a shared buffer or a
+// channel to an agent (never serializable), and the records and answers of events/ and
+// protocol/, whose serialization is Cap'n Proto's (a second one here would never run: no
+// message leaves the process). The agent's messages shared with the controller (JobEnd,
+// JobOom, StageOrder, StageOutcome, JobLaunch, StepLaunch) are declared the same way in
+// agents/agent_messages.hpp: one program may link both, and CAF must see a type alike in both.
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::EventDraft)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::CommittedEvent)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AgentRegistration)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepCommand)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ArrayControlRequest)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ArrayTargets)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobSpec)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobRecord)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobQuery)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobsSnapshot)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::NodesSnapshot)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::PoolsSnapshot)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StateDigestView)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::HistoryPage)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::HistoryEntry)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cairn::HistoryEntry>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::SchedulingDecision)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ReasonMap)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobLaunch)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobEnd)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobOom)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::NodeLogView)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StageOrder)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StageOutcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AccountCommand)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AccountsState)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepOutcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepEnd)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepLaunch)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobUpdateRequest)

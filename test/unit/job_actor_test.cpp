@@ -1,0 +1,456 @@
+// The job actor with the controller's other actors, run deterministically by CAF's test
+// coordinator: one thread, messages delivered until none is left, time moved by the test
+// (the coordinator's clock for delayed messages, the context's now_us for deadlines and
+// event times). An in-memory log and a recording agent stand for the disk and the node.
+#include <caf/all.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <optional>
+
+#include "actors/actors.hpp"
+#include "events/event_codec.hpp"
+#include "events/job_commands.hpp"
+#include "events/read_model.hpp"
+#include "test/unit/event_fixtures.hpp"
+
+namespace cairn::test {
+namespace {
+
+// Appends are durable at once: the callback runs inside append(), on the actor's thread.
+class MemoryLog final : public EventLog {
+ public:
+  std::vector<std::vector<uint8_t>> records;
+
+  uint32_t partitions() const override { return 1; }
+  void append(uint32_t, std::vector<uint8_t> payload, AppendCallback done) override {
+    uint64_t offset = records.size();
+    records.push_back(std::move(payload));
+    done(AppendResult{true, offset, {}});
+  }
+  uint64_t end_offset(uint32_t) const override { return records.size(); }
+  std::unique_ptr<LogReader> read(uint32_t, uint64_t) const override { return nullptr; }
+  void flush() override {}
+  LogStats stats() const override { return {}; }
+  bool exclusive_writer() const override { return true; }
+
+  // The kinds of the events about a job, in log order.
+  std::vector<std::string> kinds_of(uint64_t job_id) const {
+    std::vector<std::string> kinds;
+    for (uint64_t offset = 0; offset < records.size(); ++offset) {
+      DecodedEvent decoded(offset, records[offset]);
+      if (decoded.event().getHeader().getJobId() == job_id)
+        kinds.emplace_back(kind_name(decoded.event().getBody().which()));
+    }
+    return kinds;
+  }
+};
+
+// The node's agent: records every order; burst-buffer orders wait for the test to answer them.
+struct RecordingAgent final : AgentChannel {
+  std::vector<std::string> orders;
+  std::vector<std::pair<StageOrder, StageAnswer>> stages;
+  std::vector<StageAnswer> teardowns;
+  std::vector<StopReason> stop_reasons;  // of the terminate orders, in order
+
+  void launch(std::shared_ptr<const JobLaunch> order) override {
+    orders.push_back(fmt::format("launch {} run {}", order->job_id, order->restart_count));
+  }
+  void signal(uint64_t job_id, int32_t signal, bool) override { orders.push_back(fmt::format("signal {} {}", job_id, signal)); }
+  void suspend(uint64_t job_id) override { orders.push_back(fmt::format("suspend {}", job_id)); }
+  void resume(uint64_t job_id) override { orders.push_back(fmt::format("resume {}", job_id)); }
+  void terminate(uint64_t job_id, uint32_t, StopReason reason) override {
+    orders.push_back(fmt::format("terminate {}", job_id));
+    stop_reasons.push_back(reason);
+  }
+  void stage(const StageOrder& order, StageAnswer answer) override {
+    orders.push_back(fmt::format("{} {}", order.stage_out ? "stage-out" : "stage-in", order.job_id));
+    stages.emplace_back(order, std::move(answer));
+  }
+  void bb_teardown(uint64_t job_id, const std::string&, StageAnswer answer) override {
+    orders.push_back(fmt::format("teardown {}", job_id));
+    teardowns.push_back(std::move(answer));
+  }
+  void launch_step(const StepLaunch&, uint64_t) override {}
+  void terminate_step(uint64_t, uint32_t, uint32_t, StopReason) override {}
+  void signal_step(uint64_t, uint32_t, int32_t) override {}
+
+  size_t count(const std::string& order) const { return std::count(orders.begin(), orders.end(), order); }
+};
+
+constexpr const char* kConfig =
+    "ClusterName=test\n"
+    "NodeTimeout=100000 ReconcileTimeout=100000\n"
+    "NodeName=n1 CPUs=4 RealMemory=8000\n"
+    "PartitionName=debug Nodes=ALL Default=YES State=UP\n"
+    "BurstBuffer=Pool=fast Capacity=100G Path=/bb/fast Granularity=4M\n";
+
+// A controller of one node, its agent registered, on the test coordinator.
+class Controller {
+ public:
+  MemoryLog log;
+  std::shared_ptr<RecordingAgent> agent = std::make_shared<RecordingAgent>();
+
+  explicit Controller(const std::string& more_config = "") {
+    config_.set("scheduler.policy", caf::atom("testing"));
+    register_controller_messages(config_);
+    system_ = std::make_unique<caf::actor_system>(config_);
+    system_->await_actors_before_shutdown(false);
+    sched_ = &dynamic_cast<caf::scheduler::test_coordinator&>(system_->scheduler());
+    auto config = parse_config(std::string(kConfig) + more_config, "test.conf");
+    context_->config = config;
+    context_->partitions = partition_policies(config);
+    context_->pools = pool_policies(config);
+    context_->node_features = node_feature_map(config);
+    context_->now_us = [this] { return now_us_; };
+    context_->system = system_.get();
+    auto& actors = context_->actors;
+    actors.query_view = spawn_query_view(*system_, context_, ClusterState{}, 0);
+    actors.dispatcher = spawn_dispatcher(*system_, context_);
+    actors.log = spawn_log_actor(*system_, log, context_, 1);
+    actors.nodes["n1"] = spawn_node_actor(*system_, context_, "n1");
+    actors.scheduler = spawn_scheduler(*system_, context_);
+    actors.node_admin = spawn_node_admin(*system_, context_);
+    caf::anon_send(actors.log, checked_atom_v, UINT64_MAX);  // no fence watch: the log is exclusive
+    run();
+    make::NodeRegistration node{"n1", 4, 8000, {"debug"}, false, "", {}};
+    auto registered = ask<Recorded>(node_actor(), register_atom_v, AgentRegistration{node, agent, {}, "spool-1"});
+    REQUIRE(registered);
+    REQUIRE(registered->ok);
+  }
+
+  ~Controller() {
+    // Actors and the context refer to each other: stop them, then let the system go.
+    auto actors = std::exchange(context_->actors, {});
+    caf::anon_send_exit(actors.query_view, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(actors.dispatcher, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(actors.log, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(actors.scheduler, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(actors.node_admin, caf::exit_reason::user_shutdown);
+    for (auto& [name, node] : actors.nodes) caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
+    run();
+  }
+
+  // Delivers every message until none is left (delayed ones wait for advance()).
+  void run() { sched_->run(); }
+
+  // Moves both clocks, then delivers what became due.
+  void advance(std::chrono::seconds by) {
+    now_us_ += std::chrono::duration_cast<std::chrono::microseconds>(by).count();
+    sched_->clock().advance_time(by);
+    run();
+  }
+
+  // Asks an actor as the RPC service does; empty when no answer came.
+  template <class T, class Handle, class... Ts>
+  std::optional<T> ask(const Handle& target, Ts... message) {
+    auto answer = std::make_shared<std::optional<T>>();
+    system_->spawn([=](caf::event_based_actor* self) {
+      self->request(target, caf::infinite, message...).then([answer](const T& value) { *answer = value; });
+    });
+    run();
+    return *answer;
+  }
+
+  uint64_t submit(JobSpec spec) {
+    Caller alice{1000, "alice", false, true, "test-1", 1000};
+    auto outcome = ask<SubmitOutcome>(context_->actors.scheduler, submit_atom_v, std::move(spec), alice);
+    REQUIRE(outcome);
+    REQUIRE_MESSAGE(outcome->ok, outcome->error);
+    return outcome->job_id;
+  }
+
+  JobRecord job(uint64_t id) {
+    auto record = std::make_shared<std::optional<JobRecord>>();
+    system_->spawn([=, view = context_->actors.query_view](caf::event_based_actor* self) {
+      self->request(view, caf::infinite, query_job_atom_v, id).then([record](bool found, const JobRecord& job) {
+        if (found) *record = job;
+      });
+    });
+    run();
+    REQUIRE(*record);
+    return **record;
+  }
+
+  // The agent reports the end of the job's current run (lost: it no longer knows the job).
+  void report_end(uint64_t id, int32_t exit_code, int32_t signal = 0, bool lost = false) {
+    JobEnd end;
+    end.job_id = id;
+    end.run = job(id).restarts;
+    end.exit_code = exit_code;
+    end.signal = signal;
+    end.lost = lost;
+    auto recorded = ask<Recorded>(node_actor(), job_exit_atom_v, end);
+    REQUIRE(recorded);
+    CHECK(recorded->ok);
+  }
+
+  // The agent answers its oldest unanswered stage order.
+  void answer_stage(StageOutcome outcome) {
+    REQUIRE_FALSE(agent->stages.empty());
+    auto answer = agent->stages.front().second;
+    agent->stages.erase(agent->stages.begin());
+    answer(outcome);
+    run();
+  }
+
+  NodeActor node_actor() const { return context_->actors.nodes.at("n1"); }
+  const ControllerActors& actors() const { return context_->actors; }
+  const ControllerContext& context() const { return *context_; }
+
+ private:
+  int64_t now_us_ = kT0;
+  caf::actor_system_config config_;
+  std::unique_ptr<caf::actor_system> system_;
+  caf::scheduler::test_coordinator* sched_ = nullptr;
+  std::shared_ptr<ControllerContext> context_ = std::make_shared<ControllerContext>();
+};
+
+StageOutcome staged(uint64_t bytes) {
+  StageOutcome outcome;
+  outcome.ok = true;
+  outcome.bytes = bytes;
+  return outcome;
+}
+
+}  // namespace
+
+TEST_CASE("job actor: a job is launched on its node and ends as its agent reports") {
+  Controller controller;
+  uint64_t id = controller.submit(simple_spec("lifecycle"));
+  CHECK(controller.job(id).state == JobState::RUNNING);
+  CHECK(controller.agent->orders == std::vector<std::string>{fmt::format("launch {} run 0", id)});
+
+  controller.report_end(id, 0);
+  auto job = controller.job(id);
+  CHECK(job.state == JobState::COMPLETED);
+  CHECK(controller.log.kinds_of(id) == std::vector<std::string>{"JobSubmitted", "JobAllocated", "JobEnded"});
+  // A second report of the same end is answered and records nothing.
+  controller.report_end(id, 0);
+  CHECK(controller.log.kinds_of(id).size() == 3);
+}
+
+TEST_CASE("job actor: the time limit ends a running job at its deadline, not before") {
+  Controller controller;
+  uint64_t id = controller.submit(simple_spec("limited", 60));
+  REQUIRE(controller.job(id).state == JobState::RUNNING);
+
+  controller.advance(std::chrono::seconds(59));
+  CHECK(controller.job(id).state == JobState::RUNNING);
+  CHECK(controller.agent->count(fmt::format("terminate {}", id)) == 0);
+
+  controller.advance(std::chrono::seconds(2));
+  auto job = controller.job(id);
+  CHECK(job.state == JobState::COMPLETING);
+  CHECK(job.time_limit_reached);
+  CHECK(controller.agent->count(fmt::format("terminate {}", id)) == 1);
+  CHECK(controller.agent->stop_reasons == std::vector<StopReason>{StopReason::time_limit});
+
+  controller.report_end(id, 0, 9);
+  CHECK(controller.job(id).state == JobState::TIMEOUT);
+}
+
+TEST_CASE("job actor: scancel of a running job orders its termination, saying why") {
+  Controller controller;
+  uint64_t id = controller.submit(simple_spec("cancelled"));
+  REQUIRE(controller.job(id).state == JobState::RUNNING);
+  Caller alice{1000, "alice", false, true, "test-2", 1000};
+  auto outcome = controller.ask<ControlOutcome>(controller.actors().dispatcher, control_atom_v,
+                                                ControlRequest{ControlVerb::cancel, id, 0, alice});
+  REQUIRE(outcome);
+  CHECK(outcome->ok);
+  CHECK(controller.agent->count(fmt::format("terminate {}", id)) == 1);
+  CHECK(controller.agent->stop_reasons == std::vector<StopReason>{StopReason::cancelled});
+}
+
+TEST_CASE("job actor: scontrol update JobId= is answered through the dispatcher and recorded") {
+  Controller controller;
+  uint64_t id = controller.submit(simple_spec("updated", 60));
+  REQUIRE(controller.job(id).state == JobState::RUNNING);
+  Caller root{0, "root", true, true, "test-3", 0};
+  JobUpdateRequest request;
+  request.job_id = id;
+  request.changes.time_limit_sec = 120;
+  request.caller = root;
+  auto outcome = controller.ask<ControlOutcome>(controller.actors().dispatcher, job_edit_atom_v, request);
+  REQUIRE(outcome);
+  CHECK_MESSAGE(outcome->ok, outcome->error);
+  CHECK(controller.log.kinds_of(id).back() == "JobUpdated");
+  CHECK(current_time_limit_sec(controller.job(id), controller.context().partitions) == 120);
+
+  // Not the owner, not an operator: refused with Slurm's text, nothing recorded.
+  request.caller = Caller{2000, "bob", false, true, "test-4", 2000};
+  request.changes.time_limit_sec = 30;
+  outcome = controller.ask<ControlOutcome>(controller.actors().dispatcher, job_edit_atom_v, request);
+  REQUIRE(outcome);
+  CHECK_FALSE(outcome->ok);
+  CHECK_FALSE(outcome->error.empty());
+  CHECK(controller.log.kinds_of(id).back() == "JobUpdated");
+  CHECK(controller.log.kinds_of(id).size() == 3);
+
+  // An unknown job.
+  request.job_id = id + 100;
+  outcome = controller.ask<ControlOutcome>(controller.actors().dispatcher, job_edit_atom_v, request);
+  REQUIRE(outcome);
+  CHECK(outcome->error == "Invalid job id specified");
+}
+
+TEST_CASE("node admin: a node set DOWN by an operator ends its job NODE_FAIL and kills it, saying why") {
+  Controller controller;
+  JobSpec spec = simple_spec("on-a-downed-node");
+  spec.requeue = false;
+  uint64_t id = controller.submit(spec);
+  REQUIRE(controller.job(id).state == JobState::RUNNING);
+
+  NodeUpdateCommand down{{"n1"}, NodeStateChange::DOWN, "maintenance", Caller{1000, "alice", false, true, "t-5", 1000}};
+  auto refused = controller.ask<Recorded>(controller.actors().node_admin, node_update_atom_v, down);
+  REQUIRE(refused);
+  CHECK_FALSE(refused->ok);  // not an operator
+  CHECK(controller.job(id).state == JobState::RUNNING);
+
+  down.caller = Caller{0, "root", true, true, "t-6", 0};
+  auto recorded = controller.ask<Recorded>(controller.actors().node_admin, node_update_atom_v, down);
+  REQUIRE(recorded);
+  CHECK_MESSAGE(recorded->ok, recorded->error);
+  CHECK(controller.job(id).state == JobState::NODE_FAIL);
+  // Ordered by the node actor at once, and again by the job actor as the job ends NODE_FAIL.
+  CHECK(controller.agent->count(fmt::format("terminate {}", id)) >= 1);
+  CHECK(controller.agent->stop_reasons ==
+        std::vector<StopReason>(controller.agent->stop_reasons.size(), StopReason::node_failure));
+
+  // A node that is not configured.
+  down.nodes = {"n9"};
+  recorded = controller.ask<Recorded>(controller.actors().node_admin, node_update_atom_v, down);
+  REQUIRE(recorded);
+  CHECK(recorded->error == kInvalidNodeNameText);
+}
+
+TEST_CASE("job actor: a failed run is resubmitted and runs again once its delay has passed") {
+  Controller controller;
+  JobSpec spec = simple_spec("resubmitted");
+  spec.resubmit.on_states = {JobState::FAILED};
+  spec.resubmit.max_restarts = 1;
+  spec.resubmit.delay_sec = 30;
+  uint64_t id = controller.submit(spec);
+  REQUIRE(controller.job(id).state == JobState::RUNNING);
+
+  controller.report_end(id, 1);
+  auto job = controller.job(id);
+  CHECK(job.state == JobState::PENDING);
+  CHECK(job.restarts == 1);
+
+  controller.advance(std::chrono::seconds(29));
+  CHECK(controller.job(id).state == JobState::PENDING);
+  CHECK(controller.agent->count(fmt::format("launch {} run 1", id)) == 0);
+
+  controller.advance(std::chrono::seconds(2));
+  CHECK(controller.job(id).state == JobState::RUNNING);
+  CHECK(controller.agent->count(fmt::format("launch {} run 1", id)) == 1);
+
+  // The last restart allowed: a second failure is final.
+  controller.report_end(id, 1);
+  CHECK(controller.job(id).state == JobState::FAILED);
+  controller.advance(std::chrono::seconds(60));
+  CHECK(controller.job(id).state == JobState::FAILED);
+  CHECK(controller.agent->count(fmt::format("launch {} run 2", id)) == 0);
+}
+
+TEST_CASE("job actor: resubmission stops at the maximum, and a job without a policy is not resubmitted") {
+  Controller controller;
+  JobSpec spec = simple_spec("maxed", 60);
+  spec.resubmit.on_states = {JobState::TIMEOUT};
+  spec.resubmit.max_restarts = 1;
+  uint64_t maxed = controller.submit(spec);
+  uint64_t plain = controller.submit(simple_spec("plain", 60));
+  for (int run = 0; run < 2; ++run) {
+    controller.advance(std::chrono::seconds(61));
+    controller.report_end(maxed, 0, 9);
+    if (run == 0) controller.report_end(plain, 0, 9);
+  }
+  auto job = controller.job(maxed);
+  CHECK(job.state == JobState::TIMEOUT);
+  CHECK(job.restarts == 1);
+  std::string why_not;
+  CHECK_FALSE(should_resubmit(job, &why_not));
+  CHECK(why_not == "not resubmitted: maximum of 1 restarts reached");  // scontrol's SystemComment
+  CHECK(controller.job(plain).state == JobState::TIMEOUT);
+  CHECK(controller.job(plain).restarts == 0);
+  controller.advance(std::chrono::seconds(120));
+  CHECK(controller.agent->count(fmt::format("launch {} run 2", maxed)) == 0);
+  CHECK(controller.agent->count(fmt::format("launch {} run 1", plain)) == 0);
+}
+
+TEST_CASE("job actor: the cluster's MaxRestarts= applies to a job without a policy of its own") {
+  Controller controller("MaxRestarts=1\n");
+  uint64_t id = controller.submit(simple_spec("defaulted", 60));
+  controller.advance(std::chrono::seconds(61));
+  controller.report_end(id, 0, 9);
+  CHECK(controller.job(id).restarts == 1);
+  CHECK(controller.agent->count(fmt::format("launch {} run 1", id)) == 1);
+}
+
+TEST_CASE("job actor: a run lost with its node (NODE_FAIL) is resubmitted when requeue is off") {
+  Controller controller;
+  JobSpec spec = simple_spec("lost");
+  spec.requeue = false;
+  spec.resubmit.max_restarts = 1;
+  spec.resubmit.on_states = {JobState::NODE_FAIL};
+  uint64_t id = controller.submit(spec);
+  controller.report_end(id, 0, 0, true);
+  auto job = controller.job(id);
+  CHECK(job.restarts == 1);
+  CHECK(job.state == JobState::RUNNING);
+  CHECK(job.runs.front().state == JobState::NODE_FAIL);
+  controller.report_end(id, 0);
+  CHECK(controller.job(id).state == JobState::COMPLETED);
+}
+
+TEST_CASE("job actor: burst buffer stage-in, run, stage-out and teardown, in order") {
+  Controller controller;
+  JobSpec spec = simple_spec("staged");
+  spec.burst_buffer.pool = "fast";
+  spec.burst_buffer.capacity_bytes = 1ull << 30;
+  spec.burst_buffer.stage_in = {{"/data/in", "in"}};
+  spec.burst_buffer.stage_out = {{"out", "/data/out"}};
+  uint64_t id = controller.submit(spec);
+
+  // Reserved and staging in: not launched until the agent says the copy is done.
+  CHECK(controller.job(id).state == JobState::PENDING);
+  CHECK(controller.agent->orders == std::vector<std::string>{fmt::format("stage-in {}", id)});
+
+  // An order that did not reach the agent is given again after a while.
+  StageOutcome lost;
+  lost.delivered = false;
+  lost.message = "connection reset";
+  controller.answer_stage(lost);
+  CHECK(controller.agent->count(fmt::format("stage-in {}", id)) == 1);
+  controller.advance(std::chrono::seconds(1));
+  CHECK(controller.agent->count(fmt::format("stage-in {}", id)) == 2);
+
+  controller.answer_stage(staged(4096));
+  CHECK(controller.job(id).state == JobState::RUNNING);
+  CHECK(controller.agent->count(fmt::format("launch {} run 0", id)) == 1);
+
+  controller.report_end(id, 0);
+  CHECK(controller.agent->count(fmt::format("stage-out {}", id)) == 1);
+  CHECK(controller.job(id).bb_reserved_bytes > 0);
+
+  controller.answer_stage(staged(2048));
+  REQUIRE(controller.agent->teardowns.size() == 1);
+  auto teardown = controller.agent->teardowns.front();
+  teardown(staged(0));
+  controller.run();
+
+  auto job = controller.job(id);
+  CHECK(job.state == JobState::COMPLETED);
+  CHECK(job.bb_reserved_bytes == 0);
+  CHECK(controller.agent->orders == std::vector<std::string>{fmt::format("stage-in {}", id), fmt::format("stage-in {}", id),
+                                                             fmt::format("launch {} run 0", id),
+                                                             fmt::format("stage-out {}", id), fmt::format("teardown {}", id)});
+  CHECK(controller.log.kinds_of(id) == std::vector<std::string>{"JobSubmitted", "BbReserved", "BbStageStarted",
+                                                                "BbStageReady", "JobAllocated", "JobEnded",
+                                                                "BbStageStarted", "BbStageOutDone", "BbReleased"});
+}
+
+}  // namespace cairn::test
