@@ -54,9 +54,9 @@ CAF_ADD_TYPE_ID(cairn, (cairn::JobSpec))
 CAF_ADD_TYPE_ID(cairn, (cairn::JobRecord))
 CAF_ADD_TYPE_ID(cairn, (cairn::JobState))
 CAF_ADD_TYPE_ID(cairn, (cairn::JobQuery))
-CAF_ADD_TYPE_ID(cairn, (cairn::JobsSnapshot))
-CAF_ADD_TYPE_ID(cairn, (cairn::NodesSnapshot))
-CAF_ADD_TYPE_ID(cairn, (cairn::PoolsSnapshot))
+CAF_ADD_TYPE_ID(cairn, (cairn::JobsAnswer))
+CAF_ADD_TYPE_ID(cairn, (cairn::NodesAnswer))
+CAF_ADD_TYPE_ID(cairn, (cairn::PoolsAnswer))
 CAF_ADD_TYPE_ID(cairn, (cairn::StateDigestView))
 CAF_ADD_TYPE_ID(cairn, (cairn::HistoryCursor))
 CAF_ADD_TYPE_ID(cairn, (cairn::HistoryPage))
@@ -232,10 +232,10 @@ using QueryViewActor = caf::typed_actor<                                        
     replies_to<array_targets_atom, ArrayControlRequest>::with<ArrayTargets>,            //
     replies_to<control_after_atom, uint64_t, ControlRequest>::with<ControlOutcome>,     //
     replies_to<query_job_atom, uint64_t>::with<bool, JobRecord>,                        //
-    replies_to<query_jobs_atom, JobQuery>::with<JobsSnapshot>,                          //
+    replies_to<query_jobs_atom, JobQuery>::with<JobsAnswer>,                          //
     replies_to<query_digest_atom>::with<StateDigestView>,                               //
-    replies_to<query_pools_atom>::with<PoolsSnapshot>,                                  //
-    replies_to<query_nodes_atom>::with<NodesSnapshot>,                                  //
+    replies_to<query_pools_atom>::with<PoolsAnswer>,                                  //
+    replies_to<query_nodes_atom>::with<NodesAnswer>,                                  //
     replies_to<query_nodes_atom, std::string, bool>::with<std::vector<uint64_t>>,       //
     replies_to<node_log_atom, std::string>::with<NodeLogView>,                          //
     reacts_to<purge_atom>                                                               // internal
@@ -410,9 +410,9 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ArrayTargets)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobSpec)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobRecord)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobQuery)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobsSnapshot)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::NodesSnapshot)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::PoolsSnapshot)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobsAnswer)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::NodesAnswer)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::PoolsAnswer)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StateDigestView)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::HistoryPage)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::HistoryEntry)

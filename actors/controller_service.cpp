@@ -353,9 +353,9 @@ class ControllerImpl final : public rpc::Controller::Server {
   kj::Promise<void> queryJobs(QueryJobsContext context) override {
     JobQuery query = read_job_query(context.getParams().getQuery());
     restrict_to_visible(query);
-    auto answer = ask<JobsSnapshot>(*context_, context_->actors.query_view, query_jobs_atom_v, query);
+    auto answer = ask<JobsAnswer>(*context_, context_->actors.query_view, query_jobs_atom_v, query);
     Caller caller = caller_;
-    return answer.then([context, caller, query](JobsSnapshot snapshot) mutable {
+    return answer.then([context, caller, query](JobsAnswer snapshot) mutable {
       write_jobs_answer(context.getResults(), snapshot, [&](const JobRecord& job) {
         // Scripts and environments go to their owner and operators only, and only when asked for.
         bool private_parts_visible = caller.is_operator || (caller.may_write && caller.uid == job.spec->uid);
@@ -379,15 +379,15 @@ class ControllerImpl final : public rpc::Controller::Server {
   kj::Promise<void> queryNodes(QueryNodesContext context) override {
     if (context_->config.private_data.nodes && !caller_.is_operator)
       return failure("Access/permission denied");  // slurmctld's answer with PrivateData=nodes
-    auto answer = ask<NodesSnapshot>(*context_, context_->actors.query_view, query_nodes_atom_v);
+    auto answer = ask<NodesAnswer>(*context_, context_->actors.query_view, query_nodes_atom_v);
     return answer.then(
-        [context](NodesSnapshot snapshot) mutable { write_nodes_answer(context.getResults(), snapshot); });
+        [context](NodesAnswer snapshot) mutable { write_nodes_answer(context.getResults(), snapshot); });
   }
 
   kj::Promise<void> queryBurstBuffers(QueryBurstBuffersContext context) override {
-    auto answer = ask<PoolsSnapshot>(*context_, context_->actors.query_view, query_pools_atom_v);
+    auto answer = ask<PoolsAnswer>(*context_, context_->actors.query_view, query_pools_atom_v);
     return answer.then(
-        [context](PoolsSnapshot snapshot) mutable { write_pools_answer(context.getResults(), snapshot); });
+        [context](PoolsAnswer snapshot) mutable { write_pools_answer(context.getResults(), snapshot); });
   }
 
   kj::Promise<void> stateDigest(StateDigestContext context) override {

@@ -75,7 +75,7 @@ void append_updates(NodeAdmin* self, std::shared_ptr<std::vector<std::pair<std::
       });
 }
 
-void plan(NodeAdmin* self, const NodesSnapshot& snapshot) {
+void plan(NodeAdmin* self, const NodesAnswer& snapshot) {
   auto& st = self->state;
   if (!st.current) return;
   const NodeUpdateCommand& command = st.current->command;
@@ -111,7 +111,7 @@ void next_update(NodeAdmin* self) {
   uint64_t acked_end = st.context->acked_end->load(std::memory_order_acquire);
   QueryViewActor query_view = st.context->actors.query_view;
   self->request(query_view, caf::infinite, caught_up_atom_v, acked_end).then([=](bool) {
-    self->request(query_view, caf::infinite, query_nodes_atom_v).then([=](const NodesSnapshot& snapshot) {
+    self->request(query_view, caf::infinite, query_nodes_atom_v).then([=](const NodesAnswer& snapshot) {
       plan(self, snapshot);
     });
   });

@@ -285,7 +285,7 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
         if (it == jobs.end()) return {false, JobRecord{}};
         return {true, with_live_reason(it->second, self->state.pending_reasons)};
       },
-      [=](query_jobs_atom, const JobQuery& query) -> JobsSnapshot {
+      [=](query_jobs_atom, const JobQuery& query) -> JobsAnswer {
         auto& st = self->state;
         return select_jobs(st.state, st.pending_reasons, query, st.context->now_us(), st.context->config.min_job_age_sec);
       },
@@ -293,13 +293,13 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
         auto& st = self->state;
         return {state_digest(st.state), st.applied_offset, st.context->shard};
       },
-      [=](query_pools_atom) -> PoolsSnapshot {
+      [=](query_pools_atom) -> PoolsAnswer {
         auto& st = self->state;
-        return PoolsSnapshot{pool_usage(st.state, st.context->pools), st.context->now_us()};
+        return PoolsAnswer{pool_usage(st.state, st.context->pools), st.context->now_us()};
       },
-      [=](query_nodes_atom) -> NodesSnapshot {
+      [=](query_nodes_atom) -> NodesAnswer {
         auto& st = self->state;
-        return nodes_snapshot(st.state, st.context->config, st.context->partitions, st.context->now_us());
+        return nodes_answer(st.state, st.context->config, st.context->partitions, st.context->now_us());
       },
       // An agent registers: what the log says runs there, and its previous spool instance.
       [=](node_log_atom, const std::string& node) -> NodeLogView { return node_log_view(self->state.state, node); },

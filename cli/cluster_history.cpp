@@ -28,13 +28,13 @@ ClusterHistory::ClusterHistory(const ClusterConfig& config, const EventLog& log,
                  .pending_reasons;
 }
 
-JobsSnapshot ClusterHistory::jobs(const JobQuery& query) {
+JobsAnswer ClusterHistory::jobs(const JobQuery& query) {
   return read_all_pages(query, [this](const JobQuery& page) {
     return select_jobs(state_, reasons_, page, at_us_, config_.min_job_age_sec);
   });
 }
 
-NodesSnapshot ClusterHistory::nodes() { return nodes_snapshot(state_, config_, partition_policies(config_), at_us_); }
+NodesAnswer ClusterHistory::nodes() { return nodes_answer(state_, config_, partition_policies(config_), at_us_); }
 
 namespace {
 
@@ -43,8 +43,8 @@ class LoggedHistory final : public ClusterQueries {
  public:
   LoggedHistory(const ClusterConfig& config, int64_t at_us)
       : log_(open_log_read_only(config)), history_(config, *log_, at_us) {}
-  JobsSnapshot jobs(const JobQuery& query) override { return history_.jobs(query); }
-  NodesSnapshot nodes() override { return history_.nodes(); }
+  JobsAnswer jobs(const JobQuery& query) override { return history_.jobs(query); }
+  NodesAnswer nodes() override { return history_.nodes(); }
 
  private:
   std::unique_ptr<EventLog> log_;
@@ -53,11 +53,11 @@ class LoggedHistory final : public ClusterQueries {
 
 }  // namespace
 
-JobsSnapshot read_all_pages(const JobQuery& query, const std::function<JobsSnapshot(const JobQuery&)>& page_of) {
-  JobsSnapshot all;
+JobsAnswer read_all_pages(const JobQuery& query, const std::function<JobsAnswer(const JobQuery&)>& page_of) {
+  JobsAnswer all;
   JobQuery page = query;
   for (;;) {
-    JobsSnapshot answer = page_of(page);
+    JobsAnswer answer = page_of(page);
     all.now_us = answer.now_us;
     all.named_found = answer.named_found;
     std::move(answer.jobs.begin(), answer.jobs.end(), std::back_inserter(all.jobs));

@@ -15,8 +15,8 @@ class ClusterHistory final : public ClusterQueries {
  public:
   ClusterHistory(const ClusterConfig& config, const EventLog& log, int64_t at_us);
 
-  JobsSnapshot jobs(const JobQuery& query) override;
-  NodesSnapshot nodes() override;
+  JobsAnswer jobs(const JobQuery& query) override;
+  NodesAnswer nodes() override;
   const ClusterState& state() const { return state_; }
 
  private:

@@ -17,12 +17,12 @@ class ClusterQueries {
  public:
   virtual ~ClusterQueries() = default;
   // Every job the query selects (a live controller answers in pages; this reads them all).
-  virtual JobsSnapshot jobs(const JobQuery& query) = 0;
-  virtual NodesSnapshot nodes() = 0;
+  virtual JobsAnswer jobs(const JobQuery& query) = 0;
+  virtual NodesAnswer nodes() = 0;
 };
 
 // Every page of a listing: asks `page_of` again after each answer that has more.
-JobsSnapshot read_all_pages(const JobQuery& query, const std::function<JobsSnapshot(const JobQuery&)>& page_of);
+JobsAnswer read_all_pages(const JobQuery& query, const std::function<JobsAnswer(const JobQuery&)>& page_of);
 
 // The controller, or with `at` (Slurm's time formats, as sacct -S) the log
 // replayed up to that moment. Throws UsageError on a bad time.

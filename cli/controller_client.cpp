@@ -104,7 +104,7 @@ std::vector<ControlOutcome> ControllerClient::control_array(ControlVerb verb, ui
   return read_control_results(session_->connection.wait(request.send()).getResults());
 }
 
-JobsSnapshot ControllerClient::jobs(const JobQuery& query) {
+JobsAnswer ControllerClient::jobs(const JobQuery& query) {
   return read_all_pages(query, [this](const JobQuery& page) {
     auto request = session_->controller.queryJobsRequest();
     write_job_query(request.initQuery(), page);
@@ -126,11 +126,11 @@ std::vector<JobRecord> ControllerClient::history(const JobQuery& query) {
   }
 }
 
-NodesSnapshot ControllerClient::nodes() {
+NodesAnswer ControllerClient::nodes() {
   return read_nodes_answer(session_->connection.wait(session_->controller.queryNodesRequest().send()));
 }
 
-PoolsSnapshot ControllerClient::burst_buffers() {
+PoolsAnswer ControllerClient::burst_buffers() {
   return read_pools_answer(session_->connection.wait(session_->controller.queryBurstBuffersRequest().send()));
 }
 

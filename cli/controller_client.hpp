@@ -43,11 +43,11 @@ class ControllerClient final : public ClusterQueries {
   // A job, a whole job array (tasks empty) or some of its tasks (Controller.controlArray).
   std::vector<ControlOutcome> control_array(ControlVerb verb, uint64_t job_id, const std::vector<uint32_t>& tasks,
                                             int32_t signal = 0);
-  JobsSnapshot jobs(const JobQuery& query) override;
-  NodesSnapshot nodes() override;
+  JobsAnswer jobs(const JobQuery& query) override;
+  NodesAnswer nodes() override;
   // sacct: the jobs of the job history (purged MinJobAge after their end) the query selects.
   std::vector<JobRecord> history(const JobQuery& query);
-  PoolsSnapshot burst_buffers();
+  PoolsAnswer burst_buffers();
   StateDigestView state_digest();
   // sacctmgr: whether anything changed (throws with the controller's refusal).
   bool account_command(const AccountCommand& command);

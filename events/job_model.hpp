@@ -308,7 +308,7 @@ struct NodeRecord {
   int64_t registered_us = 0;
   int64_t changed_us = 0;
   // Feature= of the node's NodeName= line: configuration, not events. Filled in
-  // where a nodes query is answered (nodes_snapshot); the reducer never sets it.
+  // where a nodes query is answered (nodes_answer); the reducer never sets it.
   std::vector<std::string> features;
   // The spool instance its agent last registered with (NodeRegistered.instance): a
   // registration with the same one tells the controller that a launch the agent does

@@ -50,16 +50,16 @@ inline constexpr uint32_t kMaxJobPage = 10000;
 // An answer stops growing past this many bytes (estimated) even before its page is full.
 inline constexpr size_t kJobPageBytes = 8u << 20;
 
-struct JobsSnapshot {
+struct JobsAnswer {
   std::vector<JobRecord> jobs;
   int64_t now_us = 0;
   bool more = false;               // a listing stopped at its page: ask again after next_after_job_id
   uint64_t next_after_job_id = 0;
   uint32_t named_found = 0;  // how many of the query's ids name a job the caller may see, filters aside
-  bool operator==(const JobsSnapshot&) const = default;
+  bool operator==(const JobsAnswer&) const = default;
 };
 
-struct NodesSnapshot {
+struct NodesAnswer {
   std::vector<NodeRecord> nodes;
   std::vector<PartitionPolicy> partitions;
   int64_t now_us = 0;
@@ -73,7 +73,7 @@ struct HistoryPage {
   std::string error;  // the history could not be read
 };
 
-struct PoolsSnapshot {
+struct PoolsAnswer {
   std::vector<PoolUsage> pools;
   int64_t now_us = 0;
 };

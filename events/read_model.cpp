@@ -94,9 +94,9 @@ bool matches_query(const JobRecord& job, const JobQuery& query) {
   return true;
 }
 
-JobsSnapshot select_jobs(const ClusterState& state, const ReasonMap& reasons, const JobQuery& query, int64_t now_us,
+JobsAnswer select_jobs(const ClusterState& state, const ReasonMap& reasons, const JobQuery& query, int64_t now_us,
                          uint32_t min_job_age_sec) {
-  JobsSnapshot snapshot;
+  JobsAnswer snapshot;
   snapshot.now_us = now_us;
   auto add = [&](const JobRecord& job) {
     if (!matches_query(job, query)) return;
@@ -236,9 +236,9 @@ ArrayTargets array_targets(const ClusterState& state, const ArrayControlRequest&
   return targets;
 }
 
-NodesSnapshot nodes_snapshot(const ClusterState& state, const ClusterConfig& config,
+NodesAnswer nodes_answer(const ClusterState& state, const ClusterConfig& config,
                              const std::vector<PartitionPolicy>& partitions, int64_t now_us) {
-  NodesSnapshot snapshot;
+  NodesAnswer snapshot;
   snapshot.now_us = now_us;
   for (const auto& node : config.nodes) {
     auto it = state.nodes.find(node.name);

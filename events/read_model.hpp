@@ -32,7 +32,7 @@ bool matches_query(const JobRecord& job, const JobQuery& query);
 // at all, when ids is empty) that pass its filters, with live reasons, as of now_us.
 // Their spec.dependency is what Slurm shows as Dependency= and %E: the conditions not
 // met yet, with "(unfulfilled)" or "(failed)", empty once all are met (dependency_display).
-JobsSnapshot select_jobs(const ClusterState& state, const ReasonMap& reasons, const JobQuery& query, int64_t now_us,
+JobsAnswer select_jobs(const ClusterState& state, const ReasonMap& reasons, const JobQuery& query, int64_t now_us,
                          uint32_t min_job_age_sec);
 
 // Finished jobs that ended more than MinJobAge before now_us, at most `limit`, oldest id
@@ -50,7 +50,7 @@ std::vector<std::pair<uint64_t, uint64_t>> purgeable_jobs(const ClusterState& st
 ArrayTargets array_targets(const ClusterState& state, const ArrayControlRequest& request);
 
 // Every configured node (a node that never registered as configured), and the partitions.
-NodesSnapshot nodes_snapshot(const ClusterState& state, const ClusterConfig& config,
+NodesAnswer nodes_answer(const ClusterState& state, const ClusterConfig& config,
                              const std::vector<PartitionPolicy>& partitions, int64_t now_us);
 
 }  // namespace cairn

@@ -108,7 +108,7 @@ std::vector<ControlOutcome> read_control_results(capnp::List<rpc::ControlResult>
   return outcomes;
 }
 
-void write_jobs_answer(rpc::Controller::QueryJobsResults::Builder out, const JobsSnapshot& snapshot,
+void write_jobs_answer(rpc::Controller::QueryJobsResults::Builder out, const JobsAnswer& snapshot,
                        const std::function<JobViewFields(const JobRecord&)>& fields) {
   out.setNowUs(snapshot.now_us);
   out.setMore(snapshot.more);
@@ -118,8 +118,8 @@ void write_jobs_answer(rpc::Controller::QueryJobsResults::Builder out, const Job
   for (size_t i = 0; i < snapshot.jobs.size(); ++i) write_job_view(jobs[i], snapshot.jobs[i], fields(snapshot.jobs[i]));
 }
 
-JobsSnapshot read_jobs_answer(rpc::Controller::QueryJobsResults::Reader in) {
-  JobsSnapshot answer;
+JobsAnswer read_jobs_answer(rpc::Controller::QueryJobsResults::Reader in) {
+  JobsAnswer answer;
   answer.now_us = in.getNowUs();
   answer.more = in.getMore();
   answer.next_after_job_id = in.getNextAfterJobId();
@@ -153,7 +153,7 @@ HistoryPage read_history_answer(rpc::Controller::QueryHistoryResults::Reader in)
   return page;
 }
 
-void write_nodes_answer(rpc::Controller::QueryNodesResults::Builder out, const NodesSnapshot& snapshot) {
+void write_nodes_answer(rpc::Controller::QueryNodesResults::Builder out, const NodesAnswer& snapshot) {
   out.setNowUs(snapshot.now_us);
   auto nodes = out.initNodes(static_cast<unsigned>(snapshot.nodes.size()));
   for (size_t i = 0; i < snapshot.nodes.size(); ++i) write_node_view(nodes[i], snapshot.nodes[i]);
@@ -161,22 +161,22 @@ void write_nodes_answer(rpc::Controller::QueryNodesResults::Builder out, const N
   for (size_t i = 0; i < snapshot.partitions.size(); ++i) write_partition_view(partitions[i], snapshot.partitions[i]);
 }
 
-NodesSnapshot read_nodes_answer(rpc::Controller::QueryNodesResults::Reader in) {
-  NodesSnapshot snapshot;
+NodesAnswer read_nodes_answer(rpc::Controller::QueryNodesResults::Reader in) {
+  NodesAnswer snapshot;
   snapshot.now_us = in.getNowUs();
   for (auto node : in.getNodes()) snapshot.nodes.push_back(read_node_view(node));
   for (auto partition : in.getPartitions()) snapshot.partitions.push_back(read_partition_view(partition));
   return snapshot;
 }
 
-void write_pools_answer(rpc::Controller::QueryBurstBuffersResults::Builder out, const PoolsSnapshot& snapshot) {
+void write_pools_answer(rpc::Controller::QueryBurstBuffersResults::Builder out, const PoolsAnswer& snapshot) {
   out.setNowUs(snapshot.now_us);
   auto pools = out.initPools(static_cast<unsigned>(snapshot.pools.size()));
   for (size_t i = 0; i < snapshot.pools.size(); ++i) write_pool_view(pools[i], snapshot.pools[i]);
 }
 
-PoolsSnapshot read_pools_answer(rpc::Controller::QueryBurstBuffersResults::Reader in) {
-  PoolsSnapshot snapshot;
+PoolsAnswer read_pools_answer(rpc::Controller::QueryBurstBuffersResults::Reader in) {
+  PoolsAnswer snapshot;
   snapshot.now_us = in.getNowUs();
   for (auto pool : in.getPools()) snapshot.pools.push_back(read_pool_view(pool));
   return snapshot;

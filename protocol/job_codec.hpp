@@ -28,9 +28,9 @@ void write_job_query(rpc::JobQuery::Builder out, const JobQuery& query);
 JobQuery read_job_query(rpc::JobQuery::Reader in);  // never sets visible_uid (the controller does)
 
 // queryJobs' answer; `fields` says which private parts of each job's spec it carries.
-void write_jobs_answer(rpc::Controller::QueryJobsResults::Builder out, const JobsSnapshot& snapshot,
+void write_jobs_answer(rpc::Controller::QueryJobsResults::Builder out, const JobsAnswer& snapshot,
                        const std::function<JobViewFields(const JobRecord&)>& fields);
-JobsSnapshot read_jobs_answer(rpc::Controller::QueryJobsResults::Reader in);
+JobsAnswer read_jobs_answer(rpc::Controller::QueryJobsResults::Reader in);
 
 void write_history_cursor(rpc::HistoryCursor::Builder out, const HistoryCursor& cursor);
 HistoryCursor read_history_cursor(rpc::HistoryCursor::Reader in);
@@ -38,11 +38,11 @@ HistoryCursor read_history_cursor(rpc::HistoryCursor::Reader in);
 void write_history_answer(rpc::Controller::QueryHistoryResults::Builder out, const HistoryPage& page);
 HistoryPage read_history_answer(rpc::Controller::QueryHistoryResults::Reader in);
 
-void write_nodes_answer(rpc::Controller::QueryNodesResults::Builder out, const NodesSnapshot& snapshot);
-NodesSnapshot read_nodes_answer(rpc::Controller::QueryNodesResults::Reader in);
+void write_nodes_answer(rpc::Controller::QueryNodesResults::Builder out, const NodesAnswer& snapshot);
+NodesAnswer read_nodes_answer(rpc::Controller::QueryNodesResults::Reader in);
 
-void write_pools_answer(rpc::Controller::QueryBurstBuffersResults::Builder out, const PoolsSnapshot& snapshot);
-PoolsSnapshot read_pools_answer(rpc::Controller::QueryBurstBuffersResults::Reader in);
+void write_pools_answer(rpc::Controller::QueryBurstBuffersResults::Builder out, const PoolsAnswer& snapshot);
+PoolsAnswer read_pools_answer(rpc::Controller::QueryBurstBuffersResults::Reader in);
 
 void write_digest_answer(rpc::Controller::StateDigestResults::Builder out, const StateDigestView& view);
 StateDigestView read_digest_answer(rpc::Controller::StateDigestResults::Reader in);

@@ -46,7 +46,7 @@ Timeline jobs_of_two_users(uint64_t n) {
   return t;
 }
 
-std::vector<uint64_t> ids_of(const JobsSnapshot& snapshot) {
+std::vector<uint64_t> ids_of(const JobsAnswer& snapshot) {
   std::vector<uint64_t> ids;
   for (const auto& job : snapshot.jobs) ids.push_back(job.id);
   return ids;

@@ -234,16 +234,16 @@ TEST_CASE("job codec: a job query, with every field but the controller's visible
 }
 
 TEST_CASE("job codec: the answers of queryJobs, queryHistory, queryNodes, queryBurstBuffers and stateDigest") {
-  JobsSnapshot jobs{{full_job()}, 99, true, 8, 2};
+  JobsAnswer jobs{{full_job()}, 99, true, 8, 2};
   CHECK(round_trip<rpc::Controller::QueryJobsResults>(
             jobs,
-            [](auto out, const JobsSnapshot& value) {
+            [](auto out, const JobsAnswer& value) {
               write_jobs_answer(out, value, [](const JobRecord&) { return JobViewFields{}; });
             },
             [](auto in) { return read_jobs_answer(in); }) == jobs);
-  JobsSnapshot without_private_parts = round_trip<rpc::Controller::QueryJobsResults>(
+  JobsAnswer without_private_parts = round_trip<rpc::Controller::QueryJobsResults>(
       jobs,
-      [](auto out, const JobsSnapshot& value) {
+      [](auto out, const JobsAnswer& value) {
         write_jobs_answer(out, value, [](const JobRecord&) { return JobViewFields{false, false}; });
       },
       [](auto in) { return read_jobs_answer(in); });
@@ -269,18 +269,18 @@ TEST_CASE("job codec: the answers of queryJobs, queryHistory, queryNodes, queryB
   CHECK(read_page.more);
   CHECK(read_page.next == cursor);
 
-  NodesSnapshot nodes{{full_node()}, {full_partition()}, 99};
-  NodesSnapshot read_nodes = round_trip<rpc::Controller::QueryNodesResults>(
-      nodes, [](auto out, const NodesSnapshot& value) { write_nodes_answer(out, value); },
+  NodesAnswer nodes{{full_node()}, {full_partition()}, 99};
+  NodesAnswer read_nodes = round_trip<rpc::Controller::QueryNodesResults>(
+      nodes, [](auto out, const NodesAnswer& value) { write_nodes_answer(out, value); },
       [](auto in) { return read_nodes_answer(in); });
   CHECK(read_nodes.nodes == nodes.nodes);
   REQUIRE(read_nodes.partitions.size() == 1);
   check_same_partition(read_nodes.partitions[0], full_partition());
   CHECK(read_nodes.now_us == 99);
 
-  PoolsSnapshot pools{{full_pool()}, 99};
-  PoolsSnapshot read_pools = round_trip<rpc::Controller::QueryBurstBuffersResults>(
-      pools, [](auto out, const PoolsSnapshot& value) { write_pools_answer(out, value); },
+  PoolsAnswer pools{{full_pool()}, 99};
+  PoolsAnswer read_pools = round_trip<rpc::Controller::QueryBurstBuffersResults>(
+      pools, [](auto out, const PoolsAnswer& value) { write_pools_answer(out, value); },
       [](auto in) { return read_pools_answer(in); });
   CHECK(read_pools.pools == pools.pools);
   CHECK(read_pools.now_us == 99);
