@@ -9,9 +9,10 @@ build=$1
 source "$(dirname "$0")/cluster.bash"
 cat > "$work/mailprog" <<'SCRIPT'
 #!/bin/sh
-# Records one line per mail: the arguments, then the variables Slurm's MailProg sees.
-printf '%s|' "$@" "$SLURM_JOB_MAIL_TYPE" "$SLURM_JOB_STATE" >> "$(dirname "$0")/mail.log"
-echo >> "$(dirname "$0")/mail.log"
+# Records one line per mail: the arguments, then the variables Slurm's MailProg sees. One
+# write per line (mails of two jobs can run at once; an O_APPEND write is not interleaved).
+line=$(printf '%s|' "$@" "$SLURM_JOB_MAIL_TYPE" "$SLURM_JOB_STATE")
+printf '%s\n' "$line" >> "$(dirname "$0")/mail.log"
 SCRIPT
 chmod 755 "$work/mailprog"
 start_cluster_with 2 2 1000 "Licenses=matlab:2,fluent
