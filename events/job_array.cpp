@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <vector>
 
 #include "common/string_util.hpp"
 
@@ -35,6 +36,10 @@ std::optional<ArraySpec> parse_array_spec(std::string_view text) {
   }
   if (text.empty()) return std::nullopt;
   TaskRanges ranges;
+  // Stepped items are set in a bitmap of the index domain, so that neither the item list
+  // nor the work grows past it: "0-4000000:2" names 2M indexes.
+  std::vector<bool> stepped;
+  uint64_t stepped_count = 0;
   for (auto item : split(text, ',')) {
     size_t dash = item.find('-');
     if (dash == std::string_view::npos) {
@@ -57,10 +62,14 @@ std::optional<ArraySpec> parse_array_spec(std::string_view text) {
     if (step == 1) {
       ranges.push_back({*first, *last});
     } else {
-      for (uint64_t task = *first; task <= *last; task += step)
-        ranges.push_back({static_cast<uint32_t>(task), static_cast<uint32_t>(task)});
+      stepped_count += (uint64_t{*last} - *first) / step + 1;
+      if (stepped_count > uint64_t{kMaxArrayIndex} + 1) return std::nullopt;
+      if (stepped.size() <= *last) stepped.resize(uint64_t{*last} + 1);
+      for (uint64_t task = *first; task <= *last; task += step) stepped[task] = true;
     }
   }
+  for (uint64_t task = 0; task < stepped.size(); ++task)
+    if (stepped[task]) ranges.push_back({static_cast<uint32_t>(task), static_cast<uint32_t>(task)});
   spec.tasks = normalized(std::move(ranges));
   return spec;
 }

@@ -79,6 +79,12 @@ TEST_CASE("job_array: --array ranges, lists, steps and throttle") {
   CHECK(task_count(throttled->tasks) == 100);
   for (auto bad : {"", "x", "5-1", "0-x", "1-4%0", "1-4%", "0-9:0", "4000001", "1,,2x", "-3"})
     CHECK_MESSAGE(!parse_array_spec(bad), bad);
+  // Stepped items together name at most the index domain; the fuzzer found that
+  // "0-3131130:2" repeated made lists of millions of entries.
+  CHECK(ranges_of("0-7:2,1-7:2") == TaskRanges{{0, 7}});
+  CHECK(ranges_of("2-6:2,3,10-12") == TaskRanges{{2, 4}, {6, 6}, {10, 12}});
+  CHECK(task_count(parse_array_spec("0-4000000:2,1-4000000:2")->tasks) == 4'000'001);
+  CHECK_FALSE(parse_array_spec("0-4000000:2,1-4000000:2,0-4000000:2"));
   auto shape = array_info_of(7, *parse_array_spec("3-9:3%2"));
   CHECK(shape == ArrayTaskInfo{7, kNoArrayTaskId, 3, 3, 9, 2});
 }
