@@ -106,7 +106,9 @@ disown
 for _ in $(seq 100); do [ -e "/proc/$first" ] || break; sleep 0.1; done
 [ -e "/proc/$first" ] && fail "the fenced controller still runs"
 grep -q "fenced: .* claimed shard 0 with epoch 3" cairnctld.log || fail "the first controller did not say it was fenced"
-CAIRN_CONF=$work/second.conf squeue -h -t all -o '%i %T' | grep -q "^$pending COMPLETED$" || fail "the second controller lost history"
+# The second controller serves once it has replayed the shard: poll until it answers.
+state_on_second() { CAIRN_CONF=$work/second.conf squeue -h -t all -j "$pending" -o '%T' 2>/dev/null; }
+poll_until 60 COMPLETED state_on_second || fail "the second controller lost history (job $pending: '$(state_on_second)')"
 held=$(CAIRN_CONF=$work/second.conf sbatch --parsable -H --wrap true) || fail "the second controller refused a submission"
 cairn log dump --kind EpochClaimed | tail -1 | grep -q "epoch=3" || fail "no epoch 3 claim"
 cairn log dump --job "$held" --kind JobSubmitted | grep -q "epoch\|JobSubmitted" || fail "held job not in the log"
