@@ -27,8 +27,9 @@ grep -q " ExitCode=0:125" <<<"$show" || fail "scontrol exit code: $show"
 [ "$(squeue -t all -j "$over" -h -o '%T %r')" = "OUT_OF_MEMORY OutOfMemory" ] || fail "squeue -t all: $(squeue -t all -j "$over")"
 [ "$(squeue -t all -j "$over" -h -o '%.2t')" = "OO" ] || fail "squeue compact state"
 [ "$(sacct -j "$over" -X -n -P -o State,ExitCode)" = "OUT_OF_MEMORY|0:125" ] || fail "sacct: $(sacct -j "$over" -X -n -P -o State,ExitCode)"
-sacct -s OOM -X -n -P -o JobID | grep -qx "$over" || fail "sacct -s OOM does not list $over"
-sacct -s OUT_OF_MEMORY -X -n -P -o JobID | grep -qx "$over" || fail "sacct -s OUT_OF_MEMORY does not list $over"
+# With -s, Slurm's window is [-S, -E], both "now" unless given: a job that ended a second ago is outside it.
+sacct -s OOM -S now-1hours -E now -X -n -P -o JobID | grep -qx "$over" || fail "sacct -s OOM does not list $over"
+sacct -s OUT_OF_MEMORY -S now-1hours -E now -X -n -P -o JobID | grep -qx "$over" || fail "sacct -s OUT_OF_MEMORY does not list $over"
 audit=$(cairn log audit --job "$over")
 grep -q "OomDetected" <<<"$audit" || fail "audit has no OomDetected: $audit"
 grep -Eq "node=n1 .*peak=[0-9.]+[KMG]? .*limit=50M" <<<"$audit" || fail "audit lacks node, peak and limit: $audit"
