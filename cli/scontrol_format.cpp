@@ -22,72 +22,6 @@ namespace {
 std::string_view line_end_of(bool one_liner) { return one_liner ? " " : "\n   "; }
 std::string_view record_end_of(bool one_liner) { return one_liner ? "\n" : "\n\n"; }
 
-// A C string Slurm prints with "%s": NULL shows as "(null)".
-std::string or_null(const std::string& text) { return text.empty() ? "(null)" : text; }
-
-// "alice(1000)"; a name Cairn does not know is the number, as uid_to_string gives it.
-std::string name_and_id(const std::string& name, uint32_t id) {
-  return (name.empty() ? std::to_string(id) : name) + "(" + std::to_string(id) + ")";
-}
-
-// Jobs carry no group name: a user's private group (gid == uid) is named after
-// the user, any other group shows its number.
-std::string group_of(const JobSpec& spec) {
-  return name_and_id(spec.gid == spec.uid ? spec.user_name : std::string(), spec.gid);
-}
-
-// Jobs accrue age priority once eligible and no longer held.
-int64_t accrue_us(const JobRecord& job, int64_t now_us) {
-  if (job.start_us != 0) return job.eligible_us;
-  bool eligible = job.hold == HoldKind::none && job.eligible_us != 0 && job.eligible_us <= now_us;
-  return eligible ? job.eligible_us : 0;
-}
-
-// Slurm's bb_state_string() for the phase Cairn records.
-std::string_view burst_buffer_state(const JobRecord& job) {
-  switch (job.bb_phase) {
-    case BbPhase::none:
-    case BbPhase::waiting: return "pending";
-    case BbPhase::staging_in: return "staging-in";
-    case BbPhase::ready:
-      if (is_active(job.state)) return "running";
-      return job.start_us == 0 ? "staged-in" : "post-run";
-    case BbPhase::staging_out: return "staging-out";
-    case BbPhase::released: return "complete";
-    case BbPhase::failed: return "teardown";
-  }
-  return "pending";
-}
-
-std::string job_tres(const JobRecord& job) {
-  const JobSpecCore& spec = job.spec.core();
-  if (!job.allocation.empty())
-    return slurm_tres_text(share_cpus(job.allocation), share_mem_mb(job.allocation),
-                           static_cast<uint32_t>(job.allocation.size()), true);
-  uint32_t cpus = requested_cpus(spec);
-  uint64_t mem = spec.mem_per_cpu_mb > 0 ? spec.mem_per_cpu_mb * cpus : spec.mem_per_node_mb * spec.num_nodes;
-  return slurm_tres_text(cpus, mem, spec.num_nodes, true);
-}
-
-// The values of the pattern letters; %N stays as written until there is a batch host.
-OutputPatternContext output_pattern_context(const JobRecord& job) {
-  std::string host = job_batch_host(job);
-  OutputPatternContext context{job.id, job.spec->name, job.spec->user_name, host.empty() ? "%N" : host};
-  if (job.array.array_job_id != 0) {
-    context.array_job_id = job.array.array_job_id;
-    context.array_task_id = job.array.task_id;
-  }
-  return context;
-}
-
-std::string stdout_path(const JobRecord& job) {
-  return output_files_for(job.spec.full(), output_pattern_context(job), false).stdout_path;
-}
-
-std::string stderr_path(const JobRecord& job) {
-  return output_files_for(job.spec.full(), output_pattern_context(job), false).stderr_path;
-}
-
 // How the node agent limits memory: "cgroup/v1", or "off" (a Cairn addition).
 std::string memory_enforcement(const NodeRecord& node) {
   if (!node.memory_enforced) return "off";
@@ -113,22 +47,6 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
 }
 
 }  // namespace
-
-std::string expand_stdio_pattern(const JobRecord& job, std::string_view pattern) {
-  return resolve_output_path(expand_output_pattern(pattern, output_pattern_context(job)), job.spec.full().work_dir);
-}
-
-// Slurm's derived_ec: the highest wait status among the steps of the current run.
-static std::string derived_exit_code(const JobRecord& job) {
-  const StepRecord* highest = nullptr;
-  auto status = [](const StepRecord& step) {
-    return step.exit_signal != 0 ? step.exit_signal : static_cast<int64_t>(step.exit_code) << 8;
-  };
-  for (const auto& step : job.steps)
-    if (step.restart == job.restarts && is_final(step.state) && (!highest || status(step) > status(*highest)))
-      highest = &step;
-  return highest ? fmt::format("{}:{}", highest->exit_code, highest->exit_signal) : "0:0";
-}
 
 std::vector<ScontrolStep> scontrol_steps_of(const JobRecord& job) {
   std::vector<ScontrolStep> steps;
@@ -181,7 +99,6 @@ std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& 
                                      bool details) {
   const std::string_view line_end = line_end_of(one_liner);
   const JobSpec spec = job.spec.full();
-  const bool held = job.hold != HoldKind::none;
   std::string out;
 
   out += fmt::format("JobId={} ", job.id);
@@ -196,8 +113,7 @@ std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& 
   out += line_end;
   out += fmt::format("UserId={} GroupId={} MCS_label=N/A", name_and_id(spec.user_name, spec.uid), group_of(spec));
   out += line_end;
-  // Cairn keeps no priority numbers but an operator's Priority=: held jobs show Slurm's 0, the others 1.
-  out += fmt::format("Priority={} Nice={} Account={} QOS=normal", held ? 0 : job.priority != 0 ? job.priority : 1,
+  out += fmt::format("Priority={} Nice={} Account={} QOS=normal", job_priority(job),
                      spec.nice, or_null(spec.account));
   out += line_end;
   out += fmt::format("JobState={} Reason={} Dependency={}", state_name(job.state), reason_name(job.reason),

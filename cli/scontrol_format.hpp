@@ -11,6 +11,7 @@
 
 #include "common/licenses.hpp"
 #include "events/burst_buffer_plan.hpp"
+#include "cli/job_fields.hpp"
 #include "cli/slurm_views.hpp"
 #include "events/job_model.hpp"
 
@@ -55,9 +56,5 @@ std::string render_scontrol_show_licenses(const LicenseTotals& totals, const Lic
 
 // What the active jobs among `jobs` hold of each license.
 LicenseTotals licenses_in_use(const std::vector<JobRecord>& jobs);
-
-// An output path as scontrol shows it: Slurm's filename patterns (events/output_paths.hpp),
-// with %N left as written until the job has a batch host; relative to the work dir.
-std::string expand_stdio_pattern(const JobRecord& job, std::string_view pattern);
 
 }  // namespace cairn

@@ -17,9 +17,36 @@ const std::vector<OptionSpec> kOptions = {
     {'t', "states", true, ""},    {'h', "noheader", false, ""}, {'o', "format", true, ""},
     {'l', "long", false, ""},     {0, "me", false, ""},         {'n', "name", true, ""},
     {0, "conf", true, ""},        {0, "help", false, ""},       {0, "at", true, ""},
-    {'r', "array", false, ""},    {'s', "steps", false, ""},
+    {'r', "array", false, ""},    {'s', "steps", false, ""},    {'O', "Format", true, "long_format"},
     {'V', "version", false, ""},
 };
+
+// Which of -o and -O came first on the command line (Slurm refuses the second).
+bool short_format_first(const Args& argv) {
+  for (const auto& arg : argv) {
+    if (arg.starts_with("--format") || (arg.starts_with("-o") && !arg.starts_with("--"))) return true;
+    if (arg.starts_with("--Format") || (arg.starts_with("-O") && !arg.starts_with("--"))) return false;
+  }
+  return true;
+}
+
+// The format: -o, -O, -l, then SQUEUE_FORMAT / SQUEUE_FORMAT2 (only when none of those is
+// given), then the default; as squeue 22.05 chooses.
+FieldFormat squeue_format_of(const ParsedArgs& args, const Args& argv) {
+  if (args.has("format") && args.has("long_format")) {
+    throw UsageError(short_format_first(argv) ? "squeue: error: -O (--Format) is incompatible with -o (--format)"
+                                              : "squeue: error: -o (--format) is incompatible with -O (--Format)");
+  }
+  if (args.has("long") && args.has("format"))
+    throw UsageError(
+        "squeue: fatal: Options -o(--format) and -l(--long) are mutually exclusive. Please remove one and retry.");
+  if (auto format = args.get("format")) return parse_field_format(*format);
+  if (auto format = args.get("long_format")) return parse_long_field_format(*format);
+  if (args.has("long")) return parse_field_format(squeue_long_format());
+  if (const char* env = getenv("SQUEUE_FORMAT")) return parse_field_format(env);
+  if (const char* env = getenv("SQUEUE_FORMAT2")) return parse_long_field_format(env);
+  return parse_field_format(squeue_default_format());
+}
 
 }  // namespace
 
@@ -34,6 +61,7 @@ int run_squeue(const Args& argv, std::ostream& out, std::ostream& err) {
       out << slurm_version_line() << "\n";
       return 0;
     }
+    FieldFormat format = squeue_format_of(args, argv);
     auto config = load_cli_config(args.get("conf"));
     auto refs = parse_job_refs(args.all("jobs"), "squeue");
     auto ids = job_ids_of(refs);
@@ -67,7 +95,6 @@ int run_squeue(const Args& argv, std::ostream& out, std::ostream& err) {
       out << render_squeue_steps(shown, !args.has("noheader"), format_context(config, snapshot.now_us));
       return 0;
     }
-    std::string format = args.get_or("format", args.has("long") ? squeue_long_format() : squeue_default_format());
     out << render_squeue(shown, format, !args.has("noheader"), format_context(config, snapshot.now_us));
     return 0;
   });

@@ -4,6 +4,11 @@
 #include <array>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
+#include "cli/job_fields.hpp"
+#include "common/option_parser.hpp"
+
 #include "events/job_array.hpp"
 #include "common/hostlist.hpp"
 #include "common/string_util.hpp"
@@ -18,6 +23,8 @@ namespace {
 
 // Keeps a mistyped width from allocating gigabytes of padding.
 constexpr size_t kMaxFieldWidth = 4096;
+// squeue -O: a field without ":size" is 20 wide, left-justified.
+constexpr size_t kDefaultLongFieldWidth = 20;
 
 }  // namespace
 
@@ -52,6 +59,35 @@ FieldFormat parse_field_format(std::string_view format) {
     parsed.fields.push_back(std::move(field));
     literal = &parsed.fields.back().suffix;
     i = at + 1;
+  }
+  return parsed;
+}
+
+FieldFormat parse_long_field_format(std::string_view format) {
+  FieldFormat parsed;
+  size_t start = 0;
+  while (start <= format.size()) {
+    size_t comma = format.find(',', start);
+    std::string_view token = format.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    start = comma == std::string_view::npos ? format.size() + 1 : comma + 1;
+    if (token.empty()) continue;  // strtok_r skips empty tokens
+    FieldSpec field;
+    size_t colon = token.find(':');
+    field.name = std::string(token.substr(0, colon));
+    if (colon == std::string_view::npos) {
+      field.width = kDefaultLongFieldWidth;
+    } else {
+      size_t at = colon + 1;
+      if (at < token.size() && token[at] == '.') {
+        field.right_justify = true;
+        ++at;
+      }
+      // strtol: digits, then whatever follows is the suffix.
+      while (at < token.size() && is_digit(token[at]))
+        field.width = std::min(kMaxFieldWidth, field.width * 10 + static_cast<size_t>(token[at++] - '0'));
+      field.suffix = std::string(token.substr(at));
+    }
+    parsed.fields.push_back(std::move(field));
   }
   return parsed;
 }
@@ -110,13 +146,6 @@ bool shows_reason(JobState state) {
   }
 }
 
-// A C string Slurm prints with "%s": NULL shows as "(null)".
-std::string or_null(const std::string& text) { return text.empty() ? "(null)" : text; }
-
-std::string user_of(const JobRecord& job) {
-  return job.spec->user_name.empty() ? std::to_string(job.spec->uid) : job.spec->user_name;
-}
-
 using JobCell = FieldCell (*)(const JobRecord&, const FormatContext&);
 
 // %K: the task's index, the pending tasks of an array ("5-99%10"), "N/A" for other jobs.
@@ -128,119 +157,317 @@ std::string array_task_text(const JobRecord& job) {
   return text;
 }
 
+// A count the job did not ask for: Slurm's NO_VAL16 shows as "*" (sockets, cores, threads)
+// or "N/A" (tasks per core, socket, node).
+std::string count_or(uint32_t count, std::string_view unset) {
+  return count == 0 ? std::string(unset) : std::to_string(count);
+}
+
+// A wait status as Slurm's job records keep it: the exit code in the high byte, or the signal.
+int32_t wait_status(int32_t exit_code, int32_t signal) { return signal != 0 ? signal : exit_code << 8; }
+
+FieldCell text(std::string value) { return FieldCell{std::move(value)}; }
+
+// One column squeue can print, named after Slurm's print function (job_format_add_<key>).
 struct SqueueField {
-  char letter;
+  std::string_view key;
   std::string_view title;
   JobCell cell;
   bool cut_title = true;  // Slurm never cuts the node list titles
 };
 
-// %i: "123_4" for a task of a job array, "123_[5-99%10]" for its pending tasks.
-FieldCell job_id(const JobRecord& job, const FormatContext&) { return {job_display_id(job)}; }
-// %A: the job's own (raw) id, unique for every task of an array.
-FieldCell raw_job_id(const JobRecord& job, const FormatContext&) { return {std::to_string(job.id)}; }
-
+// Every job column of Slurm 22.05's squeue, with what Cairn knows of it; what Cairn has no
+// notion of (federations, heterogeneous jobs, switches, boards, GRES) shows Slurm's value
+// for "not set". docs/fields.md lists which is which.
 const std::array kSqueueFields{
-    SqueueField{'i', "JOBID", job_id},
-    SqueueField{'A', "JOBID", raw_job_id},
-    SqueueField{'F', "ARRAY_JOB_ID",
+    SqueueField{"account", "ACCOUNT", [](const JobRecord& job, const FormatContext&) { return text(or_null(job.spec->account)); }},
+    SqueueField{"accrue_time", "ACCRUE_TIME",
+                [](const JobRecord& job, const FormatContext& context) { return squeue_time(accrue_us(job, context.now_us)); }},
+    SqueueField{"admin_comment", "ADMIN_COMMENT", [](const JobRecord&, const FormatContext&) { return text("(null)"); }},
+    SqueueField{"alloc_nodes", "ALLOC_NODES",
+                [](const JobRecord& job, const FormatContext&) { return text(or_null(job.spec.full().submit_host)); }},
+    SqueueField{"alloc_sid", "ALLOC_SID", [](const JobRecord&, const FormatContext&) { return text("0"); }},
+    SqueueField{"array_job_id", "ARRAY_JOB_ID",
                 [](const JobRecord& job, const FormatContext&) {
-                  return FieldCell{std::to_string(job.array.array_job_id != 0 ? job.array.array_job_id : job.id)};
+                  return text(std::to_string(job.array.array_job_id != 0 ? job.array.array_job_id : job.id));
                 }},
-    SqueueField{'K', "ARRAY_TASK_ID", [](const JobRecord& job, const FormatContext&) { return FieldCell{array_task_text(job)}; }},
-    SqueueField{'P', "PARTITION",
-                [](const JobRecord& job, const FormatContext&) { return FieldCell{job.spec->partition}; }},
-    SqueueField{'j', "NAME", [](const JobRecord& job, const FormatContext&) { return FieldCell{job.spec->name}; }},
-    SqueueField{'u', "USER", [](const JobRecord& job, const FormatContext&) { return FieldCell{user_of(job)}; }},
-    SqueueField{
-        't', "ST",
-        [](const JobRecord& job, const FormatContext&) { return FieldCell{std::string(state_code(job.state))}; }},
-    SqueueField{
-        'T', "STATE",
-        [](const JobRecord& job, const FormatContext&) { return FieldCell{std::string(state_name(job.state))}; }},
-    SqueueField{
-        'M', "TIME",
-        [](const JobRecord& job, const FormatContext& context) { return squeue_duration(used_seconds(job, context)); }},
-    SqueueField{'l', "TIME_LIMIT",
+    SqueueField{"array_task_id", "ARRAY_TASK_ID", [](const JobRecord& job, const FormatContext&) { return text(array_task_text(job)); }},
+    SqueueField{"assoc_id", "ASSOC_ID", [](const JobRecord&, const FormatContext&) { return text("0"); }},
+    SqueueField{"batch_flag", "BATCH_FLAG",
+                [](const JobRecord& job, const FormatContext&) { return text(job.spec->interactive ? "0" : "1"); }},
+    // The batch host of a batch job, the submitting host of srun's own job; "n/a" before either.
+    SqueueField{"batch_host", "EXEC_HOST",
                 [](const JobRecord& job, const FormatContext&) {
-                  uint32_t limit = job_time_limit_sec(job);
-                  return limit == kUnlimited ? FieldCell{"UNLIMITED"} : squeue_duration(limit);
+                  std::string host = job.spec->interactive ? job.spec.full().submit_host : job_batch_host(job);
+                  return text(host.empty() ? "n/a" : host);
                 }},
-    SqueueField{'L', "TIME_LEFT",
-                [](const JobRecord& job, const FormatContext& context) {
-                  uint32_t limit = job_time_limit_sec(job);
-                  if (limit == kUnlimited) return FieldCell{"UNLIMITED"};
-                  return squeue_duration(static_cast<int64_t>(limit) - used_seconds(job, context));
+    SqueueField{"boards_per_node", "BOARDS_PER_NODE", [](const JobRecord&, const FormatContext&) { return text("N/A"); }},
+    SqueueField{"burst_buffer", "BURST_BUFFER",
+                [](const JobRecord& job, const FormatContext&) { return text(or_null(job_burst_buffer_text(job))); }},
+    SqueueField{"burst_buffer_state", "BURST_BUFFER_STATE",
+                [](const JobRecord& job, const FormatContext&) {
+                  if (job_burst_buffer_text(job).empty()) return text("(null)");
+                  return text(std::string(burst_buffer_state(job)));
                 }},
-    SqueueField{
-        'D', "NODES",
-        [](const JobRecord& job, const FormatContext&) { return FieldCell{std::to_string(job_node_count(job))}; }},
-    SqueueField{
-        'C', "CPUS",
-        [](const JobRecord& job, const FormatContext&) { return FieldCell{std::to_string(job_cpu_count(job))}; }},
-    SqueueField{'R', "NODELIST(REASON)",
+    SqueueField{"cluster_features", "CLUSTER_FEATURES", [](const JobRecord&, const FormatContext&) { return text("(null)"); }},
+    SqueueField{"cluster_name", "CLUSTER",
+                [](const JobRecord&, const FormatContext& context) { return text(or_null(context.cluster_name)); }},
+    SqueueField{"command", "COMMAND", [](const JobRecord& job, const FormatContext&) { return text(or_null(job.spec.full().command)); }},
+    SqueueField{"comment", "COMMENT", [](const JobRecord& job, const FormatContext&) { return text(or_null(job.spec.full().comment)); }},
+    SqueueField{"container", "CONTAINER", [](const JobRecord&, const FormatContext&) { return text("(null)"); }},
+    SqueueField{"contiguous", "CONTIGUOUS", [](const JobRecord&, const FormatContext&) { return text("0"); }},
+    SqueueField{"core_spec", "CORE_SPEC", [](const JobRecord&, const FormatContext&) { return text("N/A"); }},
+    SqueueField{"cores", "CORES_PER_SOCKET",
                 [](const JobRecord& job, const FormatContext&) {
-                  if (shows_reason(job.state)) return FieldCell{"(" + std::string(reason_name(job.reason)) + ")"};
-                  return FieldCell{share_node_list(job.allocation), false};
-                },
-                false},
-    SqueueField{'N', "NODELIST",
+                  return text(count_or(job.spec.full().task_layout.cores_per_socket, "*"));
+                }},
+    SqueueField{"cpus_per_task", "CPUS_PER_TASK",
+                [](const JobRecord& job, const FormatContext&) { return text(std::to_string(job.spec->cpus_per_task)); }},
+    SqueueField{"cpus_per_tres", "CPUS_PER_TRES", [](const JobRecord&, const FormatContext&) { return text("N/A"); }},
+    SqueueField{"deadline", "DEADLINE", [](const JobRecord&, const FormatContext&) { return squeue_time(0); }},
+    SqueueField{"delay_boot", "DELAY_BOOT", [](const JobRecord&, const FormatContext&) { return squeue_duration(0); }},
+    SqueueField{"dependency", "DEPENDENCY", [](const JobRecord& job, const FormatContext&) { return text(or_null(job.spec->dependency)); }},
+    // Slurm prints the raw wait status here (256 for exit code 1).
+    SqueueField{"derived_ec", "DERIVED_EC",
                 [](const JobRecord& job, const FormatContext&) {
-                  return FieldCell{share_node_list(job.allocation), false};
-                },
-                false},
-    SqueueField{
-        'r', "REASON",
-        [](const JobRecord& job, const FormatContext&) { return FieldCell{std::string(reason_name(job.reason))}; }},
-    SqueueField{'m', "MIN_MEMORY",
+                  std::string code = derived_exit_code(job);
+                  auto colon = code.find(':');
+                  return text(std::to_string(wait_status(std::stoi(code.substr(0, colon)), std::stoi(code.substr(colon + 1)))));
+                }},
+    SqueueField{"eligible_time", "ELIGIBLE_TIME", [](const JobRecord& job, const FormatContext&) { return squeue_time(job.eligible_us); }},
+    SqueueField{"exc_nodes", "EXC_NODES",
+                [](const JobRecord& job, const FormatContext&) { return FieldCell{compress_hostlist(job.spec->exc_nodes), false}; }},
+    SqueueField{"exit_code", "EXIT_CODE",
+                [](const JobRecord& job, const FormatContext&) { return text(std::to_string(wait_status(job.exit_code, job.exit_signal))); }},
+    SqueueField{"features", "FEATURES", [](const JobRecord& job, const FormatContext&) { return text(or_null(job.spec->features)); }},
+    SqueueField{"fed_origin", "ORIGIN", [](const JobRecord&, const FormatContext&) { return text("NA"); }},
+    SqueueField{"fed_origin_raw", "ORIGIN_RAW", [](const JobRecord&, const FormatContext&) { return text("NA"); }},
+    SqueueField{"fed_siblings_active", "ACTIVE_SIBLINGS", [](const JobRecord&, const FormatContext&) { return text("NA"); }},
+    SqueueField{"fed_siblings_active_raw", "ACTIVE_SIBLINGS_RAW", [](const JobRecord&, const FormatContext&) { return text("NA"); }},
+    SqueueField{"fed_siblings_viable", "VIABLE_SIBLINGS", [](const JobRecord&, const FormatContext&) { return text("NA"); }},
+    // Slurm's title has this misspelling.
+    SqueueField{"fed_siblings_viable_raw", "VIALBLE_SIBLINGS_RAW", [](const JobRecord&, const FormatContext&) { return text("NA"); }},
+    SqueueField{"group_id", "GROUP", [](const JobRecord& job, const FormatContext&) { return text(std::to_string(job.spec->gid)); }},
+    SqueueField{"group_name", "GROUP", [](const JobRecord& job, const FormatContext&) { return text(group_name(job.spec.core())); }},
+    SqueueField{"het_job_id", "HET_JOB_ID", [](const JobRecord&, const FormatContext&) { return text("N/A"); }},
+    SqueueField{"het_job_id_set", "HET_JOB_ID_SET", [](const JobRecord&, const FormatContext&) { return text("N/A"); }},
+    SqueueField{"het_job_offset", "HET_JOB_OFFSET", [](const JobRecord&, const FormatContext&) { return text("N/A"); }},
+    // %i: "123_4" for a task of a job array, "123_[5-99%10]" for its pending tasks.
+    SqueueField{"job_id", "JOBID", [](const JobRecord& job, const FormatContext&) { return text(job_display_id(job)); }},
+    // %A: the job's own (raw) id, unique for every task of an array.
+    SqueueField{"job_id2", "JOBID", [](const JobRecord& job, const FormatContext&) { return text(std::to_string(job.id)); }},
+    // The last scheduling decision Cairn records is the start (or the submission).
+    SqueueField{"job_last_sched_eval", "LAST_SCHED_EVAL",
+                [](const JobRecord& job, const FormatContext&) { return squeue_time(job.start_us != 0 ? job.start_us : job.submit_us); }},
+    SqueueField{"job_state", "STATE", [](const JobRecord& job, const FormatContext&) { return text(std::string(state_name(job.state))); }},
+    SqueueField{"job_state_compact", "ST",
+                [](const JobRecord& job, const FormatContext&) { return text(std::string(state_code(job.state))); }},
+    SqueueField{"licenses", "LICENSES", [](const JobRecord& job, const FormatContext&) { return text(or_null(job.spec->licenses)); }},
+    SqueueField{"max_cpus", "MAX_CPUS", [](const JobRecord& job, const FormatContext&) { return text(std::to_string(job_cpu_count(job))); }},
+    SqueueField{"max_nodes", "MAX_NODES", [](const JobRecord& job, const FormatContext&) { return text(std::to_string(job_node_count(job))); }},
+    SqueueField{"mcs_label", "MCSLABEL", [](const JobRecord&, const FormatContext&) { return text("(null)"); }},
+    SqueueField{"mem_per_tres", "MEM_PER_TRES", [](const JobRecord&, const FormatContext&) { return text("N/A"); }},
+    SqueueField{"min_cpus", "MIN_CPUS", [](const JobRecord& job, const FormatContext&) { return text(std::to_string(job.spec->cpus_per_task)); }},
+    SqueueField{"min_memory", "MIN_MEMORY",
                 [](const JobRecord& job, const FormatContext&) {
                   const auto& spec = job.spec.core();
-                  return FieldCell{slurm_mb_text(spec.mem_per_cpu_mb > 0 ? spec.mem_per_cpu_mb : spec.mem_per_node_mb)};
+                  return text(slurm_mb_text(spec.mem_per_cpu_mb > 0 ? spec.mem_per_cpu_mb : spec.mem_per_node_mb));
                 }},
-    SqueueField{'Z', "WORK_DIR",
-                [](const JobRecord& job, const FormatContext&) { return FieldCell{job.spec.full().work_dir}; }},
-    SqueueField{'o', "COMMAND",
-                [](const JobRecord& job, const FormatContext&) { return FieldCell{or_null(job.spec.full().command)}; }},
-    SqueueField{'V', "SUBMIT_TIME",
-                [](const JobRecord& job, const FormatContext&) { return squeue_time(job.submit_us); }},
-    SqueueField{'S', "START_TIME",
-                [](const JobRecord& job, const FormatContext&) { return squeue_time(job.start_us); }},
-    SqueueField{'e', "END_TIME",
+    SqueueField{"min_time", "TIME_MIN", [](const JobRecord&, const FormatContext&) { return squeue_duration(0); }},
+    SqueueField{"min_tmp_disk", "MIN_TMP_DISK",
+                [](const JobRecord& job, const FormatContext&) { return text(slurm_mb_text(job.spec.full().tmp_disk_mb)); }},
+    SqueueField{"name", "NAME", [](const JobRecord& job, const FormatContext&) { return text(job.spec->name); }},
+    SqueueField{"network", "NETWORK", [](const JobRecord&, const FormatContext&) { return text("(null)"); }},
+    SqueueField{"nice", "NICE", [](const JobRecord& job, const FormatContext&) { return text(std::to_string(job.spec->nice)); }},
+    SqueueField{"nodes", "NODELIST",
+                [](const JobRecord& job, const FormatContext&) { return FieldCell{share_node_list(job.allocation), false}; }, false},
+    SqueueField{"ntasks_per_board", "NTASKS_PER_BOARD", [](const JobRecord&, const FormatContext&) { return text("N/A"); }},
+    SqueueField{"ntasks_per_core", "NTASKS_PER_CORE",
+                [](const JobRecord& job, const FormatContext&) { return text(count_or(job.spec.full().task_layout.ntasks_per_core, "N/A")); }},
+    SqueueField{"ntasks_per_node", "NTASKS_PER_NODE",
+                [](const JobRecord& job, const FormatContext&) { return text(count_or(job.spec.full().ntasks_per_node, "N/A")); }},
+    SqueueField{"ntasks_per_socket", "NTASKS_PER_SOCKET",
+                [](const JobRecord& job, const FormatContext&) { return text(count_or(job.spec.full().task_layout.ntasks_per_socket, "N/A")); }},
+    SqueueField{"num_cpus", "CPUS", [](const JobRecord& job, const FormatContext&) { return text(std::to_string(job_cpu_count(job))); }},
+    SqueueField{"num_nodes", "NODES", [](const JobRecord& job, const FormatContext&) { return text(std::to_string(job_node_count(job))); }},
+    SqueueField{"num_sct", "S:C:T",
+                [](const JobRecord& job, const FormatContext&) {
+                  const TaskLayout layout = job.spec.full().task_layout;
+                  return text(count_or(layout.sockets_per_node, "*") + ":" + count_or(layout.cores_per_socket, "*") + ":" +
+                              count_or(layout.threads_per_core, "*"));
+                }},
+    SqueueField{"num_tasks", "TASKS", [](const JobRecord& job, const FormatContext&) { return text(std::to_string(job.spec->num_tasks)); }},
+    // job_share_string(): exclusive is "NO", the default "OK".
+    SqueueField{"over_subscribe", "OVER_SUBSCRIBE",
+                [](const JobRecord& job, const FormatContext&) { return text(job.spec->exclusive ? "NO" : "OK"); }},
+    SqueueField{"partition", "PARTITION", [](const JobRecord& job, const FormatContext&) { return text(job.spec->partition); }},
+    SqueueField{"preempt_time", "PREEMPT_TIME", [](const JobRecord&, const FormatContext&) { return squeue_time(0); }},
+    SqueueField{"prefer", "PREFER", [](const JobRecord&, const FormatContext&) { return text("(null)"); }},
+    // %p: the priority as a fraction of the largest, "%16.14f".
+    SqueueField{"priority", "PRIORITY",
+                [](const JobRecord& job, const FormatContext&) {
+                  return text(fmt::format("{:16.14f}", static_cast<double>(job_priority(job)) / 4294967295.0));
+                }},
+    SqueueField{"priority_long", "PRIORITY", [](const JobRecord& job, const FormatContext&) { return text(std::to_string(job_priority(job))); }},
+    SqueueField{"profile", "PROFILE", [](const JobRecord&, const FormatContext&) { return text("NotSet"); }},
+    SqueueField{"qos", "QOS", [](const JobRecord&, const FormatContext&) { return text("normal"); }},
+    SqueueField{"reason", "REASON", [](const JobRecord& job, const FormatContext&) { return text(std::string(reason_name(job.reason))); }},
+    // NODELIST(REASON) explains jobs that wait or failed, and locates the others.
+    SqueueField{"reason_list", "NODELIST(REASON)",
+                [](const JobRecord& job, const FormatContext&) {
+                  if (shows_reason(job.state)) return text("(" + std::string(reason_name(job.reason)) + ")");
+                  return FieldCell{share_node_list(job.allocation), false};
+                },
+                false},
+    SqueueField{"reboot", "REBOOT", [](const JobRecord&, const FormatContext&) { return text("0"); }},
+    SqueueField{"req_nodes", "REQ_NODES",
+                [](const JobRecord& job, const FormatContext&) { return FieldCell{compress_hostlist(job.spec->req_nodes), false}; }},
+    SqueueField{"req_switch", "REQ_SWITCH", [](const JobRecord&, const FormatContext&) { return text("0"); }},
+    SqueueField{"requeue", "REQUEUE", [](const JobRecord& job, const FormatContext&) { return text(job.spec->requeue ? "1" : "0"); }},
+    SqueueField{"reservation", "RESERVATION",
+                [](const JobRecord& job, const FormatContext&) { return text(or_null(job.spec->reservation)); }},
+    SqueueField{"resize_time", "RESIZE_TIME", [](const JobRecord&, const FormatContext&) { return FieldCell{"N/A", false}; }},
+    SqueueField{"restart_cnt", "RESTART_COUNT", [](const JobRecord& job, const FormatContext&) { return text(std::to_string(job.restarts)); }},
+    SqueueField{"schednodes", "SCHEDNODES", [](const JobRecord&, const FormatContext&) { return FieldCell{"(null)", false}; }, false},
+    // select/cons_tres prints nothing here, title included.
+    SqueueField{"select_jobinfo", "", [](const JobRecord&, const FormatContext&) { return text(""); }},
+    SqueueField{"sockets", "SOCKETS_PER_NODE",
+                [](const JobRecord& job, const FormatContext&) { return text(count_or(job.spec.full().task_layout.sockets_per_node, "*")); }},
+    SqueueField{"sockets_per_board", "SOCKETS_PER_BOARD", [](const JobRecord&, const FormatContext&) { return text("0"); }},
+    SqueueField{"std_err", "STDERR",
+                [](const JobRecord& job, const FormatContext&) { return text(job.spec->interactive ? "N/A" : stderr_path(job)); }},
+    SqueueField{"std_in", "STDIN",
+                [](const JobRecord& job, const FormatContext&) { return text(job.spec->interactive ? "(null)" : "/dev/null"); }},
+    SqueueField{"std_out", "STDOUT", [](const JobRecord& job, const FormatContext&) { return text(stdout_path(job)); }},
+    SqueueField{"system_comment", "SYSTEM_COMMENT", [](const JobRecord& job, const FormatContext&) { return text(or_null(job.message)); }},
+    SqueueField{"threads", "THREADS_PER_CORE",
+                [](const JobRecord& job, const FormatContext&) { return text(count_or(job.spec.full().task_layout.threads_per_core, "*")); }},
+    SqueueField{"time_end", "END_TIME",
                 [](const JobRecord& job, const FormatContext&) {
                   int64_t end = job_end_us(job);
                   // A running job without a limit has no end in sight.
-                  if (end == 0 && job.start_us != 0) return FieldCell{"NONE"};
+                  if (end == 0 && job.start_us != 0) return text("NONE");
                   return squeue_time(end);
                 }},
-    SqueueField{'q', "QOS", [](const JobRecord&, const FormatContext&) { return FieldCell{"normal"}; }},
-    SqueueField{'a', "ACCOUNT",
-                [](const JobRecord& job, const FormatContext&) { return FieldCell{or_null(job.spec->account)}; }},
-    SqueueField{
-        'b', "BURST_BUFFER",
-        [](const JobRecord& job, const FormatContext&) { return FieldCell{or_null(job_burst_buffer_text(job))}; }},
-    SqueueField{'E', "DEPENDENCIES",
-                [](const JobRecord& job, const FormatContext&) { return FieldCell{or_null(job.spec->dependency)}; }},
-    SqueueField{'f', "FEATURES",
-                [](const JobRecord& job, const FormatContext&) { return FieldCell{or_null(job.spec->features)}; }},
-    SqueueField{'n', "REQ_NODES",
-                [](const JobRecord& job, const FormatContext&) {
-                  return FieldCell{compress_hostlist(job.spec->req_nodes)};
+    SqueueField{"time_left", "TIME_LEFT",
+                [](const JobRecord& job, const FormatContext& context) {
+                  uint32_t limit = job_time_limit_sec(job);
+                  if (limit == kUnlimited) return text("UNLIMITED");
+                  return squeue_duration(static_cast<int64_t>(limit) - used_seconds(job, context));
                 }},
-    SqueueField{'x', "EXC_NODES",
+    SqueueField{"time_limit", "TIME_LIMIT",
                 [](const JobRecord& job, const FormatContext&) {
-                  return FieldCell{compress_hostlist(job.spec->exc_nodes)};
+                  uint32_t limit = job_time_limit_sec(job);
+                  return limit == kUnlimited ? text("UNLIMITED") : squeue_duration(limit);
                 }},
-    SqueueField{'k', "COMMENT",
-                [](const JobRecord& job, const FormatContext&) { return FieldCell{or_null(job.spec.full().comment)}; }},
+    // Seconds waited: until the start, or until now.
+    SqueueField{"time_pending", "PENDING_TIME",
+                [](const JobRecord& job, const FormatContext& context) {
+                  int64_t until = job.start_us != 0 && job.start_us < context.now_us ? job.start_us : context.now_us;
+                  return text(std::to_string(whole_seconds(until) - whole_seconds(job.submit_us)));
+                }},
+    SqueueField{"time_start", "START_TIME", [](const JobRecord& job, const FormatContext&) { return squeue_time(job.start_us); }},
+    SqueueField{"time_submit", "SUBMIT_TIME", [](const JobRecord& job, const FormatContext&) { return squeue_time(job.submit_us); }},
+    SqueueField{"time_used", "TIME",
+                [](const JobRecord& job, const FormatContext& context) { return squeue_duration(used_seconds(job, context)); }},
+    SqueueField{"tres_alloc", "TRES_ALLOC", [](const JobRecord& job, const FormatContext&) { return text(job_tres(job)); }},
+    SqueueField{"tres_bind", "TRES_BIND", [](const JobRecord&, const FormatContext&) { return text("N/A"); }},
+    SqueueField{"tres_freq", "TRES_FREQ", [](const JobRecord&, const FormatContext&) { return text("N/A"); }},
+    SqueueField{"tres_per_job", "TRES_PER_JOB", [](const JobRecord&, const FormatContext&) { return text("N/A"); }},
+    SqueueField{"tres_per_node", "TRES_PER_NODE", [](const JobRecord&, const FormatContext&) { return text("N/A"); }},
+    SqueueField{"tres_per_socket", "TRES_PER_SOCKET", [](const JobRecord&, const FormatContext&) { return text("N/A"); }},
+    SqueueField{"tres_per_task", "TRES_PER_TASK", [](const JobRecord&, const FormatContext&) { return text("N/A"); }},
+    SqueueField{"user_id", "UID", [](const JobRecord& job, const FormatContext&) { return text(std::to_string(job.spec->uid)); }},
+    SqueueField{"user_name", "USER", [](const JobRecord& job, const FormatContext&) { return text(job_user_name(job)); }},
+    SqueueField{"wait4switch", "WAIT4SWITCH", [](const JobRecord&, const FormatContext&) { return squeue_duration(0); }},
+    SqueueField{"wckey", "WCKEY", [](const JobRecord& job, const FormatContext&) { return text(or_null(job.spec.full().wckey)); }},
+    SqueueField{"work_dir", "WORK_DIR", [](const JobRecord& job, const FormatContext&) { return text(job.spec.full().work_dir); }},
 };
 
-const SqueueField* find_squeue_field(char letter) {
-  auto it = std::find_if(kSqueueFields.begin(), kSqueueFields.end(),
-                         [letter](const SqueueField& field) { return field.letter == letter; });
+// squeue -o letters (src/squeue/opts.c parse_format).
+constexpr std::pair<char, std::string_view> kSqueueLetters[] = {
+    {'a', "account"},     {'A', "job_id2"},       {'b', "tres_per_node"},     {'B', "batch_host"},
+    {'c', "min_cpus"},    {'C', "num_cpus"},      {'d', "min_tmp_disk"},      {'D', "num_nodes"},
+    {'e', "time_end"},    {'E', "dependency"},    {'f', "features"},          {'F', "array_job_id"},
+    {'g', "group_name"},  {'G', "group_id"},      {'h', "over_subscribe"},    {'H', "sockets"},
+    {'i', "job_id"},      {'I', "cores"},         {'j', "name"},              {'J', "threads"},
+    {'k', "comment"},     {'K', "array_task_id"}, {'l', "time_limit"},        {'L', "time_left"},
+    {'m', "min_memory"},  {'M', "time_used"},     {'n', "req_nodes"},         {'N', "nodes"},
+    {'o', "command"},     {'O', "contiguous"},    {'p', "priority"},          {'P', "partition"},
+    {'q', "qos"},         {'Q', "priority_long"}, {'r', "reason"},            {'R', "reason_list"},
+    {'s', "select_jobinfo"}, {'S', "time_start"}, {'t', "job_state_compact"}, {'T', "job_state"},
+    {'U', "user_id"},     {'u', "user_name"},     {'v', "reservation"},       {'V', "time_submit"},
+    {'w', "wckey"},       {'W', "licenses"},      {'x', "exc_nodes"},         {'X', "core_spec"},
+    {'y', "nice"},        {'Y', "schednodes"},    {'z', "num_sct"},           {'Z', "work_dir"},
+};
+
+// squeue -O names (src/squeue/opts.c parse_long_format), matched without regard to case.
+constexpr std::pair<std::string_view, std::string_view> kSqueueLongNames[] = {
+    {"account", "account"}, {"accruetime", "accrue_time"}, {"admin_comment", "admin_comment"},
+    {"allocnodes", "alloc_nodes"}, {"allocsid", "alloc_sid"}, {"arrayjobid", "array_job_id"},
+    {"arraytaskid", "array_task_id"}, {"associd", "assoc_id"}, {"batchflag", "batch_flag"},
+    {"batchhost", "batch_host"}, {"boardspernode", "boards_per_node"}, {"burstbuffer", "burst_buffer"},
+    {"burstbufferstate", "burst_buffer_state"}, {"cluster", "cluster_name"}, {"clusterfeature", "cluster_features"},
+    {"command", "command"}, {"comment", "comment"}, {"container", "container"}, {"contiguous", "contiguous"},
+    {"cores", "cores"}, {"corespec", "core_spec"}, {"cpus-per-task", "cpus_per_task"}, {"cpus-per-tres", "cpus_per_tres"},
+    {"cpuspertask", "cpus_per_task"}, {"deadline", "deadline"}, {"delayboot", "delay_boot"}, {"dependency", "dependency"},
+    {"derivedec", "derived_ec"}, {"eligibletime", "eligible_time"}, {"endtime", "time_end"}, {"exit_code", "exit_code"},
+    {"feature", "features"}, {"groupid", "group_id"}, {"groupname", "group_name"}, {"hetjobid", "het_job_id"},
+    {"hetjobidset", "het_job_id_set"}, {"hetjoboffset", "het_job_offset"}, {"jobarrayid", "job_id"}, {"jobid", "job_id2"},
+    {"lastschedeval", "job_last_sched_eval"}, {"licenses", "licenses"}, {"maxcpus", "max_cpus"}, {"maxnodes", "max_nodes"},
+    {"mcslabel", "mcs_label"}, {"mem-per-tres", "mem_per_tres"}, {"mincpus", "min_cpus"}, {"minmemory", "min_memory"},
+    {"mintime", "min_time"}, {"mintmpdisk", "min_tmp_disk"}, {"name", "name"}, {"network", "network"}, {"nice", "nice"},
+    {"nodelist", "nodes"}, {"ntperboard", "ntasks_per_board"}, {"ntpercore", "ntasks_per_core"},
+    {"ntpernode", "ntasks_per_node"}, {"ntpersocket", "ntasks_per_socket"}, {"numcpus", "num_cpus"},
+    {"numnodes", "num_nodes"}, {"numtasks", "num_tasks"}, {"origin", "fed_origin"}, {"originraw", "fed_origin_raw"},
+    {"oversubscribe", "over_subscribe"}, {"packjobid", "het_job_id"}, {"packjobidset", "het_job_id_set"},
+    {"packjoboffset", "het_job_offset"}, {"partition", "partition"}, {"pendingtime", "time_pending"},
+    {"preempttime", "preempt_time"}, {"prefer", "prefer"}, {"priority", "priority"}, {"prioritylong", "priority_long"},
+    {"profile", "profile"}, {"qos", "qos"}, {"reason", "reason"}, {"reasonlist", "reason_list"}, {"reboot", "reboot"},
+    {"reqnodes", "req_nodes"}, {"reqswitch", "req_switch"}, {"requeue", "requeue"}, {"reservation", "reservation"},
+    {"resizetime", "resize_time"}, {"restartcnt", "restart_cnt"}, {"schednodes", "schednodes"}, {"sct", "num_sct"},
+    {"selectjobinfo", "select_jobinfo"}, {"shared", "over_subscribe"}, {"siblingsactive", "fed_siblings_active"},
+    {"siblingsactiveraw", "fed_siblings_active_raw"}, {"siblingsviable", "fed_siblings_viable"},
+    {"siblingsviableraw", "fed_siblings_viable_raw"}, {"sockets", "sockets"}, {"sperboard", "sockets_per_board"},
+    {"starttime", "time_start"}, {"state", "job_state"}, {"statecompact", "job_state_compact"}, {"stderr", "std_err"},
+    {"stdin", "std_in"}, {"stdout", "std_out"}, {"submittime", "time_submit"}, {"system_comment", "system_comment"},
+    {"threads", "threads"}, {"timeleft", "time_left"}, {"timelimit", "time_limit"}, {"timeused", "time_used"},
+    {"tres", "tres_alloc"}, {"tres-alloc", "tres_alloc"}, {"tres-bind", "tres_bind"}, {"tres-freq", "tres_freq"},
+    {"tres-per-job", "tres_per_job"}, {"tres-per-node", "tres_per_node"}, {"tres-per-socket", "tres_per_socket"},
+    {"tres-per-task", "tres_per_task"}, {"userid", "user_id"}, {"username", "user_name"}, {"wait4switch", "wait4switch"},
+    {"wckey", "wckey"}, {"workdir", "work_dir"}, {"gres", "tres_per_node"},
+};
+
+const SqueueField* squeue_field_by_key(std::string_view key) {
+  auto it = std::find_if(kSqueueFields.begin(), kSqueueFields.end(), [key](const SqueueField& field) { return field.key == key; });
   return it == kSqueueFields.end() ? nullptr : &*it;
 }
 
+// The column a format field names: its -O name, or its -o letter.
+const SqueueField* find_squeue_field(const FieldSpec& spec) {
+  if (!spec.name.empty()) {
+    for (const auto& [name, key] : kSqueueLongNames)
+      if (iequals(name, spec.name)) return squeue_field_by_key(key);
+    return nullptr;
+  }
+  for (const auto& [letter, key] : kSqueueLetters)
+    if (letter == spec.letter) return squeue_field_by_key(key);
+  return nullptr;
+}
+
 }  // namespace
+
+std::string squeue_field_letters() {
+  std::string letters;
+  for (const auto& [letter, key] : kSqueueLetters) letters += letter;
+  return letters;
+}
+
+std::vector<std::string_view> squeue_field_long_names() {
+  std::vector<std::string_view> names;
+  for (const auto& [name, key] : kSqueueLongNames) names.push_back(name);
+  return names;
+}
 
 std::string squeue_default_format() { return "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"; }
 
@@ -263,25 +490,33 @@ std::vector<JobRecord> expand_array_tasks(const std::vector<JobRecord>& jobs) {
   return out;
 }
 
-std::string render_squeue(const std::vector<const JobRecord*>& jobs, std::string_view format, bool header,
+std::string render_squeue(const std::vector<const JobRecord*>& jobs, const FieldFormat& format, bool header,
                           const FormatContext& context) {
-  FieldFormat parsed = parse_field_format(format);
-  for (const auto& field : parsed.fields) {
+  std::vector<const SqueueField*> columns;
+  for (const auto& field : format.fields) {
     // squeue has no computed widths: "%#i" names the letter '#'.
-    char letter = field.auto_width ? '#' : field.letter;
-    if (field.auto_width || !find_squeue_field(letter))
-      throw std::invalid_argument(std::string("squeue: error: Invalid job format specification: ") + letter);
+    const SqueueField* column = field.auto_width ? nullptr : find_squeue_field(field);
+    if (!column) {
+      std::string named = field.name.empty() ? std::string(1, field.auto_width ? '#' : field.letter) : field.name;
+      throw UsageError("squeue: error: Invalid job format specification: " + named);
+    }
+    columns.push_back(column);
   }
+  auto column_of = [&](const FieldSpec& field) { return columns[static_cast<size_t>(&field - format.fields.data())]; };
   std::string out;
   if (header)
-    out += render_field_line(parsed, [](const FieldSpec& field) {
-      const auto* column = find_squeue_field(field.letter);
+    out += render_field_line(format, [&](const FieldSpec& field) {
+      const auto* column = column_of(field);
       return FieldCell{std::string(column->title), column->cut_title};
     });
   for (const JobRecord* job : jobs)
-    out += render_field_line(
-        parsed, [&](const FieldSpec& field) { return find_squeue_field(field.letter)->cell(*job, context); });
+    out += render_field_line(format, [&](const FieldSpec& field) { return column_of(field)->cell(*job, context); });
   return out;
+}
+
+std::string render_squeue(const std::vector<const JobRecord*>& jobs, std::string_view format, bool header,
+                          const FormatContext& context) {
+  return render_squeue(jobs, parse_field_format(format), header, context);
 }
 
 std::string squeue_steps_format() { return "%.15i %.8j %.9P %.8u %.9M %N"; }
@@ -303,12 +538,12 @@ std::string render_squeue_steps(const std::vector<const JobRecord*>& jobs, bool 
     std::string id = job_display_id(*job);
     const std::string& partition = job->spec->partition;
     if (!job->spec->interactive)
-      lines.push_back({id + ".batch", "batch", partition, user_of(*job), squeue_duration(used_seconds(*job, context)),
+      lines.push_back({id + ".batch", "batch", partition, job_user_name(*job), squeue_duration(used_seconds(*job, context)),
                        job_batch_host(*job)});
     for (const auto& step : job->steps) {
       if (!is_running_step(*job, step)) continue;
       int64_t seconds = std::max<int64_t>(0, (context.now_us - step.start_us) / 1'000'000);
-      lines.push_back({id + "." + std::to_string(step.id), step.name, partition, user_of(*job), squeue_duration(seconds),
+      lines.push_back({id + "." + std::to_string(step.id), step.name, partition, job_user_name(*job), squeue_duration(seconds),
                        share_node_list(step.nodes)});
     }
   }

@@ -20,6 +20,7 @@ std::vector<JobState> squeue_default_states();
 // One field of a format: "%.18i" is right-justified, 18 wide, letter 'i'.
 struct FieldSpec {
   char letter = '\0';
+  std::string name;  // squeue -O's field name ("jobid"); empty for a "%" letter
   bool right_justify = false;
   bool auto_width = false;  // "%#P": sinfo sizes the column to its widest value
   size_t width = 0;         // 0: the value's own width
@@ -34,6 +35,10 @@ struct FieldFormat {
 // Splits a format into its fields. "%%" is a literal '%'; a '%' with no letter
 // after it is dropped. Letters are not checked here: each command knows its own.
 FieldFormat parse_field_format(std::string_view format);
+
+// squeue -O's grammar: "name[:[.][size][suffix]],...": a name without a size is 20 wide,
+// left-justified, with no suffix. Names are not checked here.
+FieldFormat parse_long_field_format(std::string_view format);
 
 // A value as a field shows it. Slurm cuts a value longer than its field, except
 // run times and node lists in right-justified fields (cut = false).
@@ -50,6 +55,10 @@ std::string render_field_line(const FieldFormat& format, const std::function<Fie
 
 // ---- squeue ----
 
+// The -o letters and -O names squeue knows (Slurm 22.05's, every one).
+std::string squeue_field_letters();
+std::vector<std::string_view> squeue_field_long_names();
+
 // "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
 std::string squeue_default_format();
 // squeue -l: "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
@@ -62,6 +71,9 @@ std::string squeue_long_format();
 std::vector<JobRecord> expand_array_tasks(const std::vector<JobRecord>& jobs);
 
 std::string render_squeue(const std::vector<const JobRecord*>& jobs, std::string_view format, bool header,
+                          const FormatContext& context);
+// The same for a parsed format, -o's or -O's (an unknown -O name is reported by name).
+std::string render_squeue(const std::vector<const JobRecord*>& jobs, const FieldFormat& format, bool header,
                           const FormatContext& context);
 
 // squeue -s: the job steps of the active jobs among `jobs` (their batch step, then the

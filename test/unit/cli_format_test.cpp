@@ -313,7 +313,7 @@ TEST_CASE("cli_format: squeue NODELIST(REASON) explains waiting jobs and locates
 TEST_CASE("cli_format: dependencies in squeue %E and scontrol's Dependency=") {
   JobRecord job = base_job(9, "b");
   job.reason = Reason::dependency;
-  CHECK(render_squeue({&job}, "%E|%r", true, context()) == "DEPENDENCIES|REASON\n(null)|Dependency\n");
+  CHECK(render_squeue({&job}, "%E|%r", true, context()) == "DEPENDENCY|REASON\n(null)|Dependency\n");
   edit_spec(job, [](JobSpec& spec) { spec.dependency = "afterok:8(unfulfilled)"; });  // as the query view shows it
   CHECK(render_squeue({&job}, "%E", false, context()) == "afterok:8(unfulfilled)\n");
   CHECK(render_scontrol_show_job(job, context()).find("Reason=Dependency Dependency=afterok:8(unfulfilled)\n") !=
@@ -340,11 +340,45 @@ TEST_CASE("cli_format: squeue run times exclude suspended time") {
 
 TEST_CASE("cli_format: squeue rejects unknown letters with Slurm's message") {
   auto jobs = sample_jobs();
-  CHECK_THROWS_WITH_AS(render_squeue(pointers(jobs), "%.18i %y", true, context()),
-                       "squeue: error: Invalid job format specification: y", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(render_squeue(pointers(jobs), "%.18i %@", true, context()),
+                       "squeue: error: Invalid job format specification: @", UsageError);
   CHECK_THROWS_WITH_AS(render_squeue({}, "%#i", true, context()), "squeue: error: Invalid job format specification: #",
-                       std::invalid_argument);
+                       UsageError);
+  CHECK_THROWS_WITH_AS(render_squeue({}, parse_long_field_format("jobid,bogus:4"), true, context()),
+                       "squeue: error: Invalid job format specification: bogus", UsageError);
   CHECK(render_squeue({}, "%i %%x", true, context()) == "JOBID %x\n");
+}
+
+TEST_CASE("cli_format: squeue -O grammar: name[:[.][size][suffix]], 20 wide by default") {
+  FieldFormat format = parse_long_field_format("JobID:.10,name:5|,,state");
+  REQUIRE(format.fields.size() == 3);
+  CHECK(format.fields[0].name == "JobID");
+  CHECK(format.fields[0].right_justify);
+  CHECK(format.fields[0].width == 10);
+  CHECK(format.fields[0].suffix.empty());
+  CHECK(format.fields[1].width == 5);
+  CHECK(format.fields[1].suffix == "|");
+  CHECK_FALSE(format.fields[1].right_justify);
+  CHECK(format.fields[2].width == 20);
+  auto jobs = sample_jobs();
+  CHECK(render_squeue({&job_with_id(jobs, 101)}, parse_long_field_format("jobid:.6 ,username:8,state:0"), true,
+                      context()) == " JOBID USER    STATE\n   101 alice   PENDING\n");
+}
+
+// Every -o letter and -O name over the sample jobs: a column that changes shows here.
+TEST_CASE("cli_format: squeue every field letter and name (golden)") {
+  UtcTimeZone utc;
+  auto jobs = sample_jobs();
+  std::string letters;
+  for (char letter : squeue_field_letters())
+    letters += std::string("== %") + letter + "\n" +
+               render_squeue(pointers(jobs), std::string("%") + letter, true, context());
+  check_golden("squeue_all_letters.txt", letters);
+  std::string names;
+  for (auto name : squeue_field_long_names())
+    names += "== " + std::string(name) + "\n" +
+             render_squeue(pointers(jobs), parse_long_field_format(std::string(name) + ":0"), true, context());
+  check_golden("squeue_all_long_names.txt", names);
 }
 
 // ---- scontrol ----
@@ -853,4 +887,27 @@ TEST_CASE("cli_format: docs/sacct-fields.md lists every sacct field as the code 
         "| " + field.name + " | " + std::to_string(field.width) + " | " + (field.known ? "yes" : "blank") + " |";
     CHECK(text.str().find(row) != std::string::npos);
   }
+}
+
+TEST_CASE("cli_format: docs/squeue-fields.md lists every squeue letter and -O name") {
+  std::ifstream file(std::string(CAIRN_SOURCE_DIR) + "/docs/squeue-fields.md");
+  REQUIRE(file.good());
+  std::string letters, line;
+  std::vector<std::string> names;
+  while (std::getline(file, line)) {
+    if (!line.starts_with("| %") && !line.starts_with("| - |")) continue;
+    for (size_t at = line.find('%'); at != std::string::npos && at < line.find(" | "); at = line.find('%', at + 1))
+      letters += line[at + 1];
+    for (size_t at = line.find('`'); at != std::string::npos; at = line.find('`', line.find('`', at + 1) + 1))
+      names.push_back(line.substr(at + 1, line.find('`', at + 1) - at - 1));
+  }
+  std::string code_letters = squeue_field_letters();
+  std::sort(letters.begin(), letters.end());
+  std::sort(code_letters.begin(), code_letters.end());
+  CHECK(letters == code_letters);
+  std::vector<std::string> code_names;
+  for (auto name : squeue_field_long_names()) code_names.emplace_back(name);
+  std::sort(names.begin(), names.end());
+  std::sort(code_names.begin(), code_names.end());
+  CHECK(names == code_names);
 }

@@ -1,0 +1,52 @@
+// Values of a job record that several Slurm displays print alike (scontrol show job,
+// squeue, sacct): names, groups, paths, priority and exit codes as Slurm words them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "events/job_model.hpp"
+
+namespace cairn {
+
+// A C string Slurm prints with "%s": NULL shows as "(null)".
+std::string or_null(const std::string& text);
+
+// "alice(1000)"; a name Cairn does not know is the number, as uid_to_string gives it.
+std::string name_and_id(const std::string& name, uint32_t id);
+
+// The job owner's name, or the uid when Cairn does not know it (squeue's USER).
+std::string job_user_name(const JobRecord& job);
+
+// Jobs carry no group name: a user's private group (gid == uid) is named after the
+// user, any other group is its number. group_of gives scontrol's "name(gid)".
+std::string group_name(const JobSpecCore& spec);
+std::string group_of(const JobSpecCore& spec);
+
+// Priority= as Cairn shows it: it keeps no priority numbers but an operator's
+// Priority=, so held jobs show Slurm's 0 and the others 1.
+uint32_t job_priority(const JobRecord& job);
+
+// Jobs accrue age priority once eligible and no longer held; 0 while they do not.
+int64_t accrue_us(const JobRecord& job, int64_t now_us);
+
+// Slurm's bb_state_string() for the phase Cairn records.
+std::string_view burst_buffer_state(const JobRecord& job);
+
+// TRES= of scontrol show job: the allocation, or the request while there is none.
+std::string job_tres(const JobRecord& job);
+
+// The paths of a batch job's output files, patterns expanded (%N stays until there is
+// a batch host), relative to its work dir.
+std::string stdout_path(const JobRecord& job);
+std::string stderr_path(const JobRecord& job);
+
+// An output path as scontrol shows it: Slurm's filename patterns (events/output_paths.hpp),
+// with %N left as written until the job has a batch host; relative to the work dir.
+std::string expand_stdio_pattern(const JobRecord& job, std::string_view pattern);
+
+// Slurm's derived_ec ("0:0"): the highest wait status among the steps of the current run.
+std::string derived_exit_code(const JobRecord& job);
+
+}  // namespace cairn
