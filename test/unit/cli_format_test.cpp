@@ -548,9 +548,68 @@ TEST_CASE("cli_format: sinfo groups by state, stars the default partition") {
   CHECK(render_sinfo(partitions, nodes, "%#P|", false, true).starts_with("PARTITION          |\naverylongpartition*|"));
 }
 
+// Every -o letter and -O name over the sample cluster, and the -s and -l layouts.
+TEST_CASE("cli_format: sinfo every field letter and name, -s and -l (golden)") {
+  UtcTimeZone utc;
+  auto nodes = sample_nodes();
+  auto partitions = sample_partitions();
+  std::string letters;
+  for (char letter : sinfo_field_letters())
+    letters += std::string("== %") + letter + " (with %P)\n" +
+               render_sinfo(partitions, nodes, std::string("%P %") + letter, false, true);
+  check_golden("sinfo_all_letters.txt", letters);
+  std::string names;
+  for (auto name : sinfo_field_long_names())
+    names += "== " + std::string(name) + "\n" +
+             render_sinfo(partitions, nodes, parse_long_field_format("partition:10," + std::string(name) + ":0"), false, true);
+  check_golden("sinfo_all_long_names.txt", names);
+  check_golden("sinfo_layouts.txt",
+               "== -s\n" + render_sinfo(partitions, nodes, sinfo_summarize_format(), false, true) + "== -l\n" +
+                   render_sinfo(partitions, nodes, sinfo_long_format(), false, true) + "== -N -l\n" +
+                   render_sinfo(partitions, nodes, sinfo_node_long_format(), true, true) + "== -R -l\n" +
+                   render_sinfo(partitions, nodes, sinfo_reasons_long_format(), false, true, true));
+}
+
+TEST_CASE("cli_format: sinfo CPUS(A/I/O/T) and NODES(A/I/O/T) count as Slurm does") {
+  auto nodes = sample_nodes();
+  std::vector<PartitionView> partitions{{"debug", true, true, 3600, {"n1", "n2", "n3", "n6"}}};
+  // n1 mixed, n2 and n3 allocated, n6 idle: one line per partition without a state column.
+  std::string line = render_sinfo(partitions, nodes, "%A|%F|%C", false, false);
+  CHECK(line.starts_with("3/1|3/1/0/4|"));
+  CHECK(sinfo_date_line(0).size() == 24);
+}
+
+TEST_CASE("cli_format: sinfo rejects unknown -O names with Slurm's words") {
+  CHECK_THROWS_WITH_AS(render_sinfo(sample_partitions(), sample_nodes(), parse_long_field_format("nodes,bogus"), false, true),
+                       "sinfo: error: Invalid job format specification: bogus", UsageError);
+}
+
+TEST_CASE("cli_format: docs/sinfo-fields.md lists every sinfo letter and -O name") {
+  std::ifstream file(std::string(CAIRN_SOURCE_DIR) + "/docs/sinfo-fields.md");
+  REQUIRE(file.good());
+  std::string letters, line;
+  std::vector<std::string> names;
+  while (std::getline(file, line)) {
+    if (!line.starts_with("| %") && !line.starts_with("| - |")) continue;
+    for (size_t at = line.find('%'); at != std::string::npos && at < line.find(" | "); at = line.find('%', at + 1))
+      letters += line[at + 1];
+    for (size_t at = line.find('`'); at != std::string::npos; at = line.find('`', line.find('`', at + 1) + 1))
+      names.push_back(line.substr(at + 1, line.find('`', at + 1) - at - 1));
+  }
+  std::string code_letters = sinfo_field_letters();
+  std::sort(letters.begin(), letters.end());
+  std::sort(code_letters.begin(), code_letters.end());
+  CHECK(letters == code_letters);
+  std::vector<std::string> code_names;
+  for (auto name : sinfo_field_long_names()) code_names.emplace_back(name);
+  std::sort(names.begin(), names.end());
+  std::sort(code_names.begin(), code_names.end());
+  CHECK(names == code_names);
+}
+
 TEST_CASE("cli_format: sinfo rejects unknown letters") {
   CHECK_THROWS_WITH_AS(render_sinfo(sample_partitions(), sample_nodes(), "%P %Q", false, true),
-                       "Invalid node format specification: Q", std::invalid_argument);
+                       "Invalid node format specification: Q", UsageError);
 }
 
 // ---- sacct ----
