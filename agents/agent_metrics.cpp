@@ -36,7 +36,7 @@ struct AgentMetrics::Impl {
                                       .Add({{"node", node}});
   prometheus::Counter& oom_kills = prometheus::BuildCounter()
                                        .Name("cairnd_oom_kills_total")
-                                       .Help("OOM kills the agent saw in its jobs' memory cgroups and reported")
+                                       .Help("OOM kills in the memory cgroups of the job runs whose end the agent reported")
                                        .Register(*registry)
                                        .Add({{"node", node}});
   std::mutex mutex;
@@ -69,9 +69,9 @@ void AgentMetrics::order(std::string_view method, bool ok) {
   counter->Increment();
 }
 
-void AgentMetrics::report(std::string_view report) {
-  if (report == "jobEnded") impl_->job_ends.Increment();
-  if (report == "oomDetected") impl_->oom_kills.Increment();
+void AgentMetrics::job_ended(uint64_t oom_kills) {
+  impl_->job_ends.Increment();
+  if (oom_kills > 0) impl_->oom_kills.Increment(static_cast<double>(oom_kills));
 }
 
 std::string AgentMetrics::exposition() const {

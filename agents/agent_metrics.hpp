@@ -20,7 +20,8 @@ class AgentMetrics {
 
   void registered(bool yes);
   void order(std::string_view method, bool ok);
-  void report(std::string_view report);
+  // A job run's end, reported to the controller, with the OOM kills its memory cgroup counted.
+  void job_ended(uint64_t oom_kills);
 
   std::string exposition() const;
 

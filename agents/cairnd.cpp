@@ -212,7 +212,7 @@ int run(const ParsedArgs& args) {
   KjLoopThread loop;
   ControllerLink link(loop, settings);
   link.on_order([&metrics](std::string_view method, bool ok) { metrics.order(method, ok); });
-  link.on_report([&metrics](std::string_view report) { metrics.report(report); });
+  link.on_report([&metrics](uint64_t oom_kills) { metrics.job_ended(oom_kills); });
   auto context = std::make_shared<AgentContext>();
   context->settings = settings;
   context->reports = &link;

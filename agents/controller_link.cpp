@@ -82,7 +82,7 @@ void ControllerLink::job_started(uint64_t job_id, uint32_t run) {
 }
 
 void ControllerLink::job_ended(JobEnd end) {
-  if (report_hook_) report_hook_("jobEnded");
+  if (report_hook_) report_hook_(end.oom_kills);
   loop_.post([this, end = std::move(end)]() {
     book_.job_ended(end);
     send_pending_ends();
@@ -97,7 +97,6 @@ void ControllerLink::oom_detected(JobOom oom) {
   loop_.post([this, oom]() {
     if (!connection_) return;  // the end's report carries the count
     KJ_IF_MAYBE (session, connection_->session) {
-      if (report_hook_) report_hook_("oomDetected");
       auto request = session->oomDetectedRequest();
       write_oom_report(request, oom);
       connection_->tasks.add(request.send().ignoreResult().catch_([job_id = oom.job_id](kj::Exception&& error) {

@@ -41,9 +41,9 @@ class ControllerLink final : public JobReports {
   using StatusHook = std::function<void(bool registered, const std::string& status)>;
   void on_status(StatusHook hook) { status_hook_ = std::move(hook); }
   // Before start(): what the agent's metrics count (cairnd --metrics-port): each order served
-  // (method, ok) on the loop thread, and each report sent ("jobEnded", "oomDetected"), any thread.
+  // (method, ok) on the loop thread, and each job end reported with its run's OOM kills, any thread.
   void on_order(OrderHook hook) { order_hook_ = std::move(hook); }
-  using ReportHook = std::function<void(std::string_view report)>;
+  using ReportHook = std::function<void(uint64_t oom_kills)>;
   void on_report(ReportHook hook) { report_hook_ = std::move(hook); }
 
   // Before start(), any thread but the loop's: runs an earlier agent left here (listed at

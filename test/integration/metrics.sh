@@ -52,33 +52,45 @@ expect_metric() {  # query value
   poll_until 60 "$2" query "$1" || fail "Prometheus: $1 is '$(query "$1")', expected $2 ($(tail -3 prom/prometheus.log))"
 }
 
-# Known actions: 5 jobs that complete, one cancelled, one suspended (left so).
+# Known actions: 5 jobs that complete, one cancelled, one killed for its memory, one suspended (left so).
 for _ in 1 2 3 4 5; do sbatch --parsable --wrap true >/dev/null; done
 cancelled=$(sbatch --parsable --wrap 'sleep 300')
 wait_state "$cancelled" RUNNING
 scancel "$cancelled"
 wait_state "$cancelled" CANCELLED
+# One job over its --mem, where the agent enforces memory: an OOM kill.
+oom=0
+if scontrol show node n1 | grep -q 'MemoryEnforcement=off'; then
+  skip_part "the agent runs without memory enforcement here: no OOM kill to count"
+else
+  over=$(sbatch --parsable --mem=50M --wrap 'dd if=/dev/zero of=/dev/null bs=300M count=1')
+  wait_state "$over" OUT_OF_MEMORY
+  oom=1
+fi
 suspended=$(sbatch --parsable --wrap 'sleep 300')
 wait_state "$suspended" RUNNING
 scontrol suspend "$suspended"
 wait_state "$suspended" SUSPENDED
 
-expect_metric 'cairn_jobs_submitted_total' 7
-expect_metric 'cairn_jobs_started_total' 7
+expect_metric 'cairn_jobs_submitted_total' $((7 + oom))
+expect_metric 'cairn_jobs_started_total' $((7 + oom))
 expect_metric 'cairn_jobs_completed_total' 5
 expect_metric 'cairn_jobs_canceled_total' 1
+expect_metric 'cairn_jobs_failed_total' $oom
+expect_metric 'cairn_job_oom_kills_total' $oom
+expect_metric 'cairnd_oom_kills_total > bool 0' $oom
 expect_metric 'cairn_job_suspends_total' 1
 expect_metric 'slurm_queue_suspended' 1
 expect_metric 'cairn_jobs{state="suspended"}' 1
 expect_metric 'cairn_agents{status="up"}' 1
-expect_metric 'cairn_rpc_calls_total{method="submit",result="ok"}' 7
+expect_metric 'cairn_rpc_calls_total{method="submit",result="ok"}' $((7 + oom))
 expect_metric 'cairn_eventlog_reader_lag' 0
 expect_metric 'cairn_scheduling_pass_seconds_count > bool 0' 1
 expect_metric 'cairn_eventlog_append_latency_seconds_count > bool 0' 1
 expect_metric 'cairnd_controller_registered{node="n1"}' 1
-expect_metric 'cairnd_orders_total{method="launch",result="ok"}' 7
+expect_metric 'cairnd_orders_total{method="launch",result="ok"}' $((7 + oom))
 expect_metric 'cairnd_orders_total{method="suspend",result="ok"}' 1
-expect_metric 'cairnd_job_ends_total' 6
+expect_metric 'cairnd_job_ends_total' $((6 + oom))
 
 # A scrape of each after those actions (every family has series now): promtool finds no problem.
 curl -sf "http://127.0.0.1:$ctl_port/metrics" > controller.prom
@@ -117,11 +129,12 @@ PY
 
 # sdiag: the same counts, in Slurm's layout.
 out=$(sdiag)
-for line in "Jobs submitted: 7" "Jobs started:   7" "Jobs completed: 5" "Jobs canceled:  1" "Jobs failed:    0" \
+for line in "Jobs submitted: $((7 + oom))" "Jobs started:   $((7 + oom))" "Jobs completed: 5" "Jobs canceled:  1" \
+            "Jobs failed:    $oom" \
             "Jobs running:   0" "Main schedule statistics (microseconds):" "Event log statistics (microseconds):"; do
   grep -qxF "$line" <<<"$out" || fail "sdiag has no line '$line': $out"
 done
-grep -Eq $'^\tsubmit +\\(    1\\) count:7 ' <<<"$out" || fail "sdiag: no submit RPC count of 7: $out"
+grep -Eq $'^\tsubmit +\\(    1\\) count:'"$((7 + oom))"' ' <<<"$out" || fail "sdiag: no submit RPC count of $((7 + oom)): $out"
 head -1 <<<"$out" | grep -qx '\*\{55\}' || fail "sdiag's header: $out"
 
 # sdiag --reset: an operator's (root here); nobody is refused with Slurm's words.
@@ -138,7 +151,7 @@ sdiag | grep -qxF "Jobs submitted: 0" || fail "sdiag after a reset: $(sdiag)"
 sbatch --parsable --wrap true >/dev/null
 poll_until 30 1 sh -c "sdiag | sed -n 's/^Jobs submitted: //p'" || fail "sdiag after a reset and a submission: $(sdiag)"
 # The Prometheus counters never go back.
-expect_metric 'cairn_jobs_submitted_total' 8
+expect_metric 'cairn_jobs_submitted_total' $((8 + oom))
 
 # A metrics port in use: the daemon does not start, and says which key.
 busy_conf="$work/busy.conf"
