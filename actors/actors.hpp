@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "actors/accounts_cache.hpp"
+#include "actors/controller_metrics.hpp"
 #include "actors/controller_messages.hpp"
 #include "common/config.hpp"
 #include "common/wall_clock.hpp"
@@ -144,6 +145,8 @@ CAF_ADD_ATOM(cairn, cairn, bb_retry_atom, "bbretry")
 CAF_ADD_ATOM(cairn, cairn, history_append_atom, "histappend")
 CAF_ADD_ATOM(cairn, cairn, query_history_atom, "qhistory")
 CAF_ADD_ATOM(cairn, cairn, purge_atom, "purge")
+// The query view's own timer that publishes the gauges for scrapes and sdiag (internal).
+CAF_ADD_ATOM(cairn, cairn, gauges_atom, "gauges")
 // sacctmgr: a change (to the account admin).
 CAF_ADD_ATOM(cairn, cairn, account_atom, "account")
 // Job steps (srun): start one, end its node's part, command one; end an interactive allocation.
@@ -238,7 +241,8 @@ using QueryViewActor = caf::typed_actor<                                        
     replies_to<query_nodes_atom>::with<NodesAnswer>,                                  //
     replies_to<query_nodes_atom, std::string, bool>::with<std::vector<uint64_t>>,       //
     replies_to<node_log_atom, std::string>::with<NodeLogView>,                          //
-    reacts_to<purge_atom>                                                               // internal
+    reacts_to<purge_atom>,                                                              // internal
+    reacts_to<gauges_atom>                                                              // internal
     >;
 
 // Orders durable events, routes them to the query view and job actors, owns the registry of
@@ -313,6 +317,8 @@ struct ControllerContext {
   uint32_t shard = 0;
   uint64_t epoch = 1;
   std::string controller_name;
+  // Counters and gauges: sdiag and the metrics endpoint (MetricsPort=) read the same ones.
+  std::shared_ptr<ControllerMetrics> metrics = std::make_shared<ControllerMetrics>();
   ControllerActors actors;
 };
 

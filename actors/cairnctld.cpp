@@ -2,6 +2,7 @@
 // actors and the RPC front, then waits for SIGTERM/SIGINT (or for a newer
 // controller's claim on its shard, which fences it: exit status 3).
 #include <caf/all.hpp>
+#include <prometheus/exposer.h>
 #include <pwd.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -43,7 +44,8 @@ constexpr const char* kUsage =
     "\n"
     "The Cairn controller: replays the event log (EventLog=), takes the writer's claim on\n"
     "its shard, schedules, and serves the CLI and the node agents on ControllerSocket= and\n"
-    "ControllerAddr=:ControllerPort=. It runs in the foreground until SIGTERM or SIGINT;\n"
+    "ControllerAddr=:ControllerPort=, and Prometheus metrics on MetricsAddr=:MetricsPort=\n"
+    "(off by default; docs/metrics.md). It runs in the foreground until SIGTERM or SIGINT;\n"
     "under systemd (cairnctld.service) it says READY=1 once it serves.\n"
     "\n"
     "Options:\n"
@@ -125,9 +127,30 @@ std::unique_ptr<EventLog> open_log_waiting(const ClusterConfig& config, bool acc
   }
 }
 
+// MetricsPort=: Prometheus scrapes the controller's metrics over HTTP (docs/metrics.md). A
+// port that cannot be had stops the start: a controller that runs without the metrics its
+// operators watch would look healthy and say nothing.
+std::unique_ptr<prometheus::Exposer> serve_metrics(const ClusterConfig& config, const ControllerMetrics& metrics) {
+  if (config.metrics_port == 0) return nullptr;
+  std::string address = fmt::format("{}:{}", config.metrics_addr, config.metrics_port);
+  std::unique_ptr<prometheus::Exposer> exposer;
+  try {
+    exposer = std::make_unique<prometheus::Exposer>(address, 1);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("MetricsPort={}: cannot listen on {} (in use, or not an address of this "
+                                         "host): {}",
+                                         config.metrics_port, address, e.what()));
+  }
+  for (const auto& collectable : metrics.collectables()) exposer->RegisterCollectable(collectable);
+  spdlog::info("metrics: http://{}/metrics", address);
+  return exposer;
+}
+
 int run(const ParsedArgs& args) {
   auto config = load_config(find_config_path(args.get("conf")));
   if (!config.slurmctld_log_file.empty()) log_to_file(config.slurmctld_log_file);
+  auto metrics = std::make_shared<ControllerMetrics>();
+  auto exposer = serve_metrics(config, *metrics);
   prepare_private_directories(config);
   bool accept_log_loss = args.has("accept-log-loss");
   if (accept_log_loss && !config.event_log.starts_with("file:"))
@@ -152,6 +175,7 @@ int run(const ParsedArgs& args) {
                state.nodes.size(), state.anomaly_count);
 
   auto context = std::make_shared<ControllerContext>();
+  context->metrics = metrics;
   context->config = config;
   context->partitions = partition_policies(config);
   context->node_features = node_feature_map(config);
@@ -169,6 +193,7 @@ int run(const ParsedArgs& args) {
   claim.epoch = epoch;
   claim.actor = {static_cast<uint32_t>(getuid()), "cairnctld", schema::ActorKind::SYSTEM};
   uint64_t claim_offset = claim_shard(*log, claim, context->controller_name, state, end_offset);
+  metrics->start(wall_clock_us(), context->shard, log.get(), context->acked_end);
 
   caf::actor_system_config caf_config;
   register_controller_messages(caf_config);

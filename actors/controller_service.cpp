@@ -23,6 +23,8 @@
 #include "protocol/account_codec.hpp"
 #include "protocol/job_codec.hpp"
 #include "protocol/node_codec.hpp"
+#include "protocol/rpc_meter.hpp"
+#include "protocol/stats_codec.hpp"
 #include "protocol/step_codec.hpp"
 
 namespace cairn {
@@ -266,10 +268,43 @@ class AgentChannelOnLoop : public AgentChannel {
 };
 
 // What a registered agent calls: job exits, heartbeats, OOM reports.
+// Serves a call through `dispatch` and counts it (sdiag's RPC statistics, cairn_rpc_calls_total):
+// under way from before it runs (sdiag sees itself, as Slurm's server thread count does) until
+// its answer is settled.
+template <class Interface, class Dispatch>
+capnp::Capability::Server::DispatchCallResult metered(const ControllerContext& context, uint32_t id_base,
+                                                      uint16_t method_id, const Caller& caller, Dispatch dispatch) {
+  std::shared_ptr<ControllerMetrics> metrics = context.metrics;
+  std::string_view name = rpc_method_name<Interface>(method_id);
+  uint32_t id = id_base + method_id;
+  auto done = [metrics, name, id, uid = caller.uid, user = caller.user](bool ok, uint64_t duration_us) {
+    metrics->rpc_finished(id, name, uid, user, ok, duration_us);
+  };
+  metrics->rpc_started(id, name);
+  try {
+    auto result = dispatch();
+    result.promise = on_settled(kj::mv(result.promise), done);
+    return result;
+  } catch (...) {
+    done(false, 0);
+    throw;
+  }
+}
+
+// The agent session's calls are numbered after the Controller's in sdiag: 100 + ordinal.
+constexpr uint32_t kAgentSessionRpcIds = 100;
+
 class AgentSessionImpl final : public rpc::AgentSession::Server {
  public:
-  AgentSessionImpl(std::shared_ptr<const ControllerContext> context, NodeActor node)
-      : context_(std::move(context)), node_(std::move(node)) {}
+  AgentSessionImpl(std::shared_ptr<const ControllerContext> context, NodeActor node, Caller agent)
+      : context_(std::move(context)), node_(std::move(node)), agent_(std::move(agent)) {}
+
+  DispatchCallResult dispatchCall(uint64_t interface_id, uint16_t method_id,
+                                  capnp::CallContext<capnp::AnyPointer, capnp::AnyPointer> call) override {
+    return metered<rpc::AgentSession>(*context_, kAgentSessionRpcIds, method_id, agent_, [&] {
+      return rpc::AgentSession::Server::dispatchCall(interface_id, method_id, call);
+    });
+  }
 
   // Answered once the node actor's event is durable.
   kj::Promise<void> jobEnded(JobEndedContext context) override {
@@ -293,6 +328,7 @@ class AgentSessionImpl final : public rpc::AgentSession::Server {
  private:
   std::shared_ptr<const ControllerContext> context_;
   NodeActor node_;
+  Caller agent_;  // who registered it
 };
 
 class ControllerImpl final : public rpc::Controller::Server {
@@ -305,6 +341,25 @@ class ControllerImpl final : public rpc::Controller::Server {
         local_(local),
         peer_(std::move(peer)),
         step_io_(std::move(step_io)) {}
+
+  DispatchCallResult dispatchCall(uint64_t interface_id, uint16_t method_id,
+                                  capnp::CallContext<capnp::AnyPointer, capnp::AnyPointer> call) override {
+    return metered<rpc::Controller>(*context_, 0, method_id, caller_, [&] {
+      return rpc::Controller::Server::dispatchCall(interface_id, method_id, call);
+    });
+  }
+
+  // sdiag (and sdiag --reset: operators only, as slurmctld's REQUEST_STATS_INFO reset).
+  kj::Promise<void> statistics(StatisticsContext context) override {
+    int64_t now_us = context_->now_us();
+    if (context.getParams().getReset()) {
+      if (!caller_.is_operator || !caller_.may_write) return failure("Access/permission denied");
+      spdlog::info("statistics reset by {} (uid {})", caller_.user, caller_.uid);
+      context_->metrics->reset(now_us);
+    }
+    write_controller_stats(context.getResults().initStats(), context_->metrics->statistics(now_us));
+    return kj::READY_NOW;
+  }
 
   kj::Promise<void> ping(PingContext context) override {
     auto results = context.getResults();
@@ -533,9 +588,10 @@ class ControllerImpl final : public rpc::Controller::Server {
                                          AgentRegistration{registration, channel, std::move(runs), info.instance}));
     uint32_t heartbeat = context_->config.heartbeat_interval_sec;
     auto shared_context = context_;
-    return answer.then([context, shared_context, node_actor, heartbeat]() mutable {
+    Caller agent = caller_;
+    return answer.then([context, shared_context, node_actor, heartbeat, agent]() mutable {
       auto results = context.getResults();
-      results.setSession(kj::heap<AgentSessionImpl>(shared_context, node_actor));
+      results.setSession(kj::heap<AgentSessionImpl>(shared_context, node_actor, agent));
       results.setHeartbeatSec(heartbeat);
     });
   }

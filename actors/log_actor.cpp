@@ -70,7 +70,13 @@ LogActor::behavior_type log_actor(LogSelf self, EventLog* log, std::shared_ptr<c
         st.waiting.emplace(token, promise);
         LogActor me = caf::actor_cast<LogActor>(self);
         uint64_t job_id = meta.job_id;
-        st.log->append(st.context->shard, *bytes, [me, token, bytes, job_id](const AppendResult& result) {
+        auto appended = std::chrono::steady_clock::now();
+        auto metrics = st.context->metrics;
+        st.log->append(st.context->shard, *bytes, [me, token, bytes, job_id, appended, metrics](const AppendResult& result) {
+          if (result.ok)
+            metrics->append_durable(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                                              std::chrono::steady_clock::now() - appended)
+                                                              .count()));
           // Runs on the log's commit thread: hand the outcome back to the actor.
           caf::anon_send(me, durable_atom_v, token, result, CommittedEvent{result.offset, bytes, job_id});
         });

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "actors/actors.hpp"
+#include "events/controller_stats.hpp"
 #include "events/read_model.hpp"
 #include "events/record_codec.hpp"
 #include "events/snapshot_files.hpp"
@@ -51,6 +52,7 @@ struct QueryViewState {
   bool purge_in_flight = false;
   uint64_t purge_offset = 0;
   bool purge_backlog = false;  // the last purge was a full batch: the next follows its event at once
+  bool gauges_stale = true;    // something changed since the gauges were last published
   static inline const char* name = "query_view";
 };
 
@@ -68,9 +70,25 @@ constexpr size_t kPurgeBatch = 5000;
 
 SchedulingDecision run_pass(QueryView* self) {
   auto& st = self->state;
-  return schedule({&st.state, st.context->partitions, st.context->pools, st.context->now_us(),
-                   st.context->config.kill_invalid_depend, &st.context->node_features,
-                   &st.context->config.licenses});
+  auto began = std::chrono::steady_clock::now();
+  auto decision = schedule({&st.state, st.context->partitions, st.context->pools, st.context->now_us(),
+                            st.context->config.kill_invalid_depend, &st.context->node_features,
+                            &st.context->config.licenses});
+  auto spent = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - began);
+  // The queue the pass looked at: the jobs it left waiting and those it placed.
+  st.context->metrics->scheduling_pass(static_cast<uint64_t>(spent.count()),
+                                       static_cast<uint32_t>(decision.pending_reasons.size() + decision.placements.size()));
+  return decision;
+}
+
+// How often the gauges (jobs by state, nodes, pools) are published for scrapes and sdiag.
+constexpr auto kGaugesEvery = std::chrono::seconds(1);
+
+void publish_gauges(QueryView* self) {
+  auto& st = self->state;
+  if (!st.gauges_stale) return;
+  st.gauges_stale = false;
+  st.context->metrics->publish(cluster_gauges(st.state, st.pending_reasons, st.context->pools, st.context->now_us()));
 }
 
 // Every SnapshotInterval events: the state is encoded here (a copy of it would
@@ -165,10 +183,17 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
     if (!is_final(job.state)) job.spec.compact();  // queued and running jobs, as if just submitted
   self->state.context->accounts->set(self->state.state.accounts);
   if (self->state.context->actors.history) self->delayed_send(self, kPurgeEvery, purge_atom_v);
+  self->state.context->metrics->applied(applied_offset);
+  publish_gauges(self);
+  self->delayed_send(self, kGaugesEvery, gauges_atom_v);
   return {
       [=](purge_atom) {
         purge_old_jobs(self);
         self->delayed_send(self, kPurgeEvery, purge_atom_v);
+      },
+      [=](gauges_atom) {
+        publish_gauges(self);
+        self->delayed_send(self, kGaugesEvery, gauges_atom_v);
       },
       [=](apply_atom, const CommittedEvent& event, const JobActor& job_actor) {
         auto& st = self->state;
@@ -181,6 +206,9 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
           return it->second.state;
         };
         auto before = state_of(event.job_id);
+        std::optional<JobBefore> counted_before;
+        if (auto it = st.state.jobs.find(event.job_id); it != st.state.jobs.end())
+          counted_before = JobBefore{it->second.state, it->second.restarts, it->second.oom_detected};
         uint64_t purged_before = st.state.purged_jobs;
         bool accounts_changed = false;
         apply_record(st.state, event.offset, *event.bytes, [&](const DecodedEvent& decoded, ApplyResult result) {
@@ -192,6 +220,12 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
         });
         if (accounts_changed) st.context->accounts->set(st.state.accounts);
         st.applied_offset = event.offset + 1;
+        st.gauges_stale = true;
+        st.context->metrics->applied(st.applied_offset);
+        if (event.job_id != 0) {
+          auto it = st.state.jobs.find(event.job_id);
+          st.context->metrics->count_jobs(job_counts(counted_before, it == st.state.jobs.end() ? nullptr : &it->second));
+        }
         if (st.state.purged_jobs != purged_before)
           spdlog::info("{} finished jobs left the state for the job history (MinJobAge); {} so far",
                        st.state.purged_jobs - purged_before, st.state.purged_jobs);
@@ -278,7 +312,10 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
         st.deferred_controls.emplace(offset, std::make_pair(request, promise));
         return promise;
       },
-      [=](reasons_atom, ReasonMap& reasons) { self->state.pending_reasons = std::move(reasons); },
+      [=](reasons_atom, ReasonMap& reasons) {
+        self->state.pending_reasons = std::move(reasons);
+        self->state.gauges_stale = true;
+      },
       [=](query_job_atom, uint64_t job_id) -> caf::result<bool, JobRecord> {
         auto& jobs = self->state.state.jobs;
         auto it = jobs.find(job_id);

@@ -5,6 +5,7 @@
 
 #include "protocol/kj_loop_thread.hpp"
 #include "protocol/node_codec.hpp"
+#include "protocol/rpc_meter.hpp"
 #include "protocol/step_codec.hpp"
 
 namespace cairn {
@@ -12,7 +13,18 @@ namespace {
 
 class AgentService final : public rpc::Agent::Server {
  public:
-  AgentService(JobOrders& orders, StepStreams& steps) : orders_(orders), steps_(steps) {}
+  AgentService(JobOrders& orders, StepStreams& steps, OrderHook on_order)
+      : orders_(orders), steps_(steps), on_order_(std::move(on_order)) {}
+
+  DispatchCallResult dispatchCall(uint64_t interface_id, uint16_t method_id,
+                                  capnp::CallContext<capnp::AnyPointer, capnp::AnyPointer> call) override {
+    auto result = rpc::Agent::Server::dispatchCall(interface_id, method_id, call);
+    if (on_order_) {
+      std::string_view method = rpc_method_name<rpc::Agent>(method_id);
+      result.promise = on_settled(kj::mv(result.promise), [hook = on_order_, method](bool ok, uint64_t) { hook(method, ok); });
+    }
+    return result;
+  }
 
   kj::Promise<void> launch(LaunchContext context) override {
     JobLaunch job = read_launch_request(context.getParams().getRequest());
@@ -91,12 +103,13 @@ class AgentService final : public rpc::Agent::Server {
  private:
   JobOrders& orders_;
   StepStreams& steps_;
+  OrderHook on_order_;
 };
 
 }  // namespace
 
-kj::Own<rpc::Agent::Server> make_agent_service(JobOrders& orders, StepStreams& steps) {
-  return kj::heap<AgentService>(orders, steps);
+kj::Own<rpc::Agent::Server> make_agent_service(JobOrders& orders, StepStreams& steps, OrderHook on_order) {
+  return kj::heap<AgentService>(orders, steps, std::move(on_order));
 }
 
 }  // namespace cairn

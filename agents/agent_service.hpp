@@ -4,6 +4,9 @@
 
 #include <kj/memory.h>
 
+#include <functional>
+#include <string_view>
+
 #include "agents/agent_ports.hpp"
 #include "agents/step_streams.hpp"
 #include "capnp/rpc.capnp.h"
@@ -14,6 +17,8 @@ namespace cairn {
 // script is spawned (or its failure recorded as the job's end); the other
 // orders answer at once, their work happens in the job's task actor.
 // launchStep answers once the step's tasks run here; their output and end go through `steps`.
-kj::Own<rpc::Agent::Server> make_agent_service(JobOrders& orders, StepStreams& steps);
+// `on_order` (may be empty) hears of each order once answered: its method and whether it succeeded.
+using OrderHook = std::function<void(std::string_view method, bool ok)>;
+kj::Own<rpc::Agent::Server> make_agent_service(JobOrders& orders, StepStreams& steps, OrderHook on_order = {});
 
 }  // namespace cairn

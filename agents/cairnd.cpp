@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -22,6 +24,7 @@
 
 #include "agents/agent_actors.hpp"
 #include "agents/agent_messages.hpp"
+#include "agents/agent_metrics.hpp"
 #include "agents/agent_settings.hpp"
 #include "agents/agent_spool.hpp"
 #include "agents/child_exit_watch.hpp"
@@ -43,7 +46,7 @@ using namespace cairn;
 namespace {
 
 constexpr const char* kUsage =
-    "Usage: cairnd [--conf FILE] [--node NAME] [--spool DIR] [-D]\n"
+    "Usage: cairnd [--conf FILE] [--node NAME] [--spool DIR] [--metrics-port PORT] [-D]\n"
     "\n"
     "The Cairn node agent: registers the node with the controller, runs the batch jobs and\n"
     "job steps the controller orders (as their users, each under its supervisor cairn-stepd,\n"
@@ -57,6 +60,8 @@ constexpr const char* kUsage =
     "      --node NAME   the node's NodeName= (default: the short host name)\n"
     "      --spool DIR   where job scripts and run records are kept (default: SlurmdSpoolDir=,\n"
     "                    else <StateSaveLocation>/cairnd-<node>)\n"
+    "      --metrics-port PORT  serve Prometheus metrics on MetricsAddr:PORT (default:\n"
+    "                    AgentMetricsPort=; 0: off)\n"
     "  -D                run in the foreground (always the case; accepted as Slurm's)\n"
     "  -h, --help        show this help and exit\n"
     "  -V, --version     print the version (cairn X.Y.Z) and exit\n"
@@ -156,6 +161,23 @@ int run(const ParsedArgs& args) {
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l cairnd[" + settings.node + "]: %v");
   if (!config.slurmd_log_file.empty())
     log_to_file(slurmd_log_path(config.slurmd_log_file, settings.node, short_host_name()));
+  // AgentMetricsPort= (or --metrics-port, which wins: several agents of one host need their own).
+  // Before the spool: a port in use is said at once.
+  AgentMetrics metrics(settings.node);
+  uint16_t metrics_port = config.agent_metrics_port;
+  std::string metrics_key = "AgentMetricsPort";
+  if (auto port = args.get("metrics-port")) {
+    char* end = nullptr;
+    unsigned long value = std::strtoul(port->c_str(), &end, 10);
+    if (port->empty() || *end != '\0' || value > 65535) throw UsageError("cairnd: --metrics-port: not a port: " + *port);
+    metrics_port = static_cast<uint16_t>(value);
+    metrics_key = "--metrics-port";
+  }
+  if (metrics_port != 0) {
+    metrics.serve(config.metrics_addr, metrics_port, metrics_key);
+    spdlog::info("metrics: http://{}:{}/metrics", config.metrics_addr, metrics_port);
+  }
+
   AgentSpool spool(settings.spool_dir);
   settings.spool_instance = spool.instance();
   const std::string stepd = helper_path("cairn-stepd");
@@ -189,6 +211,8 @@ int run(const ParsedArgs& args) {
 
   KjLoopThread loop;
   ControllerLink link(loop, settings);
+  link.on_order([&metrics](std::string_view method, bool ok) { metrics.order(method, ok); });
+  link.on_report([&metrics](uint64_t oom_kills) { metrics.job_ended(oom_kills); });
   auto context = std::make_shared<AgentContext>();
   context->settings = settings;
   context->reports = &link;
@@ -227,7 +251,8 @@ int run(const ParsedArgs& args) {
                  abandoned_steps.size());
   link.adopt(adopted, std::move(abandoned_steps));
   // READY=1 once registered: only then does the controller count on this node.
-  link.on_status([](bool registered, const std::string& status) {
+  link.on_status([&metrics](bool registered, const std::string& status) {
+    metrics.registered(registered);
     if (registered)
       notify_ready(status);
     else
@@ -256,6 +281,7 @@ int main(int argc, char** argv) {
   try {
     auto args = parse_options("cairnd",
                               {{0, "conf", true, ""}, {0, "node", true, ""}, {0, "spool", true, ""},
+                               {0, "metrics-port", true, ""},
                                {'D', "", false, "foreground"}, {'h', "help", false, ""},
                                {'V', "version", false, ""}},
                               {argv + 1, argv + argc});

@@ -82,6 +82,7 @@ void ControllerLink::job_started(uint64_t job_id, uint32_t run) {
 }
 
 void ControllerLink::job_ended(JobEnd end) {
+  if (report_hook_) report_hook_(end.oom_kills);
   loop_.post([this, end = std::move(end)]() {
     book_.job_ended(end);
     send_pending_ends();
@@ -157,7 +158,7 @@ void ControllerLink::register_agent(uint64_t generation) {
     info.runs.push_back(known.run);
   }
   write_agent_info(request.initInfo(), info);
-  request.setAgent(make_agent_service(*orders_, *steps_));
+  request.setAgent(make_agent_service(*orders_, *steps_, order_hook_));
 
   auto answered = request.send().then(
       [this, generation](capnp::Response<rpc::Controller::RegisterAgentResults>&& response) {

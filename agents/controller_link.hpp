@@ -13,8 +13,10 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "agents/agent_ports.hpp"
+#include "agents/agent_service.hpp"
 #include "agents/agent_settings.hpp"
 #include "agents/job_report_book.hpp"
 #include "agents/step_streams.hpp"
@@ -38,6 +40,11 @@ class ControllerLink final : public JobReports {
   // status line) and when an outage starts (not registered, with what failed).
   using StatusHook = std::function<void(bool registered, const std::string& status)>;
   void on_status(StatusHook hook) { status_hook_ = std::move(hook); }
+  // Before start(): what the agent's metrics count (cairnd --metrics-port): each order served
+  // (method, ok) on the loop thread, and each job end reported with its run's OOM kills, any thread.
+  void on_order(OrderHook hook) { order_hook_ = std::move(hook); }
+  using ReportHook = std::function<void(uint64_t oom_kills)>;
+  void on_report(ReportHook hook) { report_hook_ = std::move(hook); }
 
   // Before start(), any thread but the loop's: runs an earlier agent left here (listed at
   // registration until their ends are acknowledged), and the ends of steps whose tasks the
@@ -82,6 +89,8 @@ class ControllerLink final : public JobReports {
   bool retry_scheduled_ = false;
   std::vector<StepEnd> abandoned_steps_;  // recorded after the next registration
   StatusHook status_hook_;
+  OrderHook order_hook_;
+  ReportHook report_hook_;
 };
 
 }  // namespace cairn

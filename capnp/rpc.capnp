@@ -249,6 +249,22 @@ interface Controller {
   # scontrol update JobId=... and scontrol top: the job's changes (Events.JobChange), checked
   # against its record; answers once its JobUpdated event is durable, or with Slurm's refusal.
   updateJob @20 (jobId :UInt64, changes :List(Events.JobChange), qos :Text, hasQos :Bool) -> (result :ControlResult);
+  # @21-@31 are taken by branches merged in parallel (reservations, runtime partitions,
+  # reconfigure); placeholders here only so that this branch compiles: drop them at the merge.
+  placeholder21 @21 () -> ();
+  placeholder22 @22 () -> ();
+  placeholder23 @23 () -> ();
+  placeholder24 @24 () -> ();
+  placeholder25 @25 () -> ();
+  placeholder26 @26 () -> ();
+  placeholder27 @27 () -> ();
+  placeholder28 @28 () -> ();
+  placeholder29 @29 () -> ();
+  placeholder30 @30 () -> ();
+  placeholder31 @31 () -> ();
+  # sdiag: the controller's statistics since start or the last reset (the counters the metrics
+  # endpoint serves); reset (sdiag --reset: root, SlurmUser and Operators only) starts them anew.
+  statistics @32 (reset :Bool) -> (stats :ControllerStats);
 }
 
 struct HistoryCursor {
@@ -277,3 +293,52 @@ struct AccountCommand {
   defaultAccount @6 :Text;
 }
 
+
+# ---- sdiag (Controller.statistics) ----
+
+struct RpcTypeStats {
+  name @0 :Text;          # the Controller method (or agent session call)
+  id @1 :UInt32;          # its ordinal
+  count @2 :UInt64;
+  totalUs @3 :UInt64;
+}
+
+struct RpcUserStats {
+  user @0 :Text;
+  uid @1 :UInt32;
+  count @2 :UInt64;
+  totalUs @3 :UInt64;
+}
+
+struct ControllerStats {
+  reqTime @0 :Int64;              # seconds since the epoch
+  reqTimeStart @1 :Int64;         # data since (start or reset)
+  serverThreadCount @2 :UInt32;   # calls being served now
+  agentQueueSize @3 :UInt32;      # agents registered
+  agentCount @4 :UInt32;
+  jobsSubmitted @5 :UInt64;
+  jobsStarted @6 :UInt64;
+  jobsCompleted @7 :UInt64;
+  jobsCanceled @8 :UInt64;
+  jobsFailed @9 :UInt64;
+  jobStatesTs @10 :Int64;
+  jobsPending @11 :UInt32;
+  jobsRunning @12 :UInt32;
+  cycleLastUs @13 :UInt64;
+  cycleMaxUs @14 :UInt64;
+  cycleCount @15 :UInt64;
+  cycleSumUs @16 :UInt64;
+  cycleDepthSum @17 :UInt64;
+  lastQueueLength @18 :UInt32;
+  rpcTypes @19 :List(RpcTypeStats);
+  rpcUsers @20 :List(RpcUserStats);
+  pendingRpcs @21 :List(RpcTypeStats);  # calls under way, by method (count only)
+  logAppends @22 :UInt64;
+  logCommits @23 :UInt64;
+  logCommitUs @24 :UInt64;
+  logBytes @25 :UInt64;
+  logEndOffset @26 :UInt64;
+  logAppliedOffset @27 :UInt64;
+  logAppendLatencySumUs @28 :UInt64;
+  logAppendLatencyMaxUs @29 :UInt64;
+}

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "capnp/rpc.capnp.h"
+#include "protocol/stats_codec.hpp"
 #include "protocol/auth_payload.hpp"
 #include "protocol/munge_credential.hpp"
 #include "protocol/rpc_client.hpp"
@@ -136,6 +137,12 @@ PoolsAnswer ControllerClient::burst_buffers() {
 
 StateDigestView ControllerClient::state_digest() {
   return read_digest_answer(session_->connection.wait(session_->controller.stateDigestRequest().send()));
+}
+
+ControllerStatistics ControllerClient::statistics(bool reset) {
+  auto request = session_->controller.statisticsRequest();
+  request.setReset(reset);
+  return read_controller_stats(session_->connection.wait(request.send()).getStats());
 }
 
 bool ControllerClient::is_operator() {

@@ -12,6 +12,7 @@
 #include "cli/cluster_queries.hpp"
 #include "common/config.hpp"
 #include "events/accounts.hpp"
+#include "events/controller_stats.hpp"
 #include "events/commands.hpp"
 #include "events/job_step.hpp"
 #include "events/job_update.hpp"
@@ -49,6 +50,8 @@ class ControllerClient final : public ClusterQueries {
   std::vector<JobRecord> history(const JobQuery& query);
   PoolsAnswer burst_buffers();
   StateDigestView state_digest();
+  // sdiag: the controller's statistics; reset (operators only) starts them anew first.
+  ControllerStatistics statistics(bool reset);
   // sacctmgr: whether anything changed (throws with the controller's refusal).
   bool account_command(const AccountCommand& command);
   // Whether the controller takes this caller for an operator (root, SlurmUser, Operators=).

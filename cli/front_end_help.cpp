@@ -34,6 +34,21 @@ Options:
   -V, --version                  print the version and exit
 )";
 
+// Slurm 22.05's src/sdiag/opts.c, _help().
+constexpr std::string_view kSdiag = R"(Usage: sdiag [OPTIONS]
+  -a, --all           all statistics
+  -r, --reset         reset statistics
+  -M, --cluster       direct the request to a specific cluster
+  -i, --sort-by-id    sort RPCs by id
+  -t, --sort-by-time  sort RPCs by total run time
+  -T, --sort-by-time2 sort RPCs by average run time
+  -V, --version       display current version number
+
+Help options:
+  --help          show this help message
+  --usage         display brief usage message
+)";
+
 constexpr std::string_view kSinfo = R"(Usage: sinfo [OPTIONS...]
 
 View the Cairn partitions and nodes: their state, time limit and nodes, one line
@@ -206,7 +221,7 @@ Options:
 std::string_view front_end_help(std::string_view program) {
   static const std::map<std::string_view, std::string_view> kTexts = {
       {"squeue", kSqueue}, {"sinfo", kSinfo}, {"scancel", kScancel}, {"sacct", kSacct},
-      {"scontrol", kScontrol}, {"srun", kSrun}, {"sbatch_longrun", kSbatchLongrun},
+      {"scontrol", kScontrol}, {"srun", kSrun}, {"sbatch_longrun", kSbatchLongrun}, {"sdiag", kSdiag},
   };
   auto found = kTexts.find(program);
   return found == kTexts.end() ? std::string_view() : found->second;

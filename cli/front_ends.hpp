@@ -27,6 +27,7 @@ int run_sacct(const Args& args, std::ostream& out, std::ostream& err);
 int run_sinfo(const Args& args, std::ostream& out, std::ostream& err);
 int run_sacctmgr(const Args& args, std::ostream& out, std::ostream& err);
 int run_srun(const Args& args, std::ostream& out, std::ostream& err);
+int run_sdiag(const Args& args, std::ostream& out, std::ostream& err);
 
 using FrontEndMain = int (*)(const Args& args, std::ostream& out, std::ostream& err);
 // The Slurm front-end called `name` (sbatch, squeue, ...); nullptr if there is none.

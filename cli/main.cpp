@@ -25,7 +25,7 @@ constexpr const char* kUsage =
     "and the operator's commands. `cairn <command> --help` describes each.\n"
     "\n"
     "Commands:\n"
-    "  sbatch|srun|squeue|scontrol|scancel|sacct|sinfo|sacctmgr|sbatch_longrun   the Slurm front-ends\n"
+    "  sbatch|srun|squeue|scontrol|scancel|sacct|sinfo|sacctmgr|sdiag|sbatch_longrun   the Slurm front-ends\n"
     "  log dump|audit|stats|verify|replay            read the event log\n"
     "  local up|down|status                          a whole cluster on this machine\n"
     "  bb status                                     burst-buffer pools (scontrol show burstbuffer)\n"

@@ -234,6 +234,13 @@ class ConfigParser {
         {"controllerport", [](ConfigParser& p, const Pair& v) {
            p.config_.controller_port = static_cast<uint16_t>(p.number(v, 0, 65535));
          }},
+        {"metricsport", [](ConfigParser& p, const Pair& v) {
+           p.config_.metrics_port = static_cast<uint16_t>(p.number(v, 0, 65535));
+         }},
+        {"agentmetricsport", [](ConfigParser& p, const Pair& v) {
+           p.config_.agent_metrics_port = static_cast<uint16_t>(p.number(v, 0, 65535));
+         }},
+        {"metricsaddr", [](ConfigParser& p, const Pair& v) { p.config_.metrics_addr = p.non_empty(v); }},
         {"controllersocket", [](ConfigParser& p, const Pair& v) { p.config_.controller_socket = p.non_empty(v); }},
         {"statesavelocation",
          [](ConfigParser& p, const Pair& v) { p.config_.state_save_location = p.non_empty(v); }},

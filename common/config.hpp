@@ -82,6 +82,11 @@ struct ClusterConfig {
   std::string cluster_name = "cairn";
   std::string controller_addr = "127.0.0.1";
   uint16_t controller_port = 6817;  // 0: no TCP listener
+  // Prometheus metrics over HTTP (docs/metrics.md): cairnctld on MetricsPort, each cairnd on
+  // AgentMetricsPort (or its --metrics-port), both bound to MetricsAddr. 0: off (the default).
+  uint16_t metrics_port = 0;
+  uint16_t agent_metrics_port = 0;
+  std::string metrics_addr = "0.0.0.0";
   std::string controller_socket;  // parse_config's default: <state_save_location>/cairnctld.sock
   std::string state_save_location = "/var/lib/cairn";
   std::string event_log;  // parse_config's default: file:<state_save_location>/log

@@ -4,7 +4,8 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libcaf-dev libcapnp-dev capnproto
           librdkafka-dev libspdlog-dev libfmt-dev doctest-dev kcat bc procps util-linux
           libmunge-dev munge libsystemd-dev clang libclang-rt-dev chromium python3
-          lintian logrotate)  # checks of the Debian package and of deploy/logrotate (test/integration/package.sh)
+          lintian logrotate  # checks of the Debian package and of deploy/logrotate (test/integration/package.sh)
+          prometheus-cpp-dev prometheus)  # metrics exposer; prometheus + promtool for test/integration/metrics.sh
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

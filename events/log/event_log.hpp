@@ -67,6 +67,7 @@ struct LogStats {
   uint64_t appends = 0;
   uint64_t syncs = 0;
   uint64_t bytes = 0;
+  uint64_t commit_us = 0;  // time spent writing and syncing batches (the file log; 0 for Kafka)
 };
 
 // Sequential reader of one partition. next() returns records in offset order.

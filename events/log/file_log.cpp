@@ -857,7 +857,11 @@ class FileLog : public EventLog {
       std::string error;
       std::vector<QueuedAppend> behind;
       try {
+        auto began = Clock::now();
         end = write_chunk(batch, done, touched, syncs, bytes);
+        auto spent = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - began).count();
+        std::lock_guard lock(mutex_);
+        stats_.commit_us += static_cast<uint64_t>(spent);
       } catch (const WriteFailed& e) {
         error = fail_chunk(touched, e.what(), out_of_space(e.error), behind);
       } catch (const std::exception& e) {

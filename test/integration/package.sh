@@ -50,7 +50,8 @@ field() { dpkg-deb -f "$deb" "$1"; }
 [ "$(field Package)" = cairn ] && [ "$(field Version)" = "$version" ] && [ "$(field Architecture)" = "$arch" ] ||
   fail "control fields: $(dpkg-deb -f "$deb" Package Version Architecture)"
 depends=$(field Depends)
-for library in libc6 libstdc++6 libcaf-core0.17 librdkafka1 libmunge2 libsystemd0 libspdlog1.10 libfmt9; do
+for library in libc6 libstdc++6 libcaf-core0.17 librdkafka1 libmunge2 libsystemd0 libspdlog1.10 libfmt9 \
+               libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0; do
   [[ "$depends" == *"$library"* ]] || fail "Depends (dpkg-shlibdeps) lacks $library: $depends"
 done
 [[ "$(field Recommends)" == *munge* ]] || fail "Recommends lacks munge"
@@ -67,7 +68,7 @@ for file in usr/bin/cairn usr/bin/cairn-slurm usr/sbin/cairnctld usr/sbin/cairnd
   [ -x "$root/$file" ] || fail "/$file is missing or not executable"
   ! file "$root/$file" 2>/dev/null | grep -q "not stripped" || fail "/$file is not stripped"
 done
-for front in sbatch srun squeue scontrol scancel sacct sinfo sacctmgr sbatch_longrun; do
+for front in sbatch srun squeue scontrol scancel sacct sinfo sacctmgr sdiag sbatch_longrun; do
   [ "$(readlink "$root/usr/bin/$front")" = cairn-slurm ] || fail "/usr/bin/$front is not a symlink to cairn-slurm"
   [ -f "$root/usr/share/man/man1/$front.1.gz" ] || fail "no manual page for $front"
 done
@@ -77,6 +78,7 @@ done
 for unit in cairnctld.service cairnd.service; do
   cmp -s "$root/usr/lib/systemd/system/$unit" "$src/deploy/systemd/$unit" || fail "/usr/lib/systemd/system/$unit differs from deploy/systemd/$unit"
 done
+cmp -s "$root/usr/share/cairn/grafana/cairn.json" "$src/deploy/grafana/cairn.json" || fail "no Grafana dashboard in /usr/share/cairn/grafana"
 cmp -s "$root/etc/cairn/cairn.conf.example" "$src/deploy/cairn.conf.example" || fail "/etc/cairn/cairn.conf.example differs"
 cmp -s "$root/etc/logrotate.d/cairn" "$src/deploy/logrotate/cairn" || fail "/etc/logrotate.d/cairn differs"
 [ -f "$root/usr/share/doc/cairn/copyright" ] && [ -f "$root/usr/share/doc/cairn/changelog.gz" ] ||

@@ -15,7 +15,7 @@ using namespace cairn;
 namespace {
 
 const std::vector<std::string> kFrontEnds = {"sbatch", "srun",     "squeue",  "scontrol",      "scancel",
-                                             "sacct",  "sinfo",    "sacctmgr", "sbatch_longrun"};
+                                             "sacct",  "sinfo",    "sacctmgr", "sbatch_longrun", "sdiag"};
 
 struct Run {
   int status;
