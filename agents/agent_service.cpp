@@ -7,6 +7,8 @@
 #include "protocol/node_codec.hpp"
 #include "protocol/step_codec.hpp"
 
+#include <spdlog/spdlog.h>
+
 namespace cairn {
 namespace {
 
@@ -39,6 +41,8 @@ class AgentService final : public rpc::Agent::Server {
 
   kj::Promise<void> terminate(TerminateContext context) override {
     auto params = context.getParams();
+    // One line per order: test/integration/scontrol_update.sh counts them (one per job set DOWN).
+    spdlog::info("JobId={}: terminate order", params.getJobId());
     orders_.terminate(params.getJobId(), params.getKillWaitSec(),
                       stop_reason_from(static_cast<uint32_t>(params.getReason())));
     return kj::READY_NOW;
