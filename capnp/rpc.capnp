@@ -249,6 +249,20 @@ interface Controller {
   # scontrol update JobId=... and scontrol top: the job's changes (Events.JobChange), checked
   # against its record; answers once its JobUpdated event is durable, or with Slurm's refusal.
   updateJob @20 (jobId :UInt64, changes :List(Events.JobChange), qos :Text, hasQos :Bool) -> (result :ControlResult);
+  # scontrol create|update|delete PartitionName= (root, SlurmUser and Operators only): `given`
+  # lists the fields the command sets (cairn::PartitionField); answers once the partition's
+  # event is durable and applied, or fails with Slurm's text.
+  # @21-@23: held for the reservations branch (placeholders until it is merged).
+  unassigned21 @21 () -> ();
+  unassigned22 @22 () -> ();
+  unassigned23 @23 () -> ();
+  changePartition @24 (verb :PartitionVerb, partition :Events.PartitionSettings, given :List(UInt8)) -> ();
+}
+
+enum PartitionVerb {
+  create @0;
+  update @1;
+  delete @2;
 }
 
 struct HistoryCursor {

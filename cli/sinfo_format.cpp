@@ -62,8 +62,19 @@ struct Grouping {
 bool same_partition_group(const SinfoRow& row, const PartitionView& partition, const Grouping& grouping) {
   if (row.partition == &partition) return true;
   if (grouping.by_partition) return false;
-  if (grouping.by_avail && row.partition->up != partition.up) return false;
+  if (grouping.by_avail && row.partition->state != partition.state) return false;
   return !grouping.by_time_limit || row.partition->max_time_sec == partition.max_time_sec;
+}
+
+// sinfo's AVAIL (src/sinfo/print.c, _print_avail).
+std::string partition_avail(PartitionState state) {
+  switch (state) {
+    case PartitionState::up: return "up";
+    case PartitionState::down: return "down";
+    case PartitionState::drain: return "drain";
+    case PartitionState::inactive: return "inactive";
+  }
+  return "unknown";
 }
 
 std::string features_text(const NodeRecord* node) {
@@ -208,7 +219,7 @@ const std::array kSinfoFields{
                  return FieldCell{name};
                }},
     SinfoField{'a', "AVAIL",
-               [](const SinfoRow& row, const FieldSpec&) { return FieldCell{row.partition->up ? "up" : "down"}; }},
+               [](const SinfoRow& row, const FieldSpec&) { return FieldCell{partition_avail(row.partition->state)}; }},
     SinfoField{'l', "TIMELIMIT",
                [](const SinfoRow& row, const FieldSpec&) {
                  uint32_t limit = row.partition->max_time_sec;
