@@ -165,7 +165,12 @@ std::string submission_error(const ControllerContext& context, const std::vector
   // Slurm's _valid_job_part: DRAIN and INACTIVE take no new jobs (DOWN queues them).
   if (partition->state == PartitionState::drain || partition->state == PartitionState::inactive)
     return kPartitionNotAvailable;
-  if (!partition_allows_groups(*partition, group_names(spec.user_name, spec.gid))) return kPartitionGroupDenied;
+  // Slurm's validate_group: root and SlurmUser run anywhere; the groups are looked up only
+  // for a partition that names some (NSS may be slow).
+  bool super_user = spec.uid == 0 || spec.user_name == context.config.slurm_user;
+  if (!partition->allow_groups.empty() && !super_user &&
+      !partition_allows_groups(*partition, group_names(spec.user_name, spec.gid)))
+    return kPartitionGroupDenied;
   if (!spec.licenses.empty())
     if (auto error = license_request_error(spec.licenses, context.config.licenses); !error.empty()) return error;
   // ESLURM_RESERVATION_INVALID: Cairn has no reservations yet, so none can be named.

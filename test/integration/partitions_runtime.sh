@@ -3,8 +3,8 @@
 # over it waits PartitionTimeLimit), drained (the running job finishes, a queued one still runs,
 # new submissions refused with Slurm's error), set DOWN (a queued job waits PartitionDown, UP
 # runs it) across a controller restart (the log keeps the change), INACTIVE, deleted (refused
-# while a job uses it, then deleted), --at showing it as it was, users refused, and every
-# change an event with who made it.
+# while a job uses it, then deleted), --at showing it as it was, DenyAccounts= and AllowGroups=
+# on submission, users refused, and every change an event with who made it.
 set -euo pipefail
 build=$1
 source "$(dirname "$0")/cluster.bash"
@@ -95,18 +95,30 @@ scontrol --at "$then" show partition batch | grep -q "^   State=UP " ||
 sinfo --at "$then" -h -o %P | grep -qx batch || fail "sinfo --at $then: $(sinfo --at "$then")"
 [ "$(sinfo -h -o %P)" = "debug*" ] || fail "sinfo after the delete: $(sinfo)"
 
-# 7. Only operators change partitions (Slurm's ESLURM_USER_ID_MISSING).
+# 7. Who may use a partition: DenyAccounts= (and AllowGroups= below, as another user).
+quiet scontrol create PartitionName=acct Nodes=n1 DenyAccounts=guest AllowGroups=root
+shown acct | grep -q "^   AllowGroups=root DenyAccounts=guest AllowQos=ALL$" || fail "show partition acct: $(shown acct)"
+expect_error "sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified" \
+  sbatch -p acct -A guest --wrap true
+allowed=$(sbatch --parsable -p acct -A physics --wrap true)  # root runs anywhere, whatever AllowGroups says
+wait_state "$allowed" COMPLETED
+
+# 8. Only operators change partitions (Slurm's ESLURM_USER_ID_MISSING); AllowGroups= keeps others out.
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
   as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"; }
+  nobody_submits() { (cd /tmp && as_nobody "$bin/sbatch" "$@"); }
+  expect_error "sbatch: error: Batch job submission failed: User's group not permitted to use this partition" \
+    nobody_submits -p acct -o /dev/null --wrap true
   expect_error "slurm_update error: Invalid user id" as_nobody "$bin/scontrol" update PartitionName=debug State=DOWN
   expect_error "Error creating the partition: Invalid user id" as_nobody "$bin/scontrol" create PartitionName=mine
   expect_error "delete_partition PartitionName=debug: Invalid user id" as_nobody "$bin/scontrol" delete PartitionName=debug
   shown debug | grep -q "^   State=UP " || fail "a user changed debug: $(shown debug)"
 else
-  skip_part "part 7 (users refused): needs root and setpriv to run scontrol as another user"
+  skip_part "part 8 (users refused): needs root and setpriv to run scontrol and sbatch as another user"
 fi
+quiet scontrol delete PartitionName=acct
 
-# 8. Every change is an event, with who made it.
+# 9. Every change is an event, with who made it.
 dump=$(cairn log dump)
 grep "PartitionCreated" <<<"$dump" | grep -q root || fail "no PartitionCreated by root: $(grep Partition <<<"$dump")"
 [ "$(grep -c "PartitionUpdated" <<<"$dump")" -ge 6 ] || fail "PartitionUpdated events missing: $(grep Partition <<<"$dump")"
