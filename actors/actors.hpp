@@ -84,6 +84,7 @@ CAF_ADD_TYPE_ID(cairn, (cairn::AllocationEnd))
 CAF_ADD_TYPE_ID(cairn, (cairn::StopReason))
 CAF_ADD_TYPE_ID(cairn, (cairn::NodeUpdateCommand))
 CAF_ADD_TYPE_ID(cairn, (cairn::JobUpdateRequest))
+CAF_ADD_TYPE_ID(cairn, (cairn::PartitionChangeRequest))
 
 // The log: append an event; the commit thread says it is durable (internal); the fence watch
 // read the shard up to an offset without meeting a newer claim; a newer writer claimed it.
@@ -165,6 +166,10 @@ CAF_ADD_ATOM(cairn, cairn, node_update_atom, "nodeupd")
 CAF_ADD_ATOM(cairn, cairn, node_down_atom, "nodedown")
 CAF_ADD_ATOM(cairn, cairn, node_back_atom, "nodeback")
 CAF_ADD_ATOM(cairn, cairn, job_edit_atom, "jobedit")
+// scontrol create|update|delete PartitionName= (to the partition admin); whether a job not
+// yet ended is in a partition (query view).
+CAF_ADD_ATOM(cairn, cairn, partition_change_atom, "partchg")
+CAF_ADD_ATOM(cairn, cairn, partition_in_use_atom, "partuse")
 
 CAF_END_TYPE_ID_BLOCK(cairn)
 
@@ -239,6 +244,7 @@ using QueryViewActor = caf::typed_actor<                                        
     replies_to<query_digest_atom>::with<StateDigestView>,                               //
     replies_to<query_pools_atom>::with<PoolsAnswer>,                                  //
     replies_to<query_nodes_atom>::with<NodesAnswer>,                                  //
+    replies_to<partition_in_use_atom, std::string>::with<bool>,                         //
     replies_to<query_nodes_atom, std::string, bool>::with<std::vector<uint64_t>>,       //
     replies_to<node_log_atom, std::string>::with<NodeLogView>,                          //
     reacts_to<purge_atom>,                                                              // internal
@@ -287,6 +293,12 @@ using NodeAdminActor = caf::typed_actor<                                //
     replies_to<node_update_atom, NodeUpdateCommand>::with<Recorded>  //
     >;
 
+// scontrol create|update|delete PartitionName=: one change at a time, checked against the
+// partitions in force, its event appended, answered once the query view applied it.
+using PartitionAdminActor = caf::typed_actor<                                  //
+    replies_to<partition_change_atom, PartitionChangeRequest>::with<Recorded>  //
+    >;
+
 // The actors of one controller; filled in by main before any message flows.
 struct ControllerActors {
   LogActor log;
@@ -296,6 +308,7 @@ struct ControllerActors {
   AccountAdminActor accounts;
   JobHistoryActor history;
   NodeAdminActor node_admin;  // scontrol update NodeName=
+  PartitionAdminActor partition_admin;  // scontrol create|update|delete PartitionName=
   std::map<std::string, NodeActor> nodes;
 };
 
@@ -310,7 +323,10 @@ struct ControllerContext {
   // Read-your-writes: one past the highest offset the log actor has acknowledged. A command
   // is checked only once the query view has applied everything below it (caught_up_atom).
   std::shared_ptr<std::atomic<uint64_t>> acked_end = std::make_shared<std::atomic<uint64_t>>(0);
-  std::vector<PartitionPolicy> partitions;
+  std::vector<PartitionPolicy> configured_partitions;  // cairn.conf's PartitionName= lines
+  // The partitions in force: the configured ones as the log changed them (kept by the query view).
+  std::shared_ptr<SharedValue<std::vector<PartitionPolicy>>> partitions =
+      std::make_shared<SharedValue<std::vector<PartitionPolicy>>>();
   std::vector<BbPoolPolicy> pools;
   NodeFeatureMap node_features;
   std::shared_ptr<AccountsCache> accounts = std::make_shared<AccountsCache>();  // kept by the query view
@@ -340,6 +356,7 @@ JobHistoryActor spawn_job_history(caf::actor_system& system, std::shared_ptr<con
                                   std::shared_ptr<JobHistory> store);
 SchedulerActor spawn_scheduler(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
 AccountAdminActor spawn_account_admin(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
+PartitionAdminActor spawn_partition_admin(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
 NodeAdminActor spawn_node_admin(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
 // A job's actor: spawned at the job's first event after its submission (a queued
 // job costs no actor), or for a command or report about it. It first reads the
@@ -437,3 +454,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepOutcome)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepEnd)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepLaunch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobUpdateRequest)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::PartitionChangeRequest)

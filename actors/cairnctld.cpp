@@ -177,7 +177,8 @@ int run(const ParsedArgs& args) {
   auto context = std::make_shared<ControllerContext>();
   context->metrics = metrics;
   context->config = config;
-  context->partitions = partition_policies(config);
+  context->configured_partitions = partition_policies(config);
+  context->partitions->set(effective_partitions(context->configured_partitions, state.partition_table));
   context->node_features = node_feature_map(config);
   context->pools = pool_policies(config);
   context->shard = 0;
@@ -219,6 +220,7 @@ int run(const ParsedArgs& args) {
   context->actors.scheduler = spawn_scheduler(system, context);
   context->actors.accounts = spawn_account_admin(system, context);
   context->actors.node_admin = spawn_node_admin(system, context);
+  context->actors.partition_admin = spawn_partition_admin(system, context);
   caf::anon_send(context->actors.dispatcher, live_atom_v, live);
 
   // A newer claim on the shard (a second controller) fences this one: it stops writing and exits.

@@ -21,6 +21,7 @@
 #include "events/job_step.hpp"
 #include "events/job_update.hpp"
 #include "events/node_update.hpp"
+#include "events/partition_table.hpp"
 #include "events/queries.hpp"
 #include "actors/agent_channel.hpp"
 #include "protocol/node_messages.hpp"
@@ -66,6 +67,12 @@ struct NodeUpdateCommand {
   std::vector<std::string> nodes;
   NodeStateChange state = NodeStateChange::NONE;
   std::string reason;
+  Caller caller;
+};
+
+// scontrol create|update|delete PartitionName=.
+struct PartitionChangeRequest {
+  PartitionCommand command;
   Caller caller;
 };
 

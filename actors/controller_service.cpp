@@ -500,6 +500,23 @@ class ControllerImpl final : public rpc::Controller::Server {
     return recorded(ask<Recorded>(*context_, context_->actors.node_admin, node_update_atom_v, std::move(command)));
   }
 
+  kj::Promise<void> changePartition(ChangePartitionContext context) override {
+    auto params = context.getParams();
+    PartitionChangeRequest request;
+    switch (params.getVerb()) {
+      case rpc::PartitionVerb::CREATE: request.command.verb = PartitionVerb::create; break;
+      case rpc::PartitionVerb::UPDATE: request.command.verb = PartitionVerb::update; break;
+      case rpc::PartitionVerb::DELETE: request.command.verb = PartitionVerb::remove; break;
+    }
+    request.command.request = read_partition_settings(params.getPartition());
+    for (uint8_t field : bounded_list(params.getGiven()))
+      if (field <= static_cast<uint8_t>(PartitionField::def_mem_per_node))
+        request.command.given.push_back(static_cast<PartitionField>(field));
+    request.caller = with_command_id();
+    return recorded(ask<Recorded>(*context_, context_->actors.partition_admin, partition_change_atom_v,
+                                  std::move(request)));
+  }
+
   kj::Promise<void> updateJob(UpdateJobContext context) override {
     auto params = context.getParams();
     JobUpdateRequest request;
@@ -574,7 +591,7 @@ class ControllerImpl final : public rpc::Controller::Server {
     registration.node = node;
     registration.cpus = info.cpus;
     registration.mem_mb = info.mem_mb;
-    for (const auto& partition : context_->partitions)
+    for (const auto& partition : *context_->partitions->get())
       if (std::find(partition.nodes.begin(), partition.nodes.end(), node) != partition.nodes.end())
         registration.partitions.push_back(partition.name);
     registration.memory_enforced = info.memory_enforced;

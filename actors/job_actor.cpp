@@ -435,7 +435,8 @@ void on_edit(JobSelf self, const JobUpdateRequest& request, const Reply<ControlO
   if (!st.known) return reply({id, false, "Invalid job id specified"});
   const ControllerContext& context = *st.context;
   auto accounts = context.accounts->get();  // held for the call
-  JobUpdateContext where{&context.partitions, {}, accounts.get(), context.config.enforce_associations,
+  auto partitions = context.partitions->get();
+  JobUpdateContext where{partitions.get(), {}, accounts.get(), context.config.enforce_associations,
                          context.config.enable_user_top};
   for (const auto& [node, actor] : context.actors.nodes) where.node_names.push_back(node);
   JobUpdatePlan plan = plan_job_update(st.job, request, where);

@@ -74,16 +74,14 @@ void fail_jobs(NodeSelf self, const std::string& why) {
 }
 
 // An operator set the node DOWN (NodeUpdated is durable): as slurmctld's
-// kill_running_job_by_node_name, its jobs are killed on the agent and end NODE_FAIL
-// (requeued when they may be).
+// kill_running_job_by_node_name, its jobs end NODE_FAIL (requeued when they may be). The
+// kill on the agent is the job actor's order as that end is durable (one order per job).
 void down_by_operator(NodeSelf self, const std::string& why) {
   auto& st = self->state;
   std::string node = st.node;
-  uint32_t kill_wait = st.context->config.kill_wait_sec;
   self->request(st.context->actors.query_view, caf::infinite, query_nodes_atom::value, node, false)
       .then([=](const std::vector<uint64_t>& jobs) {
         for (auto id : jobs) {
-          if (self->state.channel) self->state.channel->terminate(id, kill_wait, StopReason::node_failure);
           JobEnd lost{.job_id = id, .message = why, .lost = true};
           self->request(self->state.context->actors.dispatcher, caf::infinite, job_exit_atom_v, node, lost)
               .then([](const Recorded&) {});

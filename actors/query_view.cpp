@@ -46,6 +46,7 @@ struct QueryViewState {
   std::vector<DeferredAccounts> deferred_accounts;
   // Job actors waiting to take up a command until every acknowledged event is applied, by min_offset.
   std::multimap<uint64_t, caf::typed_response_promise<bool>> deferred_catch_ups;
+  std::vector<PartitionPolicy> partitions;  // in force: the configured ones as the log changed them
   int64_t last_event_us = 0;
   uint64_t snapshot_offset = 0;  // next_offset of the last snapshot written (or loaded)
   // A purge is under way until its JobsPurged event is applied (offset known once appended).
@@ -64,6 +65,18 @@ bool changes_accounts(schema::Event::Body::Which kind) {
          kind == Body::USER_REMOVED;
 }
 
+bool changes_partitions(schema::Event::Body::Which kind) {
+  using Body = schema::Event::Body;
+  return kind == Body::PARTITION_CREATED || kind == Body::PARTITION_UPDATED || kind == Body::PARTITION_DELETED;
+}
+
+// The partitions in force, for the scheduler's submissions and the other actors.
+void publish_partitions(QueryView* self) {
+  auto& st = self->state;
+  st.partitions = effective_partitions(st.context->configured_partitions, st.state.partition_table);
+  st.context->partitions->set(st.partitions);
+}
+
 // How often finished jobs older than MinJobAge are looked for, and at most how many go at once.
 constexpr auto kPurgeEvery = std::chrono::seconds(5);
 constexpr size_t kPurgeBatch = 5000;
@@ -71,7 +84,7 @@ constexpr size_t kPurgeBatch = 5000;
 SchedulingDecision run_pass(QueryView* self) {
   auto& st = self->state;
   auto began = std::chrono::steady_clock::now();
-  auto decision = schedule({&st.state, st.context->partitions, st.context->pools, st.context->now_us(),
+  auto decision = schedule({&st.state, st.partitions, st.context->pools, st.context->now_us(),
                             st.context->config.kill_invalid_depend, &st.context->node_features,
                             &st.context->config.licenses});
   auto spent = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - began);
@@ -182,6 +195,7 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
   for (auto& [id, job] : self->state.state.jobs)
     if (!is_final(job.state)) job.spec.compact();  // queued and running jobs, as if just submitted
   self->state.context->accounts->set(self->state.state.accounts);
+  publish_partitions(self);
   if (self->state.context->actors.history) self->delayed_send(self, kPurgeEvery, purge_atom_v);
   self->state.context->metrics->applied(applied_offset);
   publish_gauges(self);
@@ -210,15 +224,17 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
         if (auto it = st.state.jobs.find(event.job_id); it != st.state.jobs.end())
           counted_before = JobBefore{it->second.state, it->second.restarts, it->second.oom_detected};
         uint64_t purged_before = st.state.purged_jobs;
-        bool accounts_changed = false;
+        bool accounts_changed = false, partitions_changed = false;
         apply_record(st.state, event.offset, *event.bytes, [&](const DecodedEvent& decoded, ApplyResult result) {
           if (result == ApplyResult::rejected)
             spdlog::warn("{}event at offset {} rejected: {}", event.job_id ? fmt::format("JobId={}: ", event.job_id) : "",
                          event.offset, st.state.anomalies.empty() ? "" : st.state.anomalies.back().text);
           st.last_event_us = decoded.event().getHeader().getTimeUs();
           accounts_changed = result == ApplyResult::applied && changes_accounts(decoded.event().getBody().which());
+          partitions_changed = result == ApplyResult::applied && changes_partitions(decoded.event().getBody().which());
         });
         if (accounts_changed) st.context->accounts->set(st.state.accounts);
+        if (partitions_changed) publish_partitions(self);
         st.applied_offset = event.offset + 1;
         st.gauges_stale = true;
         st.context->metrics->applied(st.applied_offset);
@@ -336,7 +352,15 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
       },
       [=](query_nodes_atom) -> NodesAnswer {
         auto& st = self->state;
-        return nodes_answer(st.state, st.context->config, st.context->partitions, st.context->now_us());
+        return nodes_answer(st.state, st.context->config, st.partitions, st.context->now_us());
+      },
+      // Slurm's partition_in_use: a job not yet ended (pending, running, suspended, completing).
+      [=](partition_in_use_atom, const std::string& partition) -> bool {
+        auto& st = self->state;
+        for (uint64_t id : st.state.unfinished_jobs)
+          if (auto it = st.state.jobs.find(id); it != st.state.jobs.end() && it->second.spec->partition == partition)
+            return true;
+        return false;
       },
       // An agent registers: what the log says runs there, and its previous spool instance.
       [=](node_log_atom, const std::string& node) -> NodeLogView { return node_log_view(self->state.state, node); },

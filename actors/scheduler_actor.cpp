@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <csignal>
+#include <grp.h>
+#include <unistd.h>
 #include <set>
 
 #include "actors/actors.hpp"
@@ -129,11 +131,46 @@ void run_pass(Scheduler* self) {
 }
 
 // Slurm's submission errors for requests no partition can ever run.
-std::string submission_error(const ControllerContext& context, const JobSpec& spec) {
+const PartitionPolicy* submission_partition(const std::vector<PartitionPolicy>& partitions, const JobSpec& spec) {
   const PartitionPolicy* partition = nullptr;
-  for (const auto& candidate : context.partitions)
+  for (const auto& candidate : partitions)
     if (spec.partition.empty() ? candidate.is_default : candidate.name == spec.partition) partition = &candidate;
-  if (!partition) return "Invalid partition name specified";
+  return partition;
+}
+
+// The names of the user's groups (primary and supplementary), for AllowGroups=.
+std::vector<std::string> group_names(const std::string& user, uint32_t gid) {
+  std::vector<gid_t> gids(64);
+  int count = static_cast<int>(gids.size());
+  if (getgrouplist(user.c_str(), gid, gids.data(), &count) < 0) {
+    gids.resize(static_cast<size_t>(count));
+    if (getgrouplist(user.c_str(), gid, gids.data(), &count) < 0) count = 0;
+  }
+  gids.resize(static_cast<size_t>(std::max(count, 0)));
+  if (gids.empty()) gids.push_back(gid);
+  std::vector<std::string> names;
+  std::vector<char> buffer(16384);
+  for (gid_t id : gids) {
+    group entry{};
+    group* found = nullptr;
+    if (getgrgid_r(id, &entry, buffer.data(), buffer.size(), &found) == 0 && found) names.emplace_back(found->gr_name);
+  }
+  return names;
+}
+
+std::string submission_error(const ControllerContext& context, const std::vector<PartitionPolicy>& partitions,
+                             const JobSpec& spec) {
+  const PartitionPolicy* partition = submission_partition(partitions, spec);
+  if (!partition) return kInvalidPartitionName;
+  // Slurm's _valid_job_part: DRAIN and INACTIVE take no new jobs (DOWN queues them).
+  if (partition->state == PartitionState::drain || partition->state == PartitionState::inactive)
+    return kPartitionNotAvailable;
+  // Slurm's validate_group: root and SlurmUser run anywhere; the groups are looked up only
+  // for a partition that names some (NSS may be slow).
+  bool super_user = spec.uid == 0 || spec.user_name == context.config.slurm_user;
+  if (!partition->allow_groups.empty() && !super_user &&
+      !partition_allows_groups(*partition, group_names(spec.user_name, spec.gid)))
+    return kPartitionGroupDenied;
   if (!spec.licenses.empty())
     if (auto error = license_request_error(spec.licenses, context.config.licenses); !error.empty()) return error;
   // ESLURM_RESERVATION_INVALID: Cairn has no reservations yet, so none can be named.
@@ -226,13 +263,12 @@ void admit(Scheduler* self, JobSpec spec, const Caller& caller, std::function<vo
   const auto& limits = self->state.context->config;
   if (auto error = submission_limit_error(spec, limits.max_script_size, caller.is_operator); !error.empty())
     return reply({false, 0, error});
-  if (auto error = submission_error(*self->state.context, spec); !error.empty())
+  auto partitions = self->state.context->partitions->get();
+  if (auto error = submission_error(*self->state.context, *partitions, spec); !error.empty())
     return reply({false, 0, error});
   apply_cluster_resubmit_default(self->state.context->config, spec);
-  if (spec.partition.empty()) {  // the job records the partition it was given
-    for (const auto& partition : self->state.context->partitions)
-      if (partition.is_default) spec.partition = partition.name;
-  }
+  const PartitionPolicy* partition = submission_partition(*partitions, spec);
+  spec.partition = partition->name;  // the job records the partition it was given
   auto parsed = parse_dependency(spec.dependency);
   if (!parsed.dependency) return reply({false, 0, std::string(kDependencyProblem)});
   std::vector<uint64_t> ids = dependency_job_ids(*parsed.dependency);
@@ -254,6 +290,7 @@ void admit(Scheduler* self, JobSpec spec, const Caller& caller, std::function<vo
                                    context.config.enforce_associations);
   if (!choice.ok) return reply({false, 0, choice.error});
   spec.account = choice.account;
+  if (!partition_allows_account(*partition, spec.account)) return reply({false, 0, std::string(kInvalidAccount)});
   if (ids.empty()) return submit(std::move(spec));
   check_dependency_jobs(self, ids, kDependencyChecks, [=](bool known) {
     if (!known) return reply({false, 0, std::string(kDependencyProblem)});

@@ -8,6 +8,8 @@
 #include "protocol/rpc_meter.hpp"
 #include "protocol/step_codec.hpp"
 
+#include <spdlog/spdlog.h>
+
 namespace cairn {
 namespace {
 
@@ -51,6 +53,8 @@ class AgentService final : public rpc::Agent::Server {
 
   kj::Promise<void> terminate(TerminateContext context) override {
     auto params = context.getParams();
+    // One line per order: test/integration/scontrol_update.sh counts them (one per job set DOWN).
+    spdlog::info("JobId={}: terminate order", params.getJobId());
     orders_.terminate(params.getJobId(), params.getKillWaitSec(),
                       stop_reason_from(static_cast<uint32_t>(params.getReason())));
     return kj::READY_NOW;

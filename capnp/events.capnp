@@ -429,6 +429,32 @@ struct JobUpdated {
   changes @1 :List(JobChange);
 }
 
+# ---- partitions at runtime (scontrol create|update|delete PartitionName=) ----
+
+# A partition's whole definition, as cairn.conf's PartitionName= line gives it.
+struct PartitionSettings {
+  name @0 :Text;
+  nodes @1 :List(Text);        # expanded, in the order given
+  state @2 :UInt8;             # cairn::PartitionState: 0 UP, 1 DOWN, 2 DRAIN, 3 INACTIVE
+  isDefault @3 :Bool;
+  maxTimeSec @4 :UInt32;       # 4294967295: UNLIMITED
+  defaultTimeSec @5 :UInt32;   # 0: none (jobs without -t get MaxTime)
+  maxNodes @6 :UInt32;         # 4294967295: UNLIMITED
+  minNodes @7 :UInt32;
+  priorityTier @8 :UInt32;
+  allowAccounts @9 :List(Text);  # empty: ALL
+  denyAccounts @10 :List(Text);
+  allowGroups @11 :List(Text);   # empty: ALL
+  defMemPerCpuMb @12 :UInt64;
+  defMemPerNodeMb @13 :UInt64;
+}
+
+# An operator created a partition, or changed one (the whole definition after the change:
+# from then on the log, not cairn.conf, defines it), or deleted one.
+struct PartitionCreated { partition @0 :PartitionSettings; }
+struct PartitionUpdated { partition @0 :PartitionSettings; }
+struct PartitionDeleted { name @0 :Text; }
+
 struct Event {
   header @0 :Header;
   body :union {
@@ -466,6 +492,13 @@ struct Event {
     jobsPurged @32 :JobsPurged;
     nodeUpdated @33 :NodeUpdated;
     jobUpdated @34 :JobUpdated;
+    # @35-@37: held for the reservations branch (placeholders until it is merged).
+    unassigned35 @35 :Void;
+    unassigned36 @36 :Void;
+    unassigned37 @37 :Void;
+    partitionCreated @38 :PartitionCreated;
+    partitionUpdated @39 :PartitionUpdated;
+    partitionDeleted @40 :PartitionDeleted;
     # New kinds are added here with the next ordinal.
   }
 }

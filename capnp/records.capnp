@@ -137,6 +137,7 @@ struct PartitionView {
   up @2 :Bool;
   isDefault @3 :Bool;
   maxTimeSec @4 :UInt32;       # 4294967295: unlimited
+  settings @5 :Events.PartitionSettings;  # the whole definition (the fields above repeat part of it)
 }
 
 struct PoolHolder {

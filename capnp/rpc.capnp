@@ -249,12 +249,15 @@ interface Controller {
   # scontrol update JobId=... and scontrol top: the job's changes (Events.JobChange), checked
   # against its record; answers once its JobUpdated event is durable, or with Slurm's refusal.
   updateJob @20 (jobId :UInt64, changes :List(Events.JobChange), qos :Text, hasQos :Bool) -> (result :ControlResult);
-  # @21-@31 are taken by branches merged in parallel (reservations, runtime partitions,
-  # reconfigure); placeholders here only so that this branch compiles: drop them at the merge.
-  placeholder21 @21 () -> ();
-  placeholder22 @22 () -> ();
-  placeholder23 @23 () -> ();
-  placeholder24 @24 () -> ();
+  # scontrol create|update|delete PartitionName= (root, SlurmUser and Operators only): `given`
+  # lists the fields the command sets (cairn::PartitionField); answers once the partition's
+  # event is durable and applied, or fails with Slurm's text.
+  # @21-@23: held for the reservations branch (placeholders until it is merged).
+  unassigned21 @21 () -> ();
+  unassigned22 @22 () -> ();
+  unassigned23 @23 () -> ();
+  changePartition @24 (verb :PartitionVerb, partition :Events.PartitionSettings, given :List(UInt8)) -> ();
+  # @25-@31: held for branches merged in parallel (placeholders until they are merged).
   placeholder25 @25 () -> ();
   placeholder26 @26 () -> ();
   placeholder27 @27 () -> ();
@@ -265,6 +268,12 @@ interface Controller {
   # sdiag: the controller's statistics since start or the last reset (the counters the metrics
   # endpoint serves); reset (sdiag --reset: root, SlurmUser and Operators only) starts them anew.
   statistics @32 (reset :Bool) -> (stats :ControllerStats);
+}
+
+enum PartitionVerb {
+  create @0;
+  update @1;
+  delete @2;
 }
 
 struct HistoryCursor {

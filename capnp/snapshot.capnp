@@ -7,6 +7,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("cairn::snapshot");
 
 using Records = import "records.capnp";
+using Events = import "events.capnp";
 
 struct StateSnapshot {
   formatVersion @0 :UInt32;
@@ -36,11 +37,24 @@ struct StateSnapshot {
   # The exported environments of packed specs, each once (most jobs of a submitter share one):
   # entries NUL-terminated, as RecordedSpec::environment_block().
   environments @20 :List(Data);
+  unassigned21 @21 :Void;   # held for the reservations branch (placeholder until it is merged)
+  partitionTable @22 :PartitionTable;   # partitions created, changed or deleted at runtime
 
   struct JobSpecBytes {
     event @0 :Data;           # an encoded JobSubmitted event holding the spec; null: none (defaults)
     packed @1 :Bool;          # `event` is packed (compacted), its environment apart:
     environment @2 :UInt32;   # environments[environment]
+  }
+
+  struct PartitionTable {
+    changed @0 :List(RuntimePartition);   # in the order of their first change
+    defaultSet @1 :Bool;                  # an event chose the default partition:
+    defaultName @2 :Text;                 # this one (empty: none)
+  }
+
+  struct RuntimePartition {
+    settings @0 :Events.PartitionSettings;
+    deleted @1 :Bool;
   }
 
   struct Pool {

@@ -23,8 +23,8 @@ ClusterHistory::ClusterHistory(const ClusterConfig& config, const EventLog& log,
   }
   replay_until_time(log, 0, from, at_us, state_);
   auto features = node_feature_map(config);
-  reasons_ = schedule({&state_, partition_policies(config), pool_policies(config), at_us, config.kill_invalid_depend,
-                       &features})
+  auto partitions = effective_partitions(partition_policies(config), state_.partition_table);
+  reasons_ = schedule({&state_, partitions, pool_policies(config), at_us, config.kill_invalid_depend, &features})
                  .pending_reasons;
 }
 
@@ -34,7 +34,10 @@ JobsAnswer ClusterHistory::jobs(const JobQuery& query) {
   });
 }
 
-NodesAnswer ClusterHistory::nodes() { return nodes_answer(state_, config_, partition_policies(config_), at_us_); }
+// The partitions in force then: the configured ones as the log had changed them by then.
+NodesAnswer ClusterHistory::nodes() {
+  return nodes_answer(state_, config_, effective_partitions(partition_policies(config_), state_.partition_table), at_us_);
+}
 
 namespace {
 

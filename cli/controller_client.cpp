@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "capnp/rpc.capnp.h"
+#include "events/record_codec.hpp"
 #include "protocol/stats_codec.hpp"
 #include "protocol/auth_payload.hpp"
 #include "protocol/munge_credential.hpp"
@@ -163,6 +164,19 @@ void ControllerClient::update_nodes(const std::vector<std::string>& nodes, NodeS
   for (size_t i = 0; i < nodes.size(); ++i) list.set(static_cast<unsigned>(i), nodes[i]);
   request.setState(state);
   request.setReason(reason);
+  session_->connection.wait(request.send());
+}
+
+void ControllerClient::change_partition(const PartitionCommand& command) {
+  auto request = session_->controller.changePartitionRequest();
+  switch (command.verb) {
+    case PartitionVerb::create: request.setVerb(rpc::PartitionVerb::CREATE); break;
+    case PartitionVerb::update: request.setVerb(rpc::PartitionVerb::UPDATE); break;
+    case PartitionVerb::remove: request.setVerb(rpc::PartitionVerb::DELETE); break;
+  }
+  write_partition_settings(request.initPartition(), command.request);
+  auto given = request.initGiven(static_cast<unsigned>(command.given.size()));
+  for (size_t i = 0; i < command.given.size(); ++i) given.set(static_cast<unsigned>(i), static_cast<uint8_t>(command.given[i]));
   session_->connection.wait(request.send());
 }
 

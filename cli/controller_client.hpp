@@ -17,6 +17,7 @@
 #include "events/job_step.hpp"
 #include "events/job_update.hpp"
 #include "events/node_update.hpp"
+#include "events/partition_table.hpp"
 #include "events/queries.hpp"
 
 namespace cairn {
@@ -59,6 +60,8 @@ class ControllerClient final : public ClusterQueries {
   AccountsState accounts();
   // scontrol update NodeName=...: throws with the controller's refusal (remote_message()).
   void update_nodes(const std::vector<std::string>& nodes, NodeStateChange state, const std::string& reason);
+  // scontrol create|update|delete PartitionName=: throws with the controller's refusal.
+  void change_partition(const PartitionCommand& command);
   // scontrol update JobId=... / scontrol top: the outcome, Slurm's refusal in its error.
   ControlOutcome update_job(uint64_t job_id, const JobFieldChanges& changes, const std::optional<std::string>& qos);
 

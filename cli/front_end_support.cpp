@@ -145,7 +145,9 @@ std::vector<JobState> parse_states(const std::vector<std::string>& lists, std::s
 
 std::vector<PartitionView> partition_views(const std::vector<PartitionPolicy>& partitions) {
   std::vector<PartitionView> views;
-  for (const auto& p : partitions) views.push_back({p.name, p.is_default, p.up, p.max_time_sec, p.nodes});
+  for (const auto& p : partitions)
+    views.push_back({p.name, p.is_default, p.state, p.max_time_sec, p.nodes, p.default_time_sec, p.max_nodes,
+                     p.min_nodes, p.priority_tier, p.allow_accounts, p.deny_accounts, p.allow_groups});
   return views;
 }
 

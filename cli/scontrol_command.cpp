@@ -18,6 +18,7 @@
 #include "cli/front_ends.hpp"
 #include "cli/scontrol_format.hpp"
 #include "cli/scontrol_grammar.hpp"
+#include "cli/scontrol_partition.hpp"
 #include "cli/scontrol_update.hpp"
 #include "common/hostlist.hpp"
 #include "common/option_parser.hpp"
@@ -525,6 +526,8 @@ int run_scontrol(const Args& argv, std::ostream& out, std::ostream& err) {
     }
     if (args.has("at")) throw UsageError("scontrol: error: --at applies to show only");
     if (command.kind == ScontrolCommand::Kind::update) return run_scontrol_update(config, command.arguments, out, err);
+    if (command.kind == ScontrolCommand::Kind::create) return run_scontrol_create(config, command.arguments, err);
+    if (command.kind == ScontrolCommand::Kind::remove) return run_scontrol_delete(config, command.arguments, err);
     if (command.kind == ScontrolCommand::Kind::top) return run_scontrol_top(config, command.arguments, err);
     if (command.kind == ScontrolCommand::Kind::ping) return run_scontrol_ping(config, out);
     ControllerClient client(config);

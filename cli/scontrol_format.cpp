@@ -295,23 +295,33 @@ std::string render_scontrol_show_partition(const PartitionView& partition,
 
   out += "PartitionName=" + partition.name;
   out += line_end;
-  out += "AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL";
+  out += "AllowGroups=" + (partition.allow_groups.empty() ? std::string("ALL") : join(partition.allow_groups, ","));
+  if (!partition.allow_accounts.empty() || partition.deny_accounts.empty())
+    out += " AllowAccounts=" +
+           (partition.allow_accounts.empty() ? std::string("ALL") : join(partition.allow_accounts, ","));
+  else
+    out += " DenyAccounts=" + join(partition.deny_accounts, ",");
+  out += " AllowQos=ALL";
   out += line_end;
   out += fmt::format("AllocNodes=ALL Default={} QoS=N/A", partition.is_default ? "YES" : "NO");
   out += line_end;
-  out += "DefaultTime=NONE DisableRootJobs=NO ExclusiveUser=NO GraceTime=0 Hidden=NO";
+  out += "DefaultTime=" + (partition.default_time_sec == 0 ? std::string("NONE")
+                                                            : format_time_limit_hms(partition.default_time_sec));
+  out += " DisableRootJobs=NO ExclusiveUser=NO GraceTime=0 Hidden=NO";
   out += line_end;
-  out += fmt::format("MaxNodes=UNLIMITED MaxTime={} MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED",
-                     format_time_limit_hms(partition.max_time_sec));
+  out += fmt::format("MaxNodes={} MaxTime={} MinNodes={} LLN=NO MaxCPUsPerNode=UNLIMITED",
+                     partition.max_nodes == kUnlimited ? std::string("UNLIMITED") : std::to_string(partition.max_nodes),
+                     format_time_limit_hms(partition.max_time_sec), partition.min_nodes);
   out += line_end;
   out += "Nodes=" + or_null(compress_hostlist(partition.nodes));
   out += line_end;
-  out += "PriorityJobFactor=1 PriorityTier=1 RootOnly=NO ReqResv=NO OverSubscribe=NO";
+  out += fmt::format("PriorityJobFactor=1 PriorityTier={} RootOnly=NO ReqResv=NO OverSubscribe=NO",
+                     partition.priority_tier);
   out += line_end;
   out += "OverTimeLimit=NONE PreemptMode=OFF";
   out += line_end;
-  out += fmt::format("State={} TotalCPUs={} TotalNodes={} SelectTypeParameters=NONE", partition.up ? "UP" : "DOWN",
-                     cpus, total_nodes);
+  out += fmt::format("State={} TotalCPUs={} TotalNodes={} SelectTypeParameters=NONE",
+                     partition_state_name(partition.state), cpus, total_nodes);
   out += line_end;
   out += "JobDefaults=(null)";
   out += line_end;

@@ -9,6 +9,7 @@
 
 #include "cli/controller_client.hpp"
 #include "cli/front_ends.hpp"
+#include "cli/scontrol_partition.hpp"
 #include "cli/slurm_views.hpp"
 #include "common/hostlist.hpp"
 #include "common/slurm_time.hpp"
@@ -249,8 +250,9 @@ UpdateArgs parse_job_update(const std::vector<std::string>& words, int64_t now_u
 
 // Slurm's _update_it: the entity is the first tag naming one; a job first (its update may
 // name a partition), then the others.
-UpdateArgs parse_update(const std::vector<std::string>& words, int64_t now_unix) {
-  bool node = false, job = false, other = false;
+UpdateArgs parse_update(const std::vector<std::string>& words, int64_t now_unix,
+                        const std::vector<std::string>& all_nodes) {
+  bool node = false, job = false, partition = false, other = false;
   std::string other_name;
   for (size_t i = 0; i < words.size(); ++i) {
     Word word = split_word(words[i]);
@@ -258,8 +260,9 @@ UpdateArgs parse_update(const std::vector<std::string>& words, int64_t now_unix)
     const std::string& tag = word.tag;
     if (is_key(tag, "NodeName", 3)) node = true;
     else if (is_key(tag, "JobId", 3) || is_key(tag, "JobNAME", 3)) job = true;
-    else if (is_key(tag, "PartitionName", 3) || is_key(tag, "StepId", 4) || is_key(tag, "FrontendName", 2) ||
-             is_key(tag, "ReservationName", 3) || is_key(tag, "SlurmctldDebug", 2)) {
+    else if (is_key(tag, "PartitionName", 3)) partition = true;
+    else if (is_key(tag, "StepId", 4) || is_key(tag, "FrontendName", 2) || is_key(tag, "ReservationName", 3) ||
+             is_key(tag, "SlurmctldDebug", 2)) {
       if (!other) other_name = tag;
       other = true;
     }
@@ -268,6 +271,11 @@ UpdateArgs parse_update(const std::vector<std::string>& words, int64_t now_unix)
   if (other && !node)
     return refusal("scontrol: error: update " + other_name + "=...: not supported by Cairn\n");
   if (node) return parse_node_update(words);
+  if (partition) {
+    auto parsed = parse_partition_options(PartitionVerb::update, words, all_nodes);
+    if (auto* refused = std::get_if<UpdateRefusal>(&parsed)) return *refused;
+    return std::get<PartitionCommand>(parsed);
+  }
   return refusal(
       "No valid entity in update command\nInput line must include \"NodeName\", \"PartitionName\", "
       "\"Reservation\", \"JobId\", or \"SlurmctldDebug\"\n");
@@ -302,8 +310,9 @@ std::vector<uint64_t> target_jobs(ControllerClient& client, const JobUpdateArgs&
 
 }  // namespace
 
-UpdateArgs parse_scontrol_update(const std::vector<std::string>& words, int64_t now_unix) {
-  return parse_update(words, now_unix);
+UpdateArgs parse_scontrol_update(const std::vector<std::string>& words, int64_t now_unix,
+                                 const std::vector<std::string>& all_nodes) {
+  return parse_update(words, now_unix, all_nodes);
 }
 
 std::variant<uint32_t, UpdateRefusal> relative_time_limit(uint32_t current_sec, int64_t delta_sec) {
@@ -322,11 +331,15 @@ int run_scontrol_update(const ClusterConfig& config, const std::vector<std::stri
     err << "too few arguments for update keyword\n";
     return 1;
   }
-  UpdateArgs parsed = parse_update(words, static_cast<int64_t>(std::time(nullptr)));
+  std::vector<std::string> all_nodes;
+  for (const auto& node : config.nodes) all_nodes.push_back(node.name);
+  UpdateArgs parsed = parse_update(words, static_cast<int64_t>(std::time(nullptr)), all_nodes);
   if (const auto* refused = std::get_if<UpdateRefusal>(&parsed)) {
     err << refused->text;
     return 1;
   }
+  if (const auto* partition = std::get_if<PartitionCommand>(&parsed))
+    return run_partition_command(config, *partition, "slurm_update error", err);
   ControllerClient client(config);
   if (const auto* node = std::get_if<NodeUpdateArgs>(&parsed)) {
     try {

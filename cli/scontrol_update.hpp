@@ -12,6 +12,7 @@
 #include "common/config.hpp"
 #include "events/job_update.hpp"
 #include "events/node_update.hpp"
+#include "events/partition_table.hpp"
 
 namespace cairn {
 
@@ -39,10 +40,12 @@ struct UpdateRefusal {
   std::string text;  // whole lines, each ending in '\n'
   bool operator==(const UpdateRefusal&) const = default;
 };
-using UpdateArgs = std::variant<NodeUpdateArgs, JobUpdateArgs, UpdateRefusal>;
+using UpdateArgs = std::variant<NodeUpdateArgs, JobUpdateArgs, UpdateRefusal, PartitionCommand>;
 
 // The words after `update`. `now_unix` resolves StartTime= (now+1hour, 16:00...).
-UpdateArgs parse_scontrol_update(const std::vector<std::string>& words, int64_t now_unix);
+// `all_nodes`: what PartitionName=... Nodes=ALL means.
+UpdateArgs parse_scontrol_update(const std::vector<std::string>& words, int64_t now_unix,
+                                 const std::vector<std::string>& all_nodes = {});
 
 // TimeLimit=+N/-N against the job's current limit (seconds, kUnlimited: none): the new limit,
 // or Slurm's refusal ("TimeLimit decrement larger than current time limit (5 > 3)", minutes).

@@ -118,19 +118,49 @@ FieldCell text(std::string value) { return FieldCell{std::move(value)}; }
 
 std::string partition_name_key(const PartitionView& partition) { return partition.name; }
 
+// sinfo's AVAIL (src/sinfo/print.c, _print_avail).
+std::string partition_avail(PartitionState state) {
+  switch (state) {
+    case PartitionState::up: return "up";
+    case PartitionState::down: return "down";
+    case PartitionState::drain: return "drain";
+    case PartitionState::inactive: return "inactive";
+  }
+  return "unknown";
+}
+
 std::string node_name_key(const NodeRecord* node, const NodeStateView&) { return node ? node->name : ""; }
 
 std::string reason_key(const NodeRecord* node, const NodeStateView&) { return node ? node->reason : ""; }
 
 std::string time_limit_text(uint32_t limit) { return limit == kUnlimited ? "infinite" : format_elapsed_compact(limit); }
 
+std::string default_time_text(const PartitionView& partition) {
+  if (partition.default_time_sec == 0) return "n/a";
+  return time_limit_text(partition.default_time_sec);
+}
+
+std::string groups_text(const PartitionView& partition) {
+  if (partition.allow_groups.empty()) return "all";
+  std::string text;
+  for (const auto& group : partition.allow_groups) text += (text.empty() ? "" : ",") + group;
+  return text;
+}
+
+// JOB_SIZE: "1-infinite", "2-8", or "4" when MinNodes equals MaxNodes.
+std::string job_size_text(const PartitionView& partition) {
+  uint32_t min = partition.min_nodes < 1 && partition.max_nodes > 0 ? 1 : partition.min_nodes;
+  if (partition.max_nodes == min) return std::to_string(min);
+  return std::to_string(min) + "-" + (partition.max_nodes == kUnlimited ? "infinite" : std::to_string(partition.max_nodes));
+}
+
 const std::array kSinfoFields{
     SinfoField{"alloc_mem", "ALLOCMEM",
                [](const SinfoRow& row, const FieldSpec&) { return text(std::to_string(row.record ? row.record->alloc_mem_mb : 0)); },
                [](const NodeRecord* node, const NodeStateView&) { return std::to_string(node ? node->alloc_mem_mb : 0); }},
     SinfoField{"alloc_nodes", "ALLOCNODES", [](const SinfoRow&, const FieldSpec&) { return text("all"); }},
-    SinfoField{"avail", "AVAIL", [](const SinfoRow& row, const FieldSpec&) { return text(row.partition->up ? "up" : "down"); },
-               nullptr, [](const PartitionView& partition) { return std::string(partition.up ? "up" : "down"); }},
+    SinfoField{"avail", "AVAIL", [](const SinfoRow& row, const FieldSpec&) { return text(partition_avail(row.partition->state)); },
+               nullptr, [](const PartitionView& partition) { return partition_avail(partition.state); }},
     SinfoField{"cluster_name", "CLUSTER", [](const SinfoRow&, const FieldSpec&) { return text("N/A"); }},
     SinfoField{"comment", "COMMENT", [](const SinfoRow&, const FieldSpec&) { return text("(null)"); }},
     SinfoField{"cores", "CORES", [](const SinfoRow&, const FieldSpec&) { return text("1"); }},
@@ -141,7 +171,8 @@ const std::array kSinfoFields{
                  return text(std::to_string(row.cpus_alloc) + "/" + std::to_string(row.cpus_idle) + "/" +
                              std::to_string(row.cpus_other) + "/" + std::to_string(row.cpus_total));
                }},
-    SinfoField{"default_time", "DEFAULTTIME", [](const SinfoRow&, const FieldSpec&) { return text("n/a"); }},
+    SinfoField{"default_time", "DEFAULTTIME", [](const SinfoRow& row, const FieldSpec&) { return text(default_time_text(*row.partition)); },
+               nullptr, default_time_text},
     SinfoField{"disk", "TMP_DISK", [](const SinfoRow&, const FieldSpec&) { return text("0"); }},
     SinfoField{"extra", "EXTRA", [](const SinfoRow&, const FieldSpec&) { return text("(null)"); }},
     SinfoField{"features", "AVAIL_FEATURES", [](const SinfoRow& row, const FieldSpec&) { return text(features_text(row.record)); },
@@ -153,7 +184,8 @@ const std::array kSinfoFields{
     SinfoField{"free_mem", "FREE_MEM", [](const SinfoRow&, const FieldSpec&) { return text("N/A"); }},
     SinfoField{"gres", "GRES", [](const SinfoRow&, const FieldSpec&) { return text("(null)"); }},
     SinfoField{"gres_used", "GRES_USED", [](const SinfoRow&, const FieldSpec&) { return text("(null)"); }},
-    SinfoField{"groups", "GROUPS", [](const SinfoRow&, const FieldSpec&) { return text("all"); }},
+    SinfoField{"groups", "GROUPS", [](const SinfoRow& row, const FieldSpec&) { return text(groups_text(*row.partition)); },
+               nullptr, groups_text},
     SinfoField{"max_cpus_per_node", "MAX_CPUS_PER_NODE", [](const SinfoRow&, const FieldSpec&) { return text("UNLIMITED"); }},
     SinfoField{"memory", "MEMORY",
                [](const SinfoRow& row, const FieldSpec&) { return text(min_plus(row.min_mem_mb, row.max_mem_mb)); }},
@@ -194,7 +226,9 @@ const std::array kSinfoFields{
     SinfoField{"port", "PORT", [](const SinfoRow&, const FieldSpec&) { return text("0"); }},
     SinfoField{"preempt_mode", "PREEMPT_MODE", [](const SinfoRow&, const FieldSpec&) { return text("OFF"); }},
     SinfoField{"priority_job_factor", "PRIO_JOB_FACTOR", [](const SinfoRow&, const FieldSpec&) { return text("1"); }},
-    SinfoField{"priority_tier", "PRIO_TIER", [](const SinfoRow&, const FieldSpec&) { return text("1"); }},
+    SinfoField{"priority_tier", "PRIO_TIER",
+               [](const SinfoRow& row, const FieldSpec&) { return text(std::to_string(row.partition->priority_tier)); },
+               nullptr, [](const PartitionView& partition) { return std::to_string(partition.priority_tier); }},
     SinfoField{"reason", "REASON",
                [](const SinfoRow& row, const FieldSpec&) {
                  bool none = !row.record || row.record->reason.empty();
@@ -204,7 +238,8 @@ const std::array kSinfoFields{
     SinfoField{"root", "ROOT", [](const SinfoRow&, const FieldSpec&) { return text("no"); }},
     SinfoField{"sct", "S:C:T",
                [](const SinfoRow& row, const FieldSpec&) { return text(min_plus(row.min_cpus, row.max_cpus) + ":1:1"); }},
-    SinfoField{"size", "JOB_SIZE", [](const SinfoRow&, const FieldSpec&) { return text("1-infinite"); }},
+    SinfoField{"size", "JOB_SIZE", [](const SinfoRow& row, const FieldSpec&) { return text(job_size_text(*row.partition)); },
+               nullptr, job_size_text},
     // One core per socket: Cairn counts CPUs, not their topology (as scontrol show node says).
     SinfoField{"sockets", "SOCKETS", [](const SinfoRow& row, const FieldSpec&) { return text(min_plus(row.min_cpus, row.max_cpus)); }},
     SinfoField{"state_compact", "STATE",

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/config.hpp"
 #include "common/hostlist.hpp"
 #include "common/size_parse.hpp"
 #include "common/slurm_time.hpp"
@@ -20,9 +21,16 @@ namespace cairn {
 struct PartitionView {
   std::string name;
   bool is_default = false;
-  bool up = true;
+  PartitionState state = PartitionState::up;
   uint32_t max_time_sec = kUnlimited;  // kUnlimited: no limit
   std::vector<std::string> nodes;      // member nodes, in configuration order
+  uint32_t default_time_sec = 0;       // 0: none
+  uint32_t max_nodes = kUnlimited;
+  uint32_t min_nodes = 0;
+  uint32_t priority_tier = 1;
+  std::vector<std::string> allow_accounts;  // empty: ALL
+  std::vector<std::string> deny_accounts;
+  std::vector<std::string> allow_groups;    // empty: ALL
 };
 
 struct FormatContext {

@@ -11,6 +11,7 @@
 #include "events/job_step.hpp"
 #include "events/job_update.hpp"
 #include "events/node_update.hpp"
+#include "events/record_codec.hpp"
 
 namespace cairn {
 namespace {
@@ -110,7 +111,18 @@ class Reducer {
       case Body::JOBS_PURGED: return purged(body.getJobsPurged());
       case Body::NODE_UPDATED: return node_updated(body.getNodeUpdated());
       case Body::JOB_UPDATED: return job_updated(body.getJobUpdated());
+      case Body::PARTITION_CREATED: return partition_set(body.getPartitionCreated().getPartition());
+      case Body::PARTITION_UPDATED: return partition_set(body.getPartitionUpdated().getPartition());
+      case Body::PARTITION_DELETED: {
+        auto name = body.getPartitionDeleted().getName();
+        if (name.size() == 0) return reject("PartitionDeleted without a name");
+        apply_partition_deleted(state_.partition_table, name);
+        return ApplyResult::applied;
+      }
       case Body::EPOCH_CLAIMED: break;  // handled before dispatch
+      case Body::UNASSIGNED35:
+      case Body::UNASSIGNED36:
+      case Body::UNASSIGNED37: break;  // placeholders: never written
     }
     ++state_.skipped_unknown;
     return ApplyResult::ignored_unknown_kind;
@@ -782,6 +794,13 @@ class Reducer {
         if (auto* task = find_job(id); task && task->array.array_job_id == job->array.array_job_id)
           task->array.throttle = *changes.array_throttle;
     return applied(*job);
+  }
+
+  // The writer checked the command against the partitions then in force.
+  ApplyResult partition_set(schema::PartitionSettings::Reader settings) {
+    if (settings.getName().size() == 0) return reject(kind_name(event_.getBody().which()) + " without a name");
+    apply_partition_set(state_.partition_table, read_partition_settings(settings));
+    return ApplyResult::applied;
   }
 
   ApplyResult node_up(capnp::Text::Reader name) {

@@ -11,6 +11,7 @@
 #include "capnp/events.capnp.h"
 #include "events/accounts.hpp"
 #include "events/job_model.hpp"
+#include "events/partition_table.hpp"
 
 namespace cairn {
 
@@ -42,6 +43,7 @@ struct ClusterState {
   uint64_t skipped_unknown = 0;    // events of kinds newer than this reader
   uint64_t skipped_stale = 0;      // events of a fenced (older) writer epoch
   uint64_t purged_jobs = 0;        // finished jobs dropped (JobsPurged): the job history holds them
+  PartitionTable partition_table;  // partitions created, changed or deleted at runtime
   bool operator==(const ClusterState&) const = default;
 };
 

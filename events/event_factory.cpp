@@ -1,4 +1,5 @@
 #include "events/event_factory.hpp"
+#include "events/record_codec.hpp"
 
 namespace cairn::make {
 namespace {
@@ -237,6 +238,20 @@ Bytes job_updated(EventMeta meta, uint64_t job_id, const JobFieldChanges& change
   auto body = event.body().initJobUpdated();
   body.setJobId(job_id);
   write_job_changes(body.initChanges(static_cast<unsigned>(job_change_count(changes))), changes);
+  return event.bytes();
+}
+
+Bytes partition_changed(EventMeta meta, PartitionVerb verb, const PartitionPolicy& partition) {
+  EventBuilder event(std::move(meta));
+  switch (verb) {
+    case PartitionVerb::create:
+      write_partition_settings(event.body().initPartitionCreated().initPartition(), partition);
+      break;
+    case PartitionVerb::update:
+      write_partition_settings(event.body().initPartitionUpdated().initPartition(), partition);
+      break;
+    case PartitionVerb::remove: event.body().initPartitionDeleted().setName(partition.name); break;
+  }
   return event.bytes();
 }
 

@@ -9,6 +9,7 @@
 #include "events/accounts.hpp"
 #include "events/event_codec.hpp"
 #include "events/job_update.hpp"
+#include "events/partition_table.hpp"
 
 namespace cairn::make {
 
@@ -92,6 +93,8 @@ Bytes jobs_purged(EventMeta meta, const std::vector<std::pair<uint64_t, uint64_t
 Bytes account_change(EventMeta meta, const AccountChange& change);
 // scontrol update NodeName=... / JobId=... (and scontrol top).
 Bytes node_updated(EventMeta meta, const std::string& node, schema::NodeStateChange state, const std::string& reason);
+// PartitionCreated, PartitionUpdated (the whole definition) or PartitionDeleted (its name).
+Bytes partition_changed(EventMeta meta, PartitionVerb verb, const PartitionPolicy& partition);
 Bytes job_updated(EventMeta meta, uint64_t job_id, const JobFieldChanges& changes);
 
 }  // namespace cairn::make

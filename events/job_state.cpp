@@ -112,6 +112,7 @@ std::string_view reason_name(Reason reason) {
     case Reason::dependency_never_satisfied: return "DependencyNeverSatisfied";
     case Reason::job_array_task_limit: return "JobArrayTaskLimit";
     case Reason::licenses: return "Licenses";
+    case Reason::partition_inactive: return "PartitionInactive";
   }
   return "None";
 }

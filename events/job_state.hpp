@@ -49,6 +49,7 @@ enum class Reason : uint8_t {
   dependency_never_satisfied,
   job_array_task_limit,  // an array at its --array=...%N throttle
   licenses,              // -L: the cluster's Licenses= are taken by running jobs
+  partition_inactive,    // its partition is State=INACTIVE
 };
 
 // Slurm's string: "Priority", "BurstBufferStageIn", "None", ...

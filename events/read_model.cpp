@@ -14,7 +14,7 @@ std::vector<PartitionPolicy> partition_policies(const ClusterConfig& config) {
     PartitionPolicy policy;
     policy.name = partition.name;
     policy.nodes = partition.nodes;
-    policy.up = partition.state == PartitionState::up;
+    policy.state = partition.state;
     policy.is_default = &partition == config.default_partition();
     policy.max_time_sec = partition.max_time_sec;
     policy.default_time_sec = partition.default_time_sec.value_or(0);

@@ -267,20 +267,72 @@ NodeRecord read_node_view(records::NodeView::Reader in) {
   return node;
 }
 
-void write_partition_view(records::PartitionView::Builder out, const PartitionPolicy& partition) {
+namespace {
+template <typename List>
+void write_texts(List out, const std::vector<std::string>& texts) {
+  for (size_t i = 0; i < texts.size(); ++i) out.set(static_cast<unsigned>(i), texts[i]);
+}
+template <typename List>
+std::vector<std::string> read_texts(List in) {
+  std::vector<std::string> texts;
+  for (auto text : in) texts.emplace_back(text);
+  return texts;
+}
+}  // namespace
+
+void write_partition_settings(schema::PartitionSettings::Builder out, const PartitionPolicy& partition) {
   out.setName(partition.name);
-  auto nodes = out.initNodes(static_cast<unsigned>(partition.nodes.size()));
-  for (size_t i = 0; i < partition.nodes.size(); ++i) nodes.set(i, partition.nodes[i]);
-  out.setUp(partition.up);
+  write_texts(out.initNodes(static_cast<unsigned>(partition.nodes.size())), partition.nodes);
+  out.setState(static_cast<uint8_t>(partition.state));
   out.setIsDefault(partition.is_default);
   out.setMaxTimeSec(partition.max_time_sec);
+  out.setDefaultTimeSec(partition.default_time_sec);
+  out.setMaxNodes(partition.max_nodes);
+  out.setMinNodes(partition.min_nodes);
+  out.setPriorityTier(partition.priority_tier);
+  write_texts(out.initAllowAccounts(static_cast<unsigned>(partition.allow_accounts.size())), partition.allow_accounts);
+  write_texts(out.initDenyAccounts(static_cast<unsigned>(partition.deny_accounts.size())), partition.deny_accounts);
+  write_texts(out.initAllowGroups(static_cast<unsigned>(partition.allow_groups.size())), partition.allow_groups);
+  out.setDefMemPerCpuMb(partition.def_mem_per_cpu_mb);
+  out.setDefMemPerNodeMb(partition.def_mem_per_node_mb);
+}
+
+PartitionPolicy read_partition_settings(schema::PartitionSettings::Reader in) {
+  PartitionPolicy partition;
+  partition.name = in.getName();
+  partition.nodes = read_texts(in.getNodes());
+  partition.state = in.getState() <= static_cast<uint8_t>(PartitionState::inactive)
+                        ? static_cast<PartitionState>(in.getState())
+                        : PartitionState::down;
+  partition.is_default = in.getIsDefault();
+  partition.max_time_sec = in.getMaxTimeSec();
+  partition.default_time_sec = in.getDefaultTimeSec();
+  partition.max_nodes = in.getMaxNodes();
+  partition.min_nodes = in.getMinNodes();
+  partition.priority_tier = in.getPriorityTier();
+  partition.allow_accounts = read_texts(in.getAllowAccounts());
+  partition.deny_accounts = read_texts(in.getDenyAccounts());
+  partition.allow_groups = read_texts(in.getAllowGroups());
+  partition.def_mem_per_cpu_mb = in.getDefMemPerCpuMb();
+  partition.def_mem_per_node_mb = in.getDefMemPerNodeMb();
+  return partition;
+}
+
+void write_partition_view(records::PartitionView::Builder out, const PartitionPolicy& partition) {
+  out.setName(partition.name);
+  write_texts(out.initNodes(static_cast<unsigned>(partition.nodes.size())), partition.nodes);
+  out.setUp(partition.up());
+  out.setIsDefault(partition.is_default);
+  out.setMaxTimeSec(partition.max_time_sec);
+  write_partition_settings(out.initSettings(), partition);
 }
 
 PartitionPolicy read_partition_view(records::PartitionView::Reader in) {
-  PartitionPolicy partition;
+  if (in.hasSettings()) return read_partition_settings(in.getSettings());
+  PartitionPolicy partition;  // from a controller before the settings
   partition.name = in.getName();
-  for (auto node : in.getNodes()) partition.nodes.emplace_back(node);
-  partition.up = in.getUp();
+  partition.nodes = read_texts(in.getNodes());
+  partition.state = in.getUp() ? PartitionState::up : PartitionState::down;
   partition.is_default = in.getIsDefault();
   partition.max_time_sec = in.getMaxTimeSec();
   return partition;

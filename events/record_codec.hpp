@@ -31,6 +31,9 @@ NodeRecord read_node_view(records::NodeView::Reader in);
 
 void write_partition_view(records::PartitionView::Builder out, const PartitionPolicy& partition);
 PartitionPolicy read_partition_view(records::PartitionView::Reader in);
+// A partition's whole definition (events, snapshots, the wire).
+void write_partition_settings(schema::PartitionSettings::Builder out, const PartitionPolicy& partition);
+PartitionPolicy read_partition_settings(schema::PartitionSettings::Reader in);
 
 // Job steps (srun), in a job's record.
 void write_step_view(records::StepView::Builder out, const StepRecord& step);

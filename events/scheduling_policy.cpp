@@ -158,11 +158,16 @@ class Scheduler {
     sort_pending();
   }
 
-  // schedules_before() order, with each job's keys read once rather than at every comparison.
+  // Slurm's order: the partition's PriorityTier (higher first), then schedules_before(), with
+  // each job's keys read once rather than at every comparison.
   void sort_pending() {
-    std::vector<std::pair<ScheduleRank, const JobRecord*>> ranked;
+    std::vector<std::pair<std::pair<int64_t, ScheduleRank>, const JobRecord*>> ranked;
     ranked.reserve(pending_.size());
-    for (const auto* job : pending_) ranked.emplace_back(schedule_rank(*job), job);
+    for (const auto* job : pending_) {
+      const auto* partition = find_partition(in_.partitions, job->spec->partition);
+      int64_t tier = partition ? partition->priority_tier : 1;
+      ranked.push_back({{-tier, schedule_rank(*job)}, job});
+    }
     std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (size_t i = 0; i < ranked.size(); ++i) pending_[i] = ranked[i].second;
   }
@@ -183,13 +188,14 @@ class Scheduler {
     if (job.hold == HoldKind::admin) return Reason::job_held_admin;
     if (auto reason = dependency_gate(job); reason != Reason::none) return reason;
     if (job.eligible_us > in_.now_us) return Reason::begin_time;
-    if (!partition->up) return Reason::partition_down;
+    if (partition->state == PartitionState::down) return Reason::partition_down;
+    if (partition->state == PartitionState::inactive) return Reason::partition_inactive;
     const auto& spec = job.spec.core();
     if (spec.time_limit_sec != 0 && spec.time_limit_sec != kUnlimited && partition->max_time_sec != kUnlimited &&
         spec.time_limit_sec > partition->max_time_sec)
       return Reason::partition_time_limit;
     if ((partition->max_nodes != kUnlimited && spec.num_nodes > partition->max_nodes) ||
-        spec.num_nodes > partition->nodes.size())
+        spec.num_nodes < partition->min_nodes || spec.num_nodes > partition->nodes.size())
       return Reason::partition_node_limit;
     if (job.array.array_job_id != 0) return place_array_tasks(job, *partition);
     if (auto reason = burst_buffer_gate(job, *partition); reason != Reason::none) {

@@ -11,21 +11,10 @@
 
 #include "common/slurm_time.hpp"
 #include "events/cluster_state.hpp"
+#include "events/partition_table.hpp"
 #include "common/licenses.hpp"
 
 namespace cairn {
-
-struct PartitionPolicy {
-  std::string name;
-  std::vector<std::string> nodes;
-  bool up = true;
-  bool is_default = false;
-  uint32_t max_time_sec = kUnlimited;
-  uint32_t default_time_sec = 0;  // 0: max_time_sec
-  uint32_t max_nodes = kUnlimited;
-  uint64_t def_mem_per_cpu_mb = 0;
-  uint64_t def_mem_per_node_mb = 0;
-};
 
 struct BbPoolPolicy {
   std::string name;

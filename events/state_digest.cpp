@@ -125,6 +125,18 @@ uint64_t state_digest(const ClusterState& state) {
       for (const auto& account : user.accounts) h.add(account);
     }
   }
+  // Likewise the partitions changed at runtime.
+  const auto& table = state.partition_table;
+  if (!table.changed.empty() || table.default_name) {
+    h.add(table.changed.size());
+    for (const auto& [p, deleted] : table.changed) {
+      h.add(p.name), h.add(p.nodes), h.add(static_cast<uint8_t>(p.state)), h.add(p.is_default), h.add(p.max_time_sec);
+      h.add(p.default_time_sec), h.add(p.max_nodes), h.add(p.min_nodes), h.add(p.priority_tier);
+      h.add(p.allow_accounts), h.add(p.deny_accounts), h.add(p.allow_groups);
+      h.add(p.def_mem_per_cpu_mb), h.add(p.def_mem_per_node_mb), h.add(deleted);
+    }
+    h.add(table.default_name.has_value()), h.add(table.default_name.value_or(""));
+  }
   h.add(state.anomaly_count), h.add(state.skipped_unknown), h.add(state.skipped_stale), h.add(state.purged_jobs);
   for (const auto& anomaly : state.anomalies) h.add(anomaly.offset), h.add(anomaly.text);
   return h.value();

@@ -68,6 +68,9 @@ scontrol update NodeName=n2 State=DOWN Reason="bad dimm"
 wait_state "$lost" NODE_FAIL
 wait_node_state n2 down
 poll_until 20 gone sh -c "kill -0 $(cat lost.pid) 2>/dev/null || echo gone" || fail "the job's process survived DOWN"
+# One terminate order reached the agent (from the job actor), not one per actor that saw DOWN.
+orders=$(grep -c "JobId=$lost: terminate order" "$work/cairnd-n2.log" || true)
+[ "$orders" = 1 ] || fail "the agent got $orders terminate orders for job $lost, expected 1"
 shown=$(scontrol show node n2)
 grep -q "State=DOWN " <<<"$shown" && grep -q "Reason=bad dimm \[root@" <<<"$shown" || fail "show node DOWN: $shown"
 scontrol update NodeName=n2 State=RESUME

@@ -125,7 +125,7 @@ TEST_CASE("read model: partitions and pools from the configuration, the default 
   CHECK(partitions[0].def_mem_per_node_mb == 50);
   CHECK_FALSE(partitions[0].is_default);
   CHECK(partitions[1].is_default);
-  CHECK_FALSE(partitions[1].up);
+  CHECK_FALSE(partitions[1].up());
   CHECK(partitions[1].nodes == std::vector<std::string>{"n1", "n2"});
   auto pools = pool_policies(config);
   REQUIRE(pools.size() == 2);

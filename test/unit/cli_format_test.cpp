@@ -231,11 +231,22 @@ std::map<std::string, NodeRecord> sample_nodes() {
   return nodes;
 }
 
+PartitionView partition_view(std::string name, bool is_default, PartitionState state, uint32_t max_time_sec,
+                             std::vector<std::string> nodes) {
+  PartitionView view;
+  view.name = std::move(name);
+  view.is_default = is_default;
+  view.state = state;
+  view.max_time_sec = max_time_sec;
+  view.nodes = std::move(nodes);
+  return view;
+}
+
 std::vector<PartitionView> sample_partitions() {
   return {
-      {"debug", true, true, kUnlimited, {"n1", "n2", "n3", "n4", "n5"}},
-      {"long", false, true, 7 * 86400, {"n6", "n7"}},
-      {"maint", false, false, 30 * 60, {}},
+      partition_view("debug", true, PartitionState::up, kUnlimited, {"n1", "n2", "n3", "n4", "n5"}),
+      partition_view("long", false, PartitionState::up, 7 * 86400, {"n6", "n7"}),
+      partition_view("maint", false, PartitionState::down, 30 * 60, {}),
   };
 }
 
@@ -534,7 +545,7 @@ TEST_CASE("cli_format: sinfo default and node-oriented (golden)") {
 
 TEST_CASE("cli_format: sinfo groups by state, stars the default partition") {
   auto nodes = sample_nodes();
-  std::vector<PartitionView> partitions{{"debug", true, true, 3600, {"n1", "n2", "n3", "n6"}}};
+  std::vector<PartitionView> partitions{partition_view("debug", true, PartitionState::up, 3600, {"n1", "n2", "n3", "n6"})};
   CHECK(render_sinfo(partitions, nodes, "", false, true) ==
         "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
         "debug*       up    1:00:00      1    mix n1\n"
@@ -572,7 +583,7 @@ TEST_CASE("cli_format: sinfo every field letter and name, -s and -l (golden)") {
 
 TEST_CASE("cli_format: sinfo CPUS(A/I/O/T) and NODES(A/I/O/T) count as Slurm does") {
   auto nodes = sample_nodes();
-  std::vector<PartitionView> partitions{{"debug", true, true, 3600, {"n1", "n2", "n3", "n6"}}};
+  std::vector<PartitionView> partitions{{"debug", true, PartitionState::up, 3600, {"n1", "n2", "n3", "n6"}}};
   // n1 mixed, n2 and n3 allocated, n6 idle: one line per partition without a state column.
   std::string line = render_sinfo(partitions, nodes, "%A|%F|%C", false, false);
   CHECK(line.starts_with("3/1|3/1/0/4|"));
@@ -855,7 +866,7 @@ TEST_CASE("cli_format: node features in scontrol show node and sinfo %f") {
   CHECK(shown.find("\n   AvailableFeatures=gpu,fast\n   ActiveFeatures=gpu,fast\n") != std::string::npos);
   CHECK(render_scontrol_show_node(nodes["n3"], sample_partitions(), context()).find("AvailableFeatures=(null)") !=
         std::string::npos);
-  std::vector<PartitionView> partitions{{"debug", true, true, 3600, {"n1", "n2", "n3"}}};
+  std::vector<PartitionView> partitions{partition_view("debug", true, PartitionState::up, 3600, {"n1", "n2", "n3"})};
   // %f sets lines apart like the node state does.
   CHECK(render_sinfo(partitions, nodes, "%N %f", false, true) ==
         "NODELIST AVAIL_FEATURES\n"

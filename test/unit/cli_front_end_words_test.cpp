@@ -33,8 +33,13 @@ std::string describe(const ScontrolCommand& command) {
       return text;
     }
     case ScontrolCommand::Kind::update:
+    case ScontrolCommand::Kind::create:
+    case ScontrolCommand::Kind::remove:
     case ScontrolCommand::Kind::top: {
-      std::string text = command.kind == ScontrolCommand::Kind::update ? "update" : "top";
+      std::string text = command.kind == ScontrolCommand::Kind::update   ? "update"
+                         : command.kind == ScontrolCommand::Kind::create ? "create"
+                         : command.kind == ScontrolCommand::Kind::remove ? "delete"
+                                                                         : "top";
       for (const auto& argument : command.arguments) text += " " + argument;
       return text;
     }

@@ -118,7 +118,7 @@ PartitionPolicy full_partition() {
   PartitionPolicy partition;
   partition.name = "debug";
   partition.nodes = {"n1", "n2"};
-  partition.up = false;
+  partition.state = PartitionState::down;
   partition.is_default = true;
   partition.max_time_sec = 3600;
   return partition;
@@ -127,7 +127,7 @@ PartitionPolicy full_partition() {
 void check_same_partition(const PartitionPolicy& read, const PartitionPolicy& written) {
   CHECK(read.name == written.name);
   CHECK(read.nodes == written.nodes);
-  CHECK(read.up == written.up);
+  CHECK(read.state == written.state);
   CHECK(read.is_default == written.is_default);
   CHECK(read.max_time_sec == written.max_time_sec);
 }

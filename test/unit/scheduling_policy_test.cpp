@@ -162,7 +162,7 @@ TEST_CASE("pending reasons: holds, begin time, partition limits and state") {
   CHECK(decision.placements.empty());
 
   partition.max_time_sec = kUnlimited;
-  partition.up = false;
+  partition.state = PartitionState::down;
   Cluster d(1);
   d.submit(1, cpus_job(1, 1, 60));
   CHECK(d.decide(1, {partition}).pending_reasons.at(1) == Reason::partition_down);

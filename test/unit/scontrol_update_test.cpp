@@ -399,7 +399,11 @@ TEST_CASE("scontrol show node, sinfo and sinfo -R show drains as Slurm does (gol
   nodes["n4"].reason_user = "root";
   nodes["n4"].reason_us = kT0 + 180 * kSec;
   nodes["n5"] = node("n5", 0);
-  std::vector<PartitionView> views = {{"debug", true, true, kUnlimited, {"n1", "n2", "n3", "n4", "n5"}}};
+  PartitionView debug;
+  debug.name = "debug";
+  debug.is_default = true;
+  debug.nodes = {"n1", "n2", "n3", "n4", "n5"};
+  std::vector<PartitionView> views = {debug};
   FormatContext context{"cairn", kT0 + 3600 * kSec};
 
   std::string shown;
