@@ -83,6 +83,9 @@ CAF_ADD_TYPE_ID(cairn, (cairn::AllocationEnd))
 CAF_ADD_TYPE_ID(cairn, (cairn::StopReason))
 CAF_ADD_TYPE_ID(cairn, (cairn::NodeUpdateCommand))
 CAF_ADD_TYPE_ID(cairn, (cairn::JobUpdateRequest))
+CAF_ADD_TYPE_ID(cairn, (cairn::ReservationCommand))
+CAF_ADD_TYPE_ID(cairn, (cairn::ReservationScene))
+CAF_ADD_TYPE_ID(cairn, (cairn::ReservationOutcome))
 
 // The log: append an event; the commit thread says it is durable (internal); the fence watch
 // read the shard up to an offset without meeting a newer claim; a newer writer claimed it.
@@ -162,6 +165,11 @@ CAF_ADD_ATOM(cairn, cairn, node_update_atom, "nodeupd")
 CAF_ADD_ATOM(cairn, cairn, node_down_atom, "nodedown")
 CAF_ADD_ATOM(cairn, cairn, node_back_atom, "nodeback")
 CAF_ADD_ATOM(cairn, cairn, job_edit_atom, "jobedit")
+// Reservations: a create/update/delete (to the reservation admin); what it is checked against
+// and a submission's --reservation (query view).
+CAF_ADD_ATOM(cairn, cairn, reservation_atom, "resv")
+CAF_ADD_ATOM(cairn, cairn, reservation_scene_atom, "resvscene")
+CAF_ADD_ATOM(cairn, cairn, reservation_check_atom, "resvcheck")
 
 CAF_END_TYPE_ID_BLOCK(cairn)
 
@@ -238,6 +246,8 @@ using QueryViewActor = caf::typed_actor<                                        
     replies_to<query_nodes_atom>::with<NodesAnswer>,                                  //
     replies_to<query_nodes_atom, std::string, bool>::with<std::vector<uint64_t>>,       //
     replies_to<node_log_atom, std::string>::with<NodeLogView>,                          //
+    replies_to<reservation_scene_atom>::with<ReservationScene>,                         //
+    replies_to<reservation_check_atom, std::string, std::string, std::string>::with<std::string>,  //
     reacts_to<purge_atom>                                                               // internal
     >;
 
@@ -283,6 +293,12 @@ using NodeAdminActor = caf::typed_actor<                                //
     replies_to<node_update_atom, NodeUpdateCommand>::with<Recorded>  //
     >;
 
+// scontrol create|update|delete reservation: one at a time, checked against the folded state,
+// its event appended; answers with the reservation's name or Slurm's error.
+using ReservationAdminActor = caf::typed_actor<                                  //
+    replies_to<reservation_atom, ReservationCommand>::with<ReservationOutcome>  //
+    >;
+
 // The actors of one controller; filled in by main before any message flows.
 struct ControllerActors {
   LogActor log;
@@ -292,6 +308,7 @@ struct ControllerActors {
   AccountAdminActor accounts;
   JobHistoryActor history;
   NodeAdminActor node_admin;  // scontrol update NodeName=
+  ReservationAdminActor reservations;  // scontrol create|update|delete reservation
   std::map<std::string, NodeActor> nodes;
 };
 
@@ -335,6 +352,8 @@ JobHistoryActor spawn_job_history(caf::actor_system& system, std::shared_ptr<con
 SchedulerActor spawn_scheduler(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
 AccountAdminActor spawn_account_admin(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
 NodeAdminActor spawn_node_admin(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
+ReservationAdminActor spawn_reservation_admin(caf::actor_system& system,
+                                              std::shared_ptr<const ControllerContext> context);
 // A job's actor: spawned at the job's first event after its submission (a queued
 // job costs no actor), or for a command or report about it. It first reads the
 // current record, then reacts to each later transition.
@@ -389,6 +408,10 @@ typename Inspector::result_type inspect(Inspector& f, NodeUpdateCommand& x) {
   return f(x.nodes, x.state, x.reason, x.caller);
 }
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ReservationOutcome& x) {
+  return f(x.ok, x.name, x.error);
+}
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, HistoryCursor& x) {
   return f(x.file, x.block_offset, x.entry);
 }
@@ -431,3 +454,5 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepOutcome)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepEnd)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepLaunch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobUpdateRequest)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ReservationCommand)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ReservationScene)

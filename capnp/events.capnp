@@ -429,6 +429,35 @@ struct JobUpdated {
   changes @1 :List(JobChange);
 }
 
+# ---- reservations (scontrol create|update|delete reservation) ----
+
+# A reservation as the log keeps it; times in microseconds since the Unix epoch.
+struct Reservation {
+  id @0 :UInt32;               # the order of creation (Slurm's resv_id)
+  name @1 :Text;
+  startUs @2 :Int64;           # the first occurrence; DAILY/WEEKLY/HOURLY ones repeat from it
+  endUs @3 :Int64;
+  nodes @4 :List(Text);
+  cpus @5 :UInt32;             # CoreCnt
+  users @6 :List(Text);
+  accounts @7 :List(Text);
+  partition @8 :Text;
+  flags @9 :UInt32;            # events/reservation.hpp ReservationFlag bits
+}
+
+struct ReservationCreated {
+  reservation @0 :Reservation;
+}
+
+# The whole record after an update.
+struct ReservationUpdated {
+  reservation @0 :Reservation;
+}
+
+struct ReservationDeleted {
+  name @0 :Text;
+}
+
 struct Event {
   header @0 :Header;
   body :union {
@@ -466,6 +495,9 @@ struct Event {
     jobsPurged @32 :JobsPurged;
     nodeUpdated @33 :NodeUpdated;
     jobUpdated @34 :JobUpdated;
+    reservationCreated @35 :ReservationCreated;
+    reservationUpdated @36 :ReservationUpdated;
+    reservationDeleted @37 :ReservationDeleted;
     # New kinds are added here with the next ordinal.
   }
 }

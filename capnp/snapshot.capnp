@@ -7,6 +7,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("cairn::snapshot");
 
 using Records = import "records.capnp";
+using Events = import "events.capnp";
 
 struct StateSnapshot {
   formatVersion @0 :UInt32;
@@ -36,6 +37,12 @@ struct StateSnapshot {
   # The exported environments of packed specs, each once (most jobs of a submitter share one):
   # entries NUL-terminated, as RecordedSpec::environment_block().
   environments @20 :List(Data);
+  reservations @21 :ReservationTable;   # scontrol create reservation
+
+  struct ReservationTable {
+    reservations @0 :List(Events.Reservation);
+    created @1 :UInt32;       # ids given so far
+  }
 
   struct JobSpecBytes {
     event @0 :Data;           # an encoded JobSubmitted event holding the spec; null: none (defaults)

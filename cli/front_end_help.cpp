@@ -46,6 +46,7 @@ Options:
   -h, --noheader                 no header line
   -R, --list-reasons             why nodes are down, drained or failing, who said
                                  so and when
+  -T, --reservation              the reservations (scontrol create reservation)
   -p, --partition=part[,part...] these partitions only
       --at=time                  the cluster as the event log says it was at that
                                  time (ISO 8601)

@@ -77,7 +77,7 @@ ScontrolCommand parse_show(const std::vector<std::string>& words) {
       {{{"licenses", 2}}, ScontrolEntity::licenses},
       {{{"nodes", 1}}, ScontrolEntity::node},
       {{{"partitions", 2}, {"partitionname", 2}}, ScontrolEntity::partition},
-      {{{"reservations", 1}, {"reservationname", 1}}, std::nullopt},
+      {{{"reservations", 1}, {"reservationname", 1}}, ScontrolEntity::reservation},
       {{{"slurmd", 2}}, std::nullopt},
       {{{"steps", 2}}, ScontrolEntity::step},
       {{{"topology", 1}}, std::nullopt},
@@ -134,9 +134,14 @@ ScontrolCommand parse_scontrol_command(const std::vector<std::string>& words) {
   };
   // _process_command()'s tests, in its order; the ones before "requeue" only to
   // keep what each abbreviation means.
-  if (any_matches(tag, {{"abort", 5}, {"all", 2}, {"cancel_reboot", 3}, {"completing", 2}, {"cluster", 2},
-                        {"create", 2}}))
+  if (any_matches(tag, {{"abort", 5}, {"all", 2}, {"cancel_reboot", 3}, {"completing", 2}, {"cluster", 2}}))
     return unsupported(tag);
+  if (slurm_keyword_matches(tag, "create", 2)) {
+    ScontrolCommand command;
+    command.kind = ScontrolCommand::Kind::create;
+    command.arguments = rest;
+    return command;
+  }
   if (slurm_keyword_matches(tag, "details", 1) || slurm_keyword_matches(tag, "oneliner", 1))
     return unsupported(tag + " (use the option -d or -o)");
   if (any_matches(tag, {{"errnumstr", 2}, {"errnostr", 2}, {"exit", 2}, {"gethost", 7}, {"hash_file", 15},
@@ -177,7 +182,13 @@ ScontrolCommand parse_scontrol_command(const std::vector<std::string>& words) {
     command.arguments = rest;
     return command;
   }
-  if (any_matches(tag, {{"delete", 1}, {"verbose", 4}})) return unsupported(tag);
+  if (slurm_keyword_matches(tag, "delete", 1)) {
+    ScontrolCommand command;
+    command.kind = ScontrolCommand::Kind::remove;
+    command.arguments = rest;
+    return command;
+  }
+  if (any_matches(tag, {{"verbose", 4}})) return unsupported(tag);
   if (slurm_keyword_matches(tag, "version", 4)) {
     if (words.size() > 1) return refused("too many arguments for " + tag + " keyword");
     ScontrolCommand command;

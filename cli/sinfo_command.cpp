@@ -6,6 +6,7 @@
 #include "cli/controller_client.hpp"
 #include "cli/front_end_help.hpp"
 #include "cli/front_ends.hpp"
+#include "cli/scontrol_reservation.hpp"
 #include "cli/sinfo_format.hpp"
 #include "common/option_parser.hpp"
 #include "common/version.hpp"
@@ -16,7 +17,7 @@ namespace {
 const std::vector<OptionSpec> kOptions = {
     {'N', "Node", false, ""}, {'o', "format", true, ""}, {'h', "noheader", false, ""},
     {'p', "partition", true, ""}, {0, "conf", true, ""}, {0, "help", false, ""}, {0, "at", true, ""},
-    {'V', "version", false, ""}, {'R', "list-reasons", false, ""},
+    {'V', "version", false, ""}, {'R', "list-reasons", false, ""}, {'T', "reservation", false, ""},
 };
 
 }  // namespace
@@ -35,6 +36,10 @@ int run_sinfo(const Args& argv, std::ostream& out, std::ostream& err) {
     auto config = load_cli_config(args.get("conf"));
     auto cluster = open_cluster_queries(config, args.get("at"), "sinfo");
     auto snapshot = cluster->nodes();
+    if (args.has("reservation")) {
+      out << render_sinfo_reservations(snapshot.reservations, snapshot.now_us, args.has("noheader"));
+      return 0;
+    }
     auto wanted = split_list(args.all("partition"));
     std::vector<PartitionView> partitions;
     for (auto& partition : partition_views(snapshot.partitions))

@@ -1,5 +1,7 @@
 #include "events/event_factory.hpp"
 
+#include "events/reservation_codec.hpp"
+
 namespace cairn::make {
 namespace {
 
@@ -237,6 +239,24 @@ Bytes job_updated(EventMeta meta, uint64_t job_id, const JobFieldChanges& change
   auto body = event.body().initJobUpdated();
   body.setJobId(job_id);
   write_job_changes(body.initChanges(static_cast<unsigned>(job_change_count(changes))), changes);
+  return event.bytes();
+}
+
+Bytes reservation_created(EventMeta meta, const Reservation& reservation) {
+  EventBuilder event(std::move(meta));
+  write_reservation(event.body().initReservationCreated().initReservation(), reservation);
+  return event.bytes();
+}
+
+Bytes reservation_updated(EventMeta meta, const Reservation& reservation) {
+  EventBuilder event(std::move(meta));
+  write_reservation(event.body().initReservationUpdated().initReservation(), reservation);
+  return event.bytes();
+}
+
+Bytes reservation_deleted(EventMeta meta, const std::string& name) {
+  EventBuilder event(std::move(meta));
+  event.body().initReservationDeleted().setName(name);
   return event.bytes();
 }
 

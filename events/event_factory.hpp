@@ -9,6 +9,7 @@
 #include "events/accounts.hpp"
 #include "events/event_codec.hpp"
 #include "events/job_update.hpp"
+#include "events/reservation.hpp"
 
 namespace cairn::make {
 
@@ -93,5 +94,9 @@ Bytes account_change(EventMeta meta, const AccountChange& change);
 // scontrol update NodeName=... / JobId=... (and scontrol top).
 Bytes node_updated(EventMeta meta, const std::string& node, schema::NodeStateChange state, const std::string& reason);
 Bytes job_updated(EventMeta meta, uint64_t job_id, const JobFieldChanges& changes);
+// scontrol create|update|delete reservation.
+Bytes reservation_created(EventMeta meta, const Reservation& reservation);
+Bytes reservation_updated(EventMeta meta, const Reservation& reservation);
+Bytes reservation_deleted(EventMeta meta, const std::string& name);
 
 }  // namespace cairn::make

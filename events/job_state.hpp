@@ -49,6 +49,9 @@ enum class Reason : uint8_t {
   dependency_never_satisfied,
   job_array_task_limit,  // an array at its --array=...%N throttle
   licenses,              // -L: the cluster's Licenses= are taken by running jobs
+  reserved_for_maintenance,  // a MAINT reservation holds every node of its partition in its time
+  reservation,               // --reservation: it is not active yet
+  reservation_deleted,       // --reservation: it was deleted
 };
 
 // Slurm's string: "Priority", "BurstBufferStageIn", "None", ...
