@@ -271,8 +271,8 @@ std::optional<std::string> check_job_reservation(const ClusterState& state, cons
 ReservationGate reservation_gate(const ClusterState& state, const JobRecord& job, const PartitionPolicy& partition,
                                  int64_t now_us, int64_t end_us) {
   ReservationGate gate;
-  if (state.reservations.empty()) return gate;
   const std::string& own = job.spec->reservation;
+  if (state.reservations.empty() && own.empty()) return gate;
   if (!own.empty()) {
     auto it = state.reservations.find(own);
     if (it == state.reservations.end()) {

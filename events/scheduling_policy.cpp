@@ -199,7 +199,7 @@ class Scheduler {
     if ((partition->max_nodes != kUnlimited && spec.num_nodes > partition->max_nodes) ||
         spec.num_nodes > partition->nodes.size())
       return Reason::partition_node_limit;
-    if (!in_.state->reservations.empty()) {
+    if (!in_.state->reservations.empty() || !job.spec->reservation.empty()) {
       uint32_t limit = effective_time_limit(spec, *partition);
       int64_t end_us = limit == 0 ? kNever : in_.now_us + static_cast<int64_t>(limit) * kMicros;
       gate_ = reservation_gate(*in_.state, job, *partition, in_.now_us, end_us);

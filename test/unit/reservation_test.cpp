@@ -195,7 +195,7 @@ TEST_CASE("create: running jobs make nodes busy unless IGNORE_JOBS; NodeCnt pick
   Cluster c;
   c.t.feed(make::job_submitted(at(0), 1, job(3600)));
   c.t.feed(make::job_allocated(by_system(1), 1, {{"n1", 1, 0}}, 3600));
-  c.t.feed(make::job_started(by_system(1), 1, 1234));
+  c.t.feed(make::job_started(by_system(1), 1, "n1"));
   CHECK(c.refusal(request("x", 60, 60, "n1"), 10) == kReservationNodesBusy);
   CHECK(std::holds_alternative<Reservation>(plan_new_reservation(request("x", 60, 60, "n1", kResvIgnoreJobs), c.scene(10))));
   // After the job's time limit, n1 is free.
@@ -295,8 +295,11 @@ TEST_CASE("a reservation on some nodes sends other jobs elsewhere; its jobs run 
   c.t.feed(make::job_submitted(at(2), 3, wide));
   CHECK(c.decide(150).pending_reasons.at(3) == Reason::resources);
   // Deleted: its job says so.
-  c.t.feed(make::reservation_deleted(at(3), "r"));
-  CHECK(c.decide(150).pending_reasons.at(1) == Reason::reservation_deleted);
+  REQUIRE(c.t.feed(make::reservation_deleted(at(3), "r")) == ApplyResult::applied);
+  auto after = c.decide(150);
+  CHECK_FALSE(placement_of(after, 1));
+  REQUIRE(after.pending_reasons.contains(1));
+  CHECK(after.pending_reasons.at(1) == Reason::reservation_deleted);
 }
 
 TEST_CASE("scontrol create|update reservation: Slurm's client-side checks") {
