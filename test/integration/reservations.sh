@@ -61,8 +61,19 @@ expect_error "Error creating the reservation: Requested reservation overlaps wit
 inside=$(sbatch --parsable --reservation=team -t 1 -o /dev/null --wrap true)
 wait_state "$inside" COMPLETED
 [ "$(nodes_of "$inside")" = n2 ] || fail "the reservation's job ran on '$(nodes_of "$inside")'"
+[ "$(srun --reservation=team -t 1 printenv SLURM_JOB_NODELIST)" = n2 ] || fail "srun --reservation=team did not run on n2"
 expect_error "sbatch: error: Batch job submission failed: Requested reservation is invalid" \
   sbatch --reservation=nope --wrap true
+# A node running a job that would still run at the start: busy, unless IGNORE_JOBS.
+busy=$(sbatch --parsable -w n1 -t 5 -o /dev/null --wrap 'sleep 300')
+wait_state "$busy" RUNNING
+expect_error $'Error creating the reservation: Requested nodes are busy\nNote, unless nodes are directly requested a reservation must exist in a single partition.\nIf no partition is requested the default partition is assumed.' \
+  scontrol create reservation ReservationName=busy StartTime=now+60 Duration=10 Nodes=n1 Users=root
+out=$(scontrol create reservation ReservationName=busy StartTime=now+60 Duration=10 Nodes=n1 Users=root Flags=IGNORE_JOBS)
+[ "$out" = "Reservation created: busy" ] || fail "create with IGNORE_JOBS: $out"
+scontrol delete ReservationName=busy
+scancel "$busy"
+wait_state "$busy" CANCELLED
 if can_switch_user; then
   mkdir -m 777 shared
   expect_error "sbatch: error: Batch job submission failed: Access denied to requested reservation" \
@@ -97,11 +108,19 @@ if can_switch_user; then
   expect_error "delete_reservation ReservationName=team: Access/permission denied" \
     as_nobody "$bin/scontrol" delete ReservationName=team
 fi
+existed_at=$(( $(date +%s) + 1 ))
+while [ "$(date +%s)" -le "$existed_at" ]; do sleep 0.1; done  # the clock passes the instant --at will ask
 out=$(scontrol delete ReservationName=team) || fail "delete: $out"
 [ -z "$out" ] || fail "delete printed '$out'"
 expect_error "delete_reservation reservation: Requested reservation is invalid" scontrol delete reservation team
 [ "$(scontrol show reservation team)" = "Reservation team not found" ] || fail "team after delete"
+# --at: the log replayed to before the delete still has it.
+then=$(date -d "@$existed_at" +%Y-%m-%dT%H:%M:%S)
+scontrol --at "$then" show reservation team | grep -q "^ReservationName=team " ||
+  fail "show reservation --at $then: $(scontrol --at "$then" show reservation team)"
+sinfo --at "$then" -h -T | grep -q "^team " || fail "sinfo -T --at $then: $(sinfo --at "$then" -T)"
 dump=$(cairn log dump)
+grep "ReservationCreated" <<<"$dump" | grep -q "root" || fail "ReservationCreated without its actor"
 for kind in ReservationCreated ReservationUpdated ReservationDeleted; do
   grep -q "$kind" <<<"$dump" || fail "the log has no $kind event"
 done
