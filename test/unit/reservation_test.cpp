@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include "cli/scontrol_reservation.hpp"
 #include "cli/sinfo_format.hpp"
@@ -392,4 +393,31 @@ TEST_CASE("golden: scontrol show reservation, sinfo -T, sinfo's resv and maint s
   sinfo += render_sinfo(partitions, nodes, "%N %t %T", true, true, false);
   check_golden("sinfo_reserved_states.txt", sinfo);
   CHECK(node_state_view(&nodes["n3"]).scontrol == "IDLE+RESERVED");
+}
+
+TEST_CASE("scontrol show reservation: all, one, not found, none") {
+  UtcTimeZone utc;
+  struct Fixed final : ClusterQueries {
+    NodesAnswer answer;
+    JobsAnswer jobs(const JobQuery&) override { return {}; }
+    NodesAnswer nodes() override { return answer; }
+  } cluster;
+  cluster.answer.now_us = kT0;
+  std::ostringstream none;
+  CHECK(show_reservations(cluster, {}, false, none) == 0);
+  CHECK(none.str() == "No reservations in the system\n");
+  Reservation a = window(0, 60);
+  a.name = "a";
+  Reservation b = window(0, 60);
+  b.name = "b";
+  cluster.answer.reservations = {a, b};
+  std::ostringstream all, one, missing;
+  CHECK(show_reservations(cluster, {}, true, all) == 0);
+  CHECK(all.str() == render_scontrol_show_reservation(a, kT0, true) + render_scontrol_show_reservation(b, kT0, true));
+  CHECK(show_reservations(cluster, {"b"}, false, one) == 0);
+  CHECK(one.str() == render_scontrol_show_reservation(b, kT0, false));
+  CHECK(show_reservations(cluster, {"c"}, false, missing) == 1);
+  CHECK(missing.str() == "Reservation c not found\n");
+  // sinfo -T -h: no header.
+  CHECK(render_sinfo_reservations({a}, kT0, true).starts_with("a            ACTIVE  "));
 }
