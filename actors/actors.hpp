@@ -85,6 +85,9 @@ CAF_ADD_TYPE_ID(cairn, (cairn::StopReason))
 CAF_ADD_TYPE_ID(cairn, (cairn::NodeUpdateCommand))
 CAF_ADD_TYPE_ID(cairn, (cairn::JobUpdateRequest))
 CAF_ADD_TYPE_ID(cairn, (cairn::PartitionChangeRequest))
+CAF_ADD_TYPE_ID(cairn, (cairn::ReservationCommand))
+CAF_ADD_TYPE_ID(cairn, (cairn::ReservationScene))
+CAF_ADD_TYPE_ID(cairn, (cairn::ReservationOutcome))
 
 // The log: append an event; the commit thread says it is durable (internal); the fence watch
 // read the shard up to an offset without meeting a newer claim; a newer writer claimed it.
@@ -170,6 +173,11 @@ CAF_ADD_ATOM(cairn, cairn, job_edit_atom, "jobedit")
 // yet ended is in a partition (query view).
 CAF_ADD_ATOM(cairn, cairn, partition_change_atom, "partchg")
 CAF_ADD_ATOM(cairn, cairn, partition_in_use_atom, "partuse")
+// Reservations: a create/update/delete (to the reservation admin); what it is checked against
+// and a submission's --reservation (query view).
+CAF_ADD_ATOM(cairn, cairn, reservation_atom, "resv")
+CAF_ADD_ATOM(cairn, cairn, reservation_scene_atom, "resvscene")
+CAF_ADD_ATOM(cairn, cairn, reservation_check_atom, "resvcheck")
 
 CAF_END_TYPE_ID_BLOCK(cairn)
 
@@ -247,6 +255,8 @@ using QueryViewActor = caf::typed_actor<                                        
     replies_to<partition_in_use_atom, std::string>::with<bool>,                         //
     replies_to<query_nodes_atom, std::string, bool>::with<std::vector<uint64_t>>,       //
     replies_to<node_log_atom, std::string>::with<NodeLogView>,                          //
+    replies_to<reservation_scene_atom>::with<ReservationScene>,                         //
+    replies_to<reservation_check_atom, std::string, std::string, std::string>::with<std::string>,  //
     reacts_to<purge_atom>,                                                              // internal
     reacts_to<gauges_atom>                                                              // internal
     >;
@@ -299,6 +309,12 @@ using PartitionAdminActor = caf::typed_actor<                                  /
     replies_to<partition_change_atom, PartitionChangeRequest>::with<Recorded>  //
     >;
 
+// scontrol create|update|delete reservation: one at a time, checked against the folded state,
+// its event appended; answers with the reservation's name or Slurm's error.
+using ReservationAdminActor = caf::typed_actor<                                  //
+    replies_to<reservation_atom, ReservationCommand>::with<ReservationOutcome>  //
+    >;
+
 // The actors of one controller; filled in by main before any message flows.
 struct ControllerActors {
   LogActor log;
@@ -309,6 +325,7 @@ struct ControllerActors {
   JobHistoryActor history;
   NodeAdminActor node_admin;  // scontrol update NodeName=
   PartitionAdminActor partition_admin;  // scontrol create|update|delete PartitionName=
+  ReservationAdminActor reservations;  // scontrol create|update|delete reservation
   std::map<std::string, NodeActor> nodes;
 };
 
@@ -358,6 +375,8 @@ SchedulerActor spawn_scheduler(caf::actor_system& system, std::shared_ptr<const 
 AccountAdminActor spawn_account_admin(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
 PartitionAdminActor spawn_partition_admin(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
 NodeAdminActor spawn_node_admin(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
+ReservationAdminActor spawn_reservation_admin(caf::actor_system& system,
+                                              std::shared_ptr<const ControllerContext> context);
 // A job's actor: spawned at the job's first event after its submission (a queued
 // job costs no actor), or for a command or report about it. It first reads the
 // current record, then reacts to each later transition.
@@ -412,6 +431,10 @@ typename Inspector::result_type inspect(Inspector& f, NodeUpdateCommand& x) {
   return f(x.nodes, x.state, x.reason, x.caller);
 }
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ReservationOutcome& x) {
+  return f(x.ok, x.name, x.error);
+}
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, HistoryCursor& x) {
   return f(x.file, x.block_offset, x.entry);
 }
@@ -455,3 +478,5 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepEnd)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepLaunch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobUpdateRequest)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::PartitionChangeRequest)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ReservationCommand)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ReservationScene)

@@ -221,6 +221,7 @@ int run(const ParsedArgs& args) {
   context->actors.accounts = spawn_account_admin(system, context);
   context->actors.node_admin = spawn_node_admin(system, context);
   context->actors.partition_admin = spawn_partition_admin(system, context);
+  context->actors.reservations = spawn_reservation_admin(system, context);
   caf::anon_send(context->actors.dispatcher, live_atom_v, live);
 
   // A newer claim on the shard (a second controller) fences this one: it stops writing and exits.

@@ -22,6 +22,7 @@
 #include "events/job_update.hpp"
 #include "events/node_update.hpp"
 #include "events/partition_table.hpp"
+#include "events/reservation_plan.hpp"
 #include "events/queries.hpp"
 #include "actors/agent_channel.hpp"
 #include "protocol/node_messages.hpp"
@@ -74,6 +75,21 @@ struct NodeUpdateCommand {
 struct PartitionChangeRequest {
   PartitionCommand command;
   Caller caller;
+};
+
+// scontrol create|update|delete reservation (delete: the request's name only).
+struct ReservationCommand {
+  enum class Verb : uint8_t { create, update, remove };
+  Verb verb = Verb::create;
+  ReservationRequest request;
+  Caller caller;
+};
+
+// Its answer: the reservation's name (a created one's may be generated), or Slurm's error.
+struct ReservationOutcome {
+  bool ok = false;
+  std::string name;
+  std::string error;
 };
 
 struct AgentRegistration {

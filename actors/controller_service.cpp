@@ -26,6 +26,8 @@
 #include "protocol/rpc_meter.hpp"
 #include "protocol/stats_codec.hpp"
 #include "protocol/step_codec.hpp"
+#include "protocol/reservation_wire.hpp"
+#include "events/reservation_codec.hpp"
 
 namespace cairn {
 namespace {
@@ -515,6 +517,41 @@ class ControllerImpl final : public rpc::Controller::Server {
     request.caller = with_command_id();
     return recorded(ask<Recorded>(*context_, context_->actors.partition_admin, partition_change_atom_v,
                                   std::move(request)));
+  }
+
+  kj::Promise<void> writeReservation(WriteReservationContext context) override {
+    auto params = context.getParams();
+    ReservationCommand command;
+    command.verb = params.getUpdate() ? ReservationCommand::Verb::update : ReservationCommand::Verb::create;
+    command.request = read_reservation_request(params.getRequest());
+    command.caller = with_command_id();
+    auto answer = ask<ReservationOutcome>(*context_, context_->actors.reservations, reservation_atom_v, std::move(command));
+    return answer.then([context](ReservationOutcome outcome) mutable {
+      if (!outcome.ok) kj::throwFatalException(failure(outcome.error));
+      context.getResults().setName(outcome.name);
+    });
+  }
+
+  kj::Promise<void> deleteReservation(DeleteReservationContext context) override {
+    ReservationCommand command;
+    command.verb = ReservationCommand::Verb::remove;
+    command.request.name = context.getParams().getName();
+    command.caller = with_command_id();
+    auto answer = ask<ReservationOutcome>(*context_, context_->actors.reservations, reservation_atom_v, std::move(command));
+    return answer.then([](ReservationOutcome outcome) {
+      if (!outcome.ok) kj::throwFatalException(failure(outcome.error));
+    });
+  }
+
+  kj::Promise<void> queryReservations(QueryReservationsContext context) override {
+    auto answer = ask<NodesAnswer>(*context_, context_->actors.query_view, query_nodes_atom_v);
+    return answer.then([context](NodesAnswer nodes) mutable {
+      auto results = context.getResults();
+      results.setNowUs(nodes.now_us);
+      auto list = results.initReservations(static_cast<unsigned>(nodes.reservations.size()));
+      for (size_t i = 0; i < nodes.reservations.size(); ++i)
+        write_reservation(list[static_cast<unsigned>(i)], nodes.reservations[i]);
+    });
   }
 
   kj::Promise<void> updateJob(UpdateJobContext context) override {

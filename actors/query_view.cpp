@@ -362,6 +362,16 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
             return true;
         return false;
       },
+      [=](reservation_scene_atom) -> ReservationScene {
+        auto& st = self->state;
+        int64_t now = st.context->now_us();
+        return reservation_scene(st.state, nodes_answer(st.state, st.context->config, st.context->partitions, now).nodes,
+                                 st.context->partitions, now);
+      },
+      [=](reservation_check_atom, const std::string& name, const std::string& user,
+          const std::string& account) -> std::string {
+        return check_job_reservation(self->state.state, name, user, account).value_or("");
+      },
       // An agent registers: what the log says runs there, and its previous spool instance.
       [=](node_log_atom, const std::string& node) -> NodeLogView { return node_log_view(self->state.state, node); },
       // Active jobs holding resources on a node, or only those whose batch script runs there.

@@ -173,8 +173,6 @@ std::string submission_error(const ControllerContext& context, const std::vector
     return kPartitionGroupDenied;
   if (!spec.licenses.empty())
     if (auto error = license_request_error(spec.licenses, context.config.licenses); !error.empty()) return error;
-  // ESLURM_RESERVATION_INVALID: Cairn has no reservations yet, so none can be named.
-  if (!spec.reservation.empty()) return "Requested reservation is invalid";
   if (!spec.array_spec.empty()) {
     if (!parse_array_spec(spec.array_spec)) return "Invalid job array specification";
     if (spec.burst_buffer.capacity_bytes > 0) return "Job arrays with burst buffers are not supported";
@@ -291,11 +289,21 @@ void admit(Scheduler* self, JobSpec spec, const Caller& caller, std::function<vo
   if (!choice.ok) return reply({false, 0, choice.error});
   spec.account = choice.account;
   if (!partition_allows_account(*partition, spec.account)) return reply({false, 0, std::string(kInvalidAccount)});
-  if (ids.empty()) return submit(std::move(spec));
-  check_dependency_jobs(self, ids, kDependencyChecks, [=](bool known) {
-    if (!known) return reply({false, 0, std::string(kDependencyProblem)});
-    submit(spec);
-  });
+  auto after_reservation = [=](JobSpec job) {
+    if (ids.empty()) return submit(std::move(job));
+    check_dependency_jobs(self, ids, kDependencyChecks, [=](bool known) {
+      if (!known) return reply({false, 0, std::string(kDependencyProblem)});
+      submit(job);
+    });
+  };
+  if (spec.reservation.empty()) return after_reservation(std::move(spec));
+  // --reservation: it exists and lets the user (or the job's account) in, as the state says now.
+  self->request(context.actors.query_view, caf::infinite, reservation_check_atom_v, spec.reservation, spec.user_name,
+                spec.account)
+      .then([=](const std::string& error) {
+        if (!error.empty()) return reply({false, 0, error});
+        after_reservation(spec);
+      });
 }
 
 SchedulerActor::behavior_type scheduler(Scheduler* self, std::shared_ptr<const ControllerContext> context) {

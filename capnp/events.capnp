@@ -455,6 +455,35 @@ struct PartitionCreated { partition @0 :PartitionSettings; }
 struct PartitionUpdated { partition @0 :PartitionSettings; }
 struct PartitionDeleted { name @0 :Text; }
 
+# ---- reservations (scontrol create|update|delete reservation) ----
+
+# A reservation as the log keeps it; times in microseconds since the Unix epoch.
+struct Reservation {
+  id @0 :UInt32;               # the order of creation (Slurm's resv_id)
+  name @1 :Text;
+  startUs @2 :Int64;           # the first occurrence; DAILY/WEEKLY/HOURLY ones repeat from it
+  endUs @3 :Int64;
+  nodes @4 :List(Text);
+  cpus @5 :UInt32;             # CoreCnt
+  users @6 :List(Text);
+  accounts @7 :List(Text);
+  partition @8 :Text;
+  flags @9 :UInt32;            # events/reservation.hpp ReservationFlag bits
+}
+
+struct ReservationCreated {
+  reservation @0 :Reservation;
+}
+
+# The whole record after an update.
+struct ReservationUpdated {
+  reservation @0 :Reservation;
+}
+
+struct ReservationDeleted {
+  name @0 :Text;
+}
+
 struct Event {
   header @0 :Header;
   body :union {
@@ -492,10 +521,9 @@ struct Event {
     jobsPurged @32 :JobsPurged;
     nodeUpdated @33 :NodeUpdated;
     jobUpdated @34 :JobUpdated;
-    # @35-@37: held for the reservations branch (placeholders until it is merged).
-    unassigned35 @35 :Void;
-    unassigned36 @36 :Void;
-    unassigned37 @37 :Void;
+    reservationCreated @35 :ReservationCreated;
+    reservationUpdated @36 :ReservationUpdated;
+    reservationDeleted @37 :ReservationDeleted;
     partitionCreated @38 :PartitionCreated;
     partitionUpdated @39 :PartitionUpdated;
     partitionDeleted @40 :PartitionDeleted;

@@ -249,13 +249,16 @@ interface Controller {
   # scontrol update JobId=... and scontrol top: the job's changes (Events.JobChange), checked
   # against its record; answers once its JobUpdated event is durable, or with Slurm's refusal.
   updateJob @20 (jobId :UInt64, changes :List(Events.JobChange), qos :Text, hasQos :Bool) -> (result :ControlResult);
+  # scontrol create|update reservation (root, SlurmUser and Operators only): answers with its
+  # name once its event is durable and applied; fails with Slurm's text.
+  writeReservation @21 (request :ReservationRequest, update :Bool) -> (name :Text);
+  # scontrol delete reservation NAME.
+  deleteReservation @22 (name :Text) -> ();
+  # scontrol show reservation, sinfo -T: every reservation, in creation order.
+  queryReservations @23 () -> (reservations :List(Events.Reservation), nowUs :Int64);
   # scontrol create|update|delete PartitionName= (root, SlurmUser and Operators only): `given`
   # lists the fields the command sets (cairn::PartitionField); answers once the partition's
   # event is durable and applied, or fails with Slurm's text.
-  # @21-@23: held for the reservations branch (placeholders until it is merged).
-  unassigned21 @21 () -> ();
-  unassigned22 @22 () -> ();
-  unassigned23 @23 () -> ();
   changePartition @24 (verb :PartitionVerb, partition :Events.PartitionSettings, given :List(UInt8)) -> ();
   # @25-@31: held for branches merged in parallel (placeholders until they are merged).
   placeholder25 @25 () -> ();
@@ -274,6 +277,29 @@ enum PartitionVerb {
   create @0;
   update @1;
   delete @2;
+}
+
+# scontrol create|update reservation's keys (times resolved by the client); has*: given.
+struct ReservationRequest {
+  name @0 :Text;
+  hasStart @1 :Bool;
+  startUs @2 :Int64;
+  hasEnd @3 :Bool;
+  endUs @4 :Int64;
+  hasDuration @5 :Bool;
+  durationSec @6 :UInt32;     # 4294967295: UNLIMITED
+  hasNodes @7 :Bool;
+  nodes @8 :Text;             # a hostlist, or ALL
+  hasNodeCnt @9 :Bool;
+  nodeCnt @10 :UInt32;
+  hasUsers @11 :Bool;
+  users @12 :Text;
+  hasAccounts @13 :Bool;
+  accounts @14 :Text;
+  hasPartition @15 :Bool;
+  partition @16 :Text;
+  flagsSet @17 :UInt32;
+  flagsClear @18 :UInt32;
 }
 
 struct HistoryCursor {

@@ -37,8 +37,13 @@ struct StateSnapshot {
   # The exported environments of packed specs, each once (most jobs of a submitter share one):
   # entries NUL-terminated, as RecordedSpec::environment_block().
   environments @20 :List(Data);
-  unassigned21 @21 :Void;   # held for the reservations branch (placeholder until it is merged)
+  reservations @21 :ReservationTable;   # scontrol create reservation
   partitionTable @22 :PartitionTable;   # partitions created, changed or deleted at runtime
+
+  struct ReservationTable {
+    reservations @0 :List(Events.Reservation);
+    created @1 :UInt32;       # ids given so far
+  }
 
   struct JobSpecBytes {
     event @0 :Data;           # an encoded JobSubmitted event holding the spec; null: none (defaults)

@@ -14,6 +14,8 @@
 #include "protocol/account_codec.hpp"
 #include "protocol/job_codec.hpp"
 #include "protocol/step_codec.hpp"
+#include "protocol/reservation_wire.hpp"
+#include "events/reservation_codec.hpp"
 
 namespace cairn {
 
@@ -129,7 +131,35 @@ std::vector<JobRecord> ControllerClient::history(const JobQuery& query) {
 }
 
 NodesAnswer ControllerClient::nodes() {
-  return read_nodes_answer(session_->connection.wait(session_->controller.queryNodesRequest().send()));
+  NodesAnswer answer = read_nodes_answer(session_->connection.wait(session_->controller.queryNodesRequest().send()));
+  answer.reservations = reservations();
+  mark_reserved_nodes(answer.reservations, answer.nodes, answer.now_us);
+  return answer;
+}
+
+std::vector<Reservation> ControllerClient::reservations() {
+  std::vector<Reservation> out;
+  try {
+    auto answer = session_->connection.wait(session_->controller.queryReservationsRequest().send());
+    for (auto wire : answer.getReservations()) out.push_back(read_reservation(wire));
+  } catch (const RpcError& error) {
+    // A controller from before reservations has none.
+    if (std::string_view(error.what()).find("not implemented") == std::string_view::npos) throw;
+  }
+  return out;
+}
+
+std::string ControllerClient::write_reservation(const ReservationRequest& request, bool update) {
+  auto call = session_->controller.writeReservationRequest();
+  write_reservation_request(call.initRequest(), request);
+  call.setUpdate(update);
+  return session_->connection.wait(call.send()).getName();
+}
+
+void ControllerClient::delete_reservation(const std::string& name) {
+  auto call = session_->controller.deleteReservationRequest();
+  call.setName(name);
+  session_->connection.wait(call.send());
 }
 
 PoolsAnswer ControllerClient::burst_buffers() {

@@ -19,6 +19,7 @@
 #include "events/node_update.hpp"
 #include "events/partition_table.hpp"
 #include "events/queries.hpp"
+#include "events/reservation_plan.hpp"
 
 namespace cairn {
 
@@ -64,6 +65,12 @@ class ControllerClient final : public ClusterQueries {
   void change_partition(const PartitionCommand& command);
   // scontrol update JobId=... / scontrol top: the outcome, Slurm's refusal in its error.
   ControlOutcome update_job(uint64_t job_id, const JobFieldChanges& changes, const std::optional<std::string>& qos);
+
+  // scontrol create|update reservation: its name; delete. Throw with the controller's refusal.
+  std::string write_reservation(const ReservationRequest& request, bool update);
+  void delete_reservation(const std::string& name);
+  // Every reservation, in creation order (nodes() holds them too).
+  std::vector<Reservation> reservations();
 
   // srun: starts a step; its output and node ends reach `handlers` while run_for() runs.
   StepOutcome run_step(const StepRequest& request, StepHandlers handlers);

@@ -61,6 +61,7 @@ Options:
   -h, --noheader                 no header line
   -R, --list-reasons             why nodes are down, drained or failing, who said
                                  so and when
+  -T, --reservation              the reservations (scontrol create reservation)
   -p, --partition=part[,part...] these partitions only
       --at=time                  the cluster as the event log says it was at that
                                  time (ISO 8601)
@@ -131,6 +132,7 @@ Commands:
   show step [job_id[.step_id]]   running job steps
   show node [name[,name...]]     nodes
   show partition [name]          partitions
+  show reservation [name]        reservations
   show licenses [name]           licenses: total, used, free
   show burstbuffer               burst-buffer pools, their use and holders
   show hostnames [hostlist]      one name a line (default: $SLURM_NODELIST)
@@ -144,6 +146,13 @@ Commands:
                                  drain, down or return nodes (operators)
   update JobId=id Key=value...   change a job (TimeLimit, Priority, Nice, Name,
                                  Comment, Partition, NumNodes, StartTime, ...)
+  create reservation StartTime=time Duration=time|EndTime=time Nodes=list|NodeCnt=n
+         Users=list|Accounts=list [ReservationName=name] [PartitionName=name]
+         [Flags=MAINT,IGNORE_JOBS,OVERLAP,DAILY,WEEKLY,HOURLY,...]
+                                 reserve nodes for a time (operators)
+  update ReservationName=name Key=value...
+                                 change a reservation (Flags+=, Flags-= too)
+  delete ReservationName=name    delete a reservation
   top job_list                   put pending jobs ahead of their owner's others
   ping                           whether the controller answers
   write batch_script job_id [file]

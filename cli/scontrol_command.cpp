@@ -19,6 +19,7 @@
 #include "cli/scontrol_format.hpp"
 #include "cli/scontrol_grammar.hpp"
 #include "cli/scontrol_partition.hpp"
+#include "cli/scontrol_reservation.hpp"
 #include "cli/scontrol_update.hpp"
 #include "common/hostlist.hpp"
 #include "common/option_parser.hpp"
@@ -46,11 +47,13 @@ const std::map<std::string, ControlVerb> kJobVerbs = {
 
 constexpr const char* kUsage =
     "Usage: scontrol [-o] [-d] [--at TIME] <command>\n"
-    "  show job [ID]|step [ID]|node [NAME]|partition [NAME]|licenses [NAME]|burstbuffer   (--at: as the log says it was then)\n"
+    "  show job [ID]|step [ID]|node [NAME]|partition [NAME]|reservation [NAME]|licenses [NAME]|burstbuffer   (--at: as the log says it was then)\n"
     "  show hostnames|hostlist|hostlistsorted LIST\n"
     "  hold|uhold|release|requeue|requeuehold|suspend|resume <job_list>\n"
     "  update NodeName=<nodes> State=DRAIN|RESUME|DOWN|IDLE|UNDRAIN|FAIL Reason=<text>\n"
     "  update JobId=<id> TimeLimit=|Priority=|Nice=|Name=|Comment=|Partition=|...=<value>\n"
+    "  create reservation StartTime= EndTime=|Duration= Nodes=|NodeCnt= Users=|Accounts= [Flags=MAINT,...]\n"
+    "  update ReservationName=<name> ...   delete ReservationName=<name>\n"
     "  top <job_list>   ping\n"
     "  write batch_script JOB [FILE]   listpids [JOB[.STEP]]\n";
 
@@ -521,12 +524,15 @@ int run_scontrol(const Args& argv, std::ostream& out, std::ostream& err) {
         case ScontrolEntity::node: return show_nodes(*cluster, config, names, flags.one_liner, out, err);
         case ScontrolEntity::partition: return show_partitions(*cluster, config, names, flags.one_liner, out, err);
         case ScontrolEntity::licenses: return show_licenses(*cluster, config, names, flags.one_liner, out);
+        case ScontrolEntity::reservation: return show_reservations(*cluster, names, flags.one_liner, out);
         default: break;
       }
     }
     if (args.has("at")) throw UsageError("scontrol: error: --at applies to show only");
+    if (command.kind == ScontrolCommand::Kind::update && update_names_reservation(command.arguments))
+      return run_scontrol_update_reservation(config, command.arguments, out, err);
     if (command.kind == ScontrolCommand::Kind::update) return run_scontrol_update(config, command.arguments, out, err);
-    if (command.kind == ScontrolCommand::Kind::create) return run_scontrol_create(config, command.arguments, err);
+    if (command.kind == ScontrolCommand::Kind::create) return run_scontrol_create(config, command.arguments, out, err);
     if (command.kind == ScontrolCommand::Kind::remove) return run_scontrol_delete(config, command.arguments, err);
     if (command.kind == ScontrolCommand::Kind::top) return run_scontrol_top(config, command.arguments, err);
     if (command.kind == ScontrolCommand::Kind::ping) return run_scontrol_ping(config, out);

@@ -176,6 +176,10 @@ std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& 
   out += line_end;
   out += fmt::format("Features={} DelayBoot=00:00:00", or_null(spec.features));
   out += line_end;
+  if (!full.reservation.empty()) {  // --reservation
+    out += "Reservation=" + full.reservation;
+    out += line_end;
+  }
   out += fmt::format("OverSubscribe={} Contiguous=0 Licenses={} Network=(null)", spec.exclusive ? "NO" : "OK",
                      or_null(spec.licenses));
   out += line_end;

@@ -77,7 +77,7 @@ ScontrolCommand parse_show(const std::vector<std::string>& words) {
       {{{"licenses", 2}}, ScontrolEntity::licenses},
       {{{"nodes", 1}}, ScontrolEntity::node},
       {{{"partitions", 2}, {"partitionname", 2}}, ScontrolEntity::partition},
-      {{{"reservations", 1}, {"reservationname", 1}}, std::nullopt},
+      {{{"reservations", 1}, {"reservationname", 1}}, ScontrolEntity::reservation},
       {{{"slurmd", 2}}, std::nullopt},
       {{{"steps", 2}}, ScontrolEntity::step},
       {{{"topology", 1}}, std::nullopt},

@@ -14,7 +14,8 @@ namespace cairn {
 // or, when at least min_length long, a prefix of it; any case.
 bool slurm_keyword_matches(std::string_view tag, std::string_view keyword, size_t min_length);
 
-enum class ScontrolEntity { job, step, node, partition, licenses, burst_buffer, hostnames, hostlist, hostlist_sorted };
+enum class ScontrolEntity { job, step, node, partition, licenses, burst_buffer, hostnames, hostlist, hostlist_sorted,
+                            reservation };
 
 struct ScontrolCommand {
   enum class Kind { show, job_verb, update, top, ping, write_batch_script, listpids, version, refused, create, remove };

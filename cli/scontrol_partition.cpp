@@ -1,5 +1,7 @@
 #include "cli/scontrol_partition.hpp"
 
+#include "cli/scontrol_reservation.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -211,7 +213,8 @@ std::vector<std::string> configured_node_names(const ClusterConfig& config) {
 }
 }  // namespace
 
-int run_scontrol_create(const ClusterConfig& config, const std::vector<std::string>& words, std::ostream& err) {
+int run_scontrol_create(const ClusterConfig& config, const std::vector<std::string>& words, std::ostream& out,
+                        std::ostream& err) {
   if (words.empty()) {
     err << "too few arguments for create keyword\n";
     return 1;
@@ -219,7 +222,8 @@ int run_scontrol_create(const ClusterConfig& config, const std::vector<std::stri
   // _create_it: the entity is the first tag naming one, anywhere in the words.
   for (const auto& word : words) {
     std::string tag = word.substr(0, word.find('='));
-    if (is_key(tag, "NodeName", 3) || is_key(tag, "ReservationName", 3)) {
+    if (is_key(tag, "ReservationName", 3)) return run_scontrol_create_reservation(config, words, out, err);
+    if (is_key(tag, "NodeName", 3)) {
       err << "scontrol: error: create " << tag << "=...: not supported by Cairn\n";
       return 1;
     }
@@ -259,7 +263,8 @@ int run_scontrol_delete(const ClusterConfig& config, const std::vector<std::stri
     command.request.name = value;
     return run_partition_command(config, command, "delete_partition " + words[0], err);
   }
-  if (is_key(tag, "NodeName", 3) || is_key(tag, "ReservationName", 3)) {
+  if (is_key(tag, "ReservationName", 3)) return run_scontrol_delete_reservation(config, value, words[0], err);
+  if (is_key(tag, "NodeName", 3)) {
     err << "scontrol: error: delete " << tag << "=...: not supported by Cairn\n";
     return 1;
   }

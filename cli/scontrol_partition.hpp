@@ -19,8 +19,11 @@ std::variant<PartitionCommand, UpdateRefusal> parse_partition_options(PartitionV
                                                                       const std::vector<std::string>& words,
                                                                       const std::vector<std::string>& all_nodes);
 
-// scontrol create ... / scontrol delete ...: 0, or 1 with Slurm's text on `err`.
-int run_scontrol_create(const ClusterConfig& config, const std::vector<std::string>& words, std::ostream& err);
+// scontrol create ... / scontrol delete ...: the entity named picks the command (Slurm's
+// _create_it/_delete_it: partitions here, reservations in cli/scontrol_reservation.hpp);
+// 0, or 1 with Slurm's text on `err`.
+int run_scontrol_create(const ClusterConfig& config, const std::vector<std::string>& words, std::ostream& out,
+                        std::ostream& err);
 int run_scontrol_delete(const ClusterConfig& config, const std::vector<std::string>& words, std::ostream& err);
 // The partition branch of scontrol update (the entity found by parse_scontrol_update).
 int run_partition_command(const ClusterConfig& config, const PartitionCommand& command, const std::string& what,

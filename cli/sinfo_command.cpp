@@ -6,6 +6,7 @@
 #include "cli/controller_client.hpp"
 #include "cli/front_end_help.hpp"
 #include "cli/front_ends.hpp"
+#include "cli/scontrol_reservation.hpp"
 #include "cli/sinfo_format.hpp"
 #include "common/option_parser.hpp"
 #include "common/version.hpp"
@@ -17,7 +18,7 @@ const std::vector<OptionSpec> kOptions = {
     {'N', "Node", false, ""}, {'o', "format", true, ""}, {'h', "noheader", false, ""},
     {'p', "partition", true, ""}, {0, "conf", true, ""}, {0, "help", false, ""}, {0, "at", true, ""},
     {'V', "version", false, ""}, {'R', "list-reasons", false, ""}, {'O', "Format", true, "long_format"},
-    {'s', "summarize", false, ""}, {'l', "long", false, ""},
+    {'s', "summarize", false, ""}, {'l', "long", false, ""}, {'T', "reservation", false, ""},
 };
 
 // Which of -o and -O came last on the command line: sinfo takes the last.
@@ -67,6 +68,10 @@ int run_sinfo(const Args& argv, std::ostream& out, std::ostream& err) {
     auto config = load_cli_config(args.get("conf"));
     auto cluster = open_cluster_queries(config, args.get("at"), "sinfo");
     auto snapshot = cluster->nodes();
+    if (args.has("reservation")) {
+      out << render_sinfo_reservations(snapshot.reservations, snapshot.now_us, args.has("noheader"));
+      return 0;
+    }
     auto wanted = split_list(args.all("partition"));
     std::vector<PartitionView> partitions;
     for (auto& partition : partition_views(snapshot.partitions))

@@ -204,6 +204,22 @@ inline NodeStateView node_state_view(const NodeRecord* node) {
     if (rank == 3) return {full, "failing", "failg", rank | kFailFlag};
     return {full, "fail", "fail", rank | kFailFlag};
   }
+  // An active reservation (Slurm's NODE_STATE_MAINT and NODE_STATE_RES flags): an idle node
+  // shows maint or resv; a busy one in a MAINT reservation gets the '$' suffix.
+  constexpr uint32_t kResFlag = 0x20;       // NODE_STATE_RES
+  constexpr uint32_t kMaintFlag = 0x8000;  // NODE_STATE_MAINT
+  if (node->reserved && rank != 1) {
+    std::string full = std::string(base) + (node->maint ? "+MAINT" : "") + "+RESERVED";
+    uint32_t flags = kResFlag | (node->maint ? kMaintFlag : 0);
+    if (node->maint) {
+      if (rank == 3) return {full, "allocated$", "alloc$", rank | flags};
+      if (rank == 5) return {full, "mixed$", "mix$", rank | flags};
+      return {full, "maint", "maint", rank | flags};
+    }
+    if (rank == 2) return {full, "reserved", "resv", rank | flags};
+    if (rank == 3) return {full, "allocated", "alloc", rank | flags};
+    return {full, "mixed", "mix", rank | flags};
+  }
   switch (rank) {
     case 1: return {"DOWN", "down", "down", 1};
     case 3: return {"ALLOCATED", "allocated", "alloc", 3};

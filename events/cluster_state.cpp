@@ -12,6 +12,7 @@
 #include "events/job_update.hpp"
 #include "events/node_update.hpp"
 #include "events/record_codec.hpp"
+#include "events/reservation_codec.hpp"
 
 namespace cairn {
 namespace {
@@ -119,10 +120,10 @@ class Reducer {
         apply_partition_deleted(state_.partition_table, name);
         return ApplyResult::applied;
       }
+      case Body::RESERVATION_CREATED: return reservation_created(body.getReservationCreated().getReservation());
+      case Body::RESERVATION_UPDATED: return reservation_updated(body.getReservationUpdated().getReservation());
+      case Body::RESERVATION_DELETED: return reservation_deleted(body.getReservationDeleted().getName());
       case Body::EPOCH_CLAIMED: break;  // handled before dispatch
-      case Body::UNASSIGNED35:
-      case Body::UNASSIGNED36:
-      case Body::UNASSIGNED37: break;  // placeholders: never written
     }
     ++state_.skipped_unknown;
     return ApplyResult::ignored_unknown_kind;
@@ -760,6 +761,32 @@ class Reducer {
     node.reason_user.clear();
     node.reason_uid = 0;
     node.reason_us = 0;
+  }
+
+  ApplyResult reservation_created(schema::Reservation::Reader wire) {
+    Reservation reservation = read_reservation(wire);
+    if (reservation.name.empty()) return reject("ReservationCreated without a name");
+    if (state_.reservations.contains(reservation.name))
+      return reject("ReservationCreated for existing reservation " + reservation.name);
+    state_.reservations_created = std::max(state_.reservations_created, reservation.id);
+    std::string name = reservation.name;
+    state_.reservations.emplace(std::move(name), std::move(reservation));
+    return ApplyResult::applied;
+  }
+
+  ApplyResult reservation_updated(schema::Reservation::Reader wire) {
+    Reservation reservation = read_reservation(wire);
+    auto it = state_.reservations.find(reservation.name);
+    if (it == state_.reservations.end()) return reject("ReservationUpdated for unknown reservation " + reservation.name);
+    it->second = std::move(reservation);
+    return ApplyResult::applied;
+  }
+
+  ApplyResult reservation_deleted(capnp::Text::Reader name) {
+    auto it = state_.reservations.find(std::string(name));
+    if (it == state_.reservations.end()) return reject("ReservationDeleted for unknown reservation " + std::string(name));
+    state_.reservations.erase(it);
+    return ApplyResult::applied;
   }
 
   ApplyResult node_updated(schema::NodeUpdated::Reader update) {

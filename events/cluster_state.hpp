@@ -12,6 +12,7 @@
 #include "events/accounts.hpp"
 #include "events/job_model.hpp"
 #include "events/partition_table.hpp"
+#include "events/reservation.hpp"
 
 namespace cairn {
 
@@ -38,6 +39,8 @@ struct ClusterState {
   std::map<std::string, PoolLedger> pools;
   std::map<uint32_t, ShardCursor> shards;
   AccountsState accounts;          // sacctmgr's accounts and associations
+  std::map<std::string, Reservation> reservations;  // scontrol create reservation, by name
+  uint32_t reservations_created = 0;                // ids given so far (names user_N)
   std::vector<Anomaly> anomalies;  // the first kMaxAnomalies
   uint64_t anomaly_count = 0;
   uint64_t skipped_unknown = 0;    // events of kinds newer than this reader

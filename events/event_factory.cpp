@@ -1,6 +1,8 @@
 #include "events/event_factory.hpp"
 #include "events/record_codec.hpp"
 
+#include "events/reservation_codec.hpp"
+
 namespace cairn::make {
 namespace {
 
@@ -252,6 +254,24 @@ Bytes partition_changed(EventMeta meta, PartitionVerb verb, const PartitionPolic
       break;
     case PartitionVerb::remove: event.body().initPartitionDeleted().setName(partition.name); break;
   }
+  return event.bytes();
+}
+
+Bytes reservation_created(EventMeta meta, const Reservation& reservation) {
+  EventBuilder event(std::move(meta));
+  write_reservation(event.body().initReservationCreated().initReservation(), reservation);
+  return event.bytes();
+}
+
+Bytes reservation_updated(EventMeta meta, const Reservation& reservation) {
+  EventBuilder event(std::move(meta));
+  write_reservation(event.body().initReservationUpdated().initReservation(), reservation);
+  return event.bytes();
+}
+
+Bytes reservation_deleted(EventMeta meta, const std::string& name) {
+  EventBuilder event(std::move(meta));
+  event.body().initReservationDeleted().setName(name);
   return event.bytes();
 }
 

@@ -10,6 +10,7 @@
 #include "events/event_codec.hpp"
 #include "events/job_update.hpp"
 #include "events/partition_table.hpp"
+#include "events/reservation.hpp"
 
 namespace cairn::make {
 
@@ -96,5 +97,9 @@ Bytes node_updated(EventMeta meta, const std::string& node, schema::NodeStateCha
 // PartitionCreated, PartitionUpdated (the whole definition) or PartitionDeleted (its name).
 Bytes partition_changed(EventMeta meta, PartitionVerb verb, const PartitionPolicy& partition);
 Bytes job_updated(EventMeta meta, uint64_t job_id, const JobFieldChanges& changes);
+// scontrol create|update|delete reservation.
+Bytes reservation_created(EventMeta meta, const Reservation& reservation);
+Bytes reservation_updated(EventMeta meta, const Reservation& reservation);
+Bytes reservation_deleted(EventMeta meta, const std::string& name);
 
 }  // namespace cairn::make

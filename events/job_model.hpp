@@ -322,6 +322,10 @@ struct NodeRecord {
   std::string reason_user;  // who set `reason` (the event's actor), and when
   uint32_t reason_uid = 0;
   int64_t reason_us = 0;
+  // In a reservation active at the time of a nodes query (RESERVED), a MAINT one (MAINT):
+  // set from the answer's reservations (mark_reserved_nodes), never by the reducer nor sent.
+  bool reserved = false;
+  bool maint = false;
   bool operator==(const NodeRecord&) const = default;
 };
 

@@ -113,6 +113,9 @@ std::string_view reason_name(Reason reason) {
     case Reason::job_array_task_limit: return "JobArrayTaskLimit";
     case Reason::licenses: return "Licenses";
     case Reason::partition_inactive: return "PartitionInactive";
+    case Reason::reserved_for_maintenance: return "ReqNodeNotAvail, Reserved for maintenance";
+    case Reason::reservation: return "Reservation";
+    case Reason::reservation_deleted: return "ReservationDeleted";
   }
   return "None";
 }

@@ -50,6 +50,9 @@ enum class Reason : uint8_t {
   job_array_task_limit,  // an array at its --array=...%N throttle
   licenses,              // -L: the cluster's Licenses= are taken by running jobs
   partition_inactive,    // its partition is State=INACTIVE
+  reserved_for_maintenance,  // a MAINT reservation holds every node of its partition in its time
+  reservation,               // --reservation: it is not active yet
+  reservation_deleted,       // --reservation: it was deleted
 };
 
 // Slurm's string: "Priority", "BurstBufferStageIn", "None", ...

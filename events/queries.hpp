@@ -63,6 +63,7 @@ struct NodesAnswer {
   std::vector<NodeRecord> nodes;
   std::vector<PartitionPolicy> partitions;
   int64_t now_us = 0;
+  std::vector<Reservation> reservations;  // in creation order (scontrol show reservation, sinfo -T)
 };
 
 // A page of the job history (Controller.queryHistory).

@@ -5,6 +5,7 @@
 
 #include "events/job_array.hpp"
 #include "events/job_dependency.hpp"
+#include "events/reservation_plan.hpp"
 
 namespace cairn {
 
@@ -254,6 +255,8 @@ NodesAnswer nodes_answer(const ClusterState& state, const ClusterConfig& config,
     snapshot.nodes.back().features = node.features;
   }
   snapshot.partitions = partitions;
+  snapshot.reservations = reservations_in_order(state);
+  mark_reserved_nodes(snapshot.reservations, snapshot.nodes, now_us);
   return snapshot;
 }
 

@@ -1,6 +1,7 @@
 #include "events/scheduling_policy.hpp"
 
 #include "events/node_update.hpp"
+#include "events/reservation_plan.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -42,6 +43,7 @@ struct Shape {
   bool exclusive = false;
   const JobSpecCore* spec = nullptr;
   const NodeFeatureMap* features = nullptr;
+  const ReservationGate* reservations = nullptr;  // --reservation's nodes, nodes reserved in its time
 };
 
 Shape shape_of(const JobSpecCore& spec, const PartitionPolicy& partition, const NodeFeatureMap* features) {
@@ -57,6 +59,11 @@ Shape shape_of(const JobSpecCore& spec, const PartitionPolicy& partition, const 
       static_cast<uint32_t>(std::clamp<uint64_t>((cpus + shape.nodes - 1) / shape.nodes, 1, UINT32_MAX));
   shape.mem_per_node_mb = memory_per_node_mb(spec, shape.cpus_per_node, partition);
   return shape;
+}
+
+bool reservation_allows(const ReservationGate& gate, const std::string& node) {
+  if (gate.only_nodes && !gate.only_nodes->contains(node)) return false;
+  return !gate.kept_off.contains(node);
 }
 
 bool fits(const FreeCapacity& free, const Shape& shape) {
@@ -76,6 +83,7 @@ std::vector<std::string> candidate_nodes(const PartitionPolicy& partition, const
   auto usable = [&](const std::string& name) {
     auto it = free.find(name);
     if (it == free.end() || !fits(it->second, shape) || !node_eligible(*shape.spec, name, shape.features)) return false;
+    if (shape.reservations && !reservation_allows(*shape.reservations, name)) return false;
     auto reservation = reserved_until.find(name);
     return reservation == reserved_until.end() || job_end_us <= reservation->second;  // else it would delay a head job
   };
@@ -197,6 +205,14 @@ class Scheduler {
     if ((partition->max_nodes != kUnlimited && spec.num_nodes > partition->max_nodes) ||
         spec.num_nodes < partition->min_nodes || spec.num_nodes > partition->nodes.size())
       return Reason::partition_node_limit;
+    if (!in_.state->reservations.empty() || !job.spec->reservation.empty()) {
+      uint32_t limit = effective_time_limit(spec, *partition);
+      int64_t end_us = limit == 0 ? kNever : in_.now_us + static_cast<int64_t>(limit) * kMicros;
+      gate_ = reservation_gate(*in_.state, job, *partition, in_.now_us, end_us);
+      if (gate_.reason != Reason::none) return gate_.reason;
+    } else {
+      gate_ = {};
+    }
     if (job.array.array_job_id != 0) return place_array_tasks(job, *partition);
     if (auto reason = burst_buffer_gate(job, *partition); reason != Reason::none) {
       // Capacity is reserved and staged in while the job also waits for nodes; the
@@ -269,6 +285,7 @@ class Scheduler {
   // Could the job start now on free nodes (without taking them)?
   bool fits_now(const JobRecord& job, const PartitionPolicy& partition) const {
     Shape shape = shape_of(job.spec.core(), partition, in_.node_features);
+    shape.reservations = &gate_;
     uint32_t limit = effective_time_limit(job.spec.core(), partition);
     int64_t end_us = limit == 0 ? kNever : in_.now_us + static_cast<int64_t>(limit) * kMicros;
     return candidate_nodes(partition, free_, shape, reserved_until_, end_us).size() == shape.nodes;
@@ -318,6 +335,7 @@ class Scheduler {
   Reason place(const JobRecord& job, const PartitionPolicy& partition, std::optional<uint32_t> array_task = {}) {
     if (!licenses_free(job)) return Reason::licenses;
     Shape shape = shape_of(job.spec.core(), partition, in_.node_features);
+    shape.reservations = &gate_;
     uint32_t limit = effective_time_limit(job.spec.core(), partition);
     int64_t end_us = limit == 0 ? kNever : in_.now_us + static_cast<int64_t>(limit) * kMicros;
     auto nodes = candidate_nodes(partition, free_, shape, reserved_until_, end_us);
@@ -364,6 +382,7 @@ class Scheduler {
   LicenseTotals license_free_;  // Licenses= less what running jobs (and this pass's placements) hold
   std::map<uint64_t, uint32_t> active_tasks_;  // running tasks (or placed in this pass) per job array
   size_t reservations_ = 0;
+  ReservationGate gate_;  // of the job being considered
   SchedulingDecision decision_;
 };
 

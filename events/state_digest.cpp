@@ -137,6 +137,19 @@ uint64_t state_digest(const ClusterState& state) {
     }
     h.add(table.default_name.has_value()), h.add(table.default_name.value_or(""));
   }
+  // Reservations likewise.
+  if (!state.reservations.empty() || state.reservations_created != 0) {
+    h.add(state.reservations_created), h.add(state.reservations.size());
+    for (const auto& [name, r] : state.reservations) {
+      h.add(name), h.add(r.id), h.add(r.start_us), h.add(r.end_us), h.add(r.cpus), h.add(r.partition), h.add(r.flags);
+      h.add(r.nodes.size());
+      for (const auto& node : r.nodes) h.add(node);
+      h.add(r.users.size());
+      for (const auto& user : r.users) h.add(user);
+      h.add(r.accounts.size());
+      for (const auto& account : r.accounts) h.add(account);
+    }
+  }
   h.add(state.anomaly_count), h.add(state.skipped_unknown), h.add(state.skipped_stale), h.add(state.purged_jobs);
   for (const auto& anomaly : state.anomalies) h.add(anomaly.offset), h.add(anomaly.text);
   return h.value();

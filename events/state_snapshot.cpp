@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "events/record_codec.hpp"
+#include "events/reservation_codec.hpp"
 #include "capnp/snapshot.capnp.h"
 #include "events/crc32c.hpp"
 
@@ -108,6 +109,13 @@ std::vector<uint8_t> encode_snapshot(const ClusterState& state, uint32_t partiti
     table.setDefaultSet(state.partition_table.default_name.has_value());
     table.setDefaultName(state.partition_table.default_name.value_or(""));
   }
+  if (!state.reservations.empty() || state.reservations_created != 0) {
+    auto table = out.initReservations();
+    table.setCreated(state.reservations_created);
+    auto list = table.initReservations(static_cast<unsigned>(state.reservations.size()));
+    unsigned r = 0;
+    for (const auto& [name, reservation] : state.reservations) write_reservation(list[r++], reservation);
+  }
   // Packed: a state is mostly zero words (defaults), and the disk is slower than unpacking
   // (unpacked, a snapshot of 250k jobs is 2.8 times larger and loads 30% faster: docs/decisions.md).
   kj::VectorOutputStream packed;
@@ -189,6 +197,15 @@ StateSnapshot decode_snapshot(std::span<const uint8_t> bytes) {
       for (auto entry : table.getChanged())
         state.partition_table.changed.push_back({read_partition_settings(entry.getSettings()), entry.getDeleted()});
       if (table.getDefaultSet()) state.partition_table.default_name = std::string(table.getDefaultName());
+    }
+    if (in.hasReservations()) {
+      auto table = in.getReservations();
+      state.reservations_created = table.getCreated();
+      for (auto wire : table.getReservations()) {
+        Reservation reservation = read_reservation(wire);
+        std::string name = reservation.name;
+        state.reservations.emplace(std::move(name), std::move(reservation));
+      }
     }
     // The checksum vouches for the bytes; recomputing the digest would decode every spec.
     snapshot.digest = in.getDigest();

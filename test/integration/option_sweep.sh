@@ -2,7 +2,7 @@
 # The sbatch/srun option sweep with real daemons (docs/slurm-options.md): licenses
 # (Licenses= in cairn.conf) limit how many jobs run at once and show in scontrol;
 # srun --exclusive allocates whole nodes; hints are accepted; refusals exit 1 with
-# their reason; a reservation cannot be named while Cairn has none; --mail-type runs
+# their reason; an unknown reservation cannot be named; --mail-type runs
 # MailProg (a script here that records its arguments) as the job begins and ends.
 set -euo pipefail
 build=$1

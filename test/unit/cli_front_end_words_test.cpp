@@ -22,7 +22,8 @@ namespace {
 
 std::string describe(const ScontrolCommand& command) {
   static const char* const kEntities[] = {"job",         "step",      "node",     "partition",     "licenses",
-                                          "burstbuffer", "hostnames", "hostlist", "hostlistsorted"};
+                                          "burstbuffer", "hostnames", "hostlist", "hostlistsorted",
+                                          "reservation"};
   switch (command.kind) {
     case ScontrolCommand::Kind::show:
       return std::string("show ") + kEntities[static_cast<int>(command.entity)] +
@@ -112,6 +113,11 @@ TEST_CASE("parse_scontrol_command: Slurm's entities, synonyms and abbreviations 
       "show hostlists n2,n1",
       "show config",
       "show res",
+      "show reservation maint",
+      "create reservation StartTime=now Duration=10 Nodes=n1 Users=root",
+      "cr res",
+      "delete ReservationName=maint",
+      "del reservation maint",
       "show",
       "show job 1 2",
       "show foo",

@@ -269,7 +269,7 @@ TEST_CASE("job codec: the answers of queryJobs, queryHistory, queryNodes, queryB
   CHECK(read_page.more);
   CHECK(read_page.next == cursor);
 
-  NodesAnswer nodes{{full_node()}, {full_partition()}, 99};
+  NodesAnswer nodes{{full_node()}, {full_partition()}, 99, {}};
   NodesAnswer read_nodes = round_trip<rpc::Controller::QueryNodesResults>(
       nodes, [](auto out, const NodesAnswer& value) { write_nodes_answer(out, value); },
       [](auto in) { return read_nodes_answer(in); });
