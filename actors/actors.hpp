@@ -23,6 +23,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,7 @@ CAF_ADD_TYPE_ID(cairn, (cairn::AllocationEnd))
 CAF_ADD_TYPE_ID(cairn, (cairn::StopReason))
 CAF_ADD_TYPE_ID(cairn, (cairn::NodeUpdateCommand))
 CAF_ADD_TYPE_ID(cairn, (cairn::JobUpdateRequest))
+CAF_ADD_TYPE_ID(cairn, (cairn::ConfigCandidate))
 
 // The log: append an event; the commit thread says it is durable (internal); the fence watch
 // read the shard up to an offset without meeting a newer claim; a newer writer claimed it.
@@ -162,6 +164,10 @@ CAF_ADD_ATOM(cairn, cairn, node_update_atom, "nodeupd")
 CAF_ADD_ATOM(cairn, cairn, node_down_atom, "nodedown")
 CAF_ADD_ATOM(cairn, cairn, node_back_atom, "nodeback")
 CAF_ADD_ATOM(cairn, cairn, job_edit_atom, "jobedit")
+// scontrol reconfigure and SIGHUP (-> config admin); its check of removals (-> query view).
+CAF_ADD_ATOM(cairn, cairn, reconfigure_atom, "reconfig")
+CAF_ADD_ATOM(cairn, cairn, config_check_atom, "cfgcheck")
+CAF_ADD_ATOM(cairn, cairn, config_logged_atom, "cfglogged")
 
 CAF_END_TYPE_ID_BLOCK(cairn)
 
@@ -236,6 +242,7 @@ using QueryViewActor = caf::typed_actor<                                        
     replies_to<query_digest_atom>::with<StateDigestView>,                               //
     replies_to<query_pools_atom>::with<PoolsAnswer>,                                  //
     replies_to<query_nodes_atom>::with<NodesAnswer>,                                  //
+    replies_to<config_check_atom, ConfigCandidate>::with<std::string>,                  //
     replies_to<query_nodes_atom, std::string, bool>::with<std::vector<uint64_t>>,       //
     replies_to<node_log_atom, std::string>::with<NodeLogView>,                          //
     reacts_to<purge_atom>                                                               // internal
@@ -283,6 +290,14 @@ using NodeAdminActor = caf::typed_actor<                                //
     replies_to<node_update_atom, NodeUpdateCommand>::with<Recorded>  //
     >;
 
+// scontrol reconfigure and SIGHUP: one at a time, the file read and checked against the
+// configuration in force and the jobs, its ConfigApplied appended, then the new
+// configuration installed (node actors for new nodes) and the scheduler kicked.
+using ConfigAdminActor = caf::typed_actor<                    //
+    replies_to<reconfigure_atom, Caller>::with<Recorded>,  //
+    reacts_to<config_logged_atom, std::string>             // at start: the log's last configuration text
+    >;
+
 // The actors of one controller; filled in by main before any message flows.
 struct ControllerActors {
   LogActor log;
@@ -292,12 +307,52 @@ struct ControllerActors {
   AccountAdminActor accounts;
   JobHistoryActor history;
   NodeAdminActor node_admin;  // scontrol update NodeName=
-  std::map<std::string, NodeActor> nodes;
+  ConfigAdminActor config_admin;  // scontrol reconfigure, SIGHUP
+};
+
+// The configuration in force and what derives from it: partitions_policies() etc. of
+// events/read_model.hpp (pure functions of the configuration), and a node actor per node.
+struct RunningConfig {
+  ClusterConfig config;
+  std::string text;    // the cairn.conf text it was parsed from
+  std::string source;  // its path
+  int64_t since_us = 0;  // when it came into force (start or reconfigure)
+  std::vector<PartitionPolicy> partitions;
+  std::vector<BbPoolPolicy> pools;
+  NodeFeatureMap node_features;
+  std::map<std::string, NodeActor> node_actors;
+};
+
+// Builds the derived parts from the configuration.
+RunningConfig make_running_config(ClusterConfig config, std::string text, std::string source, int64_t since_us,
+                                  std::map<std::string, NodeActor> node_actors);
+
+// The versions of the configuration, the newest in force. A reconfigure installs a new one
+// whole and none is changed or freed while actors run, so a reference from current() stays
+// valid wherever an actor keeps it (a reconfigure is rare and a configuration small).
+class RunningConfigs {
+ public:
+  RunningConfigs();
+  const RunningConfig& current() const { return *current_.load(std::memory_order_acquire); }
+  void install(RunningConfig next);
+  // At shutdown, once no actor runs: drops the versions (they hold node actors' handles).
+  void release();
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::unique_ptr<const RunningConfig>> versions_;
+  std::atomic<const RunningConfig*> current_{nullptr};
 };
 
 // Everything the actors share read-only.
 struct ControllerContext {
-  ClusterConfig config;
+  std::shared_ptr<RunningConfigs> running = std::make_shared<RunningConfigs>();
+  const ClusterConfig& config() const { return running->current().config; }
+  const std::vector<PartitionPolicy>& partitions() const { return running->current().partitions; }
+  const std::vector<BbPoolPolicy>& pools() const { return running->current().pools; }
+  const NodeFeatureMap& node_features() const { return running->current().node_features; }
+  const std::map<std::string, NodeActor>& node_actors() const { return running->current().node_actors; }
+  int64_t boot_time_us = 0;
   // The actors' system: the RPC service asks the actors from outside (a one-shot actor each).
   caf::actor_system* system = nullptr;
   // The wall clock, in microseconds since the Unix epoch: event times, deadlines, node
@@ -306,9 +361,6 @@ struct ControllerContext {
   // Read-your-writes: one past the highest offset the log actor has acknowledged. A command
   // is checked only once the query view has applied everything below it (caught_up_atom).
   std::shared_ptr<std::atomic<uint64_t>> acked_end = std::make_shared<std::atomic<uint64_t>>(0);
-  std::vector<PartitionPolicy> partitions;
-  std::vector<BbPoolPolicy> pools;
-  NodeFeatureMap node_features;
   std::shared_ptr<AccountsCache> accounts = std::make_shared<AccountsCache>();  // kept by the query view
   uint32_t shard = 0;
   uint64_t epoch = 1;
@@ -335,6 +387,7 @@ JobHistoryActor spawn_job_history(caf::actor_system& system, std::shared_ptr<con
 SchedulerActor spawn_scheduler(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
 AccountAdminActor spawn_account_admin(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
 NodeAdminActor spawn_node_admin(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
+ConfigAdminActor spawn_config_admin(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
 // A job's actor: spawned at the job's first event after its submission (a queued
 // job costs no actor), or for a command or report about it. It first reads the
 // current record, then reacts to each later transition.
@@ -418,6 +471,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::HistoryPage)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::HistoryEntry)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cairn::HistoryEntry>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::SchedulingDecision)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ConfigCandidate)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ReasonMap)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobLaunch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobEnd)

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "actors/actors.hpp"
+#include "events/config_change.hpp"
 #include "events/read_model.hpp"
 #include "events/record_codec.hpp"
 #include "events/snapshot_files.hpp"
@@ -68,9 +69,9 @@ constexpr size_t kPurgeBatch = 5000;
 
 SchedulingDecision run_pass(QueryView* self) {
   auto& st = self->state;
-  return schedule({&st.state, st.context->partitions, st.context->pools, st.context->now_us(),
-                   st.context->config.kill_invalid_depend, &st.context->node_features,
-                   &st.context->config.licenses});
+  return schedule({&st.state, st.context->partitions(), st.context->pools(), st.context->now_us(),
+                   st.context->config().kill_invalid_depend, &st.context->node_features(),
+                   &st.context->config().licenses});
 }
 
 // Every SnapshotInterval events: the state is encoded here (a copy of it would
@@ -78,12 +79,12 @@ SchedulingDecision run_pass(QueryView* self) {
 // queries are not kept waiting for the disk.
 void maybe_snapshot(QueryView* self) {
   auto& st = self->state;
-  uint32_t interval = st.context->config.snapshot_interval;
+  uint32_t interval = st.context->config().snapshot_interval;
   if (interval == 0 || st.applied_offset < st.snapshot_offset + interval) return;
   st.snapshot_offset = st.applied_offset;
   auto bytes = std::make_shared<const std::vector<uint8_t>>(
       encode_snapshot(st.state, st.context->shard, st.applied_offset, st.last_event_us));
-  std::string dir = snapshot_dir(st.context->config);
+  std::string dir = snapshot_dir(st.context->config());
   size_t jobs = st.state.jobs.size();
   uint64_t offset = st.applied_offset;
   std::thread([bytes, dir, jobs, offset]() mutable {
@@ -115,7 +116,7 @@ void purge_old_jobs(QueryView* self) {
   auto& st = self->state;
   if (st.purge_in_flight && (st.purge_offset == 0 || st.applied_offset <= st.purge_offset)) return;
   st.purge_in_flight = false;
-  auto chosen = purgeable_jobs(st.state, st.context->now_us(), st.context->config.min_job_age_sec, kPurgeBatch);
+  auto chosen = purgeable_jobs(st.state, st.context->now_us(), st.context->config().min_job_age_sec, kPurgeBatch);
   st.purge_backlog = chosen.size() == kPurgeBatch;
   if (chosen.empty()) return;
   std::vector<HistoryEntry> entries;
@@ -287,7 +288,7 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
       },
       [=](query_jobs_atom, const JobQuery& query) -> JobsAnswer {
         auto& st = self->state;
-        return select_jobs(st.state, st.pending_reasons, query, st.context->now_us(), st.context->config.min_job_age_sec);
+        return select_jobs(st.state, st.pending_reasons, query, st.context->now_us(), st.context->config().min_job_age_sec);
       },
       [=](query_digest_atom) -> StateDigestView {
         auto& st = self->state;
@@ -295,11 +296,15 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
       },
       [=](query_pools_atom) -> PoolsAnswer {
         auto& st = self->state;
-        return PoolsAnswer{pool_usage(st.state, st.context->pools), st.context->now_us()};
+        return PoolsAnswer{pool_usage(st.state, st.context->pools()), st.context->now_us()};
+      },
+      // scontrol reconfigure: whether the jobs forbid a removal of the new configuration.
+      [=](config_check_atom, const ConfigCandidate& candidate) -> std::string {
+        return removal_refusal(*candidate.running, *candidate.next, self->state.state).value_or("");
       },
       [=](query_nodes_atom) -> NodesAnswer {
         auto& st = self->state;
-        return nodes_answer(st.state, st.context->config, st.context->partitions, st.context->now_us());
+        return nodes_answer(st.state, st.context->config(), st.context->partitions(), st.context->now_us());
       },
       // An agent registers: what the log says runs there, and its previous spool instance.
       [=](node_log_atom, const std::string& node) -> NodeLogView { return node_log_view(self->state.state, node); },

@@ -131,11 +131,11 @@ void run_pass(Scheduler* self) {
 // Slurm's submission errors for requests no partition can ever run.
 std::string submission_error(const ControllerContext& context, const JobSpec& spec) {
   const PartitionPolicy* partition = nullptr;
-  for (const auto& candidate : context.partitions)
+  for (const auto& candidate : context.partitions())
     if (spec.partition.empty() ? candidate.is_default : candidate.name == spec.partition) partition = &candidate;
   if (!partition) return "Invalid partition name specified";
   if (!spec.licenses.empty())
-    if (auto error = license_request_error(spec.licenses, context.config.licenses); !error.empty()) return error;
+    if (auto error = license_request_error(spec.licenses, context.config().licenses); !error.empty()) return error;
   // ESLURM_RESERVATION_INVALID: Cairn has no reservations yet, so none can be named.
   if (!spec.reservation.empty()) return "Requested reservation is invalid";
   if (!spec.array_spec.empty()) {
@@ -145,26 +145,26 @@ std::string submission_error(const ControllerContext& context, const JobSpec& sp
   if (spec.num_nodes == 0 || spec.num_nodes > partition->nodes.size()) return "Node count specification invalid";
   if (!spec.features.empty() && !valid_feature_expression(spec.features)) return "Invalid feature specification";
   for (const auto& name : spec.req_nodes)
-    if (!context.config.node(name)) return "Invalid node name specified";
+    if (!context.config().node(name)) return "Invalid node name specified";
   for (const auto& name : spec.exc_nodes)
-    if (!context.config.node(name)) return "Invalid node name specified";
+    if (!context.config().node(name)) return "Invalid node name specified";
   uint32_t nodes = std::max<uint32_t>(spec.num_nodes, static_cast<uint32_t>(spec.req_nodes.size()));
   if (nodes > partition->nodes.size()) return "Node count specification invalid";
   // In 64 bits: submission_limit_error keeps the CPU count within 32 bits, not its rounding up.
   uint64_t cpus = total_cpus(spec);
   uint64_t partition_cpus = 0;
   for (const auto& name : partition->nodes)
-    if (const auto* node = context.config.node(name)) partition_cpus += node->cpus;
+    if (const auto* node = context.config().node(name)) partition_cpus += node->cpus;
   if (cpus > partition_cpus) return std::string(kTooManyCpus);
   auto cpus_per_node = static_cast<uint32_t>((cpus + nodes - 1) / nodes);
   uint64_t mem = memory_per_node_mb(spec, cpus_per_node, *partition);
   size_t fitting = 0, featured = 0;
   for (const auto& name : partition->nodes) {
-    const auto* node = context.config.node(name);
+    const auto* node = context.config().node(name);
     if (!node) continue;
     bool has_features = features_satisfy(spec.features, node->features);
     featured += has_features ? 1 : 0;
-    if (has_features && node_eligible(spec, name, &context.node_features) && node->cpus >= cpus_per_node &&
+    if (has_features && node_eligible(spec, name, &context.node_features()) && node->cpus >= cpus_per_node &&
         node->real_memory_mb >= mem)
       ++fitting;
   }
@@ -172,15 +172,15 @@ std::string submission_error(const ControllerContext& context, const JobSpec& sp
   if (!spec.features.empty() && featured == 0) return "Invalid feature specification";
   for (const auto& name : spec.req_nodes) {
     bool in_partition = std::find(partition->nodes.begin(), partition->nodes.end(), name) != partition->nodes.end();
-    if (!in_partition || !node_eligible(spec, name, &context.node_features))
+    if (!in_partition || !node_eligible(spec, name, &context.node_features()))
       return "Requested node configuration is not available";
   }
   if (fitting < nodes) return "Requested node configuration is not available";
   if (spec.burst_buffer.capacity_bytes > 0) {
     const BbPoolPolicy* pool = nullptr;
-    for (const auto& candidate : context.pools)
+    for (const auto& candidate : context.pools())
       if (spec.burst_buffer.pool.empty() ? pool == nullptr : candidate.name == spec.burst_buffer.pool) pool = &candidate;
-    if (context.pools.empty()) return "Burst buffers are not configured on this cluster (no BurstBuffer=Pool=)";
+    if (context.pools().empty()) return "Burst buffers are not configured on this cluster (no BurstBuffer=Pool=)";
     if (!pool) return "Burst buffer pool not found: " + spec.burst_buffer.pool;
     if (reserved_size(spec.burst_buffer.capacity_bytes, *pool) > pool->capacity_bytes)
       return "Burst buffer request of " + format_size(spec.burst_buffer.capacity_bytes) + " exceeds the capacity of pool " +
@@ -223,14 +223,14 @@ void admit(Scheduler* self, JobSpec spec, const Caller& caller, std::function<vo
   spec.uid = caller.uid;  // the verified caller, never what the client claims
   spec.gid = caller.gid;
   spec.user_name = caller.user;
-  const auto& limits = self->state.context->config;
+  const auto& limits = self->state.context->config();
   if (auto error = submission_limit_error(spec, limits.max_script_size, caller.is_operator); !error.empty())
     return reply({false, 0, error});
   if (auto error = submission_error(*self->state.context, spec); !error.empty())
     return reply({false, 0, error});
-  apply_cluster_resubmit_default(self->state.context->config, spec);
+  apply_cluster_resubmit_default(self->state.context->config(), spec);
   if (spec.partition.empty()) {  // the job records the partition it was given
-    for (const auto& partition : self->state.context->partitions)
+    for (const auto& partition : self->state.context->partitions())
       if (partition.is_default) spec.partition = partition.name;
   }
   auto parsed = parse_dependency(spec.dependency);
@@ -251,7 +251,7 @@ void admit(Scheduler* self, JobSpec spec, const Caller& caller, std::function<vo
   // user must be associated with it (sacctmgr).
   const auto& context = *self->state.context;
   auto choice = choose_job_account(*context.accounts->get(), spec.user_name, spec.account,
-                                   context.config.enforce_associations);
+                                   context.config().enforce_associations);
   if (!choice.ok) return reply({false, 0, choice.error});
   spec.account = choice.account;
   if (ids.empty()) return submit(std::move(spec));

@@ -429,6 +429,15 @@ struct JobUpdated {
   changes @1 :List(JobChange);
 }
 
+# The configuration in force from this event on (scontrol reconfigure, SIGHUP, or a start on
+# a changed file): cairn.conf's text as the controller read and accepted it. The reducer keeps
+# it, so a replay and --at views parse the configuration that was in force then.
+struct ConfigApplied {
+  text @0 :Text;
+  source @1 :Text;          # the file it was read from
+  changes @2 :List(Text);   # what changed, for the audit ("KillWait=10 (was 30)", "NodeName=n5 added")
+}
+
 struct Event {
   header @0 :Header;
   body :union {
@@ -466,6 +475,15 @@ struct Event {
     jobsPurged @32 :JobsPurged;
     nodeUpdated @33 :NodeUpdated;
     jobUpdated @34 :JobUpdated;
+    # @35-@40: held for parallel branches (reservations, runtime partitions); the lead renumbers
+    # these placeholders on merge.
+    unassigned35 @35 :Void;
+    unassigned36 @36 :Void;
+    unassigned37 @37 :Void;
+    unassigned38 @38 :Void;
+    unassigned39 @39 :Void;
+    unassigned40 @40 :Void;
+    configApplied @41 :ConfigApplied;
     # New kinds are added here with the next ordinal.
   }
 }

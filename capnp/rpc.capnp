@@ -249,6 +249,25 @@ interface Controller {
   # scontrol update JobId=... and scontrol top: the job's changes (Events.JobChange), checked
   # against its record; answers once its JobUpdated event is durable, or with Slurm's refusal.
   updateJob @20 (jobId :UInt64, changes :List(Events.JobChange), qos :Text, hasQos :Bool) -> (result :ControlResult);
+  # @21-@27: held for parallel branches (reservations, runtime partitions); the lead renumbers
+  # these placeholders on merge.
+  unassigned21 @21 () -> ();
+  unassigned22 @22 () -> ();
+  unassigned23 @23 () -> ();
+  unassigned24 @24 () -> ();
+  unassigned25 @25 () -> ();
+  unassigned26 @26 () -> ();
+  unassigned27 @27 () -> ();
+  # scontrol reconfigure (root, SlurmUser and Operators only; SIGHUP does the same): re-reads
+  # cairn.conf and answers once its ConfigApplied event is durable and in force, or with why
+  # nothing changed (a syntax error with its line and key, a key that cannot change live).
+  reconfigure @28 () -> ();
+  # scontrol show config: the configuration in force (its cairn.conf text, parsed by the CLI),
+  # since when, the controller's start, its log level and its host.
+  showConfig @29 () -> (text :Text, source :Text, sinceUs :Int64, bootTimeUs :Int64, debugLevel :Text,
+                        host :Text);
+  # scontrol setdebug LEVEL (operators only): Slurm's level names (quiet...debug5).
+  setDebug @30 (level :Text) -> ();
 }
 
 struct HistoryCursor {

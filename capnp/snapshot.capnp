@@ -36,6 +36,10 @@ struct StateSnapshot {
   # The exported environments of packed specs, each once (most jobs of a submitter share one):
   # entries NUL-terminated, as RecordedSpec::environment_block().
   environments @20 :List(Data);
+  # @21-@22: held for parallel branches (reservations, runtime partitions); placeholders.
+  unassigned21 @21 :Void;
+  unassigned22 @22 :Void;
+  configText @23 :Text;   # the configuration in force (the last ConfigApplied's text); empty: none logged
 
   struct JobSpecBytes {
     event @0 :Data;           # an encoded JobSubmitted event holding the spec; null: none (defaults)

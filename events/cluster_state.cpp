@@ -110,6 +110,16 @@ class Reducer {
       case Body::JOBS_PURGED: return purged(body.getJobsPurged());
       case Body::NODE_UPDATED: return node_updated(body.getNodeUpdated());
       case Body::JOB_UPDATED: return job_updated(body.getJobUpdated());
+      case Body::CONFIG_APPLIED:
+        state_.config_text = body.getConfigApplied().getText();
+        return ApplyResult::applied;
+      // Placeholders of parallel branches: never written.
+      case Body::UNASSIGNED35:
+      case Body::UNASSIGNED36:
+      case Body::UNASSIGNED37:
+      case Body::UNASSIGNED38:
+      case Body::UNASSIGNED39:
+      case Body::UNASSIGNED40: break;
       case Body::EPOCH_CLAIMED: break;  // handled before dispatch
     }
     ++state_.skipped_unknown;

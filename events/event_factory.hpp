@@ -93,5 +93,8 @@ Bytes account_change(EventMeta meta, const AccountChange& change);
 // scontrol update NodeName=... / JobId=... (and scontrol top).
 Bytes node_updated(EventMeta meta, const std::string& node, schema::NodeStateChange state, const std::string& reason);
 Bytes job_updated(EventMeta meta, uint64_t job_id, const JobFieldChanges& changes);
+// scontrol reconfigure / SIGHUP: the configuration text now in force and what changed.
+Bytes config_applied(EventMeta meta, const std::string& text, const std::string& source,
+                     const std::vector<std::string>& changes);
 
 }  // namespace cairn::make

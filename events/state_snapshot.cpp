@@ -97,6 +97,7 @@ std::vector<uint8_t> encode_snapshot(const ClusterState& state, uint32_t partiti
   out.setSkippedUnknown(state.skipped_unknown);
   out.setSkippedStale(state.skipped_stale);
   out.setPurgedJobs(state.purged_jobs);
+  if (!state.config_text.empty()) out.setConfigText(state.config_text);
   write_accounts_view(out.initAccounts(), state.accounts);
   // Packed: a state is mostly zero words (defaults), and the disk is slower than unpacking
   // (unpacked, a snapshot of 250k jobs is 2.8 times larger and loads 30% faster: docs/decisions.md).
@@ -173,6 +174,7 @@ StateSnapshot decode_snapshot(std::span<const uint8_t> bytes) {
     state.skipped_unknown = in.getSkippedUnknown();
     state.skipped_stale = in.getSkippedStale();
     state.purged_jobs = in.getPurgedJobs();
+    state.config_text = in.getConfigText();
     if (in.hasAccounts()) state.accounts = read_accounts_view(in.getAccounts());
     // The checksum vouches for the bytes; recomputing the digest would decode every spec.
     snapshot.digest = in.getDigest();
