@@ -72,11 +72,15 @@ TEST_CASE("diff_config: what cannot change live is refused by its key") {
   bigger.replace(bigger.find("CPUs=4"), 6, "CPUs=8");
   CHECK(diff_config(parsed(kBase), parsed(bigger)).refused == std::vector<std::string>{"NodeName=n1 CPUs", "NodeName=n2 CPUs"});
 
-  for (const char* line : {"StateSaveLocation=/srv/cairn\n", "EventLog=file:/srv/log\n", "SlurmctldLogFile=/x.log\n",
-                           "AuthType=auth/munge\n", "SlurmUser=slurm\n"}) {
+  for (auto [line, key] : {std::pair<std::string, std::string>{"EventLog=file:/srv/log", "EventLog"},
+                           {"SlurmctldLogFile=/x.log", "SlurmctldLogFile"}, {"AuthType=auth/munge", "AuthType"},
+                           {"SlurmUser=slurm", "SlurmUser"}, {"HeartbeatInterval=2", "HeartbeatInterval"}}) {
     CAPTURE(line);
-    CHECK(diff_config(parsed(kBase), parsed(std::string(kBase) + line)).refused.size() == 1);
+    CHECK(diff_config(parsed(kBase), parsed(std::string(kBase) + line + "\n")).refused == std::vector<std::string>{key});
   }
+  // The socket and the log default to places under StateSaveLocation: they move with it.
+  CHECK(diff_config(parsed(kBase), parsed(std::string(kBase) + "StateSaveLocation=/srv/cairn\n")).refused ==
+        std::vector<std::string>{"ControllerSocket", "StateSaveLocation", "EventLog"});
 }
 
 TEST_CASE("removal_refusal: a node or partition in use by unfinished jobs cannot go") {

@@ -276,7 +276,7 @@ TEST_CASE("job actor: scontrol update JobId= is answered through the dispatcher 
   REQUIRE(outcome);
   CHECK_MESSAGE(outcome->ok, outcome->error);
   CHECK(controller.log.kinds_of(id).back() == "JobUpdated");
-  CHECK(current_time_limit_sec(controller.job(id), controller.context().partitions) == 120);
+  CHECK(current_time_limit_sec(controller.job(id), controller.context().partitions()) == 120);
 
   // Not the owner, not an operator: refused with Slurm's text, nothing recorded.
   request.caller = Caller{2000, "bob", false, true, "test-4", 2000};
