@@ -4,9 +4,10 @@
 # agent registering and a job running in the new partition; a partition's MaxTime lowered
 # live (a longer job then waits with PartitionTimeLimit, as Slurm's default
 # EnforcePartLimits=NO has it); ClusterName changed (refused with the key, nothing changed);
-# a syntax error (refused with its line and key); SIGHUP to the controller's PID doing what
+# a syntax error (refused with its line and key); a burst-buffer pool added and resized; SIGHUP to the controller's PID doing what
 # reconfigure does; --at seeing the configuration in force then; a restart of the controller
-# keeping the reconfigured state; scontrol setdebug debug making debug lines appear in the
+# keeping the reconfigured state (and recording a file changed while it was down); scontrol
+# setdebug debug making debug lines appear in the
 # controller's log, and a user's setdebug and reconfigure refused.
 set -euo pipefail
 build=$1
@@ -37,15 +38,18 @@ done
 [ "$(scontrol show daemons)" = "slurmctld " ] || fail "show daemons: '$(scontrol show daemons)'"
 
 # 2. A node and a partition added, KillWait changed: the new agent registers, a job runs there.
-cat >>"$conf" <<'EOF2'
+mkdir -p "$work/bb"
+cat >>"$conf" <<EOF2
 NodeName=n3 CPUs=2 RealMemory=1000
 PartitionName=extra Nodes=n3 MaxTime=30
+BurstBuffer=Pool=fast Capacity=1G Path=$work/bb
 EOF2
 sed -i 's/^KillWait=2$/KillWait=3/' "$conf"
 out=$(scontrol reconfigure 2>&1) || fail "reconfigure refused: $out"
 [ -z "$out" ] || fail "scontrol reconfigure printed '$out'"
 [ "$(partition_exists extra)" = yes ] || fail "partition extra not there after reconfigure"
 scontrol show config | grep -qxF "KillWait                = 3 sec" || fail "KillWait not changed live"
+scontrol show burstbuffer | grep -q "PoolName\[0\]=fast .*TotalSpace=1G " || fail "pool not added: $(scontrol show burstbuffer)"
 restart_agent n3
 wait_registrations n3 1
 job=$(sbatch --parsable -p extra --wrap 'echo "on $SLURM_JOB_NODELIST"')
@@ -57,7 +61,9 @@ while [ "$(date +%s)" -le "$before_lowering" ]; do sleep 0.1; done  # the clock 
 
 # 3. debug's MaxTime lowered live: a longer job waits with PartitionTimeLimit, a shorter one runs.
 sed -i 's/^PartitionName=debug Nodes=ALL Default=YES MaxTime=UNLIMITED$/PartitionName=debug Nodes=ALL Default=YES MaxTime=5/' "$conf"
+sed -i 's/^BurstBuffer=Pool=fast Capacity=1G /BurstBuffer=Pool=fast Capacity=2G /' "$conf"
 scontrol reconfigure || fail "reconfigure of MaxTime refused"
+scontrol show burstbuffer | grep -q "PoolName\[0\]=fast .*TotalSpace=2G " || fail "pool not resized: $(scontrol show burstbuffer)"
 scontrol show partition debug | grep -q "MaxTime=00:05:00 " || fail "MaxTime not lowered: $(scontrol show partition debug)"
 long=$(sbatch --parsable -t 10 --wrap true)
 wait_reason "$long" PartitionTimeLimit
@@ -100,7 +106,12 @@ kill -0 "$controller" || fail "the controller died of SIGHUP"
 
 # 7. A restart of the controller keeps the reconfigured state (the log replayed, the file read).
 kill_hard "$controller"
+applied=$(cairn log dump | grep -c ConfigApplied)
+sed -i 's/^KillWait=3$/KillWait=4/' "$conf"  # changed while the controller is down
 restart_controller
+scontrol show config | grep -qxF "KillWait                = 4 sec" || fail "the restart did not read the file"
+poll_until 20 $((applied + 1)) sh -c 'cairn log dump | grep -c ConfigApplied' ||
+  fail "a start on a changed file recorded no ConfigApplied"
 for partition in extra late; do
   [ "$(partition_exists $partition)" = yes ] || fail "partition $partition lost across a restart"
 done
