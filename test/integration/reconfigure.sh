@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# scontrol reconfigure and SIGHUP with real daemons: scontrol show config and show daemons
-# from the running controller; a node and a partition added to cairn.conf, the new node's
-# agent registering and a job running in the new partition; a partition's MaxTime lowered
-# live (a longer job then waits with PartitionTimeLimit, as Slurm's default
-# EnforcePartLimits=NO has it); ClusterName changed (refused with the key, nothing changed);
-# a syntax error (refused with its line and key); a burst-buffer pool added and resized; SIGHUP to the controller's PID doing what
-# reconfigure does; --at seeing the configuration in force then; a restart of the controller
-# keeping the reconfigured state (and recording a file changed while it was down); scontrol
-# setdebug debug making debug lines appear in the
-# controller's log, and a user's setdebug and reconfigure refused.
+# scontrol reconfigure and SIGHUP with real daemons: scontrol show config and show daemons from
+# the running controller; a node and a partition added to cairn.conf, the new node's agent
+# registering and a job running in the new partition; a partition's MaxTime lowered live (a
+# longer job then waits with PartitionTimeLimit, as Slurm's default EnforcePartLimits=NO has
+# it); ClusterName changed (refused with the key, nothing changed); a syntax error (refused with
+# its line and key); a burst-buffer pool added and resized; SIGHUP to the controller's PID doing
+# what reconfigure does; --at seeing the configuration in force then; a restart of the
+# controller keeping the reconfigured state (and recording a file changed while it was down);
+# scontrol setdebug debug making debug lines appear in the controller's log, and a user's
+# setdebug and reconfigure refused.
 set -euo pipefail
 build=$1
 source "$(dirname "$0")/cluster.bash"
