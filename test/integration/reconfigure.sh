@@ -103,6 +103,11 @@ echo "PartitionName=late Nodes=n2" >>"$conf"
 kill -HUP "$controller"
 poll_until 20 yes partition_exists late || fail "SIGHUP did not reconfigure: $(tail -5 "$work/cairnctld.log")"
 kill -0 "$controller" || fail "the controller died of SIGHUP"
+# cairnd re-reads nothing on SIGHUP (reconfiguration is the controller's): it says so and goes on.
+agent1=$(local_agent_pid n1)
+kill -HUP "$agent1"
+poll_until 20 yes sh -c "grep -q 'SIGHUP received' '$work/cairnd-n1.log' && echo yes" || fail "cairnd said nothing of SIGHUP"
+kill -0 "$agent1" || fail "cairnd died of SIGHUP"
 
 # 7. A restart of the controller keeps the reconfigured state (the log replayed, the file read).
 kill_hard "$controller"
