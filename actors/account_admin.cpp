@@ -67,7 +67,7 @@ void next_command(AccountAdmin* self) {
   st.queue.pop_front();
   self->request(st.context->actors.query_view, caf::infinite, query_accounts_atom::value, st.min_offset)
       .then([=](const AccountsState& accounts) {
-        AccountPlan plan = plan_account_command(accounts, pending->command, self->state.context->config.cluster_name);
+        AccountPlan plan = plan_account_command(accounts, pending->command, self->state.context->config().cluster_name);
         if (!plan.error.empty()) return finish(self, pending->reply, {false, false, plan.error});
         if (plan.changes.empty()) return finish(self, pending->reply, {true, false, {}});
         spdlog::info("accounts: {} by {} (uid {})", plan.summary.substr(0, plan.summary.find('\n')),

@@ -23,6 +23,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,7 @@ CAF_ADD_TYPE_ID(cairn, (cairn::PartitionChangeRequest))
 CAF_ADD_TYPE_ID(cairn, (cairn::ReservationCommand))
 CAF_ADD_TYPE_ID(cairn, (cairn::ReservationScene))
 CAF_ADD_TYPE_ID(cairn, (cairn::ReservationOutcome))
+CAF_ADD_TYPE_ID(cairn, (cairn::ConfigCandidate))
 
 // The log: append an event; the commit thread says it is durable (internal); the fence watch
 // read the shard up to an offset without meeting a newer claim; a newer writer claimed it.
@@ -151,6 +153,9 @@ CAF_ADD_ATOM(cairn, cairn, query_history_atom, "qhistory")
 CAF_ADD_ATOM(cairn, cairn, purge_atom, "purge")
 // The query view's own timer that publishes the gauges for scrapes and sdiag (internal).
 CAF_ADD_ATOM(cairn, cairn, gauges_atom, "gauges")
+// A new configuration is installed (scontrol reconfigure): the query view recomputes the
+// partitions in force from it.
+CAF_ADD_ATOM(cairn, cairn, config_installed_atom, "cfginst")
 // sacctmgr: a change (to the account admin).
 CAF_ADD_ATOM(cairn, cairn, account_atom, "account")
 // Job steps (srun): start one, end its node's part, command one; end an interactive allocation.
@@ -178,6 +183,10 @@ CAF_ADD_ATOM(cairn, cairn, partition_in_use_atom, "partuse")
 CAF_ADD_ATOM(cairn, cairn, reservation_atom, "resv")
 CAF_ADD_ATOM(cairn, cairn, reservation_scene_atom, "resvscene")
 CAF_ADD_ATOM(cairn, cairn, reservation_check_atom, "resvcheck")
+// scontrol reconfigure and SIGHUP (-> config admin); its check of removals (-> query view).
+CAF_ADD_ATOM(cairn, cairn, reconfigure_atom, "reconfig")
+CAF_ADD_ATOM(cairn, cairn, config_check_atom, "cfgcheck")
+CAF_ADD_ATOM(cairn, cairn, config_logged_atom, "cfglogged")
 
 CAF_END_TYPE_ID_BLOCK(cairn)
 
@@ -253,12 +262,14 @@ using QueryViewActor = caf::typed_actor<                                        
     replies_to<query_pools_atom>::with<PoolsAnswer>,                                  //
     replies_to<query_nodes_atom>::with<NodesAnswer>,                                  //
     replies_to<partition_in_use_atom, std::string>::with<bool>,                         //
+    replies_to<config_check_atom, ConfigCandidate>::with<std::string>,                  //
     replies_to<query_nodes_atom, std::string, bool>::with<std::vector<uint64_t>>,       //
     replies_to<node_log_atom, std::string>::with<NodeLogView>,                          //
     replies_to<reservation_scene_atom>::with<ReservationScene>,                         //
     replies_to<reservation_check_atom, std::string, std::string, std::string>::with<std::string>,  //
     reacts_to<purge_atom>,                                                              // internal
-    reacts_to<gauges_atom>                                                              // internal
+    reacts_to<gauges_atom>,                                                             // internal
+    reacts_to<config_installed_atom>                                                    //
     >;
 
 // Orders durable events, routes them to the query view and job actors, owns the registry of
@@ -315,6 +326,14 @@ using ReservationAdminActor = caf::typed_actor<                                 
     replies_to<reservation_atom, ReservationCommand>::with<ReservationOutcome>  //
     >;
 
+// scontrol reconfigure and SIGHUP: one at a time, the file read and checked against the
+// configuration in force and the jobs, its ConfigApplied appended, then the new
+// configuration installed (node actors for new nodes) and the scheduler kicked.
+using ConfigAdminActor = caf::typed_actor<                    //
+    replies_to<reconfigure_atom, Caller>::with<Recorded>,  //
+    reacts_to<config_logged_atom, std::string>             // at start: the log's last configuration text
+    >;
+
 // The actors of one controller; filled in by main before any message flows.
 struct ControllerActors {
   LogActor log;
@@ -326,12 +345,53 @@ struct ControllerActors {
   NodeAdminActor node_admin;  // scontrol update NodeName=
   PartitionAdminActor partition_admin;  // scontrol create|update|delete PartitionName=
   ReservationAdminActor reservations;  // scontrol create|update|delete reservation
-  std::map<std::string, NodeActor> nodes;
+  ConfigAdminActor config_admin;  // scontrol reconfigure, SIGHUP
+};
+
+// The configuration in force and what derives from it: partitions_policies() etc. of
+// events/read_model.hpp (pure functions of the configuration), and a node actor per node.
+struct RunningConfig {
+  ClusterConfig config;
+  std::string text;    // the cairn.conf text it was parsed from
+  std::string source;  // its path
+  int64_t since_us = 0;  // when it came into force (start or reconfigure)
+  std::vector<PartitionPolicy> partitions;
+  std::vector<BbPoolPolicy> pools;
+  NodeFeatureMap node_features;
+  std::map<std::string, NodeActor> node_actors;
+};
+
+// Builds the derived parts from the configuration.
+RunningConfig make_running_config(ClusterConfig config, std::string text, std::string source, int64_t since_us,
+                                  std::map<std::string, NodeActor> node_actors);
+
+// The versions of the configuration, the newest in force. A reconfigure installs a new one
+// whole and none is changed or freed while actors run, so a reference from current() stays
+// valid wherever an actor keeps it (a reconfigure is rare and a configuration small).
+class RunningConfigs {
+ public:
+  RunningConfigs();
+  const RunningConfig& current() const { return *current_.load(std::memory_order_acquire); }
+  void install(RunningConfig next);
+  // At shutdown, once no actor runs: drops the versions (they hold node actors' handles).
+  void release();
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::unique_ptr<const RunningConfig>> versions_;
+  std::atomic<const RunningConfig*> current_{nullptr};
 };
 
 // Everything the actors share read-only.
 struct ControllerContext {
-  ClusterConfig config;
+  std::shared_ptr<RunningConfigs> running = std::make_shared<RunningConfigs>();
+  const ClusterConfig& config() const { return running->current().config; }
+  // cairn.conf's PartitionName= lines in force (scontrol create|update|delete changes them: `partitions`).
+  const std::vector<PartitionPolicy>& configured_partitions() const { return running->current().partitions; }
+  const std::vector<BbPoolPolicy>& pools() const { return running->current().pools; }
+  const NodeFeatureMap& node_features() const { return running->current().node_features; }
+  const std::map<std::string, NodeActor>& node_actors() const { return running->current().node_actors; }
+  int64_t boot_time_us = 0;
   // The actors' system: the RPC service asks the actors from outside (a one-shot actor each).
   caf::actor_system* system = nullptr;
   // The wall clock, in microseconds since the Unix epoch: event times, deadlines, node
@@ -340,12 +400,9 @@ struct ControllerContext {
   // Read-your-writes: one past the highest offset the log actor has acknowledged. A command
   // is checked only once the query view has applied everything below it (caught_up_atom).
   std::shared_ptr<std::atomic<uint64_t>> acked_end = std::make_shared<std::atomic<uint64_t>>(0);
-  std::vector<PartitionPolicy> configured_partitions;  // cairn.conf's PartitionName= lines
   // The partitions in force: the configured ones as the log changed them (kept by the query view).
   std::shared_ptr<SharedValue<std::vector<PartitionPolicy>>> partitions =
       std::make_shared<SharedValue<std::vector<PartitionPolicy>>>();
-  std::vector<BbPoolPolicy> pools;
-  NodeFeatureMap node_features;
   std::shared_ptr<AccountsCache> accounts = std::make_shared<AccountsCache>();  // kept by the query view
   uint32_t shard = 0;
   uint64_t epoch = 1;
@@ -377,6 +434,7 @@ PartitionAdminActor spawn_partition_admin(caf::actor_system& system, std::shared
 NodeAdminActor spawn_node_admin(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
 ReservationAdminActor spawn_reservation_admin(caf::actor_system& system,
                                               std::shared_ptr<const ControllerContext> context);
+ConfigAdminActor spawn_config_admin(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
 // A job's actor: spawned at the job's first event after its submission (a queued
 // job costs no actor), or for a command or report about it. It first reads the
 // current record, then reacts to each later transition.
@@ -464,6 +522,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::HistoryPage)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::HistoryEntry)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cairn::HistoryEntry>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::SchedulingDecision)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ConfigCandidate)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ReasonMap)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobLaunch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobEnd)

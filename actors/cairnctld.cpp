@@ -147,7 +147,9 @@ std::unique_ptr<prometheus::Exposer> serve_metrics(const ClusterConfig& config, 
 }
 
 int run(const ParsedArgs& args) {
-  auto config = load_config(find_config_path(args.get("conf")));
+  std::string config_path = find_config_path(args.get("conf"));
+  std::string config_text = read_config_file(config_path);
+  auto config = parse_config(config_text, config_path);
   if (!config.slurmctld_log_file.empty()) log_to_file(config.slurmctld_log_file);
   auto metrics = std::make_shared<ControllerMetrics>();
   auto exposer = serve_metrics(config, *metrics);
@@ -176,11 +178,9 @@ int run(const ParsedArgs& args) {
 
   auto context = std::make_shared<ControllerContext>();
   context->metrics = metrics;
-  context->config = config;
-  context->configured_partitions = partition_policies(config);
-  context->partitions->set(effective_partitions(context->configured_partitions, state.partition_table));
-  context->node_features = node_feature_map(config);
-  context->pools = pool_policies(config);
+  context->boot_time_us = wall_clock_us();
+  context->running->install(make_running_config(config, config_text, config_path, context->boot_time_us, {}));
+  context->partitions->set(effective_partitions(context->configured_partitions(), state.partition_table));
   context->shard = 0;
   context->epoch = state.shards[0].epoch + 1;
   char host[256] = "localhost";
@@ -205,6 +205,7 @@ int run(const ParsedArgs& args) {
   context->system = &system;
 
   auto live = live_jobs(state);
+  std::string logged_config = state.config_text;
   // Never issue an id twice, even after an accepted loss of the records that held it.
   uint64_t next_id = std::max(next_job_id(state, 0), log->noted_job_id(0) + 1);
   auto history = std::make_shared<JobHistory>(job_history_dir(config));
@@ -216,13 +217,20 @@ int run(const ParsedArgs& args) {
   context->actors.query_view = spawn_query_view(system, context, std::move(state), end_offset);
   context->actors.dispatcher = spawn_dispatcher(system, context);
   context->actors.log = spawn_log_actor(system, *log, context, next_id);
-  for (const auto& node : config.nodes) context->actors.nodes[node.name] = spawn_node_actor(system, context, node.name);
+  std::map<std::string, NodeActor> node_actors;
+  for (const auto& node : config.nodes) node_actors[node.name] = spawn_node_actor(system, context, node.name);
+  context->running->install(
+      make_running_config(config, config_text, config_path, context->boot_time_us, std::move(node_actors)));
+  context->actors.config_admin = spawn_config_admin(system, context);
   context->actors.scheduler = spawn_scheduler(system, context);
   context->actors.accounts = spawn_account_admin(system, context);
   context->actors.node_admin = spawn_node_admin(system, context);
   context->actors.partition_admin = spawn_partition_admin(system, context);
   context->actors.reservations = spawn_reservation_admin(system, context);
   caf::anon_send(context->actors.dispatcher, live_atom_v, live);
+  // Started on a file other than the one the log last recorded: the log records the change.
+  if (!logged_config.empty() && logged_config != config_text)
+    caf::anon_send(context->actors.config_admin, config_logged_atom_v, logged_config);
 
   // A newer claim on the shard (a second controller) fences this one: it stops writing and exits.
   // A log no second writer can open (the file log's lock) cannot be fenced: there is no
@@ -253,7 +261,14 @@ int run(const ParsedArgs& args) {
   notify_ready(fmt::format("serving: epoch {}, listening on {}{}", epoch, listener.unix_endpoint(),
                            listen.tcp_address.empty() ? "" : " and " + listener.tcp_endpoint()));
 
-  int received = wait_for_stop_signal(reopen_log_file);
+  // SIGHUP: as `scontrol reconfigure` by the controller's own user (who may signal it).
+  Caller hangup = caller_for_uid(getuid(), getgid(), config);
+  hangup.is_operator = true;
+  ConfigAdminActor config_admin = context->actors.config_admin;
+  int received = wait_for_stop_signal(reopen_log_file, [&] {
+    spdlog::info("SIGHUP received: reading {} again", config_path);
+    caf::anon_send(config_admin, reconfigure_atom_v, hangup);
+  });
   notify_stopping();
   if (!fenced) spdlog::info("signal {} received: shutting down", received);
   listener.close();
@@ -266,7 +281,7 @@ int run(const ParsedArgs& args) {
 
 int main(int argc, char** argv) {
   // Before any thread exists, so that only sigwait sees these signals.
-  block_daemon_signals();
+  block_daemon_signals({SIGHUP});
   log_to_stderr();
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l cairnctld: %v");
   try {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/config.hpp"
 #include "events/agent_reconciliation.hpp"
 #include "events/burst_buffer_staging.hpp"
 #include "events/commands.hpp"
@@ -90,6 +91,13 @@ struct ReservationOutcome {
   bool ok = false;
   std::string name;
   std::string error;
+};
+
+// scontrol reconfigure: a configuration read and parsed, offered to the query view, which
+// refuses removals the jobs forbid (events/config_change.hpp).
+struct ConfigCandidate {
+  std::shared_ptr<const ClusterConfig> running;
+  std::shared_ptr<const ClusterConfig> next;
 };
 
 struct AgentRegistration {

@@ -17,6 +17,7 @@
 #include <kj/map.h>
 
 #include "capnp/rpc.capnp.h"
+#include "common/daemon_log.hpp"
 #include "protocol/auth_payload.hpp"
 #include "protocol/munge_credential.hpp"
 #include "events/event_codec.hpp"
@@ -365,7 +366,7 @@ class ControllerImpl final : public rpc::Controller::Server {
 
   kj::Promise<void> ping(PingContext context) override {
     auto results = context.getResults();
-    results.setClusterName(context_->config.cluster_name);
+    results.setClusterName(context_->config().cluster_name);
     results.setUid(caller_.uid);
     results.setUserName(caller_.user);
     results.setIsOperator(caller_.is_operator);
@@ -434,7 +435,7 @@ class ControllerImpl final : public rpc::Controller::Server {
   }
 
   kj::Promise<void> queryNodes(QueryNodesContext context) override {
-    if (context_->config.private_data.nodes && !caller_.is_operator)
+    if (context_->config().private_data.nodes && !caller_.is_operator)
       return failure("Access/permission denied");  // slurmctld's answer with PrivateData=nodes
     auto answer = ask<NodesAnswer>(*context_, context_->actors.query_view, query_nodes_atom_v);
     return answer.then(
@@ -554,6 +555,40 @@ class ControllerImpl final : public rpc::Controller::Server {
     });
   }
 
+  kj::Promise<void> reconfigure(ReconfigureContext) override {
+    return recorded(ask<Recorded>(*context_, context_->actors.config_admin, reconfigure_atom_v, with_command_id()));
+  }
+
+  kj::Promise<void> showConfig(ShowConfigContext context) override {
+    const RunningConfig& running = context_->running->current();
+    auto results = context.getResults();
+    results.setText(running.text);
+    results.setSource(running.source);
+    results.setSinceUs(running.since_us);
+    results.setBootTimeUs(context_->boot_time_us);
+    results.setDebugLevel(std::string(slurm_debug_level_name(slurm_debug_level())));
+    char host[256] = "localhost";
+    gethostname(host, sizeof host - 1);
+    results.setHost(host);
+    return kj::READY_NOW;
+  }
+
+  // slurmctld's _slurm_rpc_set_debug_level: super users only (EACCES otherwise).
+  kj::Promise<void> setDebug(SetDebugContext context) override {
+    std::string name = context.getParams().getLevel();
+    if (!caller_.may_write) return failure(kReadOnlyDenied);
+    if (!caller_.is_operator) {
+      spdlog::error("set debug level request from non-super user uid={}", caller_.uid);
+      return failure("Permission denied");
+    }
+    auto level = parse_slurm_debug_level(name);
+    if (!level) return failure("Invalid debug level " + name);
+    set_slurm_debug_level(*level);
+    spdlog::info("Set debug level to '{}' ({} by {}, uid {})", slurm_debug_level_name(*level), *level, caller_.user,
+                 caller_.uid);
+    return kj::READY_NOW;
+  }
+
   kj::Promise<void> updateJob(UpdateJobContext context) override {
     auto params = context.getParams();
     JobUpdateRequest request;
@@ -569,7 +604,7 @@ class ControllerImpl final : public rpc::Controller::Server {
 
   kj::Promise<void> queryAccounts(QueryAccountsContext context) override {
     auto answer = ask<AccountsState>(*context_, context_->actors.query_view, query_accounts_atom_v, uint64_t{0});
-    const PrivateData& privacy = context_->config.private_data;
+    const PrivateData& privacy = context_->config().private_data;
     std::optional<std::string> private_to;
     if ((privacy.users || privacy.accounts) && !caller_.is_operator) private_to = caller_.user;
     bool users = privacy.users, accounts = privacy.accounts;
@@ -582,14 +617,14 @@ class ControllerImpl final : public rpc::Controller::Server {
   kj::Promise<void> authNonce(AuthNonceContext context) override {
     nonce_ = random_nonce();  // a new one each time: a credential authenticates one attempt
     context.getResults().setNonce(nonce_);
-    context.getResults().setAuthType(context_->config.auth_type);
+    context.getResults().setAuthType(context_->config().auth_type);
     return kj::READY_NOW;
   }
 
   // munge_decode asks the local munged over its socket (well under a millisecond); it runs here,
   // on the RPC thread, like the rest of a call's decoding.
   kj::Promise<void> authenticate(AuthenticateContext context) override {
-    const ClusterConfig& config = context_->config;
+    const ClusterConfig& config = context_->config();
     auto refuse = [this](const std::string& why) {
       spdlog::warn("rpc: refused authentication from {}: {}", peer_, why);
       return failure("Authentication refused: " + why);
@@ -616,13 +651,14 @@ class ControllerImpl final : public rpc::Controller::Server {
 
   kj::Promise<void> registerAgent(RegisterAgentContext context) override {
     // Agents run as root or the SlurmUser, on this host's socket.
-    bool trusted = local_ && (caller_.uid == 0 || caller_.uid == getuid() || caller_.user == context_->config.slurm_user);
+    bool trusted = local_ && (caller_.uid == 0 || caller_.uid == getuid() || caller_.user == context_->config().slurm_user);
     if (!trusted) return failure("Access/permission denied: only root or SlurmUser may register a node");
     auto params = context.getParams();
     AgentInfo info = read_agent_info(params.getInfo());
     const std::string& node = info.node;
-    auto it = context_->actors.nodes.find(node);
-    if (it == context_->actors.nodes.end())
+    const auto& node_actors = context_->node_actors();  // one version of the configuration
+    auto it = node_actors.find(node);
+    if (it == node_actors.end())
       return failure("node " + node + " is not in the configuration (NodeName=)");
     make::NodeRegistration registration;
     registration.node = node;
@@ -640,7 +676,7 @@ class ControllerImpl final : public rpc::Controller::Server {
     NodeActor node_actor = it->second;
     auto answer = recorded(ask<Recorded>(*context_, node_actor, register_atom_v,
                                          AgentRegistration{registration, channel, std::move(runs), info.instance}));
-    uint32_t heartbeat = context_->config.heartbeat_interval_sec;
+    uint32_t heartbeat = context_->config().heartbeat_interval_sec;
     auto shared_context = context_;
     Caller agent = caller_;
     return answer.then([context, shared_context, node_actor, heartbeat, agent]() mutable {
@@ -653,7 +689,7 @@ class ControllerImpl final : public rpc::Controller::Server {
  private:
   // PrivateData=jobs (and usage for sacct): a caller who is not an operator sees their own jobs only.
   void restrict_to_visible(JobQuery& query) const {
-    const PrivateData& privacy = context_->config.private_data;
+    const PrivateData& privacy = context_->config().private_data;
     query.visible_uid.reset();
     if ((privacy.jobs || (query.for_accounting && privacy.usage)) && !caller_.is_operator)
       query.visible_uid = caller_.uid;
@@ -699,7 +735,7 @@ Caller caller_from_peer(const PeerInfo& peer, const ClusterConfig& config) {
 BootstrapFactory controller_bootstrap(KjLoopThread& loop, std::shared_ptr<const ControllerContext> context) {
   auto step_io = std::make_shared<StepIoRegistry>();
   return [&loop, context, step_io](const PeerInfo& peer) -> capnp::Capability::Client {
-    return kj::heap<ControllerImpl>(loop, context, caller_from_peer(peer, context->config), peer.local_socket,
+    return kj::heap<ControllerImpl>(loop, context, caller_from_peer(peer, context->config()), peer.local_socket,
                                     peer.address, step_io);
   };
 }

@@ -77,7 +77,7 @@ EventDraft system_draft(uint64_t job_id, std::function<make::Bytes(const EventMe
 // Sends a message to the node actor of every node of the job.
 template <typename... Ts>
 void to_nodes(JobSelf self, const JobRecord& job, Ts&&... message) {
-  const auto& nodes = self->state.context->actors.nodes;
+  const auto& nodes = self->state.context->node_actors();
   for (const auto& share : job.allocation) {
     auto it = nodes.find(share.node);
     if (it != nodes.end()) self->send(it->second, message...);
@@ -109,7 +109,7 @@ void arm_timers(JobSelf self) {
 }
 
 const BbPoolPolicy* pool_of(const ControllerContext& context, const JobRecord& job) {
-  for (const auto& pool : context.pools)
+  for (const auto& pool : context.pools())
     if (pool.name == job.bb_pool) return &pool;
   return nullptr;
 }
@@ -120,7 +120,7 @@ std::string bb_directory_of(const ControllerContext& context, const JobRecord& j
 }
 
 JobLaunch launch_order(const ControllerContext& context, const JobRecord& job) {
-  return {job.id,         job.spec.full(), job.allocation, job.restarts, context.config.cluster_name, job.time_limit_sec,
+  return {job.id,         job.spec.full(), job.allocation, job.restarts, context.config().cluster_name, job.time_limit_sec,
           bb_directory_of(context, job), job.array};
 }
 
@@ -133,7 +133,7 @@ void on_bb_done(JobSelf self, BbStep step, uint64_t generation, const StageOutco
 // Orders a burst-buffer step on a node; its outcome comes back as the node actor's answer.
 template <class... Ts>
 void order_bb(JobSelf self, const std::string& node, BbStep step, uint64_t generation, Ts&&... order) {
-  const auto& nodes = self->state.context->actors.nodes;
+  const auto& nodes = self->state.context->node_actors();
   auto it = nodes.find(node);
   if (it == nodes.end()) return;
   self->request(it->second, caf::infinite, std::forward<Ts>(order)...).then([=](const StageOutcome& outcome) {
@@ -148,7 +148,7 @@ StageOrder stage_order(const ControllerContext& context, const JobRecord& job, b
 }
 
 void to_node(JobSelf self, const std::string& node, auto&&... message) {
-  const auto& nodes = self->state.context->actors.nodes;
+  const auto& nodes = self->state.context->node_actors();
   if (auto it = nodes.find(node); it != nodes.end()) self->send(it->second, message...);
 }
 
@@ -330,24 +330,24 @@ void react(JobSelf self, JobState before, const JobRecord& after) {
   const JobRecord& previous = self->state.job;
   if (is_active(before) && !is_active(after.state) &&
       (has_running_steps(previous) || ended_by_node_failure(previous, after)))
-    to_nodes(self, previous, terminate_atom_v, after.id, context.config.kill_wait_sec,
+    to_nodes(self, previous, terminate_atom_v, after.id, context.config().kill_wait_sec,
              ended_by_node_failure(previous, after) ? StopReason::node_failure : StopReason::cancelled);
   // An interactive (srun) job has no batch script to launch.
   if (before == JobState::PENDING && after.state == JobState::RUNNING && !after.spec->interactive) {
-    const auto& nodes = context.actors.nodes;
+    const auto& nodes = context.node_actors();
     auto batch = nodes.find(after.allocation.front().node);
     crash_if_asked_before_launch(after.id);
     if (batch != nodes.end()) self->send(batch->second, launch_atom_v, launch_order(context, after));
   }
   if (after.state == JobState::COMPLETING && before != JobState::COMPLETING) {
-    to_nodes(self, after, terminate_atom_v, after.id, context.config.kill_wait_sec, completing_stop_reason(after));
+    to_nodes(self, after, terminate_atom_v, after.id, context.config().kill_wait_sec, completing_stop_reason(after));
     if (after.spec->interactive) end_interactive(self, after);
   }
   // --mail-type: BEGIN as it starts, END or FAIL as it ends (MailProg=).
   if (!after.spec->mail_type.empty() && before != after.state &&
       (after.state == JobState::RUNNING || is_final(after.state))) {
-    if (auto mail = job_mail(before, after, after.spec.full(), context.config.cluster_name))
-      run_mail_program(context.config.mail_prog, *mail);
+    if (auto mail = job_mail(before, after, after.spec.full(), context.config().cluster_name))
+      run_mail_program(context.config().mail_prog, *mail);
   }
   if (before == JobState::RUNNING && after.state == JobState::SUSPENDED)
     to_nodes(self, after, suspend_atom_v, after.id);
@@ -411,7 +411,7 @@ void on_timer(JobSelf self, uint64_t generation, TimerKind kind) {
 void on_control(JobSelf self, const ControlRequest& request, const Reply<ControlOutcome>& reply) {
   auto& st = self->state;
   if (!st.known) return reply({request.job_id, false, "Invalid job id specified"});
-  auto check = check_job_command(request.verb, st.job, request.caller, st.context->config.suspend_by_owner);
+  auto check = check_job_command(request.verb, st.job, request.caller, st.context->config().suspend_by_owner);
   if (!check.allowed) return reply({request.job_id, false, check.error});
   if (!check.needs_event) return reply({request.job_id, true, {}});
   auto job_id = request.job_id;
@@ -436,9 +436,9 @@ void on_edit(JobSelf self, const JobUpdateRequest& request, const Reply<ControlO
   const ControllerContext& context = *st.context;
   auto accounts = context.accounts->get();  // held for the call
   auto partitions = context.partitions->get();
-  JobUpdateContext where{partitions.get(), {}, accounts.get(), context.config.enforce_associations,
-                         context.config.enable_user_top};
-  for (const auto& [node, actor] : context.actors.nodes) where.node_names.push_back(node);
+  JobUpdateContext where{partitions.get(), {}, accounts.get(), context.config().enforce_associations,
+                         context.config().enable_user_top};
+  for (const auto& [node, actor] : context.node_actors()) where.node_names.push_back(node);
   JobUpdatePlan plan = plan_job_update(st.job, request, where);
   if (!plan.error.empty()) return reply({id, false, plan.error});
   auto changes = plan.changes;
@@ -509,7 +509,7 @@ void on_reconcile(JobSelf self, const std::string& node, uint32_t run, RunVerdic
       // The order its state implies, which may have gone to the agent's previous connection.
       if (job.state == JobState::SUSPENDED) to_node(self, node, suspend_atom_v, job.id);
       if (job.state == JobState::COMPLETING)
-        to_node(self, node, terminate_atom_v, job.id, st.context->config.kill_wait_sec, completing_stop_reason(job));
+        to_node(self, node, terminate_atom_v, job.id, st.context->config().kill_wait_sec, completing_stop_reason(job));
       return;
     case RunVerdict::lost:
     case RunVerdict::end_unlaunched:
@@ -573,7 +573,7 @@ void on_step(JobSelf self, const StepCommand& command, const Reply<StepOutcome>&
              const std::string& node = layout.nodes[i].node;
              outcome.nodes.push_back(node);
              to_node(self, node, step_launch_atom_v,
-                     step_launch_for(state.job, command.request, layout, step_id, i, state.context->config.cluster_name),
+                     step_launch_for(state.job, command.request, layout, step_id, i, state.context->config().cluster_name),
                      command.io_token);
            }
            reply(outcome);
@@ -590,7 +590,7 @@ void on_step_control(JobSelf self, const StepControlRequest& request, const Repl
   uint64_t id = request.job_id;
   uint32_t step_id = request.step_id;
   int32_t signal = request.verb == ControlVerb::signal ? request.signal : 0;
-  uint32_t kill_wait = st.context->config.kill_wait_sec;
+  uint32_t kill_wait = st.context->config().kill_wait_sec;
   auto order = [=] {
     for (const auto& node : nodes)
       to_node(self, node, step_control_atom_v, id, step_id, signal, kill_wait, StopReason::cancelled);

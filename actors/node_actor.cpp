@@ -107,7 +107,7 @@ void reconcile(NodeSelf self, const NodeLogView& log, const AgentRunReport& repo
   auto& st = self->state;
   if (session != st.session || !st.channel) return;  // a newer registration reconciles for itself
   Reconciliation plan = reconcile_registration(log, report, st.launched_in_session);
-  uint32_t kill_wait = st.context->config.kill_wait_sec;
+  uint32_t kill_wait = st.context->config().kill_wait_sec;
   for (uint64_t job_id : plan.stale) {
     spdlog::info("node {}: JobId={} does not run there any more: terminating it", st.node, job_id);
     st.channel->terminate(job_id, kill_wait, StopReason::none);
@@ -203,7 +203,7 @@ NodeActor::behavior_type node_actor(NodeSelf self, std::shared_ptr<const Control
   st.node = std::move(node);
   log_failed_requests(self, "node_actor");
   st.last_seen_us = self->state.context->now_us();
-  const auto& config = st.context->config;
+  const auto& config = st.context->config();
   st.silence_allowed_us =
       static_cast<int64_t>(std::max(config.node_timeout_sec, config.reconcile_timeout_sec)) * 1'000'000;
   self->send(self, tick_atom::value);
@@ -214,7 +214,7 @@ NodeActor::behavior_type node_actor(NodeSelf self, std::shared_ptr<const Control
         uint64_t session = ++st.session;
         st.channel = registration.channel;
         st.last_seen_us = self->state.context->now_us();
-        st.silence_allowed_us = static_cast<int64_t>(st.context->config.node_timeout_sec) * 1'000'000;
+        st.silence_allowed_us = static_cast<int64_t>(st.context->config().node_timeout_sec) * 1'000'000;
         st.lost = false;
         for (auto& order : st.held_orders) order(*st.channel);
         st.held_orders.clear();

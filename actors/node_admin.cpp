@@ -39,9 +39,9 @@ void finish(NodeAdmin* self, bool ok, const std::string& error) {
 
 // The node's actor carries out what the state change means for its jobs and its agent.
 void tell_node_actor(NodeAdmin* self, const std::string& node, const NodeUpdateCommand& command, bool was_down) {
-  auto& actors = self->state.context->actors;
-  auto it = actors.nodes.find(node);
-  if (it == actors.nodes.end()) return;
+  const auto& node_actors = self->state.context->node_actors();
+  auto it = node_actors.find(node);
+  if (it == node_actors.end()) return;
   if (command.state == NodeStateChange::DOWN)
     self->send(it->second, node_down_atom_v, command.reason);
   else if (was_down && (command.state == NodeStateChange::RESUME || command.state == NodeStateChange::IDLE))
@@ -88,7 +88,7 @@ void plan(NodeAdmin* self, const NodesAnswer& snapshot) {
     unregistered.name = name;
     const NodeRecord* node = it != snapshot.nodes.end() ? &*it : nullptr;
     if (!node) {
-      if (!st.context->actors.nodes.contains(name)) return finish(self, false, kInvalidNodeNameText);
+      if (!st.context->node_actors().contains(name)) return finish(self, false, kInvalidNodeNameText);
       node = &unregistered;
     }
     if (auto refusal = check_node_state_change(*node, command.state)) return finish(self, false, *refusal);

@@ -73,7 +73,7 @@ void plan(PartitionAdmin* self, bool in_use) {
   if (!st.current) return;
   const PartitionCommand& command = st.current->request.command;
   std::vector<std::string> known_nodes;
-  for (const auto& [node, actor] : st.context->actors.nodes) known_nodes.push_back(node);
+  for (const auto& [node, actor] : st.context->node_actors()) known_nodes.push_back(node);
   PartitionPlan planned = plan_partition_command(*st.context->partitions->get(), command, in_use, known_nodes);
   if (planned.error) return finish(self, false, *planned.error);
   if (command.verb == PartitionVerb::remove) planned.partition.name = command.request.name;

@@ -15,6 +15,7 @@
 
 #include "actors/actors.hpp"
 #include "events/controller_stats.hpp"
+#include "events/config_change.hpp"
 #include "events/read_model.hpp"
 #include "events/record_codec.hpp"
 #include "events/snapshot_files.hpp"
@@ -67,13 +68,14 @@ bool changes_accounts(schema::Event::Body::Which kind) {
 
 bool changes_partitions(schema::Event::Body::Which kind) {
   using Body = schema::Event::Body;
-  return kind == Body::PARTITION_CREATED || kind == Body::PARTITION_UPDATED || kind == Body::PARTITION_DELETED;
+  return kind == Body::PARTITION_CREATED || kind == Body::PARTITION_UPDATED || kind == Body::PARTITION_DELETED ||
+         kind == Body::CONFIG_APPLIED;
 }
 
 // The partitions in force, for the scheduler's submissions and the other actors.
 void publish_partitions(QueryView* self) {
   auto& st = self->state;
-  st.partitions = effective_partitions(st.context->configured_partitions, st.state.partition_table);
+  st.partitions = effective_partitions(st.context->configured_partitions(), st.state.partition_table);
   st.context->partitions->set(st.partitions);
 }
 
@@ -84,9 +86,9 @@ constexpr size_t kPurgeBatch = 5000;
 SchedulingDecision run_pass(QueryView* self) {
   auto& st = self->state;
   auto began = std::chrono::steady_clock::now();
-  auto decision = schedule({&st.state, st.partitions, st.context->pools, st.context->now_us(),
-                            st.context->config.kill_invalid_depend, &st.context->node_features,
-                            &st.context->config.licenses});
+  auto decision = schedule({&st.state, st.partitions, st.context->pools(), st.context->now_us(),
+                            st.context->config().kill_invalid_depend, &st.context->node_features(),
+                            &st.context->config().licenses});
   auto spent = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - began);
   // The queue the pass looked at: the jobs it left waiting and those it placed.
   st.context->metrics->scheduling_pass(static_cast<uint64_t>(spent.count()),
@@ -101,7 +103,7 @@ void publish_gauges(QueryView* self) {
   auto& st = self->state;
   if (!st.gauges_stale) return;
   st.gauges_stale = false;
-  st.context->metrics->publish(cluster_gauges(st.state, st.pending_reasons, st.context->pools, st.context->now_us()));
+  st.context->metrics->publish(cluster_gauges(st.state, st.pending_reasons, st.context->pools(), st.context->now_us()));
 }
 
 // Every SnapshotInterval events: the state is encoded here (a copy of it would
@@ -109,12 +111,12 @@ void publish_gauges(QueryView* self) {
 // queries are not kept waiting for the disk.
 void maybe_snapshot(QueryView* self) {
   auto& st = self->state;
-  uint32_t interval = st.context->config.snapshot_interval;
+  uint32_t interval = st.context->config().snapshot_interval;
   if (interval == 0 || st.applied_offset < st.snapshot_offset + interval) return;
   st.snapshot_offset = st.applied_offset;
   auto bytes = std::make_shared<const std::vector<uint8_t>>(
       encode_snapshot(st.state, st.context->shard, st.applied_offset, st.last_event_us));
-  std::string dir = snapshot_dir(st.context->config);
+  std::string dir = snapshot_dir(st.context->config());
   size_t jobs = st.state.jobs.size();
   uint64_t offset = st.applied_offset;
   std::thread([bytes, dir, jobs, offset]() mutable {
@@ -146,7 +148,7 @@ void purge_old_jobs(QueryView* self) {
   auto& st = self->state;
   if (st.purge_in_flight && (st.purge_offset == 0 || st.applied_offset <= st.purge_offset)) return;
   st.purge_in_flight = false;
-  auto chosen = purgeable_jobs(st.state, st.context->now_us(), st.context->config.min_job_age_sec, kPurgeBatch);
+  auto chosen = purgeable_jobs(st.state, st.context->now_us(), st.context->config().min_job_age_sec, kPurgeBatch);
   st.purge_backlog = chosen.size() == kPurgeBatch;
   if (chosen.empty()) return;
   std::vector<HistoryEntry> entries;
@@ -205,6 +207,7 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
         purge_old_jobs(self);
         self->delayed_send(self, kPurgeEvery, purge_atom_v);
       },
+      [=](config_installed_atom) { publish_partitions(self); },
       [=](gauges_atom) {
         publish_gauges(self);
         self->delayed_send(self, kGaugesEvery, gauges_atom_v);
@@ -340,7 +343,7 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
       },
       [=](query_jobs_atom, const JobQuery& query) -> JobsAnswer {
         auto& st = self->state;
-        return select_jobs(st.state, st.pending_reasons, query, st.context->now_us(), st.context->config.min_job_age_sec);
+        return select_jobs(st.state, st.pending_reasons, query, st.context->now_us(), st.context->config().min_job_age_sec);
       },
       [=](query_digest_atom) -> StateDigestView {
         auto& st = self->state;
@@ -348,11 +351,15 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
       },
       [=](query_pools_atom) -> PoolsAnswer {
         auto& st = self->state;
-        return PoolsAnswer{pool_usage(st.state, st.context->pools), st.context->now_us()};
+        return PoolsAnswer{pool_usage(st.state, st.context->pools()), st.context->now_us()};
+      },
+      // scontrol reconfigure: whether the jobs forbid a removal of the new configuration.
+      [=](config_check_atom, const ConfigCandidate& candidate) -> std::string {
+        return removal_refusal(*candidate.running, *candidate.next, self->state.state).value_or("");
       },
       [=](query_nodes_atom) -> NodesAnswer {
         auto& st = self->state;
-        return nodes_answer(st.state, st.context->config, st.partitions, st.context->now_us());
+        return nodes_answer(st.state, st.context->config(), st.partitions, st.context->now_us());
       },
       // Slurm's partition_in_use: a job not yet ended (pending, running, suspended, completing).
       [=](partition_in_use_atom, const std::string& partition) -> bool {
@@ -365,7 +372,7 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
       [=](reservation_scene_atom) -> ReservationScene {
         auto& st = self->state;
         int64_t now = st.context->now_us();
-        return reservation_scene(st.state, nodes_answer(st.state, st.context->config, st.context->partitions, now).nodes,
+        return reservation_scene(st.state, nodes_answer(st.state, st.context->config(), st.context->partitions, now).nodes,
                                  st.context->partitions, now);
       },
       [=](reservation_check_atom, const std::string& name, const std::string& user,

@@ -167,12 +167,12 @@ std::string submission_error(const ControllerContext& context, const std::vector
     return kPartitionNotAvailable;
   // Slurm's validate_group: root and SlurmUser run anywhere; the groups are looked up only
   // for a partition that names some (NSS may be slow).
-  bool super_user = spec.uid == 0 || spec.user_name == context.config.slurm_user;
+  bool super_user = spec.uid == 0 || spec.user_name == context.config().slurm_user;
   if (!partition->allow_groups.empty() && !super_user &&
       !partition_allows_groups(*partition, group_names(spec.user_name, spec.gid)))
     return kPartitionGroupDenied;
   if (!spec.licenses.empty())
-    if (auto error = license_request_error(spec.licenses, context.config.licenses); !error.empty()) return error;
+    if (auto error = license_request_error(spec.licenses, context.config().licenses); !error.empty()) return error;
   if (!spec.array_spec.empty()) {
     if (!parse_array_spec(spec.array_spec)) return "Invalid job array specification";
     if (spec.burst_buffer.capacity_bytes > 0) return "Job arrays with burst buffers are not supported";
@@ -180,26 +180,26 @@ std::string submission_error(const ControllerContext& context, const std::vector
   if (spec.num_nodes == 0 || spec.num_nodes > partition->nodes.size()) return "Node count specification invalid";
   if (!spec.features.empty() && !valid_feature_expression(spec.features)) return "Invalid feature specification";
   for (const auto& name : spec.req_nodes)
-    if (!context.config.node(name)) return "Invalid node name specified";
+    if (!context.config().node(name)) return "Invalid node name specified";
   for (const auto& name : spec.exc_nodes)
-    if (!context.config.node(name)) return "Invalid node name specified";
+    if (!context.config().node(name)) return "Invalid node name specified";
   uint32_t nodes = std::max<uint32_t>(spec.num_nodes, static_cast<uint32_t>(spec.req_nodes.size()));
   if (nodes > partition->nodes.size()) return "Node count specification invalid";
   // In 64 bits: submission_limit_error keeps the CPU count within 32 bits, not its rounding up.
   uint64_t cpus = total_cpus(spec);
   uint64_t partition_cpus = 0;
   for (const auto& name : partition->nodes)
-    if (const auto* node = context.config.node(name)) partition_cpus += node->cpus;
+    if (const auto* node = context.config().node(name)) partition_cpus += node->cpus;
   if (cpus > partition_cpus) return std::string(kTooManyCpus);
   auto cpus_per_node = static_cast<uint32_t>((cpus + nodes - 1) / nodes);
   uint64_t mem = memory_per_node_mb(spec, cpus_per_node, *partition);
   size_t fitting = 0, featured = 0;
   for (const auto& name : partition->nodes) {
-    const auto* node = context.config.node(name);
+    const auto* node = context.config().node(name);
     if (!node) continue;
     bool has_features = features_satisfy(spec.features, node->features);
     featured += has_features ? 1 : 0;
-    if (has_features && node_eligible(spec, name, &context.node_features) && node->cpus >= cpus_per_node &&
+    if (has_features && node_eligible(spec, name, &context.node_features()) && node->cpus >= cpus_per_node &&
         node->real_memory_mb >= mem)
       ++fitting;
   }
@@ -207,15 +207,15 @@ std::string submission_error(const ControllerContext& context, const std::vector
   if (!spec.features.empty() && featured == 0) return "Invalid feature specification";
   for (const auto& name : spec.req_nodes) {
     bool in_partition = std::find(partition->nodes.begin(), partition->nodes.end(), name) != partition->nodes.end();
-    if (!in_partition || !node_eligible(spec, name, &context.node_features))
+    if (!in_partition || !node_eligible(spec, name, &context.node_features()))
       return "Requested node configuration is not available";
   }
   if (fitting < nodes) return "Requested node configuration is not available";
   if (spec.burst_buffer.capacity_bytes > 0) {
     const BbPoolPolicy* pool = nullptr;
-    for (const auto& candidate : context.pools)
+    for (const auto& candidate : context.pools())
       if (spec.burst_buffer.pool.empty() ? pool == nullptr : candidate.name == spec.burst_buffer.pool) pool = &candidate;
-    if (context.pools.empty()) return "Burst buffers are not configured on this cluster (no BurstBuffer=Pool=)";
+    if (context.pools().empty()) return "Burst buffers are not configured on this cluster (no BurstBuffer=Pool=)";
     if (!pool) return "Burst buffer pool not found: " + spec.burst_buffer.pool;
     if (reserved_size(spec.burst_buffer.capacity_bytes, *pool) > pool->capacity_bytes)
       return "Burst buffer request of " + format_size(spec.burst_buffer.capacity_bytes) + " exceeds the capacity of pool " +
@@ -258,13 +258,13 @@ void admit(Scheduler* self, JobSpec spec, const Caller& caller, std::function<vo
   spec.uid = caller.uid;  // the verified caller, never what the client claims
   spec.gid = caller.gid;
   spec.user_name = caller.user;
-  const auto& limits = self->state.context->config;
+  const auto& limits = self->state.context->config();
   if (auto error = submission_limit_error(spec, limits.max_script_size, caller.is_operator); !error.empty())
     return reply({false, 0, error});
   auto partitions = self->state.context->partitions->get();
   if (auto error = submission_error(*self->state.context, *partitions, spec); !error.empty())
     return reply({false, 0, error});
-  apply_cluster_resubmit_default(self->state.context->config, spec);
+  apply_cluster_resubmit_default(self->state.context->config(), spec);
   const PartitionPolicy* partition = submission_partition(*partitions, spec);
   spec.partition = partition->name;  // the job records the partition it was given
   auto parsed = parse_dependency(spec.dependency);
@@ -285,7 +285,7 @@ void admit(Scheduler* self, JobSpec spec, const Caller& caller, std::function<vo
   // user must be associated with it (sacctmgr).
   const auto& context = *self->state.context;
   auto choice = choose_job_account(*context.accounts->get(), spec.user_name, spec.account,
-                                   context.config.enforce_associations);
+                                   context.config().enforce_associations);
   if (!choice.ok) return reply({false, 0, choice.error});
   spec.account = choice.account;
   if (!partition_allows_account(*partition, spec.account)) return reply({false, 0, std::string(kInvalidAccount)});

@@ -263,7 +263,12 @@ int run(const ParsedArgs& args) {
   spdlog::info("node {} ({} CPUs, {} MB), spool {}, controller {}", settings.node, settings.cpus, settings.mem_mb,
                settings.spool_dir, settings.controller_endpoint);
 
-  int received = wait_for_stop_signal(reopen_log_file);
+  // slurmd reconfigures on SIGHUP; an agent's settings change only with its restart
+  // (docs/decisions.md): said, and it goes on rather than dying of the default action.
+  int received = wait_for_stop_signal(reopen_log_file, [] {
+    spdlog::warn("SIGHUP received: cairnd reads cairn.conf only at its start (reconfigure is the controller's); "
+                 "restart it to change its settings");
+  });
   notify_stopping();
   spdlog::info("signal {} received: stopping; running jobs go on under their supervisors", received);
   loop.stop();  // before the actors: the connection and the watch call into them
@@ -275,7 +280,7 @@ int run(const ParsedArgs& args) {
 
 int main(int argc, char** argv) {
   // Before any thread exists: only sigwait sees SIGTERM/SIGINT, only the signalfd SIGCHLD.
-  block_daemon_signals({SIGCHLD});
+  block_daemon_signals({SIGCHLD, SIGHUP});
   log_to_stderr();
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l cairnd: %v");
   try {

@@ -484,6 +484,15 @@ struct ReservationDeleted {
   name @0 :Text;
 }
 
+# The configuration in force from this event on (scontrol reconfigure, SIGHUP, or a start on
+# a changed file): cairn.conf's text as the controller read and accepted it. The reducer keeps
+# it, so a replay and --at views parse the configuration that was in force then.
+struct ConfigApplied {
+  text @0 :Text;
+  source @1 :Text;          # the file it was read from
+  changes @2 :List(Text);   # what changed, for the audit ("KillWait=10 (was 30)", "NodeName=n5 added")
+}
+
 struct Event {
   header @0 :Header;
   body :union {
@@ -527,6 +536,7 @@ struct Event {
     partitionCreated @38 :PartitionCreated;
     partitionUpdated @39 :PartitionUpdated;
     partitionDeleted @40 :PartitionDeleted;
+    configApplied @41 :ConfigApplied;
     # New kinds are added here with the next ordinal.
   }
 }

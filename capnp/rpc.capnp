@@ -260,13 +260,20 @@ interface Controller {
   # lists the fields the command sets (cairn::PartitionField); answers once the partition's
   # event is durable and applied, or fails with Slurm's text.
   changePartition @24 (verb :PartitionVerb, partition :Events.PartitionSettings, given :List(UInt8)) -> ();
-  # @25-@31: held for branches merged in parallel (placeholders until they are merged).
+  # @25-@27, @31: held for branches merged in parallel (placeholders until they are merged).
   placeholder25 @25 () -> ();
   placeholder26 @26 () -> ();
   placeholder27 @27 () -> ();
-  placeholder28 @28 () -> ();
-  placeholder29 @29 () -> ();
-  placeholder30 @30 () -> ();
+  # scontrol reconfigure (root, SlurmUser and Operators only; SIGHUP does the same): re-reads
+  # cairn.conf and answers once its ConfigApplied event is durable and in force, or with why
+  # nothing changed (a syntax error with its line and key, a key that cannot change live).
+  reconfigure @28 () -> ();
+  # scontrol show config: the configuration in force (its cairn.conf text, parsed by the CLI),
+  # since when, the controller's start, its log level and its host.
+  showConfig @29 () -> (text :Text, source :Text, sinceUs :Int64, bootTimeUs :Int64, debugLevel :Text,
+                        host :Text);
+  # scontrol setdebug LEVEL (operators only): Slurm's level names (quiet...debug5).
+  setDebug @30 (level :Text) -> ();
   placeholder31 @31 () -> ();
   # sdiag: the controller's statistics since start or the last reset (the counters the metrics
   # endpoint serves); reset (sdiag --reset: root, SlurmUser and Operators only) starts them anew.

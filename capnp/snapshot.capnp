@@ -39,6 +39,7 @@ struct StateSnapshot {
   environments @20 :List(Data);
   reservations @21 :ReservationTable;   # scontrol create reservation
   partitionTable @22 :PartitionTable;   # partitions created, changed or deleted at runtime
+  configText @23 :Text;   # the configuration in force (the last ConfigApplied's text); empty: none logged
 
   struct ReservationTable {
     reservations @0 :List(Events.Reservation);

@@ -22,21 +22,32 @@ ClusterHistory::ClusterHistory(const ClusterConfig& config, const EventLog& log,
     from = snapshot->next_offset;
   }
   replay_until_time(log, 0, from, at_us, state_);
-  auto features = node_feature_map(config);
-  auto partitions = effective_partitions(partition_policies(config), state_.partition_table);
-  reasons_ = schedule({&state_, partitions, pool_policies(config), at_us, config.kill_invalid_depend, &features})
+  // The configuration in force then: the log's last ConfigApplied (reconfigure), else the file.
+  if (!state_.config_text.empty()) {
+    try {
+      logged_config_ = parse_config(state_.config_text, "the logged configuration");
+    } catch (const ConfigError&) {
+      // Accepted by the controller when logged: a newer reader's grammar only; the file stands in.
+    }
+  }
+  const ClusterConfig& in_force = this->config();
+  auto features = node_feature_map(in_force);
+  auto partitions = effective_partitions(partition_policies(in_force), state_.partition_table);
+  reasons_ = schedule({&state_, partitions, pool_policies(in_force), at_us,
+                       in_force.kill_invalid_depend, &features})
                  .pending_reasons;
 }
 
 JobsAnswer ClusterHistory::jobs(const JobQuery& query) {
   return read_all_pages(query, [this](const JobQuery& page) {
-    return select_jobs(state_, reasons_, page, at_us_, config_.min_job_age_sec);
+    return select_jobs(state_, reasons_, page, at_us_, config().min_job_age_sec);
   });
 }
 
 // The partitions in force then: the configured ones as the log had changed them by then.
 NodesAnswer ClusterHistory::nodes() {
-  return nodes_answer(state_, config_, effective_partitions(partition_policies(config_), state_.partition_table), at_us_);
+  return nodes_answer(state_, config(), effective_partitions(partition_policies(config()), state_.partition_table),
+                      at_us_);
 }
 
 namespace {
@@ -48,6 +59,7 @@ class LoggedHistory final : public ClusterQueries {
       : log_(open_log_read_only(config)), history_(config, *log_, at_us) {}
   JobsAnswer jobs(const JobQuery& query) override { return history_.jobs(query); }
   NodesAnswer nodes() override { return history_.nodes(); }
+  std::optional<std::string> logged_config_text() override { return history_.state().config_text; }
 
  private:
   std::unique_ptr<EventLog> log_;

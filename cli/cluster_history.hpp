@@ -18,9 +18,12 @@ class ClusterHistory final : public ClusterQueries {
   JobsAnswer jobs(const JobQuery& query) override;
   NodesAnswer nodes() override;
   const ClusterState& state() const { return state_; }
+  // The configuration in force at that moment (the log's last ConfigApplied, else the file's).
+  const ClusterConfig& config() const { return logged_config_ ? *logged_config_ : config_; }
 
  private:
   const ClusterConfig& config_;
+  std::optional<ClusterConfig> logged_config_;
   int64_t at_us_;
   ClusterState state_;
   ReasonMap reasons_;

@@ -220,6 +220,26 @@ ControlOutcome ControllerClient::update_job(uint64_t job_id, const JobFieldChang
   return read_control_result(session_->connection.wait(request.send()).getResult());
 }
 
+void ControllerClient::reconfigure() {
+  session_->connection.wait(session_->controller.reconfigureRequest().send());
+}
+
+void ControllerClient::set_debug(const std::string& level) {
+  auto request = session_->controller.setDebugRequest();
+  request.setLevel(level);
+  session_->connection.wait(request.send());
+}
+
+std::string ControllerClient::running_config(RunningConfigFacts& facts) {
+  auto response = session_->connection.wait(session_->controller.showConfigRequest().send());
+  facts.source = response.getSource();
+  facts.since_us = response.getSinceUs();
+  facts.boot_time_us = response.getBootTimeUs();
+  facts.debug_level = response.getDebugLevel();
+  facts.host = response.getHost();
+  return response.getText();
+}
+
 AccountsState ControllerClient::accounts() {
   auto response = session_->connection.wait(session_->controller.queryAccountsRequest().send());
   return read_accounts_view(response.getAccounts());

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/cluster_queries.hpp"
+#include "cli/scontrol_config.hpp"
 #include "common/config.hpp"
 #include "events/accounts.hpp"
 #include "events/controller_stats.hpp"
@@ -65,6 +66,12 @@ class ControllerClient final : public ClusterQueries {
   void change_partition(const PartitionCommand& command);
   // scontrol update JobId=... / scontrol top: the outcome, Slurm's refusal in its error.
   ControlOutcome update_job(uint64_t job_id, const JobFieldChanges& changes, const std::optional<std::string>& qos);
+  // scontrol reconfigure / setdebug: throw with the controller's refusal (remote_message()).
+  void reconfigure();
+  void set_debug(const std::string& level);
+  // scontrol show config: the configuration in force (its cairn.conf text) and what the
+  // controller says about it.
+  std::string running_config(RunningConfigFacts& facts);
 
   // scontrol create|update reservation: its name; delete. Throw with the controller's refusal.
   std::string write_reservation(const ReservationRequest& request, bool update);

@@ -155,6 +155,11 @@ Commands:
   delete ReservationName=name    delete a reservation
   top job_list                   put pending jobs ahead of their owner's others
   ping                           whether the controller answers
+  show config                    the controller's running configuration
+  show daemons                   the daemons this host runs (slurmctld slurmd)
+  reconfigure                    re-read cairn.conf without a restart (operators)
+  setdebug level                 the controller's log level: quiet, fatal, error,
+                                 info, verbose, debug, debug2..debug5 (operators)
   write batch_script job_id [file]
                                  the job's script to file (default slurm-<id>.sh;
                                  "-": standard output): its owner and operators

@@ -1,4 +1,5 @@
 // scontrol: show job|node|partition and the job verbs; silent on success, Slurm's texts on failure.
+#include <pwd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,11 +17,13 @@
 #include "cli/controller_client.hpp"
 #include "cli/front_end_help.hpp"
 #include "cli/front_ends.hpp"
+#include "cli/scontrol_config.hpp"
 #include "cli/scontrol_format.hpp"
 #include "cli/scontrol_grammar.hpp"
 #include "cli/scontrol_partition.hpp"
 #include "cli/scontrol_reservation.hpp"
 #include "cli/scontrol_update.hpp"
+#include "common/slurm_debug_level.hpp"
 #include "common/hostlist.hpp"
 #include "common/option_parser.hpp"
 #include "common/version.hpp"
@@ -55,6 +58,7 @@ constexpr const char* kUsage =
     "  create reservation StartTime= EndTime=|Duration= Nodes=|NodeCnt= Users=|Accounts= [Flags=MAINT,...]\n"
     "  update ReservationName=<name> ...   delete ReservationName=<name>\n"
     "  top <job_list>   ping\n"
+    "  show config|daemons   reconfigure   setdebug quiet|fatal|error|info|verbose|debug|debug2..debug5\n"
     "  write batch_script JOB [FILE]   listpids [JOB[.STEP]]\n";
 
 struct ShowFlags {
@@ -448,6 +452,59 @@ int show_burst_buffers(ControllerClient& client, const ClusterConfig& config, st
   return 0;
 }
 
+std::string host_name() {
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  return host;
+}
+
+// gethostname_short(): up to the first dot.
+std::string short_host_name() {
+  std::string host = host_name();
+  return host.substr(0, host.find('.'));
+}
+
+// scontrol show config: the controller's running configuration, or with --at the one the log
+// says was in force then (its last ConfigApplied; the file when the log has none).
+int show_config(const ClusterConfig& config, const std::optional<std::string>& at, bool quiet, std::ostream& out,
+                std::ostream& err) {
+  RunningConfigFacts facts;
+  std::string text;
+  if (at) {
+    auto cluster = open_cluster_queries(config, at, "scontrol");
+    text = cluster->logged_config_text().value_or("");
+    facts.debug_level = std::string(slurm_debug_level_name(kSlurmDebugInfo));
+  } else {
+    try {
+      ControllerClient client(config);
+      text = client.running_config(facts);
+    } catch (const std::exception& error) {
+      if (!quiet) err << "slurm_load_ctl_conf error: " << remote_message(error) << "\n";
+      return 1;
+    }
+  }
+  ClusterConfig running = text.empty() ? config : parse_config(text, facts.source.empty() ? "cairn.conf" : facts.source);
+  if (struct passwd* user = getpwnam(running.slurm_user.c_str())) facts.slurm_user_uid = user->pw_uid;
+  out << render_scontrol_show_config(running, facts) << "\n";
+  return run_scontrol_ping(running, out);
+}
+
+// scontrol reconfigure / setdebug: Slurm's slurm_perror() texts.
+int run_config_command(const ClusterConfig& config, const ScontrolCommand& command, bool quiet, std::ostream& err) {
+  bool reconfigure = command.kind == ScontrolCommand::Kind::reconfigure;
+  try {
+    ControllerClient client(config);
+    if (reconfigure)
+      client.reconfigure();
+    else
+      client.set_debug(std::string(slurm_debug_level_name(*parse_slurm_debug_level(*command.value))));
+    return 0;
+  } catch (const std::exception& error) {
+    if (!quiet) err << (reconfigure ? "slurm_reconfigure error: " : "slurm_set_debug_level error: ") << remote_message(error) << "\n";
+    return 1;
+  }
+}
+
 }  // namespace
 
 int run_bb_command(const Args& argv, std::ostream& out, std::ostream& err) {
@@ -504,7 +561,23 @@ int run_scontrol(const Args& argv, std::ostream& out, std::ostream& err) {
                                                         command.entity == ScontrolEntity::hostlist ||
                                                         command.entity == ScontrolEntity::hostlist_sorted))
       return show_hosts(command.entity, command.value, out, err);
+    // scontrol checks the level before asking slurmctld.
+    if (command.kind == ScontrolCommand::Kind::setdebug && !parse_slurm_debug_level(*command.value)) {
+      if (!flags.quiet) err << "invalid debug level: " << *command.value << "\n";
+      return 1;
+    }
     auto config = load_cli_config(args.get("conf"));
+    if (command.kind == ScontrolCommand::Kind::show && command.entity == ScontrolEntity::daemons) {
+      if (args.has("at")) throw UsageError("scontrol: error: --at applies to show job, step, node, partition, licenses");
+      out << render_scontrol_show_daemons(config, short_host_name(), host_name());
+      return 0;
+    }
+    if (command.kind == ScontrolCommand::Kind::show && command.entity == ScontrolEntity::config)
+      return show_config(config, args.get("at"), flags.quiet, out, err);
+    if (command.kind == ScontrolCommand::Kind::reconfigure || command.kind == ScontrolCommand::Kind::setdebug) {
+      if (args.has("at")) throw UsageError("scontrol: error: --at applies to show only");
+      return run_config_command(config, command, flags.quiet, err);
+    }
     if (command.kind == ScontrolCommand::Kind::listpids) {
       if (args.has("at")) throw UsageError("scontrol: error: --at applies to show only");
       return list_pids(command.value, command.node, config, out, err);

@@ -66,8 +66,8 @@ ScontrolCommand parse_show(const std::vector<std::string>& words) {
       {{{"bbstat", 2}, {"dwstat", 2}}, std::nullopt},
       {{{"burstbuffer", 2}}, ScontrolEntity::burst_buffer},
       {{{"assoc_mgr", 2}, {"cache", 2}}, std::nullopt},
-      {{{"config", 1}}, std::nullopt},
-      {{{"daemons", 1}}, std::nullopt},
+      {{{"config", 1}}, ScontrolEntity::config},
+      {{{"daemons", 1}}, ScontrolEntity::daemons},
       {{{"Federations", 1}}, std::nullopt},
       {{{"FrontendName", 1}}, std::nullopt},
       {{{"hostnames", 5}}, ScontrolEntity::hostnames},
@@ -86,6 +86,9 @@ ScontrolCommand parse_show(const std::vector<std::string>& words) {
     if (!any_matches(tag, entity.names)) continue;
     if (!entity.entity) return unsupported("show " + std::string(entity.names.begin()->name));
     command.entity = *entity.entity;
+    // Slurm names the first word ("show") here.
+    if (command.entity == ScontrolEntity::daemons && command.value)
+      return refused("too many arguments for keyword:" + keyword);
     return command;
   }
   // Slurm's text, its trailing blank included.
@@ -156,7 +159,14 @@ ScontrolCommand parse_scontrol_command(const std::vector<std::string>& words) {
     command.kind = ScontrolCommand::Kind::ping;
     return command;
   }
-  if (any_matches(tag, {{"quiet", 4}, {"quit", 4}, {"reboot_nodes", 3}, {"reconfigure", 3}})) return unsupported(tag);
+  if (any_matches(tag, {{"quiet", 4}, {"quit", 4}, {"reboot_nodes", 3}})) return unsupported(tag);
+  if (slurm_keyword_matches(tag, "reconfigure", 3)) {
+    // Slurm says so and reconfigures all the same; Cairn does nothing on a malformed command.
+    if (words.size() > 2) return refused("too many arguments for keyword:" + tag);
+    ScontrolCommand command;
+    command.kind = ScontrolCommand::Kind::reconfigure;
+    return command;
+  }
   if (slurm_keyword_matches(tag, "requeue", 3)) return job_verb("requeue");
   if (compare_n(tag, "requeuehold", 11)) return job_verb("requeuehold");
   // One branch in Slurm; scontrol_hold() then tells a user hold by the word.
@@ -172,8 +182,17 @@ ScontrolCommand parse_scontrol_command(const std::vector<std::string>& words) {
     return command;
   }
   if (any_matches(tag, {{"token", 3}, {"wait_job", 2}, {"setdebugflags", 9}, {"fsdampeningfactor", 3},
-                        {"fairsharedampeningfactor", 3}, {"setdebug", 2}, {"schedloglevel", 3}}))
+                        {"fairsharedampeningfactor", 3}}))
     return unsupported(tag);
+  if (slurm_keyword_matches(tag, "setdebug", 2)) {
+    if (words.size() > 2) return refused("too many arguments for keyword:" + tag);
+    if (words.size() < 2) return refused("too few arguments for keyword:" + tag);
+    ScontrolCommand command;
+    command.kind = ScontrolCommand::Kind::setdebug;
+    command.value = words[1];
+    return command;
+  }
+  if (slurm_keyword_matches(tag, "schedloglevel", 3)) return unsupported(tag);
   if (slurm_keyword_matches(tag, "show", 3)) return parse_show(words);
   if (slurm_keyword_matches(tag, "write", 5)) return parse_write(words);
   if (any_matches(tag, {{"takeover", 8}, {"shutdown", 8}})) return unsupported(tag);

@@ -14,15 +14,19 @@ namespace cairn {
 // or, when at least min_length long, a prefix of it; any case.
 bool slurm_keyword_matches(std::string_view tag, std::string_view keyword, size_t min_length);
 
-enum class ScontrolEntity { job, step, node, partition, licenses, burst_buffer, hostnames, hostlist, hostlist_sorted,
-                            reservation };
+enum class ScontrolEntity {
+  job, step, node, partition, licenses, burst_buffer, hostnames, hostlist, hostlist_sorted, reservation, config, daemons
+};
 
 struct ScontrolCommand {
-  enum class Kind { show, job_verb, update, top, ping, write_batch_script, listpids, version, refused, create, remove };
+  enum class Kind {
+    show, job_verb, update, top, ping, write_batch_script, listpids, version, refused, create, remove, reconfigure,
+    setdebug
+  };
   Kind kind = Kind::refused;
   std::string keyword;                // job verbs: "hold", "uhold", "release", "requeue", ... (canonical)
   ScontrolEntity entity = ScontrolEntity::job;
-  std::optional<std::string> value;   // show: the record asked for; write batch_script: the job
+  std::optional<std::string> value;   // show: the record asked for; write batch_script: the job; setdebug: the level
   std::optional<std::string> file;    // write batch_script: where (default slurm-<id>.sh; "-": stdout)
   std::optional<std::string> node;    // listpids: the node (only this host's is answerable)
   std::vector<std::string> arguments; // job verbs: the job lists; update, create, delete: its words; top: the jobs

@@ -641,7 +641,9 @@ bool has_settings(std::string_view text) {
 
 }  // namespace
 
-ClusterConfig load_config(const std::string& path) {
+ClusterConfig load_config(const std::string& path) { return parse_config(read_config_file(path), path); }
+
+std::string read_config_file(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw ConfigError(path + ": cannot open: " + std::strerror(errno));
   std::ostringstream text;
@@ -649,7 +651,7 @@ ClusterConfig load_config(const std::string& path) {
   if (file.bad()) throw ConfigError(path + ": cannot read: " + std::strerror(errno));
   // A controller started on an empty file would run on defaults without a word.
   if (!has_settings(text.str())) throw ConfigError(path + ": the configuration file is empty (no Key=Value setting)");
-  return parse_config(text.str(), path);
+  return text.str();
 }
 
 std::string find_config_path(std::optional<std::string> cli_conf) {

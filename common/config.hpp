@@ -153,7 +153,10 @@ struct ClusterConfig {
 // Parses configuration text; source_name prefixes error messages (normally the path).
 ClusterConfig parse_config(std::string_view text, const std::string& source_name);
 
-// Reads and parses a file; a file without a single setting is refused. Throws ConfigError.
+// Reads a configuration file's text; a file without a single setting is refused. Throws ConfigError.
+std::string read_config_file(const std::string& path);
+
+// Reads and parses a file (read_config_file, parse_config). Throws ConfigError.
 ClusterConfig load_config(const std::string& path);
 
 // The first existing file among: cli_conf (--conf), $CAIRN_CONF, kDefaultConfigPath.

@@ -7,6 +7,9 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -95,6 +98,21 @@ void log_to_file(const std::string& path) {
   replace_default_logger(logger);
   logger->flush_on(spdlog::level::trace);
 }
+
+namespace {
+std::atomic<int> g_slurm_debug_level{kSlurmDebugInfo};
+}  // namespace
+
+void set_slurm_debug_level(int level) {
+  static constexpr spdlog::level::level_enum kLevels[] = {
+      spdlog::level::off,  spdlog::level::critical, spdlog::level::err,   spdlog::level::info,  spdlog::level::info,
+      spdlog::level::debug, spdlog::level::trace,   spdlog::level::trace, spdlog::level::trace, spdlog::level::trace};
+  if (level < 0 || level > 9) return;
+  g_slurm_debug_level = level;
+  spdlog::default_logger()->set_level(kLevels[level]);
+}
+
+int slurm_debug_level() { return g_slurm_debug_level; }
 
 void reopen_log_file() {
   if (!g_file_sink) return;

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "common/slurm_debug_level.hpp"
+
 namespace cairn {
 
 // Before any other thread starts: the default logger writes to stderr.
@@ -19,5 +21,10 @@ void log_to_file(const std::string& path);
 // which makes a new file once the old one was moved away. A file that cannot be opened
 // keeps the old one in use, and says so. Without a log file: nothing.
 void reopen_log_file();
+
+// Any thread: the default logger's level, as spdlog's nearest (verbose: info; debug2 and
+// beyond: trace), and remembered for slurm_debug_level().
+void set_slurm_debug_level(int level);
+int slurm_debug_level();
 
 }  // namespace cairn

@@ -23,11 +23,16 @@ void block_daemon_signals(std::initializer_list<int> extra) {
   std::signal(SIGPIPE, SIG_IGN);
 }
 
-int wait_for_stop_signal(const std::function<void()>& reopen_log) {
+int wait_for_stop_signal(const std::function<void()>& reopen_log, const std::function<void()>& on_hangup) {
   sigset_t set = waited_signals();
+  if (on_hangup) sigaddset(&set, SIGHUP);
   while (true) {
     int received = 0;
     if (sigwait(&set, &received) != 0) continue;
+    if (received == SIGHUP) {
+      on_hangup();
+      continue;
+    }
     if (received != SIGUSR2) return received;
     if (reopen_log) reopen_log();
   }

@@ -14,7 +14,8 @@ namespace cairn {
 void block_daemon_signals(std::initializer_list<int> extra = {});
 
 // Waits for SIGTERM or SIGINT; returns the signal. Each SIGUSR2 meanwhile calls
-// reopen_log (when given) and goes on waiting.
-int wait_for_stop_signal(const std::function<void()>& reopen_log = {});
+// reopen_log (when given) and goes on waiting; so does each SIGHUP with on_hangup (when
+// given: the caller blocked SIGHUP with block_daemon_signals({SIGHUP})).
+int wait_for_stop_signal(const std::function<void()>& reopen_log = {}, const std::function<void()>& on_hangup = {});
 
 }  // namespace cairn

@@ -10,6 +10,10 @@ std::string_view cairn_version() { return CAIRN_VERSION; }
 
 std::string cairn_version_line() { return "cairn " + std::string(cairn_version()); }
 
-std::string slurm_version_line() { return "slurm 22.05.8 (cairn " + std::string(cairn_version()) + ")"; }
+std::string_view slurm_version() { return "22.05.8"; }
+
+std::string slurm_version_line() {
+  return "slurm " + std::string(slurm_version()) + " (cairn " + std::string(cairn_version()) + ")";
+}
 
 }  // namespace cairn

@@ -123,6 +123,12 @@ class Reducer {
       case Body::RESERVATION_CREATED: return reservation_created(body.getReservationCreated().getReservation());
       case Body::RESERVATION_UPDATED: return reservation_updated(body.getReservationUpdated().getReservation());
       case Body::RESERVATION_DELETED: return reservation_deleted(body.getReservationDeleted().getName());
+      // A reconfigure rebuilds the partitions from the file, as slurmctld's does: the changes
+      // scontrol made at runtime end here.
+      case Body::CONFIG_APPLIED:
+        state_.config_text = body.getConfigApplied().getText();
+        state_.partition_table = {};
+        return ApplyResult::applied;
       case Body::EPOCH_CLAIMED: break;  // handled before dispatch
     }
     ++state_.skipped_unknown;

@@ -47,6 +47,9 @@ struct ClusterState {
   uint64_t skipped_stale = 0;      // events of a fenced (older) writer epoch
   uint64_t purged_jobs = 0;        // finished jobs dropped (JobsPurged): the job history holds them
   PartitionTable partition_table;  // partitions created, changed or deleted at runtime
+  // The configuration in force (the last ConfigApplied's cairn.conf text); empty: the log has
+  // none, the file read at start is in force.
+  std::string config_text;
   bool operator==(const ClusterState&) const = default;
 };
 

@@ -386,4 +386,15 @@ Bytes step_cancelled(EventMeta meta, uint64_t job_id, uint32_t step_id, int32_t 
   return event.bytes();
 }
 
+Bytes config_applied(EventMeta meta, const std::string& text, const std::string& source,
+                     const std::vector<std::string>& changes) {
+  EventBuilder event(std::move(meta));
+  auto body = event.body().initConfigApplied();
+  body.setText(text);
+  body.setSource(source);
+  auto list = body.initChanges(static_cast<unsigned>(changes.size()));
+  for (size_t i = 0; i < changes.size(); ++i) list.set(static_cast<unsigned>(i), changes[i]);
+  return event.bytes();
+}
+
 }  // namespace cairn::make

@@ -101,5 +101,8 @@ Bytes job_updated(EventMeta meta, uint64_t job_id, const JobFieldChanges& change
 Bytes reservation_created(EventMeta meta, const Reservation& reservation);
 Bytes reservation_updated(EventMeta meta, const Reservation& reservation);
 Bytes reservation_deleted(EventMeta meta, const std::string& name);
+// scontrol reconfigure / SIGHUP: the configuration text now in force and what changed.
+Bytes config_applied(EventMeta meta, const std::string& text, const std::string& source,
+                     const std::vector<std::string>& changes);
 
 }  // namespace cairn::make

@@ -152,6 +152,7 @@ uint64_t state_digest(const ClusterState& state) {
   }
   h.add(state.anomaly_count), h.add(state.skipped_unknown), h.add(state.skipped_stale), h.add(state.purged_jobs);
   for (const auto& anomaly : state.anomalies) h.add(anomaly.offset), h.add(anomaly.text);
+  if (!state.config_text.empty()) h.add(state.config_text);  // digests of logs without one unchanged
   return h.value();
 }
 

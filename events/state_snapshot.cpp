@@ -98,6 +98,7 @@ std::vector<uint8_t> encode_snapshot(const ClusterState& state, uint32_t partiti
   out.setSkippedUnknown(state.skipped_unknown);
   out.setSkippedStale(state.skipped_stale);
   out.setPurgedJobs(state.purged_jobs);
+  if (!state.config_text.empty()) out.setConfigText(state.config_text);
   write_accounts_view(out.initAccounts(), state.accounts);
   if (!state.partition_table.changed.empty() || state.partition_table.default_name) {
     auto table = out.initPartitionTable();
@@ -191,6 +192,7 @@ StateSnapshot decode_snapshot(std::span<const uint8_t> bytes) {
     state.skipped_unknown = in.getSkippedUnknown();
     state.skipped_stale = in.getSkippedStale();
     state.purged_jobs = in.getPurgedJobs();
+    state.config_text = in.getConfigText();
     if (in.hasAccounts()) state.accounts = read_accounts_view(in.getAccounts());
     if (in.hasPartitionTable()) {
       auto table = in.getPartitionTable();

@@ -329,6 +329,7 @@ struct RpcListener::State final : kj::TaskSet::ErrorHandler {
         int one = 1;
         stream->setsockopt(IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);  // small RPC messages
       }
+      spdlog::debug("rpc: connection from {} (uid {}, pid {})", peer.address, peer.uid, peer.pid);
       auto connection =
           kj::heap<Connection>(kj::heap<ClosedPeerStream>(kj::mv(stream)), factory(peer), reader_options);
       auto disconnected = connection->network.onDisconnect();

@@ -23,7 +23,7 @@ namespace {
 std::string describe(const ScontrolCommand& command) {
   static const char* const kEntities[] = {"job",         "step",      "node",     "partition",     "licenses",
                                           "burstbuffer", "hostnames", "hostlist", "hostlistsorted",
-                                          "reservation"};
+                                          "reservation", "config",      "daemons"};
   switch (command.kind) {
     case ScontrolCommand::Kind::show:
       return std::string("show ") + kEntities[static_cast<int>(command.entity)] +
@@ -50,6 +50,8 @@ std::string describe(const ScontrolCommand& command) {
     case ScontrolCommand::Kind::listpids:
       return "listpids job=" + command.value.value_or("(all)") + " node=" + command.node.value_or("(here)");
     case ScontrolCommand::Kind::version: return "version";
+    case ScontrolCommand::Kind::reconfigure: return "reconfigure";
+    case ScontrolCommand::Kind::setdebug: return "setdebug " + command.value.value_or("");
     case ScontrolCommand::Kind::refused: return "refused: " + command.error + (command.print_usage ? " +usage" : "");
   }
   return "?";
@@ -112,6 +114,18 @@ TEST_CASE("parse_scontrol_command: Slurm's entities, synonyms and abbreviations 
       "show hostl n[1-2]",
       "show hostlists n2,n1",
       "show config",
+      "show c",
+      "show daemons",
+      "show d",
+      "show daemons x",
+      "reconfigure",
+      "reconfig",
+      "rec x y",
+      "setdebug debug2",
+      "se 5",
+      "setdebug",
+      "setdebug a b",
+      "setdebugflags +Steps",
       "show res",
       "show reservation maint",
       "create reservation StartTime=now Duration=10 Nodes=n1 Users=root",

@@ -99,18 +99,16 @@ class Controller {
     system_->await_actors_before_shutdown(false);
     sched_ = &dynamic_cast<caf::scheduler::test_coordinator&>(system_->scheduler());
     auto config = parse_config(std::string(kConfig) + more_config, "test.conf");
-    context_->config = config;
-    context_->configured_partitions = partition_policies(config);
-    context_->partitions->set(context_->configured_partitions);
-    context_->pools = pool_policies(config);
-    context_->node_features = node_feature_map(config);
+    context_->running->install(make_running_config(config, "", "test.conf", 0, {}));
+    context_->partitions->set(context_->configured_partitions());
     context_->now_us = [this] { return now_us_; };
     context_->system = system_.get();
     auto& actors = context_->actors;
     actors.query_view = spawn_query_view(*system_, context_, ClusterState{}, 0);
     actors.dispatcher = spawn_dispatcher(*system_, context_);
     actors.log = spawn_log_actor(*system_, log, context_, 1);
-    actors.nodes["n1"] = spawn_node_actor(*system_, context_, "n1");
+    context_->running->install(
+        make_running_config(config, "", "test.conf", 0, {{"n1", spawn_node_actor(*system_, context_, "n1")}}));
     actors.scheduler = spawn_scheduler(*system_, context_);
     actors.node_admin = spawn_node_admin(*system_, context_);
     actors.partition_admin = spawn_partition_admin(*system_, context_);
@@ -130,8 +128,9 @@ class Controller {
     caf::anon_send_exit(actors.log, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(actors.scheduler, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(actors.node_admin, caf::exit_reason::user_shutdown);
-    for (auto& [name, node] : actors.nodes) caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
+    for (auto& [name, node] : context_->node_actors()) caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
     run();
+    context_->running->release();
   }
 
   // Delivers every message until none is left (delayed ones wait for advance()).
@@ -197,7 +196,7 @@ class Controller {
     run();
   }
 
-  NodeActor node_actor() const { return context_->actors.nodes.at("n1"); }
+  NodeActor node_actor() const { return context_->node_actors().at("n1"); }
   const ControllerActors& actors() const { return context_->actors; }
   const ControllerContext& context() const { return *context_; }
 
