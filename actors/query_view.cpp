@@ -372,8 +372,8 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
       [=](reservation_scene_atom) -> ReservationScene {
         auto& st = self->state;
         int64_t now = st.context->now_us();
-        return reservation_scene(st.state, nodes_answer(st.state, st.context->config(), st.context->partitions, now).nodes,
-                                 st.context->partitions, now);
+        return reservation_scene(st.state, nodes_answer(st.state, st.context->config(), st.partitions, now).nodes,
+                                 st.partitions, now);
       },
       [=](reservation_check_atom, const std::string& name, const std::string& user,
           const std::string& account) -> std::string {
