@@ -130,6 +130,7 @@ struct JobSpec {
   tmpDiskMb @41 :UInt64;       # --tmp (MinTmpDiskNode; recorded, nodes declare no TmpDisk)
   reservation @42 :Text;       # --reservation as given
   taskLayout @43 :TaskLayout;  # task placement hints that the agent may honour
+  stdinPattern @44 :Text;      # sbatch -i/--input: the batch script's stdin (a path pattern as -o); empty: /dev/null
 }
 
 # Hints about how tasks are laid out on a node's CPUs (sbatch/srun options of the same names).
@@ -429,6 +430,15 @@ struct JobUpdated {
   changes @1 :List(JobChange);
 }
 
+# The agent of `node` confined the job's run `run` there to these CPUs (the node's ordinals,
+# "0-1,4"): scontrol -d's per-node CPU_IDs= (docs/decisions.md, "CPU ids come back").
+struct JobCpusBound {
+  jobId @0 :UInt64;
+  node @1 :Text;
+  cpuIds @2 :Text;
+  run @3 :UInt32;
+}
+
 struct Event {
   header @0 :Header;
   body :union {
@@ -466,6 +476,15 @@ struct Event {
     jobsPurged @32 :JobsPurged;
     nodeUpdated @33 :NodeUpdated;
     jobUpdated @34 :JobUpdated;
+    # @35-@41: other branches' kinds (placeholders until their merge; never used here).
+    reservedForMerge35 @35 :Void;
+    reservedForMerge36 @36 :Void;
+    reservedForMerge37 @37 :Void;
+    reservedForMerge38 @38 :Void;
+    reservedForMerge39 @39 :Void;
+    reservedForMerge40 @40 :Void;
+    reservedForMerge41 @41 :Void;
+    jobCpusBound @42 :JobCpusBound;
     # New kinds are added here with the next ordinal.
   }
 }
