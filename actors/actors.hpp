@@ -145,6 +145,8 @@ CAF_ADD_ATOM(cairn, cairn, timer_atom, "timer")
 CAF_ADD_ATOM(cairn, cairn, bb_stage_atom, "bbstage")
 CAF_ADD_ATOM(cairn, cairn, bb_teardown_atom, "bbteardown")
 CAF_ADD_ATOM(cairn, cairn, bb_answer_atom, "bbanswer")
+// The CPUs an agent confined a launched run to (its answer to the launch): JobCpusBound.
+CAF_ADD_ATOM(cairn, cairn, cpus_bound_atom, "cpusbound")
 CAF_ADD_ATOM(cairn, cairn, bb_retry_atom, "bbretry")
 // The job history: records to keep before their jobs are purged; a page of it for sacct; the
 // query view's own timer that drops finished jobs older than MinJobAge (internal).
@@ -215,6 +217,7 @@ using JobActor = caf::typed_actor<                                              
     replies_to<job_exit_atom, std::string, JobEnd>::with<Recorded>,                //
     reacts_to<reconcile_atom, std::string, uint32_t, uint8_t, uint64_t>,           //
     reacts_to<oom_atom, std::string, JobOom>,                                      //
+    reacts_to<cpus_bound_atom, std::string, uint64_t, uint32_t, std::string>,      //
     replies_to<step_atom, StepCommand>::with<StepOutcome>,                         //
     replies_to<step_control_atom, StepControlRequest>::with<ControlOutcome>,       //
     replies_to<step_end_atom, std::string, StepEnd>::with<Recorded>,               //
@@ -230,6 +233,7 @@ using NodeActor = caf::typed_actor<                                        //
     replies_to<job_exit_atom, JobEnd>::with<Recorded>,                     //
     replies_to<step_end_atom, StepEnd>::with<Recorded>,                    //
     reacts_to<oom_atom, JobOom>,                                           //
+    reacts_to<cpus_bound_atom, uint64_t, uint32_t, std::string>,           //
     reacts_to<reconcile_atom, uint64_t, uint32_t, uint8_t, uint64_t>,      //
     reacts_to<launch_atom, JobLaunch>,                                     //
     reacts_to<terminate_atom, uint64_t, uint32_t, StopReason>,             //
@@ -283,6 +287,7 @@ using DispatcherActor = caf::typed_actor<                                       
     replies_to<job_exit_atom, std::string, JobEnd>::with<Recorded>,                  //
     reacts_to<reconcile_atom, std::string, uint64_t, uint32_t, uint8_t, uint64_t>,   //
     reacts_to<oom_atom, std::string, JobOom>,                                        //
+    reacts_to<cpus_bound_atom, std::string, uint64_t, uint32_t, std::string>,        //
     replies_to<step_atom, StepCommand>::with<StepOutcome>,                           //
     replies_to<step_control_atom, StepControlRequest>::with<ControlOutcome>,         //
     replies_to<step_end_atom, std::string, StepEnd>::with<Recorded>,                 //

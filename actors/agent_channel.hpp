@@ -18,12 +18,15 @@ namespace cairn {
 // How the RPC thread hands an agent's answer to a burst-buffer order back (the node actor
 // turns it into a message to itself).
 using StageAnswer = std::function<void(const StageOutcome&)>;
+// How the RPC thread hands the CPUs an agent confined a launched run to ("0-1") back.
+using LaunchAnswer = std::function<void(const std::string& cpu_ids)>;
 
 class AgentChannel {
  public:
   virtual ~AgentChannel() = default;
   // Shared: the order, with the job's whole spec, travels to the RPC thread uncopied.
-  virtual void launch(std::shared_ptr<const JobLaunch> order) = 0;
+  // `answer` is called on the RPC thread with the agent's CPU ids (not when it gives none).
+  virtual void launch(std::shared_ptr<const JobLaunch> order, LaunchAnswer answer) = 0;
   virtual void signal(uint64_t job_id, int32_t signal, bool batch_only) = 0;
   virtual void suspend(uint64_t job_id) = 0;
   virtual void resume(uint64_t job_id) = 0;

@@ -141,11 +141,14 @@ class AgentChannelOnLoop : public AgentChannel {
     loop_.post([agent]() { delete agent; });
   }
 
-  void launch(std::shared_ptr<const JobLaunch> shared) override {
-    run([shared = std::move(shared)](rpc::Agent::Client& agent) {
+  void launch(std::shared_ptr<const JobLaunch> shared, LaunchAnswer answer) override {
+    run([shared = std::move(shared), answer = std::move(answer)](rpc::Agent::Client& agent) {
       auto request = agent.launchRequest();
       write_launch_request(request.initRequest(), *shared);
-      return request.send().ignoreResult();
+      return request.send().then([answer](capnp::Response<rpc::Agent::LaunchResults>&& response) {
+        std::string cpu_ids = response.getCpuIds();
+        if (!cpu_ids.empty()) answer(cpu_ids);
+      });
     });
   }
   void signal(uint64_t job_id, int32_t signal, bool batch_only) override {

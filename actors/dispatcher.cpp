@@ -185,6 +185,9 @@ DispatcherActor::behavior_type dispatcher(DispatcherSelf self, std::shared_ptr<c
       [=](reconcile_atom, const std::string& node, uint64_t job_id, uint32_t run, uint8_t verdict, uint64_t session) {
         self->send(job_actor_for(self, job_id), reconcile_atom_v, node, run, verdict, session);
       },
+      [=](cpus_bound_atom, const std::string& node, uint64_t job_id, uint32_t run, const std::string& cpu_ids) {
+        self->send(job_actor_for(self, job_id), cpus_bound_atom_v, node, job_id, run, cpu_ids);
+      },
       [=](oom_atom, const std::string& node, const JobOom& report) {
         self->send(job_actor_for(self, report.job_id), oom_atom_v, node, report);
       },

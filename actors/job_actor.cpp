@@ -529,6 +529,20 @@ void on_oom(JobSelf self, const std::string& node, const JobOom& report) {
   append(self, std::move(draft));
 }
 
+// The agent's answer to the launch: the CPUs the run holds there, recorded once (a launch
+// repeated after a restart answers the same ids again).
+void on_cpus_bound(JobSelf self, const std::string& node, uint64_t id, uint32_t run, const std::string& cpu_ids) {
+  const JobRecord& job = self->state.job;
+  if (!self->state.known || !is_active(job.state) || job.restarts != run) return;
+  for (const auto& known : job.cpu_ids)
+    if (known.node == node && known.cpu_ids == cpu_ids) return;
+  EventDraft draft = system_draft(id, [=](const EventMeta& meta) {
+    return make::job_cpus_bound(meta, id, node, cpu_ids, run);
+  });
+  draft.actor = {0, node, schema::ActorKind::AGENT};
+  append(self, std::move(draft));
+}
+
 // ---- job steps (srun) ----
 
 EventDraft caller_draft(uint64_t job_id, const Caller& caller, std::function<make::Bytes(const EventMeta&)> build) {
@@ -715,6 +729,9 @@ JobActor::behavior_type job_actor(JobSelf self, std::shared_ptr<const Controller
         on_reconcile(self, node, run, static_cast<RunVerdict>(verdict), session);
       },
       [=](oom_atom, const std::string& node, const JobOom& report) { on_oom(self, node, report); },
+      [=](cpus_bound_atom, const std::string& node, uint64_t job_id, uint32_t run, const std::string& cpu_ids) {
+        on_cpus_bound(self, node, job_id, run, cpu_ids);
+      },
       [=](bb_retry_atom) { drive_burst_buffer(self); },
       [=](step_atom, const StepCommand& command) -> caf::result<StepOutcome> {
         return serve<StepOutcome>(self, [=](const Reply<StepOutcome>& answer) { on_step(self, command, answer); });

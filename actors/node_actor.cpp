@@ -265,8 +265,13 @@ NodeActor::behavior_type node_actor(NodeSelf self, std::shared_ptr<const Control
           self->state.held_launches.insert(order.job_id);
         else
           self->state.launched_in_session.insert(order.job_id);
-        deliver(self, [shared = std::make_shared<const JobLaunch>(std::move(order))](AgentChannel& agent) {
-          agent.launch(shared);
+        uint64_t job_id = order.job_id;
+        uint32_t run = order.restart_count;
+        LaunchAnswer answer = [me = caf::actor_cast<NodeActor>(self), job_id, run](const std::string& cpu_ids) {
+          caf::anon_send(me, cpus_bound_atom_v, job_id, run, cpu_ids);
+        };
+        deliver(self, [shared = std::make_shared<const JobLaunch>(std::move(order)), answer](AgentChannel& agent) {
+          agent.launch(shared, answer);
         });
       },
       [=](terminate_atom, uint64_t job_id, uint32_t kill_wait_sec, StopReason reason) {
@@ -308,6 +313,9 @@ NodeActor::behavior_type node_actor(NodeSelf self, std::shared_ptr<const Control
         self->state.last_seen_us = self->state.context->now_us();
         self->state.launched_in_session.erase(report.job_id);
         return self->delegate(self->state.context->actors.dispatcher, job_exit_atom_v, self->state.node, report);
+      },
+      [=](cpus_bound_atom, uint64_t job_id, uint32_t run, const std::string& cpu_ids) {
+        self->send(self->state.context->actors.dispatcher, cpus_bound_atom_v, self->state.node, job_id, run, cpu_ids);
       },
       [=](oom_atom, const JobOom& report) {
         self->send(self->state.context->actors.dispatcher, oom_atom_v, self->state.node, report);

@@ -53,10 +53,17 @@ struct AgentState {
 using AgentActor = caf::stateful_actor<AgentState>;
 
 // The controller counted the CPUs; the ids are picked here, apart from every other job's.
-CpuIds take_job_cpus(AgentActor* self, uint64_t job_id, uint32_t count) {
+// --hint, --threads-per-core and --ntasks-per-core (the spec's task layout) say how many
+// threads of each core the job may take.
+CpuIds take_job_cpus(AgentActor* self, const JobLaunch& job) {
   auto& st = self->state;
+  uint64_t job_id = job.job_id;
+  uint32_t count = cpus_on_node(job, st.context->settings.node);
+  const TaskLayout& layout = job.spec.task_layout;
+  uint32_t threads = job_threads_per_core(layout.hint, layout.threads_per_core, layout.ntasks_per_core,
+                                          job.spec.cpus_per_task);
   CpuIds used = st.cpus.used();
-  CpuIds cpus = st.cpus.take_job(job_id, count);
+  CpuIds cpus = st.cpus.take_job(job_id, count, threads);
   bool shared = std::any_of(cpus.begin(), cpus.end(),
                             [&](uint32_t cpu) { return std::binary_search(used.begin(), used.end(), cpu); });
   if (shared)
@@ -75,7 +82,7 @@ void on_launch(AgentActor* self, JobLaunch job, const LaunchDone& done) {
   if (auto known = st.tasks.find(job_id); known != st.tasks.end()) {
     if (run <= known->second.run) {
       spdlog::debug("JobId={} run {} is already known: launch ignored", job_id, run);
-      done();
+      done(format_cpu_ids(st.cpus.job_cpus(job_id)));
       return;
     }
     spdlog::warn("JobId={}: run {} replaces run {} still known here", job_id, run, known->second.run);
@@ -84,7 +91,7 @@ void on_launch(AgentActor* self, JobLaunch job, const LaunchDone& done) {
   }
   // Before the task can report an end, so the link sees the start first.
   st.context->reports->job_started(job_id, run);
-  CpuIds cpus = take_job_cpus(self, job_id, cpus_on_node(job, st.context->settings.node));
+  CpuIds cpus = take_job_cpus(self, job);
   auto task = spawn_task_actor(self->system(), st.context, caf::actor_cast<caf::actor>(self), std::move(job),
                                std::move(cpus), done);
   self->monitor(task);
@@ -140,7 +147,7 @@ void to_task(AgentActor* self, uint64_t job_id, Ts&&... message) {
 
 caf::behavior agent_actor(AgentActor* self, std::shared_ptr<const AgentContext> context) {
   self->state.context = std::move(context);
-  self->state.cpus = CpuBook(flat_topology(self->state.context->settings.cpus));
+  self->state.cpus = CpuBook(self->state.context->settings.cpu_topology);
   self->set_down_handler([=](caf::down_msg& down) {
     auto& st = self->state;
     if (down.reason != caf::exit_reason::normal)

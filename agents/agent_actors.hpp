@@ -17,6 +17,7 @@
 namespace cairn {
 
 class AgentSpool;
+class CpusetCgroups;
 class MemoryCgroups;
 class MemoryEventWatch;
 
@@ -26,6 +27,8 @@ struct AgentContext {
   // Memory enforcement; null when off (settings.memory_enforced says why not).
   std::shared_ptr<const MemoryCgroups> cgroups;
   std::string cgroup_exec;                  // cairn-cgroup-exec, next to cairnd (job steps' tasks)
+  // ConstrainCores=yes where the node has a cpuset controller; null: affinity only.
+  std::shared_ptr<const CpusetCgroups> cpusets;
   std::string stepd_path;                   // cairn-stepd, next to cairnd (batch jobs' supervisor)
   const AgentSpool* spool = nullptr;        // outlives the actors
   MemoryEventWatch* memory_watch = nullptr;  // with cgroups; outlives the actors' use of it

@@ -18,9 +18,9 @@
 
 namespace cairn {
 
-// Called once the batch script is spawned (or its launch failure recorded):
-// Agent.launch answers the controller then.
-using LaunchDone = std::function<void()>;
+// Called once the batch script is spawned (or its launch failure recorded), with the CPUs
+// (ordinals, "0-1") the run holds here: Agent.launch answers the controller with them then.
+using LaunchDone = std::function<void(const std::string& cpu_ids)>;
 // Called once a burst-buffer order is done (Agent.stage, Agent.bbTeardown answer then).
 using StageDone = std::function<void(const StageOutcome&)>;
 
@@ -31,6 +31,7 @@ struct StepTaskOutput {
   uint32_t task_id = 0;
   int stdout_fd = -1;  // -1: none (the pipe of slurmstepd's lines has only a stderr)
   int stderr_fd = -1;
+  int stdin_fd = -1;   // the write end of its stdin pipe (fed from srun's StepIo.readInput); -1: none
 };
 using StepStarted = std::function<void(std::vector<StepTaskOutput>)>;
 

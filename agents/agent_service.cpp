@@ -30,9 +30,9 @@ class AgentService final : public rpc::Agent::Server {
 
   kj::Promise<void> launch(LaunchContext context) override {
     JobLaunch job = read_launch_request(context.getParams().getRequest());
-    auto [promise, reply] = make_rpc_reply<void>();
-    orders_.launch(std::move(job), [reply = reply]() { reply.fulfill(); });
-    return kj::mv(promise);
+    auto [promise, reply] = make_rpc_reply<std::string>();
+    orders_.launch(std::move(job), [reply = reply](const std::string& cpu_ids) { reply.fulfill(cpu_ids); });
+    return promise.then([context](std::string cpu_ids) mutable { context.getResults().setCpuIds(cpu_ids); });
   }
 
   kj::Promise<void> signal(SignalContext context) override {

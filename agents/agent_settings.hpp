@@ -8,12 +8,15 @@
 #include <string>
 
 #include "common/config.hpp"
+#include "events/cpu_allocation.hpp"
 
 namespace cairn {
 
 struct AgentSettings {
   std::string node;
   uint32_t cpus = 1;
+  CpuTopology cpu_topology;  // Sockets=, CoresPerSocket=, ThreadsPerCore= (else one socket of single-thread cores)
+  bool constrain_cores = false;  // ConstrainCores=: jobs in cpuset cgroups where the node has them
   uint64_t mem_mb = 1;
   std::string cluster_name;
   std::string spool_dir;            // job scripts are written below it

@@ -18,6 +18,8 @@
 #include <cstdlib>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <iostream>
 #include <set>
 #include <thread>
@@ -30,6 +32,7 @@
 #include "agents/child_exit_watch.hpp"
 #include "agents/child_reaper.hpp"
 #include "agents/controller_link.hpp"
+#include "agents/cpuset_cgroup.hpp"
 #include "agents/memory_cgroup.hpp"
 #include "agents/memory_event_watch.hpp"
 #include "agents/process_group.hpp"
@@ -131,6 +134,49 @@ MemoryEnforcement memory_enforcement_for(AgentSettings& settings, const std::str
   return enforcement;
 }
 
+// ConstrainCores=yes: jobs and steps in cpuset cgroups (v2: their memory cgroups, so memory
+// enforcement must be on), else confined by affinity only, and the log says why.
+std::shared_ptr<const CpusetCgroups> cpusets_for(const AgentSettings& settings, const MemoryEnforcement& memory,
+                                                 const std::string& cgroup_exec) {
+  if (!settings.constrain_cores) {
+    spdlog::info("CPU confinement: affinity only (ConstrainCores=no)");
+    return nullptr;
+  }
+  std::string spool_prefix = fmt::format("cairnd-{}-{}-", settings.node, settings.spool_instance);
+  std::string prefix = memory.cgroups ? memory.cgroups->prefix() : fmt::format("{}{}.", spool_prefix, ::getpid());
+  std::optional<CpusetLocation> location;
+  std::string why_not;
+  if (memory.cgroups && memory.cgroups->version() == CgroupVersion::v2) {
+    location = CpusetLocation{CgroupVersion::v2, memory.cgroups->dir()};
+  } else {
+    auto read = [](const char* path) {
+      std::ifstream in(path);
+      std::ostringstream text;
+      text << in.rdbuf();
+      return text.str();
+    };
+    location = locate_v1_cpuset(read("/proc/self/cgroup"), read("/proc/self/mountinfo"));
+    if (!location) why_not = "no cpuset controller is mounted (cgroup v1), and cgroup v2 needs memory enforcement";
+  }
+  if (location && ::access(cgroup_exec.c_str(), X_OK) != 0) {
+    why_not = cgroup_exec + " is missing";
+    location.reset();
+  }
+  if (location) {
+    try {
+      auto cpusets = std::make_shared<CpusetCgroups>(*location, prefix);
+      cpusets->remove_stale(spool_prefix);
+      spdlog::info("CPU confinement: cpuset cgroups ({}), {}/{}*", cgroup_backend_name(location->version),
+                   location->dir, prefix);
+      return cpusets;
+    } catch (const std::exception& e) {
+      why_not = e.what();
+    }
+  }
+  spdlog::warn("ConstrainCores=yes but no cpuset cgroup here: {}; jobs confined by affinity only", why_not);
+  return nullptr;
+}
+
 // The tasks of steps that ran when the previous agent stopped: their output went through
 // it, so they are ended (the batch job keeps running), and their ends recorded as failed.
 std::vector<StepEnd> end_abandoned_steps(const std::vector<StepRunRecord>& steps, const std::string& node) {
@@ -219,6 +265,7 @@ int run(const ParsedArgs& args) {
   context->step_reports = &link.step_reports();
   context->cgroups = enforcement.cgroups;
   context->cgroup_exec = cgroup_exec;
+  context->cpusets = cpusets_for(settings, enforcement, cgroup_exec);
   context->stepd_path = stepd;
   context->spool = &spool;
   context->machine_cpus = MachineCpus::of_this_process();

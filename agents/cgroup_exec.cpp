@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
     int fd = ::open(argv[1], O_WRONLY | O_CLOEXEC);
     pid[length] = '\n';
     if (fd < 0 || ::write(fd, pid, static_cast<size_t>(length) + 1) != length + 1) {
-      std::fprintf(stderr, "cairn-cgroup-exec: cannot join the memory cgroup %s: %s\n", argv[1], std::strerror(errno));
+      std::fprintf(stderr, "cairn-cgroup-exec: cannot join the cgroup %s: %s\n", argv[1], std::strerror(errno));
       return 125;
     }
     ::close(fd);

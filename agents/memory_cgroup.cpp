@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "agents/cpuset_cgroup.hpp"
 #include "common/string_util.hpp"
 
 namespace cairn {
@@ -65,14 +66,14 @@ struct CgroupMount {
   std::string mount_point;
 };
 
-std::optional<CgroupMount> find_mount(std::string_view mountinfo, bool v2) {
+std::optional<CgroupMount> find_mount(std::string_view mountinfo, bool v2, std::string_view controller = "memory") {
   for (auto line : split(mountinfo, '\n')) {
     auto fields = split(line, ' ');
     size_t dash = 0;
     while (dash < fields.size() && fields[dash] != "-") ++dash;
     if (dash < 5 || dash + 3 >= fields.size()) continue;
     std::string_view fs_type = fields[dash + 1];
-    if (v2 ? fs_type != "cgroup2" : (fs_type != "cgroup" || !has_word(fields[dash + 3], "memory", ',')))
+    if (v2 ? fs_type != "cgroup2" : (fs_type != "cgroup" || !has_word(fields[dash + 3], controller, ',')))
       continue;
     return CgroupMount{std::string(fields[3]), std::string(fields[4])};
   }
@@ -127,6 +128,18 @@ std::optional<MemoryCgroupLocation> locate_memory_cgroup(std::string_view proc_s
   if (v2_path) {
     if (auto mount = find_mount(mountinfo, true))
       return MemoryCgroupLocation{CgroupVersion::v2, join_cgroup_path(*mount, *v2_path)};
+  }
+  return std::nullopt;
+}
+
+std::optional<CpusetLocation> locate_v1_cpuset(std::string_view proc_self_cgroup, std::string_view mountinfo) {
+  for (auto line : split(proc_self_cgroup, '\n')) {
+    size_t first = line.find(':');
+    size_t second = first == std::string_view::npos ? first : line.find(':', first + 1);
+    if (second == std::string_view::npos) continue;
+    if (!has_word(line.substr(first + 1, second - first - 1), "cpuset", ',')) continue;
+    if (auto mount = find_mount(mountinfo, false, "cpuset"))
+      return CpusetLocation{CgroupVersion::v1, join_cgroup_path(*mount, line.substr(second + 1))};
   }
   return std::nullopt;
 }

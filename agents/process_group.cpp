@@ -48,6 +48,7 @@ struct PreparedLaunch {
   UniqueFd work_dir;
   UniqueFd stdout_file;
   UniqueFd stderr_file;  // not open: stderr shares the stdout file
+  UniqueFd stdin_file;   // sbatch -i; not open: /dev/null
   bool script_has_interpreter_line = false;
 };
 
@@ -94,6 +95,12 @@ PreparedLaunch open_launch_files(const SpawnRequest& request) {
     fail_launch(request.job_id, request.script_path);
 
   const OutputFiles& output = request.output;
+  if (!output.stdin_path.empty()) {  // read as the job's user, as its output files are written
+    prepared.stdin_file = UniqueFd(::openat(prepared.work_dir.get(), output.stdin_path.c_str(),
+                                            O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+    if (!prepared.stdin_file || ::fcntl(prepared.stdin_file.get(), F_SETFL, 0) != 0)
+      fail_launch(request.job_id, output.stdin_path);
+  }
   prepared.stdout_file = open_output_file(request, prepared.work_dir, output.stdout_path);
   if (output.stderr_path != output.stdout_path)
     prepared.stderr_file = open_output_file(request, prepared.work_dir, output.stderr_path);
@@ -263,6 +270,8 @@ LaunchCommand launch_command(const SpawnRequest& request, bool script_has_interp
   // Joins the cgroup as the agent's user, before setpriv drops root.
   if (!request.cgroup_exec.empty() && !request.cgroup_procs_file.empty())
     command.argv = {request.cgroup_exec, request.cgroup_procs_file};
+  if (!request.cpuset_exec.empty() && !request.cpuset_procs_file.empty())
+    command.argv.insert(command.argv.end(), {request.cpuset_exec, request.cpuset_procs_file});
   if (!request.cpu_list.empty()) command.argv.insert(command.argv.end(), {kTasksetPath, "-c", request.cpu_list});
   if (request.switch_user) {
     command.argv.insert(command.argv.end(),
@@ -304,7 +313,7 @@ struct SupervisorDescriptors {
 // descriptors, as the leader of a new process group (with a supervisor: of a new session),
 // with default signal handling.
 pid_t spawn_command(const SpawnRequest& request, const LaunchCommand& command, int work_dir_fd, int stdout_fd,
-                    int stderr_fd, const SupervisorDescriptors* supervisor = nullptr) {
+                    int stderr_fd, const SupervisorDescriptors* supervisor = nullptr, int stdin_fd = -1) {
   const std::string cannot = cannot_launch(request.job_id);
   auto check = [&](int error_number, std::string_view step) {
     if (error_number != 0) fail(cannot, step, error_number);
@@ -312,7 +321,10 @@ pid_t spawn_command(const SpawnRequest& request, const LaunchCommand& command, i
 
   SpawnFileActions actions;
   check(::posix_spawn_file_actions_addfchdir_np(actions.get(), work_dir_fd), "chdir");
-  check(::posix_spawn_file_actions_addopen(actions.get(), STDIN_FILENO, "/dev/null", O_RDONLY, 0), "stdin");
+  if (stdin_fd >= 0)
+    check(::posix_spawn_file_actions_adddup2(actions.get(), stdin_fd, STDIN_FILENO), "stdin");
+  else
+    check(::posix_spawn_file_actions_addopen(actions.get(), STDIN_FILENO, "/dev/null", O_RDONLY, 0), "stdin");
   check(::posix_spawn_file_actions_adddup2(actions.get(), stdout_fd, STDOUT_FILENO), "stdout");
   check(::posix_spawn_file_actions_adddup2(actions.get(), stderr_fd, STDERR_FILENO), "stderr");
   int first_closed = STDERR_FILENO + 1;
@@ -359,7 +371,8 @@ pid_t spawn_batch_script(const SpawnRequest& request) {
   const PreparedLaunch prepared = prepare_launch(request);
   const LaunchCommand command = launch_command(request, prepared.script_has_interpreter_line);
   int stderr_fd = prepared.stderr_file ? prepared.stderr_file.get() : prepared.stdout_file.get();
-  return spawn_command(request, command, prepared.work_dir.get(), prepared.stdout_file.get(), stderr_fd);
+  return spawn_command(request, command, prepared.work_dir.get(), prepared.stdout_file.get(), stderr_fd, nullptr,
+                       prepared.stdin_file ? prepared.stdin_file.get() : -1);
 }
 
 SupervisedStart spawn_supervised_batch_script(const SpawnRequest& request, const std::string& supervisor_path,
@@ -395,7 +408,7 @@ SupervisedStart spawn_supervised_batch_script(const SpawnRequest& request, const
   int stderr_fd = prepared.stderr_file ? prepared.stderr_file.get() : prepared.stdout_file.get();
   SupervisedStart started;
   started.supervisor = spawn_command(request, command, prepared.work_dir.get(), prepared.stdout_file.get(), stderr_fd,
-                                     &descriptors);
+                                     &descriptors, prepared.stdin_file ? prepared.stdin_file.get() : -1);
   status_write.reset();  // EOF once the supervisor has said its word, or died
   std::string said;
   char buffer[64];
@@ -421,10 +434,11 @@ bool ask_supervisor_for_stop_notice(pid_t supervisor, StopReason reason) {
   return ::sigqueue(supervisor, SIGUSR1, value) == 0;
 }
 
-pid_t spawn_step_task(const SpawnRequest& request, int stdout_fd, int stderr_fd) {
+pid_t spawn_step_task(const SpawnRequest& request, int stdout_fd, int stderr_fd, int stdin_fd) {
   UniqueFd work_dir = open_work_dir(request);
   // The program is executed as it is, as srun's tasks are (no shell, no interpreter check).
-  return spawn_command(request, launch_command(request, true), work_dir.get(), stdout_fd, stderr_fd);
+  return spawn_command(request, launch_command(request, true), work_dir.get(), stdout_fd, stderr_fd, nullptr,
+                       stdin_fd);
 }
 
 std::optional<std::string> find_program(const std::string& name, const std::string& path_variable,

@@ -53,6 +53,10 @@ struct SpawnRequest {
   std::string cgroup_procs_file;
   // A job step's task pinned to these CPUs (taskset -c form, "0,2"); empty: not pinned.
   std::string cpu_list;
+  // ConstrainCores on cgroup v1: `cpuset_exec cpuset_procs_file` (cairn-cgroup-exec) puts it
+  // in its cpuset cgroup too, before taskset narrows its affinity within it.
+  std::string cpuset_exec;
+  std::string cpuset_procs_file;
 };
 
 // Only a root agent can (and must) switch to the job's user, and not for root's
@@ -135,7 +139,8 @@ bool ask_supervisor_for_stop_notice(pid_t supervisor, StopReason reason);
 // request.script_path is the program to execute (found with find_program),
 // argv_extra its arguments, stdout and stderr go to the given descriptors (pipes
 // towards srun). Throws LaunchError.
-pid_t spawn_step_task(const SpawnRequest& request, int stdout_fd, int stderr_fd);
+// stdin_fd: the read end of the task's stdin pipe (srun's input); -1: /dev/null.
+pid_t spawn_step_task(const SpawnRequest& request, int stdout_fd, int stderr_fd, int stdin_fd = -1);
 
 // Where execvp would find `name` with the task's PATH (relative names from work_dir);
 // nullopt when no executable file is there.

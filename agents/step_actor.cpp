@@ -23,6 +23,7 @@
 #include "agents/agent_messages.hpp"
 #include "agents/agent_spool.hpp"
 #include "agents/job_environment.hpp"
+#include "agents/cpuset_cgroup.hpp"
 #include "agents/memory_cgroup.hpp"
 #include "agents/process_group.hpp"
 #include "agents/stop_notice.hpp"
@@ -79,8 +80,13 @@ void signal_group(StepActor* self, int sig) {
   }
 }
 
+std::string cpuset_name(const StepLaunch& launch) {
+  return fmt::format("job{}.{}.step{}", launch.job_id, launch.restart_count, launch.step_id);
+}
+
 void finish(StepActor* self) {
   auto& st = self->state;
+  if (st.context->cpusets) st.context->cpusets->remove(cpuset_name(st.launch));  // where nothing is left in it
   if (st.recorded) {
     st.context->spool->remove_step(st.launch.job_id, st.launch.restart_count, st.launch.step_id);
     st.recorded = false;
@@ -88,6 +94,7 @@ void finish(StepActor* self) {
   if (st.cgroup) {
     if (st.context->cgroups->kill_and_remove(*st.cgroup)) {
       st.cgroup.reset();
+      if (st.context->cpusets) st.context->cpusets->remove(cpuset_name(st.launch));
       // The job's cgroup here goes with its last step where no batch script runs in it.
       st.context->cgroups->remove_if_unused(st.launch.job_id, st.launch.restart_count);
     } else if (++st.cleanup_attempts < kCleanupAttempts) {
@@ -166,7 +173,7 @@ std::vector<StepTaskOutput> start_tasks(StepActor* self) {
   try {
     // Each task bound to its CPUs of the step's (task/affinity; Slurm binds by default).
     const CpuBind bind = parse_cpu_bind(launch.request.cpu_bind).value_or(CpuBind{});
-    const auto task_cpus = bind_tasks(bind, flat_topology(settings.cpus), st.cpus,
+    const auto task_cpus = bind_tasks(bind, settings.cpu_topology, st.cpus,
                                       task_cpu_layout(launch.request, launch.task_count));
     const MachineCpus& machine = st.context->machine_cpus;
     std::vector<std::string> task_masks;
@@ -200,22 +207,31 @@ std::vector<StepTaskOutput> start_tasks(StepActor* self) {
       request.cgroup_exec = st.context->cgroup_exec;  // no cgroup: SLURM_TASK_PID and the umask only
       request.cgroup_procs_file = "-";
     }
+    if (st.context->cpusets && !st.cpus.empty() && !request.cgroup_exec.empty()) {
+      request.cpuset_procs_file = st.context->cpusets->confine(cpuset_name(launch), machine.taskset_list(st.cpus),
+                                                               st.cgroup ? st.cgroup->path : "");
+      request.cpuset_exec = st.context->cgroup_exec;
+    }
     for (uint32_t local = 0; local < launch.task_count; ++local) {
       int out_pipe[2], err_pipe[2];
       if (::pipe2(out_pipe, O_CLOEXEC) != 0) throw LaunchError("pipe: " + std::system_category().message(errno), errno);
       UniqueFd out_read(out_pipe[0]), out_write(out_pipe[1]);
       if (::pipe2(err_pipe, O_CLOEXEC) != 0) throw LaunchError("pipe: " + std::system_category().message(errno), errno);
       UniqueFd err_read(err_pipe[0]), err_write(err_pipe[1]);
+      int in_pipe[2];
+      if (::pipe2(in_pipe, O_CLOEXEC) != 0) throw LaunchError("pipe: " + std::system_category().message(errno), errno);
+      UniqueFd in_read(in_pipe[0]), in_write(in_pipe[1]);
       request.env = local == 0 ? first_env : environment_of(local);
       if (local < task_cpus.size() && !task_cpus[local].empty()) request.cpu_list = machine.taskset_list(task_cpus[local]);
-      pid_t pid = spawn_step_task(request, out_write.get(), err_write.get());
+      pid_t pid = spawn_step_task(request, out_write.get(), err_write.get(), in_read.get());
       st.groups.push_back(pid);
       uint32_t task_id = launch.first_task + local;
       st.running[pid] = task_id;
       self->send(st.agent, spawned_atom::value, launch.job_id, launch.restart_count, pid);
-      outputs.push_back({task_id, out_read.get(), err_read.get()});
+      outputs.push_back({task_id, out_read.get(), err_read.get(), in_write.get()});
       read_ends.push_back(std::move(out_read));
       read_ends.push_back(std::move(err_read));
+      read_ends.push_back(std::move(in_write));
     }
     int notice_pipe[2];
     if (::pipe2(notice_pipe, O_CLOEXEC) == 0) {

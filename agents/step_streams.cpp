@@ -43,6 +43,11 @@ struct StepStreams::Stream {
   kj::Maybe<rpc::StepIo::Client> io;  // set by attach
   std::optional<StepEnd> end;         // set by step_ended
   std::vector<Pipe> pipes;
+  struct Input {
+    uint32_t task_id = 0;
+    kj::Own<kj::AsyncOutputStream> out;  // null once closed (srun's EOF): the task reads EOF
+  };
+  std::vector<Input> inputs;
   size_t open_pipes = 0;
   bool srun_gone = false;
   bool finishing = false;
@@ -65,7 +70,7 @@ void StepStreams::attach(uint64_t job_id, uint32_t step_id, rpc::StepIo::Client 
   Stream& stream = stream_for({job_id, step_id});
   if (stream.io != nullptr) {  // a repeated launch order: the first one's streams stay
     for (const auto& output : outputs)
-      for (int fd : {output.stdout_fd, output.stderr_fd})
+      for (int fd : {output.stdout_fd, output.stderr_fd, output.stdin_fd})
         if (fd >= 0) ::close(fd);
     return;
   }
@@ -80,8 +85,13 @@ void StepStreams::attach(uint64_t job_id, uint32_t step_id, rpc::StepIo::Client 
                               kj::heapArray<kj::byte>(kReadSize)});
     }
   }
+  for (const auto& output : outputs)
+    if (output.stdin_fd >= 0)
+      stream.inputs.push_back(
+          {output.task_id, provider.wrapOutputFd(output.stdin_fd, kj::LowLevelAsyncIoProvider::TAKE_OWNERSHIP)});
   stream.open_pipes = stream.pipes.size();
   for (size_t i = 0; i < stream.pipes.size(); ++i) stream.tasks.add(pump(stream, i));
+  for (size_t i = 0; i < stream.inputs.size(); ++i) stream.tasks.add(feed(stream, i));
   finish_if_done(stream);
 }
 
@@ -133,6 +143,55 @@ kj::Promise<void> StepStreams::pump(Stream& stream, size_t index) {
             --stream.open_pipes;
             finish_if_done(stream);
           });
+}
+
+// A task's stdin: srun's next bytes are asked for once the previous ones are in the pipe
+// (back-pressure: a task that does not read stops srun reading). srun's EOF, srun gone, or a
+// task that closed its stdin (EPIPE) close the pipe. The step's end does not wait for it.
+kj::Promise<void> StepStreams::feed(Stream& stream, size_t index) {
+  auto close = [&stream, index]() { stream.inputs[index].out = nullptr; };
+  rpc::StepIo::Client* io = nullptr;
+  KJ_IF_MAYBE (attached, stream.io) io = attached;
+  if (io == nullptr || stream.srun_gone) {
+    close();
+    return kj::READY_NOW;
+  }
+  auto request = io->readInputRequest();
+  request.setTaskId(stream.inputs[index].task_id);
+  request.setMaxBytes(kReadSize);
+  return request.send().then(
+      [this, &stream, index, close](capnp::Response<rpc::StepIo::ReadInputResults>&& response) -> kj::Promise<void> {
+        auto data = response.getData();
+        bool eof = response.getEof();
+        if (data.size() == 0) {
+          if (eof) {
+            close();
+            return kj::READY_NOW;
+          }
+          return feed(stream, index);
+        }
+        auto chunk = kj::heapArray<kj::byte>(data);
+        auto written = stream.inputs[index].out->write(chunk.begin(), chunk.size()).attach(kj::mv(chunk));
+        return written.then(
+            [this, &stream, index, eof, close]() -> kj::Promise<void> {
+              if (eof) {
+                close();
+                return kj::READY_NOW;
+              }
+              return feed(stream, index);
+            },
+            [close](kj::Exception&&) -> kj::Promise<void> {  // the task closed its stdin, or ended
+              close();
+              return kj::READY_NOW;
+            });
+      },
+      [&stream, close](kj::Exception&& error) -> kj::Promise<void> {
+        // An srun without stdin (older), or gone: the task's stdin ends here.
+        spdlog::debug("JobId={} StepId={}.{}: no more stdin from srun: {}", stream.key.first, stream.key.first,
+                      stream.key.second, error.getDescription().cStr());
+        close();
+        return kj::READY_NOW;
+      });
 }
 
 // The end is recorded before srun hears of it: srun (and the batch script after it)

@@ -2,7 +2,8 @@
 // (srun's, passed on by the controller), its tasks' output pipes pumped to it,
 // and, once the output has drained and the step actor reported the tasks' end,
 // the end recorded with the controller (AgentSession.stepEnded) and then given to
-// srun (StepIo.nodeDone), in that order, so that srun returns only once the step's
+// srun (StepIo.nodeDone), in that order, and each task's stdin fed from srun
+// (StepIo.readInput) until srun says there is no more, when the pipe is closed, so that srun returns only once the step's
 // end is durable. When srun cannot be reached any more, the step is terminated.
 #pragma once
 
@@ -43,6 +44,7 @@ class StepStreams final : public StepReports {
   using Key = std::pair<uint64_t, uint32_t>;
   Stream& stream_for(Key key);
   kj::Promise<void> pump(Stream& stream, size_t index);
+  kj::Promise<void> feed(Stream& stream, size_t index);
   void finish_if_done(Stream& stream);
 
   KjLoopThread& loop_;

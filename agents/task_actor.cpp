@@ -23,6 +23,7 @@
 #include "agents/agent_actors.hpp"
 #include "agents/agent_messages.hpp"
 #include "agents/agent_spool.hpp"
+#include "agents/cpuset_cgroup.hpp"
 #include "agents/memory_cgroup.hpp"
 #include "agents/memory_event_watch.hpp"
 #include "agents/process_group.hpp"
@@ -80,6 +81,8 @@ void signal_group(TaskActor* self, int sig) {
 
 // The run's record goes once the controller has its end (or a newer run took over): a
 // restarted agent finds only the runs the controller may still ask about.
+std::string cpuset_name(const JobLaunch& job) { return fmt::format("job{}.{}", job.job_id, job.restart_count); }
+
 void maybe_quit(TaskActor* self) {
   auto& st = self->state;
   if ((st.acked || st.superseded) && !st.cgroup) {
@@ -91,10 +94,12 @@ void maybe_quit(TaskActor* self) {
 // Ends with maybe_quit unless a retry is due.
 void remove_cgroup(TaskActor* self) {
   auto& st = self->state;
+  if (st.context->cpusets) st.context->cpusets->remove(cpuset_name(st.job));  // where nothing is left in it
   if (!st.cgroup) return maybe_quit(self);
   if (st.context->memory_watch) st.context->memory_watch->remove(st.job.job_id, st.job.restart_count);
   if (st.context->cgroups->kill_and_remove(*st.cgroup)) {
     st.cgroup.reset();
+    if (st.context->cpusets) st.context->cpusets->remove(cpuset_name(st.job));
   } else if (++st.cleanup_attempts >= kCleanupAttempts) {
     spdlog::warn("JobId={}: the memory cgroup {} still holds processes: left behind", st.job.job_id, st.cgroup->path);
     st.cgroup.reset();
@@ -182,6 +187,11 @@ void start_batch_script(TaskActor* self) {
       // The script is a step of its own ("batch") in the job's cgroup, as in Slurm.
       request.cgroup_procs_file = MemoryCgroups::procs_file(st.context->cgroups->create_batch(*st.cgroup));
       watch_memory(self);  // before the job can allocate anything
+    }
+    if (st.context->cpusets && !st.cpus.empty()) {
+      request.cpuset_procs_file = st.context->cpusets->confine(
+          cpuset_name(st.job), st.context->machine_cpus.taskset_list(st.cpus), st.cgroup ? st.cgroup->path : "");
+      request.cpuset_exec = st.context->cgroup_exec;
     }
     UniqueFd record = st.context->spool->create_run({job.job_id, job.restart_count, st.script_path,
                                                      st.cgroup ? st.cgroup->path : std::string(),
@@ -362,7 +372,7 @@ caf::behavior task_actor(TaskActor* self, std::shared_ptr<const AgentContext> co
   else
     spdlog::info("JobId={}: allocated here, batch script on {}", st.job.job_id,
                  st.job.nodes.empty() ? "?" : st.job.nodes.front().node);
-  done();
+  done(format_cpu_ids(st.cpus));
   return task_behavior(self);
 }
 

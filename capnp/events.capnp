@@ -130,6 +130,7 @@ struct JobSpec {
   tmpDiskMb @41 :UInt64;       # --tmp (MinTmpDiskNode; recorded, nodes declare no TmpDisk)
   reservation @42 :Text;       # --reservation as given
   taskLayout @43 :TaskLayout;  # task placement hints that the agent may honour
+  stdinPattern @44 :Text;      # sbatch -i/--input: the batch script's stdin (a path pattern as -o); empty: /dev/null
 }
 
 # Hints about how tasks are laid out on a node's CPUs (sbatch/srun options of the same names).
@@ -493,6 +494,15 @@ struct ConfigApplied {
   changes @2 :List(Text);   # what changed, for the audit ("KillWait=10 (was 30)", "NodeName=n5 added")
 }
 
+# The agent of `node` confined the job's run `run` there to these CPUs (the node's ordinals,
+# "0-1,4"): scontrol -d's per-node CPU_IDs= (docs/decisions.md, "CPU ids come back").
+struct JobCpusBound {
+  jobId @0 :UInt64;
+  node @1 :Text;
+  cpuIds @2 :Text;
+  run @3 :UInt32;
+}
+
 struct Event {
   header @0 :Header;
   body :union {
@@ -537,6 +547,7 @@ struct Event {
     partitionUpdated @39 :PartitionUpdated;
     partitionDeleted @40 :PartitionDeleted;
     configApplied @41 :ConfigApplied;
+    jobCpusBound @42 :JobCpusBound;
     # New kinds are added here with the next ordinal.
   }
 }

@@ -106,6 +106,26 @@ struct JobView {
   rankUs @43 :Int64;           # scontrol top: ranks as if submitted then (0: its submit time)
 
   cancelledByUid @44 :UInt32 = 4294967295;  # the JobCancelled event's actor; the default: nobody
+  # @45-@56: other branches' fields (placeholders until their merge; never used here).
+  reservedForMerge45 @45 :Void;
+  reservedForMerge46 @46 :Void;
+  reservedForMerge47 @47 :Void;
+  reservedForMerge48 @48 :Void;
+  reservedForMerge49 @49 :Void;
+  reservedForMerge50 @50 :Void;
+  reservedForMerge51 @51 :Void;
+  reservedForMerge52 @52 :Void;
+  reservedForMerge53 @53 :Void;
+  reservedForMerge54 @54 :Void;
+  reservedForMerge55 @55 :Void;
+  reservedForMerge56 @56 :Void;
+  cpuIds @57 :List(NodeCpuIds);  # the CPUs the current run's agents confined it to (JobCpusBound)
+}
+
+# The CPUs (the node's ordinals, "0-1,4") a job's run holds on one node.
+struct NodeCpuIds {
+  node @0 :Text;
+  cpuIds @1 :Text;
 }
 
 struct NodeView {

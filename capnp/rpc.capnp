@@ -103,6 +103,10 @@ struct StepTaskExit {
 interface StepIo {
   output @0 (taskId :UInt32, stderr :Bool, data :Data) -> ();
   nodeDone @1 (node :Text, exits :List(StepTaskExit), message :Text, oomKillCount :UInt64) -> ();
+  # The next bytes of task taskId's stdin (srun --input): at most maxBytes, eof once there are
+  # no more (at once for a task that gets none). The agent asks again once it has written them
+  # into the task's stdin pipe, so a slow reader slows srun down.
+  readInput @2 (taskId :UInt32, maxBytes :UInt32) -> (data :Data, eof :Bool);
 }
 
 # The part of a step one agent runs.
@@ -141,7 +145,8 @@ enum StopReason {
 
 # Implemented by cairnd; the controller calls it.
 interface Agent {
-  launch @0 (request :LaunchRequest) -> ();
+  # cpuIds: the CPUs (ordinals, "0-1") the agent confined the run to; empty from an older agent.
+  launch @0 (request :LaunchRequest) -> (cpuIds :Text);
   signal @1 (jobId :UInt64, signal :Int32, batchOnly :Bool) -> ();
   suspend @2 (jobId :UInt64) -> ();
   resume @3 (jobId :UInt64) -> ();

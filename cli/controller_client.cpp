@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "capnp/rpc.capnp.h"
@@ -249,7 +250,24 @@ namespace {
 
 class StepIoServer final : public rpc::StepIo::Server {
  public:
-  explicit StepIoServer(StepHandlers handlers) : handlers_(std::move(handlers)) {}
+  StepIoServer(StepHandlers handlers, RpcConnection& connection)
+      : handlers_(std::move(handlers)), connection_(connection) {}
+
+  kj::Promise<void> readInput(ReadInputContext context) override {
+    auto params = context.getParams();
+    size_t max = std::clamp<size_t>(params.getMaxBytes(), 1, kMaxInputChunk);
+    if (!handlers_.input) {
+      context.getResults().setEof(true);
+      return kj::READY_NOW;
+    }
+    StepHandlers::Input answer = handlers_.input(params.getTaskId(), max);
+    if (!answer.ready)  // nothing yet: srun's stdin is polled again, not waited on (its loop serves output too)
+      return connection_.after(kInputRetry).then([this, context]() mutable { return readInput(context); });
+    auto results = context.getResults();
+    results.setData(kj::arrayPtr(reinterpret_cast<const kj::byte*>(answer.data.data()), answer.data.size()));
+    results.setEof(answer.eof);
+    return kj::READY_NOW;
+  }
 
   kj::Promise<void> output(OutputContext context) override {
     auto params = context.getParams();
@@ -267,7 +285,10 @@ class StepIoServer final : public rpc::StepIo::Server {
   }
 
  private:
+  static constexpr size_t kMaxInputChunk = 1024 * 1024;
+  static constexpr std::chrono::milliseconds kInputRetry{10};
   StepHandlers handlers_;
+  RpcConnection& connection_;
 };
 
 }  // namespace
@@ -275,7 +296,7 @@ class StepIoServer final : public rpc::StepIo::Server {
 StepOutcome ControllerClient::run_step(const StepRequest& step, StepHandlers handlers) {
   auto request = session_->controller.runStepRequest();
   write_step_request(request.initRequest(), step);
-  request.setIo(kj::heap<StepIoServer>(std::move(handlers)));
+  request.setIo(kj::heap<StepIoServer>(std::move(handlers), session_->connection));
   return read_step_started(session_->connection.wait(request.send()));
 }
 

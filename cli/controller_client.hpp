@@ -30,6 +30,14 @@ struct StepHandlers {
   std::function<void(const std::string& node, const std::vector<StepTaskExit>& exits, const std::string& message,
                      uint64_t oom_kills)>
       node_done;
+  // A task's next stdin bytes (StepIo.readInput): ready false when srun has none yet (asked
+  // again a moment later); eof once there are no more. Unset: every task's stdin is empty.
+  struct Input {
+    bool ready = true;
+    std::string data;
+    bool eof = true;
+  };
+  std::function<Input(uint32_t task_id, size_t max_bytes)> input;
 };
 
 class ControllerClient final : public ClusterQueries {

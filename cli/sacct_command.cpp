@@ -15,6 +15,7 @@
 #include "cli/front_end_help.hpp"
 #include "cli/front_ends.hpp"
 #include "cli/sacct_format.hpp"
+#include "cli/sacct_json.hpp"
 #include "common/hostlist.hpp"
 #include "common/option_parser.hpp"
 #include "common/version.hpp"
@@ -33,6 +34,7 @@ const std::vector<OptionSpec> kOptions = {
     {'N', "nodelist", true, ""},      {'b', "brief", false, ""},       {'l', "long", false, ""},
     {'e', "helpformat", false, ""},   {0, "delimiter", true, ""},      {'L', "allclusters", false, ""},
     {0, "conf", true, ""},            {'h', "help", false, ""},        {'V', "version", false, ""},
+    {0, "json", false, ""},           {0, "yaml", false, ""},
 };
 
 // Slurm's LONG_FIELDS and BRIEF_FIELDS (src/sacct/sacct.h).
@@ -125,6 +127,7 @@ int run_sacct(const Args& argv, std::ostream& out, std::ostream& err) {
       out << '\n';
       return 0;
     }
+    if (args.has("yaml")) throw UsageError("sacct: error: --yaml is not supported by Cairn: use --json");
     auto refs = parse_job_refs(args.all("jobs"), "sacct");
     auto ids = job_ids_of(refs);
     auto names = split_list(args.all("name"));
@@ -222,7 +225,10 @@ int run_sacct(const Args& argv, std::ostream& out, std::ostream& err) {
       if (!nodes.empty() && !ran_on(job, nodes)) continue;
       shown.push_back(&job);
     }
-    out << render_sacct(shown, options, format_context(config, snapshot.now_us));
+    if (args.has("json"))
+      out << render_sacct_json(shown, format_context(config, snapshot.now_us));
+    else
+      out << render_sacct(shown, options, format_context(config, snapshot.now_us));
     return 0;
   });
 }

@@ -564,6 +564,7 @@ struct Settings {
   std::optional<uint32_t> max_restarts, resubmit_delay;
   bool hold = false, parsable = false, quiet = false, wait = false, verbose = false;
   std::optional<std::string> licenses, wckey, reservation;
+  std::optional<std::string> input;  // -i/--input
   std::optional<uint32_t> ntasks_per_node;
   std::optional<uint64_t> tmp_mb;
   TaskLayout layout;
@@ -807,7 +808,9 @@ void apply_option(Settings& s, const OptionUse& use, Source source, const Contex
       s.hold = true;
       return;
     case Opt::ignore_pbs:  // Cairn reads no #PBS lines anyway
-    case Opt::input:       // the batch shell's stdin is /dev/null; nothing to store
+    case Opt::input:
+      s.input = iequals(text, "none") ? "/dev/null" : text;
+      return;
     case Opt::qos:         // Cairn has no QOS; accepted so scripts keep working
       return;
     case Opt::job_name:
@@ -1411,6 +1414,7 @@ SbatchRequest build_sbatch_request(const SbatchInput& input) {
   spec.work_dir = s.chdir.value_or(input.cwd);
   if (s.output) spec.stdout_pattern = under(spec.work_dir, *s.output);
   if (s.error) spec.stderr_pattern = under(spec.work_dir, *s.error);
+  if (s.input) spec.stdin_pattern = under(spec.work_dir, *s.input);
   spec.open_mode = s.open_mode.value_or(OpenMode::unset);
   spec.environment = exported_environment(s.export_env, input.environment);
 

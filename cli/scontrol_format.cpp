@@ -95,6 +95,36 @@ std::string render_scontrol_show_step(const JobRecord& job, const ScontrolStep& 
   return out;
 }
 
+// Slurm's job_resources lines (scontrol -d): JOB_GRES, then one line per group of
+// consecutive nodes with the same CPU ids and memory. Cairn knows the ids its agents
+// reported (JobCpusBound); nodes without them are left out, and a job without any shows
+// none of these lines, as a Slurm job without resources.
+static std::string job_resources_lines(const JobRecord& job, std::string_view line_end) {
+  struct Group {
+    std::vector<std::string> nodes;
+    std::string cpu_ids;
+    uint64_t mem_mb = 0;
+  };
+  std::vector<Group> groups;
+  for (const NodeShare& share : job.allocation) {
+    auto known = std::find_if(job.cpu_ids.begin(), job.cpu_ids.end(),
+                              [&](const NodeCpuIds& entry) { return entry.node == share.node; });
+    if (known == job.cpu_ids.end()) continue;
+    if (groups.empty() || groups.back().cpu_ids != known->cpu_ids || groups.back().mem_mb != share.mem_mb)
+      groups.push_back({{}, known->cpu_ids, share.mem_mb});
+    groups.back().nodes.push_back(share.node);
+  }
+  if (groups.empty()) return {};
+  std::string out = "JOB_GRES=(null)";  // Cairn has no GRES
+  out += line_end;
+  for (const Group& group : groups) {
+    out += fmt::format("  Nodes={} CPU_IDs={} Mem={} GRES=", compress_hostlist(group.nodes), group.cpu_ids,
+                       group.mem_mb);
+    out += line_end;
+  }
+  return out;
+}
+
 std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& context, bool one_liner,
                                      bool details) {
   const std::string_view line_end = line_end_of(one_liner);
@@ -169,6 +199,7 @@ std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& 
                      full.ntasks_per_node, count_or_any(layout.ntasks_per_socket),
                      count_or_any(layout.ntasks_per_core));
   out += line_end;
+  if (details) out += job_resources_lines(job, line_end);
   bool per_cpu = spec.mem_per_cpu_mb > 0;
   out += fmt::format("MinCPUsNode={} MinMemory{}={} MinTmpDiskNode={}", spec.cpus_per_task, per_cpu ? "CPU" : "Node",
                      slurm_mb_text(per_cpu ? spec.mem_per_cpu_mb : spec.mem_per_node_mb),
@@ -204,7 +235,9 @@ std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& 
     out += line_end;
     out += "StdErr=" + stderr_path(job);
     out += line_end;
-    out += "StdIn=/dev/null";
+    std::string stdin_path =
+        output_files_for(job.spec.full(), output_pattern_context(job), false).stdin_path;
+    out += "StdIn=" + (stdin_path.empty() ? std::string("/dev/null") : stdin_path);
     out += line_end;
     out += "StdOut=" + stdout_path(job);
   }

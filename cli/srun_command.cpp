@@ -2,8 +2,13 @@
 // outside one it first submits an interactive job (sbatch's options and checks),
 // waits until it runs, runs step 0 in it and ends the job with the step. The
 // tasks' output is streamed as it comes; Ctrl-C cancels the step (or the job).
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <cstdlib>
 #include <iostream>
 #include <ostream>
@@ -12,6 +17,7 @@
 #include "cli/front_end_help.hpp"
 #include "cli/front_ends.hpp"
 #include "cli/sbatch_request.hpp"
+#include "cli/srun_input.hpp"
 #include "cli/srun_output.hpp"
 #include "common/option_parser.hpp"
 #include "common/version.hpp"
@@ -292,10 +298,16 @@ bool step_over_in_log(ControllerClient& client, uint64_t job_id, uint32_t step_i
 }
 
 int run_step(ControllerClient& client, const StepRequest& request, bool label, bool interactive, uint32_t kill_wait_sec,
-             std::ostream& out, std::ostream& err) {
+             SrunInput& input, const std::string& user, std::ostream& out, std::ostream& err) {
   StepProgress progress;
   TaskOutputLabeler labeler;
   StepHandlers handlers;
+  handlers.input = [&](uint32_t task, size_t max) {
+    std::string error;
+    SrunInputChunk chunk = input.read(task, max, &error);
+    if (!error.empty()) err << error << "\n";
+    return StepHandlers::Input{chunk.ready, std::move(chunk.data), chunk.eof};
+  };
   handlers.output = [&](uint32_t task, bool is_stderr, std::string_view data) {
     std::ostream& stream = is_stderr ? err : out;
     if (label)
@@ -320,6 +332,7 @@ int run_step(ControllerClient& client, const StepRequest& request, bool label, b
     return 1;
   }
   progress.nodes_left += run.nodes.size();
+  input.set_step(run.num_tasks, {request.job_id, run.step_id, user});
   std::string step_name = std::to_string(request.job_id) + "." + std::to_string(run.step_id);
   using Clock = std::chrono::steady_clock;
   auto next_check = Clock::now() + kStateCheckInterval;
@@ -382,8 +395,6 @@ int run_srun(const Args& argv, std::ostream& out, std::ostream& err) {
     refuse_unsupported(args);
     if (auto bad_exit = args.get("kill-on-bad-exit"); bad_exit && *bad_exit != "0")
       throw UsageError("srun: error: -K/--kill-on-bad-exit is not supported by Cairn: a step's other tasks run on");
-    if (auto input = args.get("input"); input && !iequals(*input, "none"))
-      throw UsageError("srun: error: --input=" + *input + " is not supported by Cairn: the tasks' stdin is /dev/null");
     if (auto mode = args.get("open-mode"); mode && (mode->empty() || (to_lower((*mode)[0]) != 'a' && to_lower((*mode)[0]) != 't')))
       throw UsageError("srun: error: Invalid --open-mode specification");
     if (args.positionals.empty()) throw UsageError("srun: fatal: No command given to execute.");
@@ -408,6 +419,19 @@ int run_srun(const Args& argv, std::ostream& out, std::ostream& err) {
       request.cpu_bind = *bind;
     }
     request.argv = args.positionals;
+    // -i/--input: srun's stdin to every task by default, as Slurm's.
+    SrunInputSpec input_spec = parse_srun_input(args.get("input"));
+    UniqueFd input_source;
+    if (input_spec.kind == SrunInputSpec::Kind::file) {
+      input_source = UniqueFd(::open(input_spec.name.c_str(), O_RDONLY | O_CLOEXEC));
+      if (!input_source) {
+        err << "srun: error: Could not open stdin file: " << std::strerror(errno) << "\n";
+        return 1;
+      }
+    } else if (input_spec.kind == SrunInputSpec::Kind::all || input_spec.kind == SrunInputSpec::Kind::one) {
+      input_source = UniqueFd(::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0));  // none when srun has no stdin
+    }
+    SrunInput input(input_spec, std::move(input_source));
     SbatchInput caller = submission_from_caller({});
     request.environment = export_environment(args.get("export"), caller.environment);
     // As srun: where it was run from (not the batch job's values it inherited), and -l.
@@ -450,7 +474,8 @@ int run_srun(const Args& argv, std::ostream& out, std::ostream& err) {
       // The step spans the whole allocation: one task per node unless -n says otherwise.
       if (request.num_tasks == 0 && request.num_nodes == 0) request.num_nodes = spec.num_nodes;
     }
-    int status = run_step(client, request, args.has("label"), interactive, config.kill_wait_sec, out, err);
+    int status = run_step(client, request, args.has("label"), interactive, config.kill_wait_sec, input,
+                          caller.user_name, out, err);
     ::sigaction(SIGINT, &previous, nullptr);
     return status;
   });

@@ -288,6 +288,7 @@ class ConfigParser {
          }},
         {"kafkatransactionalidprefix",
          [](ConfigParser& p, const Pair& v) { p.config_.kafka_transactional_id_prefix = v.value; }},
+        {"constraincores", [](ConfigParser& p, const Pair& v) { p.config_.constrain_cores = p.boolean(v); }},
         {"constrainramspace",
          [](ConfigParser& p, const Pair& v) { p.config_.constrain_ram_space = p.boolean(v); }},
         {"schedulerparameters", [](ConfigParser& p, const Pair& v) { p.scheduler_parameters(v); }},
@@ -395,10 +396,31 @@ class ConfigParser {
     return values;
   }
 
+  // Sockets=, CoresPerSocket=, ThreadsPerCore=: any of them makes the others 1 by default,
+  // and CPUs= (when given) must be their product; without CPUs= the product is the count.
+  void node_topology(const Fields& fields, NodeConfig& node) const {
+    const Pair* sockets = field(fields, "sockets");
+    const Pair* cores = field(fields, "corespersocket");
+    const Pair* threads = field(fields, "threadspercore");
+    if (!sockets && !cores && !threads) return;
+    node.sockets = sockets ? number32(*sockets, 1) : 1;
+    node.cores_per_socket = cores ? number32(*cores, 1) : 1;
+    node.threads_per_core = threads ? number32(*threads, 1) : 1;
+    uint64_t product = uint64_t{node.sockets} * node.cores_per_socket * node.threads_per_core;
+    if (field(fields, "cpus")) {
+      if (node.cpus != product)
+        fail("CPUs=" + std::to_string(node.cpus) + " is not Sockets*CoresPerSocket*ThreadsPerCore=" +
+             std::to_string(product));
+    } else {
+      node.cpus = static_cast<uint32_t>(std::min<uint64_t>(product, UINT32_MAX));
+    }
+  }
+
   std::vector<NodeConfig> build_nodes(const std::vector<std::string>& names, const Fields& fields) const {
     NodeConfig base;
     if (const Pair* cpus = field(fields, "cpus")) base.cpus = number32(*cpus, 1);
     if (const Pair* memory = field(fields, "realmemory")) base.real_memory_mb = mem_mb(*memory);
+    node_topology(fields, base);
     for (const char* key : {"feature", "features"})
       if (const Pair* features = field(fields, key)) base.features = comma_list(features->value);
     const Pair* addr = field(fields, "nodeaddr");
@@ -419,7 +441,8 @@ class ConfigParser {
 
   void add_nodes(const std::vector<Pair>& pairs) {
     Fields fields = node_defaults_;
-    for (auto& [key, pair] : record_fields(pairs, "NodeName", {"cpus", "realmemory", "port", "nodeaddr", "state", "feature", "features"}))
+    for (auto& [key, pair] : record_fields(pairs, "NodeName", {"cpus", "realmemory", "port", "nodeaddr", "state", "feature", "features",
+                                                          "sockets", "corespersocket", "threadspercore"}))
       fields[key] = pair;
     if (iequals(pairs.front().value, "DEFAULT")) {
       build_nodes({"DEFAULT"}, fields);  // validates the values now, where the line is known

@@ -39,6 +39,11 @@ struct NodeConfig {
   std::string addr;  // NodeAddr=; the node name when not given
   uint16_t port = kDefaultNodePort;
   std::vector<std::string> features;  // Feature= (Slurm also reads Features=): "gpu,bigmem"
+  // Sockets=, CoresPerSocket=, ThreadsPerCore= (their product is CPUs=); 0: not given (one
+  // socket of single-thread cores).
+  uint32_t sockets = 0;
+  uint32_t cores_per_socket = 0;
+  uint32_t threads_per_core = 0;
 };
 
 enum class PartitionState : uint8_t { up, down, drain, inactive };
@@ -118,6 +123,7 @@ struct ClusterConfig {
   // AccountingStorageEnforce=associations: a job must name (or default to) an account its
   // user is associated with (sacctmgr); otherwise any account is recorded as given.
   bool enforce_associations = false;
+  bool constrain_cores = false;  // cgroup.conf's ConstrainCores: agents put jobs in cpuset cgroups
   bool constrain_ram_space = true;  // cgroup.conf's ConstrainRAMSpace: agents put jobs in memory cgroups
   // Events between state snapshots (0: none). Replaying 100k events takes ~50 ms, so
   // rarer snapshots cost a restart little and spare the controller their encoding.

@@ -110,6 +110,7 @@ class Reducer {
       case Body::STEP_ENDED: return step_ended(body.getStepEnded());
       case Body::STEP_CANCELLED: return step_cancelled(body.getStepCancelled());
       case Body::JOBS_PURGED: return purged(body.getJobsPurged());
+      case Body::JOB_CPUS_BOUND: return cpus_bound(body.getJobCpusBound());
       case Body::NODE_UPDATED: return node_updated(body.getNodeUpdated());
       case Body::JOB_UPDATED: return job_updated(body.getJobUpdated());
       case Body::PARTITION_CREATED: return partition_set(body.getPartitionCreated().getPartition());
@@ -389,6 +390,20 @@ class Reducer {
     return applied(*job);
   }
 
+  // The agent's pick for the run it was given; a later run's (or a finished job's) is stale.
+  ApplyResult cpus_bound(schema::JobCpusBound::Reader bound) {
+    auto* job = find_job(bound.getJobId());
+    if (!job) return unknown_job(bound.getJobId());
+    if (!is_active(job->state) || bound.getRun() != job->restarts)
+      return illegal(*job, "CPUs reported for a run that is not running");
+    std::string node = bound.getNode();
+    auto known = std::find_if(job->cpu_ids.begin(), job->cpu_ids.end(),
+                              [&](const NodeCpuIds& entry) { return entry.node == node; });
+    if (known != job->cpu_ids.end()) known->cpu_ids = bound.getCpuIds();
+    else job->cpu_ids.push_back({node, bound.getCpuIds()});
+    return applied(*job);
+  }
+
   void release_nodes(JobRecord& job) {
     for (const auto& share : job.allocation) {
       auto it = state_.nodes.find(share.node);
@@ -453,6 +468,7 @@ class Reducer {
     job.suspended_us = job.suspended_since_us = job.last_suspend_us = job.pre_suspend_run_us = 0;
     job.cancel_requested = job.time_limit_reached = job.requeue_requested = job.requeue_hold = false;
     job.cancelled_by_uid = kNotCancelledByUid;
+    job.cpu_ids.clear();
     job.oom_detected = false;
     job.oom_peak_bytes = job.oom_limit_bytes = 0;
     job.oom_node.clear();

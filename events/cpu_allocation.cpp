@@ -167,6 +167,18 @@ CpuIds widen_to_sockets(const CpuTopology& topology, const CpuIds& task_cpus, co
   return widen(task_cpus, allowed, [&](uint32_t cpu) { return topology.socket_of(cpu); });
 }
 
+uint32_t job_threads_per_core(std::string_view hint, uint32_t threads_per_core, uint32_t ntasks_per_core,
+                              uint32_t cpus_per_task) {
+  uint32_t threads = 0;
+  auto narrow = [&](uint32_t limit) {
+    if (limit != 0) threads = threads == 0 ? limit : std::min(threads, limit);
+  };
+  if (hint == "nomultithread" || hint == "compute_bound" || hint == "memory_bound") narrow(1);
+  narrow(threads_per_core);
+  narrow(ntasks_per_core * std::max<uint32_t>(1, cpus_per_task));
+  return threads;
+}
+
 CpuIds CpuBook::take_job(uint64_t job_id, uint32_t count, uint32_t threads_per_core) {
   jobs_.erase(job_id);
   count = std::min(std::max<uint32_t>(count, 1), topology_.cpus());

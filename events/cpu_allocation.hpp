@@ -44,6 +44,13 @@ std::string cpu_mask(const CpuIds& cpus);
 std::optional<CpuIds> pick_cpus(const CpuTopology& topology, const CpuIds& used, uint32_t count,
                                 uint32_t threads_per_core = 0);
 
+// The threads of each core a job's CPUs may take (pick_cpus' threads_per_core), from its
+// sbatch options (JobSpec.taskLayout): --threads-per-core N: N; --hint=nomultithread,
+// compute_bound or memory_bound: 1 (Slurm's "one thread per core"); --ntasks-per-core N:
+// N tasks' CPUs (N x cpus_per_task); the smallest of those given; 0: all threads.
+uint32_t job_threads_per_core(std::string_view hint, uint32_t threads_per_core, uint32_t ntasks_per_core,
+                              uint32_t cpus_per_task);
+
 // srun's --distribution, its second part (how tasks take the CPUs of a node): block fills
 // a socket's cores before the next socket's, cyclic (Slurm's default) takes them from the
 // sockets in turn.

@@ -230,6 +230,7 @@ void write_spec(schema::JobSpec::Builder out, const JobSpec& spec) {
   out.setNtasksPerNode(spec.ntasks_per_node);
   out.setTmpDiskMb(spec.tmp_disk_mb);
   out.setReservation(spec.reservation);
+  out.setStdinPattern(spec.stdin_pattern);
   const TaskLayout& layout = spec.task_layout;
   if (layout != TaskLayout{}) {  // older specs and most jobs carry none
     auto wire = out.initTaskLayout();
@@ -361,6 +362,7 @@ JobSpec read_spec(schema::JobSpec::Reader in) {
   spec.wckey = in.getWckey();
   spec.ntasks_per_node = in.getNtasksPerNode();
   spec.tmp_disk_mb = in.getTmpDiskMb();
+  spec.stdin_pattern = in.getStdinPattern();
   if (in.hasTaskLayout()) {
     auto layout = in.getTaskLayout();
     spec.task_layout.hint = layout.getHint();

@@ -104,6 +104,17 @@ Bytes oom_detected(EventMeta meta, uint64_t job_id, const std::string& node, uin
   return event.bytes();
 }
 
+Bytes job_cpus_bound(EventMeta meta, uint64_t job_id, const std::string& node, const std::string& cpu_ids,
+                     uint32_t run) {
+  EventBuilder event(for_job(std::move(meta), job_id));
+  auto body = event.body().initJobCpusBound();
+  body.setJobId(job_id);
+  body.setNode(node);
+  body.setCpuIds(cpu_ids);
+  body.setRun(run);
+  return event.bytes();
+}
+
 Bytes job_ended(EventMeta meta, uint64_t job_id, schema::EndCause cause, int32_t exit_code, int32_t signal,
                 const std::string& node, const std::string& message, bool requeue) {
   EventBuilder event(for_job(std::move(meta), job_id));

@@ -57,6 +57,9 @@ Bytes job_suspend(EventMeta meta, uint64_t job_id);
 Bytes job_resume(EventMeta meta, uint64_t job_id);
 Bytes job_signalled(EventMeta meta, uint64_t job_id, int32_t signal, bool batch_only);
 Bytes job_time_limit_reached(EventMeta meta, uint64_t job_id);
+// The CPUs (ordinals, "0-1") the agent of `node` confined run `run` of the job to.
+Bytes job_cpus_bound(EventMeta meta, uint64_t job_id, const std::string& node, const std::string& cpu_ids,
+                     uint32_t run);
 Bytes oom_detected(EventMeta meta, uint64_t job_id, const std::string& node, uint64_t oom_kills, uint64_t peak_bytes,
                    uint64_t limit_bytes);
 // `requeue` (with cause NODE_FAIL): the job is requeued by this event (JobEnded.requeue).

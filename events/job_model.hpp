@@ -107,6 +107,7 @@ struct JobSpec : JobSpecCore {
   uint32_t ntasks_per_node = 0;  // --ntasks-per-node; 0: not given
   uint64_t tmp_disk_mb = 0;      // --tmp (recorded)
   TaskLayout task_layout;
+  std::string stdin_pattern;  // sbatch -i/--input (patterns as -o's); empty: /dev/null
   bool operator==(const JobSpec&) const = default;
 };
 
@@ -184,6 +185,12 @@ enum class HoldKind : uint8_t { none, user, admin };
 
 // Slurm's INFINITE requid: a job nobody cancelled.
 inline constexpr uint32_t kNotCancelledByUid = 4294967295u;
+
+struct NodeCpuIds {
+  std::string node;
+  std::string cpu_ids;  // "0-1,4"
+  bool operator==(const NodeCpuIds&) const = default;
+};
 
 // Slurm's NO_VAL: the task id of a job that is not one task of an array.
 inline constexpr uint32_t kNoArrayTaskId = 4294967294u;
@@ -289,6 +296,10 @@ struct JobRecord {
   // Who cancelled the current run (the JobCancelled event's actor): sacct's "CANCELLED by
   // <uid>"; kNotCancelledByUid when nobody did.
   uint32_t cancelled_by_uid = kNotCancelledByUid;
+
+  // The CPUs (ordinals, "0-1") the current run's agents confined it to, by node, in the order
+  // they said so (JobCpusBound): scontrol -d's CPU_IDs=. A requeue clears them.
+  std::vector<NodeCpuIds> cpu_ids;
   bool operator==(const JobRecord&) const = default;
 };
 

@@ -105,6 +105,7 @@ OutputFiles output_files_for(const JobSpec& spec, const OutputPatternContext& co
       .stdout_path = path_of(stdout_pattern),
       .stderr_path = path_of(stderr_pattern),
       .append = spec.open_mode == OpenMode::append || force_append,
+      .stdin_path = spec.stdin_pattern.empty() ? std::string() : path_of(spec.stdin_pattern),
   };
 }
 

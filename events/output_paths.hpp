@@ -35,6 +35,7 @@ struct OutputFiles {
   std::string stdout_path;
   std::string stderr_path;  // equal to stdout_path when both streams share the file
   bool append = false;      // false: truncate
+  std::string stdin_path;   // sbatch -i; empty: /dev/null
   bool operator==(const OutputFiles&) const = default;
 };
 

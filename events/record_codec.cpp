@@ -121,6 +121,13 @@ void write_job_view(records::JobView::Builder out, const JobRecord& job, JobView
   out.setRankUs(job.rank_us);
 
   out.setCancelledByUid(job.cancelled_by_uid);
+  if (!job.cpu_ids.empty()) {
+    auto cpu_ids = out.initCpuIds(static_cast<unsigned>(job.cpu_ids.size()));
+    for (size_t i = 0; i < job.cpu_ids.size(); ++i) {
+      cpu_ids[i].setNode(job.cpu_ids[i].node);
+      cpu_ids[i].setCpuIds(job.cpu_ids[i].cpu_ids);
+    }
+  }
 }
 
 JobRecord read_job_view(records::JobView::Reader in) { return read_job_view(in, record_spec(in.getSpec())); }
@@ -175,6 +182,7 @@ JobRecord read_job_view(records::JobView::Reader in, RecordedSpec spec) {
   job.rank_us = in.getRankUs();
 
   job.cancelled_by_uid = in.getCancelledByUid();
+  for (auto entry : in.getCpuIds()) job.cpu_ids.push_back({entry.getNode(), entry.getCpuIds()});
   return job;
 }
 

@@ -56,6 +56,7 @@ class Hasher {
       add(t.hint), add(t.distribution), add(t.mem_bind), add(t.threads_per_core), add(t.ntasks_per_core);
       add(t.ntasks_per_socket), add(t.sockets_per_node), add(t.cores_per_socket);
     }
+    if (!s.stdin_pattern.empty()) add(s.stdin_pattern);  // hashed only when set, like the fields above
   }
   void add(const StepRecord& s) {
     add(s.id), add(s.restart), add(s.name), add(s.nodes), add(s.num_tasks), add(s.cpus_per_task);
@@ -82,6 +83,7 @@ class Hasher {
     if (j.priority != 0 || j.rank_us != 0) add(j.priority), add(j.rank_us);              // as for arrays
 
     if (j.cancelled_by_uid != kNotCancelledByUid) add(j.cancelled_by_uid);           // as for arrays
+    for (const auto& entry : j.cpu_ids) add(entry.node), add(entry.cpu_ids);          // as for arrays
   }
   void add(const NodeRecord& n) {
     add(n.name), add(n.cpus), add(n.mem_mb), add(n.partitions), add(n.status), add(n.reason);

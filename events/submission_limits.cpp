@@ -63,7 +63,8 @@ std::string submission_limit_error(const JobSpec& spec, uint64_t max_script_byte
                             &spec.wckey, &spec.reservation, &spec.task_layout.hint, &spec.task_layout.distribution,
                             &spec.task_layout.mem_bind})
     if (longer_than(*field, kShortField)) return std::string(kParameterTooLong);
-  for (const auto* field : {&spec.work_dir, &spec.command, &spec.stdout_pattern, &spec.stderr_pattern})
+  for (const auto* field : {&spec.work_dir, &spec.command, &spec.stdout_pattern, &spec.stderr_pattern,
+                            &spec.stdin_pattern})
     if (longer_than(*field, kPathField)) return std::string(kParameterTooLong);
   if (longer_than(spec.array_spec, kArrayField) || longer_than(spec.dependency, kDependencyField) ||
       burst_buffer_bytes(spec.burst_buffer) > kBurstBufferField || names_too_long(spec.req_nodes) ||

@@ -74,6 +74,8 @@ class RpcConnection {
   // Runs the event loop for `duration`, serving calls into this process's capabilities
   // (a StepIo that srun handed out). Throws RpcError once the connection is broken.
   void run_for(std::chrono::milliseconds duration);
+  // Resolves after `delay` while the event loop runs (a capability's retry, e.g. srun's stdin).
+  kj::Promise<void> after(std::chrono::milliseconds delay) { return deadline_after(delay); }
 
   const std::string& endpoint() const;
   const std::string& peer_name() const;

@@ -178,7 +178,7 @@ SpawnRequest request_in(const TempDir& dir, const std::string& script) {
   request.script_path = write_script_file(dir / "spool", 12, script);
   request.env = kBaseEnvironment;
   request.work_dir = dir.path();
-  request.output = {.stdout_path = dir / "out.txt", .stderr_path = dir / "out.txt", .append = false};
+  request.output = {.stdout_path = dir / "out.txt", .stderr_path = dir / "out.txt", .append = false, .stdin_path = {}};
   request.uid = ::getuid();
   request.gid = ::getgid();
   return request;
@@ -716,7 +716,8 @@ TEST_CASE("spawn_batch_script: a root agent runs the job as its user and opens i
   request.env = kBaseEnvironment;
   request.env.insert(request.env.end(), {"LD_LIBRARY_PATH=/nonexistent/lib", "TMPDIR=/scratch/tmp", "JOB_VAR=kept"});
   request.work_dir = dir / "work";
-  request.output = {.stdout_path = "out.txt", .stderr_path = "out.txt", .append = false};  // relative to the work dir
+  // Relative to the work dir.
+  request.output = {.stdout_path = "out.txt", .stderr_path = "out.txt", .append = false, .stdin_path = {}};
   request.uid = kNobody;
   request.gid = kNobody;
   request.supplementary_gids = {kNobody};
@@ -737,6 +738,18 @@ TEST_CASE("spawn_batch_script: a root agent runs the job as its user and opens i
     request.output.stderr_path = dir / "root-only/err.txt";
     CHECK(launch_error_of(request) == "cannot launch job 12: " + (dir / "root-only/err.txt") + ": Permission denied");
     CHECK_FALSE(std::filesystem::exists(dir / "root-only/err.txt"));
+  }
+  SUBCASE("sbatch -i: a stdin file the user may read, and one it may not") {
+    std::filesystem::create_directories(dir / "shared");
+    std::ofstream(dir / "shared/in.txt") << "from the file\n";
+    REQUIRE(::chmod((dir / "shared").c_str(), 0755) == 0);
+    REQUIRE(::chmod((dir / "shared/in.txt").c_str(), 0644) == 0);
+    request.script_path = write_script_file(dir / "spool", 12, "#!/bin/sh\ncat\n", FileOwner{kNobody, kNobody});
+    request.output.stdin_path = dir / "shared/in.txt";
+    CHECK(wait_for_exit(spawn_batch_script(request)) == ExitStatus{0, 0});
+    CHECK(read_file(dir / "work/out.txt") == "from the file\n");
+    REQUIRE(::chmod((dir / "shared/in.txt").c_str(), 0600) == 0);  // root's only: read as the user, refused
+    CHECK(launch_error_of(request) == "cannot launch job 12: " + (dir / "shared/in.txt") + ": Permission denied");
   }
   SUBCASE("a work dir the user may not enter") {
     request.work_dir = dir / "root-only";

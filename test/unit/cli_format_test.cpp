@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/sacct_format.hpp"
+#include "cli/sacct_json.hpp"
 #include "cli/scontrol_format.hpp"
 #include "cli/sinfo_format.hpp"
 #include "cli/slurm_views.hpp"
@@ -914,6 +915,8 @@ TEST_CASE("cli_format: scontrol show job -d and show step (golden)") {
   running.nodes_left = {"n1"};
   job.steps = {done, running};
   job.next_step_id = 2;
+  job.cpu_ids = {{"n1", "0-1"}};  // the agent's answer to the launch (JobCpusBound)
+  CHECK(render_scontrol_show_job(job, context()).find("CPU_IDs") == std::string::npos);  // -d only
   std::string shown = render_scontrol_show_job(job, context(), false, true) +
                       render_scontrol_show_job(job_with_id(jobs, 101), context(), true, true);
   check_golden("scontrol_show_job_details.txt", shown);
@@ -980,4 +983,18 @@ TEST_CASE("cli_format: docs/squeue-fields.md lists every squeue letter and -O na
   std::sort(names.begin(), names.end());
   std::sort(code_names.begin(), code_names.end());
   CHECK(names == code_names);
+}
+
+TEST_CASE("cli_format: sacct --json in Slurm 22.05's shape (golden)") {
+  UtcTimeZone utc;
+  auto jobs = sample_jobs();
+  IdNames names;  // not this machine's, so that the golden file is the same everywhere
+  names.user = [](uint32_t uid) -> std::optional<std::string> {
+    return uid == 1000 ? std::optional<std::string>("alice") : std::nullopt;
+  };
+  names.group = names.user;
+  std::string shown = render_sacct_json(pointers(jobs), context(), names);
+  CHECK(shown.starts_with("{\n  \"meta\": {\n    \"plugin\": {\n      \"type\": \"openapi\\/dbv0.0.38\","));
+  CHECK(shown.back() == '}');  // json-c's string: no newline at the end
+  check_golden("sacct_json.json", shown);
 }

@@ -5,6 +5,7 @@
 #include "common/option_parser.hpp"
 #include "common/slurm_time.hpp"
 #include "common/version.hpp"
+#include "events/output_paths.hpp"
 
 using namespace cairn;
 
@@ -277,7 +278,16 @@ TEST_CASE("sbatch: output, error, chdir and open mode") {
   CHECK(moved.stdout_pattern == "/home/alice/work/sub/dir/o.txt");
   CHECK(moved.command == "/home/alice/work/job.sh");  // the script is found from where sbatch runs
   CHECK(spec_of({"--chdir=/scratch", "job.sh"}).work_dir == "/scratch");
-  CHECK(spec_of({"-i", "in.txt", "job.sh"}) == spec_of({"job.sh"}));
+  // -i: the batch script's stdin, a path as -o's (none: /dev/null).
+  CHECK(spec_of({"-i", "in.txt", "job.sh"}).stdin_pattern == "/home/alice/work/in.txt");
+  CHECK(spec_of({"--input=none", "job.sh"}).stdin_pattern == "/dev/null");
+  CHECK(spec_of({"job.sh"}).stdin_pattern.empty());
+  JobSpec with_input = spec_of({"-i", "in-%j.txt", "job.sh"});
+  OutputPatternContext names;
+  names.job_id = 42;
+  CHECK(output_files_for(with_input, names, false).stdin_path == "/home/alice/work/in-42.txt");
+  CHECK(output_files_for(spec_of({"job.sh"}), names, false).stdin_path.empty());
+  CHECK(RecordedSpec(with_input).full().stdin_pattern == "/home/alice/work/in-%j.txt");  // through the codec
 }
 
 TEST_CASE("sbatch: --signal") {

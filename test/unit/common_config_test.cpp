@@ -412,7 +412,9 @@ TEST_CASE("config: errors name the file, the line and the problem") {
   CHECK(error_of("ResubmitOn=TIMEOUT,SOMETIMES") == "test.conf:1: unknown job state 'SOMETIMES' in ResubmitOn");
 
   // Records
-  CHECK(error_of("NodeName=n1 Sockets=2") == "test.conf:1: unknown NodeName key 'Sockets'");
+  CHECK(error_of("NodeName=n1 Boards=2") == "test.conf:1: unknown NodeName key 'Boards'");
+  CHECK(error_of("NodeName=n1 CPUs=3 Sockets=2") ==
+        "test.conf:1: CPUs=3 is not Sockets*CoresPerSocket*ThreadsPerCore=2");
   CHECK(error_of("PartitionName=p Foo=1") == "test.conf:1: unknown PartitionName key 'Foo'");
   CHECK(error_of("BurstBuffer=Pool=a Capacity=1G Path=/a Size=1") == "test.conf:1: unknown BurstBuffer key 'Size'");
   CHECK(error_of("NodeName=n[4-1]") ==

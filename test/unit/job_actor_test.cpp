@@ -54,7 +54,7 @@ struct RecordingAgent final : AgentChannel {
   std::vector<StageAnswer> teardowns;
   std::vector<StopReason> stop_reasons;  // of the terminate orders, in order
 
-  void launch(std::shared_ptr<const JobLaunch> order) override {
+  void launch(std::shared_ptr<const JobLaunch> order, LaunchAnswer) override {
     orders.push_back(fmt::format("launch {} run {}", order->job_id, order->restart_count));
   }
   void signal(uint64_t job_id, int32_t signal, bool) override { orders.push_back(fmt::format("signal {} {}", job_id, signal)); }

@@ -150,7 +150,7 @@ TEST_CASE("option sweep: srun refuses what Cairn cannot honour, and the job's op
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"-o", "out.txt"}, {"-e", "err.txt"}, {"--bcast"}, {"--epilog=/x"}, {"--task-prolog=/x"},
            {"--het-group=0"}, {"--multi-prog"}, {"-Z"}, {"--pty"}, {"-r", "1"}, {"--x11"}, {"-I"},
-           {"--input=all"}, {"-i", "0"}, {"-K"}, {"--kill-on-bad-exit=1"}, {"--open-mode=x"}, {"--gres=gpu:1"},
+           {"--input=/no/such/file"}, {"-K"}, {"--kill-on-bad-exit=1"}, {"--open-mode=x"}, {"--gres=gpu:1"},
            {"--gpus=2"}, {"-L", "a b"}, {"--exclusive=bad"}, {"--hint=fast"}, {"--nodefile=f"},
            {"--no-such-option"}}) {
     std::string shown;

@@ -106,6 +106,7 @@ JobRecord full_job() {
   job.rank_us = 123;
 
   job.cancelled_by_uid = 1000;
+  job.cpu_ids = {{"n1", "0-1"}, {"n2", "2,4"}};
   return job;
 }
 
