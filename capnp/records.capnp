@@ -34,6 +34,7 @@ struct RunView {
   exitSignal @5 :Int32;
   suspendedUs @6 :Int64;
   nodes @7 :List(Events.NodeAllocation);
+  usage @8 :Events.ResourceUsage;  # the run's batch script
 }
 
 # One job step (srun) as the log recorded it.
@@ -53,6 +54,7 @@ struct StepView {
   cancelRequested @12 :Bool;
   oomKillCount @13 :UInt64;
   message @14 :Text;
+  usage @15 :Events.ResourceUsage;  # its tasks on the nodes that reported
 }
 
 # The read model of one job, as squeue/scontrol/sacct need it.
@@ -106,6 +108,10 @@ struct JobView {
   rankUs @43 :Int64;           # scontrol top: ranks as if submitted then (0: its submit time)
 
   cancelledByUid @44 :UInt32 = 4294967295;  # the JobCancelled event's actor; the default: nobody
+  # @45-@46 are another branch's (reservations): placeholders here, replaced at the merge.
+  placeholder45 @45 :Void;
+  placeholder46 @46 :Void;
+  batchUsage @47 :Events.ResourceUsage;     # the current run's batch script, once it ended
 }
 
 struct NodeView {

@@ -157,6 +157,9 @@ interface Agent {
   # SIGCONT, SIGTERM, then SIGKILL after killWaitSec to the step's tasks on this node.
   terminateStep @8 (jobId :UInt64, stepId :UInt32, killWaitSec :UInt32, reason :StopReason) -> ();
   signalStep @9 (jobId :UInt64, stepId :UInt32, signal :Int32) -> ();
+  # sstat: what the job's batch script (stepId 0xfffffffb) or step uses on this node now
+  # (events/job_usage.hpp); running false: it does not run here.
+  usage @10 (jobId :UInt64, stepId :UInt32) -> (usage :Events.ResourceUsage, running :Bool);
 }
 
 struct JobExit {
@@ -174,6 +177,8 @@ struct JobExit {
   # The agent lost the job: its supervisor (cairn-stepd) ended without recording the job's
   # end. The controller records NODE_FAIL (and requeues the job when it may be).
   lost @9 :Bool;
+  # What the batch script used (events/job_usage.hpp).
+  usage @10 :Events.ResourceUsage;
 }
 
 # Implemented by the controller for one registered agent; the agent calls it.
@@ -182,7 +187,8 @@ interface AgentSession {
   heartbeat @1 (runningJobs :List(UInt64)) -> ();
   oomDetected @2 (jobId :UInt64, oomKillCount :UInt64, peakBytes :UInt64, limitBytes :UInt64) -> ();
   # Every task of the step on this node has ended; answers once that is durable.
-  stepEnded @3 (jobId :UInt64, stepId :UInt32, exits :List(StepTaskExit), oomKillCount :UInt64, message :Text) -> ();
+  stepEnded @3 (jobId :UInt64, stepId :UInt32, exits :List(StepTaskExit), oomKillCount :UInt64, message :Text,
+                usage :Events.ResourceUsage) -> ();
 }
 
 struct AgentInfo {
@@ -249,6 +255,24 @@ interface Controller {
   # scontrol update JobId=... and scontrol top: the job's changes (Events.JobChange), checked
   # against its record; answers once its JobUpdated event is durable, or with Slurm's refusal.
   updateJob @20 (jobId :UInt64, changes :List(Events.JobChange), qos :Text, hasQos :Bool) -> (result :ControlResult);
+  # @21-@32 belong to branches developed in parallel (reservations, runtime partitions,
+  # reconfigure, metrics): placeholders here, replaced by their methods at the merge.
+  unassigned21 @21 () -> ();
+  unassigned22 @22 () -> ();
+  unassigned23 @23 () -> ();
+  unassigned24 @24 () -> ();
+  unassigned25 @25 () -> ();
+  unassigned26 @26 () -> ();
+  unassigned27 @27 () -> ();
+  unassigned28 @28 () -> ();
+  unassigned29 @29 () -> ();
+  unassigned30 @30 () -> ();
+  unassigned31 @31 () -> ();
+  unassigned32 @32 () -> ();
+  # sstat: a running job's batch script (stepId 0xfffffffb) or step, as its agents measure
+  # it now, merged over its nodes. The job's owner and operators only ("Invalid user id"),
+  # as slurmd answers; a job or step that does not run fails with Slurm's text.
+  jobUsage @33 (jobId :UInt64, stepId :UInt32) -> (usage :Events.ResourceUsage, nodes :List(Text));
 }
 
 struct HistoryCursor {

@@ -10,6 +10,7 @@ FrontEndMain find_front_end(const std::string& name) {
       {"sbatch", run_sbatch}, {"sbatch_longrun", run_sbatch_longrun}, {"squeue", run_squeue},
       {"scontrol", run_scontrol}, {"scancel", run_scancel},           {"sacct", run_sacct},
       {"sinfo", run_sinfo},           {"sacctmgr", run_sacctmgr},     {"srun", run_srun},
+      {"seff", run_seff},             {"sstat", run_sstat},
   };
   auto found = kFrontEnds.find(name);
   return found == kFrontEnds.end() ? nullptr : found->second;

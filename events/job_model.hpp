@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "events/job_state.hpp"
+#include "events/job_usage.hpp"
 
 namespace cairn {
 
@@ -177,6 +178,7 @@ struct JobRun {
   int32_t exit_signal = 0;
   int64_t suspended_us = 0;
   std::vector<NodeShare> nodes;
+  ResourceUsage batch_usage{};  // the run's batch script
   bool operator==(const JobRun&) const = default;
 };
 
@@ -227,6 +229,7 @@ struct StepRecord {
   bool cancel_requested = false;
   uint64_t oom_kills = 0;
   std::string message;
+  ResourceUsage usage{};  // its tasks on the nodes that reported their end
   bool operator==(const StepRecord&) const = default;
 };
 
@@ -289,6 +292,7 @@ struct JobRecord {
   // Who cancelled the current run (the JobCancelled event's actor): sacct's "CANCELLED by
   // <uid>"; kNotCancelledByUid when nobody did.
   uint32_t cancelled_by_uid = kNotCancelledByUid;
+  ResourceUsage batch_usage{};  // the current run's batch script, from its JobEnded
   bool operator==(const JobRecord&) const = default;
 };
 
