@@ -104,6 +104,25 @@ memory=$(sed -n 's/^Memory Utilized: \([0-9.]*\) MB$/\1/p' <<<"$report")
 [ -n "$memory" ] && awk -v m="$memory" 'BEGIN { exit !(m >= 150) }' || fail "seff Memory Utilized: $report"
 grep -Eq '^Memory Efficiency: [0-9]+\.[0-9]{2}% of 1000\.00 MB$' <<<"$report" || fail "seff memory efficiency: $report"
 
+# An srun step: each task measured on its own (wait4), the step line has the per-task figures.
+cat > "$work/task.py" <<'PY'
+import time
+hold = b"x" * (64 << 20)
+while time.process_time() < 0.5:
+    pass
+PY
+stepped=$(sbatch --parsable -n 2 --mem=1000M --wrap "srun -n 2 python3 $work/task.py")
+wait_state "$stepped" COMPLETED
+step=$(sacct -j "$stepped" -n -P -o JobID,MaxRSS,MaxRSSNode,MaxRSSTask,AveRSS,TotalCPU,MinCPU,NTasks | grep "^$stepped.0|") ||
+  fail "no step line: $(sacct -j "$stepped" -n -P -o JobID,MaxRSS)"
+IFS='|' read -r _ step_rss step_node step_task step_ave step_cpu step_min step_tasks <<<"$step"
+[ "$(size_bytes "$step_rss")" -ge $((60 << 20)) ] || fail "step MaxRSS below 60M: $step"
+[ "$(size_bytes "$step_ave")" -ge $((60 << 20)) ] || fail "step AveRSS below 60M: $step"
+[ "$step_node" = n1 ] && { [ "$step_task" = 0 ] || [ "$step_task" = 1 ]; } || fail "step MaxRSSNode/Task: $step"
+[ "$(cpu_seconds "$step_cpu")" -ge 1 ] || fail "step TotalCPU below 1 s (two tasks of 0.5 s): $step"
+[ "$step_min" = 00:00:00 ] || [[ "$step_min" =~ ^00:00:0[0-9]$ ]] || fail "step MinCPU: $step"
+[ "$step_tasks" = 2 ] || fail "step NTasks: $step"
+
 # Refusals.
 expect_refusal() {  # expected-status expected-stderr command...
   local want=$1 text=$2
