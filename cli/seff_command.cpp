@@ -15,7 +15,7 @@ namespace {
 // The script's getopts('hvdf:').
 const std::vector<OptionSpec> kOptions = {
     {'h', "", false, "help"}, {'v', "", false, "version"}, {'d', "", false, "debug"}, {'f', "", true, "file"},
-    {0, "conf", true, ""},
+    {0, "conf", true, ""},    {0, "help", false, "long_help"},
 };
 
 constexpr const char* kUsage =
@@ -30,6 +30,11 @@ constexpr const char* kUsage =
 int run_seff(const Args& argv, std::ostream& out, std::ostream& err) {
   return run_guarded("seff", err, [&] {
     auto args = parse_options("seff", kOptions, argv);
+    // --help (which the script lacks) is the usage with success, for the manual page.
+    if (args.has("long_help")) {
+      out << kUsage;
+      return 0;
+    }
     if (args.has("version")) {
       out << "seff Version 2.1\n";
       return 1;
