@@ -9,7 +9,11 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <map>
+#include <optional>
+#include <variant>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
@@ -21,6 +25,7 @@
 #include "protocol/auth_payload.hpp"
 #include "protocol/munge_credential.hpp"
 #include "events/event_codec.hpp"
+#include "events/job_step.hpp"
 #include "protocol/account_codec.hpp"
 #include "protocol/job_codec.hpp"
 #include "protocol/node_codec.hpp"
@@ -123,6 +128,24 @@ class StepIoRegistry {
 };
 
 namespace {
+
+// The registered agents' capabilities by node, for the calls a client's request makes to
+// agents directly (sstat). Used on the loop thread only; a new registration replaces the old.
+class AgentDirectory {
+ public:
+  void set(const std::string& node, rpc::Agent::Client agent) {
+    agents_.erase(node);
+    agents_.emplace(node, kj::mv(agent));
+  }
+  kj::Maybe<rpc::Agent::Client> find(const std::string& node) {
+    auto found = agents_.find(node);
+    if (found == agents_.end()) return nullptr;
+    return rpc::Agent::Client(found->second);
+  }
+
+ private:
+  std::map<std::string, rpc::Agent::Client> agents_;
+};
 
 // Orders to one agent. The capability lives on the kj loop thread; calls are posted there.
 class AgentChannelOnLoop : public AgentChannel {
@@ -340,13 +363,14 @@ class AgentSessionImpl final : public rpc::AgentSession::Server {
 class ControllerImpl final : public rpc::Controller::Server {
  public:
   ControllerImpl(KjLoopThread& loop, std::shared_ptr<const ControllerContext> context, Caller caller, bool local,
-                 std::string peer, std::shared_ptr<StepIoRegistry> step_io)
+                 std::string peer, std::shared_ptr<StepIoRegistry> step_io, std::shared_ptr<AgentDirectory> agents)
       : loop_(loop),
         context_(std::move(context)),
         caller_(std::move(caller)),
         local_(local),
         peer_(std::move(peer)),
-        step_io_(std::move(step_io)) {}
+        step_io_(std::move(step_io)),
+        agents_(std::move(agents)) {}
 
   DispatchCallResult dispatchCall(uint64_t interface_id, uint16_t method_id,
                                   capnp::CallContext<capnp::AnyPointer, capnp::AnyPointer> call) override {
@@ -605,6 +629,48 @@ class ControllerImpl final : public rpc::Controller::Server {
     });
   }
 
+  // sstat: the agents running the batch script or step are asked directly, from here.
+  kj::Promise<void> jobUsage(JobUsageContext context) override {
+    auto params = context.getParams();
+    uint64_t job_id = params.getJobId();
+    uint32_t step_id = params.getStepId();
+    auto answer = ask<JobsAnswer>(*context_, context_->actors.query_view, query_jobs_atom_v, jobs_with_ids({job_id}, false));
+    Caller caller = caller_;
+    auto agents = agents_;
+    return answer.then([context, caller, agents, job_id, step_id](JobsAnswer snapshot) mutable -> kj::Promise<void> {
+      auto job = std::find_if(snapshot.jobs.begin(), snapshot.jobs.end(),
+                              [&](const JobRecord& record) { return record.id == job_id; });
+      if (job == snapshot.jobs.end()) return failure("Invalid job id specified");
+      auto targets = usage_nodes(*job, step_id, caller.uid, caller.is_operator);
+      if (auto* refusal = std::get_if<std::string>(&targets)) return failure(*refusal);
+      auto nodes = std::get<std::vector<std::string>>(targets);
+      kj::Vector<kj::Promise<std::optional<ResourceUsage>>> asked;
+      for (const auto& node : nodes) {
+        KJ_IF_MAYBE (agent, agents->find(node)) {
+          auto request = agent->usageRequest();
+          request.setJobId(job_id);
+          request.setStepId(step_id);
+          asked.add(request.send().then(
+              [](capnp::Response<rpc::Agent::UsageResults>&& response) -> std::optional<ResourceUsage> {
+                if (!response.getRunning()) return std::nullopt;
+                return read_usage(response.getUsage());
+              },
+              [](kj::Exception&&) -> std::optional<ResourceUsage> { return std::nullopt; }));
+        }
+      }
+      return kj::joinPromises(asked.releaseAsArray())
+          .then([context, nodes](kj::Array<std::optional<ResourceUsage>> all) mutable {
+            ResourceUsage merged;
+            for (const auto& usage : all)
+              if (usage) merge_usage(merged, *usage);
+            auto results = context.getResults();
+            write_usage(results.initUsage(), merged);
+            auto list = results.initNodes(static_cast<unsigned>(nodes.size()));
+            for (size_t i = 0; i < nodes.size(); ++i) list.set(static_cast<unsigned>(i), nodes[i]);
+          });
+    });
+  }
+
   kj::Promise<void> queryAccounts(QueryAccountsContext context) override {
     auto answer = ask<AccountsState>(*context_, context_->actors.query_view, query_accounts_atom_v, uint64_t{0});
     const PrivateData& privacy = context_->config().private_data;
@@ -648,7 +714,7 @@ class ControllerImpl final : public rpc::Controller::Server {
     auto results = context.getResults();
     results.setUid(verified.uid);
     results.setUserName(verified.user);
-    results.setSession(kj::heap<ControllerImpl>(loop_, context_, std::move(verified), false, peer_, step_io_));
+    results.setSession(kj::heap<ControllerImpl>(loop_, context_, std::move(verified), false, peer_, step_io_, agents_));
     return kj::READY_NOW;
   }
 
@@ -675,6 +741,7 @@ class ControllerImpl final : public rpc::Controller::Server {
     registration.running_jobs = info.running_jobs;
     std::vector<uint32_t> runs;
     if (info.runs.size() == info.running_jobs.size()) runs = info.runs;  // else an agent that does not say
+    agents_->set(node, params.getAgent());
     auto channel = std::make_shared<AgentChannelOnLoop>(loop_, params.getAgent(), node, *step_io_);
     NodeActor node_actor = it->second;
     auto answer = recorded(ask<Recorded>(*context_, node_actor, register_atom_v,
@@ -711,6 +778,7 @@ class ControllerImpl final : public rpc::Controller::Server {
   std::string peer_;   // the connection's address, for the log
   std::string nonce_;  // the last one handed out by authNonce, until used
   std::shared_ptr<StepIoRegistry> step_io_;
+  std::shared_ptr<AgentDirectory> agents_;
 };
 
 }  // namespace
@@ -737,9 +805,10 @@ Caller caller_from_peer(const PeerInfo& peer, const ClusterConfig& config) {
 
 BootstrapFactory controller_bootstrap(KjLoopThread& loop, std::shared_ptr<const ControllerContext> context) {
   auto step_io = std::make_shared<StepIoRegistry>();
-  return [&loop, context, step_io](const PeerInfo& peer) -> capnp::Capability::Client {
+  auto agents = std::make_shared<AgentDirectory>();
+  return [&loop, context, step_io, agents](const PeerInfo& peer) -> capnp::Capability::Client {
     return kj::heap<ControllerImpl>(loop, context, caller_from_peer(peer, context->config()), peer.local_socket,
-                                    peer.address, step_io);
+                                    peer.address, step_io, agents);
   };
 }
 

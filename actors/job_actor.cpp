@@ -488,7 +488,8 @@ void on_exit(JobSelf self, const std::string& node, const JobEnd& report, Record
   bool requeue = cause == schema::EndCause::NODE_FAIL && requeue_on_node_failure(st.job);
   if (requeue) spdlog::info("JobId={}: node failure on {}: requeued", id, node);
   EventDraft draft = system_draft(id, [=](const EventMeta& meta) {
-    return make::job_ended(meta, id, cause, report.exit_code, report.signal, node, report.message, requeue);
+    return make::job_ended(meta, id, cause, report.exit_code, report.signal, node, report.message, requeue,
+                           report.usage);
   });
   draft.actor = {0, node, schema::ActorKind::AGENT};
   append_answered(self, std::move(draft), promise);
@@ -631,7 +632,7 @@ void on_step_end(JobSelf self, const std::string& node, const StepEnd& report, R
     promise.deliver(Recorded{true, {}});
     return;
   }
-  make::StepNodeEnd end{report.step_id, node, 0, 0, report.oom_kills, report.message};
+  make::StepNodeEnd end{report.step_id, node, 0, 0, report.oom_kills, report.message, report.usage};
   for (const auto& exit : report.exits) {
     end.exit_code = std::max(end.exit_code, exit.exit_code);
     if (end.signal == 0) end.signal = exit.signal;

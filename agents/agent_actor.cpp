@@ -13,6 +13,7 @@
 
 #include "agents/agent_actors.hpp"
 #include "agents/agent_messages.hpp"
+#include "agents/stop_notice.hpp"
 #include "agents/job_launch.hpp"
 #include "events/cpu_allocation.hpp"
 
@@ -212,6 +213,17 @@ caf::behavior agent_actor(AgentActor* self, std::shared_ptr<const AgentContext> 
         if (step == self->state.steps.end()) return;
         if (sig == 0) self->send(step->second, terminate_atom::value, kill_wait_sec, reason);
         else self->send(step->second, signal_atom::value, sig);
+      },
+      [=](usage_atom, uint64_t job_id, uint32_t step_id, UsageDone& done) {
+        auto& st = self->state;
+        if (step_id == kBatchStepId) {
+          auto task = st.tasks.find(job_id);
+          if (task == st.tasks.end() || task->second.ended) return done(std::nullopt);
+          return self->send(task->second.task, usage_atom::value, std::move(done));
+        }
+        auto step = st.steps.find({job_id, step_id});
+        if (step == st.steps.end()) return done(std::nullopt);
+        self->send(step->second, usage_atom::value, std::move(done));
       },
       [=](reaped_atom, const std::vector<ReapedChild>& children) {
         for (const auto& child : children) deliver_exit(self, child.pid, child.status);

@@ -51,6 +51,9 @@ class AgentInbox final : public JobOrders {
   void signal_step(uint64_t job_id, uint32_t step_id, int32_t signal) override {
     caf::anon_send(agent_, step_control_atom::value, job_id, step_id, signal, uint32_t{0}, uint8_t{0});
   }
+  void usage(uint64_t job_id, uint32_t step_id, UsageDone done) override {
+    caf::anon_send(agent_, usage_atom::value, job_id, step_id, std::move(done));
+  }
 
  private:
   caf::actor agent_;

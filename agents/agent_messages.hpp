@@ -45,6 +45,7 @@ using kill_atom = caf::atom_constant<caf::atom("kill")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using recheck_atom = caf::atom_constant<caf::atom("recheck")>;
 using cleanup_atom = caf::atom_constant<caf::atom("cleanup")>;
+using usage_atom = caf::atom_constant<caf::atom("usage")>;
 
 }  // namespace cairn::agent_msg
 
@@ -61,3 +62,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cairn::ReapedChild>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepLaunch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepStarted)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::AdoptedRun)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::UsageDone)

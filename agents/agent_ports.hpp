@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct StepTaskOutput {
   int stdin_fd = -1;   // the write end of its stdin pipe (fed from srun's StepIo.readInput); -1: none
 };
 using StepStarted = std::function<void(std::vector<StepTaskOutput>)>;
+// sstat's answer (Agent.usage): a running batch script's or step's figures here now;
+// nullopt when it does not run here.
+using UsageDone = std::function<void(std::optional<ResourceUsage>)>;
 
 // A run found in the spool by a restarted agent (AgentSpool::take_runs), for the agent actor.
 struct AdoptedRun {
@@ -69,6 +73,8 @@ class JobOrders {
   virtual void launch_step(StepLaunch launch, StepStarted started) = 0;
   virtual void terminate_step(uint64_t job_id, uint32_t step_id, uint32_t kill_wait_sec, StopReason reason) = 0;
   virtual void signal_step(uint64_t job_id, uint32_t step_id, int32_t signal) = 0;
+  // sstat: what the job's batch script (kBatchStepId) or step uses here now.
+  virtual void usage(uint64_t /*job_id*/, uint32_t /*step_id*/, UsageDone done) { done(std::nullopt); }
 };
 
 // Out of the step actors, towards srun and the controller (agents/step_streams.hpp).

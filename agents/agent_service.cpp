@@ -4,6 +4,7 @@
 #include "agents/agent_service.hpp"
 
 #include "protocol/kj_loop_thread.hpp"
+#include "events/event_codec.hpp"
 #include "protocol/node_codec.hpp"
 #include "protocol/rpc_meter.hpp"
 #include "protocol/step_codec.hpp"
@@ -96,6 +97,18 @@ class AgentService final : public rpc::Agent::Server {
     orders_.terminate_step(params.getJobId(), params.getStepId(), params.getKillWaitSec(),
                            stop_reason_from(static_cast<uint32_t>(params.getReason())));
     return kj::READY_NOW;
+  }
+
+  kj::Promise<void> usage(UsageContext context) override {
+    auto params = context.getParams();
+    auto [promise, reply] = make_rpc_reply<std::optional<ResourceUsage>>();
+    orders_.usage(params.getJobId(), params.getStepId(),
+                  [reply = reply](std::optional<ResourceUsage> usage) { reply.fulfill(std::move(usage)); });
+    return promise.then([context](std::optional<ResourceUsage> usage) mutable {
+      auto results = context.getResults();
+      results.setRunning(usage.has_value());
+      if (usage) write_usage(results.initUsage(), *usage);
+    });
   }
 
   kj::Promise<void> signalStep(SignalStepContext context) override {

@@ -189,7 +189,8 @@ std::vector<StepEnd> end_abandoned_steps(const std::vector<StepRunRecord>& steps
     ends.push_back(StepEnd{step.job_id, step.step_id, {}, 0,
                            "the agent on " + node +
                                " restarted while the step ran: its tasks there were ended (their output went "
-                               "through the agent)"});
+                               "through the agent)",
+                           {}});
   }
   return ends;
 }

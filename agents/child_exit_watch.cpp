@@ -46,7 +46,7 @@ void ChildExitWatch::watch_exit(pid_t pid, UniqueFd pidfd) {
                                                               kj::UnixEventPort::FdObserver::OBSERVE_READ);
   // A pidfd is readable once the process has ended, and stays so.
   watching_exits_.add(watched.observer->whenBecomesReadable().then([this, pid]() {
-    orders_.children_reaped({ReapedChild{pid, ExitStatus{}}});
+    orders_.children_reaped({ReapedChild{pid, ExitStatus()}});
     // Not destroyed inside its own callback.
     watching_exits_.add(kj::evalLater([this, pid]() { watched_.erase(pid); }));
   }));

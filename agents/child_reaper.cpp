@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 
@@ -13,8 +14,8 @@
 namespace cairn {
 
 ExitStatus decode_wait_status(int wait_status) {
-  if (WIFEXITED(wait_status)) return {.exit_code = WEXITSTATUS(wait_status), .signal = 0};
-  if (WIFSIGNALED(wait_status)) return {.exit_code = 0, .signal = WTERMSIG(wait_status)};
+  if (WIFEXITED(wait_status)) return ExitStatus(WEXITSTATUS(wait_status), 0);
+  if (WIFSIGNALED(wait_status)) return ExitStatus(0, WTERMSIG(wait_status));
   return {};  // stopped or continued: only seen with WUNTRACED/WCONTINUED, which the agent does not ask for
 }
 
@@ -27,9 +28,20 @@ std::vector<ReapedChild> reap_children() {
   std::vector<ReapedChild> reaped;
   while (true) {
     int wait_status = 0;
-    pid_t pid = ::waitpid(-1, &wait_status, WNOHANG);
+    struct rusage used {};
+    pid_t pid = ::wait4(-1, &wait_status, WNOHANG, &used);
     if (pid > 0) {
-      reaped.push_back({.pid = pid, .status = decode_wait_status(wait_status)});
+      ExitStatus status = decode_wait_status(wait_status);
+      auto micros = [](const timeval& time) {
+        return static_cast<uint64_t>(time.tv_sec) * 1000000 + static_cast<uint64_t>(time.tv_usec);
+      };
+      status.usage = TaskUsage{0,
+                               static_cast<uint64_t>(used.ru_maxrss) * 1024,
+                               micros(used.ru_utime),
+                               micros(used.ru_stime),
+                               static_cast<uint64_t>(used.ru_inblock) * 512,
+                               static_cast<uint64_t>(used.ru_oublock) * 512};
+      reaped.push_back({.pid = pid, .status = status});
     } else if (pid == 0 || errno == ECHILD) {
       return reaped;
     } else if (errno != EINTR) {

@@ -6,14 +6,22 @@
 
 #include <vector>
 
+#include "events/job_usage.hpp"
+
 namespace cairn {
 
 // How a process ended, as Slurm's ExitCode=exit_code:signal shows it:
 // "3:0" for exit(3), "0:9" for a SIGKILL.
 struct ExitStatus {
+  ExitStatus() = default;
+  ExitStatus(int code, int sig, TaskUsage used = {}) : exit_code(code), signal(sig), usage(used) {}
   int exit_code = 0;
   int signal = 0;
-  bool operator==(const ExitStatus&) const = default;
+  // What the process and the descendants it waited for used (wait4's rusage); zero where
+  // the end was seen otherwise (a pidfd of a process that is not the agent's child). Not
+  // part of how it ended: equality ignores it.
+  TaskUsage usage{};
+  bool operator==(const ExitStatus& other) const { return exit_code == other.exit_code && signal == other.signal; }
 };
 
 struct ReapedChild {

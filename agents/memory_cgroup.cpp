@@ -263,6 +263,37 @@ std::optional<OomCount> MemoryCgroups::oom_count(const JobCgroup& cgroup) const 
   return OomCount{*kills, peak.value_or(0)};
 }
 
+CgroupUsage MemoryCgroups::usage(const JobCgroup& cgroup) const {
+  CgroupUsage usage;
+  const std::string& dir = cgroup.path;
+  if (location_.version == CgroupVersion::v2) {
+    usage.peak_bytes = read_number(dir + "/memory.peak");
+    if (auto stat = read_text(dir + "/cpu.stat"))
+      if (auto cpu = parse_cpu_stat(*stat)) usage.user_cpu_us = cpu->user_us, usage.system_cpu_us = cpu->system_us;
+    auto pressure = [&](const char* file) {
+      auto text = read_text(dir + file);
+      return text ? parse_pressure_total(*text).value_or(0) : 0;
+    };
+    usage.cpu_pressure_us = pressure("/cpu.pressure");
+    usage.memory_pressure_us = pressure("/memory.pressure");
+    usage.io_pressure_us = pressure("/io.pressure");
+    return usage;
+  }
+  usage.peak_bytes = read_number(dir + "/memory.max_usage_in_bytes");
+  // cpuacct only where it is mounted with the memory controller (cpu,cpuacct,memory).
+  auto user_ns = read_number(dir + "/cpuacct.usage_user");
+  auto system_ns = read_number(dir + "/cpuacct.usage_sys");
+  if (user_ns && system_ns) {
+    usage.user_cpu_us = *user_ns / 1000;
+    usage.system_cpu_us = *system_ns / 1000;
+  } else if (auto stat = read_text(dir + "/cpuacct.stat")) {
+    long ticks = ::sysconf(_SC_CLK_TCK);
+    if (auto cpu = parse_cpuacct_stat(*stat, ticks > 0 ? static_cast<uint64_t>(ticks) : 100))
+      usage.user_cpu_us = cpu->user_us, usage.system_cpu_us = cpu->system_us;
+  }
+  return usage;
+}
+
 std::optional<OomCount> MemoryCgroups::run_oom_count(const JobCgroup& job) const {
   auto count = oom_count(job);
   if (location_.version == CgroupVersion::v2 || !count) return count;

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "agents/cgroup_usage.hpp"
 #include "common/unique_fd.hpp"
 
 namespace cairn {
@@ -100,6 +101,10 @@ class MemoryCgroups {
   // cgroup whose limit was hit (the run's or the script's), v2's memory.events of the
   // run counts its children's too.
   std::optional<OomCount> run_oom_count(const JobCgroup& job) const;
+
+  // What the processes of the cgroup used (cgroup_usage.hpp): what its files say, nothing
+  // for a file that is missing.
+  CgroupUsage usage(const JobCgroup& cgroup) const;
 
   // See watch_oom_events.
   UniqueFd watch_oom(const JobCgroup& cgroup) const { return watch_oom_events(location_.version, cgroup.path); }

@@ -127,6 +127,12 @@ std::string oom_line(const RunOom& oom) {
          " limit=" + std::to_string(oom.limit_bytes) + "\n";
 }
 
+std::string usage_line(const RunUsage& usage) {
+  return "usage user_us=" + std::to_string(usage.user_cpu_us) + " system_us=" + std::to_string(usage.system_cpu_us) +
+         " maxrss=" + std::to_string(usage.max_rss_bytes) + " read=" + std::to_string(usage.read_bytes) +
+         " write=" + std::to_string(usage.write_bytes) + "\n";
+}
+
 std::optional<RunRecord> parse_run_record(std::string_view text) {
   std::optional<RunRecord> record;
   for (const Line& line : complete_lines(text)) {
@@ -150,6 +156,10 @@ std::optional<RunRecord> parse_run_record(std::string_view text) {
       if (code && signal) record->exit = RunExit{*code, *signal};
     } else if (line.word == "failed") {
       record->failure = line.text("message");
+    } else if (line.word == "usage") {
+      record->usage = RunUsage{line.get<uint64_t>("user_us").value_or(0), line.get<uint64_t>("system_us").value_or(0),
+                               line.get<uint64_t>("maxrss").value_or(0), line.get<uint64_t>("read").value_or(0),
+                               line.get<uint64_t>("write").value_or(0)};
     } else if (line.word == "oom") {
       record->oom = RunOom{line.get<uint64_t>("kills").value_or(0), line.get<uint64_t>("peak").value_or(0),
                            line.get<uint64_t>("limit").value_or(0)};

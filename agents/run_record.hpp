@@ -50,12 +50,24 @@ struct RunOom {
   bool operator==(const RunOom&) const = default;
 };
 
+// What the batch script used, by its rusage (getrusage(RUSAGE_CHILDREN) of cairn-stepd once
+// the script was reaped: the script and every descendant that was waited for).
+struct RunUsage {
+  uint64_t user_cpu_us = 0;
+  uint64_t system_cpu_us = 0;
+  uint64_t max_rss_bytes = 0;
+  uint64_t read_bytes = 0;
+  uint64_t write_bytes = 0;
+  bool operator==(const RunUsage&) const = default;
+};
+
 struct RunRecord {
   RunLaunchFacts launch;
   std::optional<RunSupervisor> supervisor;
   std::optional<RunExit> exit;           // the batch script ended
   std::optional<std::string> failure;    // the script could not be started: why
   std::optional<RunOom> oom;
+  std::optional<RunUsage> usage{};       // written by cairn-stepd just before the exit line
   bool operator==(const RunRecord&) const = default;
 };
 
@@ -64,6 +76,7 @@ std::string supervisor_line(const RunSupervisor& supervisor);
 std::string exit_line(const RunExit& exit);
 std::string failure_line(std::string_view message);
 std::string oom_line(const RunOom& oom);
+std::string usage_line(const RunUsage& usage);
 
 // nullopt without a complete launch line. Unknown lines and keys are skipped (a newer
 // agent may add some); an incomplete last line is ignored.

@@ -49,6 +49,7 @@ struct StepState {
   std::vector<pid_t> groups;
   std::map<pid_t, uint32_t> running;   // pid -> task id
   std::vector<StepTaskExit> exits;
+  std::vector<TaskUsage> usage;  // of the tasks reaped here (wait4)
   std::string message;
   std::optional<JobCgroup> cgroup;
   uint64_t run_level_oom_base = 0;  // the job cgroup's own OOM kills when the step started
@@ -128,7 +129,9 @@ void report(StepActor* self) {
     } catch (const std::exception&) {
     }
   }
+  CgroupUsage cgroup_usage;
   if (st.cgroup) {
+    cgroup_usage = st.context->cgroups->usage(*st.cgroup);
     auto count = st.context->cgroups->oom_count(*st.cgroup);
     // The job's limit (its script and steps together) hit while the step ran, and a task of
     // the step SIGKILLed: the kernel counts that kill in the job's cgroup only.
@@ -151,7 +154,8 @@ void report(StepActor* self) {
   spdlog::info("{} ended here: {} task(s), exit code {}", step_label(st.launch), st.exits.size(),
                srun_exit_code(st.exits));
   st.context->step_reports->step_ended(
-      StepEnd{st.launch.job_id, st.launch.step_id, st.exits, st.oom_kills, st.message});
+      StepEnd{st.launch.job_id, st.launch.step_id, st.exits, st.oom_kills, st.message,
+              step_usage(st.usage, cgroup_usage, st.context->settings.node)});
   finish(self);
 }
 
@@ -273,6 +277,9 @@ void on_exit(StepActor* self, pid_t pid, ExitStatus status) {
   auto task = st.running.find(pid);
   if (task == st.running.end()) return;
   st.exits.push_back({task->second, status.exit_code, status.signal});
+  TaskUsage used = status.usage;
+  used.task_id = task->second;
+  st.usage.push_back(used);
   st.running.erase(task);
   if (st.running.empty()) report(self);
 }
@@ -307,6 +314,14 @@ caf::behavior step_actor(StepActor* self, std::shared_ptr<const AgentContext> co
       [=](kill_atom) { signal_group(self, SIGKILL); },
       [=](exited_atom, pid_t pid, ExitStatus status) { on_exit(self, pid, status); },
       [=](cleanup_atom) { finish(self); },
+      [=](usage_atom, UsageDone& done) {
+        auto& st = self->state;
+        if (st.running.empty()) return done(std::nullopt);
+        std::vector<TaskUsage> tasks;
+        for (const auto& [pid, task] : st.running) tasks.push_back(sample_task_usage(task, processes_in_group(pid)));
+        CgroupUsage cgroup = st.cgroup ? st.context->cgroups->usage(*st.cgroup) : CgroupUsage{};
+        done(step_usage(tasks, cgroup, st.context->settings.node));
+      },
   };
 }
 

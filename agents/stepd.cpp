@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -245,6 +246,16 @@ int main(int argc, char** argv) {
       kills = oom_kills_of(procs_file);
     }
     write_all(STDERR_FILENO, cairn::oom_notice(job_id, cairn::kBatchStepId, kills));
+  }
+  // What the script and the descendants reaped so far used (before the exit line, so that a
+  // reader that sees the end sees this too).
+  struct rusage used {};
+  if (::getrusage(RUSAGE_CHILDREN, &used) == 0) {
+    auto micros = [](const timeval& time) {
+      return static_cast<uint64_t>(time.tv_sec) * 1000000 + static_cast<uint64_t>(time.tv_usec);
+    };
+    record(cairn::usage_line({micros(used.ru_utime), micros(used.ru_stime), static_cast<uint64_t>(used.ru_maxrss) * 1024,
+                              static_cast<uint64_t>(used.ru_inblock) * 512, static_cast<uint64_t>(used.ru_oublock) * 512}));
   }
   record(cairn::exit_line(exit));
   // Reap the killed group for a moment; processes that left it are the agent's (cgroup) business.

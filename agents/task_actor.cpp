@@ -62,6 +62,7 @@ struct TaskState {
   bool oom_rechecked = false;
   bool acked = false;  // the controller has the end: the task may stop once its cgroup is gone
   int cleanup_attempts = 0;
+  std::optional<TaskUsage> script_rusage;  // from the run's record, once the script ended
   static inline const char* name = "task_actor";
 };
 
@@ -226,6 +227,9 @@ void finish_run(TaskActor* self, ExitStatus status, std::optional<OomCount> coun
   if (count && count->oom_kills > 0)
     spdlog::warn("JobId={}: {} OOM kill(s) in its memory cgroup, peak {} bytes, limit {} bytes", st.job.job_id,
                  count->oom_kills, count->peak_bytes, st.limit_bytes);
+  // The script's own cgroup, before it goes: its peak, CPU time and pressure.
+  CgroupUsage cgroup_usage = st.cgroup ? st.context->cgroups->usage(JobCgroup{st.cgroup->path + "/batch", 0})
+                                       : CgroupUsage{};
   JobEnd end{.job_id = st.job.job_id,
              .run = st.job.restart_count,
              .exit_code = status.exit_code,
@@ -234,7 +238,8 @@ void finish_run(TaskActor* self, ExitStatus status, std::optional<OomCount> coun
              .message = {},
              .oom_kills = count ? count->oom_kills : 0,
              .peak_bytes = count ? count->peak_bytes : 0,
-             .limit_bytes = st.limit_bytes};
+             .limit_bytes = st.limit_bytes,
+             .usage = batch_usage(st.script_rusage, cgroup_usage, st.context->settings.node)};
   remove_cgroup(self);
   remove_script_file(st.script_path);
   report_end(self, std::move(end));
@@ -263,6 +268,11 @@ void on_supervisor_exit(TaskActor* self, ExitStatus supervisor_status) {
   if (st.superseded) {  // the script file now belongs to the newer run
     if (record && !record->exit && shell_was_alive) signal_group(self, SIGKILL);
     return remove_cgroup(self);
+  }
+  if (record && record->usage) {
+    const RunUsage& used = *record->usage;
+    st.script_rusage =
+        TaskUsage{0, used.max_rss_bytes, used.user_cpu_us, used.system_cpu_us, used.read_bytes, used.write_bytes};
   }
   if (record && record->exit) {
     std::optional<OomCount> kept;
@@ -346,6 +356,14 @@ caf::behavior task_behavior(TaskActor* self) {
       },
       [=](oom_atom) { poll_oom(self); },
       [=](cleanup_atom) { remove_cgroup(self); },
+      [=](usage_atom, UsageDone& done) {
+        auto& st = self->state;
+        if (!st.shell_alive) return done(std::nullopt);
+        TaskUsage now = sample_task_usage(0, processes_in_group(st.shell));
+        CgroupUsage cgroup = st.cgroup ? st.context->cgroups->usage(JobCgroup{st.cgroup->path + "/batch", 0})
+                                       : CgroupUsage{};
+        done(batch_usage(now, cgroup, st.context->settings.node));
+      },
       [=](acked_atom) {
         self->state.acked = true;
         maybe_quit(self);

@@ -213,6 +213,35 @@ struct JobEnded {
   # With cause nodeFail: the job is requeued by this same event (its spec permits requeue),
   # keeping its id, as Slurm does for a node failure; the run is archived as NODE_FAIL.
   requeue @6 :Bool;
+  # What the batch script used, as the agent measured it (events/job_usage.hpp).
+  usage @7 :ResourceUsage;
+}
+
+# A batch script's or a step's usage (events/job_usage.hpp): maxima with the node and
+# task they were on, totals (an average is total / tasks), the least CPU of a task.
+struct ResourceUsage {
+  measured @0 :Bool;
+  tasks @1 :UInt32;
+  maxRssBytes @2 :UInt64;
+  maxRssNode @3 :Text;
+  maxRssTask @4 :UInt32;
+  totalRssBytes @5 :UInt64;
+  userCpuUs @6 :UInt64;
+  systemCpuUs @7 :UInt64;
+  minCpuUs @8 :UInt64;
+  minCpuNode @9 :Text;
+  minCpuTask @10 :UInt32;
+  maxReadBytes @11 :UInt64;
+  maxReadNode @12 :Text;
+  maxReadTask @13 :UInt32;
+  totalReadBytes @14 :UInt64;
+  maxWriteBytes @15 :UInt64;
+  maxWriteNode @16 :Text;
+  maxWriteTask @17 :UInt32;
+  totalWriteBytes @18 :UInt64;
+  cpuPressureUs @19 :UInt64;     # cgroup v2 pressure stall totals ("some")
+  memoryPressureUs @20 :UInt64;
+  ioPressureUs @21 :UInt64;
 }
 
 struct JobRequeued {
@@ -360,6 +389,7 @@ struct StepEnded {
   signal @4 :Int32;           # a signal that killed one of them (0: none)
   oomKillCount @5 :UInt64;    # OOM kills in the step's memory cgroup on that node
   message @6 :Text;           # why tasks could not start, if so
+  usage @7 :ResourceUsage;    # what the node's tasks of the step used
 }
 
 # scancel JOBID.STEP: the step's end will be CANCELLED.

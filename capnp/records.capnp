@@ -34,6 +34,7 @@ struct RunView {
   exitSignal @5 :Int32;
   suspendedUs @6 :Int64;
   nodes @7 :List(Events.NodeAllocation);
+  usage @8 :Events.ResourceUsage;  # the run's batch script
 }
 
 # One job step (srun) as the log recorded it.
@@ -53,6 +54,7 @@ struct StepView {
   cancelRequested @12 :Bool;
   oomKillCount @13 :UInt64;
   message @14 :Text;
+  usage @15 :Events.ResourceUsage;  # its tasks on the nodes that reported
 }
 
 # The read model of one job, as squeue/scontrol/sacct need it.
@@ -106,19 +108,19 @@ struct JobView {
   rankUs @43 :Int64;           # scontrol top: ranks as if submitted then (0: its submit time)
 
   cancelledByUid @44 :UInt32 = 4294967295;  # the JobCancelled event's actor; the default: nobody
-  # @45-@56: other branches' fields (placeholders until their merge; never used here).
-  reservedForMerge45 @45 :Void;
-  reservedForMerge46 @46 :Void;
-  reservedForMerge47 @47 :Void;
-  reservedForMerge48 @48 :Void;
-  reservedForMerge49 @49 :Void;
-  reservedForMerge50 @50 :Void;
-  reservedForMerge51 @51 :Void;
-  reservedForMerge52 @52 :Void;
-  reservedForMerge53 @53 :Void;
-  reservedForMerge54 @54 :Void;
-  reservedForMerge55 @55 :Void;
-  reservedForMerge56 @56 :Void;
+  # @45-@46, @48-@56: ordinals held for branches that did not use them (never written).
+  unassigned45 @45 :Void;
+  unassigned46 @46 :Void;
+  batchUsage @47 :Events.ResourceUsage;     # the current run's batch script, once it ended
+  unassigned48 @48 :Void;
+  unassigned49 @49 :Void;
+  unassigned50 @50 :Void;
+  unassigned51 @51 :Void;
+  unassigned52 @52 :Void;
+  unassigned53 @53 :Void;
+  unassigned54 @54 :Void;
+  unassigned55 @55 :Void;
+  unassigned56 @56 :Void;
   cpuIds @57 :List(NodeCpuIds);  # the CPUs the current run's agents confined it to (JobCpusBound)
 }
 

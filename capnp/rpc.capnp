@@ -162,6 +162,9 @@ interface Agent {
   # SIGCONT, SIGTERM, then SIGKILL after killWaitSec to the step's tasks on this node.
   terminateStep @8 (jobId :UInt64, stepId :UInt32, killWaitSec :UInt32, reason :StopReason) -> ();
   signalStep @9 (jobId :UInt64, stepId :UInt32, signal :Int32) -> ();
+  # sstat: what the job's batch script (stepId 0xfffffffb) or step uses on this node now
+  # (events/job_usage.hpp); running false: it does not run here.
+  usage @10 (jobId :UInt64, stepId :UInt32) -> (usage :Events.ResourceUsage, running :Bool);
 }
 
 struct JobExit {
@@ -179,6 +182,8 @@ struct JobExit {
   # The agent lost the job: its supervisor (cairn-stepd) ended without recording the job's
   # end. The controller records NODE_FAIL (and requeues the job when it may be).
   lost @9 :Bool;
+  # What the batch script used (events/job_usage.hpp).
+  usage @10 :Events.ResourceUsage;
 }
 
 # Implemented by the controller for one registered agent; the agent calls it.
@@ -187,7 +192,8 @@ interface AgentSession {
   heartbeat @1 (runningJobs :List(UInt64)) -> ();
   oomDetected @2 (jobId :UInt64, oomKillCount :UInt64, peakBytes :UInt64, limitBytes :UInt64) -> ();
   # Every task of the step on this node has ended; answers once that is durable.
-  stepEnded @3 (jobId :UInt64, stepId :UInt32, exits :List(StepTaskExit), oomKillCount :UInt64, message :Text) -> ();
+  stepEnded @3 (jobId :UInt64, stepId :UInt32, exits :List(StepTaskExit), oomKillCount :UInt64, message :Text,
+                usage :Events.ResourceUsage) -> ();
 }
 
 struct AgentInfo {
@@ -265,10 +271,10 @@ interface Controller {
   # lists the fields the command sets (cairn::PartitionField); answers once the partition's
   # event is durable and applied, or fails with Slurm's text.
   changePartition @24 (verb :PartitionVerb, partition :Events.PartitionSettings, given :List(UInt8)) -> ();
-  # @25-@27, @31: held for branches merged in parallel (placeholders until they are merged).
-  placeholder25 @25 () -> ();
-  placeholder26 @26 () -> ();
-  placeholder27 @27 () -> ();
+  # @25-@27, @31: held for branches that did not use them (placeholders keep the ordinals sequential).
+  unassigned25 @25 () -> ();
+  unassigned26 @26 () -> ();
+  unassigned27 @27 () -> ();
   # scontrol reconfigure (root, SlurmUser and Operators only; SIGHUP does the same): re-reads
   # cairn.conf and answers once its ConfigApplied event is durable and in force, or with why
   # nothing changed (a syntax error with its line and key, a key that cannot change live).
@@ -279,10 +285,14 @@ interface Controller {
                         host :Text);
   # scontrol setdebug LEVEL (operators only): Slurm's level names (quiet...debug5).
   setDebug @30 (level :Text) -> ();
-  placeholder31 @31 () -> ();
+  unassigned31 @31 () -> ();
   # sdiag: the controller's statistics since start or the last reset (the counters the metrics
   # endpoint serves); reset (sdiag --reset: root, SlurmUser and Operators only) starts them anew.
   statistics @32 (reset :Bool) -> (stats :ControllerStats);
+  # sstat: a running job's batch script (stepId 0xfffffffb) or step, as its agents measure
+  # it now, merged over its nodes. The job's owner and operators only ("Invalid user id"),
+  # as slurmd answers; a job or step that does not run fails with Slurm's text.
+  jobUsage @33 (jobId :UInt64, stepId :UInt32) -> (usage :Events.ResourceUsage, nodes :List(Text));
 }
 
 enum PartitionVerb {

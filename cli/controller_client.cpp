@@ -241,6 +241,17 @@ std::string ControllerClient::running_config(RunningConfigFacts& facts) {
   return response.getText();
 }
 
+ControllerClient::LiveUsage ControllerClient::job_usage(uint64_t job_id, uint32_t step_id) {
+  auto request = session_->controller.jobUsageRequest();
+  request.setJobId(job_id);
+  request.setStepId(step_id);
+  auto response = session_->connection.wait(request.send());
+  LiveUsage live;
+  live.usage = read_usage(response.getUsage());
+  for (auto node : response.getNodes()) live.nodes.emplace_back(node.cStr(), node.size());
+  return live;
+}
+
 AccountsState ControllerClient::accounts() {
   auto response = session_->connection.wait(session_->controller.queryAccountsRequest().send());
   return read_accounts_view(response.getAccounts());

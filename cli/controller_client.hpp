@@ -11,6 +11,7 @@
 
 #include "cli/cluster_queries.hpp"
 #include "cli/scontrol_config.hpp"
+#include "events/job_usage.hpp"
 #include "common/config.hpp"
 #include "events/accounts.hpp"
 #include "events/controller_stats.hpp"
@@ -68,6 +69,13 @@ class ControllerClient final : public ClusterQueries {
   // Whether the controller takes this caller for an operator (root, SlurmUser, Operators=).
   bool is_operator();
   AccountsState accounts();
+  // sstat: a running job's batch script (kBatchScriptStepId) or step now, merged over its
+  // nodes, and those nodes; throws with the controller's refusal (remote_message()).
+  struct LiveUsage {
+    ResourceUsage usage;
+    std::vector<std::string> nodes;
+  };
+  LiveUsage job_usage(uint64_t job_id, uint32_t step_id);
   // scontrol update NodeName=...: throws with the controller's refusal (remote_message()).
   void update_nodes(const std::vector<std::string>& nodes, NodeStateChange state, const std::string& reason);
   // scontrol create|update|delete PartitionName=: throws with the controller's refusal.

@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 #include <charconv>
+#include <map>
 #include <ostream>
 
 #include "cli/controller_client.hpp"
@@ -118,6 +119,18 @@ std::vector<uint64_t> job_ids_of(const std::vector<JobRef>& refs) {
   for (const auto& ref : refs)
     if (std::find(ids.begin(), ids.end(), ref.job_id) == ids.end()) ids.push_back(ref.job_id);
   return ids;
+}
+
+// The controller's jobs and those of its job history, by id; a job in both (a crash
+// between the history's write and the purge) is the controller's.
+std::vector<JobRecord> with_history(std::vector<JobRecord> live, std::vector<JobRecord> purged) {
+  std::map<uint64_t, JobRecord> by_id;
+  for (auto& job : purged) by_id.emplace(job.id, std::move(job));
+  for (auto& job : live) by_id.insert_or_assign(job.id, std::move(job));
+  std::vector<JobRecord> all;
+  all.reserve(by_id.size());
+  for (auto& [id, job] : by_id) all.push_back(std::move(job));
+  return all;
 }
 
 std::vector<JobRecord> select_refs(const std::vector<JobRecord>& jobs, const std::vector<JobRef>& refs) {

@@ -11,6 +11,7 @@ FrontEndMain find_front_end(const std::string& name) {
       {"scontrol", run_scontrol}, {"scancel", run_scancel},           {"sacct", run_sacct},
       {"sinfo", run_sinfo},           {"sacctmgr", run_sacctmgr},     {"srun", run_srun},
       {"sdiag", run_sdiag},
+      {"seff", run_seff},             {"sstat", run_sstat},
   };
   auto found = kFrontEnds.find(name);
   return found == kFrontEnds.end() ? nullptr : found->second;

@@ -28,6 +28,8 @@ int run_sinfo(const Args& args, std::ostream& out, std::ostream& err);
 int run_sacctmgr(const Args& args, std::ostream& out, std::ostream& err);
 int run_srun(const Args& args, std::ostream& out, std::ostream& err);
 int run_sdiag(const Args& args, std::ostream& out, std::ostream& err);
+int run_seff(const Args& args, std::ostream& out, std::ostream& err);
+int run_sstat(const Args& args, std::ostream& out, std::ostream& err);
 
 using FrontEndMain = int (*)(const Args& args, std::ostream& out, std::ostream& err);
 // The Slurm front-end called `name` (sbatch, squeue, ...); nullptr if there is none.
@@ -53,6 +55,9 @@ std::vector<JobRef> parse_job_refs_strictly(const std::vector<std::string>& list
 std::vector<uint64_t> job_ids_of(const std::vector<JobRef>& refs);
 // The jobs the references name, an array's pending remainder narrowed to the tasks named; all when refs is empty.
 std::vector<JobRecord> select_refs(const std::vector<JobRecord>& jobs, const std::vector<JobRef>& refs);
+// The controller's jobs and those of its job history (sacct, seff), by id; a job in both
+// is the controller's.
+std::vector<JobRecord> with_history(std::vector<JobRecord> live, std::vector<JobRecord> purged);
 // "PD,R" -> states; throws UsageError "<program>: error: Invalid job state specified: X".
 std::vector<JobState> parse_states(const std::vector<std::string>& lists, std::string_view program);
 // "a,b" -> {a, b}

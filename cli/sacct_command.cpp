@@ -79,18 +79,6 @@ int64_t local_midnight(int64_t now) {
   return static_cast<int64_t>(::mktime(&local));
 }
 
-// The controller's jobs and those of its job history, by id; a job in both (a crash
-// between the history's write and the purge) is the controller's.
-std::vector<JobRecord> with_history(std::vector<JobRecord> live, std::vector<JobRecord> purged) {
-  std::map<uint64_t, JobRecord> by_id;
-  for (auto& job : purged) by_id.emplace(job.id, std::move(job));
-  for (auto& job : live) by_id.insert_or_assign(job.id, std::move(job));
-  std::vector<JobRecord> all;
-  all.reserve(by_id.size());
-  for (auto& [id, job] : by_id) all.push_back(std::move(job));
-  return all;
-}
-
 // -N: whether a run of the job held one of the nodes.
 bool ran_on(const JobRecord& job, const std::vector<std::string>& nodes) {
   auto held = [&](const std::vector<NodeShare>& shares) {

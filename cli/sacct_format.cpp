@@ -11,6 +11,7 @@
 #include <cctype>
 
 #include "cli/print_fields.hpp"
+#include "cli/usage_format.hpp"
 #include "common/option_parser.hpp"
 #include "common/string_util.hpp"
 #include "events/job_array.hpp"
@@ -35,6 +36,8 @@ struct AccountingLine {
   int64_t elapsed_sec = 0;  // excluding time suspended
   int64_t suspended_sec = 0;
   const std::vector<NodeShare>* allocation = nullptr;
+  const ResourceUsage* batch_usage = nullptr;  // the run's batch script
+  const ResourceUsage* usage = nullptr;        // a step line's own figures
 };
 
 AccountingLine current_run(const JobRecord& job, int64_t now_us) {
@@ -50,6 +53,7 @@ AccountingLine current_run(const JobRecord& job, int64_t now_us) {
   line.elapsed_sec = whole_seconds(run_time_us(job, now_us));
   line.suspended_sec = whole_seconds(suspended_time_us(job, now_us));
   line.allocation = &job.allocation;
+  line.batch_usage = &job.batch_usage;
   return line;
 }
 
@@ -66,12 +70,14 @@ AccountingLine archived_run(const JobRecord& job, const JobRun& run) {
     line.elapsed_sec = whole_seconds(std::max<int64_t>(0, run.end_us - run.start_us - run.suspended_us));
   line.suspended_sec = whole_seconds(run.suspended_us);
   line.allocation = &run.nodes;
+  line.batch_usage = &run.batch_usage;
   return line;
 }
 
 // The batch step runs the script on the first node of the run, in the run's state.
 AccountingLine batch_step(AccountingLine run) {
   run.step = true;
+  run.usage = run.batch_usage;
   return run;
 }
 
@@ -87,6 +93,7 @@ AccountingLine srun_step(AccountingLine run, const StepRecord& step, int64_t now
   run.elapsed_sec = whole_seconds(std::max<int64_t>(0, end - step.start_us));
   run.suspended_sec = 0;
   run.allocation = &step.nodes;
+  run.usage = &step.usage;
   return run;
 }
 
@@ -202,6 +209,41 @@ std::string state_text(const AccountingLine& line, const FormatContext&) {
 
 std::string seconds_text(int64_t seconds) { return format_hms(static_cast<uint64_t>(std::max<int64_t>(0, seconds))); }
 
+// A step line's measured figures (null for a job line and a step nobody measured): Slurm
+// prints the TRES usage fields (MaxRSS, AveCPU, ...) for steps only, blank when unknown.
+const ResourceUsage* measured(const AccountingLine& line) {
+  return line.step && line.usage && line.usage->measured ? line.usage : nullptr;
+}
+
+// TotalCPU, UserCPU, SystemCPU: a step's own; a job's is the sum of its run's steps (slurmdbd's).
+struct CpuSums {
+  uint64_t user_us = 0;
+  uint64_t system_us = 0;
+};
+CpuSums cpu_sums(const AccountingLine& line) {
+  CpuSums sums;
+  auto add = [&](const ResourceUsage* usage) {
+    if (!usage) return;
+    sums.user_us += usage->user_cpu_us;
+    sums.system_us += usage->system_cpu_us;
+  };
+  if (line.step) {
+    add(line.usage);
+    return sums;
+  }
+  add(line.batch_usage);
+  for (const auto& step : line.job->steps)
+    if (step.restart == line.restart) add(&step.usage);
+  return sums;
+}
+
+using UsageText = std::string (*)(const ResourceUsage&);
+template <UsageText text>
+std::string usage_field(const AccountingLine& line, const FormatContext&) {
+  const ResourceUsage* usage = measured(line);
+  return usage ? text(*usage) : std::string();
+}
+
 // clang-format off
 const std::array kSacctFields{
     SacctField{"Account", 10, Overflow::plus, [](const AccountingLine& line, const FormatContext&) { return line.job->spec->account; }},
@@ -211,12 +253,12 @@ const std::array kSacctFields{
                [](const AccountingLine& line, const FormatContext&) { return std::to_string(alloc_nodes(line)); }},
     SacctField{"AllocTRES", 10, Overflow::plus, alloc_tres_text},
     SacctField{"AssocID", 7, Overflow::keep, nullptr},
-    SacctField{"AveCPU", 10, Overflow::plus, nullptr},
+    SacctField{"AveCPU", 10, Overflow::plus, usage_field<[](const ResourceUsage& u) { return slurm_cpu_seconds_text(average_cpu_us(u)); }>},
     SacctField{"AveCPUFreq", 10, Overflow::plus, nullptr},
-    SacctField{"AveDiskRead", 14, Overflow::plus, nullptr},
-    SacctField{"AveDiskWrite", 14, Overflow::plus, nullptr},
+    SacctField{"AveDiskRead", 14, Overflow::plus, usage_field<[](const ResourceUsage& u) { return slurm_disk_text(u.tasks ? u.total_read_bytes / u.tasks : 0); }>},
+    SacctField{"AveDiskWrite", 14, Overflow::plus, usage_field<[](const ResourceUsage& u) { return slurm_disk_text(u.tasks ? u.total_write_bytes / u.tasks : 0); }>},
     SacctField{"AvePages", 10, Overflow::plus, nullptr},
-    SacctField{"AveRSS", 10, Overflow::plus, nullptr},
+    SacctField{"AveRSS", 10, Overflow::plus, usage_field<[](const ResourceUsage& u) { return slurm_bytes_text(average_rss_bytes(u)); }>},
     SacctField{"AveVMSize", 10, Overflow::plus, nullptr},
     SacctField{"BlockID", 16, Overflow::plus, nullptr},
     SacctField{"Cluster", 10, Overflow::plus, [](const AccountingLine&, const FormatContext& context) { return context.cluster_name; }},
@@ -224,8 +266,8 @@ const std::array kSacctFields{
                [](const AccountingLine& line, const FormatContext&) { return job_only(line, line.job->spec.full().comment); }},
     SacctField{"Constraints", 19, Overflow::plus,
                [](const AccountingLine& line, const FormatContext&) { return job_only(line, line.job->spec->features); }},
-    SacctField{"ConsumedEnergy", 14, Overflow::plus, nullptr},
-    SacctField{"ConsumedEnergyRaw", 17, Overflow::keep, nullptr},
+    SacctField{"ConsumedEnergy", 14, Overflow::plus, [](const AccountingLine&, const FormatContext&) { return std::string("0"); }},
+    SacctField{"ConsumedEnergyRaw", 17, Overflow::keep, [](const AccountingLine&, const FormatContext&) { return std::string("0"); }},
     SacctField{"Container", 19, Overflow::plus, nullptr},
     SacctField{"CPUTime", 10, Overflow::keep,
                [](const AccountingLine& line, const FormatContext&) { return seconds_text(line.elapsed_sec * alloc_cpus(line)); }},
@@ -259,25 +301,25 @@ const std::array kSacctFields{
                  return line.step ? std::string("batch") : line.job->spec->name;
                }},
     SacctField{"Layout", 9, Overflow::plus, nullptr},
-    SacctField{"MaxDiskRead", 12, Overflow::plus, nullptr},
-    SacctField{"MaxDiskReadNode", 15, Overflow::plus, nullptr},
-    SacctField{"MaxDiskReadTask", 15, Overflow::keep, nullptr},
-    SacctField{"MaxDiskWrite", 12, Overflow::plus, nullptr},
-    SacctField{"MaxDiskWriteNode", 16, Overflow::plus, nullptr},
-    SacctField{"MaxDiskWriteTask", 16, Overflow::keep, nullptr},
+    SacctField{"MaxDiskRead", 12, Overflow::plus, usage_field<[](const ResourceUsage& u) { return slurm_disk_text(u.max_read_bytes); }>},
+    SacctField{"MaxDiskReadNode", 15, Overflow::plus, usage_field<[](const ResourceUsage& u) { return u.max_read_node; }>},
+    SacctField{"MaxDiskReadTask", 15, Overflow::keep, usage_field<[](const ResourceUsage& u) { return std::to_string(u.max_read_task); }>},
+    SacctField{"MaxDiskWrite", 12, Overflow::plus, usage_field<[](const ResourceUsage& u) { return slurm_disk_text(u.max_write_bytes); }>},
+    SacctField{"MaxDiskWriteNode", 16, Overflow::plus, usage_field<[](const ResourceUsage& u) { return u.max_write_node; }>},
+    SacctField{"MaxDiskWriteTask", 16, Overflow::keep, usage_field<[](const ResourceUsage& u) { return std::to_string(u.max_write_task); }>},
     SacctField{"MaxPages", 8, Overflow::plus, nullptr},
     SacctField{"MaxPagesNode", 12, Overflow::plus, nullptr},
     SacctField{"MaxPagesTask", 14, Overflow::keep, nullptr},
-    SacctField{"MaxRSS", 10, Overflow::plus, nullptr},
-    SacctField{"MaxRSSNode", 10, Overflow::plus, nullptr},
-    SacctField{"MaxRSSTask", 10, Overflow::keep, nullptr},
+    SacctField{"MaxRSS", 10, Overflow::plus, usage_field<[](const ResourceUsage& u) { return slurm_bytes_text(u.max_rss_bytes); }>},
+    SacctField{"MaxRSSNode", 10, Overflow::plus, usage_field<[](const ResourceUsage& u) { return u.max_rss_node; }>},
+    SacctField{"MaxRSSTask", 10, Overflow::keep, usage_field<[](const ResourceUsage& u) { return std::to_string(u.max_rss_task); }>},
     SacctField{"MaxVMSize", 10, Overflow::plus, nullptr},
     SacctField{"MaxVMSizeNode", 14, Overflow::plus, nullptr},
     SacctField{"MaxVMSizeTask", 14, Overflow::keep, nullptr},
     SacctField{"McsLabel", 12, Overflow::plus, nullptr},
-    SacctField{"MinCPU", 10, Overflow::plus, nullptr},
-    SacctField{"MinCPUNode", 10, Overflow::plus, nullptr},
-    SacctField{"MinCPUTask", 10, Overflow::keep, nullptr},
+    SacctField{"MinCPU", 10, Overflow::plus, usage_field<[](const ResourceUsage& u) { return slurm_cpu_seconds_text(u.min_cpu_us); }>},
+    SacctField{"MinCPUNode", 10, Overflow::plus, usage_field<[](const ResourceUsage& u) { return u.min_cpu_node; }>},
+    SacctField{"MinCPUTask", 10, Overflow::keep, usage_field<[](const ResourceUsage& u) { return std::to_string(u.min_cpu_task); }>},
     SacctField{"NCPUS", 10, Overflow::keep, alloc_cpus_text},
     SacctField{"NNodes", 8, Overflow::keep,
                [](const AccountingLine& line, const FormatContext&) {
@@ -310,10 +352,10 @@ const std::array kSacctFields{
                  if (line.step) return std::string();
                  return std::string(line.current ? reason_name(line.job->reason) : reason_name(Reason::none));
                }},
-    SacctField{"ReqCPUFreq", 10, Overflow::plus, nullptr},
-    SacctField{"ReqCPUFreqGov", 13, Overflow::plus, nullptr},
-    SacctField{"ReqCPUFreqMax", 13, Overflow::plus, nullptr},
-    SacctField{"ReqCPUFreqMin", 13, Overflow::plus, nullptr},
+    SacctField{"ReqCPUFreq", 10, Overflow::plus, [](const AccountingLine&, const FormatContext&) { return std::string("Unknown"); }},
+    SacctField{"ReqCPUFreqGov", 13, Overflow::plus, [](const AccountingLine&, const FormatContext&) { return std::string("Unknown"); }},
+    SacctField{"ReqCPUFreqMax", 13, Overflow::plus, [](const AccountingLine&, const FormatContext&) { return std::string("Unknown"); }},
+    SacctField{"ReqCPUFreqMin", 13, Overflow::plus, [](const AccountingLine&, const FormatContext&) { return std::string("Unknown"); }},
     SacctField{"ReqCPUS", 8, Overflow::keep,
                [](const AccountingLine& line, const FormatContext&) {
                  return std::to_string(line.step ? alloc_cpus(line) : requested_cpus(line.job->spec.core()));
@@ -347,7 +389,7 @@ const std::array kSacctFields{
                [](const AccountingLine& line, const FormatContext&) { return seconds_text(line.suspended_sec); }},
     SacctField{"SystemComment", 15, Overflow::plus,
                [](const AccountingLine& line, const FormatContext&) { return job_only(line, line.current ? line.job->message : ""); }},
-    SacctField{"SystemCPU", 10, Overflow::plus, nullptr},
+    SacctField{"SystemCPU", 10, Overflow::plus, [](const AccountingLine& line, const FormatContext&) { return slurm_cpu_time_text(cpu_sums(line).system_us); }},
     SacctField{"Timelimit", 10, Overflow::plus,
                [](const AccountingLine& line, const FormatContext&) {
                  return job_only(line, format_time_limit_hms(job_time_limit_sec(*line.job)));
@@ -358,7 +400,7 @@ const std::array kSacctFields{
                  uint32_t limit = job_time_limit_sec(*line.job);
                  return job_only(line, limit == kUnlimited ? "UNLIMITED" : std::to_string(limit / 60));
                }},
-    SacctField{"TotalCPU", 10, Overflow::plus, nullptr},
+    SacctField{"TotalCPU", 10, Overflow::plus, [](const AccountingLine& line, const FormatContext&) { auto sums = cpu_sums(line); return slurm_cpu_time_text(sums.user_us + sums.system_us); }},
     SacctField{"TRESUsageInAve", 14, Overflow::plus, nullptr},
     SacctField{"TRESUsageInMax", 14, Overflow::plus, nullptr},
     SacctField{"TRESUsageInMaxNode", 18, Overflow::plus, nullptr},
@@ -378,8 +420,8 @@ const std::array kSacctFields{
     SacctField{"UID", 6, Overflow::keep,
                [](const AccountingLine& line, const FormatContext&) { return job_only(line, std::to_string(line.job->spec->uid)); }},
     SacctField{"User", 9, Overflow::plus, user_text},
-    SacctField{"UserCPU", 10, Overflow::plus, nullptr},
-    SacctField{"WCKey", 10, Overflow::plus, nullptr},
+    SacctField{"UserCPU", 10, Overflow::plus, [](const AccountingLine& line, const FormatContext&) { return slurm_cpu_time_text(cpu_sums(line).user_us); }},
+    SacctField{"WCKey", 10, Overflow::plus, [](const AccountingLine& line, const FormatContext&) { return job_only(line, line.job->spec.full().wckey); }},
     SacctField{"WCKeyID", 10, Overflow::keep, nullptr},
     SacctField{"WorkDir", 20, Overflow::plus,
                [](const AccountingLine& line, const FormatContext&) { return job_only(line, line.job->spec.full().work_dir); }},

@@ -117,25 +117,33 @@ inline std::string job_burst_buffer_text(const JobRecord& job) {
   return (job.bb_pool.empty() ? request.pool : job.bb_pool) + ":" + format_size(request.capacity_bytes);
 }
 
-// Slurm's convert_num_unit(CONVERT_NUM_UNIT_EXACT) of a quantity in MB: the unit
-// grows while the value stays a multiple of half of it ("1000M", "4G", "1.50G", "0").
-inline std::string slurm_mb_text(uint64_t mb) {
-  if (mb == 0) return "0";
-  static constexpr char kUnits[] = {'M', 'G', 'T', 'P', '?'};
-  double value = static_cast<double>(mb);
-  size_t unit = 0;
-  while (value >= 1024 && static_cast<uint64_t>(value) % 512 == 0 && unit + 1 < sizeof(kUnits)) {
-    value /= 1024;
-    ++unit;
+// Slurm's units, as convert_num_unit2 numbers them.
+enum class SlurmUnit { none = 0, kilo, mega, giga, tera, peta };
+
+// Slurm's convert_num_unit2 (src/common/slurm_protocol_api.c) with divisor 1024 and no
+// unit asked for: `exact` (CONVERT_NUM_UNIT_EXACT) grows the unit while the value stays a
+// multiple of half of it ("1000M", "4G", "1.50G"), otherwise while it is at least 1024.
+inline std::string slurm_num_unit_text(double num, SlurmUnit unit, bool exact = true) {
+  if (static_cast<int64_t>(num) == 0) return "0";
+  static constexpr char kUnits[] = {'\0', 'K', 'M', 'G', 'T', 'P', '?'};
+  auto index = static_cast<size_t>(unit);
+  while (num >= 1024 && (!exact || static_cast<uint64_t>(num) % 512 == 0)) {
+    num /= 1024;
+    ++index;
   }
-  char buffer[48];
-  auto whole = static_cast<uint64_t>(value);
-  if (static_cast<double>(whole) == value)
-    std::snprintf(buffer, sizeof(buffer), "%llu%c", static_cast<unsigned long long>(whole), kUnits[unit]);
+  if (index > 5) index = 6;
+  char buffer[64];
+  auto whole = static_cast<uint64_t>(num);
+  std::string suffix = kUnits[index] ? std::string(1, kUnits[index]) : std::string();
+  if (static_cast<double>(whole) == num)
+    std::snprintf(buffer, sizeof(buffer), "%llu%s", static_cast<unsigned long long>(whole), suffix.c_str());
   else
-    std::snprintf(buffer, sizeof(buffer), "%.2f%c", value, kUnits[unit]);
+    std::snprintf(buffer, sizeof(buffer), "%.2f%s", num, suffix.c_str());
   return buffer;
 }
+
+// A quantity in MB as Slurm prints it ("1000M", "4G", "1.50G", "0").
+inline std::string slurm_mb_text(uint64_t mb) { return slurm_num_unit_text(static_cast<double>(mb), SlurmUnit::mega); }
 
 // Slurm's TRES string, counts of 0 left out: "cpu=2,mem=1000M,node=1,billing=2";
 // billing (one per CPU) only when asked for.

@@ -430,6 +430,7 @@ class Reducer {
     }
     job->reason = end_reason(final_state, cause, ended.getSignal());
     job->message = ended.getMessage();
+    job->batch_usage = read_usage(ended.getUsage());
     close_open_steps(*job, final_state);
     if (final_state == JobState::REQUEUED) {
       job->state = JobState::REQUEUED;
@@ -458,7 +459,8 @@ class Reducer {
   // Archives the run that just ended and makes the job pending again (same id).
   void restart(JobRecord& job, uint32_t attempt, uint32_t delay_sec, bool hold) {
     job.runs.push_back({job.restarts, job.start_us, job.end_us, job.state, job.exit_code, job.exit_signal,
-                        job.suspended_us, job.allocation});
+                        job.suspended_us, job.allocation, job.batch_usage});
+    job.batch_usage = {};
     job.restarts = attempt;
     job.state = JobState::PENDING;
     job.reason = Reason::none;
@@ -546,6 +548,7 @@ class Reducer {
     step->exit_code = std::max(step->exit_code, ended.getExitCode());
     if (step->exit_signal == 0) step->exit_signal = ended.getSignal();
     step->oom_kills += ended.getOomKillCount();
+    merge_usage(step->usage, read_usage(ended.getUsage()));
     if (ended.getMessage().size() > 0 && step->message.empty()) step->message = ended.getMessage();
     if (step->nodes_left.empty()) end_step(*step, step_end_state(*job, *step));
     return applied(*job);

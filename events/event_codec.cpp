@@ -245,6 +245,58 @@ void write_spec(schema::JobSpec::Builder out, const JobSpec& spec) {
   }
 }
 
+void write_usage(schema::ResourceUsage::Builder out, const ResourceUsage& usage) {
+  out.setMeasured(usage.measured);
+  out.setTasks(usage.tasks);
+  out.setMaxRssBytes(usage.max_rss_bytes);
+  out.setMaxRssNode(usage.max_rss_node);
+  out.setMaxRssTask(usage.max_rss_task);
+  out.setTotalRssBytes(usage.total_rss_bytes);
+  out.setUserCpuUs(usage.user_cpu_us);
+  out.setSystemCpuUs(usage.system_cpu_us);
+  out.setMinCpuUs(usage.min_cpu_us);
+  out.setMinCpuNode(usage.min_cpu_node);
+  out.setMinCpuTask(usage.min_cpu_task);
+  out.setMaxReadBytes(usage.max_read_bytes);
+  out.setMaxReadNode(usage.max_read_node);
+  out.setMaxReadTask(usage.max_read_task);
+  out.setTotalReadBytes(usage.total_read_bytes);
+  out.setMaxWriteBytes(usage.max_write_bytes);
+  out.setMaxWriteNode(usage.max_write_node);
+  out.setMaxWriteTask(usage.max_write_task);
+  out.setTotalWriteBytes(usage.total_write_bytes);
+  out.setCpuPressureUs(usage.cpu_pressure_us);
+  out.setMemoryPressureUs(usage.memory_pressure_us);
+  out.setIoPressureUs(usage.io_pressure_us);
+}
+
+ResourceUsage read_usage(schema::ResourceUsage::Reader in) {
+  ResourceUsage usage;
+  usage.measured = in.getMeasured();
+  usage.tasks = in.getTasks();
+  usage.max_rss_bytes = in.getMaxRssBytes();
+  usage.max_rss_node = in.getMaxRssNode();
+  usage.max_rss_task = in.getMaxRssTask();
+  usage.total_rss_bytes = in.getTotalRssBytes();
+  usage.user_cpu_us = in.getUserCpuUs();
+  usage.system_cpu_us = in.getSystemCpuUs();
+  usage.min_cpu_us = in.getMinCpuUs();
+  usage.min_cpu_node = in.getMinCpuNode();
+  usage.min_cpu_task = in.getMinCpuTask();
+  usage.max_read_bytes = in.getMaxReadBytes();
+  usage.max_read_node = in.getMaxReadNode();
+  usage.max_read_task = in.getMaxReadTask();
+  usage.total_read_bytes = in.getTotalReadBytes();
+  usage.max_write_bytes = in.getMaxWriteBytes();
+  usage.max_write_node = in.getMaxWriteNode();
+  usage.max_write_task = in.getMaxWriteTask();
+  usage.total_write_bytes = in.getTotalWriteBytes();
+  usage.cpu_pressure_us = in.getCpuPressureUs();
+  usage.memory_pressure_us = in.getMemoryPressureUs();
+  usage.io_pressure_us = in.getIoPressureUs();
+  return usage;
+}
+
 void write_allocation(capnp::List<schema::NodeAllocation>::Builder out, const std::vector<NodeShare>& nodes) {
   for (size_t i = 0; i < nodes.size(); ++i) {
     out[i].setNode(nodes[i].node);

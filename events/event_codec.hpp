@@ -15,6 +15,7 @@
 
 #include "capnp/events.capnp.h"
 #include "events/job_model.hpp"
+#include "events/job_usage.hpp"
 #include "events/submission_limits.hpp"
 
 namespace cairn {
@@ -52,6 +53,9 @@ JobSpec read_spec(schema::JobSpec::Reader in);
 void check_spec(schema::JobSpec::Reader in);
 JobSpecCore read_spec_core(schema::JobSpec::Reader in);
 void write_allocation(capnp::List<schema::NodeAllocation>::Builder out, const std::vector<NodeShare>& nodes);
+// A batch script's or step's usage (JobEnded, StepEnded, the records, the agents' reports).
+void write_usage(schema::ResourceUsage::Builder out, const ResourceUsage& usage);
+ResourceUsage read_usage(schema::ResourceUsage::Reader in);
 std::vector<NodeShare> read_allocation(capnp::List<schema::NodeAllocation>::Reader in);
 
 struct ActorInfo {

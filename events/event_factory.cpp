@@ -116,7 +116,7 @@ Bytes job_cpus_bound(EventMeta meta, uint64_t job_id, const std::string& node, c
 }
 
 Bytes job_ended(EventMeta meta, uint64_t job_id, schema::EndCause cause, int32_t exit_code, int32_t signal,
-                const std::string& node, const std::string& message, bool requeue) {
+                const std::string& node, const std::string& message, bool requeue, const ResourceUsage& usage) {
   EventBuilder event(for_job(std::move(meta), job_id));
   auto body = event.body().initJobEnded();
   body.setJobId(job_id);
@@ -126,6 +126,7 @@ Bytes job_ended(EventMeta meta, uint64_t job_id, schema::EndCause cause, int32_t
   body.setNode(node);
   body.setMessage(message);
   body.setRequeue(requeue);
+  if (usage.measured) write_usage(body.initUsage(), usage);
   return event.bytes();
 }
 
@@ -385,6 +386,7 @@ Bytes step_ended(EventMeta meta, uint64_t job_id, const StepNodeEnd& end) {
   body.setSignal(end.signal);
   body.setOomKillCount(end.oom_kills);
   body.setMessage(end.message);
+  if (end.usage.measured) write_usage(body.initUsage(), end.usage);
   return event.bytes();
 }
 

@@ -44,6 +44,7 @@ struct StepNodeEnd {
   int32_t signal = 0;
   uint64_t oom_kills = 0;
   std::string message;
+  ResourceUsage usage{};
 };
 
 Bytes job_submitted(EventMeta meta, uint64_t job_id, const JobSpec& spec);
@@ -64,7 +65,8 @@ Bytes oom_detected(EventMeta meta, uint64_t job_id, const std::string& node, uin
                    uint64_t limit_bytes);
 // `requeue` (with cause NODE_FAIL): the job is requeued by this event (JobEnded.requeue).
 Bytes job_ended(EventMeta meta, uint64_t job_id, schema::EndCause cause, int32_t exit_code, int32_t signal,
-                const std::string& node, const std::string& message = {}, bool requeue = false);
+                const std::string& node, const std::string& message = {}, bool requeue = false,
+                const ResourceUsage& usage = {});
 Bytes job_requeued(EventMeta meta, uint64_t job_id, JobState cause, uint32_t attempt, bool hold, uint32_t delay_sec,
                    bool automatic);
 Bytes job_held(EventMeta meta, uint64_t job_id, bool by_admin);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "events/job_state.hpp"
+#include "events/job_usage.hpp"
 
 namespace cairn {
 
@@ -178,6 +179,7 @@ struct JobRun {
   int32_t exit_signal = 0;
   int64_t suspended_us = 0;
   std::vector<NodeShare> nodes;
+  ResourceUsage batch_usage{};  // the run's batch script
   bool operator==(const JobRun&) const = default;
 };
 
@@ -234,6 +236,7 @@ struct StepRecord {
   bool cancel_requested = false;
   uint64_t oom_kills = 0;
   std::string message;
+  ResourceUsage usage{};  // its tasks on the nodes that reported their end
   bool operator==(const StepRecord&) const = default;
 };
 
@@ -300,6 +303,7 @@ struct JobRecord {
   // The CPUs (ordinals, "0-1") the current run's agents confined it to, by node, in the order
   // they said so (JobCpusBound): scontrol -d's CPU_IDs=. A requeue clears them.
   std::vector<NodeCpuIds> cpu_ids;
+  ResourceUsage batch_usage{};  // the current run's batch script, from its JobEnded
   bool operator==(const JobRecord&) const = default;
 };
 

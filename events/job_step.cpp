@@ -260,3 +260,23 @@ bool parse_step_ref(std::string_view text, StepRef& ref) {
 }
 
 }  // namespace cairn
+
+namespace cairn {
+
+std::variant<std::vector<std::string>, std::string> usage_nodes(const JobRecord& job, uint32_t step_id,
+                                                                 uint32_t caller_uid, bool caller_is_operator) {
+  if (job.state != JobState::RUNNING && job.state != JobState::SUSPENDED) return std::string("Invalid job id specified");
+  std::vector<std::string> nodes;
+  if (step_id == kBatchScriptStepId) {
+    if (job.spec->interactive || job.allocation.empty()) return std::string("Invalid job id specified");
+    nodes.push_back(job.batch_host.empty() ? job.allocation.front().node : job.batch_host);
+  } else {
+    const StepRecord* step = current_step(job, step_id);
+    if (!step || !is_running_step(job, *step)) return std::string("Invalid job id specified");
+    nodes = step->nodes_left;  // those that have not reported their tasks' end
+  }
+  if (!caller_is_operator && caller_uid != job.spec->uid) return std::string("Invalid user id");
+  return nodes;
+}
+
+}  // namespace cairn

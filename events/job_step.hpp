@@ -49,6 +49,14 @@ const StepRecord* current_step(const JobRecord& job, uint32_t step_id);
 // A step of the job's current run that has not ended.
 bool is_running_step(const JobRecord& job, const StepRecord& step);
 
+// sstat (Controller.jobUsage): the nodes whose agents measure the job's running batch script
+// (step_id kBatchStepId: its batch host) or step, or Slurm's refusal: "Invalid job id
+// specified" for a job or step that does not run, "Invalid user id" (slurmd's answer) for
+// a caller who is neither its owner nor an operator.
+inline constexpr uint32_t kBatchScriptStepId = 0xfffffffb;  // SLURM_BATCH_SCRIPT
+std::variant<std::vector<std::string>, std::string> usage_nodes(const JobRecord& job, uint32_t step_id,
+                                                                 uint32_t caller_uid, bool caller_is_operator);
+
 // The step's name: -J, else the program's base name (Slurm's default).
 std::string step_name(const StepRequest& request);
 

@@ -96,6 +96,7 @@ void write_job_view(records::JobView::Builder out, const JobRecord& job, JobView
     runs[i].setExitSignal(run.exit_signal);
     runs[i].setSuspendedUs(run.suspended_us);
     write_allocation(runs[i].initNodes(static_cast<unsigned>(run.nodes.size())), run.nodes);
+    if (run.batch_usage.measured) write_usage(runs[i].initUsage(), run.batch_usage);
   }
   out.setFinalState(job.final_state);
   out.setCancelRequested(job.cancel_requested);
@@ -128,6 +129,7 @@ void write_job_view(records::JobView::Builder out, const JobRecord& job, JobView
       cpu_ids[i].setCpuIds(job.cpu_ids[i].cpu_ids);
     }
   }
+  if (job.batch_usage.measured) write_usage(out.initBatchUsage(), job.batch_usage);
 }
 
 JobRecord read_job_view(records::JobView::Reader in) { return read_job_view(in, record_spec(in.getSpec())); }
@@ -166,7 +168,8 @@ JobRecord read_job_view(records::JobView::Reader in, RecordedSpec spec) {
   job.oom_node = in.getOomNode();
   for (auto run : in.getRuns())
     job.runs.push_back({run.getRestart(), run.getStartUs(), run.getEndUs(), run.getState(), run.getExitCode(),
-                        run.getExitSignal(), run.getSuspendedUs(), read_allocation(run.getNodes())});
+                        run.getExitSignal(), run.getSuspendedUs(), read_allocation(run.getNodes()),
+                        read_usage(run.getUsage())});
   job.final_state = in.getFinalState();
   job.cancel_requested = in.getCancelRequested();
   job.time_limit_reached = in.getTimeLimitReached();
@@ -183,6 +186,7 @@ JobRecord read_job_view(records::JobView::Reader in, RecordedSpec spec) {
 
   job.cancelled_by_uid = in.getCancelledByUid();
   for (auto entry : in.getCpuIds()) job.cpu_ids.push_back({entry.getNode(), entry.getCpuIds()});
+  job.batch_usage = read_usage(in.getBatchUsage());
   return job;
 }
 
@@ -203,6 +207,7 @@ void write_step_view(records::StepView::Builder out, const StepRecord& step) {
   out.setCancelRequested(step.cancel_requested);
   out.setOomKillCount(step.oom_kills);
   out.setMessage(step.message);
+  if (step.usage.measured) write_usage(out.initUsage(), step.usage);
 }
 
 StepRecord read_step_view(records::StepView::Reader in) {
@@ -222,6 +227,7 @@ StepRecord read_step_view(records::StepView::Reader in) {
   step.cancel_requested = in.getCancelRequested();
   step.oom_kills = in.getOomKillCount();
   step.message = in.getMessage();
+  step.usage = read_usage(in.getUsage());
   return step;
 }
 

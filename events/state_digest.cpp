@@ -29,9 +29,18 @@ class Hasher {
   }
   void add(const StageRequest& stage) { add(stage.source), add(stage.destination); }
   void add(const NodeShare& share) { add(share.node), add(share.cpus), add(share.mem_mb); }
+  // Hashed only when measured, so that states without usage keep their digests.
+  void add(const ResourceUsage& u) {
+    if (!u.measured) return;
+    add(u.tasks), add(u.max_rss_bytes), add(u.max_rss_node), add(u.max_rss_task), add(u.total_rss_bytes);
+    add(u.user_cpu_us), add(u.system_cpu_us), add(u.min_cpu_us), add(u.min_cpu_node), add(u.min_cpu_task);
+    add(u.max_read_bytes), add(u.max_read_node), add(u.max_read_task), add(u.total_read_bytes);
+    add(u.max_write_bytes), add(u.max_write_node), add(u.max_write_task), add(u.total_write_bytes);
+    add(u.cpu_pressure_us), add(u.memory_pressure_us), add(u.io_pressure_us);
+  }
   void add(const JobRun& run) {
     add(run.restart), add(run.start_us), add(run.end_us), add(run.state), add(run.exit_code);
-    add(run.exit_signal), add(run.suspended_us), add(run.nodes);
+    add(run.exit_signal), add(run.suspended_us), add(run.nodes), add(run.batch_usage);
   }
   void add(const JobSpec& s) {
     add(s.name), add(s.partition), add(s.user_name), add(s.uid), add(s.gid), add(s.account);
@@ -61,7 +70,7 @@ class Hasher {
   void add(const StepRecord& s) {
     add(s.id), add(s.restart), add(s.name), add(s.nodes), add(s.num_tasks), add(s.cpus_per_task);
     add(s.start_us), add(s.end_us), add(s.state), add(s.exit_code), add(s.exit_signal), add(s.nodes_left);
-    add(s.cancel_requested), add(s.oom_kills), add(s.message);
+    add(s.cancel_requested), add(s.oom_kills), add(s.message), add(s.usage);
   }
   void add(const JobRecord& j) {
     add(j.id), add(j.spec.full()), add(j.state), add(j.reason), add(j.message), add(j.time_limit_sec);
@@ -84,6 +93,7 @@ class Hasher {
 
     if (j.cancelled_by_uid != kNotCancelledByUid) add(j.cancelled_by_uid);           // as for arrays
     for (const auto& entry : j.cpu_ids) add(entry.node), add(entry.cpu_ids);          // as for arrays
+    add(j.batch_usage);
   }
   void add(const NodeRecord& n) {
     add(n.name), add(n.cpus), add(n.mem_mb), add(n.partitions), add(n.status), add(n.reason);

@@ -41,6 +41,7 @@ void write_job_exit(rpc::JobExit::Builder out, const JobEnd& end) {
   out.setLimitBytes(end.limit_bytes);
   out.setRun(end.run);
   out.setLost(end.lost);
+  if (end.usage.measured) write_usage(out.initUsage(), end.usage);
 }
 
 JobEnd read_job_exit(rpc::JobExit::Reader in) {
@@ -55,6 +56,7 @@ JobEnd read_job_exit(rpc::JobExit::Reader in) {
   end.peak_bytes = in.getPeakBytes();
   end.limit_bytes = in.getLimitBytes();
   end.lost = in.getLost();
+  end.usage = read_usage(in.getUsage());
   return end;
 }
 
@@ -75,10 +77,12 @@ void write_step_end(rpc::AgentSession::StepEndedParams::Builder out, const StepE
   write_task_exits(out.initExits(static_cast<unsigned>(end.exits.size())), end.exits);
   out.setOomKillCount(end.oom_kills);
   out.setMessage(end.message);
+  if (end.usage.measured) write_usage(out.initUsage(), end.usage);
 }
 
 StepEnd read_step_end(rpc::AgentSession::StepEndedParams::Reader in) {
-  return {in.getJobId(), in.getStepId(), read_task_exits(in.getExits()), in.getOomKillCount(), in.getMessage()};
+  return {in.getJobId(),        in.getStepId(),   read_task_exits(in.getExits()),
+          in.getOomKillCount(), in.getMessage(), read_usage(in.getUsage())};
 }
 
 void write_heartbeat(rpc::AgentSession::HeartbeatParams::Builder out, const std::vector<uint64_t>& running_jobs) {

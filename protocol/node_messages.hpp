@@ -45,6 +45,7 @@ struct JobEnd {
   // The job is lost (NODE_FAIL): its supervisor died without recording its end, the node
   // was lost, or it no longer knows the job.
   bool lost = false;
+  ResourceUsage usage{};  // what the batch script used
   bool operator==(const JobEnd&) const = default;
 };
 
@@ -64,6 +65,7 @@ struct StepEnd {
   std::vector<StepTaskExit> exits;
   uint64_t oom_kills = 0;
   std::string message;  // why tasks could not start
+  ResourceUsage usage{};  // what the step's tasks on this node used
   bool operator==(const StepEnd&) const = default;
 };
 

@@ -92,11 +92,11 @@ TEST_CASE("run record: file names and what became of a run") {
   CHECK(is_step_file_name("job12.1.step3"));
   CHECK_FALSE(is_step_file_name("job12.1"));
 
-  RunRecord started{kFacts, RunSupervisor{4242, 4243}, {}, {}, {}};
+  RunRecord started{kFacts, RunSupervisor{4242, 4243}, {}, {}, {}, {}};
   RunRecord ended = started;
   ended.exit = RunExit{0, 0};
-  RunRecord refused{kFacts, {}, {}, std::string("cannot launch"), {}};
-  RunRecord unstarted{kFacts, {}, {}, {}, {}};
+  RunRecord refused{kFacts, {}, {}, std::string("cannot launch"), {}, {}};
+  RunRecord unstarted{kFacts, {}, {}, {}, {}, {}};
   CHECK(run_fate(started, true) == RunFate::running);
   CHECK(run_fate(ended, false) == RunFate::ended);
   CHECK(run_fate(refused, false) == RunFate::ended);

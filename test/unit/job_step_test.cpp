@@ -29,7 +29,7 @@ make::StepStart step_on(uint32_t id, std::vector<NodeShare> nodes, uint32_t task
 
 make::StepNodeEnd end_on(uint32_t id, std::string node, int32_t exit_code = 0, int32_t signal = 0,
                          uint64_t oom_kills = 0) {
-  return {id, std::move(node), exit_code, signal, oom_kills, {}};
+  return {id, std::move(node), exit_code, signal, oom_kills, {}, {}};
 }
 
 // Job 1 on n1 and n2 (two CPUs each), running since t=0.

@@ -356,7 +356,7 @@ TEST_CASE("node codec: a job's end, an OOM report, a step's end, a heartbeat, a 
             oom, [](auto out, const JobOom& value) { write_oom_report(out, value); },
             [](auto in) { return read_oom_report(in); }) == oom);
 
-  StepEnd step_end{7, 3, {{0, 0, 0}, {1, 0, 9}}, 1, "oom"};
+  StepEnd step_end{7, 3, {{0, 0, 0}, {1, 0, 9}}, 1, "oom", {}};
   CHECK(round_trip<rpc::AgentSession::StepEndedParams>(
             step_end, [](auto out, const StepEnd& value) { write_step_end(out, value); },
             [](auto in) { return read_step_end(in); }) == step_end);

@@ -1,0 +1,173 @@
+#include "cli/sstat_format.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdlib>
+#include <optional>
+
+#include "cli/print_fields.hpp"
+#include "cli/slurm_views.hpp"
+#include "cli/usage_format.hpp"
+#include "common/option_parser.hpp"
+#include "common/string_util.hpp"
+
+namespace cairn {
+namespace {
+
+using LineText = std::string (*)(const SstatLine&);
+
+struct SstatField {
+  std::string_view name;
+  int width;
+  Overflow overflow;  // print_fields_str: plus; print_fields_uint*: keep
+  LineText value;     // nullptr: Cairn does not measure it (blank)
+};
+
+// A step whose agents measured nothing (a step between two tasks) prints blanks, as
+// Slurm does for a TRES its record lacks.
+template <std::string (*text)(const ResourceUsage&)>
+std::string measured(const SstatLine& line) {
+  return line.usage.measured ? text(line.usage) : std::string();
+}
+
+// sstat's _print_small_double of a byte count (not MB, unlike sacct's).
+std::string sstat_disk_text(uint64_t bytes) { return slurm_bytes_text(bytes); }
+
+// clang-format off
+const std::array kSstatFields{
+    SstatField{"AveCPU", 10, Overflow::plus, measured<[](const ResourceUsage& u) { return slurm_cpu_seconds_text(average_cpu_us(u)); }>},
+    SstatField{"AveCPUFreq", 10, Overflow::plus, [](const SstatLine&) { return std::string("0"); }},
+    SstatField{"AveDiskRead", 12, Overflow::plus, measured<[](const ResourceUsage& u) { return sstat_disk_text(u.tasks ? u.total_read_bytes / u.tasks : 0); }>},
+    SstatField{"AveDiskWrite", 12, Overflow::plus, measured<[](const ResourceUsage& u) { return sstat_disk_text(u.tasks ? u.total_write_bytes / u.tasks : 0); }>},
+    SstatField{"AvePages", 10, Overflow::plus, nullptr},
+    SstatField{"AveRSS", 10, Overflow::plus, measured<[](const ResourceUsage& u) { return slurm_bytes_text(average_rss_bytes(u)); }>},
+    SstatField{"AveVMSize", 10, Overflow::plus, nullptr},
+    SstatField{"ConsumedEnergy", 14, Overflow::plus, [](const SstatLine&) { return std::string("0"); }},
+    SstatField{"ConsumedEnergyRaw", 17, Overflow::keep, [](const SstatLine&) { return std::string("0"); }},
+    SstatField{"JobID", -12, Overflow::plus, [](const SstatLine& line) { return line.step_id; }},
+    SstatField{"MaxDiskRead", 12, Overflow::plus, measured<[](const ResourceUsage& u) { return sstat_disk_text(u.max_read_bytes); }>},
+    SstatField{"MaxDiskReadNode", 15, Overflow::plus, measured<[](const ResourceUsage& u) { return u.max_read_node; }>},
+    SstatField{"MaxDiskReadTask", 15, Overflow::keep, measured<[](const ResourceUsage& u) { return std::to_string(u.max_read_task); }>},
+    SstatField{"MaxDiskWrite", 12, Overflow::plus, measured<[](const ResourceUsage& u) { return sstat_disk_text(u.max_write_bytes); }>},
+    SstatField{"MaxDiskWriteNode", 16, Overflow::plus, measured<[](const ResourceUsage& u) { return u.max_write_node; }>},
+    SstatField{"MaxDiskWriteTask", 16, Overflow::keep, measured<[](const ResourceUsage& u) { return std::to_string(u.max_write_task); }>},
+    SstatField{"MaxPages", 8, Overflow::plus, nullptr},
+    SstatField{"MaxPagesNode", 12, Overflow::plus, nullptr},
+    SstatField{"MaxPagesTask", 14, Overflow::keep, nullptr},
+    SstatField{"MaxRSS", 10, Overflow::plus, measured<[](const ResourceUsage& u) { return slurm_bytes_text(u.max_rss_bytes); }>},
+    SstatField{"MaxRSSNode", 10, Overflow::plus, measured<[](const ResourceUsage& u) { return u.max_rss_node; }>},
+    SstatField{"MaxRSSTask", 10, Overflow::keep, measured<[](const ResourceUsage& u) { return std::to_string(u.max_rss_task); }>},
+    SstatField{"MaxVMSize", 10, Overflow::plus, nullptr},
+    SstatField{"MaxVMSizeNode", 14, Overflow::plus, nullptr},
+    SstatField{"MaxVMSizeTask", 14, Overflow::keep, nullptr},
+    SstatField{"MinCPU", 10, Overflow::plus, measured<[](const ResourceUsage& u) { return slurm_cpu_seconds_text(u.min_cpu_us); }>},
+    SstatField{"MinCPUNode", 10, Overflow::plus, measured<[](const ResourceUsage& u) { return u.min_cpu_node; }>},
+    SstatField{"MinCPUTask", 10, Overflow::keep, measured<[](const ResourceUsage& u) { return std::to_string(u.min_cpu_task); }>},
+    SstatField{"Nodelist", 20, Overflow::plus, [](const SstatLine& line) { return line.nodes; }},
+    SstatField{"NTasks", 8, Overflow::keep, [](const SstatLine& line) { return std::to_string(line.usage.tasks); }},
+    SstatField{"Pids", 20, Overflow::plus, nullptr},
+    // No frequency is requested in Cairn: cpu_freq_to_string(NO_VAL).
+    SstatField{"ReqCPUFreq", 10, Overflow::plus, [](const SstatLine&) { return std::string("Unknown"); }},
+    SstatField{"ReqCPUFreqMin", 13, Overflow::plus, [](const SstatLine&) { return std::string("Unknown"); }},
+    SstatField{"ReqCPUFreqMax", 13, Overflow::plus, [](const SstatLine&) { return std::string("Unknown"); }},
+    SstatField{"ReqCPUFreqGov", 13, Overflow::plus, [](const SstatLine&) { return std::string("Unknown"); }},
+    SstatField{"TRESUsageInAve", 14, Overflow::plus, nullptr},
+    SstatField{"TRESUsageInMax", 14, Overflow::plus, nullptr},
+    SstatField{"TRESUsageInMaxNode", 18, Overflow::plus, nullptr},
+    SstatField{"TRESUsageInMaxTask", 18, Overflow::plus, nullptr},
+    SstatField{"TRESUsageInMin", 14, Overflow::plus, nullptr},
+    SstatField{"TRESUsageInMinNode", 18, Overflow::plus, nullptr},
+    SstatField{"TRESUsageInMinTask", 18, Overflow::plus, nullptr},
+    SstatField{"TRESUsageInTot", 14, Overflow::plus, nullptr},
+    SstatField{"TRESUsageOutAve", 15, Overflow::plus, nullptr},
+    SstatField{"TRESUsageOutMax", 15, Overflow::plus, nullptr},
+    SstatField{"TRESUsageOutMaxNode", 19, Overflow::plus, nullptr},
+    SstatField{"TRESUsageOutMaxTask", 19, Overflow::plus, nullptr},
+    SstatField{"TRESUsageOutMin", 15, Overflow::plus, nullptr},
+    SstatField{"TRESUsageOutMinNode", 19, Overflow::plus, nullptr},
+    SstatField{"TRESUsageOutMinTask", 19, Overflow::plus, nullptr},
+    SstatField{"TRESUsageOutTot", 15, Overflow::plus, nullptr},
+};
+// clang-format on
+
+struct Column {
+  const SstatField* field;
+  int width;
+};
+
+// options.c: "Name%W", a name being the first field it begins (case-insensitive).
+std::vector<Column> resolve_columns(const std::vector<std::string>& requests) {
+  std::vector<Column> columns;
+  for (const auto& text : requests) {
+    std::string_view request = text;
+    while (!request.empty() && std::isspace(static_cast<unsigned char>(request.front()))) request.remove_prefix(1);
+    if (request.empty()) continue;
+    std::optional<int> width;
+    std::string_view name = request;
+    if (auto percent = request.find('%'); percent != std::string_view::npos) {
+      name = request.substr(0, percent);
+      width = std::atoi(std::string(request.substr(percent + 1)).c_str());
+    }
+    auto field = std::find_if(kSstatFields.begin(), kSstatFields.end(),
+                              [&](const SstatField& known) { return istarts_with(known.name, name); });
+    if (field == kSstatFields.end())
+      throw UsageError("sstat: error: Invalid field requested: \"" + std::string(name) + "\"");
+    columns.push_back({&*field, width && *width != 0 ? *width : field->width});
+  }
+  return columns;
+}
+
+}  // namespace
+
+std::vector<std::string> sstat_default_fields() {
+  return {"jobid",           "maxvmsize",        "maxvmsizenode",   "maxvmsizetask",    "avevmsize",
+          "maxrss",          "maxrssnode",       "maxrsstask",      "averss",           "maxpages",
+          "maxpagesnode",    "maxpagestask",     "avepages",        "mincpu",           "mincpunode",
+          "mincputask",      "avecpu",           "ntasks",          "avecpufreq",       "reqcpufreqmin",
+          "reqcpufreqmax",   "reqcpufreqgov",    "consumedenergy",  "maxdiskread",      "maxdiskreadnode",
+          "maxdiskreadtask", "avediskread",      "maxdiskwrite",    "maxdiskwritenode", "maxdiskwritetask",
+          "avediskwrite",    "tresusageinave",   "tresusageinmax",  "tresusageinmaxn",  "tresusageinmaxt",
+          "tresusageinmin",  "tresusageinminn",  "tresusageinmint", "tresusageintot",   "tresusageoutave",
+          "tresusageoutmax", "tresusageoutmaxn", "tresusageoutmaxt", "tresusageoutmin", "tresusageoutminn",
+          "tresusageoutmint", "tresusageouttot"};
+}
+
+std::vector<std::string> sstat_pid_fields() { return {"jobid", "nodelist", "pids"}; }
+
+std::vector<std::string> sstat_field_names() {
+  std::vector<std::string> names;
+  for (const auto& field : kSstatFields) names.emplace_back(field.name);
+  return names;
+}
+
+std::string render_sstat(const std::vector<SstatLine>& lines, const SstatOptions& options) {
+  std::vector<Column> columns = resolve_columns(options.fields.empty() ? sstat_default_fields() : options.fields);
+  auto render = [&](auto text_of, bool titles) {
+    std::string out;
+    for (size_t i = 0; i < columns.size(); ++i) {
+      std::string text = text_of(columns[i]);
+      if (options.parsable || options.parsable2) {
+        out += text;
+        if (options.parsable || i + 1 < columns.size()) out += '|';
+      } else {
+        out += fixed_cell(std::move(text), columns[i].width, titles ? Overflow::cut : columns[i].field->overflow);
+      }
+    }
+    return out + "\n";
+  };
+  std::string out;
+  if (!options.no_header) {
+    out += render([](const Column& column) { return std::string(column.field->name); }, true);
+    if (!options.parsable && !options.parsable2) {
+      for (const auto& column : columns) out += std::string(static_cast<size_t>(std::abs(column.width)), '-') + " ";
+      out += "\n";
+    }
+  }
+  for (const auto& line : lines)
+    out += render([&](const Column& column) { return column.field->value ? column.field->value(line) : std::string(); },
+                  false);
+  return out;
+}
+
+}  // namespace cairn
