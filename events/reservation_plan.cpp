@@ -286,8 +286,9 @@ ReservationGate reservation_gate(const ClusterState& state, const JobRecord& job
     gate.only_nodes.emplace(it->second.nodes.begin(), it->second.nodes.end());
   }
   bool maint_covers_partition = false;
-  for (const auto& [name, reservation] : state.reservations) {
-    if (name == own || !reservation_overlaps(reservation, now_us, now_us, end_us)) continue;
+  for (const auto& entry : state.reservations) {
+    const auto& reservation = entry.second;  // a lambda below names it: no structured binding
+    if (entry.first == own || !reservation_overlaps(reservation, now_us, now_us, end_us)) continue;
     gate.kept_off.insert(reservation.nodes.begin(), reservation.nodes.end());
     // Slurm's job_test_resv: a MAINT reservation over all the partition's nodes.
     if ((reservation.flags & kResvMaint) && !partition.nodes.empty() &&
