@@ -57,6 +57,26 @@ std::string unquoted(std::string value) {
   return value;
 }
 
+// Weight=: scontrol's reading (strtoul base 0, a K suffix, UNLIMITED/INFINITE) and its errors.
+std::variant<uint32_t, UpdateRefusal> parse_node_weight(const std::string& value) {
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long number = std::strtoull(value.c_str(), &end, 0);
+  if (*end == 'k' || *end == 'K') {
+    number *= 1024;
+    ++end;
+  }
+  if ((number == 0 && errno == EINVAL) || *end != '\0') {
+    if (iequals(value, "UNLIMITED") || iequals(value, "INFINITE")) return uint32_t{0xffffffff};
+    return error_line("Weight value (" + value + ") is not a valid number");
+  }
+  if (errno == ERANGE) return error_line("Weight value (" + value + ") is out of range");
+  if (!value.empty() && value.front() == '-') return error_line("Weight value (" + value + ") is less than zero");
+  if (number > 0xfffffff0ULL)
+    return error_line("Weight value (" + value + ") is greater than " + std::to_string(0xfffffff0U));
+  return static_cast<uint32_t>(number);
+}
+
 UpdateArgs parse_node_update(const std::vector<std::string>& words) {
   NodeUpdateArgs args;
   std::string names;
@@ -73,6 +93,17 @@ UpdateArgs parse_node_update(const std::vector<std::string>& words) {
     } else if (is_key(tag, "NodeName", 1)) {
       names = value;
       named = true;
+    } else if (is_key(tag, "ActiveFeatures", 3)) {
+      args.settings.active_features = value;
+      ++changes;
+    } else if (is_key(tag, "Features", 1) || is_key(tag, "AvailableFeatures", 3)) {
+      args.settings.features = value;
+      ++changes;
+    } else if (is_key(tag, "Weight", 1)) {
+      auto weight = parse_node_weight(value);
+      if (auto* refused = std::get_if<UpdateRefusal>(&weight)) return *refused;
+      args.settings.weight = std::get<uint32_t>(weight);
+      ++changes;
     } else if (is_key(tag, "Reason", 1)) {
       args.reason = unquoted(value);
       ++changes;
@@ -98,8 +129,8 @@ UpdateArgs parse_node_update(const std::vector<std::string>& words) {
       state_given = true;
       ++changes;
     } else {
-      // Weight=, Features=, ActiveFeatures=, Gres=, Comment=... are not Cairn's to change
-      // at run time (docs/decisions.md): refused as Slurm refuses what it does not know.
+      // Gres=, Comment=, CpuBind=, Extra=... are not Cairn's to change at run time
+      // (docs/decisions.md): refused as Slurm refuses what it does not know.
       return refusal("Update of this parameter is not supported: " + raw + "\nRequest aborted\n");
     }
   }
@@ -343,7 +374,7 @@ int run_scontrol_update(const ClusterConfig& config, const std::vector<std::stri
   ControllerClient client(config);
   if (const auto* node = std::get_if<NodeUpdateArgs>(&parsed)) {
     try {
-      client.update_nodes(node->nodes, node->state, node->reason);
+      client.update_nodes(node->nodes, node->state, node->reason, node->settings);
     } catch (const std::exception& error) {
       err << "slurm_update error: " << remote_message(error) << "\n";
       return 1;

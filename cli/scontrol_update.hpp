@@ -20,6 +20,7 @@ struct NodeUpdateArgs {
   std::vector<std::string> nodes;  // the hostlist, expanded
   NodeStateChange state = NodeStateChange::NONE;
   std::string reason;
+  NodeSettingChanges settings;  // Features=, ActiveFeatures=, Weight=
   bool operator==(const NodeUpdateArgs&) const = default;
 };
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -322,9 +323,16 @@ struct NodeRecord {
   uint64_t alloc_mem_mb = 0;
   int64_t registered_us = 0;
   int64_t changed_us = 0;
-  // Feature= of the node's NodeName= line: configuration, not events. Filled in
-  // where a nodes query is answered (nodes_answer); the reducer never sets it.
+  // The available and active features and the Weight in force: the NodeName= line's unless
+  // scontrol update changed them (updated_*). Filled in where a nodes query is answered
+  // (nodes_answer, fill_settings_in_force); the reducer never sets them.
   std::vector<std::string> features;
+  std::vector<std::string> active_features;
+  uint32_t weight = 1;
+  // What scontrol update NodeName= Features=/ActiveFeatures=/Weight= set (NodeUpdated): the reducer's.
+  std::optional<std::vector<std::string>> updated_features;
+  std::optional<std::vector<std::string>> updated_active_features;
+  std::optional<uint32_t> updated_weight;
   // The spool instance its agent last registered with (NodeRegistered.instance): a
   // registration with the same one tells the controller that a launch the agent does
   // not know was never delivered; another one, that the node's jobs are lost.
