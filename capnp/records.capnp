@@ -152,7 +152,7 @@ struct NodeView {
   reasonUid @18 :UInt32;
   reasonUs @19 :Int64;
   activeFeatures @20 :List(Text);         # in force (answers); `features` are the available ones in force
-  weight @21 :UInt32;                     # in force (answers): Weight= of its NodeName= line unless updated
+  weight @21 :UInt32 = 1;                 # in force (answers): Weight= of its NodeName= line unless updated
   # What scontrol update NodeName= Features=/ActiveFeatures=/Weight= set (the reducer's; snapshotted).
   updatedFeatures @22 :List(Text);
   hasUpdatedFeatures @23 :Bool;
