@@ -316,7 +316,23 @@ UpdateArgs parse_update(const std::vector<std::string>& words, int64_t now_unix,
 std::vector<uint64_t> target_jobs(ControllerClient& client, const JobUpdateArgs& args, std::ostream& err, bool& failed) {
   std::vector<uint64_t> ids;
   if (!args.job_ids.empty()) {
-    for (const auto& text : split_list({args.job_ids})) {
+    for (auto ref_text : split_job_refs(args.job_ids)) {
+      std::string text(ref_text);
+      auto ref = parse_job_ref(text);
+      if (ref && ref->tasks) {  // 123_4, 123_[1-3]: those tasks
+        auto found = client.jobs(jobs_with_ids({ref->job_id}, true)).jobs;
+        ArrayTaskTargets targets = array_task_targets(found, *ref);
+        if (targets.job_ids.empty() && targets.unsplit.empty()) {
+          err << "Invalid job id specified for job " << text << "\n";
+          failed = true;
+        }
+        for (uint32_t task : targets.unsplit) {
+          err << "scontrol: error: " << kUnsplitTaskUpdate << ": " << ref->job_id << "_" << task << "\n";
+          failed = true;
+        }
+        ids.insert(ids.end(), targets.job_ids.begin(), targets.job_ids.end());
+        continue;
+      }
       auto id = whole_number<uint64_t>(text);
       if (!id || *id == 0) {
         err << "Invalid job id specified for job " << text << "\n";
@@ -340,6 +356,21 @@ std::vector<uint64_t> target_jobs(ControllerClient& client, const JobUpdateArgs&
 }
 
 }  // namespace
+
+ArrayTaskTargets array_task_targets(const std::vector<JobRecord>& records, const JobRef& ref) {
+  ArrayTaskTargets targets;
+  for (const auto& job : records) {
+    if (!matches_ref(job, ref)) continue;
+    if (is_array_record(job)) {
+      for (const auto& [first, last] : narrowed_to_ref(job, ref).array_pending)
+        for (uint64_t task = first; task <= last && targets.unsplit.size() < 1000; ++task)
+          targets.unsplit.push_back(static_cast<uint32_t>(task));
+    } else {
+      targets.job_ids.push_back(job.id);
+    }
+  }
+  return targets;
+}
 
 UpdateArgs parse_scontrol_update(const std::vector<std::string>& words, int64_t now_unix,
                                  const std::vector<std::string>& all_nodes) {

@@ -234,3 +234,30 @@ TEST_CASE("scontrol show node and sinfo %f %b %w show the settings in force (gol
         "n1 gpu,fast gpu 20\n"
         "n2 (null) (null) 1\n");
 }
+
+TEST_CASE("scontrol update JobId=123_4: split tasks are their jobs, pending ones are named apart") {
+  JobRecord remainder;
+  remainder.id = 10;
+  remainder.array.array_job_id = 10;
+  remainder.array.task_id = kNoArrayTaskId;
+  remainder.array_pending = {{3, 5}};
+  JobRecord task1;
+  task1.id = 11;
+  task1.array.array_job_id = 10;
+  task1.array.task_id = 1;
+  JobRecord task2 = task1;
+  task2.id = 12;
+  task2.array.task_id = 2;
+  JobRecord other;
+  other.id = 20;
+  std::vector<JobRecord> records = {remainder, task1, task2, other};
+  auto targets = array_task_targets(records, *parse_job_ref("10_[1-3]"));
+  CHECK(targets.job_ids == std::vector<uint64_t>{11, 12});
+  CHECK(targets.unsplit == std::vector<uint32_t>{3});
+  targets = array_task_targets(records, *parse_job_ref("10_2"));
+  CHECK(targets.job_ids == std::vector<uint64_t>{12});
+  CHECK(targets.unsplit.empty());
+  targets = array_task_targets(records, *parse_job_ref("10_9"));
+  CHECK(targets.job_ids.empty());
+  CHECK(targets.unsplit.empty());
+}
