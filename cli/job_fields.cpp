@@ -81,6 +81,10 @@ std::string stderr_path(const JobRecord& job) {
   return output_files_for(job.spec.full(), output_pattern_context(job), false).stderr_path;
 }
 
+std::string stdin_path(const JobRecord& job) {
+  return output_files_for(job.spec.full(), output_pattern_context(job), false).stdin_path;
+}
+
 std::string job_user_name(const JobRecord& job) {
   return job.spec->user_name.empty() ? std::to_string(job.spec->uid) : job.spec->user_name;
 }

@@ -41,6 +41,8 @@ std::string job_tres(const JobRecord& job);
 // a batch host), relative to its work dir.
 std::string stdout_path(const JobRecord& job);
 std::string stderr_path(const JobRecord& job);
+// sbatch -i's file, patterns expanded; empty when none was given (/dev/null then).
+std::string stdin_path(const JobRecord& job);
 
 // An output path as scontrol shows it: Slurm's filename patterns (events/output_paths.hpp),
 // with %N left as written until the job has a batch host; relative to the work dir.

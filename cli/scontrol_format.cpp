@@ -235,9 +235,8 @@ std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& 
     out += line_end;
     out += "StdErr=" + stderr_path(job);
     out += line_end;
-    std::string stdin_path =
-        output_files_for(job.spec.full(), output_pattern_context(job), false).stdin_path;
-    out += "StdIn=" + (stdin_path.empty() ? std::string("/dev/null") : stdin_path);
+    std::string input = stdin_path(job);
+    out += "StdIn=" + (input.empty() ? std::string("/dev/null") : input);
     out += line_end;
     out += "StdOut=" + stdout_path(job);
   }

@@ -337,7 +337,11 @@ const std::array kSqueueFields{
     SqueueField{"std_err", "STDERR",
                 [](const JobRecord& job, const FormatContext&) { return text(job.spec->interactive ? "N/A" : stderr_path(job)); }},
     SqueueField{"std_in", "STDIN",
-                [](const JobRecord& job, const FormatContext&) { return text(job.spec->interactive ? "(null)" : "/dev/null"); }},
+                [](const JobRecord& job, const FormatContext&) {
+                  if (job.spec->interactive) return text("(null)");
+                  std::string input = stdin_path(job);
+                  return text(input.empty() ? "/dev/null" : input);
+                }},
     SqueueField{"std_out", "STDOUT", [](const JobRecord& job, const FormatContext&) { return text(stdout_path(job)); }},
     SqueueField{"system_comment", "SYSTEM_COMMENT", [](const JobRecord& job, const FormatContext&) { return text(or_null(job.message)); }},
     SqueueField{"threads", "THREADS_PER_CORE",

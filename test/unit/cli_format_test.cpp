@@ -584,7 +584,11 @@ TEST_CASE("cli_format: sinfo every field letter and name, -s and -l (golden)") {
 
 TEST_CASE("cli_format: sinfo CPUS(A/I/O/T) and NODES(A/I/O/T) count as Slurm does") {
   auto nodes = sample_nodes();
-  std::vector<PartitionView> partitions{{"debug", true, PartitionState::up, 3600, {"n1", "n2", "n3", "n6"}}};
+  std::vector<PartitionView> partitions(1);
+  partitions[0].name = "debug";
+  partitions[0].is_default = true;
+  partitions[0].max_time_sec = 3600;
+  partitions[0].nodes = {"n1", "n2", "n3", "n6"};
   // n1 mixed, n2 and n3 allocated, n6 idle: one line per partition without a state column.
   std::string line = render_sinfo(partitions, nodes, "%A|%F|%C", false, false);
   CHECK(line.starts_with("3/1|3/1/0/4|"));

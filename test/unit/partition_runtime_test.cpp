@@ -3,6 +3,7 @@
 // in force, what each State= does to scheduling, snapshots, and scontrol show partition / sinfo.
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <sstream>
 #include <variant>
 
@@ -108,8 +109,12 @@ TEST_CASE("partitions at runtime: Slurm's refusals on the command line (golden)"
   show(PartitionVerb::update, {"PartitionName=x", "Hidden=YES"});
   show(PartitionVerb::create, {"PartitionName=default", "Nodes=n1"});
   // scontrol create/delete's own refusals, before any controller is asked.
-  auto said = [&](const std::string& command, int (*run)(const ClusterConfig&, const std::vector<std::string>&,
-                                                          std::ostream&),
+  auto create = [](const ClusterConfig& config, const std::vector<std::string>& words, std::ostream& err) {
+    std::ostringstream out;
+    return run_scontrol_create(config, words, out, err);
+  };
+  auto said = [&](const std::string& command,
+                  const std::function<int(const ClusterConfig&, const std::vector<std::string>&, std::ostream&)>& run,
                   std::vector<std::string> words) {
     std::ostringstream err;
     CHECK(run(ClusterConfig{}, words, err) == 1);
@@ -117,7 +122,7 @@ TEST_CASE("partitions at runtime: Slurm's refusals on the command line (golden)"
     for (const auto& word : words) shown += " " + word;
     shown += "\n" + err.str();
   };
-  said("create", run_scontrol_create, {"Nodes=n1"});
+  said("create", create, {"Nodes=n1"});
   said("delete", run_scontrol_delete, {"PartitionName"});
   said("delete", run_scontrol_delete, {"PartitionName=x", "y"});
   check_golden("scontrol_partition_refusals.txt", shown);
