@@ -326,13 +326,7 @@ struct NodeRecord {
   // The available and active features and the Weight in force: the NodeName= line's unless
   // scontrol update changed them (updated_*). Filled in where a nodes query is answered
   // (nodes_answer, fill_settings_in_force); the reducer never sets them.
-  std::vector<std::string> features;
-  std::vector<std::string> active_features;
-  uint32_t weight = 1;
-  // What scontrol update NodeName= Features=/ActiveFeatures=/Weight= set (NodeUpdated): the reducer's.
-  std::optional<std::vector<std::string>> updated_features;
-  std::optional<std::vector<std::string>> updated_active_features;
-  std::optional<uint32_t> updated_weight;
+  std::vector<std::string> features;  // available; active_features and weight are at the end
   // The spool instance its agent last registered with (NodeRegistered.instance): a
   // registration with the same one tells the controller that a launch the agent does
   // not know was never delivered; another one, that the node's jobs are lost.
@@ -349,6 +343,12 @@ struct NodeRecord {
   // set from the answer's reservations (mark_reserved_nodes), never by the reducer nor sent.
   bool reserved = false;
   bool maint = false;
+  std::vector<std::string> active_features = {};  // in force, as `features`
+  uint32_t weight = 1;                            // in force, as `features`
+  // What scontrol update NodeName= Features=/ActiveFeatures=/Weight= set (NodeUpdated): the reducer's.
+  std::optional<std::vector<std::string>> updated_features = std::nullopt;
+  std::optional<std::vector<std::string>> updated_active_features = std::nullopt;
+  std::optional<uint32_t> updated_weight = std::nullopt;
   bool operator==(const NodeRecord&) const = default;
 };
 

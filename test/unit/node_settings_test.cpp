@@ -52,9 +52,15 @@ std::vector<PartitionPolicy> one_partition() {
 
 ClusterConfig two_nodes() {
   ClusterConfig config;
-  config.nodes.push_back({"n1", 4, 8000});
-  config.nodes.push_back({"n2", 4, 8000});
-  config.nodes[0].features = {"old"};
+  NodeConfig node;
+  node.cpus = 4;
+  node.real_memory_mb = 8000;
+  node.name = "n1";
+  node.features = {"old"};
+  config.nodes.push_back(node);
+  node.name = "n2";
+  node.features = {};
+  config.nodes.push_back(node);
   return config;
 }
 
