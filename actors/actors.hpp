@@ -408,6 +408,8 @@ struct ControllerContext {
   // The partitions in force: the configured ones as the log changed them (kept by the query view).
   std::shared_ptr<SharedValue<std::vector<PartitionPolicy>>> partitions =
       std::make_shared<SharedValue<std::vector<PartitionPolicy>>>();
+  // The nodes' active features in force (NodeName= lines, then scontrol update): kept by the query view.
+  std::shared_ptr<SharedValue<NodeFeatureMap>> features_in_force = std::make_shared<SharedValue<NodeFeatureMap>>();
   std::shared_ptr<AccountsCache> accounts = std::make_shared<AccountsCache>();  // kept by the query view
   uint32_t shard = 0;
   uint64_t epoch = 1;
@@ -490,10 +492,6 @@ typename Inspector::result_type inspect(Inspector& f, AllocationEnd& x) {
   return f(x.job_id, x.exit_code, x.signal, x.caller);
 }
 template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, NodeUpdateCommand& x) {
-  return f(x.nodes, x.state, x.reason, x.caller);
-}
-template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ReservationOutcome& x) {
   return f(x.ok, x.name, x.error);
 }
@@ -542,5 +540,6 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepEnd)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::StepLaunch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::JobUpdateRequest)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::PartitionChangeRequest)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::NodeUpdateCommand)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ReservationCommand)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cairn::ReservationScene)

@@ -70,6 +70,7 @@ struct NodeUpdateCommand {
   NodeStateChange state = NodeStateChange::NONE;
   std::string reason;
   Caller caller;
+  NodeSettingChanges settings;  // Features=, ActiveFeatures=, Weight=
 };
 
 // scontrol create|update|delete PartitionName=.

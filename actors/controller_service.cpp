@@ -526,6 +526,9 @@ class ControllerImpl final : public rpc::Controller::Server {
     for (auto node : bounded_list(params.getNodes())) command.nodes.emplace_back(node.cStr(), node.size());
     command.state = params.getState();
     command.reason = params.getReason();
+    if (params.getHasFeatures()) command.settings.features = std::string(params.getFeatures());
+    if (params.getHasActiveFeatures()) command.settings.active_features = std::string(params.getActiveFeatures());
+    if (params.getHasWeight()) command.settings.weight = params.getWeight();
     command.caller = with_command_id();
     return recorded(ask<Recorded>(*context_, context_->actors.node_admin, node_update_atom_v, std::move(command)));
   }

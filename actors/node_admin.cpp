@@ -1,4 +1,4 @@
-// scontrol update NodeName=<hostlist> State=... Reason=...: only root, SlurmUser and
+// scontrol update NodeName=<hostlist> State=... Reason=... Features=... ActiveFeatures=... Weight=...: only root, SlurmUser and
 // Operators= may. One update at a time: it is checked against the folded state (which
 // includes every event acknowledged before it), its NodeUpdated events are appended in
 // order, and the caller is answered once the query view applied them. A node set DOWN has
@@ -64,8 +64,8 @@ void append_updates(NodeAdmin* self, std::shared_ptr<std::vector<std::pair<std::
   draft.actor = actor_info(command.caller);
   draft.command_id = command.caller.command_id;
   draft.node_name = node;
-  draft.build = [node, state = command.state, reason = command.reason](const EventMeta& meta) {
-    return make::node_updated(meta, node, state, reason);
+  draft.build = [node, state = command.state, reason = command.reason, settings = command.settings](const EventMeta& meta) {
+    return make::node_updated(meta, node, state, reason, settings);
   };
   self->request(st.context->actors.log, caf::infinite, append_atom_v, std::move(draft))
       .then([=](const AppendAck& ack) {
@@ -92,7 +92,10 @@ void plan(NodeAdmin* self, const NodesAnswer& snapshot) {
       node = &unregistered;
     }
     if (auto refusal = check_node_state_change(*node, command.state)) return finish(self, false, *refusal);
-    if (!node_update_changes(*node, command.state, command.reason)) continue;
+    if (auto refusal = check_node_settings(*node, command.settings)) return finish(self, false, *refusal);
+    bool state_changes = (command.state != NodeStateChange::NONE || !command.reason.empty()) &&
+                         node_update_changes(*node, command.state, command.reason);
+    if (!state_changes && !node_settings_change(*node, command.settings)) continue;
     nodes->emplace_back(name, node->status != NodeStatus::up);
   }
   if (!nodes->empty())

@@ -79,6 +79,12 @@ void publish_partitions(QueryView* self) {
   st.context->partitions->set(st.partitions);
 }
 
+// The active features in force, for the scheduler's submissions and scheduling passes.
+void publish_node_features(QueryView* self) {
+  auto& st = self->state;
+  st.context->features_in_force->set(node_feature_map(st.context->config(), &st.state));
+}
+
 // How often finished jobs older than MinJobAge are looked for, and at most how many go at once.
 constexpr auto kPurgeEvery = std::chrono::seconds(5);
 constexpr size_t kPurgeBatch = 5000;
@@ -86,9 +92,11 @@ constexpr size_t kPurgeBatch = 5000;
 SchedulingDecision run_pass(QueryView* self) {
   auto& st = self->state;
   auto began = std::chrono::steady_clock::now();
+  auto features = node_feature_map(st.context->config(), &st.state);
+  auto weights = node_weight_map(st.context->config(), &st.state);
   auto decision = schedule({&st.state, st.partitions, st.context->pools(), st.context->now_us(),
-                            st.context->config().kill_invalid_depend, &st.context->node_features(),
-                            &st.context->config().licenses});
+                            st.context->config().kill_invalid_depend, &features, &st.context->config().licenses,
+                            &weights});
   auto spent = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - began);
   // The queue the pass looked at: the jobs it left waiting and those it placed.
   st.context->metrics->scheduling_pass(static_cast<uint64_t>(spent.count()),
@@ -198,6 +206,7 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
     if (!is_final(job.state)) job.spec.compact();  // queued and running jobs, as if just submitted
   self->state.context->accounts->set(self->state.state.accounts);
   publish_partitions(self);
+  publish_node_features(self);
   if (self->state.context->actors.history) self->delayed_send(self, kPurgeEvery, purge_atom_v);
   self->state.context->metrics->applied(applied_offset);
   publish_gauges(self);
@@ -227,7 +236,7 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
         if (auto it = st.state.jobs.find(event.job_id); it != st.state.jobs.end())
           counted_before = JobBefore{it->second.state, it->second.restarts, it->second.oom_detected};
         uint64_t purged_before = st.state.purged_jobs;
-        bool accounts_changed = false, partitions_changed = false;
+        bool accounts_changed = false, partitions_changed = false, node_settings_changed = false;
         apply_record(st.state, event.offset, *event.bytes, [&](const DecodedEvent& decoded, ApplyResult result) {
           if (result == ApplyResult::rejected)
             spdlog::warn("{}event at offset {} rejected: {}", event.job_id ? fmt::format("JobId={}: ", event.job_id) : "",
@@ -235,9 +244,13 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
           st.last_event_us = decoded.event().getHeader().getTimeUs();
           accounts_changed = result == ApplyResult::applied && changes_accounts(decoded.event().getBody().which());
           partitions_changed = result == ApplyResult::applied && changes_partitions(decoded.event().getBody().which());
+          auto kind = decoded.event().getBody().which();
+          node_settings_changed = result == ApplyResult::applied && (kind == schema::Event::Body::NODE_UPDATED ||
+                                                                     kind == schema::Event::Body::CONFIG_APPLIED);
         });
         if (accounts_changed) st.context->accounts->set(st.state.accounts);
         if (partitions_changed) publish_partitions(self);
+        if (node_settings_changed) publish_node_features(self);
         st.applied_offset = event.offset + 1;
         st.gauges_stale = true;
         st.context->metrics->applied(st.applied_offset);

@@ -194,12 +194,16 @@ std::string submission_error(const ControllerContext& context, const std::vector
   auto cpus_per_node = static_cast<uint32_t>((cpus + nodes - 1) / nodes);
   uint64_t mem = memory_per_node_mb(spec, cpus_per_node, *partition);
   size_t fitting = 0, featured = 0;
+  auto features_in_force = context.features_in_force->get();
+  const NodeFeatureMap& node_features = *features_in_force;
+  static const std::vector<std::string> kNoFeatures;
   for (const auto& name : partition->nodes) {
     const auto* node = context.config().node(name);
     if (!node) continue;
-    bool has_features = features_satisfy(spec.features, node->features);
+    auto found = node_features.find(name);
+    bool has_features = features_satisfy(spec.features, found == node_features.end() ? kNoFeatures : found->second);
     featured += has_features ? 1 : 0;
-    if (has_features && node_eligible(spec, name, &context.node_features()) && node->cpus >= cpus_per_node &&
+    if (has_features && node_eligible(spec, name, &node_features) && node->cpus >= cpus_per_node &&
         node->real_memory_mb >= mem)
       ++fitting;
   }
@@ -207,7 +211,7 @@ std::string submission_error(const ControllerContext& context, const std::vector
   if (!spec.features.empty() && featured == 0) return "Invalid feature specification";
   for (const auto& name : spec.req_nodes) {
     bool in_partition = std::find(partition->nodes.begin(), partition->nodes.end(), name) != partition->nodes.end();
-    if (!in_partition || !node_eligible(spec, name, &context.node_features()))
+    if (!in_partition || !node_eligible(spec, name, &node_features))
       return "Requested node configuration is not available";
   }
   if (fitting < nodes) return "Requested node configuration is not available";

@@ -429,6 +429,14 @@ struct NodeUpdated {
   node @0 :Text;
   state @1 :NodeStateChange;
   reason @2 :Text;            # empty: unchanged
+  # Features=/ActiveFeatures=/Weight= (each only when its has* is set): replace the node's
+  # configured ones. Features= without ActiveFeatures= sets both (Slurm without a node_features plugin).
+  features @3 :Text;          # comma-separated; "" clears them
+  hasFeatures @4 :Bool;
+  activeFeatures @5 :Text;
+  hasActiveFeatures @6 :Bool;
+  weight @7 :UInt32;
+  hasWeight @8 :Bool;
 }
 
 # One field of a job that `scontrol update JobId=...` (or `scontrol top`) changes.

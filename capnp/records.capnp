@@ -151,6 +151,15 @@ struct NodeView {
   reasonUser @17 :Text;        # who set Reason=, and when
   reasonUid @18 :UInt32;
   reasonUs @19 :Int64;
+  activeFeatures @20 :List(Text);         # in force (answers); `features` are the available ones in force
+  weight @21 :UInt32 = 1;                 # in force (answers): Weight= of its NodeName= line unless updated
+  # What scontrol update NodeName= Features=/ActiveFeatures=/Weight= set (the reducer's; snapshotted).
+  updatedFeatures @22 :List(Text);
+  hasUpdatedFeatures @23 :Bool;
+  updatedActiveFeatures @24 :List(Text);
+  hasUpdatedActiveFeatures @25 :Bool;
+  updatedWeight @26 :UInt32;
+  hasUpdatedWeight @27 :Bool;
 }
 
 struct PartitionView {

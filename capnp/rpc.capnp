@@ -254,9 +254,11 @@ interface Controller {
   # `next` while `more` is set. A job may also be in queryJobs' answer (a crash between
   # history and purge): the live record wins.
   queryHistory @18 (query :JobQuery, from :HistoryCursor) -> (jobs :List(Records.JobView), more :Bool, next :HistoryCursor);
-  # scontrol update NodeName=<hostlist> State= Reason= (root, SlurmUser and Operators only):
+  # scontrol update NodeName=<hostlist> State= Reason= Features= ActiveFeatures= Weight= (root, SlurmUser and Operators only):
   # answers once the nodes' NodeUpdated events are durable and applied; fails with Slurm's text.
-  updateNodes @19 (nodes :List(Text), state :Events.NodeStateChange, reason :Text) -> ();
+  updateNodes @19 (nodes :List(Text), state :Events.NodeStateChange, reason :Text,
+                   features :Text, hasFeatures :Bool, activeFeatures :Text, hasActiveFeatures :Bool,
+                   weight :UInt32, hasWeight :Bool) -> ();
   # scontrol update JobId=... and scontrol top: the job's changes (Events.JobChange), checked
   # against its record; answers once its JobUpdated event is durable, or with Slurm's refusal.
   updateJob @20 (jobId :UInt64, changes :List(Events.JobChange), qos :Text, hasQos :Bool) -> (result :ControlResult);

@@ -189,12 +189,24 @@ bool ControllerClient::account_command(const AccountCommand& command) {
 }
 
 void ControllerClient::update_nodes(const std::vector<std::string>& nodes, NodeStateChange state,
-                                    const std::string& reason) {
+                                    const std::string& reason, const NodeSettingChanges& settings) {
   auto request = session_->controller.updateNodesRequest();
   auto list = request.initNodes(static_cast<unsigned>(nodes.size()));
   for (size_t i = 0; i < nodes.size(); ++i) list.set(static_cast<unsigned>(i), nodes[i]);
   request.setState(state);
   request.setReason(reason);
+  if (settings.features) {
+    request.setFeatures(*settings.features);
+    request.setHasFeatures(true);
+  }
+  if (settings.active_features) {
+    request.setActiveFeatures(*settings.active_features);
+    request.setHasActiveFeatures(true);
+  }
+  if (settings.weight) {
+    request.setWeight(*settings.weight);
+    request.setHasWeight(true);
+  }
   session_->connection.wait(request.send());
 }
 

@@ -77,7 +77,8 @@ class ControllerClient final : public ClusterQueries {
   };
   LiveUsage job_usage(uint64_t job_id, uint32_t step_id);
   // scontrol update NodeName=...: throws with the controller's refusal (remote_message()).
-  void update_nodes(const std::vector<std::string>& nodes, NodeStateChange state, const std::string& reason);
+  void update_nodes(const std::vector<std::string>& nodes, NodeStateChange state, const std::string& reason,
+                    const NodeSettingChanges& settings = {});
   // scontrol create|update|delete PartitionName=: throws with the controller's refusal.
   void change_partition(const PartitionCommand& command);
   // scontrol update JobId=... / scontrol top: the outcome, Slurm's refusal in its error.

@@ -268,10 +268,9 @@ std::string render_scontrol_show_node(const NodeRecord& node, const std::vector<
   out += line_end;
   out += fmt::format("CPUAlloc={} CPUEfctv={} CPUTot={} CPULoad=N/A", node.alloc_cpus, node.cpus, node.cpus);
   out += line_end;
-  std::string features = or_null(join(node.features, ","));
-  out += "AvailableFeatures=" + features;
+  out += "AvailableFeatures=" + or_null(join(node.features, ","));
   out += line_end;
-  out += "ActiveFeatures=" + features;
+  out += "ActiveFeatures=" + or_null(join(node.active_features, ","));
   out += line_end;
   out += "Gres=(null)";
   out += line_end;
@@ -280,8 +279,8 @@ std::string render_scontrol_show_node(const NodeRecord& node, const std::vector<
   out += fmt::format("RealMemory={} AllocMem={} FreeMem=N/A Sockets={} Boards=1", node.mem_mb, node.alloc_mem_mb,
                      node.cpus);
   out += line_end;
-  out += fmt::format("State={} ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A",
-                     node_state_view(&node).scontrol);
+  out += fmt::format("State={} ThreadsPerCore=1 TmpDisk=0 Weight={} Owner=N/A MCS_label=N/A",
+                     node_state_view(&node).scontrol, node.weight);
   out += line_end;
   auto member_of = partitions_of(node, partitions);
   if (member_of.empty()) member_of = node.partitions;

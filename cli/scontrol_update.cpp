@@ -57,6 +57,26 @@ std::string unquoted(std::string value) {
   return value;
 }
 
+// Weight=: scontrol's reading (strtoul base 0, a K suffix, UNLIMITED/INFINITE) and its errors.
+std::variant<uint32_t, UpdateRefusal> parse_node_weight(const std::string& value) {
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long number = std::strtoull(value.c_str(), &end, 0);
+  if (*end == 'k' || *end == 'K') {
+    number *= 1024;
+    ++end;
+  }
+  if ((number == 0 && errno == EINVAL) || *end != '\0') {
+    if (iequals(value, "UNLIMITED") || iequals(value, "INFINITE")) return uint32_t{0xffffffff};
+    return error_line("Weight value (" + value + ") is not a valid number");
+  }
+  if (errno == ERANGE) return error_line("Weight value (" + value + ") is out of range");
+  if (!value.empty() && value.front() == '-') return error_line("Weight value (" + value + ") is less than zero");
+  if (number > 0xfffffff0ULL)
+    return error_line("Weight value (" + value + ") is greater than " + std::to_string(0xfffffff0U));
+  return static_cast<uint32_t>(number);
+}
+
 UpdateArgs parse_node_update(const std::vector<std::string>& words) {
   NodeUpdateArgs args;
   std::string names;
@@ -73,6 +93,17 @@ UpdateArgs parse_node_update(const std::vector<std::string>& words) {
     } else if (is_key(tag, "NodeName", 1)) {
       names = value;
       named = true;
+    } else if (is_key(tag, "ActiveFeatures", 3)) {
+      args.settings.active_features = value;
+      ++changes;
+    } else if (is_key(tag, "Features", 1) || is_key(tag, "AvailableFeatures", 3)) {
+      args.settings.features = value;
+      ++changes;
+    } else if (is_key(tag, "Weight", 1)) {
+      auto weight = parse_node_weight(value);
+      if (auto* refused = std::get_if<UpdateRefusal>(&weight)) return *refused;
+      args.settings.weight = std::get<uint32_t>(weight);
+      ++changes;
     } else if (is_key(tag, "Reason", 1)) {
       args.reason = unquoted(value);
       ++changes;
@@ -98,8 +129,8 @@ UpdateArgs parse_node_update(const std::vector<std::string>& words) {
       state_given = true;
       ++changes;
     } else {
-      // Weight=, Features=, ActiveFeatures=, Gres=, Comment=... are not Cairn's to change
-      // at run time (docs/decisions.md): refused as Slurm refuses what it does not know.
+      // Gres=, Comment=, CpuBind=, Extra=... are not Cairn's to change at run time
+      // (docs/decisions.md): refused as Slurm refuses what it does not know.
       return refusal("Update of this parameter is not supported: " + raw + "\nRequest aborted\n");
     }
   }
@@ -285,7 +316,23 @@ UpdateArgs parse_update(const std::vector<std::string>& words, int64_t now_unix,
 std::vector<uint64_t> target_jobs(ControllerClient& client, const JobUpdateArgs& args, std::ostream& err, bool& failed) {
   std::vector<uint64_t> ids;
   if (!args.job_ids.empty()) {
-    for (const auto& text : split_list({args.job_ids})) {
+    for (auto ref_text : split_job_refs(args.job_ids)) {
+      std::string text(ref_text);
+      auto ref = parse_job_ref(text);
+      if (ref && ref->tasks) {  // 123_4, 123_[1-3]: those tasks
+        auto found = client.jobs(jobs_with_ids({ref->job_id}, true)).jobs;
+        ArrayTaskTargets targets = array_task_targets(found, *ref);
+        if (targets.job_ids.empty() && targets.unsplit.empty()) {
+          err << "Invalid job id specified for job " << text << "\n";
+          failed = true;
+        }
+        for (uint32_t task : targets.unsplit) {
+          err << "scontrol: error: " << kUnsplitTaskUpdate << ": " << ref->job_id << "_" << task << "\n";
+          failed = true;
+        }
+        ids.insert(ids.end(), targets.job_ids.begin(), targets.job_ids.end());
+        continue;
+      }
       auto id = whole_number<uint64_t>(text);
       if (!id || *id == 0) {
         err << "Invalid job id specified for job " << text << "\n";
@@ -309,6 +356,21 @@ std::vector<uint64_t> target_jobs(ControllerClient& client, const JobUpdateArgs&
 }
 
 }  // namespace
+
+ArrayTaskTargets array_task_targets(const std::vector<JobRecord>& records, const JobRef& ref) {
+  ArrayTaskTargets targets;
+  for (const auto& job : records) {
+    if (!matches_ref(job, ref)) continue;
+    if (is_array_record(job)) {
+      for (const auto& [first, last] : narrowed_to_ref(job, ref).array_pending)
+        for (uint64_t task = first; task <= last && targets.unsplit.size() < 1000; ++task)
+          targets.unsplit.push_back(static_cast<uint32_t>(task));
+    } else {
+      targets.job_ids.push_back(job.id);
+    }
+  }
+  return targets;
+}
 
 UpdateArgs parse_scontrol_update(const std::vector<std::string>& words, int64_t now_unix,
                                  const std::vector<std::string>& all_nodes) {
@@ -343,7 +405,7 @@ int run_scontrol_update(const ClusterConfig& config, const std::vector<std::stri
   ControllerClient client(config);
   if (const auto* node = std::get_if<NodeUpdateArgs>(&parsed)) {
     try {
-      client.update_nodes(node->nodes, node->state, node->reason);
+      client.update_nodes(node->nodes, node->state, node->reason, node->settings);
     } catch (const std::exception& error) {
       err << "slurm_update error: " << remote_message(error) << "\n";
       return 1;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/config.hpp"
+#include "events/job_array.hpp"
 #include "events/job_update.hpp"
 #include "events/node_update.hpp"
 #include "events/partition_table.hpp"
@@ -20,6 +21,7 @@ struct NodeUpdateArgs {
   std::vector<std::string> nodes;  // the hostlist, expanded
   NodeStateChange state = NodeStateChange::NONE;
   std::string reason;
+  NodeSettingChanges settings;  // Features=, ActiveFeatures=, Weight=
   bool operator==(const NodeUpdateArgs&) const = default;
 };
 
@@ -50,6 +52,17 @@ UpdateArgs parse_scontrol_update(const std::vector<std::string>& words, int64_t 
 // TimeLimit=+N/-N against the job's current limit (seconds, kUnlimited: none): the new limit,
 // or Slurm's refusal ("TimeLimit decrement larger than current time limit (5 > 3)", minutes).
 std::variant<uint32_t, UpdateRefusal> relative_time_limit(uint32_t current_sec, int64_t delta_sec);
+
+// JobId=123_4 / 123_[1-3]: the jobs those tasks are (tasks split off the array: started, or
+// split by an earlier command), and the tasks still pending in the array's own record, which
+// Cairn does not split off for an update (docs/decisions.md).
+struct ArrayTaskTargets {
+  std::vector<uint64_t> job_ids;
+  std::vector<uint32_t> unsplit;
+};
+ArrayTaskTargets array_task_targets(const std::vector<JobRecord>& records, const JobRef& ref);
+inline constexpr const char* kUnsplitTaskUpdate =
+    "a pending task still in its array cannot be updated apart from it (update the array's JobId)";
 
 // scontrol update ...: 0, or 1 with Slurm's text on `err`.
 int run_scontrol_update(const ClusterConfig& config, const std::vector<std::string>& words, std::ostream& out,

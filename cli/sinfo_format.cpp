@@ -52,12 +52,16 @@ struct SinfoRow {
   uint32_t cpus_alloc = 0, cpus_idle = 0, cpus_other = 0, cpus_total = 0;
 };
 
-std::string features_text(const NodeRecord* node) {
-  if (!node || node->features.empty()) return "(null)";
+// The node's available features in force, or its active ones.
+std::string features_text(const NodeRecord* node, bool active = false) {
+  const auto* features = node ? (active ? &node->active_features : &node->features) : nullptr;
+  if (!features || features->empty()) return "(null)";
   std::string text;
-  for (const auto& feature : node->features) text += (text.empty() ? "" : ",") + feature;
+  for (const auto& feature : *features) text += (text.empty() ? "" : ",") + feature;
   return text;
 }
+
+std::string weight_text(const NodeRecord* node) { return std::to_string(node ? node->weight : 1); }
 
 bool counts_as_other(const NodeRecord* node, const NodeStateView& state) {
   return (node && node->drain) || (state.rank & 0xf) == 1;
@@ -177,10 +181,9 @@ const std::array kSinfoFields{
     SinfoField{"extra", "EXTRA", [](const SinfoRow&, const FieldSpec&) { return text("(null)"); }},
     SinfoField{"features", "AVAIL_FEATURES", [](const SinfoRow& row, const FieldSpec&) { return text(features_text(row.record)); },
                [](const NodeRecord* node, const NodeStateView&) { return features_text(node); }},
-    // Cairn's features are not changeable: the active ones are the available ones.
     SinfoField{"features_act", "ACTIVE_FEATURES",
-               [](const SinfoRow& row, const FieldSpec&) { return text(features_text(row.record)); },
-               [](const NodeRecord* node, const NodeStateView&) { return features_text(node); }},
+               [](const SinfoRow& row, const FieldSpec&) { return text(features_text(row.record, true)); },
+               [](const NodeRecord* node, const NodeStateView&) { return features_text(node, true); }},
     SinfoField{"free_mem", "FREE_MEM", [](const SinfoRow&, const FieldSpec&) { return text("N/A"); }},
     SinfoField{"gres", "GRES", [](const SinfoRow&, const FieldSpec&) { return text("(null)"); }},
     SinfoField{"gres_used", "GRES_USED", [](const SinfoRow&, const FieldSpec&) { return text("(null)"); }},
@@ -278,7 +281,8 @@ const std::array kSinfoFields{
                [](const NodeRecord* node, const NodeStateView&) { return node ? node->reason_user : std::string(); }},
     // Agents report no Slurm version: Slurm's "N/A" for a node that never said.
     SinfoField{"version", "VERSION", [](const SinfoRow&, const FieldSpec&) { return text("N/A"); }},
-    SinfoField{"weight", "WEIGHT", [](const SinfoRow&, const FieldSpec&) { return text("1"); }},
+    SinfoField{"weight", "WEIGHT", [](const SinfoRow& row, const FieldSpec&) { return text(weight_text(row.record)); },
+               [](const NodeRecord* node, const NodeStateView&) { return weight_text(node); }},
 };
 
 // sinfo -o letters (src/sinfo/opts.c _parse_format).

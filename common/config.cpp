@@ -423,6 +423,7 @@ class ConfigParser {
     node_topology(fields, base);
     for (const char* key : {"feature", "features"})
       if (const Pair* features = field(fields, key)) base.features = comma_list(features->value);
+    if (const Pair* weight = field(fields, "weight")) base.weight = number32(*weight, 0);
     const Pair* addr = field(fields, "nodeaddr");
     const Pair* port_pair = field(fields, "port");
     // A single NodeAddr may serve several nodes: several agents on one host, told apart by Port.
@@ -442,7 +443,7 @@ class ConfigParser {
   void add_nodes(const std::vector<Pair>& pairs) {
     Fields fields = node_defaults_;
     for (auto& [key, pair] : record_fields(pairs, "NodeName", {"cpus", "realmemory", "port", "nodeaddr", "state", "feature", "features",
-                                                          "sockets", "corespersocket", "threadspercore"}))
+                                                          "sockets", "corespersocket", "threadspercore", "weight"}))
       fields[key] = pair;
     if (iequals(pairs.front().value, "DEFAULT")) {
       build_nodes({"DEFAULT"}, fields);  // validates the values now, where the line is known

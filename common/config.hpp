@@ -44,6 +44,7 @@ struct NodeConfig {
   uint32_t sockets = 0;
   uint32_t cores_per_socket = 0;
   uint32_t threads_per_core = 0;
+  uint32_t weight = 1;                // Weight=: lower weights are scheduled first
 };
 
 enum class PartitionState : uint8_t { up, down, drain, inactive };

@@ -821,6 +821,7 @@ class Reducer {
     node.name = update.getNode();
     auto actor = header_.getActor();
     apply_node_update(node, update.getState(), update.getReason(), actor.getUserName(), actor.getUid(), now_);
+    apply_node_settings(node, read_node_settings(update), now_);
     return ApplyResult::applied;
   }
 

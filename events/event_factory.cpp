@@ -238,12 +238,25 @@ Bytes node_down(EventMeta meta, const std::string& node, const std::string& reas
   return event.bytes();
 }
 
-Bytes node_updated(EventMeta meta, const std::string& node, schema::NodeStateChange state, const std::string& reason) {
+Bytes node_updated(EventMeta meta, const std::string& node, schema::NodeStateChange state, const std::string& reason,
+                   const NodeSettingChanges& settings) {
   EventBuilder event(for_node(std::move(meta), node));
   auto body = event.body().initNodeUpdated();
   body.setNode(node);
   body.setState(state);
   body.setReason(reason);
+  if (settings.features) {
+    body.setFeatures(*settings.features);
+    body.setHasFeatures(true);
+  }
+  if (settings.active_features) {
+    body.setActiveFeatures(*settings.active_features);
+    body.setHasActiveFeatures(true);
+  }
+  if (settings.weight) {
+    body.setWeight(*settings.weight);
+    body.setHasWeight(true);
+  }
   return event.bytes();
 }
 

@@ -9,6 +9,7 @@
 #include "events/accounts.hpp"
 #include "events/event_codec.hpp"
 #include "events/job_update.hpp"
+#include "events/node_update.hpp"
 #include "events/partition_table.hpp"
 #include "events/reservation.hpp"
 
@@ -98,7 +99,8 @@ Bytes step_cancelled(EventMeta meta, uint64_t job_id, uint32_t step_id, int32_t 
 Bytes jobs_purged(EventMeta meta, const std::vector<std::pair<uint64_t, uint64_t>>& jobs);
 Bytes account_change(EventMeta meta, const AccountChange& change);
 // scontrol update NodeName=... / JobId=... (and scontrol top).
-Bytes node_updated(EventMeta meta, const std::string& node, schema::NodeStateChange state, const std::string& reason);
+Bytes node_updated(EventMeta meta, const std::string& node, schema::NodeStateChange state, const std::string& reason,
+                   const NodeSettingChanges& settings = {});
 // PartitionCreated, PartitionUpdated (the whole definition) or PartitionDeleted (its name).
 Bytes partition_changed(EventMeta meta, PartitionVerb verb, const PartitionPolicy& partition);
 Bytes job_updated(EventMeta meta, uint64_t job_id, const JobFieldChanges& changes);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -322,9 +323,10 @@ struct NodeRecord {
   uint64_t alloc_mem_mb = 0;
   int64_t registered_us = 0;
   int64_t changed_us = 0;
-  // Feature= of the node's NodeName= line: configuration, not events. Filled in
-  // where a nodes query is answered (nodes_answer); the reducer never sets it.
-  std::vector<std::string> features;
+  // The available and active features and the Weight in force: the NodeName= line's unless
+  // scontrol update changed them (updated_*). Filled in where a nodes query is answered
+  // (nodes_answer, fill_settings_in_force); the reducer never sets them.
+  std::vector<std::string> features;  // available; active_features and weight are at the end
   // The spool instance its agent last registered with (NodeRegistered.instance): a
   // registration with the same one tells the controller that a launch the agent does
   // not know was never delivered; another one, that the node's jobs are lost.
@@ -341,6 +343,12 @@ struct NodeRecord {
   // set from the answer's reservations (mark_reserved_nodes), never by the reducer nor sent.
   bool reserved = false;
   bool maint = false;
+  std::vector<std::string> active_features = {};  // in force, as `features`
+  uint32_t weight = 1;                            // in force, as `features`
+  // What scontrol update NodeName= Features=/ActiveFeatures=/Weight= set (NodeUpdated): the reducer's.
+  std::optional<std::vector<std::string>> updated_features = std::nullopt;
+  std::optional<std::vector<std::string>> updated_active_features = std::nullopt;
+  std::optional<uint32_t> updated_weight = std::nullopt;
   bool operator==(const NodeRecord&) const = default;
 };
 

@@ -5,6 +5,7 @@
 
 #include "events/job_array.hpp"
 #include "events/job_dependency.hpp"
+#include "events/node_update.hpp"
 #include "events/reservation_plan.hpp"
 
 namespace cairn {
@@ -38,11 +39,29 @@ std::vector<BbPoolPolicy> pool_policies(const ClusterConfig& config) {
   return pools;
 }
 
-NodeFeatureMap node_feature_map(const ClusterConfig& config) {
+namespace {
+NodeRecord settings_in_force(const NodeConfig& node, const ClusterState* state) {
+  NodeRecord record;
+  if (state)
+    if (auto it = state->nodes.find(node.name); it != state->nodes.end()) record = it->second;
+  fill_settings_in_force(record, node);
+  return record;
+}
+}  // namespace
+
+NodeFeatureMap node_feature_map(const ClusterConfig& config, const ClusterState* state) {
   NodeFeatureMap features;
-  for (const auto& node : config.nodes)
-    if (!node.features.empty()) features[node.name] = node.features;
+  for (const auto& node : config.nodes) {
+    auto record = settings_in_force(node, state);
+    if (!record.active_features.empty()) features[node.name] = std::move(record.active_features);
+  }
   return features;
+}
+
+NodeWeightMap node_weight_map(const ClusterConfig& config, const ClusterState* state) {
+  NodeWeightMap weights;
+  for (const auto& node : config.nodes) weights[node.name] = settings_in_force(node, state).weight;
+  return weights;
 }
 
 bool shown_by_default(const JobRecord& job, int64_t now_us, uint32_t min_job_age_sec) {
@@ -252,7 +271,7 @@ NodesAnswer nodes_answer(const ClusterState& state, const ClusterConfig& config,
       never_seen.mem_mb = node.real_memory_mb;
       snapshot.nodes.push_back(never_seen);
     }
-    snapshot.nodes.back().features = node.features;
+    fill_settings_in_force(snapshot.nodes.back(), node);
   }
   snapshot.partitions = partitions;
   snapshot.reservations = reservations_in_order(state);

@@ -15,8 +15,11 @@ namespace cairn {
 // The configuration's partitions and pools as the scheduler uses them (the default pool first).
 std::vector<PartitionPolicy> partition_policies(const ClusterConfig& config);
 std::vector<BbPoolPolicy> pool_policies(const ClusterConfig& config);
-// Feature= of every configured node that has some.
-NodeFeatureMap node_feature_map(const ClusterConfig& config);
+// The active features in force of every configured node that has some: its NodeName= line's,
+// unless scontrol update changed them (as folded in `state`, when given).
+NodeFeatureMap node_feature_map(const ClusterConfig& config, const ClusterState* state = nullptr);
+// The Weight in force of every configured node, likewise.
+NodeWeightMap node_weight_map(const ClusterConfig& config, const ClusterState* state = nullptr);
 
 // squeue shows pending and active jobs, and finished ones for MinJobAge seconds.
 bool shown_by_default(const JobRecord& job, int64_t now_us, uint32_t min_job_age_sec);

@@ -232,6 +232,9 @@ StepRecord read_step_view(records::StepView::Reader in) {
 }
 
 void write_node_view(records::NodeView::Builder out, const NodeRecord& node) {
+  auto write_texts = [](auto list, const std::vector<std::string>& texts) {
+    for (size_t i = 0; i < texts.size(); ++i) list.set(static_cast<unsigned>(i), texts[i]);
+  };
   out.setName(node.name);
   out.setCpus(node.cpus);
   out.setMemMb(node.mem_mb);
@@ -254,6 +257,21 @@ void write_node_view(records::NodeView::Builder out, const NodeRecord& node) {
   out.setReasonUser(node.reason_user);
   out.setReasonUid(node.reason_uid);
   out.setReasonUs(node.reason_us);
+  write_texts(out.initActiveFeatures(static_cast<unsigned>(node.active_features.size())), node.active_features);
+  out.setWeight(node.weight);
+  if (node.updated_features) {
+    write_texts(out.initUpdatedFeatures(static_cast<unsigned>(node.updated_features->size())), *node.updated_features);
+    out.setHasUpdatedFeatures(true);
+  }
+  if (node.updated_active_features) {
+    write_texts(out.initUpdatedActiveFeatures(static_cast<unsigned>(node.updated_active_features->size())),
+                *node.updated_active_features);
+    out.setHasUpdatedActiveFeatures(true);
+  }
+  if (node.updated_weight) {
+    out.setUpdatedWeight(*node.updated_weight);
+    out.setHasUpdatedWeight(true);
+  }
 }
 
 NodeRecord read_node_view(records::NodeView::Reader in) {
@@ -278,6 +296,17 @@ NodeRecord read_node_view(records::NodeView::Reader in) {
   node.reason_user = in.getReasonUser();
   node.reason_uid = in.getReasonUid();
   node.reason_us = in.getReasonUs();
+  for (auto feature : in.getActiveFeatures()) node.active_features.emplace_back(feature);
+  node.weight = in.getWeight();
+  if (in.getHasUpdatedFeatures()) {
+    node.updated_features.emplace();
+    for (auto feature : in.getUpdatedFeatures()) node.updated_features->emplace_back(feature);
+  }
+  if (in.getHasUpdatedActiveFeatures()) {
+    node.updated_active_features.emplace();
+    for (auto feature : in.getUpdatedActiveFeatures()) node.updated_active_features->emplace_back(feature);
+  }
+  if (in.getHasUpdatedWeight()) node.updated_weight = in.getUpdatedWeight();
   return node;
 }
 

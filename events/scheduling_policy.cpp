@@ -429,6 +429,12 @@ ScheduleRank schedule_rank(const JobRecord& job) {
 
 bool schedules_before(const JobRecord& a, const JobRecord& b) { return schedule_rank(a) < schedule_rank(b); }
 
-SchedulingDecision schedule(const SchedulingInput& input) { return Scheduler(input).run(); }
+SchedulingDecision schedule(const SchedulingInput& input) {
+  if (!input.node_weights) return Scheduler(input).run();
+  // Every choice of nodes goes through the partitions' node lists: lighter nodes first.
+  SchedulingInput weighed = input;
+  for (auto& partition : weighed.partitions) order_by_weight(partition.nodes, *input.node_weights);
+  return Scheduler(weighed).run();
+}
 
 }  // namespace cairn

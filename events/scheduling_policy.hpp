@@ -60,6 +60,9 @@ struct SchedulingDecision {
 
 // Feature= of each configured node (nodes without features may be absent).
 using NodeFeatureMap = std::map<std::string, std::vector<std::string>>;
+// Weight of each node (absent: 1): Slurm gives a job the lowest-weight nodes that fit, then in
+// partition order.
+using NodeWeightMap = std::map<std::string, uint32_t>;
 
 struct SchedulingInput {
   const ClusterState* state = nullptr;
@@ -69,6 +72,7 @@ struct SchedulingInput {
   bool kill_invalid_depend = false;  // cluster default for jobs without --kill-on-invalid-dep
   const NodeFeatureMap* node_features = nullptr;  // for -C/--constraint; null: no node has features
   const LicenseTotals* licenses = nullptr;        // Licenses=; null: none configured
+  const NodeWeightMap* node_weights = nullptr;    // null: every node weighs 1
 };
 
 // Whether the node may ever run the job: -C features, -w/--nodelist, -x/--exclude.

@@ -865,8 +865,8 @@ TEST_CASE("cli_format: scontrol show job with -L, --ntasks-per-node, --tmp and t
 
 TEST_CASE("cli_format: node features in scontrol show node and sinfo %f") {
   auto nodes = sample_nodes();
-  nodes["n1"].features = {"gpu", "fast"};
-  nodes["n2"].features = {"gpu", "fast"};
+  nodes["n1"].features = nodes["n1"].active_features = {"gpu", "fast"};
+  nodes["n2"].features = nodes["n2"].active_features = {"gpu", "fast"};
   std::string shown = render_scontrol_show_node(nodes["n1"], sample_partitions(), context());
   CHECK(shown.find("\n   AvailableFeatures=gpu,fast\n   ActiveFeatures=gpu,fast\n") != std::string::npos);
   CHECK(render_scontrol_show_node(nodes["n3"], sample_partitions(), context()).find("AvailableFeatures=(null)") !=

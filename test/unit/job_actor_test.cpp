@@ -304,7 +304,7 @@ TEST_CASE("node admin: a node set DOWN by an operator ends its job NODE_FAIL and
   uint64_t id = controller.submit(spec);
   REQUIRE(controller.job(id).state == JobState::RUNNING);
 
-  NodeUpdateCommand down{{"n1"}, NodeStateChange::DOWN, "maintenance", Caller{1000, "alice", false, true, "t-5", 1000}};
+  NodeUpdateCommand down{{"n1"}, NodeStateChange::DOWN, "maintenance", Caller{1000, "alice", false, true, "t-5", 1000}, {}};
   auto refused = controller.ask<Recorded>(controller.actors().node_admin, node_update_atom_v, down);
   REQUIRE(refused);
   CHECK_FALSE(refused->ok);  // not an operator
