@@ -600,8 +600,9 @@ TEST_CASE("cli_format: sinfo rejects unknown -O names with Slurm's words") {
                        "sinfo: error: Invalid job format specification: bogus", UsageError);
 }
 
-TEST_CASE("cli_format: docs/sinfo-fields.md lists every sinfo letter and -O name") {
-  std::ifstream file(std::string(CAIRN_SOURCE_DIR) + "/docs/sinfo-fields.md");
+// A docs/<command>-fields.md table lists exactly the letters and -O names the code knows.
+static void check_fields_doc(const std::string& doc, std::string code_letters, const std::vector<std::string_view>& long_names) {
+  std::ifstream file(std::string(CAIRN_SOURCE_DIR) + "/docs/" + doc);
   REQUIRE(file.good());
   std::string letters, line;
   std::vector<std::string> names;
@@ -612,15 +613,17 @@ TEST_CASE("cli_format: docs/sinfo-fields.md lists every sinfo letter and -O name
     for (size_t at = line.find('`'); at != std::string::npos; at = line.find('`', line.find('`', at + 1) + 1))
       names.push_back(line.substr(at + 1, line.find('`', at + 1) - at - 1));
   }
-  std::string code_letters = sinfo_field_letters();
   std::sort(letters.begin(), letters.end());
   std::sort(code_letters.begin(), code_letters.end());
   CHECK(letters == code_letters);
-  std::vector<std::string> code_names;
-  for (auto name : sinfo_field_long_names()) code_names.emplace_back(name);
+  std::vector<std::string> code_names(long_names.begin(), long_names.end());
   std::sort(names.begin(), names.end());
   std::sort(code_names.begin(), code_names.end());
   CHECK(names == code_names);
+}
+
+TEST_CASE("cli_format: docs/sinfo-fields.md lists every sinfo letter and -O name") {
+  check_fields_doc("sinfo-fields.md", sinfo_field_letters(), sinfo_field_long_names());
 }
 
 TEST_CASE("cli_format: sinfo rejects unknown letters") {
@@ -967,26 +970,7 @@ TEST_CASE("cli_format: docs/sacct-fields.md lists every sacct field as the code 
 }
 
 TEST_CASE("cli_format: docs/squeue-fields.md lists every squeue letter and -O name") {
-  std::ifstream file(std::string(CAIRN_SOURCE_DIR) + "/docs/squeue-fields.md");
-  REQUIRE(file.good());
-  std::string letters, line;
-  std::vector<std::string> names;
-  while (std::getline(file, line)) {
-    if (!line.starts_with("| %") && !line.starts_with("| - |")) continue;
-    for (size_t at = line.find('%'); at != std::string::npos && at < line.find(" | "); at = line.find('%', at + 1))
-      letters += line[at + 1];
-    for (size_t at = line.find('`'); at != std::string::npos; at = line.find('`', line.find('`', at + 1) + 1))
-      names.push_back(line.substr(at + 1, line.find('`', at + 1) - at - 1));
-  }
-  std::string code_letters = squeue_field_letters();
-  std::sort(letters.begin(), letters.end());
-  std::sort(code_letters.begin(), code_letters.end());
-  CHECK(letters == code_letters);
-  std::vector<std::string> code_names;
-  for (auto name : squeue_field_long_names()) code_names.emplace_back(name);
-  std::sort(names.begin(), names.end());
-  std::sort(code_names.begin(), code_names.end());
-  CHECK(names == code_names);
+  check_fields_doc("squeue-fields.md", squeue_field_letters(), squeue_field_long_names());
 }
 
 TEST_CASE("cli_format: sacct --json in Slurm 22.05's shape (golden)") {
