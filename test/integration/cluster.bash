@@ -140,3 +140,23 @@ wait_reason() {  # job reason [seconds]
 expect_reason() {  # job reason
   [ "$(reason_of "$1")" = "$2" ] || fail "job $1 waits for '$(reason_of "$1")', expected $2"
 }
+
+# How many CPUs a taskset list names.
+count_cpus() {  # taskset list -> how many CPUs
+  local total=0 part
+  for part in ${1//,/ }; do
+    if [[ "$part" == *-* ]]; then total=$((total + ${part#*-} - ${part%-*} + 1)); else total=$((total + 1)); fi
+  done
+  echo "$total"
+}
+
+# CPU confinement tests need a second CPU, which no CI setting gives a one-CPU runner: a
+# skip there is not a failure, even under CI=true. No cgroup controller is needed.
+require_two_cpus() {
+  local machine_cpus
+  machine_cpus=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)
+  if [ "$(count_cpus "$machine_cpus")" -lt 2 ]; then
+    echo "SKIP: this machine gives the test CPU $machine_cpus only: two jobs cannot get disjoint CPUs"
+    exit 77
+  fi
+}

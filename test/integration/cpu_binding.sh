@@ -8,20 +8,7 @@ set -euo pipefail
 build=$1
 source "$(dirname "$0")/cluster.bash"
 
-machine_cpus=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)
-count_cpus() {  # taskset list -> how many CPUs
-  local total=0 part
-  for part in ${1//,/ }; do
-    if [[ "$part" == *-* ]]; then total=$((total + ${part#*-} - ${part%-*} + 1)); else total=$((total + 1)); fi
-  done
-  echo "$total"
-}
-# No cgroup controller is needed (affinity); only a second CPU, which no CI setting gives a
-# one-CPU runner: a skip there is not a failure, even under CI=true.
-if [ "$(count_cpus "$machine_cpus")" -lt 2 ]; then
-  echo "SKIP: this machine gives the test CPU $machine_cpus only: two jobs cannot get disjoint CPUs"
-  exit 77
-fi
+require_two_cpus
 start_cluster 1 2 1000
 agent=$(local_agent_pid n1)
 

@@ -9,19 +9,7 @@ set -euo pipefail
 build=$1
 source "$(dirname "$0")/cluster.bash"
 
-machine_cpus=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)
-count_cpus() {  # taskset list -> how many CPUs
-  local total=0 part
-  for part in ${1//,/ }; do
-    if [[ "$part" == *-* ]]; then total=$((total + ${part#*-} - ${part%-*} + 1)); else total=$((total + 1)); fi
-  done
-  echo "$total"
-}
-# As cpu_binding.sh: a one-CPU runner cannot give two jobs disjoint CPUs (no CI setting does).
-if [ "$(count_cpus "$machine_cpus")" -lt 2 ]; then
-  echo "SKIP: this machine gives the test CPU $machine_cpus only: two jobs cannot get disjoint CPUs"
-  exit 77
-fi
+require_two_cpus
 start_cluster_with 1 4 1000 "ConstrainCores=yes"
 
 wait_file() {  # path
