@@ -26,31 +26,10 @@
 
 using namespace cairn;
 using cairn::test::check_golden;
+using cairn::test::UtcTimeZone;
 using cairn::test::edit_spec;
 
 namespace {
-
-// Time stamps print in local time: the goldens are in UTC.
-class UtcTimeZone {
- public:
-  UtcTimeZone() {
-    if (const char* old = std::getenv("TZ")) saved_ = old;
-    setenv("TZ", "UTC", 1);
-    tzset();
-  }
-  ~UtcTimeZone() {
-    if (saved_)
-      setenv("TZ", saved_->c_str(), 1);
-    else
-      unsetenv("TZ");
-    tzset();
-  }
-  UtcTimeZone(const UtcTimeZone&) = delete;
-  UtcTimeZone& operator=(const UtcTimeZone&) = delete;
-
- private:
-  std::optional<std::string> saved_;
-};
 
 constexpr int64_t kSecond = 1'000'000;
 constexpr int64_t kMinute = 60 * kSecond;

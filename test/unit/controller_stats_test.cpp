@@ -14,29 +14,9 @@
 
 using namespace cairn;
 using cairn::test::check_golden;
+using cairn::test::UtcTimeZone;
 
 namespace {
-
-class UtcTimeZone {
- public:
-  UtcTimeZone() {
-    if (const char* old = std::getenv("TZ")) saved_ = old;
-    setenv("TZ", "UTC", 1);
-    tzset();
-  }
-  ~UtcTimeZone() {
-    if (saved_)
-      setenv("TZ", saved_->c_str(), 1);
-    else
-      unsetenv("TZ");
-    tzset();
-  }
-  UtcTimeZone(const UtcTimeZone&) = delete;
-  UtcTimeZone& operator=(const UtcTimeZone&) = delete;
-
- private:
-  std::optional<std::string> saved_;
-};
 
 ControllerStatistics fixed_figures() {
   ControllerStatistics s;

@@ -5,11 +5,35 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 
 namespace cairn::test {
+
+// Time stamps print in local time: the goldens are in UTC while one lives.
+class UtcTimeZone {
+ public:
+  UtcTimeZone() {
+    if (const char* old = std::getenv("TZ")) saved_ = old;
+    setenv("TZ", "UTC", 1);
+    tzset();
+  }
+  ~UtcTimeZone() {
+    if (saved_)
+      setenv("TZ", saved_->c_str(), 1);
+    else
+      unsetenv("TZ");
+    tzset();
+  }
+  UtcTimeZone(const UtcTimeZone&) = delete;
+  UtcTimeZone& operator=(const UtcTimeZone&) = delete;
+
+ private:
+  std::optional<std::string> saved_;
+};
 
 inline std::string golden_path(const std::string& name) {
   return std::string(CAIRN_SOURCE_DIR) + "/test/golden/" + name;

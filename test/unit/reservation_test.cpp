@@ -21,31 +21,12 @@
 using namespace cairn;
 using namespace cairn::test;
 
+using cairn::test::UtcTimeZone;
+
 namespace {
 
 constexpr int64_t kSec = 1'000'000;
 constexpr int64_t kHour = 3600 * kSec;
-
-class UtcTimeZone {
- public:
-  UtcTimeZone() {
-    if (const char* old = std::getenv("TZ")) saved_ = old;
-    setenv("TZ", "UTC", 1);
-    tzset();
-  }
-  ~UtcTimeZone() {
-    if (saved_)
-      setenv("TZ", saved_->c_str(), 1);
-    else
-      unsetenv("TZ");
-    tzset();
-  }
-  UtcTimeZone(const UtcTimeZone&) = delete;
-  UtcTimeZone& operator=(const UtcTimeZone&) = delete;
-
- private:
-  std::optional<std::string> saved_;
-};
 
 Reservation window(int64_t start_s, int64_t end_s, uint32_t flags = 0) {
   Reservation r;
