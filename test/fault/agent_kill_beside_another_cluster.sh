@@ -9,7 +9,7 @@ build=$1
 source "$(dirname "$0")/../integration/cluster.bash"
 start_cluster 1 2 1000
 
-if scontrol show node n1 | grep -q "MemoryEnforcement=off"; then
+if scontrol show node n1 | finds "MemoryEnforcement=off"; then
   skip_test "the agent runs without memory enforcement here (no job cgroups to confuse): $(grep -h "memory enforcement off" "$work"/*.log | head -1)"
 fi
 

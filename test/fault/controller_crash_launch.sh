@@ -26,7 +26,7 @@ wait_for_crash() {  # job
   local rc=0
   wait "$ctl" || rc=$?
   [ "$rc" = 86 ] || fail "the controller exited $rc, expected 86 (the fault hook)"
-  cairn log dump | grep -q "JobAllocated job=$1 " || fail "JobAllocated of job $1 is not in the log"
+  cairn log dump | finds "JobAllocated job=$1 " || fail "JobAllocated of job $1 is not in the log"
 }
 start_controller() {
   "$bin/cairnctld" --conf "$CAIRN_CONF" >>"$work/cairnctld.log" 2>&1 &

@@ -43,7 +43,7 @@ if grep -q "fenced by a newer instance" cairnctld.log; then echo "the broker fen
 
 # Readers: the successor's state, the log through Cairn, and kcat (read_committed).
 export CAIRN_CONF=$work/second.conf
-squeue -h -t all -o '%j' | sort | tr '\n' ' ' | grep -qx 'before successor ' ||
+squeue -h -t all -o '%j' | sort | tr '\n' ' ' | finds -x 'before successor ' ||
   fail "the successor's jobs: $(squeue -h -t all -o '%i %j')"
 json=$(cairn log dump --kind JobSubmitted --json)
 grep -q '"zombie"' <<<"$json" && fail "the zombie's submission is in the log"

@@ -102,11 +102,11 @@ data_end() {  # log dir: where the records of the newest segment end
 expect_verify_sound() {  # [text]
   verify "$case_dir/log" || fail "$case_dir: cairn log verify found damage: $verify_out"
   grep -q "two replays identical" <<<"$verify_out" || fail "$case_dir: verify: $verify_out"
-  [ -z "${1:-}" ] || grep -qF -- "$1" <<<"$verify_out" || fail "$case_dir: verify did not say '$1': $verify_out"
+  [ -z "${1:-}" ] || finds -F -- "$1" <<<"$verify_out" || fail "$case_dir: verify did not say '$1': $verify_out"
 }
 expect_verify_damaged() {  # text
   if verify "$case_dir/log"; then fail "$case_dir: cairn log verify found no damage: $verify_out"; fi
-  grep '^DAMAGED: ' <<<"$verify_out" | grep -qF -- "$1" || fail "$case_dir: verify did not say 'DAMAGED: ...$1': $verify_out"
+  grep '^DAMAGED: ' <<<"$verify_out" | finds -F -- "$1" || fail "$case_dir: verify did not say 'DAMAGED: ...$1': $verify_out"
   grep -q "^FAILED: the event log is damaged or incomplete" <<<"$verify_out" || fail "$case_dir: verify: $verify_out"
 }
 fingerprint() { (cd "$case_dir/log" && md5sum META p0/*.seg 2>/dev/null || true); }

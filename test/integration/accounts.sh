@@ -59,7 +59,7 @@ physics|root" ] || fail "list assoc: $(sacctmgr -n -P list assoc format=account,
 # 4. The default account, -A, and a refused account.
 job=$(sbatch --parsable -o /dev/null --wrap true)
 wait_state "$job" COMPLETED
-scontrol show job "$job" | grep -q " Account=physics " || fail "default account: $(scontrol show job "$job" | grep Account)"
+scontrol show job "$job" | finds " Account=physics " || fail "default account: $(scontrol show job "$job" | grep Account)"
 [ "$(sacct -n -X -P -j "$job" -o Account)" = physics ] || fail "sacct Account of $job"
 chem_job=$(sbatch --parsable -o /dev/null -A Chem --wrap 'sleep 30')
 [ "$(squeue -h -j "$chem_job" -o %a)" = chem ] || fail "squeue %a: $(squeue -h -j "$chem_job" -o %a)"
@@ -73,7 +73,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
   mkdir -m 777 shared
   set +e; out=$(as_nobody "$bin/sacctmgr" -i add account rogue 2>&1); rc=$?; set -e
   [ "$rc" = 1 ] && [ "$out" = "sacctmgr: error: Access/permission denied" ] || fail "plain user added: rc=$rc '$out'"
-  as_nobody "$bin/sacctmgr" -n list account | grep -q rogue && fail "a plain user's account exists"
+  as_nobody "$bin/sacctmgr" -n list account | finds rogue && fail "a plain user's account exists"
   set +e; out=$(cd shared && as_nobody "$bin/sbatch" --wrap true 2>&1); rc=$?; set -e
   [ "$rc" = 1 ] && [ "$out" = "$refused" ] || fail "nobody without association: rc=$rc '$out'"
   sacctmgr -i add user nobody account=chem >/dev/null
@@ -103,5 +103,5 @@ set +e; out=$(sbatch -A chem --wrap true 2>&1); rc=$?; set -e
 [ "$out" = "$refused" ] || fail "association check after restart: '$out'"
 verify=$(cairn log replay --verify) || fail "replay --verify: $verify"
 grep -q "^identical" <<<"$verify" || fail "replay --verify: $verify"
-cairn log dump | grep -q "UserAssociated" || fail "the log has no UserAssociated event"
+cairn log dump | finds "UserAssociated" || fail "the log has no UserAssociated event"
 pass PASS

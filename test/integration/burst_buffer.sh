@@ -45,7 +45,7 @@ grep -q "dir=$work/bb/job_$job" "slurm-$job.out" || fail "BB_JOB_DIR: $(cat "slu
 wait_used 0
 [ ! -e "bb/job_$job" ] || fail "the job's burst-buffer directory was left behind"
 [ "$(sacct -j "$job" -X -n -P -o BBStagedIn)" = 13 ] || fail "staged bytes: $(sacct -j "$job" -X -n -P -o BBStagedIn)"
-scontrol show job "$job" | grep -q "BurstBuffer=fast:10G" || fail "scontrol show job: no BurstBuffer="
+scontrol show job "$job" | finds "BurstBuffer=fast:10G" || fail "scontrol show job: no BurstBuffer="
 for kind in BbReserved BbStageStarted BbStageReady BbStageOutDone BbReleased; do
   [ "$(cairn log dump --kind "$kind" --job "$job" | wc -l)" -ge 1 ] || fail "no $kind for job $job"
 done
@@ -57,7 +57,7 @@ wait_state "$first" RUNNING
 second=$(sbatch --parsable --bb "capacity=60G" --wrap 'true')
 wait_reason "$second" BurstBufferResources
 [ "$(used)" = 60G ] || fail "used while one 60G job runs: $(used)"
-scontrol show burstbuffer | grep -q "JobID=$first Pool=fast Size=60G State=running" || fail "holder not shown: $(scontrol show burstbuffer)"
+scontrol show burstbuffer | finds "JobID=$first Pool=fast Size=60G State=running" || fail "holder not shown: $(scontrol show burstbuffer)"
 wait_state "$first" COMPLETED 20
 wait_state "$second" COMPLETED 20
 wait_used 0
@@ -68,7 +68,7 @@ job=$(sbatch --parsable --bb "capacity=20G stage_in=big.dat:big.dat" --wrap 'tru
 wait_reason "$job" BurstBufferStageIn
 for _ in $(seq 100); do [ -e "bb/job_$job/big.dat" ] && break; sleep 0.05; done
 [ -e "bb/job_$job/big.dat" ] || fail "stage-in did not start copying"
-scontrol show job "$job" | grep -q "BurstBufferState=staging-in" || fail "BurstBufferState while staging in"
+scontrol show job "$job" | finds "BurstBufferState=staging-in" || fail "BurstBufferState while staging in"
 scancel "$job"
 wait_state "$job" CANCELLED
 wait_used 0
@@ -78,8 +78,8 @@ for _ in $(seq 100); do [ ! -e "bb/job_$job" ] && break; sleep 0.05; done
 # 5. A missing source fails the job with a clear reason and releases the capacity.
 job=$(sbatch --parsable --bb "capacity=1G stage_in=no-such-file:x" --wrap 'true')
 wait_state "$job" FAILED
-scontrol show job "$job" | grep -q "Reason=BurstBufferOperationFailure" || fail "stage-in failure reason"
-scontrol show job "$job" | grep -q "SystemComment=stage-in failed: cannot stage .*no-such-file: No such file or directory" ||
+scontrol show job "$job" | finds "Reason=BurstBufferOperationFailure" || fail "stage-in failure reason"
+scontrol show job "$job" | finds "SystemComment=stage-in failed: cannot stage .*no-such-file: No such file or directory" ||
   fail "stage-in failure message: $(scontrol show job "$job" | grep SystemComment)"
 wait_used 0
 [ ! -e "bb/job_$job" ] || fail "a failed stage-in left its directory"

@@ -1,6 +1,7 @@
 # Shared by the integration scripts (sourced, not a test): a local cluster in a
 # temporary directory, stopped by PID on exit, and helpers to wait for job states.
 # Usage: source cluster.bash; start_cluster NODES [CPUS] [MEMORY_MB]
+source "$(dirname "${BASH_SOURCE[0]}")/finds.bash"
 bin=$(cd "$build" && pwd)/bin  # absolute: the tests cd into their work directory
 export PATH="$bin:$PATH"
 work=$(mktemp -d /tmp/cairn-it-XXXXXX)

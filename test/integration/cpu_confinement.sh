@@ -39,8 +39,8 @@ b=$(wait_cpu_ids "$second")
 [ "$(count_cpus "$a")" = 1 ] && [ "$(count_cpus "$b")" = 1 ] || fail "1-CPU jobs with CPU_IDs=$a and $b"
 [ "$a" != "$b" ] || fail "two jobs on one node both show CPU_IDs=$a"
 grep -qh "JobId=$first: CPU_IDs=$a " "$work"/*.log || fail "the agent logged other CPUs for job $first than CPU_IDs=$a"
-scontrol show job -d "$first" | grep -q "^   JOB_GRES=(null)$" || fail "no JOB_GRES line: $(scontrol show job -d "$first")"
-scontrol show job "$first" | grep -q "CPU_IDs" && fail "CPU_IDs without -d: $(scontrol show job "$first")"
+scontrol show job -d "$first" | finds "^   JOB_GRES=(null)$" || fail "no JOB_GRES line: $(scontrol show job -d "$first")"
+scontrol show job "$first" | finds "CPU_IDs" && fail "CPU_IDs without -d: $(scontrol show job "$first")"
 # The controller's record is the truth: a restarted controller has them from its log.
 kill_hard "$(sed -n 1p "$work/pids")"
 restart_controller
@@ -65,7 +65,7 @@ else
   # What the agent checked: the cgroup v1 cpuset hierarchy of its process, or v2's cpuset controller.
   why=$(grep -h "ConstrainCores=yes but no cpuset" "$work"/cairnd-n1.log | head -1)
   touch "release.$first" "release.$second"
-  if grep -q ':cpuset:' /proc/self/cgroup || grep -qw cpuset /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+  if grep -q ':cpuset:' /proc/self/cgroup || finds -w cpuset /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
     fail "this machine has a cpuset controller (/proc/self/cgroup: $(grep cpuset /proc/self/cgroup)) but the agent did not use it: $why"
   fi
   skip_part "no cpuset controller here (/proc/self/cgroup has none, nor /sys/fs/cgroup/cgroup.controllers): $why"

@@ -37,7 +37,7 @@ wait_reason "$never" DependencyNeverSatisfied
 wait_state "$killed" CANCELLED
 [ "$(state_of "$never")" = PENDING ] || fail "the never-satisfiable job is $(state_of "$never")"
 [ "$(dependency_of "$never")" = "Dependency=afternotok:$a(failed)" ] || fail "shows '$(dependency_of "$never")'"
-scontrol show job "$killed" | grep -q "Reason=DependencyNeverSatisfied" || fail "the cancelled job's reason"
+scontrol show job "$killed" | finds "Reason=DependencyNeverSatisfied" || fail "the cancelled job's reason"
 scancel "$never"
 
 # 3. afternotok of a failed job runs; afterok of it never can.

@@ -27,13 +27,13 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
   expect_failure "sbatch: error: Batch job submission failed: Invalid --nice value" \
     as_nobody "$bin/sbatch" --nice=-1 --hold --wrap true
   job=$(as_nobody "$bin/sbatch" --parsable --nice=50 --hold --wrap true)
-  scontrol show job "$job" | grep -q "Nice=50 " || fail "a positive nice was not kept"
+  scontrol show job "$job" | finds "Nice=50 " || fail "a positive nice was not kept"
   cd ..
 else
   echo "SKIP part 1 (plain user): needs root and setpriv to run sbatch as another user"
 fi
 job=$(sbatch --parsable --nice=-100000 --hold --wrap true)
-scontrol show job "$job" | grep -q "Nice=-100000 " || fail "root's negative nice was not kept"
+scontrol show job "$job" | finds "Nice=-100000 " || fail "root's negative nice was not kept"
 expect_failure "sbatch: error: Invalid --nice value, out of range (+/- 2147483645)" sbatch --nice=-2147483646 --wrap true
 
 # 2. Products of user numbers are computed without wrapping.
@@ -44,7 +44,7 @@ expect_failure "sbatch: error: Batch job submission failed: More processors requ
 expect_failure "sbatch: error: Batch job submission failed: Memory required by task is not available" \
   sbatch -n 2 --mem-per-cpu=8388608T --wrap true  # 2^43 MB per CPU
 job=$(sbatch --parsable -N -1 --hold --wrap true)  # Slurm's "at most one node": one node
-scontrol show job "$job" | grep -q "NumNodes=1 " || fail "-N -1: $(scontrol show job "$job" | grep -o 'NumNodes=[^ ]*')"
+scontrol show job "$job" | finds "NumNodes=1 " || fail "-N -1: $(scontrol show job "$job" | grep -o 'NumNodes=[^ ]*')"
 
 # 3. max_script_size bounds the script and the environment; sbatch checks first, the controller too.
 small=$(printf '#!/bin/sh\ntrue\n')
@@ -69,18 +69,18 @@ expect_failure "scancel: error: Invalid job id specified: $job,,$job" scancel "$
 expect_failure "scancel: error: Invalid job id specified: " scancel ''
 expect_failure "squeue: error: Invalid user: nosuchuser-cairn" squeue -u nosuchuser-cairn
 expect_failure "scancel: error: Invalid user name: nosuchuser-cairn" scancel -u nosuchuser-cairn
-squeue -u root -h -o %i | grep -qx "$job" || fail "squeue -u root does not list job $job"
-squeue -u 0 -h -o %i | grep -qx "$job" || fail "squeue -u 0 (a uid, as Slurm takes it) does not list job $job"
+squeue -u root -h -o %i | finds -x "$job" || fail "squeue -u root does not list job $job"
+squeue -u 0 -h -o %i | finds -x "$job" || fail "squeue -u 0 (a uid, as Slurm takes it) does not list job $job"
 expect_failure 'sacct: error: Invalid field requested: ""' sacct -o ,,,
-sacct -n -X -o JobID, -j "$job" | grep -q "$job" || fail "sacct -o JobID, (a trailing comma) failed"
+sacct -n -X -o JobID, -j "$job" | finds "$job" || fail "sacct -o JobID, (a trailing comma) failed"
 
 # 5. A controller refuses an empty configuration file, and two default partitions, naming them.
 : > empty.conf
 set +e; out=$("$bin/cairnctld" --conf "$PWD/empty.conf" 2>&1); rc=$?; set -e
-[ "$rc" != 0 ] && echo "$out" | grep -q "$PWD/empty.conf: the configuration file is empty" ||
+[ "$rc" != 0 ] && echo "$out" | finds "$PWD/empty.conf: the configuration file is empty" ||
   fail "cairnctld on an empty file: rc=$rc '$out'"
 printf 'NodeName=x1\nPartitionName=a Nodes=x1 Default=YES\nPartitionName=b Nodes=x1 Default=YES\n' > two.conf
 set +e; out=$("$bin/cairnctld" --conf "$PWD/two.conf" 2>&1); rc=$?; set -e
-[ "$rc" != 0 ] && echo "$out" | grep -q "two.conf:3: partitions 'a' (line 2) and 'b' both say Default=YES" ||
+[ "$rc" != 0 ] && echo "$out" | finds "two.conf:3: partitions 'a' (line 2) and 'b' both say Default=YES" ||
   fail "cairnctld with two default partitions: rc=$rc '$out'"
 echo "PASS"

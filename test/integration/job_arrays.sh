@@ -31,9 +31,9 @@ a=$(sbatch --parsable -H --array=0-19%5 -o "$work/out/%A_%a.out" "$work/task.sh"
 [[ "$a" =~ ^[0-9]+$ ]] || fail "sbatch --parsable printed '$a'"
 [ "$(pending_line "$a")" = "${a}_[0-19%5]" ] || fail "held array shows '$(pending_line "$a")'"
 [ "$(squeue -h -j "$a" -o %r)" = JobHeldUser ] || fail "held array waits for $(squeue -h -j "$a" -o %r)"
-scontrol show job "$a" | grep -q "JobId=$a ArrayJobId=$a ArrayTaskId=0-19%5 ArrayTaskThrottle=5 JobName=task.sh" ||
+scontrol show job "$a" | finds "JobId=$a ArrayJobId=$a ArrayTaskId=0-19%5 ArrayTaskThrottle=5 JobName=task.sh" ||
   fail "scontrol show job: $(scontrol show job "$a" | head -1)"
-squeue -h -r -j "$a" -o %i | head -3 | tr '\n' ' ' | grep -qx "${a}_0 ${a}_1 ${a}_2 " || fail "squeue -r: $(squeue -h -r -j "$a" -o %i | head -3)"
+squeue -h -r -j "$a" -o %i | sed -n 1,3p | tr '\n' ' ' | finds -x "${a}_0 ${a}_1 ${a}_2 " || fail "squeue -r: $(squeue -h -r -j "$a" -o %i | head -3)"
 
 # 2. Released: never more than five running; the rest waits with JobArrayTaskLimit.
 scontrol release "$a"
@@ -71,7 +71,7 @@ for i in $(seq 0 19); do
   [ "$(cat "$work/out/${a}_$i.out")" = "$want" ] || fail "task $i wrote '$(cat "$work/out/${a}_$i.out")', expected '$want'"
 done
 raw7=$(echo "$rows" | awk -F'|' -v id="${a}_7" '$1 == id {print $2}')
-scontrol show job "${a}_7" | head -1 | grep -qx "JobId=$raw7 ArrayJobId=$a ArrayTaskId=7 ArrayTaskThrottle=5 JobName=task.sh" ||
+scontrol show job "${a}_7" | head -1 | finds -x "JobId=$raw7 ArrayJobId=$a ArrayTaskId=7 ArrayTaskThrottle=5 JobName=task.sh" ||
   fail "scontrol show job ${a}_7: $(scontrol show job "${a}_7" | head -1)"
 [ "$(scontrol show job "$a" | grep -c '^JobId=')" = 20 ] || fail "scontrol show job $a shows $(scontrol show job "$a" | grep -c '^JobId=') jobs"
 [ "$(sacct -j "${a}_7" -X -n -P -o JobID,State)" = "${a}_7|COMPLETED" ] || fail "sacct -j ${a}_7: $(sacct -j "${a}_7" -X -n -P -o JobID,State)"
@@ -96,14 +96,14 @@ me=$(id -u)
 scancel "$b"
 poll_until 20 "" active_of "$b" || fail "array $b still listed after scancel: $(squeue -j "$b")"
 [ "$(sacct -j "$b" -X -n -P -o JobID,State | grep -vc CANCELLED)" = 0 ] || fail "sacct after scancel: $(sacct -j "$b" -X -n -P -o JobID,State)"
-sacct -j "$b" -X -n -P -o JobID | grep -qxF "${b}_[3-6%2]" || fail "the never-started tasks: $(sacct -j "$b" -X -n -P -o JobID)"
+sacct -j "$b" -X -n -P -o JobID | finds -xF "${b}_[3-6%2]" || fail "the never-started tasks: $(sacct -j "$b" -X -n -P -o JobID)"
 
 # 5. kill -9 of the controller while an array runs: after the restart the array carries on.
 c=$(sbatch --parsable --array=0-5%2 -o /dev/null --wrap "sleep 1")
 poll_until 20 2 running_of "$c" || fail "two tasks of $c do not run"
 kill_hard "$(head -1 pids)"
 restart_controller
-grep "replayed [0-9]* events" cairnctld.log | tail -1 | grep -q "after a snapshot up to offset" ||
+grep "replayed [0-9]* events" cairnctld.log | tail -1 | finds "after a snapshot up to offset" ||
   fail "the restarted controller did not start from a snapshot: $(grep replayed cairnctld.log)"
 verify=$(cairn log replay --verify) || fail "replay --verify after the restart: $verify"
 grep -q "^identical" <<<"$verify" || fail "replay --verify: $verify"

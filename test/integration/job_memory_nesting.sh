@@ -48,7 +48,7 @@ over=$(sbatch --parsable --mem=100M -o over.out nested.sh)
 wait_state "$over" OUT_OF_MEMORY 60
 grep -q "holder rss: [0-9]" over.out || fail "the script's holder did not get its memory: $(cat over.out)"
 [ "$(sacct -j "$over" -X -n -P -o State)" = OUT_OF_MEMORY ] || fail "sacct: $(sacct -j "$over" -X -n -P -o State,ExitCode)"
-cairn log dump --job "$over" | grep -q OomDetected || fail "no OomDetected for job $over"
+cairn log dump --job "$over" | finds OomDetected || fail "no OomDetected for job $over"
 
 # 3. Nothing of either job is left in a cgroup.
 memory_dir=$(grep -h "memory enforcement: cgroup" "$work"/*.log | head -1 | sed -n 's/.*job cgroups \([^ ]*\)\/cairnd-.*/\1/p')

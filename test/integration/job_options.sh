@@ -16,8 +16,8 @@ field() { scontrol show job "$1" | grep -o "$2=[^ ]*" | head -1; }
 [ "$(sinfo -h -N -o '%N %f')" = "n1 (null)
 n2 gpu,fast
 n3 bigmem" ] || fail "sinfo %f: $(sinfo -h -N -o '%N %f')"
-scontrol show node n2 | grep -q "AvailableFeatures=gpu,fast" || fail "scontrol show node n2: no AvailableFeatures"
-scontrol show node n2 | grep -q "ActiveFeatures=gpu,fast" || fail "scontrol show node n2: no ActiveFeatures"
+scontrol show node n2 | finds "AvailableFeatures=gpu,fast" || fail "scontrol show node n2: no AvailableFeatures"
+scontrol show node n2 | finds "ActiveFeatures=gpu,fast" || fail "scontrol show node n2: no ActiveFeatures"
 gpu=$(sbatch --parsable -o /dev/null -C "gpu&fast" --wrap 'sleep 30')
 big=$(sbatch --parsable -o /dev/null --constraint="bigmem|nosuch" --wrap 'sleep 30')
 wait_state "$gpu" RUNNING

@@ -65,15 +65,15 @@ $got
 expected
 $expected"
 [ "$(sacct -j "$job" -X -n -P -o JobID)" = "$job" ] || fail "sacct -X shows step lines"
-cairn log audit --job "$job" | grep -q "StepStarted .*stepId=1 name=sh .*command=\"sh -c" || fail "audit lacks StepStarted"
-cairn log audit --job "$job" | grep -q "StepEnded .*exitCode=3" || fail "audit lacks StepEnded"
+cairn log audit --job "$job" | finds "StepStarted .*stepId=1 name=sh .*command=\"sh -c" || fail "audit lacks StepStarted"
+cairn log audit --job "$job" | finds "StepEnded .*exitCode=3" || fail "audit lacks StepEnded"
 
 # 2. An interactive srun across both agents: streamed output, one task per node.
 out=$(srun -N2 -l sh -c 'echo "$SLURMD_NODENAME $SLURM_PROCID/$SLURM_NTASKS step=$SLURM_STEP_ID"' | sort)
 [ "$out" = "0: n1 0/2 step=0
 1: n2 1/2 step=0" ] || fail "srun -N2 printed: $out"
 inter=$(sacct -n -P -o JobID,JobName,State,NodeList | awk -F'|' '$2 == "sh" && $1 !~ /\./ {id=$1} END {print id}')
-scontrol show job "$inter" | grep -q "BatchFlag=0" || fail "an interactive job shows BatchFlag=1"
+scontrol show job "$inter" | finds "BatchFlag=0" || fail "an interactive job shows BatchFlag=1"
 [ "$(sacct -j "$inter" -n -P -o JobID,State,NodeList)" = "$inter|COMPLETED|n[1-2]
 $inter.0|COMPLETED|n[1-2]" ] || fail "interactive job in sacct: $(sacct -j "$inter" -n -P -o JobID,State,NodeList)"
 set +e
@@ -99,7 +99,7 @@ grep -qx after cancel.out || fail "the batch script did not go on after its step
 grep -q "srun exited 143" cancel.out || fail "srun's exit code after SIGTERM: $(cat cancel.out)"
 [ -z "$(pids_of /usr/bin/sleep 301)" ] || fail "the cancelled step's task survived"
 out=$(scancel "$job.7" 2>&1) && fail "scancel of an unknown step succeeded"
-echo "$out" | grep -q "Invalid job id specified" || fail "scancel of an unknown step said: $out"
+echo "$out" | finds "Invalid job id specified" || fail "scancel of an unknown step said: $out"
 
 # 4. Suspend and resume reach the steps on every node; the job's cancel ends them.
 job=$(sbatch --parsable -N2 -n2 --wrap 'srun -N2 -n2 sleep 302')
@@ -161,11 +161,11 @@ grep -q "srun exited [1-9]" crash.out || fail "srun did not fail when its contro
 # 8. Bad input: clear errors, non-zero exits, nothing started.
 before=$(sacct -n -P -X -o JobID | wc -l)
 out=$(srun 2>&1) && fail "srun without a command succeeded"
-echo "$out" | grep -q "No command given" || fail "srun without a command said: $out"
+echo "$out" | finds "No command given" || fail "srun without a command said: $out"
 out=$(srun --cpu-bind=bogus true 2>&1) && fail "srun with a bad --cpu-bind succeeded"
-echo "$out" | grep -q "invalid --cpu-bind" || fail "bad --cpu-bind said: $out"
+echo "$out" | finds "invalid --cpu-bind" || fail "bad --cpu-bind said: $out"
 out=$(srun --jobid=999999 true 2>&1) && fail "srun in an unknown job succeeded"
-echo "$out" | grep -q "Unable to create step for job 999999: Invalid job id specified" || fail "unknown job said: $out"
+echo "$out" | finds "Unable to create step for job 999999: Invalid job id specified" || fail "unknown job said: $out"
 [ "$(sacct -n -P -X -o JobID | wc -l)" = "$before" ] || fail "bad srun input created a job"
 job=$(sbatch --parsable -o toobig.out --wrap 'srun -N2 true; echo "srun exited $?"')
 wait_state "$job" COMPLETED
@@ -187,7 +187,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
   rc=$?
   set -e
   [ "$rc" = 1 ] || fail "another user's srun exited $rc: $out"
-  echo "$out" | grep -q "Access/permission denied" || fail "another user's srun said: $out"
+  echo "$out" | finds "Access/permission denied" || fail "another user's srun said: $out"
   scancel "$job"
 else
   skip_part "part 9: needs root and setpriv to run srun as another user"

@@ -49,13 +49,13 @@ IFS='|' read -r live_id live_rss live_node live_cpu live_tasks <<<"$live"
 [ "$(cpu_seconds "$live_cpu")" -ge 1 ] || fail "sstat AveCPU below 1 s: $live"
 [ "$live_tasks" = 1 ] || fail "sstat NTasks: $live"
 # -a lists the batch step; without it (and no step) the batch step is skipped, as in Slurm.
-sstat -a -j "$job" -n -P -o JobID | grep -qx "$job.batch" || fail "sstat -a does not list $job.batch"
+sstat -a -j "$job" -n -P -o JobID | finds -x "$job.batch" || fail "sstat -a does not list $job.batch"
 [ -z "$(sstat -j "$job" -n -P -o JobID)" ] || fail "sstat -j JOB without -a lists the batch step"
 header=$(sstat -j "$job.batch" | head -1)
 [[ "$header" == "JobID         MaxVMSize  MaxVMSizeNode  MaxVMSizeTask  AveVMSize     MaxRSS MaxRSSNode MaxRSSTask "* ]] ||
   fail "sstat's default header: $header"
-seff "$job" | grep -qx "State: RUNNING" || fail "seff of a running job: $(seff "$job")"
-seff "$job" | grep -qx "WARNING: Efficiency statistics may be misleading for RUNNING jobs." ||
+seff "$job" | finds -x "State: RUNNING" || fail "seff of a running job: $(seff "$job")"
+seff "$job" | finds -x "WARNING: Efficiency statistics may be misleading for RUNNING jobs." ||
   fail "seff's warning for a running job: $(seff "$job")"
 
 # Another user cannot sstat it (slurmd's "Invalid user id").

@@ -51,7 +51,7 @@ job=$(sbatch --parsable --wrap 'sleep 300')
 wait_state "$job" RUNNING
 scontrol suspend "$job"
 wait_state "$job" SUSPENDED
-squeue -j "$job" -h -o %t | grep -qx S || fail "squeue does not show S"
+squeue -j "$job" -h -o %t | finds -x S || fail "squeue does not show S"
 scontrol resume "$job"
 wait_state "$job" RUNNING
 
@@ -65,7 +65,7 @@ wait_state "$running" RUNNING
 pending=$(sbatch --parsable -H --wrap 'true')
 kill_hard "$(head -1 pids)"
 restart_controller
-squeue -j "$pending" -h -o %t | grep -q PD || fail "pending job lost after the controller restart"
+squeue -j "$pending" -h -o %t | finds PD || fail "pending job lost after the controller restart"
 wait_state "$running" COMPLETED 30
 scontrol release "$pending"
 wait_state "$pending" COMPLETED
@@ -110,8 +110,8 @@ grep -q "fenced: .* claimed shard 0 with epoch 3" cairnctld.log || fail "the fir
 state_on_second() { CAIRN_CONF=$work/second.conf squeue -h -t all -j "$pending" -o '%T' 2>/dev/null; }
 poll_until 60 COMPLETED state_on_second || fail "the second controller lost history (job $pending: '$(state_on_second)')"
 held=$(CAIRN_CONF=$work/second.conf sbatch --parsable -H --wrap true) || fail "the second controller refused a submission"
-cairn log dump --kind EpochClaimed | tail -1 | grep -q "epoch=3" || fail "no epoch 3 claim"
-cairn log dump --job "$held" --kind JobSubmitted | grep -q "epoch\|JobSubmitted" || fail "held job not in the log"
+cairn log dump --kind EpochClaimed | tail -1 | finds "epoch=3" || fail "no epoch 3 claim"
+cairn log dump --job "$held" --kind JobSubmitted | finds "epoch\|JobSubmitted" || fail "held job not in the log"
 
 # 7. The broker stops answering: a command is refused with the reason (not acked), and
 #    accepted again once the broker is back.
@@ -128,7 +128,7 @@ for _ in $(seq 20); do  # the controller makes a new producer once the broker an
   sleep 0.5
 done
 [ -n "$again" ] || fail "no submission after the broker came back"
-CAIRN_CONF=$work/second.conf squeue -h -j "$again" -o %t | grep -qx PD || fail "job $again not pending"
+CAIRN_CONF=$work/second.conf squeue -h -j "$again" -o %t | finds -x PD || fail "job $again not pending"
 
 # 8. Brokers out of reach at start: the controller says so and keeps retrying; it does not serve.
 sed "s|^EventLog=.*|EventLog=kafka:127.0.0.1:1/cairn.events|; s|^ControllerSocket=.*|ControllerSocket=$work/third.sock|" \

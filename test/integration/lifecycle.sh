@@ -19,8 +19,8 @@ job=${BASH_REMATCH[1]}
 wait_state "$job" COMPLETED
 grep -q "job=$job name=envcheck nodes=n1 ntasks=1 cpus=1" "slurm-$job.out" || fail "environment: $(cat "slurm-$job.out")"
 grep -q "submit_dir=$work partition=debug cluster=local" "slurm-$job.out" || fail "environment: $(cat "slurm-$job.out")"
-scontrol show job "$job" | grep -q "JobState=COMPLETED" || fail "scontrol show job"
-scontrol show job "$job" | grep -q "ExitCode=0:0" || fail "exit code 0:0"
+scontrol show job "$job" | finds "JobState=COMPLETED" || fail "scontrol show job"
+scontrol show job "$job" | finds "ExitCode=0:0" || fail "exit code 0:0"
 # Its story in each daemon's log, under Slurm's token: grep -w JobId=N (not JobId=N0).
 story=$(grep -w "JobId=$job" cairnctld.log) || fail "the controller's log never says JobId=$job"
 for event in JobSubmitted JobAllocated JobEnded; do  # a job runs from its JobAllocated
@@ -54,7 +54,7 @@ wait_state "$job" TIMEOUT 30
 
 # 5. Hold and release.
 job=$(submit -H --wrap 'true')
-squeue -j "$job" -h -o "%t %R" | grep -q "PD (JobHeldUser)" || fail "held job shows $(squeue -j "$job" -h -o '%t %R')"
+squeue -j "$job" -h -o "%t %R" | finds "PD (JobHeldUser)" || fail "held job shows $(squeue -j "$job" -h -o '%t %R')"
 scontrol release "$job"
 wait_state "$job" COMPLETED
 
@@ -62,8 +62,8 @@ wait_state "$job" COMPLETED
 job=$(submit --wrap 'sleep 300')
 wait_state "$job" RUNNING
 scontrol requeue "$job"
-for _ in $(seq 100); do scontrol show job "$job" | grep -q "Restarts=1" && break; sleep 0.1; done
-scontrol show job "$job" | grep -q "Restarts=1" || fail "requeue did not count a restart"
+for _ in $(seq 100); do scontrol show job "$job" | finds "Restarts=1" && break; sleep 0.1; done
+scontrol show job "$job" | finds "Restarts=1" || fail "requeue did not count a restart"
 wait_state "$job" RUNNING
 scancel "$job"
 wait_state "$job" CANCELLED
@@ -110,7 +110,7 @@ pending=$(submit -H --wrap 'true')
 ctl=$(head -1 pids)
 kill_hard "$ctl"
 restart_controller
-squeue -j "$pending" -h -o "%t" | grep -q PD || fail "pending job lost after controller restart"
+squeue -j "$pending" -h -o "%t" | finds PD || fail "pending job lost after controller restart"
 wait_state "$running" COMPLETED 30
 
 # 9. A lost agent (no registration within NodeTimeout): its jobs end NODE_FAIL; one that may
@@ -123,7 +123,7 @@ for _ in $(seq 50); do [ -s lost.pid ] && [ -s requeued.pid ] && break; sleep 0.
 orphan_groups+=("$(cat lost.pid)" "$(cat requeued.pid)")
 kill -9 "$(sed -n 2p pids)"
 wait_state "$job" NODE_FAIL 30
-sinfo -N -h -o "%N %t" | grep -q "n1 down" || fail "node n1 not down: $(sinfo -N -h)"
+sinfo -N -h -o "%N %t" | finds "n1 down" || fail "node n1 not down: $(sinfo -N -h)"
 for _ in $(seq 100); do [ "$(sacct -j "$requeued" -X -n -P -o Restarts)" = 1 ] && break; sleep 0.1; done
 [ "$(sacct -j "$requeued" -X -n -P -o Restarts)" = 1 ] || fail "job $requeued was not requeued after NODE_FAIL"
 [ "$(sacct -j "$requeued" -D -X -n -P -o State | head -1)" = NODE_FAIL ] || fail "the requeued job's first run"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `cairn log` on a known history: golden outputs, filters, exit codes, torn and corrupt logs.
 set -euo pipefail
+source "$(dirname "$0")/finds.bash"
 build=$1 source=$2
 cairn=$build/bin/cairn
 work=$(mktemp -d /tmp/cairn-log-cli-XXXXXX)
@@ -18,8 +19,8 @@ diff -u "$source/test/golden/log_audit_job1.txt" <("$cairn" log audit --log "$wo
 [ "$("$cairn" log dump --log "$work/log" --kind JobSubmitted | wc -l)" = 3 ] || fail "--kind"
 [ "$("$cairn" log dump --log "$work/log" --from 5 --to 7 | wc -l)" = 3 ] || fail "--from/--to offsets"
 [ "$("$cairn" log dump --log "$work/log" --from 2026-11-18T11:07:30 --kind JobEnded | wc -l)" = 1 ] || fail "--from time"
-"$cairn" log verify --log "$work/log" | grep -q "two replays identical" || fail "verify"
-"$cairn" log stats --log "$work/log" | grep -q "JobSubmitted  *3" || fail "stats"
+"$cairn" log verify --log "$work/log" | finds "two replays identical" || fail "verify"
+"$cairn" log stats --log "$work/log" | finds "JobSubmitted  *3" || fail "stats"
 
 # Bad input: clear error, non-zero exit.
 expect_error() {  # expected-code expected-text command...

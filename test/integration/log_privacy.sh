@@ -66,7 +66,7 @@ for command in "dump --job $job --json" "audit --job $job" "stats" "verify"; do
 done
 set +e; out=$(as "$reader" env CAIRN_CONF="$CAIRN_CONF" "$user_bin/cairn" log dump --json 2>&1); rc=$?; set -e
 [ "$rc" = 1 ] && grep -q "permission denied reading the event log" <<<"$out" || fail "cairn log dump (configured log): $out"
-if as "$reader" cat "$work"/state/log/p0/*.seg "$work"/state/snapshots/snapshot-*.capnp 2>/dev/null | grep -qa "hunter2"; then
+if as "$reader" cat "$work"/state/log/p0/*.seg "$work"/state/snapshots/snapshot-*.capnp 2>/dev/null | finds -a "hunter2"; then
   fail "$reader read a job's environment from the files"
 fi
 # --at reads the log in the CLI: on a file log it is SlurmUser's and root's too (docs/decisions.md).
@@ -74,12 +74,12 @@ set +e; out=$(as "$reader" env CAIRN_CONF="$CAIRN_CONF" "$user_bin/squeue" --at 
 [ "$rc" = 1 ] && grep -qF "squeue: error: permission denied reading the event log $work/state/log" <<<"$out" ||
   fail "squeue --at by $reader: $out"
 # What the controller's permission rules allow still works for them.
-as "$reader" env CAIRN_CONF="$CAIRN_CONF" "$user_bin/squeue" -h -t all -o %i -j "$job" | grep -qx "$job" ||
+as "$reader" env CAIRN_CONF="$CAIRN_CONF" "$user_bin/squeue" -h -t all -o %i -j "$job" | finds -x "$job" ||
   fail "squeue by $reader"
 
 # SlurmUser reads the log.
-as "$operator" "$user_bin/cairn" log dump --job "$job" --json --log "$work/state/log" | grep -q "hunter2-$suffix" ||
+as "$operator" "$user_bin/cairn" log dump --job "$job" --json --log "$work/state/log" | finds "hunter2-$suffix" ||
   fail "SlurmUser cannot read the event log"
-as "$operator" "$user_bin/cairn" log verify --log "$work/state/log" | grep -q "two replays identical" ||
+as "$operator" "$user_bin/cairn" log verify --log "$work/state/log" | finds "two replays identical" ||
   fail "SlurmUser's cairn log verify"
 echo "log_privacy: all checks passed"

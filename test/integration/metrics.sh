@@ -60,7 +60,7 @@ scancel "$cancelled"
 wait_state "$cancelled" CANCELLED
 # One job over its --mem, where the agent enforces memory: an OOM kill.
 oom=0
-if scontrol show node n1 | grep -q 'MemoryEnforcement=off'; then
+if scontrol show node n1 | finds 'MemoryEnforcement=off'; then
   skip_part "the agent runs without memory enforcement here: no OOM kill to count"
 else
   over=$(sbatch --parsable --mem=50M --wrap 'dd if=/dev/zero of=/dev/null bs=300M count=1')
@@ -135,7 +135,7 @@ for line in "Jobs submitted: $((7 + oom))" "Jobs started:   $((7 + oom))" "Jobs 
   grep -qxF "$line" <<<"$out" || fail "sdiag has no line '$line': $out"
 done
 grep -Eq $'^\tsubmit +\\(    1\\) count:'"$((7 + oom))"' ' <<<"$out" || fail "sdiag: no submit RPC count of $((7 + oom)): $out"
-head -1 <<<"$out" | grep -qx '\*\{55\}' || fail "sdiag's header: $out"
+head -1 <<<"$out" | finds -x '\*\{55\}' || fail "sdiag's header: $out"
 
 # sdiag --reset: an operator's (root here); nobody is refused with Slurm's words.
 if command -v setpriv >/dev/null; then
@@ -147,7 +147,7 @@ if command -v setpriv >/dev/null; then
   [ "$refused" = "slurm_reset_statistics: Access/permission denied" ] || fail "sdiag --reset by nobody: '$refused'"
 fi
 [ "$(sdiag --reset)" = "Reset scheduling statistics" ] || fail "sdiag --reset"
-sdiag | grep -qxF "Jobs submitted: 0" || fail "sdiag after a reset: $(sdiag)"
+sdiag | finds -xF "Jobs submitted: 0" || fail "sdiag after a reset: $(sdiag)"
 sbatch --parsable --wrap true >/dev/null
 poll_until 30 1 sh -c "sdiag | sed -n 's/^Jobs submitted: //p'" || fail "sdiag after a reset and a submission: $(sdiag)"
 # The Prometheus counters never go back.

@@ -60,13 +60,13 @@ wait_state "$job" RUNNING
 scancel "$job"
 wait_state "$job" CANCELLED
 [ "$(authenticated root)" -ge $((before + 4)) ] || fail "the CLI did not authenticate over TCP: $(authenticated root)"
-cairn log dump --job "$job" --kind JobCancelled | grep -q "actor=root(0)/operator" \
+cairn log dump --job "$job" --kind JobCancelled | finds "actor=root(0)/operator" \
   || fail "cancel's actor: $(cairn log dump --job "$job" --kind JobCancelled)"
 
 # Without CAIRN_CONTROLLER a host without the Unix socket goes over TCP by itself.
 sed "s|^ControllerSocket=.*|ControllerSocket=$work/no-such.sock|" "$CAIRN_CONF" >"$work/remote.conf"
 before=$(authenticated root)
-CAIRN_CONTROLLER= CAIRN_CONF=$work/remote.conf squeue -h -j "$job" -t all -o %i | grep -qx "$job" \
+CAIRN_CONTROLLER= CAIRN_CONF=$work/remote.conf squeue -h -j "$job" -t all -o %i | finds -x "$job" \
   || fail "squeue over TCP by ControllerAddr:ControllerPort"
 [ "$(authenticated root)" -gt "$before" ] || fail "the remote-host squeue did not come over TCP"
 
@@ -79,7 +79,7 @@ if "${as_nobody[@]}" true 2>/dev/null; then
   mine=$(cd /tmp && "${as_nobody[@]}" "$bin/sbatch" --parsable -H -o /dev/null --wrap 'sleep 60') \
     || fail "nobody cannot submit over TCP"
   [ "$(squeue -h -j "$mine" -o %u)" = nobody ] || fail "nobody's job shows user '$(squeue -h -j "$mine" -o %u)'"
-  cairn log dump --job "$mine" --kind JobSubmitted | grep -q "actor=nobody(65534)/user" \
+  cairn log dump --job "$mine" --kind JobSubmitted | finds "actor=nobody(65534)/user" \
     || fail "submit's actor: $(cairn log dump --job "$mine" --kind JobSubmitted)"
   "${as_nobody[@]}" "$bin/scancel" "$mine" || fail "nobody cannot cancel their own job"
   wait_state "$mine" CANCELLED
@@ -116,7 +116,7 @@ done
 
 # A client without MUNGE (its AuthType=auth/none) is anonymous over TCP: it may query only.
 sed "s|^AuthType=.*|AuthType=auth/none|" "$CAIRN_CONF" >"$work/noauth.conf"
-CAIRN_CONF=$work/noauth.conf squeue -h -j "$held" -o %i | grep -qx "$held" || fail "anonymous squeue"
+CAIRN_CONF=$work/noauth.conf squeue -h -j "$held" -o %i | finds -x "$held" || fail "anonymous squeue"
 expect_error "Access/permission denied: unauthenticated connection" \
   env CAIRN_CONF="$work/noauth.conf" sbatch --wrap true
 expect_error "Access/permission denied: unauthenticated connection" \
@@ -127,7 +127,7 @@ cp "$CAIRN_CONF" "$work/munge-client.conf"
 kill_hard "$(head -1 "$work/pids")"
 sed -i "s|^AuthType=.*|AuthType=auth/none|" "$CAIRN_CONF"
 restart_controller
-squeue -h -j "$held" -o %i | grep -qx "$held" || fail "squeue over TCP with auth/none"
+squeue -h -j "$held" -o %i | finds -x "$held" || fail "squeue over TCP with auth/none"
 sinfo >/dev/null || fail "sinfo over TCP with auth/none"
 expect_error "sbatch: error: Batch job submission failed: Access/permission denied: unauthenticated connection" \
   sbatch --wrap true

@@ -18,7 +18,7 @@ node_of() { sacct -j "$1" -X -n -P -o NodeList | head -1; }
 
 # 1. Before: no node has "gpu"; Weight 1 everywhere.
 expect_error "sbatch: error: Batch job submission failed: Invalid feature specification" sbatch -C gpu --wrap true
-scontrol show node n1 | grep -q "AvailableFeatures=(null)" || fail "n1 has features: $(scontrol show node n1)"
+scontrol show node n1 | finds "AvailableFeatures=(null)" || fail "n1 has features: $(scontrol show node n1)"
 before=$(date +%Y-%m-%dT%H:%M:%S)
 until_after=$(( $(date +%s) + 1 ))
 while [ "$(date +%s)" -le "$until_after" ]; do sleep 0.1; done  # the clock passes the instant --at will ask
@@ -33,8 +33,8 @@ job=$(sbatch --parsable -C gpu --wrap true)
 wait_state "$job" COMPLETED
 [ "$(node_of "$job")" = n1 ] || fail "-C gpu ran on '$(node_of "$job")'"
 scontrol update NodeName=n1 ActiveFeatures=gpu
-scontrol show node n1 | grep -q "^   ActiveFeatures=gpu$" || fail "ActiveFeatures=gpu: $(scontrol show node n1)"
-sinfo -h -N -o '%N|%f|%b' | grep -qx "n1|gpu,fast|gpu" || fail "sinfo %f|%b: $(sinfo -N -o '%N %f %b')"
+scontrol show node n1 | finds "^   ActiveFeatures=gpu$" || fail "ActiveFeatures=gpu: $(scontrol show node n1)"
+sinfo -h -N -o '%N|%f|%b' | finds -x "n1|gpu,fast|gpu" || fail "sinfo %f|%b: $(sinfo -N -o '%N %f %b')"
 # -C uses the active features: "fast" is only available now.
 expect_error "sbatch: error: Batch job submission failed: Invalid feature specification" sbatch -C fast --wrap true
 
@@ -46,15 +46,15 @@ expect_error "slurm_update error: Invalid node name specified" scontrol update N
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
   expect_error "slurm_update error: Invalid user id" \
     setpriv --reuid=65534 --regid=65534 --clear-groups -- "$bin/scontrol" update NodeName=n2 Features=mine
-  scontrol show node n2 | grep -q "AvailableFeatures=(null)" || fail "a user's update took: $(scontrol show node n2)"
+  scontrol show node n2 | finds "AvailableFeatures=(null)" || fail "a user's update took: $(scontrol show node n2)"
 else
   skip_part "part 3 (a user's update refused): needs root and setpriv to run scontrol as another user"
 fi
 
 # 4. Weight: jobs go to the lighter node first.
 scontrol update NodeName=n1 Weight=10
-scontrol show node n1 | grep -q " Weight=10 " || fail "Weight=10: $(scontrol show node n1)"
-sinfo -h -N -o '%N|%w' | grep -qx "n1|10" || fail "sinfo %w: $(sinfo -N -o '%N %w')"
+scontrol show node n1 | finds " Weight=10 " || fail "Weight=10: $(scontrol show node n1)"
+sinfo -h -N -o '%N|%w' | finds -x "n1|10" || fail "sinfo %w: $(sinfo -N -o '%N %w')"
 light=$(sbatch --parsable -n 1 --wrap true)
 wait_state "$light" COMPLETED
 [ "$(node_of "$light")" = n2 ] || fail "the job ran on '$(node_of "$light")', not the lighter n2"
@@ -69,13 +69,13 @@ restart_controller
 shown=$(scontrol show node n1)
 grep -q "^   AvailableFeatures=gpu,fast$" <<<"$shown" && grep -q "^   ActiveFeatures=gpu$" <<<"$shown" ||
   fail "features lost by the restart: $shown"
-scontrol show node n2 | grep -q " Weight=5 " || fail "weight lost by the restart: $(scontrol show node n2)"
+scontrol show node n2 | finds " Weight=5 " || fail "weight lost by the restart: $(scontrol show node n2)"
 again=$(sbatch --parsable -C gpu --wrap true)
 wait_state "$again" COMPLETED
 [ "$(node_of "$again")" = n1 ] || fail "-C gpu after the restart ran on '$(node_of "$again")'"
 
 # 6. --at before the change: the old features.
-scontrol --at "$before" show node n1 | grep -q "^   AvailableFeatures=(null)$" ||
+scontrol --at "$before" show node n1 | finds "^   AvailableFeatures=(null)$" ||
   fail "show node --at $before: $(scontrol --at "$before" show node n1)"
 
 # 7. Every change is a NodeUpdated event.

@@ -28,8 +28,8 @@ grep -q " ExitCode=0:125" <<<"$show" || fail "scontrol exit code: $show"
 [ "$(squeue -t all -j "$over" -h -o '%.2t')" = "OO" ] || fail "squeue compact state"
 [ "$(sacct -j "$over" -X -n -P -o State,ExitCode)" = "OUT_OF_MEMORY|0:125" ] || fail "sacct: $(sacct -j "$over" -X -n -P -o State,ExitCode)"
 # With -s, Slurm's window is [-S, -E], both "now" unless given: a job that ended a second ago is outside it.
-sacct -s OOM -S now-1hours -E now -X -n -P -o JobID | grep -qx "$over" || fail "sacct -s OOM does not list $over"
-sacct -s OUT_OF_MEMORY -S now-1hours -E now -X -n -P -o JobID | grep -qx "$over" || fail "sacct -s OUT_OF_MEMORY does not list $over"
+sacct -s OOM -S now-1hours -E now -X -n -P -o JobID | finds -x "$over" || fail "sacct -s OOM does not list $over"
+sacct -s OUT_OF_MEMORY -S now-1hours -E now -X -n -P -o JobID | finds -x "$over" || fail "sacct -s OUT_OF_MEMORY does not list $over"
 audit=$(cairn log audit --job "$over")
 grep -q "OomDetected" <<<"$audit" || fail "audit has no OomDetected: $audit"
 grep -Eq "node=n1 .*peak=[0-9.]+[KMG]? .*limit=50M" <<<"$audit" || fail "audit lacks node, peak and limit: $audit"
@@ -42,14 +42,14 @@ wait_state "$under" COMPLETED
 killed=$(sbatch --parsable --mem=50M --wrap 'kill -9 $$')
 wait_state "$killed" FAILED
 [ "$(sacct -j "$killed" -X -n -P -o ExitCode)" = "0:9" ] || fail "self-killed job: $(sacct -j "$killed" -X -n -P -o State,ExitCode)"
-cairn log dump --job "$killed" | grep -q OomDetected && fail "a self-killed job was reported as OOM"
+cairn log dump --job "$killed" | finds OomDetected && fail "a self-killed job was reported as OOM"
 
 # 4. One child OOM-killed while the script goes on: recorded at once, OUT_OF_MEMORY at the end.
 child=$(sbatch --parsable --mem=50M --wrap "$hog || true; for i in \$(seq 600); do [ -e $work/release-child ] && break; sleep 0.05; done; echo survived")
 wait_state "$child" RUNNING
-for _ in $(seq 400); do cairn log dump --job "$child" | grep -q OomDetected && break; sleep 0.05; done
+for _ in $(seq 400); do cairn log dump --job "$child" | finds OomDetected && break; sleep 0.05; done
 [ "$(state_of "$child")" = RUNNING ] || fail "job $child should still run while its OOM is recorded ($(state_of "$child"))"
-cairn log dump --job "$child" | grep -q OomDetected || fail "the OOM kill of a child was not recorded while the job ran"
+cairn log dump --job "$child" | finds OomDetected || fail "the OOM kill of a child was not recorded while the job ran"
 touch "$work/release-child"
 wait_state "$child" OUT_OF_MEMORY
 grep -q survived "slurm-$child.out" || fail "the script did not go on after its child's OOM kill"
@@ -78,7 +78,7 @@ if [ "$enforcement" = "MemoryEnforcement=cgroup/v1" ] && [ -d "$memory_dir" ]; t
   sh -c 'echo $$ > "$1/cgroup.procs" && exec dd if=/dev/zero of=/dev/null bs=70M count=1 2>/dev/null' _ "$cgroup" || true
   wait_state "$suspended" OUT_OF_MEMORY
   [ "$(sacct -j "$suspended" -X -n -P -o ExitCode)" = "0:125" ] || fail "suspended OOM exit code"
-  cairn log dump --job "$suspended" | grep -q "JobSuspend" || fail "job $suspended was never suspended"
+  cairn log dump --job "$suspended" | finds "JobSuspend" || fail "job $suspended was never suspended"
 else
   skip_part "part 6: needs the cgroup v1 memory controller"
 fi

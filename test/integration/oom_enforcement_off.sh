@@ -8,11 +8,11 @@ build=$1
 source "$(dirname "$0")/cluster.bash"
 start_cluster_with 1 2 2000 "ConstrainRAMSpace=no"
 
-scontrol show node n1 | grep -q "MemoryEnforcement=off" || fail "scontrol show node: $(scontrol show node n1)"
+scontrol show node n1 | finds "MemoryEnforcement=off" || fail "scontrol show node: $(scontrol show node n1)"
 [ "$(grep -c 'memory enforcement off: ConstrainRAMSpace=no' "$work/cairnd-n1.log")" = 1 ] ||
   fail "the agent did not say once that memory enforcement is off"
 
 job=$(sbatch --parsable --mem=50M --wrap 'dd if=/dev/zero of=/dev/null bs=300M count=1')
 wait_state "$job" COMPLETED
-cairn log dump --job "$job" | grep -q OomDetected && fail "an unenforced job was reported as OOM"
+cairn log dump --job "$job" | finds OomDetected && fail "an unenforced job was reported as OOM"
 echo "oom_enforcement_off: all checks passed"

@@ -63,7 +63,7 @@ out=$(srun --exclusive -L fluent -n1 sh -c 'echo "cpus=$SLURM_CPUS_ON_NODE job=$
 job=$(sed -n 's/.*job=//p' <<<"$out")
 [ -n "$job" ] || fail "srun --exclusive printed: $out"
 [ "$(sacct -j "$job" -X -n -P -o AllocCPUS)" = 2 ] || fail "srun --exclusive: AllocCPUS $(sacct -j "$job" -X -n -P -o AllocCPUS)"
-scontrol show job "$job" | grep -q "OverSubscribe=NO" || fail "srun --exclusive job: $(scontrol show job "$job")"
+scontrol show job "$job" | finds "OverSubscribe=NO" || fail "srun --exclusive job: $(scontrol show job "$job")"
 [ "$(field "$job" Licenses)" = "Licenses=fluent:1" ] || fail "srun -L: $(field "$job" Licenses)"
 
 # 3. Hints are accepted and recorded where Slurm shows them.

@@ -6,6 +6,7 @@
 # installed programs (`cairn local up` from the scratch root), and lintian, which must
 # find no error and no warning (the overrides it honours say why, in the package).
 set -euo pipefail
+source "$(dirname "$0")/finds.bash"
 build=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
 bin=$build/bin
@@ -66,7 +67,7 @@ dpkg -x "$deb" "$root"
 for file in usr/bin/cairn usr/bin/cairn-slurm usr/sbin/cairnctld usr/sbin/cairnd \
             usr/libexec/cairn/cairn-stepd usr/libexec/cairn/cairn-cgroup-exec; do
   [ -x "$root/$file" ] || fail "/$file is missing or not executable"
-  ! file "$root/$file" 2>/dev/null | grep -q "not stripped" || fail "/$file is not stripped"
+  ! file "$root/$file" 2>/dev/null | finds "not stripped" || fail "/$file is not stripped"
 done
 for front in sbatch srun squeue scontrol scancel sacct sinfo sacctmgr sdiag sbatch_longrun; do
   [ "$(readlink "$root/usr/bin/$front")" = cairn-slurm ] || fail "/usr/bin/$front is not a symlink to cairn-slurm"

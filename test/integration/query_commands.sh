@@ -20,8 +20,8 @@ for line in "show jobid -dd $failed" "show job -dd $failed" "-dd show jobid=$fai
   grep -q "JobState=FAILED Reason=NonZeroExitCode" <<<"$out" || fail "scontrol $line: no JobState=FAILED: $out"
   grep -q "ExitCode=3:0" <<<"$out" || fail "scontrol $line: no ExitCode=3:0"
 done
-scontrol show jobid -dd "$failed" | grep -q "^   DerivedExitCode=0:0$" || fail "-dd shows no DerivedExitCode="
-scontrol show jobid "$failed" | grep -q "DerivedExitCode" && fail "DerivedExitCode= without -d"
+scontrol show jobid -dd "$failed" | finds "^   DerivedExitCode=0:0$" || fail "-dd shows no DerivedExitCode="
+scontrol show jobid "$failed" | finds "DerivedExitCode" && fail "DerivedExitCode= without -d"
 [ "$(scontrol -o show jobid "$failed" | wc -l)" = 1 ] || fail "scontrol -o show jobid is not one line"
 [ "$(scontrol show jobid "$failed" --oneliner | wc -l)" = 1 ] || fail "--oneliner after the id is not one line"
 out=$(scontrol show jobid -dd 999999 2>&1) && fail "scontrol showed an unknown job: $out"
@@ -36,8 +36,8 @@ running=$(sbatch --parsable -J sleeper --wrap 'sleep 300')
 wait_state "$running" RUNNING
 listed=$(squeue -h -o %i | tr '\n' ' ')
 [ "$listed" = "$running " ] || fail "plain squeue lists '$listed', expected only the running $running"
-squeue -h -t all -o %i | grep -qx "$failed" || fail "squeue -t all misses the finished $failed"
-squeue -h -t F -o %i | grep -qx "$failed" || fail "squeue -t F misses the failed $failed"
+squeue -h -t all -o %i | finds -x "$failed" || fail "squeue -t all misses the finished $failed"
+squeue -h -t F -o %i | finds -x "$failed" || fail "squeue -t F misses the failed $failed"
 out=$(squeue -j "$failed") || fail "squeue -j of a finished job failed: $out"
 [ "$out" = "$(squeue -j "$running" | head -1)" ] || fail "squeue -j of a finished job shows more than the header: $out"
 [ "$(squeue -h -j "$failed" -t all -o %T)" = FAILED ] || fail "squeue -j -t all: $(squeue -j "$failed" -t all)"
@@ -46,7 +46,7 @@ out=$(squeue -j "$failed") || fail "squeue -j of a finished job failed: $out"
 out=$(scontrol show step "$running.batch") || fail "show step $running.batch: $out"
 grep -q "^StepId=$running.batch UserId=$me StartTime=.* TimeLimit=UNLIMITED$" <<<"$out" || fail "show step: $out"
 grep -q "State=RUNNING Partition=debug NodeList=n1" <<<"$out" || fail "show step: $out"
-scontrol show steps | grep -q "^StepId=$running.batch " || fail "show steps misses $running.batch"
+scontrol show steps | finds "^StepId=$running.batch " || fail "show steps misses $running.batch"
 out=$(scontrol show step "$failed") && fail "show step of a finished job: $out"
 [ "$out" = "Job step $failed. not found" ] || fail "show step of a finished job: '$out'"
 

@@ -36,7 +36,7 @@ answer=$("$probe" "$socket")
 grep -q "root-s3cr3t-env" <<<"$answer" || fail "root (an operator) does not get a job's environment"
 grep -q "nobody-s3cr3t-script" <<<"$answer" || fail "root (an operator) does not get another user's script"
 # Without asking, not even the owner gets them: squeue's answers carry no script.
-"${other[@]}" "$bin/squeue" -h -o '%i %u' | grep -q "^$root_job root$" || fail "nobody's squeue misses root's job"
+"${other[@]}" "$bin/squeue" -h -o '%i %u' | finds "^$root_job root$" || fail "nobody's squeue misses root's job"
 
 # 2. PrivateData=jobs,usage: other users' jobs are not even listed.
 # The controller `cairn local up` started, then each one the test restarts.
@@ -59,7 +59,7 @@ restart_controller
 # 3. sacct without -a shows the caller's own jobs, as Slurm's does; with -j anyone's.
 shown=$("${other[@]}" "$bin/sacct" -X -n -o JobID | tr -d ' ' | tr '\n' ' ')
 [ "$shown" = "$nobody_job " ] || fail "nobody's plain sacct shows '$shown'"
-"${other[@]}" "$bin/sacct" -X -n -o JobID -j "$root_job" | grep -q "$root_job" || fail "sacct -j misses root's job"
+"${other[@]}" "$bin/sacct" -X -n -o JobID -j "$root_job" | finds "$root_job" || fail "sacct -j misses root's job"
 
 # 4. A listing longer than a page (1,000 jobs) comes back whole, once each.
 for _ in $(seq 1200); do sbatch -H -Q --wrap true >/dev/null; done

@@ -48,14 +48,14 @@ sed -i 's/^KillWait=2$/KillWait=3/' "$conf"
 out=$(scontrol reconfigure 2>&1) || fail "reconfigure refused: $out"
 [ -z "$out" ] || fail "scontrol reconfigure printed '$out'"
 [ "$(partition_exists extra)" = yes ] || fail "partition extra not there after reconfigure"
-scontrol show config | grep -qxF "KillWait                = 3 sec" || fail "KillWait not changed live"
-scontrol show burstbuffer | grep -q "PoolName\[0\]=fast .*TotalSpace=1G " || fail "pool not added: $(scontrol show burstbuffer)"
+scontrol show config | finds -xF "KillWait                = 3 sec" || fail "KillWait not changed live"
+scontrol show burstbuffer | finds "PoolName\[0\]=fast .*TotalSpace=1G " || fail "pool not added: $(scontrol show burstbuffer)"
 restart_agent n3
 wait_registrations n3 1
 job=$(sbatch --parsable -p extra --wrap 'echo "on $SLURM_JOB_NODELIST"')
 wait_state "$job" COMPLETED
 [ "$(cat "slurm-$job.out")" = "on n3" ] || fail "job $job ran on '$(cat "slurm-$job.out")', expected n3"
-cairn log dump | grep -q "ConfigApplied" || fail "no ConfigApplied event in the log"
+cairn log dump | finds "ConfigApplied" || fail "no ConfigApplied event in the log"
 before_lowering=$(( $(date +%s) + 1 ))
 while [ "$(date +%s)" -le "$before_lowering" ]; do sleep 0.1; done  # the clock passes the instant --at asks
 
@@ -63,8 +63,8 @@ while [ "$(date +%s)" -le "$before_lowering" ]; do sleep 0.1; done  # the clock 
 sed -i 's/^PartitionName=debug Nodes=ALL Default=YES MaxTime=UNLIMITED$/PartitionName=debug Nodes=ALL Default=YES MaxTime=5/' "$conf"
 sed -i 's/^BurstBuffer=Pool=fast Capacity=1G /BurstBuffer=Pool=fast Capacity=2G /' "$conf"
 scontrol reconfigure || fail "reconfigure of MaxTime refused"
-scontrol show burstbuffer | grep -q "PoolName\[0\]=fast .*TotalSpace=2G " || fail "pool not resized: $(scontrol show burstbuffer)"
-scontrol show partition debug | grep -q "MaxTime=00:05:00 " || fail "MaxTime not lowered: $(scontrol show partition debug)"
+scontrol show burstbuffer | finds "PoolName\[0\]=fast .*TotalSpace=2G " || fail "pool not resized: $(scontrol show burstbuffer)"
+scontrol show partition debug | finds "MaxTime=00:05:00 " || fail "MaxTime not lowered: $(scontrol show partition debug)"
 long=$(sbatch --parsable -t 10 --wrap true)
 wait_reason "$long" PartitionTimeLimit
 short=$(sbatch --parsable -t 2 --wrap true)
@@ -72,9 +72,9 @@ wait_state "$short" COMPLETED
 scancel "$long"
 # --at: the partition as it was before the change.
 then=$(date -d "@$before_lowering" +%Y-%m-%dT%H:%M:%S)
-scontrol --at "$then" show partition debug | grep -q "MaxTime=UNLIMITED " ||
+scontrol --at "$then" show partition debug | finds "MaxTime=UNLIMITED " ||
   fail "show partition --at $then: $(scontrol --at "$then" show partition debug)"
-scontrol --at "$then" show config | grep -qxF "KillWait                = 3 sec" || fail "show config --at $then"
+scontrol --at "$then" show config | finds -xF "KillWait                = 3 sec" || fail "show config --at $then"
 
 # 4. ClusterName cannot change live: refused with the key, nothing changed (not even the rest).
 cp "$conf" "$work/good.conf"
@@ -83,7 +83,7 @@ echo "PartitionName=never Nodes=n1" >>"$conf"
 expect_error "slurm_reconfigure error: ClusterName cannot change while cairnctld runs (restart it for that); nothing was changed" \
   scontrol reconfigure
 [ "$(partition_exists never)" = no ] || fail "a refused reconfigure added a partition"
-scontrol show config | grep -qxF "ClusterName             = local" || fail "ClusterName changed"
+scontrol show config | finds -xF "ClusterName             = local" || fail "ClusterName changed"
 
 # 5. A syntax error: refused with its line and key, nothing changed.
 cp "$work/good.conf" "$conf"
@@ -114,22 +114,22 @@ kill_hard "$controller"
 applied=$(cairn log dump | grep -c ConfigApplied)
 sed -i 's/^KillWait=3$/KillWait=4/' "$conf"  # changed while the controller is down
 restart_controller
-scontrol show config | grep -qxF "KillWait                = 4 sec" || fail "the restart did not read the file"
+scontrol show config | finds -xF "KillWait                = 4 sec" || fail "the restart did not read the file"
 poll_until 20 $((applied + 1)) sh -c 'cairn log dump | grep -c ConfigApplied' ||
   fail "a start on a changed file recorded no ConfigApplied"
 for partition in extra late; do
   [ "$(partition_exists $partition)" = yes ] || fail "partition $partition lost across a restart"
 done
-scontrol show partition debug | grep -q "MaxTime=00:05:00 " || fail "MaxTime lost across a restart"
+scontrol show partition debug | finds "MaxTime=00:05:00 " || fail "MaxTime lost across a restart"
 wait_registrations n3 2
 job=$(sbatch --parsable -p extra --wrap true)
 wait_state "$job" COMPLETED
-scontrol --at "$then" show partition debug | grep -q "MaxTime=UNLIMITED " || fail "--at after a restart"
+scontrol --at "$then" show partition debug | finds "MaxTime=UNLIMITED " || fail "--at after a restart"
 
 # 8. setdebug: debug lines appear in the controller's log; a user's setdebug is refused.
 grep -q " debug cairnctld: " "$work/cairnctld.log" && fail "debug lines before setdebug debug"
 scontrol setdebug debug || fail "setdebug debug refused"
-scontrol show config | grep -qxF "SlurmctldDebug          = debug" || fail "SlurmctldDebug not debug"
+scontrol show config | finds -xF "SlurmctldDebug          = debug" || fail "SlurmctldDebug not debug"
 squeue >/dev/null
 poll_until 20 yes sh -c "grep -q ' debug cairnctld: ' '$work/cairnctld.log' && echo yes" ||
   fail "no debug line after setdebug debug: $(tail -5 "$work/cairnctld.log")"
@@ -138,7 +138,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
   as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"; }
   expect_error "slurm_set_debug_level error: Permission denied" as_nobody "$bin/scontrol" setdebug debug5
   expect_error "slurm_reconfigure error: Invalid user id" as_nobody "$bin/scontrol" reconfigure
-  scontrol show config | grep -qxF "SlurmctldDebug          = info" || fail "a user's setdebug changed the level"
+  scontrol show config | finds -xF "SlurmctldDebug          = info" || fail "a user's setdebug changed the level"
 else
   skip_part "part 8 (a user refused): needs root and setpriv to run scontrol as another user"
 fi

@@ -84,12 +84,12 @@ fi
 # run when it starts; the job runs once the window has passed.
 out=$(scontrol create reservation ReservationName=maint StartTime=now+15 Duration=0:30 Nodes=n[1-2] Users=root Flags=MAINT)
 [ "$out" = "Reservation created: maint" ] || fail "create maint: $out"
-scontrol show reservation maint | grep -q " Flags=MAINT,SPEC_NODES$" || fail "maint flags: $(scontrol show res maint)"
+scontrol show reservation maint | finds " Flags=MAINT,SPEC_NODES$" || fail "maint flags: $(scontrol show res maint)"
 held=$(sbatch --parsable -t 1 -o /dev/null --wrap true)
 wait_reason "$held" "ReqNodeNotAvail, Reserved for maintenance"
 [ "$(state_of "$held")" = PENDING ] || fail "the held job is $(state_of "$held")"
 poll_until 60 maint node_state_of n1 || fail "n1 is '$(node_state_of n1)' during maintenance, expected maint"
-scontrol show reservation maint | grep -q " State=ACTIVE " || fail "maint not ACTIVE: $(scontrol show res maint)"
+scontrol show reservation maint | finds " State=ACTIVE " || fail "maint not ACTIVE: $(scontrol show res maint)"
 wait_state "$held" COMPLETED 120
 maint_end=$(date -d "$(scontrol show reservation maint | sed -n 's/.* EndTime=\([^ ]*\) .*/\1/p')" +%s)
 started=$(date -d "$(sacct -j "$held" -X -n -P -o Start)" +%s)
@@ -97,7 +97,7 @@ started=$(date -d "$(sacct -j "$held" -X -n -P -o Start)" +%s)
 
 # 5. Update; a restart of the controller (replay) keeps the reservations; delete.
 [ "$(scontrol update ReservationName=team Duration=20:00)" = "Reservation updated." ] || fail "update"
-scontrol show reservation team | grep -q " Duration=00:20:00$" || fail "updated: $(scontrol show res team)"
+scontrol show reservation team | finds " Duration=00:20:00$" || fail "updated: $(scontrol show res team)"
 expect_error $'Error updating the reservation: Requested reservation is invalid\nslurm_update error: Requested reservation is invalid' \
   scontrol update ReservationName=nope Duration=5
 before=$(scontrol show reservation)
@@ -116,11 +116,11 @@ expect_error "delete_reservation reservation: Requested reservation is invalid" 
 [ "$(scontrol show reservation team)" = "Reservation team not found" ] || fail "team after delete"
 # --at: the log replayed to before the delete still has it.
 then=$(date -d "@$existed_at" +%Y-%m-%dT%H:%M:%S)
-scontrol --at "$then" show reservation team | grep -q "^ReservationName=team " ||
+scontrol --at "$then" show reservation team | finds "^ReservationName=team " ||
   fail "show reservation --at $then: $(scontrol --at "$then" show reservation team)"
-sinfo --at "$then" -h -T | grep -q "^team " || fail "sinfo -T --at $then: $(sinfo --at "$then" -T)"
+sinfo --at "$then" -h -T | finds "^team " || fail "sinfo -T --at $then: $(sinfo --at "$then" -T)"
 dump=$(cairn log dump)
-grep "ReservationCreated" <<<"$dump" | grep -q "root" || fail "ReservationCreated without its actor"
+grep "ReservationCreated" <<<"$dump" | finds "root" || fail "ReservationCreated without its actor"
 for kind in ReservationCreated ReservationUpdated ReservationDeleted; do
   grep -q "$kind" <<<"$dump" || fail "the log has no $kind event"
 done

@@ -49,13 +49,13 @@ while [ "$(date +%s)" -le "$drained_at" ]; do sleep 0.1; done  # the clock passe
 scontrol update NodeName=n1 State=RESUME
 wait_state "$waiting" COMPLETED
 wait_node_state n1 idle
-scontrol show node n1 | grep -q "Reason=" && fail "the reason outlived RESUME: $(scontrol show node n1)"
+scontrol show node n1 | finds "Reason=" && fail "the reason outlived RESUME: $(scontrol show node n1)"
 [ -z "$(sinfo -R -h)" ] || fail "sinfo -R after RESUME: $(sinfo -R)"
 
 # 2. --at shows the node drained in the past.
 then=$(date -d "@$drained_at" +%Y-%m-%dT%H:%M:%S)
-scontrol --at "$then" show node n1 | grep -q "State=IDLE+DRAIN " || fail "show node --at $then: $(scontrol --at "$then" show node n1)"
-sinfo --at "$then" -R -h | grep -q "^disk swap .* n1$" || fail "sinfo -R --at $then: $(sinfo --at "$then" -R)"
+scontrol --at "$then" show node n1 | finds "State=IDLE+DRAIN " || fail "show node --at $then: $(scontrol --at "$then" show node n1)"
+sinfo --at "$then" -R -h | finds "^disk swap .* n1$" || fail "sinfo -R --at $then: $(sinfo --at "$then" -R)"
 
 # 3. DOWN under running jobs: a job that may not be requeued ends NODE_FAIL, one that may is
 # requeued; the processes are killed; RESUME returns the node.
@@ -93,9 +93,9 @@ expect_error "You must specify a reason when DOWNING or DRAINING a node. Request
 job=$(sbatch --parsable -t 5 --wrap 'sleep 300')
 wait_state "$job" RUNNING
 scontrol update JobId="$job" TimeLimit=10
-scontrol show job "$job" | grep -q "TimeLimit=00:10:00 " || fail "TimeLimit not raised: $(scontrol show job "$job")"
+scontrol show job "$job" | finds "TimeLimit=00:10:00 " || fail "TimeLimit not raised: $(scontrol show job "$job")"
 scontrol update JobId="$job" TimeLimit=+5
-scontrol show job "$job" | grep -q "TimeLimit=00:15:00 " || fail "TimeLimit=+5: $(scontrol show job "$job")"
+scontrol show job "$job" | finds "TimeLimit=00:15:00 " || fail "TimeLimit=+5: $(scontrol show job "$job")"
 expect_error "Job is no longer pending execution for job $job" scontrol update JobId="$job" Partition=debug NumNodes=2
 scontrol update JobId="$job" Name=renamed Comment="by root"
 [ "$(squeue -h -j "$job" -o %j)" = renamed ] || fail "Name not changed: $(squeue -j "$job")"
@@ -110,9 +110,9 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
   wait_state "$theirs" RUNNING
   expect_error "Access/permission denied for job $theirs" as_nobody "$bin/scontrol" update JobId="$theirs" TimeLimit=10
   as_nobody "$bin/scontrol" update JobId="$theirs" TimeLimit=3 || fail "the owner could not lower the limit"
-  scontrol show job "$theirs" | grep -q "TimeLimit=00:03:00 " || fail "TimeLimit not lowered"
+  scontrol show job "$theirs" | finds "TimeLimit=00:03:00 " || fail "TimeLimit not lowered"
   scontrol update JobId="$theirs" TimeLimit=20
-  scontrol show job "$theirs" | grep -q "TimeLimit=00:20:00 " || fail "the operator could not raise it"
+  scontrol show job "$theirs" | finds "TimeLimit=00:20:00 " || fail "the operator could not raise it"
   expect_error "Access/permission denied for job $theirs" as_nobody "$bin/scontrol" update JobId="$theirs" Nice=-5
   expect_error "slurm_update error: Invalid user id" as_nobody "$bin/scontrol" update NodeName=n1 State=DRAIN Reason=x
   mine=$(sbatch --parsable -H --wrap true)
@@ -135,7 +135,7 @@ scontrol ping | grep -Eq '^Slurmctld\(primary\) at .+ is UP$' || fail "ping: $(s
 # 7. Every change is an event, with who made it.
 dump=$(cairn log dump)
 [ "$(grep -c "NodeUpdated" <<<"$dump")" -ge 6 ] || fail "NodeUpdated events missing: $(grep NodeUpdated <<<"$dump")"
-grep "NodeUpdated" <<<"$dump" | grep -q "root" || fail "NodeUpdated without its actor: $(grep NodeUpdated <<<"$dump" | head -2)"
+grep "NodeUpdated" <<<"$dump" | finds "root" || fail "NodeUpdated without its actor: $(grep NodeUpdated <<<"$dump" | head -2)"
 grep -q "JobUpdated" <<<"$dump" || fail "no JobUpdated event"
 cairn log verify >/dev/null || fail "cairn log verify"
 

@@ -20,7 +20,7 @@ wait_state "$holder" RUNNING
 long=$(sinfo -l)
 echo "$long" | head -1 | grep -Eq '^[A-Z][a-z]{2} [A-Z][a-z]{2} [0-9]{2} [0-9:]{8} [0-9]{4}$' ||
   fail "sinfo -l does not start with the date: '$(echo "$long" | head -1)'"
-echo "$long" | sed -n 2p | grep -q "^PARTITION AVAIL  TIMELIMIT   JOB_SIZE ROOT OVERSUBS     GROUPS  NODES       STATE NODELIST$" ||
+echo "$long" | sed -n 2p | finds "^PARTITION AVAIL  TIMELIMIT   JOB_SIZE ROOT OVERSUBS     GROUPS  NODES       STATE NODELIST$" ||
   fail "sinfo -l header: '$(echo "$long" | sed -n 2p)'"
 echo "$long" | grep -Eq ' allocated n1$| allocated n2$' || fail "sinfo -l shows no allocated node: $long"
 

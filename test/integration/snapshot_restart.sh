@@ -21,7 +21,7 @@ before=$(views)
 kill_hard "$(head -1 pids)"
 restart_controller
 last_replay() { grep "replayed [0-9]* events" cairnctld.log | tail -1; }
-last_replay | grep -q "after a snapshot up to offset" ||
+last_replay | finds "after a snapshot up to offset" ||
   fail "the restarted controller did not start from the snapshot: $(grep replayed cairnctld.log)"
 [ "$(views)" = "$before" ] || fail "state after a snapshot restart differs: $(diff <(echo "$before") <(views))"
 # The live state (snapshot + tail) is what a replay of the whole log gives.
@@ -41,8 +41,8 @@ for file in state/snapshots/snapshot-*.capnp; do truncate -s 40 "$file"; done
 kill_hard "${extra_pids[-1]}"
 restart_controller
 grep -q "ignored" cairnctld.log || fail "torn snapshots were not reported"
-last_replay | grep -q "from the start" || fail "no full replay after torn snapshots: $(last_replay)"
+last_replay | finds "from the start" || fail "no full replay after torn snapshots: $(last_replay)"
 [ "$(views)" = "$after_work" ] || fail "state after a full replay differs: $(diff <(echo "$after_work") <(views))"
-cairn log replay --verify | grep -q "^identical" || fail "replay --verify after a full replay"
+cairn log replay --verify | finds "^identical" || fail "replay --verify after a full replay"
 if out=$(cairn log replay 2>&1); then fail "cairn log replay without --verify succeeded"; fi
 echo "snapshot_restart: all checks passed"

@@ -21,7 +21,7 @@ header=$(squeue -j "$held" -O "jobid:.8,reason:12" | head -1)
 [ "$(SQUEUE_FORMAT='%i:%t' squeue -h -j "$held")" = "$held:PD" ] || fail "SQUEUE_FORMAT not used"
 [ "$(SQUEUE_FORMAT2='statecompact:3' squeue -h -j "$held")" = "PD " ] || fail "SQUEUE_FORMAT2 not used"
 [ "$(SQUEUE_FORMAT='%i:%t' squeue -h -j "$held" -o %T)" = PENDING ] || fail "-o does not override SQUEUE_FORMAT"
-SQUEUE_FORMAT='%i:%t' squeue -h -l -j "$held" | grep -q "JobHeldUser" || fail "-l does not override SQUEUE_FORMAT"
+SQUEUE_FORMAT='%i:%t' squeue -h -l -j "$held" | finds "JobHeldUser" || fail "-l does not override SQUEUE_FORMAT"
 
 refused() {  # expected-stderr command...
   local expected=$1

@@ -65,7 +65,7 @@ printf 'line1\nline2\n' > script.in
 job=$(sbatch --parsable -i script.in -o in.out --wrap 'wc -l')
 wait_state "$job" COMPLETED 120
 [ "$(cat in.out)" = 2 ] || fail "sbatch -i script.in: the script read '$(cat in.out)' lines"
-scontrol show job "$job" | grep -q "^   StdIn=$(pwd)/script.in$" ||
+scontrol show job "$job" | finds "^   StdIn=$(pwd)/script.in$" ||
   fail "scontrol show job: $(scontrol show job "$job" | grep StdIn)"
 job=$(sbatch --parsable -i no.such.input -o none.out --wrap 'cat')
 wait_state "$job" FAILED 120

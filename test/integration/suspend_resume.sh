@@ -31,8 +31,8 @@ out=$(scontrol suspend "$job" 2>&1) || fail "suspend failed: $out"
 [ -z "$out" ] || fail "suspend printed '$out'"
 wait_state "$job" SUSPENDED
 wait_group "$pgid" T
-squeue -j "$job" -h -o "%t" | grep -qx S || fail "squeue does not show S"
-scontrol show job "$job" | grep -q "JobState=SUSPENDED" || fail "scontrol state"
+squeue -j "$job" -h -o "%t" | finds -x S || fail "squeue does not show S"
+scontrol show job "$job" | finds "JobState=SUSPENDED" || fail "scontrol state"
 scontrol show job "$job" | grep -Eq "SuspendTime=[0-9]{4}-" || fail "no SuspendTime"
 scontrol show job "$job" | grep -Eq "SecsPreSuspend=[0-9]+" || fail "no SecsPreSuspend"
 scontrol suspend "$job" || fail "suspending a suspended job must succeed silently"
@@ -94,8 +94,8 @@ group_in_state "$pgid" T || fail "processes resumed across the controller restar
 scontrol resume "$job"
 wait_state "$job" RUNNING
 wait_group "$pgid" S
-cairn log audit --job "$job" | grep -q "JobSuspend .*root(0)/operator" || fail "audit lacks the suspend"
-cairn log audit --job "$job" | grep -q "JobResume .*root(0)/operator" || fail "audit lacks the resume"
+cairn log audit --job "$job" | finds "JobSuspend .*root(0)/operator" || fail "audit lacks the suspend"
+cairn log audit --job "$job" | finds "JobResume .*root(0)/operator" || fail "audit lacks the resume"
 scancel "$job"
 wait_state "$job" CANCELLED
 

@@ -5,6 +5,7 @@
 # the controller once the CLI gets answers, the agent once it is registered (not while
 # the controller is away; STATUS= says why), and STOPPING=1 on SIGTERM.
 set -euo pipefail
+source "$(dirname "$0")/finds.bash"
 build=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
 bin=$build/bin
@@ -95,7 +96,7 @@ grep -q "^STATUS=serving: epoch 1, listening on " "$work/ctld.notify" || fail "c
 
 wait_line "$work/agent.notify" "^READY=1" "cairnd never said READY=1 once the controller was there"
 # Once READY=1 has come, the controller has recorded the node's registration.
-"$bin/cairn" log dump --log "$work/state/log" 2>/dev/null | grep -q "NodeRegistered node=n1 " ||
+"$bin/cairn" log dump --log "$work/state/log" 2>/dev/null | finds "NodeRegistered node=n1 " ||
   fail "cairnd said READY=1 but the log holds no NodeRegistered"
 grep -q "^STATUS=registered with the controller at " "$work/agent.notify" || fail "cairnd's READY=1 came without its STATUS="
 

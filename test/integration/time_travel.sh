@@ -25,7 +25,7 @@ show=$(scontrol show job "$job" --at "$then")
 grep -q "JobState=RUNNING " <<<"$show" || fail "scontrol show job --at: $show"
 grep -q "NodeList=n1" <<<"$show" || fail "scontrol show job --at has no node: $show"
 [ "$(sinfo --at "$then" -h -o %T)" = mixed ] || fail "sinfo --at $then: $(sinfo --at "$then")"
-scontrol --at "$then" show node n1 | grep -q "State=MIXED" || fail "scontrol show node --at: $(scontrol --at "$then" show node n1)"
+scontrol --at "$then" show node n1 | finds "State=MIXED" || fail "scontrol show node --at: $(scontrol --at "$then" show node n1)"
 
 # Before the cluster existed: nothing.
 [ -z "$(squeue --at 2020-01-01T00:00:00 -h)" ] || fail "squeue before the first event shows jobs"
@@ -36,5 +36,5 @@ grep -q "Invalid time specification for --at" <<<"$out" || fail "bad --at messag
 if out=$(scontrol --at "$then" hold "$job" 2>&1); then fail "scontrol hold accepted --at"; fi
 
 # The job's whole history stays in the log.
-cairn log audit --job "$job" | grep -q JobCancelled || fail "audit has no JobCancelled"
+cairn log audit --job "$job" | finds JobCancelled || fail "audit has no JobCancelled"
 echo "time_travel: all checks passed"

@@ -4,6 +4,7 @@
 # (an empty log, an empty window, an unknown job, events of a newer schema, bad options).
 # The pages as a browser draws them: timeline_browser.sh.
 set -euo pipefail
+source "$(dirname "$0")/finds.bash"
 build=$1 source=$2
 cairn=$build/bin/cairn
 make_log=$build/test/make_timeline_log
@@ -55,7 +56,7 @@ grep -q 'class="oom"' "$work/job2.html" || fail "job 2's story has its OOM"
 [ "$(grep -o '<rect class="run"' "$work/carol.svg" | wc -l)" = 1 ] || fail "--user carol: one run"
 [ "$(grep -o '<rect class="stage' "$work/carol.svg" | wc -l)" = 2 ] || fail "--user carol: two stages"
 "$cairn" log timeline --log "$work/log" --from 2026-11-18T11:06:56 --to 2026-11-18T11:07:02 --html "$work/window.html" >/dev/null
-embedded "$work/window.html" json | grep -q '"origin":"2026-11-18T11:06:56.000000Z","from":0,"to":6000' || fail "--from/--to window"
+embedded "$work/window.html" json | finds '"origin":"2026-11-18T11:06:56.000000Z","from":0,"to":6000' || fail "--from/--to window"
 
 # Two partitions are read merged by time: n3 (partition 1) counts from 30 s to 33 s.
 "$make_log" --two-partitions "$work/two" >/dev/null
@@ -81,15 +82,15 @@ expect() {  # expected-code expected-text command...
 "$make_log" --empty "$work/empty" >/dev/null
 expect 0 "The log holds no events: nothing has happened on this cluster yet." \
   "$cairn" log timeline --log "$work/empty" --html "$work/empty.html"
-embedded "$work/empty.html" json | grep -q '"empty":"The log holds no events' || fail "empty log: the page says why"
+embedded "$work/empty.html" json | finds '"empty":"The log holds no events' || fail "empty log: the page says why"
 expect 0 "No job was queued or ran between 2027-01-01T00:00:00.000000Z and 2027-01-02T00:00:00.000000Z" \
   "$cairn" log timeline --log "$work/log" --from 2027-01-01T00:00:00 --to 2027-01-02T00:00:00 --html "$work/late.html"
 expect 0 "Job 99 is not in the log." "$cairn" log timeline --log "$work/log" --job 99 --html "$work/unknown.html"
-embedded "$work/unknown.html" json | grep -q '"empty":"Job 99 is not in the log."' || fail "unknown job: the page says why"
+embedded "$work/unknown.html" json | finds '"empty":"Job 99 is not in the log."' || fail "unknown job: the page says why"
 "$make_log" --newer "$work/newer" >/dev/null
 expect 0 "1 event of a newer schema (kinds this cairn does not know) was skipped" \
   "$cairn" log timeline --log "$work/newer" --html "$work/newer.html"
-embedded "$work/newer.html" json | grep -q '"skipped_newer":1' || fail "newer schema: counted in the page"
+embedded "$work/newer.html" json | finds '"skipped_newer":1' || fail "newer schema: counted in the page"
 [ "$(runs_in "$work/newer.html")" = 8 ] || fail "newer schema: the rest is drawn"
 expect 1 "cairn log audit: no events for job 99" "$cairn" log audit --log "$work/log" --job 99 --html "$work/none.html"
 [ ! -e "$work/none.html" ] || fail "no page for a job with no events"
