@@ -162,9 +162,7 @@ std::string submission_error(const ControllerContext& context, const std::vector
                              const JobSpec& spec) {
   const PartitionPolicy* partition = submission_partition(partitions, spec);
   if (!partition) return kInvalidPartitionName;
-  // Slurm's _valid_job_part: DRAIN and INACTIVE take no new jobs (DOWN queues them).
-  if (partition->state == PartitionState::drain || partition->state == PartitionState::inactive)
-    return kPartitionNotAvailable;
+  if (!partition->takes_new_jobs()) return kPartitionNotAvailable;  // Slurm's _valid_job_part
   // Slurm's validate_group: root and SlurmUser run anywhere; the groups are looked up only
   // for a partition that names some (NSS may be slow).
   bool super_user = spec.uid == 0 || spec.user_name == context.config().slurm_user;

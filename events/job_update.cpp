@@ -16,7 +16,6 @@ constexpr const char* kJobFinished = "Job has already finished";
 constexpr const char* kNotPending = "Job is no longer pending execution";
 constexpr const char* kAccessDenied = "Access/permission denied";
 constexpr const char* kInvalidUser = "Invalid user id";
-constexpr const char* kInvalidPartition = "Invalid partition name specified";
 constexpr const char* kBadTaskCount = "Task count specification invalid";
 constexpr const char* kInvalidNodeName = "Invalid node name specified";
 constexpr const char* kInvalidFeature = "Invalid feature specification";
@@ -155,8 +154,12 @@ JobUpdatePlan plan_job_update(const JobRecord& job, const JobUpdateRequest& requ
     out.array_throttle = asked.array_throttle;
   if (asked.partition) {
     if (!pending) return refuse(kNotPending);
-    if (!partition_named(partitions, *asked.partition) || asked.partition->empty()) return refuse(kInvalidPartition);
-    if (*asked.partition != spec.partition) out.partition = asked.partition;
+    const auto* wanted = asked.partition->empty() ? nullptr : partition_named(partitions, *asked.partition);
+    if (!wanted) return refuse(kInvalidPartitionName);
+    if (*asked.partition != spec.partition) {
+      if (!wanted->takes_new_jobs()) return refuse(kPartitionNotAvailable);  // _update_job's PARTITION_SUBMIT
+      out.partition = asked.partition;
+    }
   }
   if (asked.account) {
     if (!pending) return refuse(kNotPending);

@@ -32,6 +32,8 @@ struct PartitionPolicy {
   uint64_t def_mem_per_node_mb = 0;
 
   bool up() const { return state == PartitionState::up || state == PartitionState::drain; }
+  // Slurm's PARTITION_SUBMIT: DRAIN and INACTIVE take no new jobs (DOWN queues them).
+  bool takes_new_jobs() const { return state == PartitionState::up || state == PartitionState::down; }
   bool operator==(const PartitionPolicy&) const = default;
 };
 

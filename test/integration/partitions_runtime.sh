@@ -27,8 +27,8 @@ refused_submission="sbatch: error: Batch job submission failed: Required partiti
 
 # 1. Created at runtime, shown by scontrol and sinfo, and a job runs in it.
 quiet scontrol create PartitionName=batch Nodes=n2 MaxTime=30
-shown batch | grep -q "^   MaxNodes=UNLIMITED MaxTime=00:30:00 MinNodes=0 " || fail "show partition: $(shown batch)"
-shown batch | grep -q "^   Nodes=n2$" || fail "show partition Nodes: $(shown batch)"
+shown batch | finds "^   MaxNodes=UNLIMITED MaxTime=00:30:00 MinNodes=0 " || fail "show partition: $(shown batch)"
+shown batch | finds "^   Nodes=n2$" || fail "show partition Nodes: $(shown batch)"
 [ "$(sinfo -h -p batch -o '%P %a %l %D %N')" = "batch up 30:00 1 n2" ] || fail "sinfo: $(sinfo -p batch)"
 expect_error "Error creating the partition: Invalid partition name specified" scontrol create PartitionName=batch
 expect_error "Error creating the partition: Invalid node name specified" scontrol create PartitionName=x Nodes=n9
@@ -39,7 +39,7 @@ wait_state "$running" RUNNING
 
 # 2. Limited: a job over the lowered MaxTime waits PartitionTimeLimit (Slurm, EnforcePartLimits=NO).
 quiet scontrol update PartitionName=batch MaxTime=5
-shown batch | grep -q " MaxTime=00:05:00 " || fail "MaxTime not lowered: $(shown batch)"
+shown batch | finds " MaxTime=00:05:00 " || fail "MaxTime not lowered: $(shown batch)"
 over=$(sbatch --parsable -p batch -t 10 --wrap true)
 wait_reason "$over" PartitionTimeLimit
 scancel "$over"
@@ -48,7 +48,7 @@ scancel "$over"
 queued=$(sbatch --parsable -p batch -t 2 --wrap true)
 wait_reason "$queued" Resources
 quiet scontrol update PartitionName=batch State=DRAIN
-shown batch | grep -q "^   State=DRAIN " || fail "show partition DRAIN: $(shown batch)"
+shown batch | finds "^   State=DRAIN " || fail "show partition DRAIN: $(shown batch)"
 [ "$(avail_of batch)" = drain ] || fail "sinfo AVAIL: $(sinfo -p batch)"
 expect_error "$refused_submission" sbatch -p batch --wrap true
 [ "$(state_of "$running")" = RUNNING ] || fail "DRAIN stopped the running job: $(state_of "$running")"
@@ -64,9 +64,9 @@ waiting=$(sbatch --parsable -p batch -t 2 --wrap true)
 wait_reason "$waiting" PartitionDown
 kill_hard "$(head -1 pids)"
 restart_controller
-shown batch | grep -q "^   State=DOWN " || fail "DOWN lost in the restart: $(shown batch)"
-shown batch | grep -q " MaxTime=00:05:00 " || fail "MaxTime lost in the restart: $(shown batch)"
-shown debug | grep -q "^   State=UP " || fail "debug after the restart: $(shown debug)"
+shown batch | finds "^   State=DOWN " || fail "DOWN lost in the restart: $(shown batch)"
+shown batch | finds " MaxTime=00:05:00 " || fail "MaxTime lost in the restart: $(shown batch)"
+shown debug | finds "^   State=UP " || fail "debug after the restart: $(shown debug)"
 wait_reason "$waiting" PartitionDown
 quiet scontrol update PartitionName=batch State=UP
 wait_state "$waiting" COMPLETED
@@ -75,6 +75,11 @@ wait_state "$waiting" COMPLETED
 quiet scontrol update PartitionName=batch State=INACTIVE
 [ "$(avail_of batch)" = inactive ] || fail "sinfo AVAIL: $(sinfo -p batch)"
 expect_error "$refused_submission" sbatch -p batch --wrap true
+held=$(sbatch --parsable -H -p debug --wrap true)
+expect_error "Required partition not available (inactive or drain) for job $held" \
+  scontrol update JobId="$held" Partition=batch
+[ "$(squeue -h -j "$held" -o %P)" = debug ] || fail "the refused move changed the partition: $(squeue -j "$held")"
+scancel "$held"
 quiet scontrol update PartitionName=batch State=UP
 
 # 6. Deleted: refused while a job uses it, then deleted; --at still shows it as it was.
@@ -90,14 +95,14 @@ expect_error "Partition batch not found" scontrol show partition batch
 expect_error "sbatch: error: Batch job submission failed: Invalid partition name specified" sbatch -p batch --wrap true
 expect_error "delete_partition PartitionName=batch: Invalid partition name specified" scontrol delete PartitionName=batch
 then=$(date -d "@$before_delete" +%Y-%m-%dT%H:%M:%S)
-scontrol --at "$then" show partition batch | grep -q "^   State=UP " ||
+scontrol --at "$then" show partition batch | finds "^   State=UP " ||
   fail "show partition --at $then: $(scontrol --at "$then" show partition batch 2>&1)"
-sinfo --at "$then" -h -o %P | grep -qx batch || fail "sinfo --at $then: $(sinfo --at "$then")"
+sinfo --at "$then" -h -o %P | finds -x batch || fail "sinfo --at $then: $(sinfo --at "$then")"
 [ "$(sinfo -h -o %P)" = "debug*" ] || fail "sinfo after the delete: $(sinfo)"
 
 # 7. Who may use a partition: DenyAccounts= (and AllowGroups= below, as another user).
 quiet scontrol create PartitionName=acct Nodes=n1 DenyAccounts=guest AllowGroups=root
-shown acct | grep -q "^   AllowGroups=root DenyAccounts=guest AllowQos=ALL$" || fail "show partition acct: $(shown acct)"
+shown acct | finds "^   AllowGroups=root DenyAccounts=guest AllowQos=ALL$" || fail "show partition acct: $(shown acct)"
 expect_error "sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified" \
   sbatch -p acct -A guest --wrap true
 allowed=$(sbatch --parsable -p acct -A physics --wrap true)  # root runs anywhere, whatever AllowGroups says
@@ -112,7 +117,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
   expect_error "slurm_update error: Invalid user id" as_nobody "$bin/scontrol" update PartitionName=debug State=DOWN
   expect_error "Error creating the partition: Invalid user id" as_nobody "$bin/scontrol" create PartitionName=mine
   expect_error "delete_partition PartitionName=debug: Invalid user id" as_nobody "$bin/scontrol" delete PartitionName=debug
-  shown debug | grep -q "^   State=UP " || fail "a user changed debug: $(shown debug)"
+  shown debug | finds "^   State=UP " || fail "a user changed debug: $(shown debug)"
 else
   skip_part "part 8 (users refused): needs root and setpriv to run scontrol and sbatch as another user"
 fi
@@ -120,7 +125,7 @@ quiet scontrol delete PartitionName=acct
 
 # 9. Every change is an event, with who made it.
 dump=$(cairn log dump)
-grep "PartitionCreated" <<<"$dump" | grep -q root || fail "no PartitionCreated by root: $(grep Partition <<<"$dump")"
+grep "PartitionCreated" <<<"$dump" | finds root || fail "no PartitionCreated by root: $(grep Partition <<<"$dump")"
 [ "$(grep -c "PartitionUpdated" <<<"$dump")" -ge 6 ] || fail "PartitionUpdated events missing: $(grep Partition <<<"$dump")"
 grep -q "PartitionDeleted" <<<"$dump" || fail "no PartitionDeleted event"
 cairn log verify >/dev/null || fail "cairn log verify"

@@ -73,7 +73,16 @@ std::vector<PartitionPolicy> partitions() {
   PartitionPolicy other;
   other.name = "long";
   other.nodes = {"n1", "n2"};
-  return {debug, other};
+  PartitionPolicy drained = other;
+  drained.name = "drained";
+  drained.state = PartitionState::drain;
+  PartitionPolicy inactive = other;
+  inactive.name = "inactive";
+  inactive.state = PartitionState::inactive;
+  PartitionPolicy down = other;
+  down.name = "down";
+  down.state = PartitionState::down;
+  return {debug, other, drained, inactive, down};
 }
 
 JobUpdatePlan plan(const JobRecord& job, const Caller& caller, JobFieldChanges changes) {
@@ -232,6 +241,16 @@ TEST_CASE("job update: pending-only fields, finished jobs, nice and priority") {
   JobFieldChanges nowhere;
   nowhere.partition = "nope";
   CHECK(plan(t.job(2), owner(), nowhere).error == "Invalid partition name specified");
+  // A partition that takes no new jobs takes no moved ones either; DOWN queues them.
+  for (const char* closed : {"drained", "inactive"}) {
+    JobFieldChanges into_closed;
+    into_closed.partition = closed;
+    CHECK(plan(t.job(2), operator_caller(), into_closed).error ==
+          "Required partition not available (inactive or drain)");
+  }
+  JobFieldChanges into_down;
+  into_down.partition = "down";
+  CHECK(plan(t.job(2), owner(), into_down).changes.partition == "down");
   JobFieldChanges zero_nodes;
   zero_nodes.num_nodes = 0;
   CHECK(plan(t.job(2), owner(), zero_nodes).error == "Node count specification invalid");
