@@ -237,11 +237,10 @@ CpuSums cpu_sums(const AccountingLine& line) {
   return sums;
 }
 
-using UsageText = std::string (*)(const ResourceUsage&);
-template <UsageText text>
+template <UsageFigure figure>
 std::string usage_field(const AccountingLine& line, const FormatContext&) {
   const ResourceUsage* usage = measured(line);
-  return usage ? text(*usage) : std::string();
+  return usage ? usage_figure_text(figure, *usage, DiskUnit::megabytes) : std::string();
 }
 
 // clang-format off
@@ -253,12 +252,12 @@ const std::array kSacctFields{
                [](const AccountingLine& line, const FormatContext&) { return std::to_string(alloc_nodes(line)); }},
     SacctField{"AllocTRES", 10, Overflow::plus, alloc_tres_text},
     SacctField{"AssocID", 7, Overflow::keep, nullptr},
-    SacctField{"AveCPU", 10, Overflow::plus, usage_field<[](const ResourceUsage& u) { return slurm_cpu_seconds_text(average_cpu_us(u)); }>},
+    SacctField{"AveCPU", 10, Overflow::plus, usage_field<UsageFigure::ave_cpu>},
     SacctField{"AveCPUFreq", 10, Overflow::plus, nullptr},
-    SacctField{"AveDiskRead", 14, Overflow::plus, usage_field<[](const ResourceUsage& u) { return slurm_disk_text(u.tasks ? u.total_read_bytes / u.tasks : 0); }>},
-    SacctField{"AveDiskWrite", 14, Overflow::plus, usage_field<[](const ResourceUsage& u) { return slurm_disk_text(u.tasks ? u.total_write_bytes / u.tasks : 0); }>},
+    SacctField{"AveDiskRead", 14, Overflow::plus, usage_field<UsageFigure::ave_disk_read>},
+    SacctField{"AveDiskWrite", 14, Overflow::plus, usage_field<UsageFigure::ave_disk_write>},
     SacctField{"AvePages", 10, Overflow::plus, nullptr},
-    SacctField{"AveRSS", 10, Overflow::plus, usage_field<[](const ResourceUsage& u) { return slurm_bytes_text(average_rss_bytes(u)); }>},
+    SacctField{"AveRSS", 10, Overflow::plus, usage_field<UsageFigure::ave_rss>},
     SacctField{"AveVMSize", 10, Overflow::plus, nullptr},
     SacctField{"BlockID", 16, Overflow::plus, nullptr},
     SacctField{"Cluster", 10, Overflow::plus, [](const AccountingLine&, const FormatContext& context) { return context.cluster_name; }},
@@ -301,25 +300,25 @@ const std::array kSacctFields{
                  return line.step ? std::string("batch") : line.job->spec->name;
                }},
     SacctField{"Layout", 9, Overflow::plus, nullptr},
-    SacctField{"MaxDiskRead", 12, Overflow::plus, usage_field<[](const ResourceUsage& u) { return slurm_disk_text(u.max_read_bytes); }>},
-    SacctField{"MaxDiskReadNode", 15, Overflow::plus, usage_field<[](const ResourceUsage& u) { return u.max_read_node; }>},
-    SacctField{"MaxDiskReadTask", 15, Overflow::keep, usage_field<[](const ResourceUsage& u) { return std::to_string(u.max_read_task); }>},
-    SacctField{"MaxDiskWrite", 12, Overflow::plus, usage_field<[](const ResourceUsage& u) { return slurm_disk_text(u.max_write_bytes); }>},
-    SacctField{"MaxDiskWriteNode", 16, Overflow::plus, usage_field<[](const ResourceUsage& u) { return u.max_write_node; }>},
-    SacctField{"MaxDiskWriteTask", 16, Overflow::keep, usage_field<[](const ResourceUsage& u) { return std::to_string(u.max_write_task); }>},
+    SacctField{"MaxDiskRead", 12, Overflow::plus, usage_field<UsageFigure::max_disk_read>},
+    SacctField{"MaxDiskReadNode", 15, Overflow::plus, usage_field<UsageFigure::max_disk_read_node>},
+    SacctField{"MaxDiskReadTask", 15, Overflow::keep, usage_field<UsageFigure::max_disk_read_task>},
+    SacctField{"MaxDiskWrite", 12, Overflow::plus, usage_field<UsageFigure::max_disk_write>},
+    SacctField{"MaxDiskWriteNode", 16, Overflow::plus, usage_field<UsageFigure::max_disk_write_node>},
+    SacctField{"MaxDiskWriteTask", 16, Overflow::keep, usage_field<UsageFigure::max_disk_write_task>},
     SacctField{"MaxPages", 8, Overflow::plus, nullptr},
     SacctField{"MaxPagesNode", 12, Overflow::plus, nullptr},
     SacctField{"MaxPagesTask", 14, Overflow::keep, nullptr},
-    SacctField{"MaxRSS", 10, Overflow::plus, usage_field<[](const ResourceUsage& u) { return slurm_bytes_text(u.max_rss_bytes); }>},
-    SacctField{"MaxRSSNode", 10, Overflow::plus, usage_field<[](const ResourceUsage& u) { return u.max_rss_node; }>},
-    SacctField{"MaxRSSTask", 10, Overflow::keep, usage_field<[](const ResourceUsage& u) { return std::to_string(u.max_rss_task); }>},
+    SacctField{"MaxRSS", 10, Overflow::plus, usage_field<UsageFigure::max_rss>},
+    SacctField{"MaxRSSNode", 10, Overflow::plus, usage_field<UsageFigure::max_rss_node>},
+    SacctField{"MaxRSSTask", 10, Overflow::keep, usage_field<UsageFigure::max_rss_task>},
     SacctField{"MaxVMSize", 10, Overflow::plus, nullptr},
     SacctField{"MaxVMSizeNode", 14, Overflow::plus, nullptr},
     SacctField{"MaxVMSizeTask", 14, Overflow::keep, nullptr},
     SacctField{"McsLabel", 12, Overflow::plus, nullptr},
-    SacctField{"MinCPU", 10, Overflow::plus, usage_field<[](const ResourceUsage& u) { return slurm_cpu_seconds_text(u.min_cpu_us); }>},
-    SacctField{"MinCPUNode", 10, Overflow::plus, usage_field<[](const ResourceUsage& u) { return u.min_cpu_node; }>},
-    SacctField{"MinCPUTask", 10, Overflow::keep, usage_field<[](const ResourceUsage& u) { return std::to_string(u.min_cpu_task); }>},
+    SacctField{"MinCPU", 10, Overflow::plus, usage_field<UsageFigure::min_cpu>},
+    SacctField{"MinCPUNode", 10, Overflow::plus, usage_field<UsageFigure::min_cpu_node>},
+    SacctField{"MinCPUTask", 10, Overflow::keep, usage_field<UsageFigure::min_cpu_task>},
     SacctField{"NCPUS", 10, Overflow::keep, alloc_cpus_text},
     SacctField{"NNodes", 8, Overflow::keep,
                [](const AccountingLine& line, const FormatContext&) {

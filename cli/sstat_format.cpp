@@ -26,44 +26,42 @@ struct SstatField {
 
 // A step whose agents measured nothing (a step between two tasks) prints blanks, as
 // Slurm does for a TRES its record lacks.
-template <std::string (*text)(const ResourceUsage&)>
+// sstat prints disk figures in bytes (its _print_small_double), sacct in MB.
+template <UsageFigure figure>
 std::string measured(const SstatLine& line) {
-  return line.usage.measured ? text(line.usage) : std::string();
+  return line.usage.measured ? usage_figure_text(figure, line.usage, DiskUnit::bytes) : std::string();
 }
-
-// sstat's _print_small_double of a byte count (not MB, unlike sacct's).
-std::string sstat_disk_text(uint64_t bytes) { return slurm_bytes_text(bytes); }
 
 // clang-format off
 const std::array kSstatFields{
-    SstatField{"AveCPU", 10, Overflow::plus, measured<[](const ResourceUsage& u) { return slurm_cpu_seconds_text(average_cpu_us(u)); }>},
+    SstatField{"AveCPU", 10, Overflow::plus, measured<UsageFigure::ave_cpu>},
     SstatField{"AveCPUFreq", 10, Overflow::plus, [](const SstatLine&) { return std::string("0"); }},
-    SstatField{"AveDiskRead", 12, Overflow::plus, measured<[](const ResourceUsage& u) { return sstat_disk_text(u.tasks ? u.total_read_bytes / u.tasks : 0); }>},
-    SstatField{"AveDiskWrite", 12, Overflow::plus, measured<[](const ResourceUsage& u) { return sstat_disk_text(u.tasks ? u.total_write_bytes / u.tasks : 0); }>},
+    SstatField{"AveDiskRead", 12, Overflow::plus, measured<UsageFigure::ave_disk_read>},
+    SstatField{"AveDiskWrite", 12, Overflow::plus, measured<UsageFigure::ave_disk_write>},
     SstatField{"AvePages", 10, Overflow::plus, nullptr},
-    SstatField{"AveRSS", 10, Overflow::plus, measured<[](const ResourceUsage& u) { return slurm_bytes_text(average_rss_bytes(u)); }>},
+    SstatField{"AveRSS", 10, Overflow::plus, measured<UsageFigure::ave_rss>},
     SstatField{"AveVMSize", 10, Overflow::plus, nullptr},
     SstatField{"ConsumedEnergy", 14, Overflow::plus, [](const SstatLine&) { return std::string("0"); }},
     SstatField{"ConsumedEnergyRaw", 17, Overflow::keep, [](const SstatLine&) { return std::string("0"); }},
     SstatField{"JobID", -12, Overflow::plus, [](const SstatLine& line) { return line.step_id; }},
-    SstatField{"MaxDiskRead", 12, Overflow::plus, measured<[](const ResourceUsage& u) { return sstat_disk_text(u.max_read_bytes); }>},
-    SstatField{"MaxDiskReadNode", 15, Overflow::plus, measured<[](const ResourceUsage& u) { return u.max_read_node; }>},
-    SstatField{"MaxDiskReadTask", 15, Overflow::keep, measured<[](const ResourceUsage& u) { return std::to_string(u.max_read_task); }>},
-    SstatField{"MaxDiskWrite", 12, Overflow::plus, measured<[](const ResourceUsage& u) { return sstat_disk_text(u.max_write_bytes); }>},
-    SstatField{"MaxDiskWriteNode", 16, Overflow::plus, measured<[](const ResourceUsage& u) { return u.max_write_node; }>},
-    SstatField{"MaxDiskWriteTask", 16, Overflow::keep, measured<[](const ResourceUsage& u) { return std::to_string(u.max_write_task); }>},
+    SstatField{"MaxDiskRead", 12, Overflow::plus, measured<UsageFigure::max_disk_read>},
+    SstatField{"MaxDiskReadNode", 15, Overflow::plus, measured<UsageFigure::max_disk_read_node>},
+    SstatField{"MaxDiskReadTask", 15, Overflow::keep, measured<UsageFigure::max_disk_read_task>},
+    SstatField{"MaxDiskWrite", 12, Overflow::plus, measured<UsageFigure::max_disk_write>},
+    SstatField{"MaxDiskWriteNode", 16, Overflow::plus, measured<UsageFigure::max_disk_write_node>},
+    SstatField{"MaxDiskWriteTask", 16, Overflow::keep, measured<UsageFigure::max_disk_write_task>},
     SstatField{"MaxPages", 8, Overflow::plus, nullptr},
     SstatField{"MaxPagesNode", 12, Overflow::plus, nullptr},
     SstatField{"MaxPagesTask", 14, Overflow::keep, nullptr},
-    SstatField{"MaxRSS", 10, Overflow::plus, measured<[](const ResourceUsage& u) { return slurm_bytes_text(u.max_rss_bytes); }>},
-    SstatField{"MaxRSSNode", 10, Overflow::plus, measured<[](const ResourceUsage& u) { return u.max_rss_node; }>},
-    SstatField{"MaxRSSTask", 10, Overflow::keep, measured<[](const ResourceUsage& u) { return std::to_string(u.max_rss_task); }>},
+    SstatField{"MaxRSS", 10, Overflow::plus, measured<UsageFigure::max_rss>},
+    SstatField{"MaxRSSNode", 10, Overflow::plus, measured<UsageFigure::max_rss_node>},
+    SstatField{"MaxRSSTask", 10, Overflow::keep, measured<UsageFigure::max_rss_task>},
     SstatField{"MaxVMSize", 10, Overflow::plus, nullptr},
     SstatField{"MaxVMSizeNode", 14, Overflow::plus, nullptr},
     SstatField{"MaxVMSizeTask", 14, Overflow::keep, nullptr},
-    SstatField{"MinCPU", 10, Overflow::plus, measured<[](const ResourceUsage& u) { return slurm_cpu_seconds_text(u.min_cpu_us); }>},
-    SstatField{"MinCPUNode", 10, Overflow::plus, measured<[](const ResourceUsage& u) { return u.min_cpu_node; }>},
-    SstatField{"MinCPUTask", 10, Overflow::keep, measured<[](const ResourceUsage& u) { return std::to_string(u.min_cpu_task); }>},
+    SstatField{"MinCPU", 10, Overflow::plus, measured<UsageFigure::min_cpu>},
+    SstatField{"MinCPUNode", 10, Overflow::plus, measured<UsageFigure::min_cpu_node>},
+    SstatField{"MinCPUTask", 10, Overflow::keep, measured<UsageFigure::min_cpu_task>},
     SstatField{"Nodelist", 20, Overflow::plus, [](const SstatLine& line) { return line.nodes; }},
     SstatField{"NTasks", 8, Overflow::keep, [](const SstatLine& line) { return std::to_string(line.usage.tasks); }},
     SstatField{"Pids", 20, Overflow::plus, nullptr},
