@@ -42,6 +42,8 @@ EventDraft command_event(const ControlRequest& request, const JobRecord& job) {
     case ControlVerb::signal:
       draft.build = [id, signal](const EventMeta& meta) { return make::job_signalled(meta, id, signal, false); };
       break;
+    case ControlVerb::split:  // check_job_command asks for no event
+      break;
   }
   return draft;
 }

@@ -18,6 +18,7 @@ enum ControlVerb {
   requeueHold @6;
   signal @7;      # scancel -s SIG
   uhold @8;       # scontrol uhold: always a user hold
+  split @9;       # a pending array task split off its array (before scontrol update), nothing else
 }
 
 struct ControlResult {
@@ -218,7 +219,8 @@ interface Controller {
   # namedFound: how many of query.jobIds name a job the caller may see, whatever the filters.
   queryJobs @3 (query :JobQuery) -> (jobs :List(Records.JobView), nowUs :Int64, more :Bool, nextAfterJobId :UInt64,
                                      namedFound :UInt32);
-  queryNodes @4 () -> (nodes :List(Records.NodeView), partitions :List(Records.PartitionView), nowUs :Int64);
+  queryNodes @4 () -> (nodes :List(Records.NodeView), partitions :List(Records.PartitionView), nowUs :Int64,
+                       reservations :List(Events.Reservation));  # sinfo and squeue mark reserved nodes in one call
   registerAgent @5 (info :AgentInfo, agent :Agent) -> (session :AgentSession, heartbeatSec :UInt32);
   queryBurstBuffers @6 () -> (pools :List(Records.PoolView), nowUs :Int64);
   # MUNGE (AuthType=auth/munge): a caller that is not on the Unix socket asks for this

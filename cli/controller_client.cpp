@@ -133,7 +133,6 @@ std::vector<JobRecord> ControllerClient::history(const JobQuery& query) {
 
 NodesAnswer ControllerClient::nodes() {
   NodesAnswer answer = read_nodes_answer(session_->connection.wait(session_->controller.queryNodesRequest().send()));
-  answer.reservations = reservations();
   mark_reserved_nodes(answer.reservations, answer.nodes, answer.now_us);
   return answer;
 }

@@ -6,6 +6,7 @@
 #include <ctime>
 #include <limits>
 #include <ostream>
+#include <set>
 
 #include "cli/controller_client.hpp"
 #include "cli/front_ends.hpp"
@@ -326,9 +327,13 @@ std::vector<uint64_t> target_jobs(ControllerClient& client, const JobUpdateArgs&
           err << "Invalid job id specified for job " << text << "\n";
           failed = true;
         }
-        for (uint32_t task : targets.unsplit) {
-          err << "scontrol: error: " << kUnsplitTaskUpdate << ": " << ref->job_id << "_" << task << "\n";
-          failed = true;
+        if (!targets.unsplit.empty()) {  // Slurm's job_array_split, then the update of the new jobs
+          std::set<std::string> errors;
+          for (const auto& outcome : client.control_array(ControlVerb::split, ref->job_id, targets.unsplit)) {
+            if (outcome.ok) ids.push_back(outcome.job_id);
+            else if (errors.insert(outcome.error).second) err << outcome.error << " for job " << text << "\n";
+          }
+          failed |= !errors.empty();
         }
         ids.insert(ids.end(), targets.job_ids.begin(), targets.job_ids.end());
         continue;

@@ -55,14 +55,12 @@ std::variant<uint32_t, UpdateRefusal> relative_time_limit(uint32_t current_sec, 
 
 // JobId=123_4 / 123_[1-3]: the jobs those tasks are (tasks split off the array: started, or
 // split by an earlier command), and the tasks still pending in the array's own record, which
-// Cairn does not split off for an update (docs/decisions.md).
+// the update splits off first, as Slurm does.
 struct ArrayTaskTargets {
   std::vector<uint64_t> job_ids;
   std::vector<uint32_t> unsplit;
 };
 ArrayTaskTargets array_task_targets(const std::vector<JobRecord>& records, const JobRef& ref);
-inline constexpr const char* kUnsplitTaskUpdate =
-    "a pending task still in its array cannot be updated apart from it (update the array's JobId)";
 
 // scontrol update ...: 0, or 1 with Slurm's text on `err`.
 int run_scontrol_update(const ClusterConfig& config, const std::vector<std::string>& words, std::ostream& out,

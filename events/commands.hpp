@@ -27,7 +27,9 @@ inline constexpr const char* kReadOnlyDenied =
     "Access/permission denied: unauthenticated connection (over TCP only queries are allowed without "
     "AuthType=auth/munge)";
 
-enum class ControlVerb : uint8_t { cancel, suspend, resume, hold, release, requeue, requeue_hold, signal, uhold };
+// split: `scontrol update` of a task still pending in its array splits it off first (Slurm's
+// job_array_split), and changes nothing else.
+enum class ControlVerb : uint8_t { cancel, suspend, resume, hold, release, requeue, requeue_hold, signal, uhold, split };
 
 struct ControlRequest {
   ControlVerb verb = ControlVerb::cancel;

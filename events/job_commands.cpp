@@ -54,6 +54,9 @@ CommandCheck check_job_command(ControlVerb verb, const JobRecord& job, const Cal
       if (job.state != JobState::PENDING) return refuse("Job is no longer pending execution");
       if (job.hold == HoldKind::admin && !caller.is_operator) return refuse(kDenied);
       return allow(job.hold != HoldKind::none);
+    case ControlVerb::split:  // the split itself is the array's event; the job it made needs none
+      if (!owns(job, caller)) return refuse(kDenied);
+      return allow(false);
     case ControlVerb::requeue:
     case ControlVerb::requeue_hold:
       if (!owns(job, caller)) return refuse(kDenied);

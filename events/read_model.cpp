@@ -199,7 +199,7 @@ namespace {
 
 bool splits_pending_task(ControlVerb verb) {
   return verb == ControlVerb::cancel || verb == ControlVerb::hold || verb == ControlVerb::uhold ||
-         verb == ControlVerb::release;
+         verb == ControlVerb::release || verb == ControlVerb::split;
 }
 
 // Whether a whole-array command goes to this task: cancels and signals to what still

@@ -1,6 +1,7 @@
 #include "protocol/job_codec.hpp"
 
 #include "events/event_codec.hpp"
+#include "events/reservation_codec.hpp"
 
 namespace cairn {
 
@@ -69,6 +70,7 @@ rpc::ControlVerb write_control_verb(ControlVerb verb) {
     case ControlVerb::requeue_hold: return rpc::ControlVerb::REQUEUE_HOLD;
     case ControlVerb::signal: return rpc::ControlVerb::SIGNAL;
     case ControlVerb::uhold: return rpc::ControlVerb::UHOLD;
+    case ControlVerb::split: return rpc::ControlVerb::SPLIT;
   }
   return rpc::ControlVerb::CANCEL;
 }
@@ -84,8 +86,10 @@ ControlVerb read_control_verb(rpc::ControlVerb verb) {
     case rpc::ControlVerb::REQUEUE_HOLD: return ControlVerb::requeue_hold;
     case rpc::ControlVerb::SIGNAL: return ControlVerb::signal;
     case rpc::ControlVerb::UHOLD: return ControlVerb::uhold;
+    case rpc::ControlVerb::SPLIT: return ControlVerb::split;
   }
-  return ControlVerb::cancel;
+  // A verb of a newer client: refused, never taken for another one.
+  kj::throwFatalException(KJ_EXCEPTION(FAILED, "Unexpected message received: unknown control verb"));
 }
 
 void write_control_result(rpc::ControlResult::Builder out, const ControlOutcome& outcome) {
@@ -159,6 +163,8 @@ void write_nodes_answer(rpc::Controller::QueryNodesResults::Builder out, const N
   for (size_t i = 0; i < snapshot.nodes.size(); ++i) write_node_view(nodes[i], snapshot.nodes[i]);
   auto partitions = out.initPartitions(static_cast<unsigned>(snapshot.partitions.size()));
   for (size_t i = 0; i < snapshot.partitions.size(); ++i) write_partition_view(partitions[i], snapshot.partitions[i]);
+  auto reservations = out.initReservations(static_cast<unsigned>(snapshot.reservations.size()));
+  for (size_t i = 0; i < snapshot.reservations.size(); ++i) write_reservation(reservations[i], snapshot.reservations[i]);
 }
 
 NodesAnswer read_nodes_answer(rpc::Controller::QueryNodesResults::Reader in) {
@@ -166,6 +172,7 @@ NodesAnswer read_nodes_answer(rpc::Controller::QueryNodesResults::Reader in) {
   snapshot.now_us = in.getNowUs();
   for (auto node : in.getNodes()) snapshot.nodes.push_back(read_node_view(node));
   for (auto partition : in.getPartitions()) snapshot.partitions.push_back(read_partition_view(partition));
+  for (auto reservation : in.getReservations()) snapshot.reservations.push_back(read_reservation(reservation));
   return snapshot;
 }
 

@@ -250,6 +250,9 @@ TEST_CASE("job_array: what a command for an array or its tasks acts on") {
   CHECK(some.refused[0].error == "Invalid job id specified");
   auto held = array_targets(t.state, {ControlVerb::hold, 1, {}, 0, owner});
   CHECK(held.job_ids == std::vector<uint64_t>{1});  // running tasks cannot be held
+  auto split = array_targets(t.state, {ControlVerb::split, 1, {7}, 0, owner});  // scontrol update 1_7
+  CHECK(split.to_split == std::vector<uint32_t>{7});
+  CHECK(split.refused.empty());
   auto stranger = array_targets(t.state, {ControlVerb::cancel, 1, {7}, 0, bob});
   CHECK(stranger.to_split.empty());
   CHECK(stranger.refused.size() == 1);

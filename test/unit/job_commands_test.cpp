@@ -53,6 +53,10 @@ TEST_CASE("cancel, hold, release and requeue follow ownership and state") {
         "Access/permission denied");
   CHECK(error_of(ControlVerb::release, job_in(JobState::PENDING, HoldKind::admin), root()) == "");
   CHECK_FALSE(check_job_command(ControlVerb::release, job_in(JobState::PENDING), owner(), false).needs_event);
+  // The job a split made is the owner's, as it is; nobody else's, and it needs no event of its own.
+  CHECK(error_of(ControlVerb::split, job_in(JobState::PENDING), stranger()) == "Access/permission denied");
+  CHECK(error_of(ControlVerb::split, job_in(JobState::PENDING), owner()) == "");
+  CHECK_FALSE(check_job_command(ControlVerb::split, job_in(JobState::PENDING), owner(), false).needs_event);
   CHECK(error_of(ControlVerb::requeue, job_in(JobState::PENDING), owner()) == "Job is pending execution");
   auto no_requeue = job_in(JobState::RUNNING);
   edit_spec(no_requeue, [&](JobSpec& spec) { spec.requeue = false; });

@@ -193,7 +193,7 @@ TEST_CASE("record codec: steps, arrays, nodes, partitions, pools and accounts re
 TEST_CASE("job codec: every control verb, and the results of control commands") {
   for (ControlVerb verb : {ControlVerb::cancel, ControlVerb::suspend, ControlVerb::resume, ControlVerb::hold,
                            ControlVerb::release, ControlVerb::requeue, ControlVerb::requeue_hold, ControlVerb::signal,
-                           ControlVerb::uhold})
+                           ControlVerb::uhold, ControlVerb::split})
     CHECK(read_control_verb(write_control_verb(verb)) == verb);
   std::vector<ControlOutcome> outcomes = {{7, true, ""}, {8, false, "Job is pending execution"}};
   CHECK(round_trip<rpc::ControlResult>(
@@ -270,7 +270,8 @@ TEST_CASE("job codec: the answers of queryJobs, queryHistory, queryNodes, queryB
   CHECK(read_page.more);
   CHECK(read_page.next == cursor);
 
-  NodesAnswer nodes{{full_node()}, {full_partition()}, 99, {}};
+  Reservation maintenance{3, "maint", 10, 20, {"n1"}, 4, {"root"}, {"ops"}, "debug", 1};
+  NodesAnswer nodes{{full_node()}, {full_partition()}, 99, {maintenance}};
   NodesAnswer read_nodes = round_trip<rpc::Controller::QueryNodesResults>(
       nodes, [](auto out, const NodesAnswer& value) { write_nodes_answer(out, value); },
       [](auto in) { return read_nodes_answer(in); });
@@ -278,6 +279,7 @@ TEST_CASE("job codec: the answers of queryJobs, queryHistory, queryNodes, queryB
   REQUIRE(read_nodes.partitions.size() == 1);
   check_same_partition(read_nodes.partitions[0], full_partition());
   CHECK(read_nodes.now_us == 99);
+  CHECK(read_nodes.reservations == nodes.reservations);  // sinfo and squeue mark reserved nodes from them
 
   PoolsAnswer pools{{full_pool()}, 99};
   PoolsAnswer read_pools = round_trip<rpc::Controller::QueryBurstBuffersResults>(
