@@ -562,7 +562,7 @@ std::string format_schedule_audit(const ScheduleAuditReport& report) {
   out += fmt::format("Backfill (EASY): {} starts ahead of a higher-priority job checked, {} not checked "
                      "(features, node lists, licenses, reservations, burst buffers, arrays, changed priorities)\n",
                      f.backfill_checked, f.backfill_unchecked);
-  out += f.pools_checked ? "Burst-buffer pools: checked against the configuration in the log\n"
+  out += f.pools_checked ? "Burst-buffer pools: checked against the configuration (the log's ConfigApplied, else --conf)\n"
                          : "Burst-buffer pools: not checked (no ConfigApplied in the log; give --conf)\n";
   out += "Account limits: none to check (Cairn enforces no account limits)\n";
   out += "Scheduling pass times: not in the log (sdiag and the metrics endpoint show them)\n";
