@@ -2,15 +2,15 @@
 # Simulated nodes (cairnd --simulate, via `cairn local up --sim-nodes`): jobs end after
 # CAIRN_SIM_RUNTIME, at their time limit, on cancel and on a terminating signal; suspend and
 # resume; a multi-node job; an SWF trace replayed (its bad line reported by number, the rest
-# submitted) and the schedule audited; the simulating process killed: its nodes go DOWN and
-# its job ends NODE_FAIL.
+# submitted) and the schedule audited; two simulating processes, one killed: its nodes go DOWN
+# and its job ends NODE_FAIL, the other's job runs on.
 set -euo pipefail
 build=$1
 source "$(dirname "$0")/cluster.bash"
-eval "$(cairn local up --dir "$work" --sim-nodes 4 --cpus 4 --memory 4000)"
+eval "$(cairn local up --dir "$work" --sim-nodes 4 --sim-processes 2 --cpus 4 --memory 4000)"
 [ -n "${CAIRN_CONF:-}" ] || fail "cairn local up printed no CAIRN_CONF"
 cd "$work"
-sim_pid=$(sed -n 2p "$work/pids")
+sim_pid=$(sed -n 2p "$work/pids")  # n1 and n2; n3 and n4 are the next process's
 
 [ "$(sinfo -h -o '%D %t')" = "4 idle" ] || fail "sinfo: $(sinfo)"
 scontrol show node n1 | finds "CPUTot=4" || fail "n1: $(scontrol show node n1)"
@@ -62,11 +62,15 @@ cairn log audit-schedule --log "$work/state/log" >audit.out || fail "audit: $(ca
 finds -x "Violations: 0" audit.out || fail "audit: $(cat audit.out)"
 finds -x "Jobs: 29 submitted, 29 started, 29 runs ended; nodes: 4 (16 CPUs)" audit.out || fail "audit: $(cat audit.out)"
 
-# 4. The simulating process dies: its nodes go DOWN, its running job ends NODE_FAIL.
-job=$(sbatch --parsable --no-requeue --wrap=true --export=CAIRN_SIM_RUNTIME=10000)
+# 4. One simulating process dies: its nodes go DOWN, its running job ends NODE_FAIL; the
+# other process's nodes and job are not touched.
+job=$(sbatch --parsable --no-requeue -w n1 --wrap=true --export=CAIRN_SIM_RUNTIME=10000)
+other=$(sbatch --parsable --no-requeue -w n3 --wrap=true --export=CAIRN_SIM_RUNTIME=10000)
 wait_state "$job" RUNNING
+wait_state "$other" RUNNING
 kill_hard "$sim_pid"
-nodes_down() { sinfo -h -o '%D %t' | sed 's/\*$//'; }
-poll_until 60 "4 down" nodes_down || fail "sinfo after the kill: $(sinfo)"
+node_states() { sinfo -h -N -o '%N %t' | sed 's/\*$//' | tr '\n' ' '; }
+poll_until 60 "n1 down n2 down n3 mix n4 idle " node_states || fail "sinfo after the kill: $(sinfo -N)"
 wait_state "$job" NODE_FAIL 60
+[ "$(state_of "$other")" = RUNNING ] || fail "job $other on the other process's node: $(state_of "$other")"
 pass "simulated nodes run, suspend, cancel, time out, replay a trace and fail like real ones"
