@@ -118,7 +118,8 @@ int replay(const ParsedArgs& args, std::ostream& out, std::ostream& err) {
 
   bool dry_run = args.has("dry-run");
   auto start = std::chrono::steady_clock::now();
-  uint64_t submitted = 0, refused = 0;
+  uint64_t submitted = 0, refused = 0, refused_in_a_row = 0;
+  constexpr uint64_t kMaxRefusedInARow = 20;  // the controller is gone, or refuses everything
   for (const auto& job : plan.submissions) {
     std::vector<std::string> sbatch_args = {"--wrap=true",
                                             "--job-name=swf" + std::to_string(job.swf_id),
@@ -140,9 +141,14 @@ int replay(const ParsedArgs& args, std::ostream& out, std::ostream& err) {
       auto request = build_sbatch_request(submission_from_caller(sbatch_args));
       client.submit(request.spec);
       ++submitted;
+      refused_in_a_row = 0;
     } catch (const std::exception& e) {
       ++refused;
       err << fmt::format("cairn sim replay: {}:{}: refused: {}\n", path, job.line, remote_message(e));
+      if (++refused_in_a_row == kMaxRefusedInARow) {
+        err << fmt::format("cairn sim replay: {} submissions refused in a row: stopping\n", kMaxRefusedInARow);
+        break;
+      }
     }
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "common/config.hpp"
 #include "events/job_dependency.hpp"
@@ -100,6 +101,7 @@ struct ScheduleAuditor::State {
   ScheduleAuditSettings settings;
   std::map<std::string, AuditNode> nodes;
   std::map<uint64_t, AuditJob> jobs;
+  std::set<uint64_t> active;  // jobs holding nodes now
   std::map<std::string, std::set<Rank>> queues;  // pending jobs by partition
   std::map<std::string, uint64_t> pool_capacity;
   std::string default_pool;
@@ -153,8 +155,10 @@ struct ScheduleAuditor::State {
     for (const auto& condition : job.dependency->conditions) {
       bool met = true;
       if (condition.type == DependencyType::singleton) {
-        for (const auto& [id, other] : jobs)
-          if (id != job.id && other.active && other.name == job.name && other.user == job.user) met = false;
+        for (uint64_t id : active) {
+          const AuditJob& other = jobs.at(id);
+          if (id != job.id && other.name == job.name && other.user == job.user) met = false;
+        }
       } else if (auto it = jobs.find(condition.job_id); it != jobs.end()) {
         const AuditJob& other = it->second;
         switch (condition.type) {
@@ -192,44 +196,43 @@ struct ScheduleAuditor::State {
   // time), given one more allocation `extra` (that ends at extra_end_us).
   int64_t expected_start(const FirstRun& shape, const std::string& partition, int64_t now_us,
                          const std::vector<Share>* extra, int64_t extra_end_us) const {
-    std::map<std::string, std::pair<int64_t, int64_t>> free;  // node -> free cpus, mem
-    for (const auto& [name, node] : nodes) {
-      if (!node.up || !node.taking_jobs || !in_partition(node, partition)) continue;
-      free[name] = {int64_t{node.cpus} - node.used_cpus, static_cast<int64_t>(node.mem_mb) -
-                                                             static_cast<int64_t>(node.used_mem_mb)};
-    }
-    std::vector<std::pair<int64_t, const std::vector<Share>*>> releases;
-    for (const auto& [id, job] : jobs)
-      if (job.active)
-        releases.push_back({job.limit_sec == 0 ? kNever : job.run_start_us + int64_t{job.limit_sec} * kMicros,
-                            &job.shares});
-    if (extra) {
-      for (const auto& share : *extra)
-        if (auto it = free.find(share.node); it != free.end()) {
-          it->second.first -= share.cpus;
-          it->second.second -= static_cast<int64_t>(share.mem_mb);
-        }
-      releases.push_back({extra_end_us, extra});
-    }
-    auto fits = [&](const std::pair<int64_t, int64_t>& capacity) {
+    using Capacity = std::pair<int64_t, int64_t>;  // free CPUs, free MB
+    auto eligible = [&](const AuditNode& node) { return node.up && node.taking_jobs && in_partition(node, partition); };
+    auto fits = [&](const Capacity& capacity) {
       return capacity.first >= int64_t{shape.cpus_per_node} &&
              capacity.second >= static_cast<int64_t>(shape.mem_per_node_mb);
     };
+    auto free_now = [](const AuditNode& node) -> Capacity {
+      return {int64_t{node.cpus} - node.used_cpus, static_cast<int64_t>(node.mem_mb) - static_cast<int64_t>(node.used_mem_mb)};
+    };
     uint32_t fitting = 0;
-    for (const auto& [name, capacity] : free) fitting += fits(capacity) ? 1 : 0;
+    for (const auto& [name, node] : nodes) fitting += eligible(node) && fits(free_now(node)) ? 1 : 0;
+    // Only the nodes whose capacity changes are copied.
+    std::unordered_map<const AuditNode*, Capacity> changed;
+    auto change = [&](const Share& share, int64_t sign) {
+      auto it = nodes.find(share.node);
+      if (it == nodes.end() || !eligible(it->second)) return;
+      Capacity& capacity = changed.try_emplace(&it->second, free_now(it->second)).first->second;
+      bool before = fits(capacity);
+      capacity.first += sign * int64_t{share.cpus};
+      capacity.second += sign * static_cast<int64_t>(share.mem_mb);
+      bool after = fits(capacity);
+      if (before != after) fitting = after ? fitting + 1 : fitting - 1;
+    };
+    std::vector<std::pair<int64_t, const std::vector<Share>*>> releases;
+    for (uint64_t id : active) {
+      const AuditJob& job = jobs.at(id);
+      releases.push_back({job.limit_sec == 0 ? kNever : job.run_start_us + int64_t{job.limit_sec} * kMicros, &job.shares});
+    }
+    if (extra) {
+      for (const auto& share : *extra) change(share, -1);
+      releases.push_back({extra_end_us, extra});
+    }
     if (fitting >= shape.nodes) return now_us;
-    std::sort(releases.begin(), releases.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::sort(releases.begin(), releases.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (const auto& [end_us, shares] : releases) {
       if (end_us == kNever) break;
-      for (const auto& share : *shares) {
-        auto it = free.find(share.node);
-        if (it == free.end()) continue;
-        bool before = fits(it->second);
-        it->second.first += share.cpus;
-        it->second.second += static_cast<int64_t>(share.mem_mb);
-        if (!before && fits(it->second)) ++fitting;
-      }
+      for (const auto& share : *shares) change(share, +1);
       if (fitting >= shape.nodes) return std::max(end_us, now_us);
     }
     return kNever;
@@ -322,6 +325,7 @@ struct ScheduleAuditor::State {
                               node.used_mem_mb, node.mem_mb, id, holders()));
     }
     job.active = true;
+    active.insert(id);
     job.run_oom = false;
     job.shares = std::move(shares);
     job.run_start_us = now_us;
@@ -347,6 +351,7 @@ struct ScheduleAuditor::State {
     }
     cpu_us += static_cast<double>(cpus) * static_cast<double>(now_us - job.run_start_us);
     job.active = false;
+    active.erase(job.id);
     job.shares.clear();
     job.last_end_us = now_us;
     last_end_us = std::max(last_end_us, now_us);
@@ -524,17 +529,17 @@ void ScheduleAuditor::feed(schema::Event::Reader event) { state_->feed(event); }
 ScheduleAuditReport ScheduleAuditor::finish() {
   State& s = *state_;
   // Runs still going count until the last event.
-  for (auto& [id, job] : s.jobs)
-    if (job.active) {
-      uint32_t cpus = 0;
-      for (const auto& share : job.shares) cpus += share.cpus;
-      s.cpu_us += static_cast<double>(cpus) * static_cast<double>(s.last_time_us - job.run_start_us);
-    }
+  for (uint64_t id : s.active) {
+    const AuditJob& job = s.jobs.at(id);
+    uint32_t cpus = 0;
+    for (const auto& share : job.shares) cpus += share.cpus;
+    s.cpu_us += static_cast<double>(cpus) * static_cast<double>(s.last_time_us - job.run_start_us);
+  }
   ScheduleAuditFigures& figures = s.report.figures;
   figures.nodes = s.nodes.size();
   for (const auto& [name, node] : s.nodes) figures.total_cpus += node.cpus;
   if (s.first_submit_us != kNever) {
-    bool running = std::any_of(s.jobs.begin(), s.jobs.end(), [](const auto& entry) { return entry.second.active; });
+    bool running = !s.active.empty();
     figures.makespan_us = std::max<int64_t>(0, (running ? s.last_time_us : s.last_end_us) - s.first_submit_us);
   }
   if (figures.makespan_us > 0 && figures.total_cpus > 0)

@@ -137,8 +137,12 @@ ReplayPlan plan_replay(const SwfTrace& trace, const ReplaySite& site, double spe
     submission.tasks = job.processors;
     submission.nodes = (job.processors + site.cpus_per_node - 1) / site.cpus_per_node;
     submission.runtime_sec = scaled(job.run_sec);
+    // A job that ended before its request keeps ending before its limit once both are rounded
+    // up (the controller's limit counts from the allocation, a little before the launch).
     int64_t requested = job.requested_sec > 0 ? job.requested_sec : job.run_sec;
-    submission.time_limit_sec = static_cast<uint32_t>(std::clamp<int64_t>(scaled(requested), 1, UINT32_MAX - 1));
+    int64_t limit = scaled(requested);
+    if (job.run_sec < requested || job.requested_sec <= 0) limit = std::max(limit, submission.runtime_sec + 1);
+    submission.time_limit_sec = static_cast<uint32_t>(std::clamp<int64_t>(limit, 1, UINT32_MAX - 1));
     uint32_t cpus_on_a_node = std::min(job.processors, site.cpus_per_node);
     uint64_t mem_cap = site.mem_per_node_mb / std::max<uint32_t>(1, cpus_on_a_node);
     uint64_t wanted = job.memory_kb > 0 ? (static_cast<uint64_t>(job.memory_kb) + 1023) / 1024 : default_mem_per_cpu_mb;

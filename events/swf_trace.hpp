@@ -52,7 +52,7 @@ struct ReplaySubmission {
   int64_t at_us = 0;             // submit time / speed, from the first job's
   uint32_t tasks = 0;            // the processors, one CPU each
   uint32_t nodes = 0;            // as few as hold them
-  uint32_t time_limit_sec = 0;   // requested time (else the run time) / speed, at least 1
+  uint32_t time_limit_sec = 0;   // requested time (else the run time) / speed; above the run time when the job ended before its request
   int64_t runtime_sec = 0;       // run time / speed (CAIRN_SIM_RUNTIME), rounded up
   uint64_t mem_per_cpu_mb = 0;   // requested memory per processor, capped to what a node can give
 };

@@ -20,10 +20,14 @@ seed=${SCALE_SEED:-1}
 cpus=${SCALE_CPUS:-64}
 p=scale.${nodes}nodes_${jobs}jobs  # figure names
 dir=$(mktemp -d /tmp/cairn-scale-XXXXXX)
-trap 'cairn local down --dir "$dir" >/dev/null 2>&1 || true; [ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
+replay=
+trap '[ -z "$replay" ] || kill "$replay" 2>/dev/null; cairn local down --dir "$dir" >/dev/null 2>&1 || true
+      [ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-# Heartbeats every 5 s (not the local cluster's 1 s): NODES calls per interval.
-printf 'MetricsPort=%s\nMetricsAddr=127.0.0.1\nHeartbeatInterval=5\nNodeTimeout=60\n' "$port" > "$dir/extra.conf"
+# A heartbeat per node every HeartbeatInterval: at most ~500 calls/s (not the local cluster's 1 s).
+heartbeat=$(( nodes / 500 > 5 ? nodes / 500 : 5 ))
+printf 'MetricsPort=%s\nMetricsAddr=127.0.0.1\nHeartbeatInterval=%s\nNodeTimeout=%s\n' "$port" "$heartbeat" \
+  $((heartbeat * 6)) > "$dir/extra.conf"
 start=$SECONDS
 eval "$(cairn local up --dir "$dir" --sim-nodes "$nodes" --cpus "$cpus" --memory 256000 --timeout 600 \
   --extra-config "$dir/extra.conf")"
@@ -50,6 +54,7 @@ sample() {
 }
 while kill -0 "$replay" 2>/dev/null; do sample; sleep 2; done
 wait "$replay" || true
+replay=
 cat "$dir/replay.out"
 deadline=$((SECONDS + ${SCALE_DRAIN:-3600}))
 while [ -n "$(squeue -h -o %i | head -1)" ] && [ $SECONDS -lt $deadline ]; do sample; sleep 2; done

@@ -74,12 +74,22 @@ TEST_CASE("swf: the replay plan compresses times and refuses jobs larger than th
   CHECK(plan.submissions[0].mem_per_cpu_mb == 2);
   CHECK(plan.submissions[1].at_us == 1'000'000);
   CHECK(plan.submissions[1].nodes == 2);
-  CHECK(plan.submissions[1].time_limit_sec == 5);  // no request: the run time
+  CHECK(plan.submissions[1].time_limit_sec == 6);  // no request: the run time, and a second to end in
   CHECK(plan.submissions[1].mem_per_cpu_mb == 100);
   REQUIRE(plan.problems.size() == 2);
   CHECK(plan.problems[0].line == 3);
   CHECK(plan.problems[0].message == "job 3 needs 9 processors, the site has 8 (2 nodes of 4 CPUs)");
   CHECK(plan.problems[1].line == 4);
+  SUBCASE("a run that ended before its request ends before its limit once compressed") {
+    ReplayPlan fast = plan_replay(parse_swf("1 0 0 17 1 -1 -1 1 60 -1 1 1 1 -1 1 1 -1 -1\n"
+                                            "2 0 0 90 1 -1 -1 1 60 -1 1 1 1 -1 1 1 -1 -1\n"),
+                                  site, 100, 100);
+    REQUIRE(fast.submissions.size() == 2);
+    CHECK(fast.submissions[0].runtime_sec == 1);
+    CHECK(fast.submissions[0].time_limit_sec == 2);
+    CHECK(fast.submissions[1].runtime_sec == 1);  // ran past its request: times out, as in the trace
+    CHECK(fast.submissions[1].time_limit_sec == 1);
+  }
   SUBCASE("a site without nodes takes nothing") {
     ReplayPlan empty = plan_replay(trace, {}, 1, 100);
     CHECK(empty.submissions.empty());
