@@ -6,7 +6,6 @@
 #include <chrono>
 #include <map>
 #include <ostream>
-#include <queue>
 #include <set>
 
 #include "cli/controller_client.hpp"
@@ -125,59 +124,20 @@ void for_each_event(const EventLog& log, std::ostream& err, Visit&& visit) {
   }
 }
 
-// Calls visit(decoded) for every decodable record: one partition in log order, several merged
-// by event time (each shard's own events are in time order).
-template <typename Visit>
-void for_each_event_by_time(const EventLog& log, std::ostream& err, Visit&& visit) {
-  if (log.partitions() == 1) {
-    for_each_event(log, err, [&](uint32_t, const DecodedEvent& decoded) { visit(decoded); });
-    return;
-  }
-  struct Cursor {
-    std::unique_ptr<LogReader> reader;
-    std::optional<DecodedEvent> event;
-    int64_t time_us = 0;
-  };
-  std::vector<Cursor> cursors(log.partitions());
-  auto advance = [&](uint32_t p) {
-    Cursor& cursor = cursors[p];
-    cursor.event.reset();
-    while (auto record = cursor.reader->next()) {
-      try {
-        cursor.event.emplace(record->offset, record->payload);
-        cursor.time_us = cursor.event->event().getHeader().getTimeUs();
-        return true;
-      } catch (const kj::Exception& e) {
-        err << fmt::format("warning: shard {} offset {}: undecodable record: {}\n", p, record->offset,
-                           e.getDescription().cStr());
-      }
-    }
-    return false;
-  };
-  auto later = [&](uint32_t a, uint32_t b) {
-    return std::tie(cursors[a].time_us, a) > std::tie(cursors[b].time_us, b);
-  };
-  std::priority_queue<uint32_t, std::vector<uint32_t>, decltype(later)> next(later);
-  for (uint32_t p = 0; p < cursors.size(); ++p) {
-    cursors[p].reader = log.read(p, 0);
-    if (advance(p)) next.push(p);
-  }
-  while (!next.empty()) {
-    uint32_t p = next.top();
-    next.pop();
-    visit(*cursors[p].event);
-    if (advance(p)) next.push(p);
-  }
-}
-
 // Two passes over the log (ScheduleAuditor::learn, then feed); exit 1 on any violation.
 int audit_schedule(const EventLog& log, const ParsedArgs& args, std::ostream& out, std::ostream& err) {
   ScheduleAuditSettings settings;
   if (auto slack = args.get("slack")) settings.backfill_slack_us = static_cast<int64_t>(parse_count("--slack", *slack)) * 1'000'000;
   if (auto conf = args.get("conf")) settings.fallback_config_text = read_config_file(*conf);
   ScheduleAuditor auditor(settings);
-  for_each_event_by_time(log, err, [&](const DecodedEvent& decoded) { auditor.learn(decoded.event()); });
-  for_each_event_by_time(log, err, [&](const DecodedEvent& decoded) { auditor.feed(decoded.event()); });
+  auto undecodable = [&](uint32_t shard, uint64_t offset, std::string_view why) {
+    err << fmt::format("warning: shard {} offset {}: undecodable record: {}\n", shard, offset, why);
+  };
+  for_each_event_by_time(log, [&](const DecodedEvent& decoded) { auditor.learn(decoded.event()); return true; },
+                         undecodable);
+  // The first pass said which records are undecodable.
+  for_each_event_by_time(log, [&](const DecodedEvent& decoded) { auditor.feed(decoded.event()); return true; },
+                         [](uint32_t, uint64_t, std::string_view) {});
   auto report = auditor.finish();
   out << format_schedule_audit(report);
   return report.violations.empty() ? 0 : 1;

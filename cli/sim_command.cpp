@@ -7,6 +7,8 @@
 #include <fstream>
 #include <ostream>
 #include <sstream>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 #include "cli/controller_client.hpp"
@@ -21,14 +23,15 @@ namespace {
 constexpr std::string_view kUsage =
     "usage: cairn sim generate [--jobs N] [--seed S] [--mean-interarrival SEC] [--max-procs N] [--serial-fraction F]\n"
     "                          [--min-runtime SEC] [--max-runtime SEC] [--alpha A] [--users N] [--output FILE]\n"
-    "       cairn sim replay TRACE.swf [--speed FACTOR] [--partition P] [--mem-per-cpu MB] [--dry-run] [--conf FILE]\n"
+    "       cairn sim replay TRACE.swf [--speed FACTOR] [--partition P] [--mem-per-cpu MB] [--clients N] [--dry-run]\n"
+    "                              [--conf FILE]\n"
     "\n"
     "generate writes a synthetic workload (Standard Workload Format): exponential inter-arrival times,\n"
     "serial or power-of-two sizes (log-uniform), bounded-Pareto run times, requests 1-3x the run time.\n"
     "replay submits a trace's jobs at their submit times divided by FACTOR (run and requested times too);\n"
     "each job runs CAIRN_SIM_RUNTIME seconds on simulated nodes (cairnd --simulate). Lines that cannot be\n"
     "replayed (malformed, missing or negative fields, larger than the site) are reported by line number,\n"
-    "the others replayed; the exit status is then 1.\n";
+    "the others replayed; the exit status is then 1. --clients N submits over N connections (default 1).\n";
 
 const std::vector<OptionSpec> kOptions = {
     {0, "jobs", true, ""},        {0, "seed", true, ""},          {0, "mean-interarrival", true, ""},
@@ -36,7 +39,7 @@ const std::vector<OptionSpec> kOptions = {
     {0, "max-runtime", true, ""}, {0, "alpha", true, ""},         {0, "users", true, ""},
     {'o', "output", true, ""},    {0, "speed", true, ""},         {'p', "partition", true, ""},
     {0, "mem-per-cpu", true, ""}, {0, "dry-run", false, ""},      {0, "conf", true, ""},
-    {'h', "help", false, ""},
+    {0, "clients", true, ""},     {'h', "help", false, ""},
 };
 
 double parse_positive(std::string_view option, const std::string& text) {
@@ -109,6 +112,8 @@ int replay(const ParsedArgs& args, std::ostream& out, std::ostream& err) {
   double speed = args.get("speed") ? parse_positive("--speed", *args.get("speed")) : 1.0;
   uint64_t mem_per_cpu = args.get("mem-per-cpu") ? parse_count("--mem-per-cpu", *args.get("mem-per-cpu")) : 100;
   auto partition = args.get("partition");
+  size_t clients = args.get("clients") ? static_cast<size_t>(parse_count("--clients", *args.get("clients"))) : 1;
+  if (clients == 0 || clients > 64) throw UsageError("cairn sim replay: --clients must be between 1 and 64");
   SwfTrace trace = parse_swf(text.str());
 
   auto config = load_cli_config(args.get("conf"));
@@ -116,11 +121,7 @@ int replay(const ParsedArgs& args, std::ostream& out, std::ostream& err) {
   ReplayPlan plan = plan_replay(trace, site_of(client.nodes(), partition), speed, mem_per_cpu);
   for (const auto& problem : plan.problems) err << fmt::format("cairn sim replay: {}:{}: {}\n", path, problem.line, problem.message);
 
-  bool dry_run = args.has("dry-run");
-  auto start = std::chrono::steady_clock::now();
-  uint64_t submitted = 0, refused = 0, refused_in_a_row = 0;
-  constexpr uint64_t kMaxRefusedInARow = 20;  // the controller is gone, or refuses everything
-  for (const auto& job : plan.submissions) {
+  auto sbatch_args_of = [&](const ReplaySubmission& job) {
     std::vector<std::string> sbatch_args = {"--wrap=true",
                                             "--job-name=swf" + std::to_string(job.swf_id),
                                             "--ntasks=" + std::to_string(job.tasks),
@@ -130,27 +131,67 @@ int replay(const ParsedArgs& args, std::ostream& out, std::ostream& err) {
                                             "--output=/dev/null",
                                             "--export=CAIRN_SIM_RUNTIME=" + std::to_string(job.runtime_sec)};
     if (partition) sbatch_args.push_back("--partition=" + *partition);
-    if (dry_run) {
+    return sbatch_args;
+  };
+  if (args.has("dry-run")) {
+    for (const auto& job : plan.submissions) {
       out << fmt::format("{:.3f} line {} sbatch", static_cast<double>(job.at_us) / 1e6, job.line);
-      for (const auto& arg : sbatch_args) out << ' ' << arg;
+      for (const auto& arg : sbatch_args_of(job)) out << ' ' << arg;
       out << '\n';
-      continue;
     }
-    std::this_thread::sleep_until(start + std::chrono::microseconds(job.at_us));
-    try {
-      auto request = build_sbatch_request(submission_from_caller(sbatch_args));
-      client.submit(request.spec);
-      ++submitted;
-      refused_in_a_row = 0;
-    } catch (const std::exception& e) {
-      ++refused;
-      err << fmt::format("cairn sim replay: {}:{}: refused: {}\n", path, job.line, remote_message(e));
-      if (++refused_in_a_row == kMaxRefusedInARow) {
-        err << fmt::format("cairn sim replay: {} submissions refused in a row: stopping\n", kMaxRefusedInARow);
-        break;
+    return plan.problems.empty() ? 0 : 1;
+  }
+  // Submissions at their times, by `clients` connections (job i by client i % clients), so
+  // that one slow answer does not hold the next arrivals back.
+  auto start = std::chrono::steady_clock::now();
+  std::mutex lock;  // err, and the counts
+  uint64_t submitted = 0, refused = 0, refused_in_a_row = 0;
+  constexpr uint64_t kMaxRefusedInARow = 20;  // the controller is gone, or refuses everything
+  auto submit_share = [&](size_t client_index) {
+    std::unique_ptr<ControllerClient> own;
+    ControllerClient* connection = &client;
+    if (client_index > 0) {
+      own = std::make_unique<ControllerClient>(config);
+      connection = own.get();
+    }
+    for (size_t i = client_index; i < plan.submissions.size(); i += clients) {
+      const ReplaySubmission& job = plan.submissions[i];
+      std::this_thread::sleep_until(start + std::chrono::microseconds(job.at_us));
+      try {
+        auto request = build_sbatch_request(submission_from_caller(sbatch_args_of(job)));
+        connection->submit(request.spec);
+        std::lock_guard guard(lock);
+        ++submitted;
+        refused_in_a_row = 0;
+      } catch (const std::exception& e) {
+        std::lock_guard guard(lock);
+        ++refused;
+        err << fmt::format("cairn sim replay: {}:{}: refused: {}\n", path, job.line, remote_message(e));
+        if (++refused_in_a_row >= kMaxRefusedInARow) {
+          if (refused_in_a_row == kMaxRefusedInARow)
+            err << fmt::format("cairn sim replay: {} submissions refused in a row: stopping\n", kMaxRefusedInARow);
+          return;
+        }
       }
     }
+  };
+  std::vector<std::thread> threads;
+  try {
+    for (size_t c = 1; c < clients; ++c) threads.emplace_back([&, c] {
+        try {
+          submit_share(c);
+        } catch (const std::exception& e) {
+          std::lock_guard guard(lock);
+          err << "cairn sim replay: client " << c << ": " << remote_message(e) << "\n";
+          ++refused;
+        }
+      });
+    submit_share(0);
+  } catch (...) {
+    for (auto& thread : threads) thread.join();
+    throw;
   }
+  for (auto& thread : threads) thread.join();
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   out << fmt::format("replayed {} jobs of {} lines in {:.1f} s ({} submitted, {} refused, {} lines skipped)\n",
                      plan.submissions.size(), trace.jobs.size() + trace.problems.size(), seconds, submitted, refused,

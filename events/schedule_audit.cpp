@@ -286,7 +286,8 @@ struct ScheduleAuditor::State {
       it = jobs.emplace(id, std::move(task)).first;
       ++report.figures.jobs_submitted;
     }
-    if (it == jobs.end()) return;
+    // A job that holds nodes is not allocated again (the reducer refuses it too).
+    if (it == jobs.end() || it->second.active) return;
     AuditJob& job = it->second;
     std::vector<Share> shares;
     for (auto node : event.getNodes()) shares.push_back({node.getNode(), node.getCpus(), node.getMemMb()});

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # A simulated site under a synthetic workload: NODES simulated nodes (one `cairnd --simulate`),
-# a seeded SWF trace of JOBS jobs replayed compressed to about WALL seconds, then the schedule
+# a seeded SWF trace of JOBS jobs replayed compressed to arrive in about WALL seconds, then the schedule
 # audited from the log. Prints the scheduling pass time (median, p99, from the controller's
 # cairn_scheduling_pass_seconds histogram), job starts+ends per second over the makespan,
 # squeue and sinfo latency (median of the samples taken while the trace runs), the
-# controller's RSS per pending job (at the largest queue seen), and the auditor's figures.
+# controller's RSS growth per pending job (at the largest queue seen; it also holds the running and
+# finished jobs, so an upper bound), and the auditor's figures.
 # Exits 1 on an auditor violation or jobs left at the deadline; nothing here asserts a time.
-# Usage: scale.sh BUILD_DIR   (SCALE_NODES, SCALE_JOBS, SCALE_WALL seconds, SCALE_SPEED, SCALE_SEED)
+# Usage: scale.sh BUILD_DIR   (SCALE_NODES, SCALE_CPUS per node, SCALE_JOBS, SCALE_WALL seconds, SCALE_LOAD
+# (offered CPU load, 1.1), or SCALE_SPEED instead, SCALE_SEED, SCALE_DRAIN seconds)
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,8 +16,8 @@ source "$here/../bench/bench_lib.bash"
 export PATH="$build/bin:$PATH"
 nodes=${SCALE_NODES:-1000}
 jobs=${SCALE_JOBS:-10000}
-wall=${SCALE_WALL:-120}
-speed=${SCALE_SPEED:-100}
+wall=${SCALE_WALL:-60}
+load=${SCALE_LOAD:-1.1}
 seed=${SCALE_SEED:-1}
 cpus=${SCALE_CPUS:-64}
 p=scale.${nodes}nodes_${jobs}jobs  # figure names
@@ -36,11 +38,18 @@ controller=$(sed -n 1p "$dir/pids")
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$controller/status"; }
 base_rss=$(rss_kb)
 
-# The trace spans wall * speed seconds; its jobs use up to 4 nodes.
-interarrival=$(awk -v w="$wall" -v s="$speed" -v j="$jobs" 'BEGIN { printf "%.3f", w * s / j }')
-cairn sim generate --jobs "$jobs" --seed "$seed" --max-procs 256 --max-runtime 3600 \
-  --mean-interarrival "$interarrival" --output "$dir/trace.swf"
-cairn sim replay "$dir/trace.swf" --speed "$speed" > "$dir/replay.out" 2> "$dir/replay.err" &
+# The trace: its jobs' sizes and run times first, then the compression (speed) that makes it
+# offer LOAD times the site's CPUs while it arrives over about WALL seconds.
+generate() {  # mean_interarrival file
+  cairn sim generate --jobs "$jobs" --seed "$seed" --max-procs 256 --max-runtime 1200 --mean-interarrival "$1" --output "$2"
+}
+generate 1 "$dir/trace.swf"
+cpu_seconds=$(awk '!/^;/ { s += $4 * $8; n++ } END { print (n ? s / n : 0) }' "$dir/trace.swf")
+speed=${SCALE_SPEED:-$(awk -v j="$jobs" -v e="$cpu_seconds" -v w="$wall" -v c=$((nodes * cpus)) -v l="$load" \
+  'BEGIN { s = j * e / (w * c * l); printf "%.2f", (s < 1 ? 1 : s) }')}
+generate "$(awk -v w="$wall" -v s="$speed" -v j="$jobs" 'BEGIN { printf "%.4f", w * s / j }')" "$dir/trace.swf"
+echo "trace: $jobs jobs, $cpu_seconds CPU-seconds each on average, compressed $speed times"
+cairn sim replay "$dir/trace.swf" --speed "$speed" --clients 4 > "$dir/replay.out" 2> "$dir/replay.err" &
 replay=$!
 
 micros() { echo $(( ${EPOCHREALTIME/./} )); }

@@ -104,6 +104,10 @@ TEST_CASE("schedule audit: a node's CPUs or memory given twice") {
     log.start(3, 2, {{"n1", 4, 8000}});
     CHECK(log.audit().violations.empty());
   }
+  SUBCASE("an allocation repeated for a job that holds its nodes is not counted twice") {
+    log.start(2, 1, {{"n1", 3, 1000}});
+    CHECK(log.audit().violations.empty());
+  }
   SUBCASE("a node that never registered") {
     log.start(2, 2, {{"n9", 1, 10}});
     CHECK(rules_of(log.audit()) == std::vector{AuditRule::unknown_node});
