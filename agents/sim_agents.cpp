@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -109,7 +110,8 @@ class SimSite {
     job.run = launch.restart_count;
     job.runtime_sec = simulated_runtime(launch.spec.environment);
     if (job.runtime_sec) {
-      job.remaining = static_cast<int64_t>(*job.runtime_sec * 1e9) * kj::NANOSECONDS;
+      constexpr double kLongest = 1e9;  // seconds (~31 years): beyond, kj's duration would overflow
+      job.remaining = static_cast<int64_t>(std::min(*job.runtime_sec, kLongest) * 1e9) * kj::NANOSECONDS;
       arm(index, launch.job_id);
     }
     spdlog::debug("{}: JobId={} run {} launched ({} s)", node.name, launch.job_id, job.run,
