@@ -3,7 +3,7 @@
 # CAIRN_SIM_RUNTIME, at their time limit, on cancel and on a terminating signal; suspend and
 # resume; a multi-node job; an SWF trace replayed (its bad line reported by number, the rest
 # submitted) and the schedule audited; two simulating processes, one killed: its nodes go DOWN
-# and its job ends NODE_FAIL, the other's job runs on.
+# and its job ends NODE_FAIL (one that may be requeued is), the other's job runs on.
 set -euo pipefail
 build=$1
 source "$(dirname "$0")/cluster.bash"
@@ -65,12 +65,17 @@ finds -x "Jobs: 29 submitted, 29 started, 29 runs ended; nodes: 4 (16 CPUs)" aud
 # 4. One simulating process dies: its nodes go DOWN, its running job ends NODE_FAIL; the
 # other process's nodes and job are not touched.
 job=$(sbatch --parsable --no-requeue -w n1 --wrap=true --export=CAIRN_SIM_RUNTIME=10000)
+requeued=$(sbatch --parsable --requeue -w n2 --wrap=true --export=CAIRN_SIM_RUNTIME=10000)
 other=$(sbatch --parsable --no-requeue -w n3 --wrap=true --export=CAIRN_SIM_RUNTIME=10000)
 wait_state "$job" RUNNING
+wait_state "$requeued" RUNNING
 wait_state "$other" RUNNING
 kill_hard "$sim_pid"
 node_states() { sinfo -h -N -o '%N %t' | sed 's/\*$//' | tr '\n' ' '; }
 poll_until 60 "n1 down n2 down n3 mix n4 idle " node_states || fail "sinfo after the kill: $(sinfo -N)"
 wait_state "$job" NODE_FAIL 60
+# The one that may be requeued is: pending again (its node is down), its next run counted.
+poll_until 30 PENDING squeue -h -j "$requeued" -o %T || fail "job $requeued: $(squeue -j "$requeued")"
+scontrol show job "$requeued" | finds "Restarts=1" || fail "job $requeued: $(scontrol show job "$requeued")"
 [ "$(state_of "$other")" = RUNNING ] || fail "job $other on the other process's node: $(state_of "$other")"
 pass "simulated nodes run, suspend, cancel, time out, replay a trace and fail like real ones"
