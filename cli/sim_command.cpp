@@ -105,15 +105,15 @@ std::string time_limit_text(uint32_t seconds) {
 int replay(const ParsedArgs& args, std::ostream& out, std::ostream& err) {
   if (args.positionals.size() != 2) throw UsageError("cairn sim replay: one TRACE file is required\n" + std::string(kUsage));
   const std::string& path = args.positionals[1];
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw std::runtime_error("cannot read " + path);
-  std::stringstream text;
-  text << file.rdbuf();
   double speed = args.get("speed") ? parse_positive("--speed", *args.get("speed")) : 1.0;
   uint64_t mem_per_cpu = args.get("mem-per-cpu") ? parse_count("--mem-per-cpu", *args.get("mem-per-cpu")) : 100;
   auto partition = args.get("partition");
   size_t clients = args.get("clients") ? static_cast<size_t>(parse_count("--clients", *args.get("clients"))) : 1;
   if (clients == 0 || clients > 64) throw UsageError("cairn sim replay: --clients must be between 1 and 64");
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw std::runtime_error("cannot read " + path);
+  std::stringstream text;
+  text << file.rdbuf();
   SwfTrace trace = parse_swf(text.str());
 
   auto config = load_cli_config(args.get("conf"));

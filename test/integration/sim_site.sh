@@ -41,7 +41,23 @@ scancel -s USR1 "$job"
 wait_state "$job" FAILED
 sacct -j "$job" -X -n -P -o ExitCode | finds -x "0:10" || fail "job $job: $(sacct -j "$job" -X -P -o State,ExitCode)"
 
-# 3. A trace: its malformed line is reported with its number, the rest is replayed.
+# 3. Bad input: a node that is not configured, a trace that is not there, a speed that is not one.
+set +e
+out=$(cairnd --simulate --nodes 'n[4-5]' 2>&1); status=$?
+set -e
+[ "$status" = 2 ] && printf '%s\n' "$out" | finds -x "cairnd: node n5 is not in the configuration (NodeName=)" ||
+  fail "cairnd --simulate with an unknown node: $status $out"
+set +e
+out=$(cairn sim replay missing.swf 2>&1); status=$?
+set -e
+[ "$status" = 1 ] && [ "$out" = "cairn sim: cannot read missing.swf" ] || fail "replay of a missing file: $status $out"
+set +e
+out=$(cairn sim replay missing.swf --speed 0 2>&1); status=$?
+set -e
+[ "$status" = 2 ] && [ "$out" = "cairn sim: invalid value for --speed: '0' (a positive number)" ] ||
+  fail "replay --speed 0: $status $out"
+
+# A trace: its malformed line is reported with its number, the rest is replayed.
 cairn sim generate --jobs 24 --seed 7 --max-procs 8 --max-runtime 30 --mean-interarrival 1 --output trace.swf
 echo "25 100 0 oops 2 -1 -1 2 60 -1 1 4 1 -1 1 1 -1 -1" >> trace.swf
 echo "26 101 0 5 64 -1 -1 64 60 -1 1 4 1 -1 1 1 -1 -1" >> trace.swf
