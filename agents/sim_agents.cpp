@@ -58,8 +58,7 @@ struct SimJob {
   uint32_t run = 0;
   std::optional<double> runtime_sec;
   bool suspended = false;
-  kj::Duration remaining = 0 * kj::SECONDS;
-  kj::TimePoint running_since = kj::origin<kj::TimePoint>();
+  SimulatedRunClock clock{0};  // with a run time only
   uint64_t timer = 0;  // the armed timer's number; a fired timer with another is stale
 };
 
@@ -111,7 +110,7 @@ class SimSite {
     job.runtime_sec = simulated_runtime(launch.spec.environment);
     if (job.runtime_sec) {
       constexpr double kLongest = 1e9;  // seconds (~31 years): beyond, kj's duration would overflow
-      job.remaining = static_cast<int64_t>(std::min(*job.runtime_sec, kLongest) * 1e9) * kj::NANOSECONDS;
+      job.clock = SimulatedRunClock(static_cast<int64_t>(std::min(*job.runtime_sec, kLongest) * 1e9));
       arm(index, launch.job_id);
     }
     spdlog::debug("{}: JobId={} run {} launched ({} s)", node.name, launch.job_id, job.run,
@@ -123,7 +122,7 @@ class SimSite {
     if (!job || job->suspended) return;
     job->suspended = true;
     if (job->runtime_sec) {
-      job->remaining = std::max(0 * kj::SECONDS, job->remaining - (timer().now() - job->running_since));
+      job->clock.suspend(now_ns());
       ++job->timer;  // disarmed
     }
   }
@@ -147,6 +146,7 @@ class SimSite {
 
  private:
   kj::Timer& timer() { return loop_.io().provider->getTimer(); }
+  int64_t now_ns() { return (timer().now() - kj::origin<kj::TimePoint>()) / kj::NANOSECONDS; }
 
   SimJob* find(size_t index, uint64_t job_id) {
     auto it = nodes_[index].jobs.find(job_id);
@@ -156,8 +156,8 @@ class SimSite {
   void arm(size_t index, uint64_t job_id) {
     SimJob& job = nodes_[index].jobs.at(job_id);
     uint64_t number = ++job.timer;
-    job.running_since = timer().now();
-    loop_.tasks().add(timer().afterDelay(job.remaining).then([this, index, job_id, number]() {
+    int64_t left_ns = job.clock.run(now_ns());
+    loop_.tasks().add(timer().afterDelay(left_ns * kj::NANOSECONDS).then([this, index, job_id, number]() {
       SimJob* job = find(index, job_id);
       if (job && job->timer == number && !job->suspended) finish(index, job_id, 0, 0);
     }));

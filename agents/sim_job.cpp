@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <string_view>
@@ -35,6 +36,18 @@ bool signal_ends_simulated_job(int signal) {
     case SIGTTOU: return false;
     default: return signal > 0 && signal < NSIG;
   }
+}
+
+int64_t SimulatedRunClock::run(int64_t now_ns) {
+  running_ = true;
+  running_since_ns_ = now_ns;
+  return remaining_ns_;
+}
+
+void SimulatedRunClock::suspend(int64_t now_ns) {
+  if (!running_) return;
+  running_ = false;
+  remaining_ns_ = std::max<int64_t>(0, remaining_ns_ - (now_ns - running_since_ns_));
 }
 
 }  // namespace cairn

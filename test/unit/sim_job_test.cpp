@@ -29,5 +29,19 @@ TEST_CASE("simulated jobs: which signals end them") {
   CHECK_FALSE(signal_ends_simulated_job(NSIG));
 }
 
+TEST_CASE("simulated jobs: suspended time does not count against the run time") {
+  SimulatedRunClock clock(10'000);
+  CHECK(clock.suspended());
+  CHECK(clock.run(100) == 10'000);   // launched at 100: ends at 10,100
+  clock.suspend(2'100);              // 2,000 used
+  CHECK(clock.suspended());
+  CHECK(clock.remaining_ns() == 8'000);
+  clock.suspend(5'000);              // already suspended: nothing more used
+  CHECK(clock.remaining_ns() == 8'000);
+  CHECK(clock.run(50'000) == 8'000); // resumed much later: still 8,000 to go
+  clock.suspend(60'000);             // past its end: nothing is left, never less
+  CHECK(clock.remaining_ns() == 0);
+}
+
 }  // namespace
 }  // namespace cairn
