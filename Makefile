@@ -9,7 +9,7 @@ FUZZ_TARGETS ?=
 FUZZ_CC ?= clang
 FUZZ_CXX ?= clang++
 
-.PHONY: all deps kafka-jars configure build test fault demo bench package clean fuzz-build fuzz
+.PHONY: all deps kafka-jars configure build test fault demo bench scale package clean fuzz-build fuzz
 
 all: build
 
@@ -59,6 +59,18 @@ demo: build
 # `test/bench/compare.py OLD.json NEW.json` flags CPU-per-unit regressions over 10%.
 bench: build
 	@bash test/bench/run.sh $(BUILD)
+
+# Simulated sites (test/scale/scale.sh): 1,000 nodes and a 10,000-job synthetic trace, then
+# 10,000 nodes and 100,000 jobs, each compressed to about SCALE_WALL seconds and audited; figures
+# printed and added to $(BUILD)/bench/results.jsonl. SCALE_SIZES="NODES:JOBS ..." for others.
+SCALE_SIZES ?= 1000:10000 10000:100000
+scale: build
+	@mkdir -p $(BUILD)/bench
+	@status=0; for size in $(SCALE_SIZES); do \
+	  echo "== $${size%%:*} simulated nodes, $${size##*:} jobs"; \
+	  CAIRN_BENCH_RESULTS=$(abspath $(BUILD))/bench/results.jsonl SCALE_NODES=$${size%%:*} SCALE_JOBS=$${size##*:} \
+	    bash test/scale/scale.sh $(BUILD) || status=1; \
+	done; exit $$status
 
 clean:
 	rm -rf $(BUILD) $(FUZZ_BUILD)

@@ -15,7 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <string_view>
 
 #include <filesystem>
 #include <fstream>
@@ -36,6 +38,7 @@
 #include "agents/memory_cgroup.hpp"
 #include "agents/memory_event_watch.hpp"
 #include "agents/process_group.hpp"
+#include "agents/sim_agents.hpp"
 #include "common/config.hpp"
 #include "common/daemon_log.hpp"
 #include "common/daemon_signals.hpp"
@@ -74,7 +77,10 @@ constexpr const char* kUsage =
     "reopens FILE (logrotate: /etc/logrotate.d/cairn).\n"
     "\n"
     "Exit status: 0 after SIGTERM/SIGINT, 1 on an error (said on stderr), 2 on a bad\n"
-    "command line.\n";
+    "command line.\n"
+    "\n"
+    "cairnd --simulate --nodes HOSTLIST [--cpus N] [--memory SIZE]: many simulated nodes in one\n"
+    "process (cairnd --simulate --help).\n";
 
 // cairn-cgroup-exec and cairn-stepd: next to cairnd in a build tree, in
 // <prefix>/libexec/cairn once installed (cairnd in <prefix>/sbin).
@@ -331,6 +337,9 @@ int main(int argc, char** argv) {
   block_daemon_signals({SIGCHLD, SIGHUP});
   log_to_stderr();
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l cairnd: %v");
+  // Simulated nodes (agents/sim_agents.hpp) share nothing else with a real agent's start.
+  if (std::find(argv + 1, argv + argc, std::string_view("--simulate")) != argv + argc)
+    return run_simulated_agents({argv + 1, argv + argc});
   try {
     auto args = parse_options("cairnd",
                               {{0, "conf", true, ""}, {0, "node", true, ""}, {0, "spool", true, ""},

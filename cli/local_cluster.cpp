@@ -35,20 +35,24 @@ namespace fs = std::filesystem;
 const std::vector<OptionSpec> kOptions = {
     {0, "dir", true, ""}, {0, "feature", true, ""}, {0, "nodes", true, ""}, {0, "cpus", true, ""}, {0, "memory", true, ""},
     {0, "timeout", true, ""}, {0, "extra-config", true, ""}, {0, "tcp", false, ""}, {0, "kafka", false, ""},
-    {0, "kafka-mock", false, ""}, {0, "kafka-brokers", true, ""},
-    {'h', "help", false, ""},
+    {0, "kafka-mock", false, ""}, {0, "kafka-brokers", true, ""}, {0, "sim-nodes", true, ""},
+    {0, "sim-processes", true, ""}, {'h', "help", false, ""},
 };
 
 constexpr const char* kUsage =
     "usage: cairn local up     --dir DIR [--nodes N] [--cpus C] [--memory MB] [--extra-config FILE] [--tcp]\n"
     "                          [--kafka | --kafka-mock] [--feature NODE=FEATURE[,FEATURE]]...\n"
+    "                          [--sim-nodes N [--sim-processes P]]\n"
     "                          (--feature: Feature= of a node, e.g. n2=gpu;\n"
     "                           --tcp: the controller also listens on a free port of 127.0.0.1;\n"
     "                           --kafka: the event log on Apache Kafka's broker started with it (data in DIR/kafka),\n"
     "                           or on librdkafka's mock cluster where Java or the broker's jars are missing;\n"
     "                           --kafka-mock: on the mock cluster;\n"
     "                           --kafka-brokers HOST:PORT,...: on a Kafka cluster that runs already, whose topic\n"
-    "                           cairn.events exists (cairn kafka create-topic); `down` leaves it running)\n"
+    "                           cairn.events exists (cairn kafka create-topic); `down` leaves it running;\n"
+    "                           --sim-nodes N: N simulated nodes n1..nN in one `cairnd --simulate` instead of\n"
+    "                           one cairnd per node (jobs run CAIRN_SIM_RUNTIME seconds, nothing is executed);\n"
+    "                           --sim-processes P: the simulated nodes split over P such processes)\n"
     "       cairn local down   --dir DIR\n"
     "       cairn local status --dir DIR\n";
 
@@ -275,6 +279,15 @@ std::string start_kafka_mock(const std::string& bin, const std::string& dir, uns
 
 int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::ostream& err) {
   unsigned nodes = static_cast<unsigned>(parse_count("--nodes", args.get_or("nodes", "2")));
+  bool simulated = args.has("sim-nodes");
+  if (simulated) {
+    if (args.has("nodes")) throw UsageError("cairn local up: --nodes or --sim-nodes, not both");
+    nodes = static_cast<unsigned>(std::min<uint64_t>(parse_count("--sim-nodes", *args.get("sim-nodes")), 65536));
+  }
+  unsigned sim_processes = static_cast<unsigned>(parse_count("--sim-processes", args.get_or("sim-processes", "1")));
+  if (!simulated && args.has("sim-processes")) throw UsageError("cairn local up: --sim-processes needs --sim-nodes");
+  if (sim_processes == 0 || (simulated && sim_processes > nodes))
+    throw UsageError("cairn local up: --sim-processes must be between 1 and the number of nodes");
   unsigned cpus = static_cast<unsigned>(parse_count("--cpus", args.get_or("cpus", "2")));
   unsigned memory = static_cast<unsigned>(parse_count("--memory", args.get_or("memory", "2000")));
   unsigned timeout = static_cast<unsigned>(parse_count("--timeout", args.get_or("timeout", "30")));
@@ -337,7 +350,14 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
                       << extra;
   std::vector<pid_t> pids;
   pids.push_back(spawn_daemon({daemon_path(bin, "cairnctld"), "--conf", conf}, dir + "/cairnctld.log"));
-  for (unsigned n = 1; n <= nodes; ++n) {
+  // Simulated nodes: P processes, each a contiguous range of n1..nN.
+  for (unsigned process = 0; simulated && process < sim_processes; ++process) {
+    unsigned first = nodes * process / sim_processes + 1, last = nodes * (process + 1) / sim_processes;
+    pids.push_back(spawn_daemon({daemon_path(bin, "cairnd"), "--simulate", "--conf", conf, "--nodes",
+                                 fmt::format("n[{}-{}]", first, last)},
+                                dir + fmt::format("/cairnd-sim{}.log", process + 1)));
+  }
+  for (unsigned n = 1; n <= nodes && !simulated; ++n) {
     std::string node = fmt::format("n{}", n);
     pids.push_back(spawn_daemon({daemon_path(bin, "cairnd"), "--conf", conf, "--node", node}, dir + "/cairnd-" + node + ".log"));
   }

@@ -19,6 +19,7 @@
 #include "events/log/event_log.hpp"
 #include "events/log/event_log_config.hpp"
 #include "events/replay.hpp"
+#include "events/schedule_audit.hpp"
 
 namespace cairn {
 namespace {
@@ -27,6 +28,8 @@ constexpr std::string_view kUsage =
     "usage: cairn log dump   [--log DIR|--conf FILE] [--job N] [--kind K[,K]] [--from OFFSET|TIME] [--to OFFSET|TIME] [--json]\n"
     "       cairn log audit  [--log DIR|--conf FILE] --job N [--html FILE]\n"
     "       cairn log stats  [--log DIR|--conf FILE]\n"
+    "       cairn log audit-schedule [--log DIR|--conf FILE] [--slack SEC]   (capacities, dependencies, EASY backfill,\n"
+    "                                utilisation, wait, bounded slowdown, makespan; exit 1 on a violation)\n"
     "       cairn log verify [--log DIR|--conf FILE]   (segments against META, then two replays)\n"
     "       cairn log replay --verify [--log DIR] [--conf FILE]   (the live controller's state against a replay)\n"
     "       cairn log timeline [--log DIR|--conf FILE] [--from T] [--to T] [--job N[,M...]] [--user U] [--partition P]\n"
@@ -36,6 +39,7 @@ const std::vector<OptionSpec> kOptions = {
     {0, "log", true, ""},   {0, "conf", true, ""}, {'j', "job", true, ""}, {0, "kind", true, ""},
     {0, "from", true, ""},  {0, "to", true, ""},   {0, "json", false, ""}, {'h', "help", false, ""},
     {0, "verify", false, ""},
+    {0, "slack", true, ""},
     {0, "html", true, ""},  {0, "svg", true, ""},  {0, "user", true, ""},  {0, "partition", true, ""},
 };
 
@@ -118,6 +122,25 @@ void for_each_event(const EventLog& log, std::ostream& err, Visit&& visit) {
       }
     }
   }
+}
+
+// Two passes over the log (ScheduleAuditor::learn, then feed); exit 1 on any violation.
+int audit_schedule(const EventLog& log, const ParsedArgs& args, std::ostream& out, std::ostream& err) {
+  ScheduleAuditSettings settings;
+  if (auto slack = args.get("slack")) settings.backfill_slack_us = static_cast<int64_t>(parse_count("--slack", *slack)) * 1'000'000;
+  if (auto conf = args.get("conf")) settings.fallback_config_text = read_config_file(*conf);
+  ScheduleAuditor auditor(settings);
+  auto undecodable = [&](uint32_t shard, uint64_t offset, std::string_view why) {
+    err << fmt::format("warning: shard {} offset {}: undecodable record: {}\n", shard, offset, why);
+  };
+  for_each_event_by_time(log, [&](const DecodedEvent& decoded) { auditor.learn(decoded.event()); return true; },
+                         undecodable);
+  // The first pass said which records are undecodable.
+  for_each_event_by_time(log, [&](const DecodedEvent& decoded) { auditor.feed(decoded.event()); return true; },
+                         [](uint32_t, uint64_t, std::string_view) {});
+  auto report = auditor.finish();
+  out << format_schedule_audit(report);
+  return report.violations.empty() ? 0 : 1;
 }
 
 int dump(const EventLog& log, const ParsedArgs& args, std::ostream& out, std::ostream& err) {
@@ -248,11 +271,12 @@ int run_log_command(const std::vector<std::string>& argv, std::ostream& out, std
     }
     if (!args.positionals.empty()) throw UsageError("cairn log " + verb + ": unexpected argument '" + args.positionals[0] + "'");
     if (verb != "dump" && verb != "audit" && verb != "stats" && verb != "verify" && verb != "replay" &&
-        verb != "timeline")
+        verb != "timeline" && verb != "audit-schedule")
       throw UsageError("cairn log: unknown command '" + verb + "'\n" + std::string(kUsage));
     auto log = open_log(args);
     if (verb == "dump") return dump(*log, args, out, err);
     if (verb == "audit") return audit(*log, args, out, err);
+    if (verb == "audit-schedule") return audit_schedule(*log, args, out, err);
     if (verb == "stats") return stats(*log, out, err);
     if (verb == "replay") return replay_verify(*log, args, out);
     if (verb == "timeline") return run_timeline(*log, args, out, err);

@@ -9,13 +9,14 @@
 #include "cli/kafka_command.hpp"
 #include "cli/local_cluster.hpp"
 #include "cli/log_command.hpp"
+#include "cli/sim_command.hpp"
 #include "common/version.hpp"
 
 namespace {
 
 const std::map<std::string, cairn::FrontEndMain> kOperatorCommands = {
     {"log", cairn::run_log_command}, {"local", cairn::run_local_command}, {"bb", cairn::run_bb_command},
-    {"kafka", cairn::run_kafka_command},
+    {"kafka", cairn::run_kafka_command}, {"sim", cairn::run_sim_command},
 };
 
 constexpr const char* kUsage =
@@ -27,9 +28,11 @@ constexpr const char* kUsage =
     "Commands:\n"
     "  sbatch|srun|squeue|scontrol|scancel|sacct|sinfo|sacctmgr|sdiag|sbatch_longrun   the Slurm front-ends\n"
     "  log dump|audit|stats|verify|replay            read the event log\n"
+    "  log audit-schedule                            check a schedule from the event log\n"
     "  local up|down|status                          a whole cluster on this machine\n"
     "  bb status                                     burst-buffer pools (scontrol show burstbuffer)\n"
     "  kafka create-topic|probe                      set up a Kafka cluster for the event log\n"
+    "  sim generate|replay                           synthetic and archived workloads (SWF)\n"
     "\n"
     "Options:\n"
     "  -h, --help                                    show this help and exit\n"

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
-#include <kj/exception.h>
 
 #include <cerrno>
 #include <chrono>
@@ -13,9 +12,9 @@
 #include <filesystem>
 #include <optional>
 #include <ostream>
-#include <queue>
 #include <system_error>
 
+#include "cli/log_access.hpp"
 #include "cli/timeline_render.hpp"
 #include "common/private_files.hpp"
 #include "common/slurm_time.hpp"
@@ -64,73 +63,21 @@ std::set<uint64_t> parse_job_list(const std::vector<std::string>& lists) {
   return jobs;
 }
 
-// One partition's next record, decoded.
-struct PartitionCursor {
-  uint32_t partition = 0;
-  std::unique_ptr<LogReader> reader;
-  std::optional<LogRecord> record;
-  std::optional<DecodedEvent> event;
-  int64_t time_us = 0;
-};
-
-// Feeds every decodable record to the recorder: one partition in log order, several
-// merged by event time (a shard's own events are in time order). Stops early once
+// Feeds every decodable record to the recorder (cli/log_access.hpp's order). Stops early once
 // nothing later can change the window.
 void replay_into(const EventLog& log, TimelineRecorder& recorder, std::ostream& err) {
-  auto undecodable = [&](uint32_t partition, uint64_t offset, std::string_view why) {
-    err << fmt::format("warning: partition {} offset {}: undecodable record: {}\n", partition, offset, why);
-    recorder.count_undecodable();
-  };
-  auto stop_after = [&](int64_t time_us) { return time_us > recorder.filter().to_us && recorder.past_window(); };
-  if (log.partitions() == 1) {
-    auto reader = log.read(0, 0);
-    uint64_t offset = 0;
-    std::span<const uint8_t> payload;
-    while (reader->next_view(offset, payload)) {
-      try {
-        DecodedEvent decoded(offset, payload);
-        if (stop_after(decoded.event().getHeader().getTimeUs())) return;
+  for_each_event_by_time(
+      log,
+      [&](const DecodedEvent& decoded) {
+        int64_t time_us = decoded.event().getHeader().getTimeUs();
+        if (time_us > recorder.filter().to_us && recorder.past_window()) return false;
         recorder.feed(decoded);
-      } catch (const kj::Exception& e) {
-        undecodable(0, offset, e.getDescription().cStr());
-      } catch (const LogError& e) {
-        undecodable(0, offset, e.what());
-      }
-    }
-    return;
-  }
-  std::vector<PartitionCursor> cursors(log.partitions());
-  auto advance = [&](PartitionCursor& cursor) {
-    cursor.event.reset();
-    while ((cursor.record = cursor.reader->next())) {
-      try {
-        cursor.event.emplace(cursor.record->offset, cursor.record->payload);
-        cursor.time_us = cursor.event->event().getHeader().getTimeUs();
         return true;
-      } catch (const kj::Exception& e) {
-        undecodable(cursor.partition, cursor.record->offset, e.getDescription().cStr());
-      } catch (const LogError& e) {
-        undecodable(cursor.partition, cursor.record->offset, e.what());
-      }
-    }
-    return false;
-  };
-  auto later = [&](size_t a, size_t b) {
-    return std::tie(cursors[a].time_us, cursors[a].partition) > std::tie(cursors[b].time_us, cursors[b].partition);
-  };
-  std::priority_queue<size_t, std::vector<size_t>, decltype(later)> next(later);
-  for (uint32_t p = 0; p < cursors.size(); ++p) {
-    cursors[p].partition = p;
-    cursors[p].reader = log.read(p, 0);
-    if (advance(cursors[p])) next.push(p);
-  }
-  while (!next.empty()) {
-    size_t p = next.top();
-    next.pop();
-    if (stop_after(cursors[p].time_us)) return;
-    recorder.feed(*cursors[p].event);
-    if (advance(cursors[p])) next.push(p);
-  }
+      },
+      [&](uint32_t partition, uint64_t offset, std::string_view why) {
+        err << fmt::format("warning: partition {} offset {}: undecodable record: {}\n", partition, offset, why);
+        recorder.count_undecodable();
+      });
 }
 
 // Written beside its final name, then renamed: a reader never sees half a page. 0600:

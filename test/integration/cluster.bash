@@ -9,11 +9,26 @@ chmod 755 "$work"
 extra_pids=()     # daemons a test started itself
 local_up_args=()  # more options for `cairn local up`, e.g. --tcp or --kafka
 orphan_groups=()  # process groups of jobs whose agent the test killed
+# At the end of a test that passed: the schedule its cluster made, audited from its event log
+# (`cairn log audit-schedule`); a violation fails the test. SKIP_SCHEDULE_AUDIT=1 leaves it out.
+audit_schedule_at_exit() {  # exit status
+  [ "$1" = 0 ] && [ -d "$work/state/log" ] && [ -z "${SKIP_SCHEDULE_AUDIT:-}" ] || return 0
+  local report
+  report=$(cairn log audit-schedule --log "$work/state/log" ${CAIRN_CONF:+--conf "$CAIRN_CONF"} 2>&1) && return 0
+  if printf '%s\n' "$report" | finds '^VIOLATION'; then
+    printf 'FAIL: the schedule audit found violations:\n%s\n' "$report"
+    return 1
+  fi
+  printf 'warning: the schedule audit could not run:\n%s\n' "$report"
+}
 cleanup() {
+  local status=$?
+  audit_schedule_at_exit "$status" || status=1
   cairn local down --dir "$work" >/dev/null 2>&1 || true
   for pid in "${extra_pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
   for pgid in "${orphan_groups[@]}"; do kill -9 -- "-$pgid" 2>/dev/null || true; done
   [ -n "${KEEP:-}" ] || rm -rf "$work"
+  exit "$status"
 }
 trap cleanup EXIT
 
