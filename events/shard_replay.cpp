@@ -36,7 +36,8 @@ void advance(ShardReader& cursor) {
 
 }  // namespace
 
-ReplayStats replay_shards_in_time_order(const EventLog& log, std::vector<uint64_t>& next_offsets, ClusterState& state) {
+ReplayStats replay_shards_in_time_order(const EventLog& log, std::vector<uint64_t>& next_offsets, ClusterState& state,
+                                        int64_t until_us) {
   std::vector<ShardReader> cursors(next_offsets.size());
   for (size_t shard = 0; shard < cursors.size(); ++shard) {
     cursors[shard].reader = log.read(static_cast<uint32_t>(shard), next_offsets[shard]);
@@ -51,7 +52,7 @@ ReplayStats replay_shards_in_time_order(const EventLog& log, std::vector<uint64_
         first = &cursors[shard];
         first_shard = shard;
       }
-    if (!first) break;
+    if (!first || first->time_us > until_us) break;
     ++stats.events;
     if (!apply_record(state, first->offset, first->payload)) ++stats.undecodable;
     next_offsets[first_shard] = first->offset + 1;

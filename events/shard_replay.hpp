@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "events/cluster_state.hpp"
@@ -16,7 +17,9 @@ namespace cairn {
 // controller applies them in that order: so the shards' records are merged by their time
 // stamps (ties: the lower shard first; a record that does not decode goes first, to be
 // reported). Cross-shard effects (a configuration change of shard 0 and the node records of
-// shard 1) then fold as they did live.
-ReplayStats replay_shards_in_time_order(const EventLog& log, std::vector<uint64_t>& next_offsets, ClusterState& state);
+// shard 1) then fold as they did live. `until_us`: only events written at or before it (the
+// state as it was then: `--at`).
+ReplayStats replay_shards_in_time_order(const EventLog& log, std::vector<uint64_t>& next_offsets, ClusterState& state,
+                                        int64_t until_us = std::numeric_limits<int64_t>::max());
 
 }  // namespace cairn

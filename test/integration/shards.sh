@@ -33,7 +33,7 @@ wait_state "$b" RUNNING
 # The node events of n2 are shard 1's.
 cairn log dump --shard 1 --kind NodeRegistered | finds "node=n2 " || fail "n2's registration is not in shard 1"
 
-# 2. The read side shows both shards, merged.
+# 2. The read side shows both shards, merged (and, below, their past: --at).
 squeue -h -o '%i' | finds -x "$a" || fail "squeue misses job $a"
 squeue -h -o '%i' | finds -x "$b" || fail "squeue misses job $b"
 scontrol show job "$b" | finds "Partition=p1 " || fail "scontrol show job $b"
@@ -52,6 +52,9 @@ after_b=$(sbatch --parsable -p p0 -o /dev/null -d "afterok:$b" --wrap true)
 after_a=$(sbatch --parsable -p p1 -o /dev/null -d "afterok:$a" --wrap true)
 wait_reason "$after_b" Dependency
 wait_reason "$after_a" Dependency
+sleep 1.1  # --at takes whole seconds: a moment strictly between the starts and the ends
+then=$(date +%Y-%m-%dT%H:%M:%S)
+sleep 1.1
 touch "$work/go"
 wait_state "$after_b" COMPLETED 60
 wait_state "$after_a" COMPLETED 60
@@ -60,6 +63,10 @@ never=$(sbatch --parsable -p p0 -o /dev/null -d "afterok:$failing" --wrap true)
 wait_state "$failing" FAILED
 wait_reason "$never" DependencyNeverSatisfied
 sacct -n -X -P -o JobID | finds -x "$b" || fail "sacct misses job $b"
+# The past of both shards: --at merges them too.
+squeue --at "$then" -h -o '%i %T' | finds -x "$a RUNNING" || fail "squeue --at $then: $(squeue --at "$then")"
+squeue --at "$then" -h -o '%i %T' | finds -x "$b RUNNING" || fail "squeue --at $then: $(squeue --at "$then")"
+squeue --at "$then" -h -o '%i %T %r' | finds -x "$after_a PENDING Dependency" || fail "squeue --at: $(squeue --at "$then")"
 
 # 4. cairn shards / scontrol show shards: one writer for both.
 ctl=$(head -1 pids)
