@@ -413,6 +413,9 @@ struct ControllerContext {
   std::shared_ptr<AccountsCache> accounts = std::make_shared<AccountsCache>();  // kept by the query view
   uint32_t shard = 0;
   uint64_t epoch = 1;
+  // Shards=N (DESIGN.md section 5): the writer epoch of each shard this controller writes
+  // (shard_epochs[k]); empty: only `shard`, with `epoch`.
+  std::vector<uint64_t> shard_epochs;
   std::string controller_name;
   // Counters and gauges: sdiag and the metrics endpoint (MetricsPort=) read the same ones.
   std::shared_ptr<ControllerMetrics> metrics = std::make_shared<ControllerMetrics>();
@@ -428,8 +431,9 @@ void log_failed_requests(caf::scheduled_actor* self, const char* actor_name);
 
 // ---- spawn functions, one per actor file ----
 
+// next_job_ids[k]: the id the next job of shard k gets (one entry per shard written).
 LogActor spawn_log_actor(caf::actor_system& system, EventLog& log, std::shared_ptr<const ControllerContext> context,
-                         uint64_t next_job_id);
+                         std::vector<uint64_t> next_job_ids);
 DispatcherActor spawn_dispatcher(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
 QueryViewActor spawn_query_view(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
                                 ClusterState initial, uint64_t applied_offset);

@@ -1,6 +1,7 @@
-// cairnctld: replays the shard's log, claims the writer epoch, starts the
-// actors and the RPC front, then waits for SIGTERM/SIGINT (or for a newer
-// controller's claim on its shard, which fences it: exit status 3).
+// cairnctld: replays the log's shards (Shards=), claims each one's writer epoch,
+// starts the actors and the RPC front, then waits for SIGTERM/SIGINT (or for a
+// newer controller's claim on its shard, which fences it: exit status 3). With
+// --standby it first waits for the file log's writer to stop, then takes over.
 #include <caf/all.hpp>
 #include <prometheus/exposer.h>
 #include <pwd.h>
@@ -27,6 +28,7 @@
 #include "common/private_files.hpp"
 #include "common/service_notify.hpp"
 #include "common/version.hpp"
+#include "common/string_util.hpp"
 #include "common/worker_threads.hpp"
 #include "events/event_codec.hpp"
 #include "events/event_factory.hpp"
@@ -34,13 +36,14 @@
 #include "events/log/fence_watch.hpp"
 #include "events/log/shard_claim.hpp"
 #include "events/replay.hpp"
+#include "events/shard_replay.hpp"
 
 using namespace cairn;
 
 namespace {
 
 constexpr const char* kUsage =
-    "Usage: cairnctld [--conf FILE] [-D] [--accept-log-loss]\n"
+    "Usage: cairnctld [--conf FILE] [-D] [--accept-log-loss] [--standby]\n"
     "\n"
     "The Cairn controller: replays the event log (EventLog=), takes the writer's claim on\n"
     "its shard, schedules, and serves the CLI and the node agents on ControllerSocket= and\n"
@@ -54,6 +57,8 @@ constexpr const char* kUsage =
     "      --accept-log-loss  start although the file event log holds less than its META says\n"
     "                         it held (records, segments or META removed); the loss is logged\n"
     "                         and recorded\n"
+    "      --standby          wait for the file event log's writer to stop (its lock), however\n"
+    "                         long, then take over: replay, claim the next writer epoch, serve\n"
     "  -h, --help             show this help and exit\n"
     "  -V, --version          print the version (cairn X.Y.Z) and exit\n"
     "\n"
@@ -99,7 +104,8 @@ void prepare_private_directories(const ClusterConfig& config) {
 // A predecessor killed a moment ago may still hold the file log's lock while
 // the kernel tears it down: wait for it a little rather than fail a restart.
 // Kafka brokers out of reach: say so and retry with backoff until they answer.
-std::unique_ptr<EventLog> open_log_waiting(const ClusterConfig& config, bool accept_log_loss) {
+// A standby (--standby) waits on the lock for as long as its holder lives.
+std::unique_ptr<EventLog> open_log_waiting(const ClusterConfig& config, bool accept_log_loss, bool standby) {
   constexpr auto kLockWait = std::chrono::seconds(10);
   constexpr auto kMaxBackoff = std::chrono::seconds(30);
   auto lock_deadline = std::chrono::steady_clock::now() + kLockWait;
@@ -119,11 +125,39 @@ std::unique_ptr<EventLog> open_log_waiting(const ClusterConfig& config, bool acc
       backoff = std::min<std::chrono::milliseconds>(backoff * 2, kMaxBackoff);
     } catch (const LogError& e) {
       bool locked = std::string(e.what()).find("locked by another process") != std::string::npos;
-      if (!locked || std::chrono::steady_clock::now() >= lock_deadline) throw;
-      if (!said_locked) spdlog::warn("{}; waiting up to {} s for it to stop", e.what(), kLockWait.count());
+      if (!locked || (!standby && std::chrono::steady_clock::now() >= lock_deadline)) throw;
+      if (!said_locked && standby) {
+        spdlog::info("standby: {}; taking over when it stops", e.what());
+        notify_status("standby: waiting for the event log's writer to stop");
+      } else if (!said_locked) {
+        spdlog::warn("{}; waiting up to {} s for it to stop", e.what(), kLockWait.count());
+      }
       said_locked = true;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
+  }
+}
+
+std::string join_numbers(const std::vector<uint64_t>& numbers) {
+  std::string text;
+  for (uint64_t number : numbers) text += (text.empty() ? "" : ",") + std::to_string(number);
+  return text;
+}
+
+// Shards= against the log: a file log has at least as many shards (open_event_log adds what is
+// missing), one with more lost none but cannot be written by fewer; several shards are written
+// by one controller on the file log only (its lock covers them all).
+void refuse_shard_mismatch(const ClusterConfig& config, const EventLog& log) {
+  if (config.event_log.starts_with("file:")) {
+    if (log.partitions() > config.shards)
+      throw std::runtime_error(fmt::format("Shards={}, but the event log {} has {} shards (p0 to p{}): a shard cannot "
+                                           "be removed; set Shards={}",
+                                           config.shards, config.event_log.substr(5), log.partitions(),
+                                           log.partitions() - 1, log.partitions()));
+  } else if (config.shards > 1) {
+    throw std::runtime_error(fmt::format("Shards={}: several shards are written on the file event log only so far, "
+                                         "not on EventLog={}",
+                                         config.shards, config.event_log));
   }
 }
 
@@ -152,27 +186,47 @@ int run(const ParsedArgs& args) {
   auto config = parse_config(config_text, config_path);
   if (!config.slurmctld_log_file.empty()) log_to_file(config.slurmctld_log_file);
   auto metrics = std::make_shared<ControllerMetrics>();
-  auto exposer = serve_metrics(config, *metrics);
+  // A standby serves its metrics once the log is its own: its writer holds the port till then.
+  bool standby = args.has("standby");
+  std::unique_ptr<prometheus::Exposer> exposer;
+  if (!standby) exposer = serve_metrics(config, *metrics);
   prepare_private_directories(config);
   bool accept_log_loss = args.has("accept-log-loss");
   if (accept_log_loss && !config.event_log.starts_with("file:"))
     spdlog::warn("--accept-log-loss applies to a file event log only; EventLog={} is not one", config.event_log);
+  if (standby && !config.event_log.starts_with("file:"))
+    spdlog::warn("--standby waits on the file event log's lock; EventLog={} has none: starting as a writer",
+                 config.event_log);
   notify_status("opening the event log " + config.event_log);
-  auto log = open_log_waiting(config, accept_log_loss);
+  auto log = open_log_waiting(config, accept_log_loss, standby);
+  refuse_shard_mismatch(config, *log);
+  if (standby) exposer = serve_metrics(config, *metrics);
   notify_status("replaying the event log");
   ClusterState state;
   auto started = std::chrono::steady_clock::now();
-  // A snapshot is a cache: any that does not load is said and ignored, and the log replayed from its start.
-  uint64_t from = 0;
-  auto snapshot = load_newest_snapshot(snapshot_dir(config), 0, {log->end_offset(0), INT64_MAX},
-                                       [](const std::string& why) { spdlog::warn("{}", why); });
-  if (snapshot) {
-    state = std::move(snapshot->state);
-    from = snapshot->next_offset;
+  const uint32_t shards = config.shards;
+  std::vector<uint64_t> shard_ends(shards, 0);  // by shard: the next offset to fold
+  uint64_t replayed_events = 0;
+  std::string replayed_from = " from the start";
+  if (shards == 1) {
+    // A snapshot is a cache: any that does not load is said and ignored, and the log replayed from its start.
+    uint64_t from = 0;
+    auto snapshot = load_newest_snapshot(snapshot_dir(config), 0, {log->end_offset(0), INT64_MAX},
+                                         [](const std::string& why) { spdlog::warn("{}", why); });
+    if (snapshot) {
+      state = std::move(snapshot->state);
+      from = snapshot->next_offset;
+      replayed_from = fmt::format(" after a snapshot up to offset {}", from);
+    }
+    auto replayed = replay_partition(*log, 0, from, state);
+    shard_ends[0] = replayed.next_offset;
+    replayed_events = replayed.events;
+  } else {
+    // Snapshots record one shard's offset: with several shards every start replays (docs/decisions.md).
+    replayed_events = replay_shards_in_time_order(*log, shard_ends, state).events;
+    replayed_from = fmt::format(" of {} shards from their start, in their time order", shards);
   }
-  auto replayed = replay_partition(*log, 0, from, state);
-  spdlog::info("replayed {} events{} in {:.3f} s: {} jobs, {} nodes, {} anomalies", replayed.events,
-               snapshot ? fmt::format(" after a snapshot up to offset {}", from) : std::string(" from the start"),
+  spdlog::info("replayed {} events{} in {:.3f} s: {} jobs, {} nodes, {} anomalies", replayed_events, replayed_from,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), state.jobs.size(),
                state.nodes.size(), state.anomaly_count);
 
@@ -181,19 +235,29 @@ int run(const ParsedArgs& args) {
   context->boot_time_us = wall_clock_us();
   context->running->install(make_running_config(config, config_text, config_path, context->boot_time_us, {}));
   context->partitions->set(effective_partitions(context->configured_partitions(), state.partition_table));
-  context->shard = 0;
-  context->epoch = state.shards[0].epoch + 1;
   char host[256] = "localhost";
   gethostname(host, sizeof host - 1);
   context->controller_name = fmt::format("cairnctld@{}:{}", host, getpid());
+  // The writer's claim on every shard: the next epoch of each (fences a previous writer's leftovers).
+  std::vector<uint64_t> epochs(shards), claim_offsets(shards);
+  for (uint32_t shard = 0; shard < shards; ++shard) {
+    EventMeta claim;
+    claim.time_us = wall_clock_us();
+    claim.shard = shard;
+    claim.epoch = epochs[shard] = state.shards[shard].epoch + 1;
+    claim.actor = {static_cast<uint32_t>(getuid()), "cairnctld", schema::ActorKind::SYSTEM};
+    claim_offsets[shard] = claim_shard(*log, claim, context->controller_name, state, shard_ends[shard]);
+  }
+  context->shard = 0;
+  context->epoch = epochs[0];
+  if (shards > 1) context->shard_epochs = epochs;
   uint64_t epoch = context->epoch;
-  uint64_t end_offset = replayed.next_offset;
-  EventMeta claim;
-  claim.time_us = wall_clock_us();
-  claim.shard = 0;
-  claim.epoch = epoch;
-  claim.actor = {static_cast<uint32_t>(getuid()), "cairnctld", schema::ActorKind::SYSTEM};
-  uint64_t claim_offset = claim_shard(*log, claim, context->controller_name, state, end_offset);
+  uint64_t claim_offset = claim_offsets[0];
+  // Where the controller's order of durable events starts (CommittedEvent::offset): shard 0's
+  // offset with one shard, a count over all shards with several.
+  uint64_t end_offset = 0;
+  for (uint64_t end : shard_ends) end_offset += end;
+  context->acked_end->store(end_offset);
   metrics->start(wall_clock_us(), context->shard, log.get(), context->acked_end);
 
   caf::actor_system_config caf_config;
@@ -207,7 +271,9 @@ int run(const ParsedArgs& args) {
   auto live = live_jobs(state);
   std::string logged_config = state.config_text;
   // Never issue an id twice, even after an accepted loss of the records that held it.
-  uint64_t next_id = std::max(next_job_id(state, 0), log->noted_job_id(0) + 1);
+  std::vector<uint64_t> next_ids(shards);
+  for (uint32_t shard = 0; shard < shards; ++shard)
+    next_ids[shard] = std::max(next_job_id(state, shard), log->noted_job_id(shard) + 1);
   auto history = std::make_shared<JobHistory>(job_history_dir(config));
   if (history->entry_count() < state.purged_jobs)
     spdlog::warn("the job history in {} holds {} jobs but the log purged {}: sacct will miss the others",
@@ -216,7 +282,7 @@ int run(const ParsedArgs& args) {
   context->actors.history = spawn_job_history(system, context, history);
   context->actors.query_view = spawn_query_view(system, context, std::move(state), end_offset);
   context->actors.dispatcher = spawn_dispatcher(system, context);
-  context->actors.log = spawn_log_actor(system, *log, context, next_id);
+  context->actors.log = spawn_log_actor(system, *log, context, std::move(next_ids));
   std::map<std::string, NodeActor> node_actors;
   for (const auto& node : config.nodes) node_actors[node.name] = spawn_node_actor(system, context, node.name);
   context->running->install(
@@ -253,10 +319,26 @@ int run(const ParsedArgs& args) {
   KjLoopThread loop;
   RpcListenerOptions listen;
   listen.unix_path = config.controller_socket;
-  if (config.controller_port != 0)
-    listen.tcp_address = fmt::format("{}:{}", config.controller_addr, config.controller_port);
-  RpcListener listener(loop, listen, controller_bootstrap(loop, context));
-  spdlog::info("{} ready: epoch {}, {} live jobs, listening on {}{}", context->controller_name, epoch, live.size(),
+  // ControllerAddr= may list several controllers (a writer and its standbys): this one
+  // listens on the first of them it can bind.
+  std::vector<std::string> addresses;
+  for (auto address : split(config.controller_addr, ','))
+    if (!trim(address).empty()) addresses.emplace_back(trim(address));
+  if (config.controller_port == 0 || addresses.empty()) addresses = {""};
+  std::optional<RpcListener> bound;
+  for (size_t i = 0; !bound; ++i) {
+    if (!addresses[i].empty()) listen.tcp_address = fmt::format("{}:{}", addresses[i], config.controller_port);
+    try {
+      bound.emplace(loop, listen, controller_bootstrap(loop, context));
+    } catch (const std::runtime_error& e) {
+      if (i + 1 == addresses.size()) throw;
+      spdlog::info("{}; trying the next ControllerAddr", e.what());
+    }
+  }
+  RpcListener& listener = *bound;
+  spdlog::info("{} ready: {}, {} live jobs, listening on {}{}", context->controller_name,
+               shards == 1 ? fmt::format("epoch {}", epoch) : fmt::format("{} shards, epochs {}", shards, join_numbers(epochs)),
+               live.size(),
                listener.unix_endpoint(), listen.tcp_address.empty() ? "" : " and " + listener.tcp_endpoint());
   notify_ready(fmt::format("serving: epoch {}, listening on {}{}", epoch, listener.unix_endpoint(),
                            listen.tcp_address.empty() ? "" : " and " + listener.tcp_endpoint()));
@@ -289,6 +371,7 @@ int main(int argc, char** argv) {
                               {{0, "conf", true, ""},
                                {'D', "", false, "foreground"},
                                {0, "accept-log-loss", false, ""},
+                               {0, "standby", false, ""},
                                {'h', "help", false, ""},
                                {'V', "version", false, ""}},
                               {argv + 1, argv + argc});

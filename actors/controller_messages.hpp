@@ -38,6 +38,9 @@ struct EventDraft {
   uint64_t job_id = 0;
   std::string node_name;
   bool new_job_id = false;
+  // The shard the event goes to (a submission: its partition's Shard=, which decides the new
+  // id); unset: the shard of its job id, else of its node, else shard 0.
+  std::optional<uint32_t> shard;
   std::function<make::Bytes(const EventMeta&)> build;
 };
 
@@ -49,9 +52,13 @@ struct AppendAck {
 };
 
 struct CommittedEvent {
+  // Its place in the controller's order of durable events (what read-your-writes waits for):
+  // the log offset with one shard; with several, a count over all shards.
   uint64_t offset = 0;
   std::shared_ptr<const std::vector<uint8_t>> bytes;
   uint64_t job_id = 0;  // the job the event is about; 0 for a node event
+  uint64_t log_offset = 0;  // in its shard
+  uint32_t shard = 0;
 };
 
 // ---- job steps (srun) ----

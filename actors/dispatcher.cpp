@@ -76,6 +76,7 @@ void control_split_task(DispatcherSelf self, const ArrayControlRequest& request,
   draft.actor = actor_info(request.caller);
   draft.command_id = request.caller.command_id;
   draft.new_job_id = true;
+  draft.job_id = array_id;  // the task's new id is of the array's shard
   draft.build = [array_id, task](const EventMeta& meta) { return make::array_task_split(meta, meta.job_id, array_id, task); };
   auto split_done = [=](const ControlOutcome& outcome) {
     if (outcome.ok || outcome.error != "Invalid job id specified") return gathering->add(outcome);
@@ -136,13 +137,13 @@ DispatcherActor::behavior_type dispatcher(DispatcherSelf self, std::shared_ptr<c
         const auto& actors = self->state.context->actors;
         JobActor job;
         try {
-          DecodedEvent decoded(event.offset, *event.bytes);
+          DecodedEvent decoded(event.log_offset, *event.bytes);
           auto header = decoded.event().getHeader();
           uint64_t job_id = header.getJobId();
           // The job's story in the controller's log, under Slurm's token: grep -w JobId=42.
           if (job_id != 0)
             spdlog::info("JobId={} {} at offset {} by {}({})", job_id, kind_name(decoded.event().getBody().which()),
-                         event.offset, header.getActor().getUserName().cStr(), header.getActor().getUid());
+                         event.log_offset, header.getActor().getUserName().cStr(), header.getActor().getUid());
           // A queued job needs no actor: nothing happens to it until a later event or command.
           if (decoded.event().getBody().isJobSubmitted()) {
             auto it = self->state.jobs.find(job_id);
@@ -151,7 +152,7 @@ DispatcherActor::behavior_type dispatcher(DispatcherSelf self, std::shared_ptr<c
             job = job_actor_for(self, job_id);
           }
         } catch (const kj::Exception& e) {
-          spdlog::error("undecodable event at offset {}: {}", event.offset, e.getDescription().cStr());
+          spdlog::error("undecodable event at offset {}: {}", event.log_offset, e.getDescription().cStr());
         }
         self->send(actors.query_view, apply_atom_v, event, job);
         self->send(actors.scheduler, kick_atom_v);

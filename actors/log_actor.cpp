@@ -1,13 +1,15 @@
-// The single writer of a shard: stamps each event (time, shard, epoch, job id),
-// appends it (group commit), and only once it is durable — and the fence watch
-// has read past it without meeting a newer writer's claim — acks the requester
-// and hands it to the dispatcher, in offset order.
+// The single writer of a controller's shards: routes each event to its shard (a
+// submission's partition, else its job's or node's shard), stamps it (time, shard,
+// epoch, job id), appends it (group commit), and only once it is durable — and the
+// fence watch has read past it without meeting a newer writer's claim — acks the
+// requester and hands it to the dispatcher, in the order the log made them durable.
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 
 #include "actors/actors.hpp"
+#include "events/job_id.hpp"
 
 namespace cairn {
 namespace {
@@ -15,7 +17,10 @@ namespace {
 struct LogActorState {
   EventLog* log = nullptr;
   std::shared_ptr<const ControllerContext> context;
-  uint64_t next_job_id = 0;
+  std::vector<uint64_t> next_job_ids;  // by shard
+  // With several shards the controller numbers durable events itself (CommittedEvent::offset).
+  bool counts_positions = false;
+  uint64_t next_position = 0;
   uint64_t next_token = 0;
   std::map<uint64_t, caf::typed_response_promise<AppendAck>> waiting;
   std::string fenced;  // why appends are refused, once a newer writer claimed the shard
@@ -45,11 +50,29 @@ void answer(LogSelf self, uint64_t token, const AppendAck& ack) {
   self->state.waiting.erase(it);
 }
 
+// The shard an event goes to: see EventDraft::shard.
+uint32_t shard_of_draft(const ControllerContext& context, const EventDraft& draft) {
+  if (context.shard_epochs.size() <= 1) return context.shard;
+  uint32_t shard = 0;
+  if (draft.shard)
+    shard = *draft.shard;
+  else if (draft.job_id != 0)
+    shard = shard_of_job(draft.job_id);
+  else if (!draft.node_name.empty())
+    shard = context.config().shard_of_node(draft.node_name);
+  if (shard < context.shard_epochs.size()) return shard;
+  spdlog::warn("an event of shard {} (job {}) for a controller of {} shards: written to shard 0", shard, draft.job_id,
+               context.shard_epochs.size());
+  return 0;
+}
+
 LogActor::behavior_type log_actor(LogSelf self, EventLog* log, std::shared_ptr<const ControllerContext> context,
-                                  uint64_t next_job_id) {
+                                  std::vector<uint64_t> next_job_ids) {
   self->state.log = log;
   self->state.context = std::move(context);
-  self->state.next_job_id = next_job_id;
+  self->state.next_job_ids = std::move(next_job_ids);
+  self->state.counts_positions = self->state.context->shard_epochs.size() > 1;
+  self->state.next_position = self->state.context->acked_end->load();
   log_failed_requests(self, "log_actor");
   return {
       [=](append_atom, EventDraft& draft) -> caf::result<AppendAck> {
@@ -57,10 +80,11 @@ LogActor::behavior_type log_actor(LogSelf self, EventLog* log, std::shared_ptr<c
         if (!st.fenced.empty()) return AppendAck{false, 0, 0, st.fenced};
         EventMeta meta;
         meta.time_us = st.context->now_us();
-        meta.shard = st.context->shard;
-        meta.epoch = st.context->epoch;
-        meta.job_id = draft.new_job_id ? st.next_job_id++ : draft.job_id;
-        if (draft.new_job_id) st.log->note_job_id(st.context->shard, meta.job_id);
+        uint32_t shard = shard_of_draft(*st.context, draft);
+        meta.shard = shard;
+        meta.epoch = st.counts_positions ? st.context->shard_epochs[shard] : st.context->epoch;
+        meta.job_id = draft.new_job_id ? st.next_job_ids.at(st.counts_positions ? shard : 0)++ : draft.job_id;
+        if (draft.new_job_id) st.log->note_job_id(shard, meta.job_id);
         meta.node_name = draft.node_name;
         meta.actor = draft.actor;
         meta.command_id = draft.command_id;
@@ -72,13 +96,13 @@ LogActor::behavior_type log_actor(LogSelf self, EventLog* log, std::shared_ptr<c
         uint64_t job_id = meta.job_id;
         auto appended = std::chrono::steady_clock::now();
         auto metrics = st.context->metrics;
-        st.log->append(st.context->shard, *bytes, [me, token, bytes, job_id, appended, metrics](const AppendResult& result) {
+        st.log->append(shard, *bytes, [me, token, bytes, job_id, shard, appended, metrics](const AppendResult& result) {
           if (result.ok)
             metrics->append_durable(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                                               std::chrono::steady_clock::now() - appended)
                                                               .count()));
           // Runs on the log's commit thread: hand the outcome back to the actor.
-          caf::anon_send(me, durable_atom_v, token, result, CommittedEvent{result.offset, bytes, job_id});
+          caf::anon_send(me, durable_atom_v, token, result, CommittedEvent{result.offset, bytes, job_id, result.offset, shard});
         });
         return promise;
       },
@@ -100,8 +124,11 @@ LogActor::behavior_type log_actor(LogSelf self, EventLog* log, std::shared_ptr<c
         for (auto& [offset, item] : st.unverified) answer(self, item.token, AppendAck{false, offset, item.job_id, st.fenced});
         st.unverified.clear();
       },
-      [=](durable_atom, uint64_t token, const AppendResult& result, const CommittedEvent& event) {
+      [=](durable_atom, uint64_t token, AppendResult result, CommittedEvent event) {
         auto& st = self->state;
+        // Durable events of all shards arrive here in the order the log made them durable
+        // (each shard's in offset order): that order numbers them.
+        if (st.counts_positions && result.ok) result.offset = event.offset = st.next_position++;
         uint64_t job_id = event.job_id;
         if (!result.ok) {
           // A log that cannot write refuses every append until it can: one line, not one per append.
@@ -130,8 +157,8 @@ LogActor::behavior_type log_actor(LogSelf self, EventLog* log, std::shared_ptr<c
 }  // namespace
 
 LogActor spawn_log_actor(caf::actor_system& system, EventLog& log, std::shared_ptr<const ControllerContext> context,
-                           uint64_t next_job_id) {
-  return system.spawn(log_actor, &log, std::move(context), next_job_id);
+                         std::vector<uint64_t> next_job_ids) {
+  return system.spawn(log_actor, &log, std::move(context), std::move(next_job_ids));
 }
 
 }  // namespace cairn

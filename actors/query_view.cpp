@@ -8,12 +8,14 @@
 #include <kj/exception.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <cstdlib>
 #include <thread>
 
 #include "actors/actors.hpp"
+#include "events/job_id.hpp"
 #include "events/controller_stats.hpp"
 #include "events/config_change.hpp"
 #include "events/read_model.hpp"
@@ -120,6 +122,8 @@ void publish_gauges(QueryView* self) {
 void maybe_snapshot(QueryView* self) {
   auto& st = self->state;
   uint32_t interval = st.context->config().snapshot_interval;
+  // A snapshot records one shard's offset: with several shards, restarts replay (docs/decisions.md).
+  if (st.context->shard_epochs.size() > 1) return;
   if (interval == 0 || st.applied_offset < st.snapshot_offset + interval) return;
   st.snapshot_offset = st.applied_offset;
   auto bytes = std::make_shared<const std::vector<uint8_t>>(
@@ -159,6 +163,16 @@ void purge_old_jobs(QueryView* self) {
   auto chosen = purgeable_jobs(st.state, st.context->now_us(), st.context->config().min_job_age_sec, kPurgeBatch);
   st.purge_backlog = chosen.size() == kPurgeBatch;
   if (chosen.empty()) return;
+  // With several shards a purge is one shard's, in that shard: a replay, shard after shard,
+  // then never drops a job before its own events are applied.
+  uint32_t shard = st.context->shard;
+  if (st.context->shard_epochs.size() > 1) {
+    shard = shard_of_job(chosen.front().first);
+    auto others = std::stable_partition(chosen.begin(), chosen.end(),
+                                        [shard](const auto& job) { return shard_of_job(job.first) == shard; });
+    st.purge_backlog = st.purge_backlog || others != chosen.end();
+    chosen.erase(others, chosen.end());
+  }
   std::vector<HistoryEntry> entries;
   entries.reserve(chosen.size());
   for (const auto& [id, offset] : chosen) entries.push_back(history_entry(st.state.jobs.at(id)));
@@ -172,6 +186,7 @@ void purge_old_jobs(QueryView* self) {
         }
         EventDraft draft;
         draft.actor = {0, "cairnctld", schema::ActorKind::SYSTEM};
+        draft.shard = shard;
         draft.build = [chosen](const EventMeta& meta) { return make::jobs_purged(meta, chosen); };
         self->request(self->state.context->actors.log, caf::infinite, append_atom_v, std::move(draft))
             .then([=](const AppendAck& ack) {
@@ -237,10 +252,11 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
           counted_before = JobBefore{it->second.state, it->second.restarts, it->second.oom_detected};
         uint64_t purged_before = st.state.purged_jobs;
         bool accounts_changed = false, partitions_changed = false, node_settings_changed = false;
-        apply_record(st.state, event.offset, *event.bytes, [&](const DecodedEvent& decoded, ApplyResult result) {
+        apply_record(st.state, event.log_offset, *event.bytes, [&](const DecodedEvent& decoded, ApplyResult result) {
           if (result == ApplyResult::rejected)
-            spdlog::warn("{}event at offset {} rejected: {}", event.job_id ? fmt::format("JobId={}: ", event.job_id) : "",
-                         event.offset, st.state.anomalies.empty() ? "" : st.state.anomalies.back().text);
+            spdlog::warn("{}event at offset {} of shard {} rejected: {}",
+                         event.job_id ? fmt::format("JobId={}: ", event.job_id) : "", event.log_offset, event.shard,
+                         st.state.anomalies.empty() ? "" : st.state.anomalies.back().text);
           st.last_event_us = decoded.event().getHeader().getTimeUs();
           accounts_changed = result == ApplyResult::applied && changes_accounts(decoded.event().getBody().which());
           partitions_changed = result == ApplyResult::applied && changes_partitions(decoded.event().getBody().which());

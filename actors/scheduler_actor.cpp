@@ -277,6 +277,7 @@ void admit(Scheduler* self, JobSpec spec, const Caller& caller, std::function<vo
     draft.actor = actor_info(caller);
     draft.command_id = caller.command_id;
     draft.new_job_id = true;
+    draft.shard = self->state.context->config().shard_of_partition(job.partition);  // and so the job id
     draft.build = [job = std::move(job)](const EventMeta& meta) {
       return make::job_submitted(meta, meta.job_id, job);
     };

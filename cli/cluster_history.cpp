@@ -7,6 +7,7 @@
 #include "common/option_parser.hpp"
 #include "common/slurm_time.hpp"
 #include "events/replay.hpp"
+#include "events/shard_replay.hpp"
 
 #include <chrono>
 
@@ -14,14 +15,21 @@ namespace cairn {
 
 ClusterHistory::ClusterHistory(const ClusterConfig& config, const EventLog& log, int64_t at_us)
     : config_(config), at_us_(at_us) {
-  // Start from the newest snapshot of no later moment where one can be read (a cache: none is fine).
-  uint64_t from = 0;
-  auto snapshot = load_newest_snapshot(snapshot_dir(config), 0, {log.end_offset(0), at_us}, [](const std::string&) {});
-  if (snapshot) {
-    state_ = std::move(snapshot->state);
-    from = snapshot->next_offset;
+  if (log.partitions() > 1) {
+    // Several shards (Shards=): merged as their controller folded them; they have no snapshots.
+    std::vector<uint64_t> from(log.partitions(), 0);
+    replay_shards_in_time_order(log, from, state_, at_us);
+  } else {
+    // Start from the newest snapshot of no later moment where one can be read (a cache: none is fine).
+    uint64_t from = 0;
+    auto snapshot =
+        load_newest_snapshot(snapshot_dir(config), 0, {log.end_offset(0), at_us}, [](const std::string&) {});
+    if (snapshot) {
+      state_ = std::move(snapshot->state);
+      from = snapshot->next_offset;
+    }
+    replay_until_time(log, 0, from, at_us, state_);
   }
-  replay_until_time(log, 0, from, at_us, state_);
   // The configuration in force then: the log's last ConfigApplied (reconfigure), else the file.
   if (!state_.config_text.empty()) {
     try {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "capnp/rpc.capnp.h"
+#include "common/string_util.hpp"
 #include "events/record_codec.hpp"
 #include "protocol/stats_codec.hpp"
 #include "protocol/auth_payload.hpp"
@@ -27,6 +28,20 @@ constexpr const char* kEndpointVariable = "CAIRN_CONTROLLER";
 bool socket_file_exists(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+std::string tcp_endpoint(std::string_view host, uint16_t port) {
+  bool bare_v6 = host.find(':') != std::string_view::npos && !host.starts_with("[");
+  return "tcp:" + (bare_v6 ? "[" + std::string(host) + "]" : std::string(host)) + ":" + std::to_string(port);
+}
+
+// ControllerAddr= may list several controllers, comma-separated (a writer and its standbys):
+// the CLI tries each in turn over TCP.
+std::vector<std::string> tcp_endpoints(const ClusterConfig& config) {
+  std::vector<std::string> endpoints;
+  for (auto host : split(config.controller_addr, ','))
+    if (!trim(host).empty()) endpoints.push_back(tcp_endpoint(trim(host), config.controller_port));
+  return endpoints;
 }
 
 }  // namespace
@@ -63,18 +78,27 @@ std::string controller_endpoint(const ClusterConfig& config, const std::optional
     return text;
   }
   if (socket_exists || config.controller_port == 0) return "unix:" + config.controller_socket;
-  const std::string& host = config.controller_addr;
-  bool bare_v6 = host.find(':') != std::string::npos && !host.starts_with("[");
-  return "tcp:" + (bare_v6 ? "[" + host + "]" : host) + ":" + std::to_string(config.controller_port);
+  auto endpoints = tcp_endpoints(config);
+  return endpoints.empty() ? tcp_endpoint(config.controller_addr, config.controller_port) : endpoints.front();
 }
 
-ControllerClient::ControllerClient(const ClusterConfig& config)
-    : ControllerClient(config, [&config] {
-        const char* variable = std::getenv(kEndpointVariable);
-        std::optional<std::string> override_endpoint;
-        if (variable != nullptr && *variable != '\0') override_endpoint = variable;
-        return controller_endpoint(config, override_endpoint, socket_file_exists(config.controller_socket));
-      }()) {}
+ControllerClient::ControllerClient(const ClusterConfig& config) {
+  const char* variable = std::getenv(kEndpointVariable);
+  std::optional<std::string> override_endpoint;
+  if (variable != nullptr && *variable != '\0') override_endpoint = variable;
+  std::string endpoint = controller_endpoint(config, override_endpoint, socket_file_exists(config.controller_socket));
+  std::vector<std::string> endpoints = {endpoint};
+  if (!override_endpoint && endpoint.starts_with("tcp:") && !tcp_endpoints(config).empty())
+    endpoints = tcp_endpoints(config);
+  for (size_t i = 0; i < endpoints.size(); ++i) {
+    try {
+      session_ = std::make_unique<Session>(endpoints[i], config);
+      return;
+    } catch (const RpcError&) {
+      if (i + 1 == endpoints.size()) throw;
+    }
+  }
+}
 
 ControllerClient::ControllerClient(const ClusterConfig& config, const std::string& endpoint)
     : session_(std::make_unique<Session>(endpoint, config)) {}

@@ -36,13 +36,14 @@ const std::vector<OptionSpec> kOptions = {
     {0, "dir", true, ""}, {0, "feature", true, ""}, {0, "nodes", true, ""}, {0, "cpus", true, ""}, {0, "memory", true, ""},
     {0, "timeout", true, ""}, {0, "extra-config", true, ""}, {0, "tcp", false, ""}, {0, "kafka", false, ""},
     {0, "kafka-mock", false, ""}, {0, "kafka-brokers", true, ""}, {0, "sim-nodes", true, ""},
-    {0, "sim-processes", true, ""}, {'h', "help", false, ""},
+    {0, "sim-processes", true, ""}, {0, "shards", true, ""}, {0, "controllers", true, ""}, {'h', "help", false, ""},
 };
 
 constexpr const char* kUsage =
     "usage: cairn local up     --dir DIR [--nodes N] [--cpus C] [--memory MB] [--extra-config FILE] [--tcp]\n"
     "                          [--kafka | --kafka-mock] [--feature NODE=FEATURE[,FEATURE]]...\n"
     "                          [--sim-nodes N [--sim-processes P]]\n"
+    "                          [--shards N] [--controllers M]\n"
     "                          (--feature: Feature= of a node, e.g. n2=gpu;\n"
     "                           --tcp: the controller also listens on a free port of 127.0.0.1;\n"
     "                           --kafka: the event log on Apache Kafka's broker started with it (data in DIR/kafka),\n"
@@ -52,7 +53,11 @@ constexpr const char* kUsage =
     "                           cairn.events exists (cairn kafka create-topic); `down` leaves it running;\n"
     "                           --sim-nodes N: N simulated nodes n1..nN in one `cairnd --simulate` instead of\n"
     "                           one cairnd per node (jobs run CAIRN_SIM_RUNTIME seconds, nothing is executed);\n"
-    "                           --sim-processes P: the simulated nodes split over P such processes)\n"
+    "                           --sim-processes P: the simulated nodes split over P such processes;\n"
+    "                           --shards N: Shards=N, partitions p0..pN-1 (p0 the default), one per shard, the\n"
+    "                           nodes spread over them in turn (n1 in p0, n2 in p1, ...; at least N nodes);\n"
+    "                           --controllers M: M-1 standby controllers (cairnctld --standby) beside the first,\n"
+    "                           each taking over the file log when the one writing it stops)\n"
     "       cairn local down   --dir DIR\n"
     "       cairn local status --dir DIR\n";
 
@@ -291,7 +296,13 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
   unsigned cpus = static_cast<unsigned>(parse_count("--cpus", args.get_or("cpus", "2")));
   unsigned memory = static_cast<unsigned>(parse_count("--memory", args.get_or("memory", "2000")));
   unsigned timeout = static_cast<unsigned>(parse_count("--timeout", args.get_or("timeout", "30")));
+  unsigned shards = static_cast<unsigned>(parse_count("--shards", args.get_or("shards", "1")));
+  unsigned controllers = static_cast<unsigned>(parse_count("--controllers", args.get_or("controllers", "1")));
   if (nodes == 0) throw UsageError("cairn local up: --nodes must be at least 1");
+  if (shards == 0 || shards > kMaxShards)
+    throw UsageError(fmt::format("cairn local up: --shards must be between 1 and {}", kMaxShards));
+  if (nodes < shards) throw UsageError("cairn local up: --nodes must be at least --shards (a node per shard)");
+  if (controllers == 0) throw UsageError("cairn local up: --controllers must be at least 1");
   for (pid_t pid : read_pids(dir))
     if (alive(pid)) throw UsageError("cairn local up: a cluster already runs in " + dir + " (cairn local down first)");
   {
@@ -346,7 +357,8 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
   }
   remove_spool(dir);  // of an earlier cluster in this directory
   std::string spool_base = make_spool_base(dir);
-  std::ofstream(conf) << local_cluster_config(dir, nodes, cpus, memory, tcp_port, event_log, features, spool_base)
+  std::ofstream(conf) << local_cluster_config(dir, nodes, cpus, memory, tcp_port, event_log, features, spool_base,
+                                              shards)
                       << extra;
   std::vector<pid_t> pids;
   pids.push_back(spawn_daemon({daemon_path(bin, "cairnctld"), "--conf", conf}, dir + "/cairnctld.log"));
@@ -361,6 +373,7 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
     std::string node = fmt::format("n{}", n);
     pids.push_back(spawn_daemon({daemon_path(bin, "cairnd"), "--conf", conf, "--node", node}, dir + "/cairnd-" + node + ".log"));
   }
+
   {
     std::ofstream file(dir + "/pids");
     for (pid_t pid : pids) file << pid << "\n";
@@ -382,6 +395,13 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
       size_t up_nodes = 0;
       for (const auto& node : snapshot.nodes) up_nodes += node.status == NodeStatus::up;
       if (up_nodes == nodes) {
+        // Standbys once the first controller holds the log (else one of them could take it
+        // first), and last in DIR/pids: the controller stays first and agent nN on line N+1.
+        std::ofstream file(dir + "/pids", std::ios::app);
+        for (unsigned c = 2; c <= controllers; ++c)
+          file << spawn_daemon({daemon_path(bin, "cairnctld"), "--conf", conf, "--standby"},
+                               fmt::format("{}/cairnctld-{}.log", dir, c))
+               << "\n";
         out << "export CAIRN_CONF=" << conf << "\n";
         return 0;
       }
@@ -412,7 +432,19 @@ int status(const std::string& dir, std::ostream& out) {
 
 std::string local_cluster_config(const std::string& dir, unsigned nodes, unsigned cpus, unsigned memory_mb,
                                  uint16_t tcp_port, const std::string& event_log,
-                                 const std::map<std::string, std::string>& features, const std::string& spool_base) {
+                                 const std::map<std::string, std::string>& features, const std::string& spool_base,
+                                 unsigned shards) {
+  // One partition per shard, the nodes dealt out in turn; with one shard, `debug` holds them all.
+  std::string partition_lines = "PartitionName=debug Nodes=ALL Default=YES MaxTime=UNLIMITED\n";
+  if (shards > 1) {
+    partition_lines = fmt::format("Shards={}\n", shards);
+    for (unsigned shard = 0; shard < shards; ++shard) {
+      std::string members;
+      for (unsigned n = shard + 1; n <= nodes; n += shards) members += (members.empty() ? "n" : ",n") + std::to_string(n);
+      partition_lines += fmt::format("PartitionName=p{0} Nodes={1} Shard={0}{2} MaxTime=UNLIMITED\n", shard, members,
+                                     shard == 0 ? " Default=YES" : "");
+    }
+  }
   std::string node_lines = fmt::format("NodeName=n[1-{}] CPUs={} RealMemory={}\n", nodes, cpus, memory_mb);
   if (!features.empty()) {
     node_lines.clear();
@@ -438,9 +470,9 @@ std::string local_cluster_config(const std::string& dir, unsigned nodes, unsigne
       "ReconcileTimeout=10\n"
       "{7}"
       "{6}"
-      "PartitionName=debug Nodes=ALL Default=YES MaxTime=UNLIMITED\n",
+      "{8}",
       dir, nodes, cpus, memory_mb, event_log.empty() ? "file:" + dir + "/state/log" : event_log, tcp_port, node_lines,
-      spool_base.empty() ? std::string() : "SlurmdSpoolDir=" + spool_base + "/%n\n");
+      spool_base.empty() ? std::string() : "SlurmdSpoolDir=" + spool_base + "/%n\n", partition_lines);
 }
 
 int run_local_command(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {

@@ -10,13 +10,14 @@
 #include "cli/local_cluster.hpp"
 #include "cli/log_command.hpp"
 #include "cli/sim_command.hpp"
+#include "cli/shards_command.hpp"
 #include "common/version.hpp"
 
 namespace {
 
 const std::map<std::string, cairn::FrontEndMain> kOperatorCommands = {
     {"log", cairn::run_log_command}, {"local", cairn::run_local_command}, {"bb", cairn::run_bb_command},
-    {"kafka", cairn::run_kafka_command}, {"sim", cairn::run_sim_command},
+    {"kafka", cairn::run_kafka_command}, {"sim", cairn::run_sim_command}, {"shards", cairn::run_shards_command},
 };
 
 constexpr const char* kUsage =
@@ -30,6 +31,7 @@ constexpr const char* kUsage =
     "  log dump|audit|stats|verify|replay            read the event log\n"
     "  log audit-schedule                            check a schedule from the event log\n"
     "  local up|down|status                          a whole cluster on this machine\n"
+    "  shards                                        the event log's shards: writer, epoch, last offset\n"
     "  bb status                                     burst-buffer pools (scontrol show burstbuffer)\n"
     "  kafka create-topic|probe                      set up a Kafka cluster for the event log\n"
     "  sim generate|replay                           synthetic and archived workloads (SWF)\n"

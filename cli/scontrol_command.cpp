@@ -23,6 +23,8 @@
 #include "cli/scontrol_partition.hpp"
 #include "cli/scontrol_reservation.hpp"
 #include "cli/scontrol_update.hpp"
+#include "cli/log_access.hpp"
+#include "cli/shards_command.hpp"
 #include "common/slurm_debug_level.hpp"
 #include "common/hostlist.hpp"
 #include "common/option_parser.hpp"
@@ -570,6 +572,12 @@ int run_scontrol(const Args& argv, std::ostream& out, std::ostream& err) {
     if (command.kind == ScontrolCommand::Kind::show && command.entity == ScontrolEntity::daemons) {
       if (args.has("at")) throw UsageError("scontrol: error: --at applies to show job, step, node, partition, licenses");
       out << render_scontrol_show_daemons(config, short_host_name(), host_name());
+      return 0;
+    }
+    if (command.kind == ScontrolCommand::Kind::show && command.entity == ScontrolEntity::shards) {
+      if (args.has("at")) throw UsageError("scontrol: error: --at applies to show job, step, node, partition, licenses");
+      out << render_scontrol_show_shards(read_shard_facts(*open_log_read_only(config)), serving_address(config),
+                                         flags.one_liner);
       return 0;
     }
     if (command.kind == ScontrolCommand::Kind::show && command.entity == ScontrolEntity::config)

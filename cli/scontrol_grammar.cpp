@@ -78,6 +78,7 @@ ScontrolCommand parse_show(const std::vector<std::string>& words) {
       {{{"nodes", 1}}, ScontrolEntity::node},
       {{{"partitions", 2}, {"partitionname", 2}}, ScontrolEntity::partition},
       {{{"reservations", 1}, {"reservationname", 1}}, ScontrolEntity::reservation},
+      {{{"shards", 2}}, ScontrolEntity::shards},
       {{{"slurmd", 2}}, std::nullopt},
       {{{"steps", 2}}, ScontrolEntity::step},
       {{{"topology", 1}}, std::nullopt},
@@ -87,7 +88,7 @@ ScontrolCommand parse_show(const std::vector<std::string>& words) {
     if (!entity.entity) return unsupported("show " + std::string(entity.names.begin()->name));
     command.entity = *entity.entity;
     // Slurm names the first word ("show") here.
-    if (command.entity == ScontrolEntity::daemons && command.value)
+    if ((command.entity == ScontrolEntity::daemons || command.entity == ScontrolEntity::shards) && command.value)
       return refused("too many arguments for keyword:" + keyword);
     return command;
   }

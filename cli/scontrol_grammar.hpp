@@ -15,7 +15,8 @@ namespace cairn {
 bool slurm_keyword_matches(std::string_view tag, std::string_view keyword, size_t min_length);
 
 enum class ScontrolEntity {
-  job, step, node, partition, licenses, burst_buffer, hostnames, hostlist, hostlist_sorted, reservation, config, daemons
+  job, step, node, partition, licenses, burst_buffer, hostnames, hostlist, hostlist_sorted, reservation, config, daemons,
+  shards  // Cairn's: the event log's shards (cli/shards_command.hpp)
 };
 
 struct ScontrolCommand {

@@ -282,6 +282,7 @@ class ConfigParser {
         {"snapshotinterval", [](ConfigParser& p, const Pair& v) { p.config_.snapshot_interval = p.number32(v); }},
         {"kafkatopic", [](ConfigParser& p, const Pair& v) { p.config_.kafka_topic = p.non_empty(v); }},
         {"kafkapartitions", [](ConfigParser& p, const Pair& v) { p.config_.kafka_partitions = p.number32(v, 1); }},
+        {"shards", [](ConfigParser& p, const Pair& v) { p.config_.shards = static_cast<uint32_t>(p.number(v, 1, kMaxShards)); }},
         {"eventlogsegmentsize", [](ConfigParser& p, const Pair& v) {
            p.config_.event_log_segment_bytes = p.size_bytes(v);
            if (p.config_.event_log_segment_bytes < 4096) p.fail("EventLogSegmentSize must be at least 4K");
@@ -498,13 +499,14 @@ class ConfigParser {
       partition.def_mem_per_node_mb = mem_mb(*mem);
       pending.sets_def_mem = true;
     }
+    if (const Pair* shard = field(fields, "shard")) partition.shard = number32(*shard);  // below Shards=: finish()
     return pending;
   }
 
   void add_partition(const std::vector<Pair>& pairs) {
     Fields fields = partition_defaults_;
-    for (auto& [key, pair] : record_fields(pairs, "PartitionName", {"nodes", "default", "maxtime", "defaulttime",
-                                                                    "maxnodes", "state", "defmempercpu", "defmempernode"}))
+    for (auto& [key, pair] : record_fields(pairs, "PartitionName", {"nodes", "default", "maxtime", "defaulttime", "maxnodes",
+                                                                    "state", "defmempercpu", "defmempernode", "shard"}))
       fields[key] = pair;
     const std::string& name = pairs.front().value;
     if (iequals(name, "DEFAULT")) {
@@ -563,6 +565,7 @@ class ConfigParser {
       }
       config_.partitions.push_back(std::move(partition));
     }
+    refuse_bad_shards();
     for (auto& pending : bb_pools_) config_.bb_pools.push_back(std::move(pending.config));
     choose_default(config_.partitions);
     choose_default(config_.bb_pools);
@@ -578,6 +581,31 @@ class ConfigParser {
 
     if (config_.controller_socket.empty()) config_.controller_socket = config_.state_save_location + "/cairnctld.sock";
     if (config_.event_log.empty()) config_.event_log = "file:" + config_.state_save_location + "/log";
+  }
+
+  // A partition's Shard= names one of the Shards= shards, and a node's partitions share one shard:
+  // a node is written by its shard's writer, which must be one.
+  void refuse_bad_shards() const {
+    size_t shards_line = top_level_lines_.contains("shards") ? top_level_lines_.at("shards") : 0;
+    std::map<std::string, size_t> first_partition_of_node;  // node -> index (pending configs are moved out)
+    for (size_t i = 0; i < partitions_.size(); ++i) {
+      const PendingPartition& pending = partitions_[i];
+      const PartitionConfig& partition = config_.partitions[i];
+      if (partition.shard >= config_.shards)
+        fail_at(pending.line, "partition '" + partition.name + "' has Shard=" + std::to_string(partition.shard) +
+                                  ", but Shards=" + std::to_string(config_.shards) +
+                                  (shards_line ? " (line " + std::to_string(shards_line) + ")" : std::string(" (the default)")) +
+                                  ": shards are 0 to " + std::to_string(config_.shards - 1));
+      for (const auto& node : partition.nodes) {
+        auto [it, first] = first_partition_of_node.emplace(node, i);
+        const PartitionConfig& other = config_.partitions[it->second];
+        if (first || other.shard == partition.shard) continue;
+        fail_at(pending.line, "node '" + node + "' is in partition '" + other.name + "' (Shard=" +
+                                  std::to_string(other.shard) + ", line " + std::to_string(partitions_[it->second].line) +
+                                  ") and partition '" + partition.name + "' (Shard=" + std::to_string(partition.shard) +
+                                  "): a node's partitions must share one Shard=");
+      }
+    }
   }
 
   // Two records saying Default=YES are a mistake (Slurm lets the last one win, silently).
@@ -641,6 +669,17 @@ std::string_view partition_state_name(PartitionState state) {
 const PartitionConfig* ClusterConfig::partition(std::string_view name) const { return find_by_name(partitions, name); }
 const PartitionConfig* ClusterConfig::default_partition() const { return find_default(partitions); }
 const NodeConfig* ClusterConfig::node(std::string_view name) const { return find_by_name(nodes, name); }
+
+uint32_t ClusterConfig::shard_of_partition(std::string_view name) const {
+  const PartitionConfig* found = partition(name);
+  return found ? found->shard : 0;
+}
+
+uint32_t ClusterConfig::shard_of_node(std::string_view name) const {
+  for (const auto& partition : partitions)
+    if (std::find(partition.nodes.begin(), partition.nodes.end(), name) != partition.nodes.end()) return partition.shard;
+  return 0;
+}
 const BbPoolConfig* ClusterConfig::bb_pool(std::string_view name) const { return find_by_name(bb_pools, name); }
 const BbPoolConfig* ClusterConfig::default_bb_pool() const { return find_default(bb_pools); }
 

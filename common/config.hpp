@@ -62,6 +62,7 @@ struct PartitionConfig {
   PartitionState state = PartitionState::up;
   uint64_t def_mem_per_cpu_mb = 0;  // the cluster's DefMemPerCPU unless the partition sets one
   uint64_t def_mem_per_node_mb = 0;  // likewise DefMemPerNode
+  uint32_t shard = 0;               // Shard=: the log shard its jobs and nodes are written to (DESIGN.md section 5)
 
   uint32_t effective_default_time_sec() const { return default_time_sec.value_or(max_time_sec); }
 };
@@ -83,6 +84,9 @@ struct PrivateData {
   bool accounts = false;  // accounts the user has no association with: sacctmgr show account
   bool nodes = false;     // node information: sinfo, scontrol show node (refused)
 };
+
+// Shards= at most: job ids of shard k start at k*2^26+1 (events/job_id.hpp) and stay below 2^32.
+inline constexpr uint32_t kMaxShards = 64;
 
 struct ClusterConfig {
   std::string cluster_name = "cairn";
@@ -147,10 +151,17 @@ struct ClusterConfig {
   std::string kafka_topic;                            // KafkaTopic=: overrides the EventLog value's topic
   uint32_t kafka_partitions = 0;                      // KafkaPartitions=: the count the topic must have (0: any)
   std::string kafka_transactional_id_prefix = "cairn";  // KafkaTransactionalIdPrefix=: empty turns transactions off
+  // Shards=: the log's shards (file log: sub-directories p0..pN-1; Kafka: the topic's partitions).
+  uint32_t shards = 1;
 
   const PartitionConfig* partition(std::string_view name) const;
   const PartitionConfig* default_partition() const;
   const NodeConfig* node(std::string_view name) const;
+  // The shard a partition's jobs go to (an unknown partition, e.g. one made by scontrol: 0).
+  uint32_t shard_of_partition(std::string_view name) const;
+  // The shard of the partitions a node belongs to (0 when in none); parse_config refuses a
+  // node in partitions of two shards.
+  uint32_t shard_of_node(std::string_view name) const;
   const BbPoolConfig* bb_pool(std::string_view name) const;
   const BbPoolConfig* default_bb_pool() const;
   // SlurmUser, root and the Operators list may administer any job.

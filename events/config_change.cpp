@@ -95,6 +95,8 @@ void diff_partitions(const ClusterConfig& running, const ClusterConfig& next, Co
       out.changes.push_back("PartitionName=" + partition.name + " added");
       continue;
     }
+    // A partition's shard says where its jobs' and nodes' events are written: restart only.
+    if (before->shard != partition.shard) out.refused.push_back("PartitionName=" + partition.name + " Shard");
     Differ differ{out, "PartitionName=" + partition.name};
     differ.compare("Nodes", joined(before->nodes), joined(partition.nodes));
     differ.compare("Default", yes_no(before->is_default), yes_no(partition.is_default));
@@ -151,6 +153,7 @@ std::vector<ConfigSetting> config_settings(const ClusterConfig& c) {
       {"KafkaTopic", c.kafka_topic, false},
       {"KafkaPartitions", n(c.kafka_partitions), false},
       {"KafkaTransactionalIdPrefix", c.kafka_transactional_id_prefix, false},
+      {"Shards", n(c.shards), false},
       {"kafka.*", kafka_extra, false},
       {"SlurmdSpoolDir", c.slurmd_spool_dir, false},
       {"SlurmctldLogFile", c.slurmctld_log_file, false},

@@ -6,6 +6,7 @@ namespace cairn {
 
 EventLogOptions event_log_options(const ClusterConfig& config) {
   EventLogOptions options;
+  options.partitions = config.shards;  // one log partition per shard (file: created or added, never removed)
   options.segment_bytes = config.event_log_segment_bytes;
   options.kafka.topic = config.kafka_topic;
   options.kafka.partitions = config.kafka_partitions;

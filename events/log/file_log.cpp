@@ -645,8 +645,10 @@ class FileLog : public EventLog {
     std::error_code ignored;
     fs::remove(meta_path(dir_) + ".tmp", ignored);  // a META a crash left unfinished
 
-    auto description = read_meta_file(dir_);  // on later opens META, not the options, decides the partitions
-    uint32_t count = description ? description->partitions : std::max(options_.partitions, count_partition_dirs(dir_));
+    // On later opens META decides the partitions, unless the options ask for more (Shards= raised):
+    // the new ones start empty.
+    auto description = read_meta_file(dir_);
+    uint32_t count = std::max(options_.partitions, description ? description->partitions : count_partition_dirs(dir_));
     if (count == 0) throw LogError(fmt::format("event log {}: a log needs at least one partition", dir_));
     bool history = description && description->has_history;
     bool closed = history && description->closed;
@@ -657,7 +659,8 @@ class FileLog : public EventLog {
     std::vector<std::string> corruption, loss;
     bool any_data = false;
     for (uint32_t p = 0; p < count; ++p) {
-      const PartitionHistory* expected = history ? &description->history[p] : nullptr;
+      const PartitionHistory* expected =
+          history && p < description->history.size() ? &description->history[p] : nullptr;
       found[p] = scan_partition(dir_, p, expected && expected->records > 0 ? std::optional(expected->records - 1)
                                                                           : std::nullopt,
                                 last_crcs[p]);
@@ -680,7 +683,8 @@ class FileLog : public EventLog {
 
     for (uint32_t p = 0; p < count; ++p) {
       partitions_.push_back(open_partition(p, found[p], verdicts[p], last_crcs[p]));
-      if (history) partitions_.back()->last_job_id = description->history[p].last_job_id;
+      if (history && p < description->history.size())
+        partitions_.back()->last_job_id = description->history[p].last_job_id;
     }
     write_meta(false);  // what this writer starts from: a later start must find at least this
   }

@@ -23,7 +23,7 @@ namespace {
 std::string describe(const ScontrolCommand& command) {
   static const char* const kEntities[] = {"job",         "step",      "node",     "partition",     "licenses",
                                           "burstbuffer", "hostnames", "hostlist", "hostlistsorted",
-                                          "reservation", "config",      "daemons"};
+                                          "reservation", "config",      "daemons",  "shards"};
   switch (command.kind) {
     case ScontrolCommand::Kind::show:
       return std::string("show ") + kEntities[static_cast<int>(command.entity)] +

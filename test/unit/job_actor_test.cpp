@@ -106,7 +106,7 @@ class Controller {
     auto& actors = context_->actors;
     actors.query_view = spawn_query_view(*system_, context_, ClusterState{}, 0);
     actors.dispatcher = spawn_dispatcher(*system_, context_);
-    actors.log = spawn_log_actor(*system_, log, context_, 1);
+    actors.log = spawn_log_actor(*system_, log, context_, {1});
     context_->running->install(
         make_running_config(config, "", "test.conf", 0, {{"n1", spawn_node_actor(*system_, context_, "n1")}}));
     actors.scheduler = spawn_scheduler(*system_, context_);

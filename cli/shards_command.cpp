@@ -1,0 +1,160 @@
+#include "cli/shards_command.hpp"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <ostream>
+
+#include <kj/exception.h>
+
+#include "cli/controller_client.hpp"
+#include "cli/log_access.hpp"
+#include "common/option_parser.hpp"
+#include "common/slurm_time.hpp"
+#include "common/string_util.hpp"
+#include "events/event_codec.hpp"
+
+namespace cairn {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: cairn shards [--conf FILE] [--log DIR]\n"
+    "Each shard of the event log: its writer (the controller of the shard's latest epoch claim),\n"
+    "whether that process still runs, its epoch, the shard's last offset and when it was claimed.\n";
+
+const std::vector<OptionSpec> kOptions = {{0, "conf", true, ""}, {0, "log", true, ""}, {'h', "help", false, ""}};
+
+std::string this_host() {
+  char host[256] = "localhost";
+  gethostname(host, sizeof host - 1);
+  return host;
+}
+
+}  // namespace
+
+std::string serving_address(const ClusterConfig& config) {
+  std::string address = "unix:" + config.controller_socket;
+  if (config.controller_port != 0) address += "," + controller_endpoint(config, std::nullopt, false);
+  return address;
+}
+
+std::vector<ShardFacts> read_shard_facts(const EventLog& log) {
+  std::vector<ShardFacts> shards;
+  for (uint32_t shard = 0; shard < log.partitions(); ++shard) {
+    ShardFacts facts;
+    facts.shard = shard;
+    auto reader = log.read(shard, 0);
+    uint64_t offset = 0;
+    std::span<const uint8_t> payload;
+    uint64_t claims = 0;
+    while (reader->next_view(offset, payload)) {
+      facts.last_offset = offset;
+      try {
+        DecodedEvent decoded(offset, payload);
+        auto body = decoded.event().getBody();
+        if (!body.isEpochClaimed()) continue;
+        auto claim = body.getEpochClaimed();
+        if (claim.getEpoch() <= facts.epoch) continue;  // a stale claim: readers ignore it
+        facts.epoch = claim.getEpoch();
+        facts.owner = claim.getController().cStr();
+        facts.claimed_us = decoded.event().getHeader().getTimeUs();
+        ++claims;
+      } catch (const kj::Exception&) {
+        // An undecodable record is `cairn log verify`'s to report; it claims nothing.
+      }
+    }
+    facts.takeovers = claims > 0 ? claims - 1 : 0;
+    shards.push_back(std::move(facts));
+  }
+  return shards;
+}
+
+std::optional<OwnerProcess> owner_process(const std::string& owner) {
+  auto at = owner.find('@');
+  auto colon = owner.rfind(':');
+  if (at == std::string::npos || colon == std::string::npos || colon < at) return std::nullopt;
+  auto pid = parse_unsigned<uint64_t>(owner.substr(colon + 1));
+  if (!pid || *pid == 0) return std::nullopt;
+  return OwnerProcess{owner.substr(at + 1, colon - at - 1), static_cast<int64_t>(*pid)};
+}
+
+std::string probe_owner_state(const OwnerProcess& process) {
+  if (process.host != this_host()) return "unknown";
+  return ::kill(static_cast<pid_t>(process.pid), 0) == 0 || errno == EPERM ? "running" : "gone";
+}
+
+namespace {
+
+struct ShardRow {
+  std::string owner, pid, state, epoch, last_offset, claimed;
+};
+
+ShardRow row_of(const ShardFacts& facts, OwnerStateProbe probe) {
+  ShardRow row;
+  auto process = owner_process(facts.owner);
+  row.owner = facts.owner.empty() ? "(none)" : facts.owner;
+  row.pid = process ? std::to_string(process->pid) : "-";
+  row.state = facts.owner.empty() ? "-" : process ? probe(*process) : "unknown";
+  row.epoch = std::to_string(facts.epoch);
+  row.last_offset = facts.last_offset ? std::to_string(*facts.last_offset) : "-";
+  row.claimed = facts.claimed_us ? format_timestamp(facts.claimed_us / 1'000'000) : "-";
+  return row;
+}
+
+}  // namespace
+
+std::string render_shards_table(const std::vector<ShardFacts>& shards, const std::string& address,
+                                OwnerStateProbe probe) {
+  std::string out = fmt::format("{:<6} {:<32} {:<8} {:<8} {:<6} {:<12} {:<20} {}\n", "SHARD", "OWNER", "PID", "STATE",
+                                "EPOCH", "LAST_OFFSET", "CLAIMED", "TAKEOVERS");
+  for (const auto& facts : shards) {
+    auto row = row_of(facts, probe);
+    out += fmt::format("{:<6} {:<32} {:<8} {:<8} {:<6} {:<12} {:<20} {}\n", facts.shard, row.owner, row.pid, row.state,
+                       row.epoch, row.last_offset, row.claimed, facts.takeovers);
+  }
+  out += "controllers serve on " + address + "\n";
+  return out;
+}
+
+std::string render_scontrol_show_shards(const std::vector<ShardFacts>& shards, const std::string& address,
+                                        bool one_liner, OwnerStateProbe probe) {
+  std::string out;
+  const char* gap = one_liner ? " " : "\n   ";
+  for (const auto& facts : shards) {
+    auto row = row_of(facts, probe);
+    out += fmt::format("ShardId={} Owner={} OwnerPid={} OwnerState={}{}Address={} Epoch={} LastOffset={}{}"
+                       "Claimed={} Takeovers={}\n",
+                       facts.shard, row.owner, row.pid, row.state, gap, address, row.epoch, row.last_offset, gap,
+                       row.claimed, facts.takeovers);
+    if (!one_liner) out += "\n";
+  }
+  return out;
+}
+
+int run_shards_command(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  try {
+    auto args = parse_options("cairn shards", kOptions, argv);
+    if (args.has("help")) {
+      out << kUsage;
+      return 0;
+    }
+    if (!args.positionals.empty()) throw UsageError("cairn shards: unexpected argument '" + args.positionals[0] + "'");
+    auto config = load_config(find_config_path(args.get("conf")));
+    auto log = args.get("log") ? open_log_read_only(*args.get("log")) : open_log_read_only(config);
+    out << render_shards_table(read_shard_facts(*log), serving_address(config));
+    return 0;
+  } catch (const UsageError& e) {
+    err << e.what() << "\n" << kUsage;
+    return 2;
+  } catch (const LogAccessDenied& e) {
+    err << "cairn shards: " << e.what() << " (the event log is its writer's: run as SlurmUser)\n";
+    return 1;
+  } catch (const std::exception& e) {
+    err << "cairn shards: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace cairn
