@@ -786,8 +786,10 @@ std::string PartitionWriter::wait_for_deliveries(std::deque<QueuedAppend>& batch
   }
   for (const auto& item : batch)
     if (item.error) {
-      auto code = item.error == RD_KAFKA_RESP_ERR__FATAL ? rd_kafka_fatal_error(producer, nullptr, 0) : item.error;
-      if (rd_kafka_fatal_error(producer, nullptr, 0)) producer_.reset();
+      // After a fatal error (an idempotent producer refused its id) the records are purged: the cause is that error.
+      auto fatal = rd_kafka_fatal_error(producer, nullptr, 0);
+      auto code = fatal ? fatal : item.error;
+      if (fatal) producer_.reset();
       auto refused = refusal(code);
       return fmt::format("not durable: {}", refused.empty() ? rd_kafka_err2str(item.error) : refused);
     }

@@ -14,7 +14,8 @@ bootstrap=$(broker start --sasl --watch $$ 2>"$work/kafka-start.log") ||
   fail "the SASL broker did not start: $(tail -3 "$work/kafka-start.log")"
 admin=(-X security.protocol=SASL_PLAINTEXT -X sasl.mechanism=PLAIN -X sasl.username=admin -X sasl.password=admin-secret)
 cairn kafka create-topic "$bootstrap" cairn.events 1 1 "${admin[@]}" >/dev/null || fail "cannot create the topic as admin"
-grant() { "$build/test/kafka_grant" "$bootstrap" User:cairn cairn.events "$1" "${admin[@]}" || fail "cannot grant $1"; }
+grant_tool=$bin/../test/kafka_grant
+grant() { "$grant_tool" "$bootstrap" User:cairn cairn.events "$1" "${admin[@]}" || fail "cannot grant $1"; }
 records() {  # every record of the topic, committed or not, as admin
   kcat -b "$bootstrap" -X security.protocol=SASL_PLAINTEXT -X sasl.mechanisms=PLAIN -X sasl.username=admin \
     -X sasl.password=admin-secret -t cairn.events -C -e -q -X isolation.level=read_uncommitted -f '%o\n' | grep -c . || true
@@ -67,4 +68,5 @@ poll_until 60 ok bash -c "squeue -h >/dev/null 2>&1 && echo ok" || fail "the gra
 id=$(sbatch --parsable -H --wrap true) || fail "the granted controller refused a submission"
 [ "$(logged_submissions | grep -cx "$id")" = 1 ] || fail "job $id is not in the log once"
 kill -TERM "$controller"
+wait "$controller" || true
 pass "kafka_acl_refusal: all checks passed"
