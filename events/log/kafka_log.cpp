@@ -748,7 +748,9 @@ std::string PartitionWriter::fenced(const std::string& text, Clock::time_point d
 // below): then the fencer is known. A shard that cannot be read counts as none: the
 // writer epoch, which the controller's fence watch enforces, stays the rule either way.
 std::optional<FenceNotice> PartitionWriter::successor_claim(Clock::time_point deadline) {
-  auto until = std::min(Clock::now() + kFencerClaimWait, deadline - std::chrono::seconds(1));
+  auto now = Clock::now();  // at least a look to the end, even with the batch's time almost out
+  auto until = std::max(now + std::chrono::milliseconds(500),
+                        std::min(now + kFencerClaimWait, deadline - std::chrono::seconds(1)));
   uint64_t own = claimed_epoch_;
   std::optional<uint64_t> new_loser;
   try {
