@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The partition's leader stopped (SIGSTOP, with a second broker so that no new leader
-# can be elected), on 3 brokers: a controller that starts then, and `cairn log stats`,
-# end within their timeouts with an error naming the cause (librdkafka 2.0.2's
-# watermark query ignored its timeout there, and a starting controller hung). Once the
-# brokers resume, a controller starts and every acknowledged job is there.
+# can be elected), on 3 brokers: a controller that starts then, `cairn log stats` and
+# `squeue --at` end within their timeouts with an error naming the cause (librdkafka
+# 2.0.2's watermark query ignored its timeout there, and a starting controller hung).
+# Once the brokers resume, a controller starts and every acknowledged job is there.
 set -euo pipefail
 build=$1
 source "$(dirname "$0")/../integration/cluster.bash"
@@ -46,6 +46,16 @@ set -e
 [ "$(grep -c . stats.err)" -ge 1 ] && grep -q "no answer from the brokers" stats.err ||
   { resume; fail "cairn log stats does not say why: $(cat stats.err)"; }
 echo "cairn log stats said: $(tail -1 stats.err)"
+
+# A view of the past (--at) asks where the partition ends too.
+set +e
+timeout -k 5 120 squeue --at "$(date +%Y-%m-%dT%H:%M:%S)" -h >at.out 2>at.err
+rc=$?
+set -e
+[ "$rc" != 124 ] && [ "$rc" != 137 ] || { resume; fail "squeue --at hung with the leader stopped (killed after 120 s)"; }
+[ "$rc" != 0 ] || { resume; fail "squeue --at succeeded with the leader stopped: $(cat at.out)"; }
+grep -q "did not say where partition 0 ends within" at.err || { resume; fail "squeue --at does not say why: $(cat at.err)"; }
+echo "squeue --at said: $(tail -1 at.err)"
 
 resume
 restart_controller
