@@ -47,8 +47,10 @@ uint64_t claim_shard(EventLog& log, const EventMeta& meta, const std::string& co
     claim_offset = log.append_sync(shard, make::epoch_claimed(meta, shard, meta.epoch, controller));
   } catch (const LogError& e) {
     // Refused because a rival's writer fenced this one (Kafka): the rival's claim is in the log.
-    if (auto winner = rival_claim(log, shard, next_offset, meta.epoch))
-      throw ShardTaken(taken_message(shard, *winner, meta.epoch));
+    // A log no second writer can open (the file log's lock) has no rival to look for.
+    if (!log.exclusive_writer())
+      if (auto winner = rival_claim(log, shard, next_offset, meta.epoch))
+        throw ShardTaken(taken_message(shard, *winner, meta.epoch));
     throw LogError(std::string("cannot claim the writer epoch: ") + e.what());
   }
   bool claimed = false;
