@@ -67,7 +67,7 @@ constexpr const char* kUsage =
     "/etc/logrotate.d/cairn).\n"
     "\n"
     "Exit status: 0 after SIGTERM/SIGINT, 1 on an error (said on stderr), 2 on a bad command\n"
-    "line, 3 when a newer controller claimed the shard (fenced).\n";
+    "line, 3 when a newer controller claimed the shard, or another took it first (fenced).\n";
 
 // Jobs that need an actor right away: started and not finished (timers, agents' reports),
 // due for resubmission, or with a burst-buffer step to drive. A queued job gets its
@@ -390,6 +390,9 @@ int main(int argc, char** argv) {
   } catch (const UsageError& e) {
     std::cerr << e.what() << "\n" << kUsage;
     return 2;
+  } catch (const ShardTaken& e) {  // lost the claim race: as fenced
+    spdlog::critical("{}", e.what());
+    return 3;
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
     return 1;

@@ -4,10 +4,11 @@
 # combined broker+controller on free ports of 127.0.0.1, with its data, its
 # configuration and its log under DIR. For the tests and `cairn local up --kafka`.
 #
-# usage: broker.sh start   --dir DIR [--brokers N] [--watch PID]
+# usage: broker.sh start   --dir DIR [--brokers N] [--watch PID] [--sasl]
 #                          prints the bootstrap string once a topic can be created and
 #                          read back (`cairn kafka probe`); a DIR that ran before keeps
 #                          its data, ports and cluster id. --watch: stop when PID exits.
+#                          --sasl: SASL/PLAIN and ACLs (StandardAuthorizer); see sasl_users.
 #        broker.sh stop    --dir DIR              every broker, by pid (TERM, then KILL)
 #        broker.sh status  --dir DIR              exit 0 when every broker runs
 #        broker.sh kill    --dir DIR --node I     kill -9 of broker I (1..N), for fault tests
@@ -19,17 +20,18 @@
 # Exit status 3: no Java or no jars (fetch them with deploy/kafka/fetch-broker.sh BUILD).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-usage() { sed -n '7,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '7,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 1 ] || usage
 command=$1
 shift
-dir="" brokers=1 node="" watch="" args=()
+dir="" brokers=1 node="" watch="" sasl="" args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --dir) dir=$2; shift 2 ;;
     --brokers) brokers=$2; shift 2 ;;
     --node) node=$2; shift 2 ;;
     --watch) watch=$2; shift 2 ;;
+    --sasl) sasl=1; shift ;;
     -h | --help) usage ;;
     -*) echo "broker.sh: unexpected option $1" >&2; usage ;;
     *) args+=("$1"); shift ;;
@@ -52,6 +54,13 @@ node_dir() { echo "$dir/node-$1"; }
 pid_of() { cat "$(node_dir "$1")/pid" 2>/dev/null || true; }
 running() { local pid; pid=$(pid_of "$1"); [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; }
 node_count() { ls -d "$dir"/node-* 2>/dev/null | wc -l; }
+
+# --sasl: the client listener takes SASL/PLAIN (loopback, test passwords) and the
+# StandardAuthorizer refuses what no ACL allows. "admin" is a super user (the probe,
+# topic creation, granting ACLs); "cairn" has no ACL until a test grants it one.
+sasl_users='user_admin="admin-secret" user_cairn="cairn-secret"'
+admin_properties=(-X security.protocol=SASL_PLAINTEXT -X sasl.mechanism=PLAIN -X sasl.username=admin -X sasl.password=admin-secret)
+client_properties() { if [ -f "$dir/sasl" ]; then echo "${admin_properties[@]}"; fi; }
 
 require_broker() {
   command -v "$java" >/dev/null || { echo "broker.sh: no Java (install openjdk-17-jre-headless)" >&2; exit 3; }
@@ -83,6 +92,9 @@ configure() {
   local id="-"
   while [[ "$id" == -* ]]; do id=$(head -c16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n'); done
   echo "$id" > "$dir/cluster.id"
+  if [ -n "$sasl" ]; then touch "$dir/sasl"; fi
+  local client=PLAINTEXT
+  [ ! -f "$dir/sasl" ] || client=SASL_PLAINTEXT
   echo "$bootstrap" > "$dir/bootstrap"
   cat > "$dir/log4j2.properties" <<'EOF'
 # The broker's log: one file per broker (kafka.log.dir is set on its command line).
@@ -108,11 +120,11 @@ EOF
 process.roles=broker,controller
 node.id=$i
 controller.quorum.voters=$voters
-listeners=PLAINTEXT://127.0.0.1:${ports[$((2 * i - 2))]},CONTROLLER://127.0.0.1:${ports[$((2 * i - 1))]}
-advertised.listeners=PLAINTEXT://127.0.0.1:${ports[$((2 * i - 2))]}
+listeners=$client://127.0.0.1:${ports[$((2 * i - 2))]},CONTROLLER://127.0.0.1:${ports[$((2 * i - 1))]}
+advertised.listeners=$client://127.0.0.1:${ports[$((2 * i - 2))]}
 controller.listener.names=CONTROLLER
-inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+inter.broker.listener.name=$client
+listener.security.protocol.map=$client:$client,CONTROLLER:PLAINTEXT
 log.dirs=$(node_dir "$i")/data
 # Topics are created on purpose, with the event log's settings (cairn kafka create-topic).
 auto.create.topics.enable=false
@@ -141,6 +153,18 @@ broker.heartbeat.interval.ms=500
 controller.quorum.fetch.timeout.ms=2000
 controller.quorum.election.timeout.ms=1000
 EOF
+    if [ -f "$dir/sasl" ]; then
+      cat >> "$(node_dir "$i")/server.properties" <<EOF
+# --sasl: SASL/PLAIN on the client listener, ACLs enforced. The controller listener
+# is plaintext on loopback: its principal (ANONYMOUS) is a super user.
+sasl.enabled.mechanisms=PLAIN
+sasl.mechanism.inter.broker.protocol=PLAIN
+listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" $sasl_users;
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+super.users=User:admin;User:ANONYMOUS
+allow.everyone.if.no.acl.found=false
+EOF
+    fi
   done
 }
 
@@ -164,7 +188,7 @@ launch_node() {  # i
 }
 
 listening() {  # i: its broker port accepts connections
-  local port; port=$(sed -n 's/^listeners=PLAINTEXT:\/\/127.0.0.1:\([0-9]*\),.*/\1/p' "$(node_dir "$1")/server.properties")
+  local port; port=$(sed -n 's/^listeners=[A-Z_]*:\/\/127.0.0.1:\([0-9]*\),.*/\1/p' "$(node_dir "$1")/server.properties")
   (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null
 }
 
@@ -228,8 +252,8 @@ case "$command" in
     started=$SECONDS
     if ! wait_for 120 "the listeners" all_listening ||
        ! wait_for 120 "a topic to be created and read" \
-         "$cairn_bin/cairn" kafka probe "$(cat "$dir/bootstrap")" --replicas "$n" --timeout 10 >/dev/null; then
-      "$cairn_bin/cairn" kafka probe "$(cat "$dir/bootstrap")" --replicas "$n" --timeout 5 >&2 || true
+         "$cairn_bin/cairn" kafka probe "$(cat "$dir/bootstrap")" --replicas "$n" --timeout 10 $(client_properties) >/dev/null; then
+      "$cairn_bin/cairn" kafka probe "$(cat "$dir/bootstrap")" --replicas "$n" --timeout 5 $(client_properties) >&2 || true
       stop_all
       fail "the brokers of $dir did not become ready; see $dir/node-*/server.log"
     fi

@@ -126,6 +126,11 @@ class EventLog {
   // before acknowledging an append.
   virtual bool exclusive_writer() const { return false; }
 
+  // The writer of `partition` won its claim (epoch `epoch`, at `claim_offset`). A log
+  // with a fence of its own that a controller which lost the claim race still trips
+  // (Kafka's transactional id) tells that loser from a successor with it.
+  virtual void writer_claimed(uint32_t /*partition*/, uint64_t /*epoch*/, uint64_t /*claim_offset*/) {}
+
   // The writer notes each job id it issues, so that the log's description keeps the
   // highest (the file log: in META, written at the writer's start, a segment roll and a
   // clean close, never per append); noted_job_id() gives it back after a restart, so

@@ -15,19 +15,25 @@ constexpr int kPollMs = 200;
 constexpr auto kRetryDelay = std::chrono::seconds(1);
 }  // namespace
 
-std::optional<FenceNotice> fencing_claim(const LogRecord& record, uint32_t shard, uint64_t own_epoch) {
+std::optional<FenceNotice> shard_claim_in(const LogRecord& record, uint32_t shard) {
   try {
     DecodedEvent decoded(record.offset, record.payload);
     auto body = decoded.event().getBody();
     if (body.which() != schema::Event::Body::EPOCH_CLAIMED) return std::nullopt;
     auto claim = body.getEpochClaimed();
-    if (claim.getShard() != shard || !fences_writer(own_epoch, claim.getEpoch())) return std::nullopt;
+    if (claim.getShard() != shard) return std::nullopt;
     return FenceNotice{record.offset, claim.getEpoch(), claim.getController().cStr()};
   } catch (const kj::Exception&) {
     return std::nullopt;  // undecodable records are the readers' anomalies, not a claim
   } catch (const LogError&) {
     return std::nullopt;
   }
+}
+
+std::optional<FenceNotice> fencing_claim(const LogRecord& record, uint32_t shard, uint64_t own_epoch) {
+  auto claim = shard_claim_in(record, shard);
+  if (!claim || !fences_writer(own_epoch, claim->epoch)) return std::nullopt;
+  return claim;
 }
 
 FenceWatch::FenceWatch(const EventLog& log, uint32_t shard, uint64_t from, uint64_t own_epoch,

@@ -46,6 +46,9 @@ class FenceWatch {
   std::thread thread_;
 };
 
+// The claim of `shard` a record holds, whatever its epoch, if any.
+std::optional<FenceNotice> shard_claim_in(const LogRecord& record, uint32_t shard);
+
 // The claim in a record that fences a writer of `own_epoch` on `shard`, if any.
 std::optional<FenceNotice> fencing_claim(const LogRecord& record, uint32_t shard, uint64_t own_epoch);
 

@@ -15,15 +15,18 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "events/event_codec.hpp"
 #include "events/log/event_log.hpp"
+#include "events/log/fence_watch.hpp"
 #include "events/log/kafka_spec.hpp"
 #include "events/log/record_header.hpp"
 
@@ -39,6 +42,14 @@ constexpr auto kInitialBackoff = std::chrono::milliseconds(100);
 // pieces that fit librdkafka's local queue (100,000 messages by default) and its deadline.
 constexpr size_t kMaxBatch = 20000;
 constexpr auto kMaxBackoff = std::chrono::seconds(5);
+// A fenced writer waits this long for its fencer's claim (appended right after the
+// fencer initialised the transactional id) to tell a successor from a claim-race loser.
+constexpr auto kFencerClaimWait = std::chrono::seconds(2);
+
+bool fencing_error(rd_kafka_resp_err_t code) {
+  return code == RD_KAFKA_RESP_ERR__FENCED || code == RD_KAFKA_RESP_ERR_PRODUCER_FENCED ||
+         code == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH;
+}
 
 // Librdkafka's error callback: says once per distinct error (and again after 30 s)
 // that the brokers cannot be reached, so an operator sees why commands fail.
@@ -93,6 +104,49 @@ rd_kafka_conf_t* make_conf(const KafkaSpec& spec, const Properties& defaults, co
   rd_kafka_conf_set_error_cb(conf, error_callback);
   rd_kafka_conf_set_log_cb(conf, log_callback);
   return conf;
+}
+
+// kafka.api.version.request=false with kafka.broker.version.fallback below 0.11 makes
+// librdkafka speak the protocol of a broker without transactions or idempotent producers
+// (and requests that Kafka 4 brokers no longer answer: a watermark query then hung).
+// Refused at open, naming both keys; empty when the properties are fine.
+std::string old_protocol_trouble(const Properties& properties) {
+  auto request = properties.find("api.version.request");
+  if (request == properties.end() || (request->second != "false" && request->second != "0")) return {};
+  auto fallback = properties.find("broker.version.fallback");
+  std::string version = fallback == properties.end() ? "0.10.0" : fallback->second;  // librdkafka's default
+  unsigned major = 0, minor = 0;
+  if (std::sscanf(version.c_str(), "%u.%u", &major, &minor) != 2 || major > 0 || minor >= 11) return {};
+  return fmt::format("kafka.api.version.request=false with kafka.broker.version.fallback={} speaks the protocol of "
+                     "Kafka {}, which has no transactions or idempotent producers (Cairn needs Kafka 0.11 or later, "
+                     "and newer brokers refuse those requests); remove kafka.api.version.request=false or set "
+                     "kafka.broker.version.fallback= to the brokers' version",
+                     version, version);
+}
+
+// The principal the brokers see, as far as the client knows it.
+std::string principal_of(const Properties& properties) {
+  auto user = properties.find("sasl.username");
+  if (user != properties.end()) return "User:" + user->second;
+  return "this client's principal (its TLS certificate's, or ANONYMOUS)";
+}
+
+// An ACL refusal, as one line naming the principal and what to change; empty for other errors.
+std::string acl_refusal(rd_kafka_resp_err_t code, const Properties& properties, const std::string& topic,
+                        const std::string& transactional_id) {
+  std::string principal = principal_of(properties);
+  // An idempotent producer (no transactional id) needs Write on some topic to start.
+  if (code == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED ||
+      (code == RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED && transactional_id.empty()))
+    return fmt::format("the brokers refuse {} Write on topic {} ({}); grant {} Write (and Describe, Read) on it, or "
+                       "set kafka.sasl.username= to a principal that has them",
+                       principal, topic, rd_kafka_err2str(code), principal);
+  if (code == RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED ||
+      code == RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED)
+    return fmt::format("the brokers refuse {} the transactional id {} ({}); grant {} Write (and Describe) on it, or "
+                       "change KafkaTransactionalIdPrefix= to a prefix it may use (empty: no transactions)",
+                       principal, transactional_id, rd_kafka_err2str(code), principal);
+  return {};
 }
 
 // Milliseconds until `deadline`, at least 1 (librdkafka's calls take a timeout).
@@ -158,6 +212,10 @@ class PartitionWriter {
   PartitionWriter(KafkaLog& log, uint32_t partition);
   ~PartitionWriter();
   void enqueue(std::vector<uint8_t> payload, AppendCallback done);
+  void claimed(uint64_t epoch, uint64_t offset) {
+    claim_offset_ = offset;
+    claimed_epoch_ = epoch;
+  }
 
  private:
   void run();
@@ -168,6 +226,10 @@ class PartitionWriter {
   std::string produce_and_commit(std::deque<QueuedAppend>& batch, Clock::time_point deadline);
   std::string wait_for_deliveries(std::deque<QueuedAppend>& batch, Clock::time_point deadline);
   void resolve(std::deque<QueuedAppend>& batch, const std::string& error);
+  std::string refusal(rd_kafka_resp_err_t code) const;
+  std::string producer_failed(rd_kafka_resp_err_t code, const std::string& text, Clock::time_point deadline);
+  std::string fenced(const std::string& text, Clock::time_point deadline);
+  std::optional<FenceNotice> successor_claim(Clock::time_point deadline);
 
   KafkaLog& log_;
   const uint32_t partition_;
@@ -175,6 +237,10 @@ class PartitionWriter {
   Handle producer_;
   bool transactional_ = false;
   std::string fatal_;  // sticky (fenced by a newer producer of the same transactional id)
+  // The claim this process's controller won on the partition (EventLog::writer_claimed); 0: none.
+  std::atomic<uint64_t> claimed_epoch_{0}, claim_offset_{0};
+  bool fenced_by_loser_ = false;       // the last batch's producer was fenced by a claim-race loser
+  std::optional<uint64_t> loser_seen_;  // the offset of the last loser's claim met after a fence
   Handle tail_;            // a read_committed consumer following the partition (wait_until_readable)
   int64_t readable_ = -1;  // the highest offset it has seen readable
 
@@ -192,10 +258,12 @@ class KafkaLog : public EventLog {
         options_(std::move(options)),
         where_(fmt::format("kafka:{}/{}", spec_.brokers, spec_.topic)),
         reporter_(where_) {
+    if (auto trouble = old_protocol_trouble(options_.properties); !trouble.empty())
+      throw LogError(fmt::format("event log {}: {}", where_, trouble));
     auto it = options_.properties.find("message.timeout.ms");
     append_timeout_ms_ = it == options_.properties.end() ? kDefaultAppendTimeoutMs : std::stoi(it->second);
     metadata_ = make_handle(RD_KAFKA_PRODUCER, make_conf(spec_, {}, options_.properties, {}, &reporter_, where_),
-                            where_);
+                            where_);  // shared with end_offset()'s queries
     partition_count_ = discover_partitions();
     writers_.resize(partition_count_);
   }
@@ -207,6 +275,10 @@ class KafkaLog : public EventLog {
 
   uint32_t partitions() const override { return partition_count_; }
 
+  void writer_claimed(uint32_t partition, uint64_t epoch, uint64_t claim_offset) override {
+    if (partition < partition_count_) writer(partition).claimed(epoch, claim_offset);
+  }
+
   void append(uint32_t partition, std::vector<uint8_t> payload, AppendCallback done) override {
     if (partition >= partition_count_) {
       if (done) done({false, 0, fmt::format("event log {} has no partition {}", where_, partition)});
@@ -215,16 +287,38 @@ class KafkaLog : public EventLog {
     writer(partition).enqueue(std::move(payload), std::move(done));
   }
 
+  // The high watermark, asked by a thread of its own with a deadline this call keeps:
+  // librdkafka 2.0.2's rd_kafka_query_watermark_offsets ignores its timeout while the
+  // partition's leader is down. A query past the deadline is left to end by itself; it
+  // holds the handle (shared) until then.
   uint64_t end_offset(uint32_t partition) const override {
     check_partition(partition);
-    int64_t low = 0, high = 0;
+    struct Query {
+      std::mutex mutex;
+      std::condition_variable answered;
+      bool done = false;
+      rd_kafka_resp_err_t error = RD_KAFKA_RESP_ERR_NO_ERROR;
+      int64_t high = 0;
+    };
+    auto query = std::make_shared<Query>();
     rd_kafka_poll(metadata_.get(), 0);  // its error callback
-    auto error = rd_kafka_query_watermark_offsets(metadata_.get(), spec_.topic.c_str(), static_cast<int32_t>(partition),
-                                                  &low, &high, options_.open_timeout_ms);
-    if (error)
+    std::thread([query, handle = metadata_, topic = spec_.topic, partition, timeout = options_.open_timeout_ms] {
+      int64_t low = 0, high = 0;
+      auto error = rd_kafka_query_watermark_offsets(handle.get(), topic.c_str(), static_cast<int32_t>(partition), &low,
+                                                    &high, timeout);
+      std::lock_guard lock(query->mutex);
+      query->error = error, query->high = high, query->done = true;
+      query->answered.notify_all();
+    }).detach();
+    std::unique_lock lock(query->mutex);
+    if (!query->answered.wait_for(lock, std::chrono::milliseconds(options_.open_timeout_ms), [&] { return query->done; }))
+      throw LogUnavailable(fmt::format("event log {}: the brokers did not say where partition {} ends within {} ms: {}; "
+                                       "check that the brokers of EventLog= run",
+                                       where_, partition, options_.open_timeout_ms, leader_trouble(partition)));
+    if (query->error)
       throw LogUnavailable(fmt::format("event log {}: cannot read the end of partition {}: {}", where_, partition,
-                                       rd_kafka_err2str(error)));
-    return static_cast<uint64_t>(high);
+                                       rd_kafka_err2str(query->error)));
+    return static_cast<uint64_t>(query->high);
   }
 
   std::unique_ptr<LogReader> read(uint32_t partition, uint64_t from) const override;
@@ -238,6 +332,25 @@ class KafkaLog : public EventLog {
   LogStats stats() const override {
     std::lock_guard lock(progress_mutex_);
     return stats_;
+  }
+
+  // Why a partition does not answer, as the metadata says (a second's look).
+  std::string leader_trouble(uint32_t partition) const {
+    rd_kafka_topic_t* topic = rd_kafka_topic_new(metadata_.get(), spec_.topic.c_str(), nullptr);
+    const rd_kafka_metadata_t* metadata = nullptr;
+    auto error = rd_kafka_metadata(metadata_.get(), 0, topic, &metadata, 1000);
+    rd_kafka_topic_destroy(topic);
+    if (error) return fmt::format("no broker answers ({})", rd_kafka_err2str(error));
+    std::string trouble = "its leader does not answer";
+    if (metadata->topic_cnt == 1 && static_cast<uint32_t>(metadata->topics[0].partition_cnt) > partition) {
+      const auto& about = metadata->topics[0].partitions[partition];
+      trouble = about.leader < 0 ? "it has no leader (no in-sync replica runs)"
+                                 : fmt::format("its leader, broker {}, does not answer (stopped or down; no other "
+                                               "in-sync replica has taken over)",
+                                               about.leader);
+    }
+    rd_kafka_metadata_destroy(metadata);
+    return trouble;
   }
 
   // Why a batch could not be committed, when the topic is the cause: it was deleted,
@@ -299,9 +412,9 @@ class KafkaLog : public EventLog {
     }
     rd_kafka_topic_destroy(topic);
     if (error == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED || error == RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED)
-      throw LogError(fmt::format("event log {}: the brokers refuse access to topic {} ({}); grant this client's "
-                                 "principal (kafka.sasl.username or its TLS certificate) the ACLs in README.md",
-                                 where_, spec_.topic, rd_kafka_err2str(error)));
+      throw LogError(fmt::format("event log {}: the brokers refuse {} access to topic {} ({}); grant it the ACLs in "
+                                 "README.md, or set kafka.sasl.username= to a principal that has them",
+                                 where_, principal_of(options_.properties), spec_.topic, rd_kafka_err2str(error)));
     if (error)
       throw LogUnavailable(fmt::format("event log {}: no Kafka broker answered within {} ms ({}); check the brokers "
                                        "of EventLog= and the kafka.security.* properties",
@@ -310,9 +423,9 @@ class KafkaLog : public EventLog {
                                                                                            rd_kafka_metadata_destroy);
     auto topic_error = metadata->topic_cnt == 1 ? metadata->topics[0].err : RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
     if (topic_error == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED)
-      throw LogError(fmt::format("event log {}: the brokers refuse access to topic {} ({}); grant this client's "
-                                 "principal (kafka.sasl.username or its TLS certificate) the ACLs in README.md",
-                                 where_, spec_.topic, rd_kafka_err2str(topic_error)));
+      throw LogError(fmt::format("event log {}: the brokers refuse {} access to topic {} ({}); grant it the ACLs in "
+                                 "README.md, or set kafka.sasl.username= to a principal that has them",
+                                 where_, principal_of(options_.properties), spec_.topic, rd_kafka_err2str(topic_error)));
     if (topic_error || metadata->topics[0].partition_cnt == 0)
       throw LogError(fmt::format("event log {}: topic {} does not exist ({}); create it (cairn kafka create-topic, "
                                  "one partition per shard) or name another in EventLog= or KafkaTopic=",
@@ -336,7 +449,7 @@ class KafkaLog : public EventLog {
   const std::string where_;
   mutable ErrorReporter reporter_;
   int append_timeout_ms_ = kDefaultAppendTimeoutMs;
-  Handle metadata_;  // metadata and watermarks; never produces
+  std::shared_ptr<rd_kafka_t> metadata_;  // metadata and watermarks; never produces
   uint32_t partition_count_ = 0;
 
   std::mutex writers_mutex_;
@@ -415,12 +528,16 @@ void PartitionWriter::connect(Clock::time_point deadline) {
       return;
     }
     auto code = rd_kafka_error_code(error.get());
-    if (code == RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED ||
-        code == RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED) {
+    if (auto refused = refusal(code); !refused.empty()) {
       producer_.reset();
-      throw LogError(fmt::format("the brokers refuse transactional id {} ({}); grant this client's principal "
-                                 "Write on it (KafkaTransactionalIdPrefix= names it)",
-                                 transactional_id_, rd_kafka_error_string(error.get())));
+      throw LogError(refused);
+    }
+    if (code == RD_KAFKA_RESP_ERR__UNSUPPORTED_FEATURE) {  // an idempotent producer would not work either
+      producer_.reset();
+      throw LogError(fmt::format("the brokers speak a protocol older than Kafka 0.11 ({}); Cairn needs transactions "
+                                 "or at least idempotent producers: upgrade the brokers, or check "
+                                 "kafka.broker.version.fallback= and kafka.api.version.request=",
+                                 rd_kafka_error_string(error.get())));
     }
     if (rd_kafka_error_is_retriable(error.get()) || code == RD_KAFKA_RESP_ERR__TIMED_OUT) {
       producer_.reset();
@@ -489,15 +606,25 @@ void PartitionWriter::commit(std::deque<QueuedAppend>& batch) {
   auto deadline = batch.front().deadline;
   std::string error = fatal_;
   if (error.empty() && Clock::now() >= deadline) error = "not durable: no time left to write it (the brokers were slow)";
-  if (error.empty() && !producer_) {
-    try {
-      connect(deadline);
-      learn_topic(deadline);
-    } catch (const LogError& e) {
-      error = std::string("not durable: ") + e.what();
+  bool retried = false;
+  while (error.empty()) {
+    if (!producer_) {
+      try {
+        connect(deadline);
+        learn_topic(deadline);
+      } catch (const LogError& e) {
+        error = std::string("not durable: ") + e.what();
+        break;
+      }
     }
+    error = produce_and_commit(batch, deadline);
+    if (error.empty() || !fenced_by_loser_ || retried) break;
+    // Its producer was fenced by a controller that lost the claim race: once more, with a new one.
+    fenced_by_loser_ = false;
+    retried = true;
+    error.clear();
+    for (auto& item : batch) item.delivered = false, item.error = RD_KAFKA_RESP_ERR_NO_ERROR, item.offset = -1;
   }
-  if (error.empty()) error = produce_and_commit(batch, deadline);
   if (error.starts_with("not durable")) error += log_.topic_trouble(partition_);
   resolve(batch, error);
 }
@@ -506,6 +633,8 @@ std::string PartitionWriter::produce_and_commit(std::deque<QueuedAppend>& batch,
   rd_kafka_t* producer = producer_.get();
   if (transactional_) {
     TxnError begun(rd_kafka_begin_transaction(producer));
+    if (begun && rd_kafka_error_is_fatal(begun.get()))
+      return producer_failed(rd_kafka_error_code(begun.get()), rd_kafka_error_string(begun.get()), deadline);
     if (begun) {
       producer_.reset();
       return fmt::format("cannot begin a transaction: {}", rd_kafka_error_string(begun.get()));
@@ -522,6 +651,11 @@ std::string PartitionWriter::produce_and_commit(std::deque<QueuedAppend>& batch,
           RD_KAFKA_V_HEADER(kSchemaHeaderName.data(), header.data(), static_cast<ssize_t>(header.size())),
           RD_KAFKA_V_OPAQUE(&item), RD_KAFKA_V_END);
       if (!error) break;
+      if (error == RD_KAFKA_RESP_ERR__FATAL) {
+        char reason[512] = "";
+        auto code = rd_kafka_fatal_error(producer, reason, sizeof reason);
+        return producer_failed(code, reason, deadline);
+      }
       // A full local queue drains as deliveries come back; anything else is final.
       if (error != RD_KAFKA_RESP_ERR__QUEUE_FULL || Clock::now() >= deadline) {
         producer_.reset();
@@ -539,12 +673,12 @@ std::string PartitionWriter::produce_and_commit(std::deque<QueuedAppend>& batch,
     TxnError error(rd_kafka_commit_transaction(producer, static_cast<int>(std::max<int64_t>(remaining, 1))));
     if (!error) break;
     std::string text = rd_kafka_error_string(error.get());
-    if (rd_kafka_error_is_fatal(error.get())) {
-      fatal_ = fmt::format("the producer of partition {} was fenced or failed: {}; this writer stops", partition_, text);
-      spdlog::error("event log {}: {}", log_.where(), fatal_);
+    if (auto refused = refusal(rd_kafka_error_code(error.get())); !refused.empty()) {
+      if (rd_kafka_error_txn_requires_abort(error.get())) TxnError(rd_kafka_abort_transaction(producer, 1000));
       producer_.reset();
-      return fatal_;
+      return "not durable: " + refused;
     }
+    if (rd_kafka_error_is_fatal(error.get())) return producer_failed(rd_kafka_error_code(error.get()), text, deadline);
     if (rd_kafka_error_is_retriable(error.get()) && Clock::now() + backoff < deadline) {
       std::this_thread::sleep_for(backoff);
       backoff = std::min<std::chrono::milliseconds>(backoff * 2, kMaxBackoff);
@@ -560,12 +694,82 @@ std::string PartitionWriter::produce_and_commit(std::deque<QueuedAppend>& batch,
   for (const auto& item : batch) {
     if (!item.delivered || item.error) {
       producer_.reset();
-      return fmt::format("not durable: {}", rd_kafka_err2str(item.delivered ? item.error : RD_KAFKA_RESP_ERR__TIMED_OUT));
+      auto code = item.delivered ? item.error : RD_KAFKA_RESP_ERR__TIMED_OUT;
+      auto refused = refusal(code);
+      return fmt::format("not durable: {}", refused.empty() ? rd_kafka_err2str(code) : refused);
     }
     last = std::max(last, item.offset);
   }
   wait_until_readable(last, deadline);
   return {};
+}
+
+std::string PartitionWriter::refusal(rd_kafka_resp_err_t code) const {
+  return acl_refusal(code, log_.options().properties, log_.spec().topic, transactional_id_);
+}
+
+// A fatal error of the producer: fenced (below), or another that no new producer cures.
+std::string PartitionWriter::producer_failed(rd_kafka_resp_err_t code, const std::string& text,
+                                             Clock::time_point deadline) {
+  producer_.reset();
+  if (fencing_error(code)) return fenced(text, deadline);
+  fatal_ = fmt::format("the producer of partition {} failed: {}; this writer stops", partition_, text);
+  spdlog::error("event log {}: {}", log_.where(), fatal_);
+  return fatal_;
+}
+
+// The broker fenced this writer's producer: another producer initialised the same
+// transactional id. A successor (a claim above this writer's epoch) fences it for good; a
+// controller that lost the claim race (its claim, of this epoch, came second) initialised
+// the id before learning that it lost, and exits: this writer initialises it again.
+std::string PartitionWriter::fenced(const std::string& text, Clock::time_point deadline) {
+  if (claimed_epoch_ != 0) {
+    auto successor = successor_claim(deadline);
+    if (!successor) {
+      spdlog::warn("event log {}: the producer of partition {} was fenced ({}) by a controller that lost the claim "
+                   "race to this one (no claim above epoch {} in the log); initialising it again",
+                   log_.where(), partition_, text, claimed_epoch_.load());
+      fenced_by_loser_ = true;
+      return "not durable: fenced by a controller that lost the claim race; initialising the producer again";
+    }
+    fatal_ = fmt::format("fenced: {} claimed partition {} with epoch {} at offset {} and its producer fenced this "
+                         "one's ({}); this writer stops",
+                         successor->controller, partition_, successor->epoch, successor->offset, text);
+  } else {
+    fatal_ = fmt::format("the producer of partition {} was fenced: {}; this writer stops", partition_, text);
+  }
+  spdlog::error("event log {}: {}", log_.where(), fatal_);
+  return fatal_;
+}
+
+// A claim above this writer's epoch after its own, if the shard holds one. It reads to
+// the end, and waits up to kFencerClaimWait (within the batch's deadline) for the
+// fencer's claim unless it found a loser's it had not met yet (a claim of this epoch or
+// below): then the fencer is known. A shard that cannot be read counts as none: the
+// writer epoch, which the controller's fence watch enforces, stays the rule either way.
+std::optional<FenceNotice> PartitionWriter::successor_claim(Clock::time_point deadline) {
+  auto now = Clock::now();  // at least a look to the end, even with the batch's time almost out
+  auto until = std::max(now + std::chrono::milliseconds(500),
+                        std::min(now + kFencerClaimWait, deadline - std::chrono::seconds(1)));
+  uint64_t own = claimed_epoch_;
+  std::optional<uint64_t> new_loser;
+  try {
+    auto reader = log_.read(partition_, claim_offset_ + 1);
+    while (Clock::now() < until) {
+      auto record = reader->next(std::min(remaining_ms(until), 100));
+      if (!record) {
+        if (new_loser) break;  // at the end, the fencer found
+        continue;
+      }
+      auto claim = shard_claim_in(*record, partition_);
+      if (claim && claim->epoch > own) return claim;
+      if (claim && (!loser_seen_ || claim->offset > *loser_seen_)) new_loser = claim->offset;
+    }
+  } catch (const LogError& e) {
+    spdlog::warn("event log {}: cannot read partition {} for a newer claim: {}", log_.where(), partition_, e.what());
+  }
+  if (new_loser) loser_seen_ = new_loser;
+  return std::nullopt;
 }
 
 // Without transactions: every delivery report, each acked by all in-sync replicas.
@@ -578,13 +782,18 @@ std::string PartitionWriter::wait_for_deliveries(std::deque<QueuedAppend>& batch
   auto hard_deadline = deadline + std::chrono::seconds(5);
   while (pending() && Clock::now() < hard_deadline) rd_kafka_poll(producer, 50);
   if (pending()) {
+    auto refused = refusal(rd_kafka_fatal_error(producer, nullptr, 0));  // an idempotent producer refused its id
     producer_.reset();  // waits for (and fails) what is left: their reports go to items still alive
-    return "not durable: no delivery report from the brokers";
+    return "not durable: " + (refused.empty() ? std::string("no delivery report from the brokers") : refused);
   }
   for (const auto& item : batch)
     if (item.error) {
-      if (rd_kafka_fatal_error(producer, nullptr, 0)) producer_.reset();
-      return fmt::format("not durable: {}", rd_kafka_err2str(item.error));
+      // After a fatal error (an idempotent producer refused its id) the records are purged: the cause is that error.
+      auto fatal = rd_kafka_fatal_error(producer, nullptr, 0);
+      auto code = fatal ? fatal : item.error;
+      if (fatal) producer_.reset();
+      auto refused = refusal(code);
+      return fmt::format("not durable: {}", refused.empty() ? rd_kafka_err2str(item.error) : refused);
     }
   return {};
 }

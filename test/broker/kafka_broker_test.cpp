@@ -11,7 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include "events/cluster_state.hpp"
 #include "events/log/event_log.hpp"
+#include "events/log/shard_claim.hpp"
 #include "log_backends.hpp"
 
 using namespace cairn;
@@ -219,4 +221,73 @@ TEST_CASE("real broker: an acknowledged append is read at once by a new reader")
     CHECK(record->offset == offset);
     CHECK(record->payload == payload_of(static_cast<uint64_t>(i), 20));
   }
+}
+
+// The claim race, in the order that used to stall the winner: the loser initialises the
+// shard's transactional id after the winner's claim (fencing the winner's producer), then
+// learns from its own claim that it lost. The loser is told (ShardTaken: a controller
+// exits 3); the winner initialises its producer again and keeps acknowledging. A claim of
+// a higher epoch (a successor) still fences the winner for good.
+TEST_CASE("real broker: a controller that lost the claim race does not stop the winner") {
+  RealBroker backend(1);
+  auto winner = backend.open();
+  auto loser = backend.open();
+  EventMeta meta;
+  meta.shard = 0;
+  meta.epoch = 1;
+  ClusterState winner_state, loser_state;
+  uint64_t winner_next = 0, loser_next = 0;
+  uint64_t claim = claim_shard(*winner, meta, "winner", winner_state, winner_next);
+  std::string lost;
+  try {
+    claim_shard(*loser, meta, "loser", loser_state, loser_next);  // initialises the id: fences the winner's producer
+  } catch (const ShardTaken& e) {
+    lost = e.what();
+  }
+  CHECK(lost.find("fenced: winner took shard 0 (epoch 1, offset " + std::to_string(claim) + ")") != std::string::npos);
+  CHECK(lost.find('\n') == std::string::npos);
+  loser.reset();
+
+  uint64_t after = winner->append_sync(0, payload_of(1, 50));  // refused before the fix (fenced, sticky)
+  CHECK(after > claim);
+  CHECK(winner->append_sync(0, payload_of(2, 50)) > after);
+  auto records = read_all(*winner, 0);
+  REQUIRE(records.size() == 4);  // both claims, then the winner's two appends
+  CHECK(records[2].payload == payload_of(1, 50));
+  CHECK(records[3].payload == payload_of(2, 50));
+
+  auto successor = backend.open();
+  EventMeta newer = meta;
+  newer.epoch = 2;
+  ClusterState successor_state;
+  uint64_t successor_next = 0;
+  claim_shard(*successor, newer, "successor", successor_state, successor_next);
+  CHECK_THROWS_WITH_AS(winner->append_sync(0, payload_of(3, 50)), doctest::Contains("fenced: successor claimed"),
+                       LogError);
+  CHECK_THROWS_WITH_AS(winner->append_sync(0, payload_of(4, 50)), doctest::Contains("fenced"), LogError);  // sticky
+  successor->append_sync(0, payload_of(5, 50));
+}
+
+// "A broker of an older protocol", as far as it can be had here: librdkafka told to speak
+// Kafka 0.9's protocol (kafka.api.version.request=false, kafka.broker.version.fallback
+// below 0.11) has no transactions and sends requests a Kafka 4 broker no longer answers
+// (a controller hung in its watermark query). Refused at open, naming both keys. A
+// fallback of 0.11 or later is fine: librdkafka then asks the broker's versions anyway.
+TEST_CASE("real broker: a client set to an older protocol than Kafka 0.11 is one line naming the keys") {
+  RealBroker backend(1);
+  KafkaLogOptions old;
+  old.properties = {{"api.version.request", "false"}, {"broker.version.fallback", "0.9.0"}};
+  std::string text;
+  try {
+    open_kafka_log(backend.spec(), old);
+  } catch (const LogError& e) {
+    text = e.what();
+  }
+  CHECK(text.find("kafka.api.version.request=false with kafka.broker.version.fallback=0.9.0") != std::string::npos);
+  CHECK(text.find("Kafka 0.11 or later") != std::string::npos);
+  CHECK(text.find('\n') == std::string::npos);
+  old.properties["broker.version.fallback"] = "0.11.0";
+  auto log = open_kafka_log(backend.spec(), old);
+  uint64_t offset = log->append_sync(0, payload_of(1, 10));
+  CHECK(log->end_offset(0) > offset);
 }

@@ -32,15 +32,28 @@ int main(int argc, char** argv) {
   uint64_t jobs = std::stoull(positional[1]);
   FileLogOptions options;
   options.sync = false;
+  // A bulk load queues a million appends at once: each may wait far longer than a
+  // controller's 5 s append deadline (it dropped a third of them on a loaded machine),
+  // up to librdkafka's transaction timeout (60 s), which bounds it.
+  KafkaLogOptions bulk;
+  bulk.properties["message.timeout.ms"] = "60000";
   auto open = [&](bool read_only) {
-    if (!spec.empty()) return open_event_log(spec, EventLogOptions{.partitions = 1, .read_only = read_only, .kafka = {}});
+    if (!spec.empty()) return open_event_log(spec, EventLogOptions{.partitions = 1, .read_only = read_only, .kafka = bulk});
     options.read_only = read_only;
     return open_file_log(dir + "/log", options);
   };
   int64_t last_us = 0;
   {
     auto log = open(false);
-    if (log->end_offset(0) == 0) last_us = bench::append_synthetic_history(*log, 100, jobs);
+    if (log->end_offset(0) == 0) {
+      last_us = bench::append_synthetic_history(*log, 100, jobs);
+      log->flush();
+      uint64_t expected = 100 + 4 * jobs;  // what append_synthetic_history appends
+      if (log->stats().appends != expected) {
+        fmt::print(stderr, "make_bench_log: {} of {} appends were refused\n", expected - log->stats().appends, expected);
+        return 1;
+      }
+    }
     log->flush();
   }
   if (snapshot_wanted) {

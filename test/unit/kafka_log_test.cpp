@@ -94,6 +94,11 @@ TEST_CASE("fencing_claim: only a higher claim on the writer's own shard fences i
   CHECK_FALSE(fencing_claim(claim(1, 3), 0, 2));
   CHECK_FALSE(fencing_claim({1, make::job_cancelled(at(0), 1, 9)}, 0, 2));
   CHECK_FALSE(fencing_claim({1, {1, 2, 3}}, 0, 2));  // undecodable
+  // Any claim of the shard, whatever its epoch (a claim-race loser's too).
+  REQUIRE(shard_claim_in(claim(0, 2), 0));
+  CHECK(shard_claim_in(claim(0, 2), 0)->epoch == 2);
+  CHECK_FALSE(shard_claim_in(claim(1, 2), 0));
+  CHECK_FALSE(shard_claim_in({1, make::job_cancelled(at(0), 1, 9)}, 0));
 }
 
 TEST_CASE("kafka: records carry the schema header and the job id as key") {
