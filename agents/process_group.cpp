@@ -378,12 +378,19 @@ pid_t spawn_batch_script(const SpawnRequest& request) {
 SupervisedStart spawn_supervised_batch_script(const SpawnRequest& request, const std::string& supervisor_path,
                                               int record_fd) {
   const PreparedLaunch prepared = prepare_launch(request);
+  // The supervisor puts the job in its cgroups and binds it to its CPUs itself: no
+  // cairn-cgroup-exec, no taskset to exec on the way.
   SpawnRequest unwrapped = request;
-  unwrapped.cgroup_exec.clear();  // the supervisor puts the job in its cgroup
+  unwrapped.cgroup_exec.clear();
+  unwrapped.cpuset_exec.clear();
+  unwrapped.cpu_list.clear();
   const LaunchCommand job_command = launch_command(unwrapped, prepared.script_has_interpreter_line);
   LaunchCommand command;
   command.argv = {supervisor_path, std::to_string(request.job_id), request.node.empty() ? std::string("localhost") : request.node,
                   request.cgroup_procs_file.empty() ? std::string("-") : request.cgroup_procs_file};
+  if (!request.cpuset_exec.empty() && !request.cpuset_procs_file.empty())
+    command.argv.push_back("--cpuset=" + request.cpuset_procs_file);
+  if (!request.cpu_list.empty()) command.argv.push_back("--cpus=" + request.cpu_list);
   command.argv.insert(command.argv.end(), job_command.argv.begin(), job_command.argv.end());
   command.env = job_command.env;
 

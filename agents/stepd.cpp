@@ -1,4 +1,5 @@
-// cairn-stepd JOB_ID NODE PROCS_FILE|- PROGRAM [ARGS...]: the supervisor of one batch job
+// cairn-stepd JOB_ID NODE PROCS_FILE|- [--cpuset=PROCS_FILE] [--cpus=LIST] PROGRAM [ARGS...]:
+// the supervisor of one batch job
 // run, so that the job outlives its agent (docs/decisions.md, "Jobs survive an agent
 // restart"). cairnd posix_spawns it in a session of its own with the job's environment,
 // work dir and output files, and two descriptors:
@@ -9,6 +10,9 @@
 // process group, in the memory cgroup whose cgroup.procs is PROCS_FILE ("-": none), with
 // every signal's action reset; records itself and that group in the record before the
 // job's first instruction; reaps the script and its orphans (it is their subreaper);
+// with --cpuset it joins that cpuset cgroup too, and with --cpus it binds the job to those
+// CPUs ("0-3,6", taskset -c's form), both before the exec: no cairn-cgroup-exec and no
+// taskset to exec on the way (docs/decisions.md, "CPU per job");
 // when the script ends, kills what is left in its group and records how it ended.
 // It writes slurmstepd's lines into the job's stderr (its own descriptor 2): why the job is
 // stopped, when the agent says so with SIGUSR1 and a StopReason as the signal's value
@@ -16,6 +20,7 @@
 // supervisor, it writes them whether or not the agent that started the job still runs.
 // It replaces cairn-cgroup-exec for batch jobs: one extra exec per job, as before.
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -32,6 +37,7 @@
 
 #include "agents/run_record.hpp"
 #include "agents/stop_notice.hpp"
+#include "events/cpu_allocation.hpp"
 
 namespace {
 
@@ -55,9 +61,28 @@ bool write_all(int fd, const std::string& text) {
 
 // Why the child could not become the job, sent to the parent before the child exits.
 struct ChildFailure {
-  int step;  // 1: joining the cgroup, 2: exec
+  int step;  // 1: joining the cgroup, 2: exec, 3: joining the cpuset cgroup, 4: binding to the CPUs
   int error_number;
 };
+
+// Where the job goes before its exec, besides its memory cgroup.
+struct Confinement {
+  const char* cpuset_procs_file = nullptr;  // --cpuset
+  const char* cpu_list = nullptr;           // --cpus, as given
+  cpu_set_t* cpus = nullptr;                // --cpus, parsed (CPU_ALLOC)
+  size_t cpus_size = 0;
+};
+
+bool join_cgroup(const char* procs_file) {
+  char pid[32];
+  int length = std::snprintf(pid, sizeof pid, "%d\n", static_cast<int>(::getpid()));
+  int fd = ::open(procs_file, O_WRONLY | O_CLOEXEC);
+  bool joined = fd >= 0 && ::write(fd, pid, static_cast<size_t>(length)) == length;
+  int error_number = errno;
+  if (fd >= 0) ::close(fd);
+  errno = error_number;
+  return joined;
+}
 
 [[noreturn]] void child_fails(int fd, int step, int error_number) {
   ChildFailure failure{step, error_number};
@@ -73,7 +98,8 @@ void sleep_ms(int ms) {
 
 // The child: the job's process group, its cgroup, default signals, then the program once
 // the parent has recorded it.
-[[noreturn]] void become_job(char** program, const char* procs_file, int go_fd, int failure_fd) {
+[[noreturn]] void become_job(char** program, const char* procs_file, const Confinement& confinement, int go_fd,
+                             int failure_fd) {
   ::setpgid(0, 0);
   // As slurmstepd: the task's pid (this process's, through the execs to come), and the
   // submitter's umask, which a batch script does not see in its environment.
@@ -82,13 +108,12 @@ void sleep_ms(int ms) {
     ::umask(static_cast<mode_t>(std::strtol(mask, nullptr, 8) & 0777));
     ::unsetenv("SLURM_UMASK");
   }
-  if (procs_file != nullptr) {
-    char pid[32];
-    int length = std::snprintf(pid, sizeof pid, "%d\n", static_cast<int>(::getpid()));
-    int fd = ::open(procs_file, O_WRONLY | O_CLOEXEC);
-    if (fd < 0 || ::write(fd, pid, static_cast<size_t>(length)) != length) child_fails(failure_fd, 1, errno);
-    ::close(fd);
-  }
+  if (procs_file != nullptr && !join_cgroup(procs_file)) child_fails(failure_fd, 1, errno);
+  // Joining a cpuset resets the affinity to the cpuset's CPUs: the binding comes after.
+  if (confinement.cpuset_procs_file != nullptr && !join_cgroup(confinement.cpuset_procs_file))
+    child_fails(failure_fd, 3, errno);
+  if (confinement.cpus != nullptr && ::sched_setaffinity(0, confinement.cpus_size, confinement.cpus) != 0)
+    child_fails(failure_fd, 4, errno);
   for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
   sigset_t none;
   sigemptyset(&none);
@@ -134,14 +159,34 @@ uint64_t oom_kills_of(const char* procs_file) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  constexpr const char* kUsage =
+      "usage: cairn-stepd JOB_ID NODE PROCS_FILE|- [--cpuset=PROCS_FILE] [--cpus=LIST] PROGRAM [ARGS...] (started by "
+      "cairnd)\n";
   if (argc < 5) {
-    std::fputs("usage: cairn-stepd JOB_ID NODE PROCS_FILE|- PROGRAM [ARGS...] (started by cairnd)\n", stderr);
+    std::fputs(kUsage, stderr);
     return 2;
   }
   const std::string job = argv[1];
   const std::string node = argv[2];
   const char* procs_file = std::strcmp(argv[3], "-") == 0 ? nullptr : argv[3];
-  char** program = argv + 4;
+  // Options, then the program (an absolute path: cairnd never starts one with "--").
+  Confinement confinement;
+  int first = 4;
+  for (; first < argc && std::strncmp(argv[first], "--", 2) == 0; ++first) {
+    if (std::strncmp(argv[first], "--cpuset=", 9) == 0) {
+      confinement.cpuset_procs_file = argv[first] + 9;
+    } else if (std::strncmp(argv[first], "--cpus=", 7) == 0) {
+      confinement.cpu_list = argv[first] + 7;
+    } else {
+      std::fputs(kUsage, stderr);
+      return 2;
+    }
+  }
+  if (first >= argc) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  char** program = argv + first;
   const uint64_t job_id = std::strtoull(job.c_str(), nullptr, 10);
   // Neither the record nor the status pipe is the job's.
   if (::fcntl(kRecordFd, F_SETFD, FD_CLOEXEC) != 0 || ::fcntl(kStatusFd, F_SETFD, FD_CLOEXEC) != 0) {
@@ -154,6 +199,16 @@ int main(int argc, char** argv) {
     write_all(kStatusFd, "failed\n");
     return 0;
   };
+  if (confinement.cpu_list != nullptr) {  // parsed before the fork: the child only applies it
+    auto ids = cairn::parse_cpu_ids(confinement.cpu_list);
+    if (!ids) return launch_failed("cannot launch job " + job + ": invalid CPU list " + confinement.cpu_list);
+    int count = static_cast<int>(ids->back()) + 1;
+    confinement.cpus = CPU_ALLOC(count);
+    if (confinement.cpus == nullptr) return launch_failed("cannot launch job " + job + ": " + std::strerror(errno));
+    confinement.cpus_size = CPU_ALLOC_SIZE(count);
+    CPU_ZERO_S(confinement.cpus_size, confinement.cpus);
+    for (uint32_t id : *ids) CPU_SET_S(id, confinement.cpus_size, confinement.cpus);
+  }
   ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   // Signals meant for the agent or a terminal end neither the job nor its supervision.
   for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGUSR2, SIGTSTP, SIGTTIN, SIGTTOU, SIGALRM})
@@ -174,7 +229,7 @@ int main(int argc, char** argv) {
   if (child == 0) {
     ::close(go[1]);
     ::close(failure[0]);
-    become_job(program, procs_file, go[0], failure[1]);
+    become_job(program, procs_file, confinement, go[0], failure[1]);
   }
   ::close(go[0]);
   ::close(failure[1]);
@@ -198,6 +253,12 @@ int main(int argc, char** argv) {
     if (!recorded) return launch_failed("cannot launch job " + job + ": cannot write its record in the spool");
     if (why.step == 1)
       return launch_failed("cannot launch job " + job + ": cannot join the memory cgroup " + procs_file + ": " +
+                           std::strerror(why.error_number));
+    if (why.step == 3)
+      return launch_failed("cannot launch job " + job + ": cannot join the cpuset cgroup " +
+                           confinement.cpuset_procs_file + ": " + std::strerror(why.error_number));
+    if (why.step == 4)
+      return launch_failed("cannot launch job " + job + ": cannot bind to CPUs " + confinement.cpu_list + ": " +
                            std::strerror(why.error_number));
     return launch_failed("cannot launch job " + job + ": " + program[0] + ": " + std::strerror(why.error_number));
   }

@@ -29,7 +29,7 @@ ClusterGauges cluster_gauges(const ClusterState& state, const ReasonMap& live_re
   ClusterGauges gauges;
   gauges.taken_us = now_us;
   for (const auto& [id, job] : state.jobs) {
-    ++gauges.jobs[{lower(state_name(job.state)), job.spec->partition}];
+    ++gauges.jobs[{lower(state_name(job.state)), job.spec.partition()}];
     if (job.state == JobState::PENDING) {
       ++gauges.jobs_pending;
       Reason reason = job.reason;

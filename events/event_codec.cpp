@@ -466,6 +466,13 @@ std::vector<std::string> split_environment(const std::string& block) {
   return entries;
 }
 
+std::string RecordedSpec::partition() const {
+  // A packed spec would be unpacked whole: decoded once and kept, as the scheduler would.
+  if (core_ || packed_) return core().partition;
+  if (event_bytes().empty()) return {};
+  return RecordedSpecReader(*this).spec().getPartition();
+}
+
 JobSpec RecordedSpec::full() const {
   if (event_bytes().empty()) return {};
   JobSpec spec = read_spec(RecordedSpecReader(*this).spec());

@@ -130,6 +130,10 @@ class RecordedSpec {
   // Decoded once per copy of the record (copies made after that share it). Not
   // thread-safe on one object, like the record itself: each actor has its own copy.
   const JobSpecCore& core() const;
+  // The partition alone: the decoded core's if there is one (decoded first when packed),
+  // else read from the event's bytes without decoding (and keeping) the rest: the gauges,
+  // over every job, need not decode the core of every job a replay left unpacked.
+  std::string partition() const;
   // Decodes the whole spec (default values when there is none).
   JobSpec full() const;
   // An encoded JobSubmitted event holding the spec (without its environment, and

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -1008,4 +1009,39 @@ TEST_CASE("cairn-stepd: SLURM_TASK_PID is the script's pid; SLURM_UMASK becomes 
   CHECK(wait_for_exit(started.supervisor) == ExitStatus{0, 0});
   std::string pid = std::to_string(started.job_pgid);
   CHECK(read_file(dir / "out.txt") == pid + " " + pid + " unset 0027\n");
+}
+
+TEST_CASE("cairn-stepd: joins the cpuset cgroup and binds the job to its CPUs itself, before the exec") {
+  SubreaperScope reaper;
+  TempDir dir;
+  SupervisedRun run(dir);
+  cpu_set_t allowed;
+  REQUIRE(::sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+  int cpu = CPU_SETSIZE - 1;
+  while (cpu > 0 && !CPU_ISSET(cpu, &allowed)) --cpu;  // the highest this test may use
+  std::filesystem::create_directories(dir / "cpuset");
+  std::ofstream(dir / "cpuset/cgroup.procs") << "";  // a stand-in for the cpuset cgroup
+  SpawnRequest request = request_in(dir, "#!/bin/sh\nsed -n 's/^Cpus_allowed_list:\t//p' /proc/$$/status\n");
+  request.cpu_list = std::to_string(cpu);
+  request.cpuset_exec = "/nonexistent/cairn-cgroup-exec";  // not executed: the supervisor joins it
+  request.cpuset_procs_file = dir / "cpuset/cgroup.procs";
+  SupervisedStart started = run.start(request);
+  REQUIRE(started.job_pgid > 1);
+  CHECK(wait_for_exit(started.supervisor) == ExitStatus{0, 0});
+  CHECK(run.record().exit == RunExit{0, 0});
+  CHECK(read_file(dir / "out.txt") == std::to_string(cpu) + "\n");
+  CHECK(read_file(dir / "cpuset/cgroup.procs") == std::to_string(started.job_pgid) + "\n");
+}
+
+TEST_CASE("cairn-stepd: a CPU the machine does not have fails the launch, with the reason") {
+  SubreaperScope reaper;
+  TempDir dir;
+  SupervisedRun run(dir);
+  SpawnRequest request = request_in(dir, "#!/bin/sh\necho ran\n");
+  request.cpu_list = "65535";
+  SupervisedStart started = run.start(request);
+  CHECK(started.job_pgid == 0);
+  CHECK(wait_for_exit(started.supervisor) == ExitStatus{0, 0});
+  CHECK(run.record().failure == "cannot launch job 12: cannot bind to CPUs 65535: Invalid argument");
+  CHECK(read_file(dir / "out.txt").empty());
 }

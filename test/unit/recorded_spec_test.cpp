@@ -90,3 +90,16 @@ TEST_CASE("compacted specs keep their value and share one environment") {
   CHECK(none_exported.core() == static_cast<const JobSpecCore&>(simple_spec()));
   CHECK(record_spec(RecordedSpecReader(none_exported).spec()) == none_exported);
 }
+
+TEST_CASE("a recorded spec's partition reads the same from its bytes, packed or not, and from its decoded core") {
+  JobSpec spec = busy_spec();
+  spec.partition = "debug";
+  RecordedSpec encoded(spec);
+  CHECK(encoded.partition() == "debug");  // from the event's bytes
+  RecordedSpec packed(spec);
+  packed.compact();
+  CHECK(packed.partition() == "debug");  // from the packed bytes
+  CHECK(packed.core().partition == "debug");
+  CHECK(packed.partition() == "debug");  // from the decoded core
+  CHECK(RecordedSpec().partition().empty());
+}
