@@ -193,6 +193,10 @@ constexpr std::array kEnvironmentOptions = {
     EnvironmentOption{"SBATCH_DISTRIBUTION", Opt::distribution}, EnvironmentOption{"SBATCH_HINT", Opt::cpu_hint},
     EnvironmentOption{"SBATCH_MEM_BIND", Opt::mem_bind},     EnvironmentOption{"SBATCH_RESERVATION", Opt::reservation},
     EnvironmentOption{"SBATCH_WCKEY", Opt::wckey},
+    EnvironmentOption{"SBATCH_GRES", Opt::gres},             EnvironmentOption{"SBATCH_GPUS", Opt::gpus},
+    EnvironmentOption{"SBATCH_GPUS_PER_NODE", Opt::gpus_per_node}, EnvironmentOption{"SBATCH_GPUS_PER_TASK", Opt::gpus_per_task},
+    EnvironmentOption{"SBATCH_CPUS_PER_GPU", Opt::cpus_per_gpu}, EnvironmentOption{"SBATCH_MEM_PER_GPU", Opt::mem_per_gpu},
+    EnvironmentOption{"SBATCH_GPU_BIND", Opt::gpu_bind},
 };
 
 constexpr std::string_view kTryHelp = "\nTry \"sbatch --help\" for more information";

@@ -98,6 +98,12 @@ TEST_CASE("gres: sbatch's options become Slurm's tres_per_* texts") {
   CHECK(spec.mem_per_tres == "gres:gpu:1024");
   CHECK(spec.tres_bind == "gpu:single:1");
 
+  input.args = {"job.sh"};
+  input.environment = {"SBATCH_GPUS=mi300x:2", "SBATCH_GPU_BIND=closest"};  // sbatch's input variables
+  auto from_env = build_sbatch_request(input).spec;
+  CHECK(from_env.gres.tres_per_job == "gres:gpu:mi300x:2");
+  CHECK(from_env.tres_bind == "gpu:closest");
+  input.environment.clear();
   input.args = {"--gpu-bind=bogus", "job.sh"};
   CHECK_THROWS_WITH(build_sbatch_request(input), doctest::Contains("Invalid --gpu-bind argument: gpu:bogus"));
   input.args = {"--cpus-per-gpu=0", "job.sh"};
