@@ -106,6 +106,21 @@ std::string allocated_gres_tres(const std::vector<NodeShare>& nodes) {
   return gres_tres_counts(counts);
 }
 
+std::string node_gres_tres(const std::string& gres_or_used) {
+  // GresUsed= items carry "(IDX:...)" and an untyped one with files the type "(null)".
+  std::string items;
+  for (size_t at = 0; at < gres_or_used.size(); ++at) {
+    if (gres_or_used[at] == '(' && gres_or_used.compare(at, 5, "(IDX:") == 0) {
+      at = gres_or_used.find(')', at);
+      if (at == std::string::npos) break;
+      continue;
+    }
+    items += gres_or_used[at];
+  }
+  for (size_t at; (at = items.find(":(null):")) != std::string::npos;) items.replace(at, 8, ":");
+  return gres_tres_counts(parse_gres_items(items).value_or(std::vector<GresCount>{}));
+}
+
 std::string requested_gres_tres(const JobSpecCore& spec) {
   if (spec.gres.empty()) return {};
   std::vector<GresCount> counts;

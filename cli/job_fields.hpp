@@ -41,6 +41,8 @@ std::string job_tres(const JobRecord& job);
 // empty for none. Of what an allocation's nodes hold, or of what a job asks for in all.
 std::string allocated_gres_tres(const std::vector<NodeShare>& nodes);
 std::string requested_gres_tres(const JobSpecCore& spec);
+// Of a node (scontrol show node's CfgTRES= and AllocTRES=): its Gres= text, or its GresUsed= one.
+std::string node_gres_tres(const std::string& gres_or_used);
 
 // The paths of a batch job's output files, patterns expanded (%N stays until there is
 // a batch host), relative to its work dir.

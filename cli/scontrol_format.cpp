@@ -319,9 +319,11 @@ std::string render_scontrol_show_node(const NodeRecord& node, const std::vector<
   // The last state change is the nearest Cairn has to Slurm's last busy time.
   out += "LastBusyTime=" + slurm_time_stamp(node.changed_us);
   out += line_end;
-  out += "CfgTRES=" + slurm_tres_text(node.cpus, node.mem_mb, 0, true);
+  out += "CfgTRES=" + slurm_tres_text(node.cpus, node.mem_mb, 0, true) + node_gres_tres(node.gres);
   out += line_end;
-  out += "AllocTRES=" + slurm_tres_text(node.alloc_cpus, node.alloc_mem_mb, 0, false);
+  std::string alloc = slurm_tres_text(node.alloc_cpus, node.alloc_mem_mb, 0, false);
+  std::string alloc_gres = node_gres_tres(node.gres_used);
+  out += "AllocTRES=" + (alloc.empty() && !alloc_gres.empty() ? alloc_gres.substr(1) : alloc + alloc_gres);
   out += line_end;
   out += "CapWatts=n/a";
   out += line_end;
