@@ -26,6 +26,7 @@ RunningConfig make_running_config(ClusterConfig config, std::string text, std::s
   running.partitions = partition_policies(config);
   running.pools = pool_policies(config);
   running.node_features = node_feature_map(config);
+  running.node_gres = node_gres_map(config);
   running.config = std::move(config);
   running.text = std::move(text);
   running.source = std::move(source);

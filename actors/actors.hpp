@@ -363,6 +363,7 @@ struct RunningConfig {
   std::vector<PartitionPolicy> partitions;
   std::vector<BbPoolPolicy> pools;
   NodeFeatureMap node_features;
+  NodeGresMap node_gres;  // each node's GRES units (Gres= and gres.conf)
   std::map<std::string, NodeActor> node_actors;
 };
 

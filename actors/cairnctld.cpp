@@ -184,6 +184,7 @@ int run(const ParsedArgs& args) {
   std::string config_path = find_config_path(args.get("conf"));
   std::string config_text = read_config_file(config_path);
   auto config = parse_config(config_text, config_path);
+  load_gres_conf_beside(config, config_path);
   if (!config.slurmctld_log_file.empty()) log_to_file(config.slurmctld_log_file);
   auto metrics = std::make_shared<ControllerMetrics>();
   // A standby serves its metrics once the log is its own: its writer holds the port till then.

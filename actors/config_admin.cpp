@@ -107,6 +107,7 @@ void next_reconfigure(ConfigAdmin* self) {
   try {
     text = read_config_file(running.source);
     *next = parse_config(text, running.source);
+    load_gres_conf_beside(*next, running.source);
   } catch (const ConfigError& error) {
     return finish(self, false, error.what());
   }

@@ -98,7 +98,7 @@ SchedulingDecision run_pass(QueryView* self) {
   auto weights = node_weight_map(st.context->config(), &st.state);
   auto decision = schedule({&st.state, st.partitions, st.context->pools(), st.context->now_us(),
                             st.context->config().kill_invalid_depend, &features, &st.context->config().licenses,
-                            &weights});
+                            &weights, &st.context->running->current().node_gres});
   auto spent = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - began);
   // The queue the pass looked at: the jobs it left waiting and those it placed.
   st.context->metrics->scheduling_pass(static_cast<uint64_t>(spent.count()),

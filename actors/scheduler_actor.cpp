@@ -158,6 +158,14 @@ std::vector<std::string> group_names(const std::string& user, uint32_t gid) {
   return names;
 }
 
+// Whether the node's GRES could ever hold the job's share of them (a type it lacks, too many).
+bool gres_could_fit_node(const JobSpecCore& spec, uint32_t nodes, const NodeGresMap& node_gres, const std::string& name) {
+  if (spec.gres.empty()) return true;
+  static const std::vector<GresUnit> kNone;
+  auto it = node_gres.find(name);
+  return gres_could_fit(job_gres_on_node(spec, 0, nodes), it == node_gres.end() ? kNone : it->second);
+}
+
 std::string submission_error(const ControllerContext& context, const std::vector<PartitionPolicy>& partitions,
                              const JobSpec& spec) {
   const PartitionPolicy* partition = submission_partition(partitions, spec);
@@ -171,6 +179,8 @@ std::string submission_error(const ControllerContext& context, const std::vector
     return kPartitionGroupDenied;
   if (!spec.licenses.empty())
     if (auto error = license_request_error(spec.licenses, context.config().licenses); !error.empty()) return error;
+  if (auto error = gres_request_error(spec, context.config().gres_types); !error.empty()) return error;
+  const NodeGresMap& node_gres = context.running->current().node_gres;
   if (!spec.array_spec.empty()) {
     if (!parse_array_spec(spec.array_spec)) return "Invalid job array specification";
     if (spec.burst_buffer.capacity_bytes > 0) return "Job arrays with burst buffers are not supported";
@@ -202,7 +212,7 @@ std::string submission_error(const ControllerContext& context, const std::vector
     bool has_features = features_satisfy(spec.features, found == node_features.end() ? kNoFeatures : found->second);
     featured += has_features ? 1 : 0;
     if (has_features && node_eligible(spec, name, &node_features) && node->cpus >= cpus_per_node &&
-        node->real_memory_mb >= mem)
+        node->real_memory_mb >= mem && gres_could_fit_node(spec, nodes, node_gres, name))
       ++fitting;
   }
   // Slurm: a constraint no node of the partition has is refused as such.

@@ -18,6 +18,7 @@ namespace cairn {
 
 class AgentSpool;
 class CpusetCgroups;
+class DeviceCgroups;
 class MemoryCgroups;
 class MemoryEventWatch;
 
@@ -29,6 +30,8 @@ struct AgentContext {
   std::string cgroup_exec;                  // cairn-cgroup-exec, next to cairnd (job steps' tasks)
   // ConstrainCores=yes where the node has a cpuset controller; null: affinity only.
   std::shared_ptr<const CpusetCgroups> cpusets;
+  // ConstrainDevices=yes where the node has a v1 devices controller and GRES device files; null: none.
+  std::shared_ptr<const DeviceCgroups> devices;
   std::string stepd_path;                   // cairn-stepd, next to cairnd (batch jobs' supervisor)
   const AgentSpool* spool = nullptr;        // outlives the actors
   MemoryEventWatch* memory_watch = nullptr;  // with cgroups; outlives the actors' use of it

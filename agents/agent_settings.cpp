@@ -30,6 +30,8 @@ AgentSettings agent_settings_for(const ClusterConfig& config, const std::string&
   // 0 would make the heartbeat loop spin.
   settings.heartbeat_interval_sec = std::max<uint32_t>(1, config.heartbeat_interval_sec);
   settings.constrain_ram = config.constrain_ram_space;
+  settings.gres_units = config.gres_units(node);
+  settings.constrain_devices = config.constrain_devices;
   return settings;
 }
 

@@ -27,6 +27,8 @@ struct AgentSettings {
   bool memory_enforced = false;
   std::string cgroup_backend = "none";
   std::string spool_instance;  // AgentSpool::instance(), reported at registration
+  std::vector<GresUnit> gres_units = {};  // the node's GRES (Gres= and gres.conf's File=)
+  bool constrain_devices = false;    // ConstrainDevices=: jobs see their GPUs numbered from 0
 };
 
 // Throws ConfigError when no NodeName= line defines `node`. Without spool_dir

@@ -35,6 +35,7 @@
 #include "agents/child_reaper.hpp"
 #include "agents/controller_link.hpp"
 #include "agents/cpuset_cgroup.hpp"
+#include "agents/device_cgroup.hpp"
 #include "agents/memory_cgroup.hpp"
 #include "agents/memory_event_watch.hpp"
 #include "agents/process_group.hpp"
@@ -138,6 +139,41 @@ MemoryEnforcement memory_enforcement_for(AgentSettings& settings, const std::str
                 "memory enforcement off: {}; jobs run without memory limits", enforcement.why_off);
   }
   return enforcement;
+}
+
+// ConstrainDevices=yes on a node with GRES device files: job runs in v1 devices cgroups that deny
+// the device files they do not hold; the log says why not otherwise.
+std::shared_ptr<const DeviceCgroups> devices_for(const AgentSettings& settings, const MemoryEnforcement& memory,
+                                                 const std::string& cgroup_exec) {
+  bool has_files = std::any_of(settings.gres_units.begin(), settings.gres_units.end(),
+                               [](const GresUnit& unit) { return !unit.file.empty(); });
+  if (!settings.constrain_devices || !has_files) return nullptr;
+  auto read = [](const char* path) {
+    std::ifstream in(path);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  std::string why_not;
+  auto dir = locate_v1_hierarchy(read("/proc/self/cgroup"), read("/proc/self/mountinfo"), "devices");
+  if (!dir) why_not = "no v1 devices controller is mounted (cgroup v2 needs a BPF program, which Cairn does not load)";
+  if (dir && ::access(cgroup_exec.c_str(), X_OK) != 0) {
+    why_not = cgroup_exec + " is missing";
+    dir.reset();
+  }
+  if (dir) {
+    std::string prefix = memory.cgroups ? memory.cgroups->prefix()
+                                        : fmt::format("cairnd-{}-{}-{}.", settings.node, settings.spool_instance, ::getpid());
+    try {
+      auto devices = std::make_shared<DeviceCgroups>(*dir, prefix);
+      spdlog::info("device confinement: devices cgroups (cgroup/v1), {}/{}*", *dir, prefix);
+      return devices;
+    } catch (const std::exception& e) {
+      why_not = e.what();
+    }
+  }
+  spdlog::warn("device confinement: off (ConstrainDevices=yes, but {})", why_not);
+  return nullptr;
 }
 
 // ConstrainCores=yes: jobs and steps in cpuset cgroups (v2: their memory cgroups, so memory
@@ -273,6 +309,7 @@ int run(const ParsedArgs& args) {
   context->cgroups = enforcement.cgroups;
   context->cgroup_exec = cgroup_exec;
   context->cpusets = cpusets_for(settings, enforcement, cgroup_exec);
+  context->devices = devices_for(settings, enforcement, cgroup_exec);
   context->stepd_path = stepd;
   context->spool = &spool;
   context->machine_cpus = MachineCpus::of_this_process();

@@ -236,6 +236,22 @@ std::vector<std::string> build_job_environment(const JobSpec& spec, const Launch
   return env.entries();
 }
 
+std::vector<std::string> with_environment_settings(std::vector<std::string> env,
+                                                   const std::vector<EnvironmentSetting>& settings) {
+  for (const auto& [name, value] : settings) {
+    std::string prefix = name + "=";
+    std::erase_if(env, [&](const std::string& entry) { return entry.starts_with(prefix); });
+    if (value) env.push_back(prefix + *value);
+  }
+  return env;
+}
+
+std::string gres_on_node(const std::vector<NodeShare>& nodes, std::string_view node) {
+  for (const auto& share : nodes)
+    if (share.node == node) return share.gres;
+  return {};
+}
+
 std::vector<std::string> with_cpu_bind_environment(std::vector<std::string> env, const CpuBind& bind,
                                                    const std::vector<std::string>& task_masks) {
   std::erase_if(env, [](const std::string& entry) {

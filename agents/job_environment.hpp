@@ -52,6 +52,13 @@ std::vector<std::string> build_step_environment(const StepLaunch& launch, uint32
 std::vector<std::string> with_cpu_bind_environment(std::vector<std::string> env, const CpuBind& bind,
                                                    const std::vector<std::string>& task_masks);
 
+// `env` with each setting applied: a value replaces the variable's (or is added), none removes it.
+std::vector<std::string> with_environment_settings(std::vector<std::string> env,
+                                                   const std::vector<EnvironmentSetting>& settings);
+
+// The GRES a job or step holds on `node` (its NodeShare's text); empty: none.
+std::string gres_on_node(const std::vector<NodeShare>& nodes, std::string_view node);
+
 // Slurm's SLURM_TASKS_PER_NODE: {2,2,2,1} -> "2(x3),1" (also SLURM_JOB_CPUS_PER_NODE's form).
 std::string tasks_per_node_text(const std::vector<uint32_t>& tasks_per_node);
 

@@ -132,15 +132,20 @@ std::optional<MemoryCgroupLocation> locate_memory_cgroup(std::string_view proc_s
   return std::nullopt;
 }
 
-std::optional<CpusetLocation> locate_v1_cpuset(std::string_view proc_self_cgroup, std::string_view mountinfo) {
+std::optional<std::string> locate_v1_hierarchy(std::string_view proc_self_cgroup, std::string_view mountinfo,
+                                               std::string_view controller) {
   for (auto line : split(proc_self_cgroup, '\n')) {
     size_t first = line.find(':');
     size_t second = first == std::string_view::npos ? first : line.find(':', first + 1);
     if (second == std::string_view::npos) continue;
-    if (!has_word(line.substr(first + 1, second - first - 1), "cpuset", ',')) continue;
-    if (auto mount = find_mount(mountinfo, false, "cpuset"))
-      return CpusetLocation{CgroupVersion::v1, join_cgroup_path(*mount, line.substr(second + 1))};
+    if (!has_word(line.substr(first + 1, second - first - 1), controller, ',')) continue;
+    if (auto mount = find_mount(mountinfo, false, controller)) return join_cgroup_path(*mount, line.substr(second + 1));
   }
+  return std::nullopt;
+}
+
+std::optional<CpusetLocation> locate_v1_cpuset(std::string_view proc_self_cgroup, std::string_view mountinfo) {
+  if (auto dir = locate_v1_hierarchy(proc_self_cgroup, mountinfo, "cpuset")) return CpusetLocation{CgroupVersion::v1, *dir};
   return std::nullopt;
 }
 

@@ -34,6 +34,10 @@ struct MemoryCgroupLocation {
 // for open_memory_cgroups to find out). nullopt when neither is mounted.
 std::optional<MemoryCgroupLocation> locate_memory_cgroup(std::string_view proc_self_cgroup, std::string_view mountinfo);
 
+// The calling process's cgroup directory in the v1 hierarchy of `controller` ("cpuset", "devices").
+std::optional<std::string> locate_v1_hierarchy(std::string_view proc_self_cgroup, std::string_view mountinfo,
+                                               std::string_view controller);
+
 // The value of `key` in a "key value" per line file (memory.oom_control,
 // memory.events); nullopt when the key is missing or not a number.
 std::optional<uint64_t> keyed_counter(std::string_view text, std::string_view key);

@@ -272,6 +272,8 @@ LaunchCommand launch_command(const SpawnRequest& request, bool script_has_interp
     command.argv = {request.cgroup_exec, request.cgroup_procs_file};
   if (!request.cpuset_exec.empty() && !request.cpuset_procs_file.empty())
     command.argv.insert(command.argv.end(), {request.cpuset_exec, request.cpuset_procs_file});
+  if (!request.cpuset_exec.empty() && !request.devices_procs_file.empty())
+    command.argv.insert(command.argv.end(), {request.cpuset_exec, request.devices_procs_file});
   if (!request.cpu_list.empty()) command.argv.insert(command.argv.end(), {kTasksetPath, "-c", request.cpu_list});
   if (request.switch_user) {
     command.argv.insert(command.argv.end(),

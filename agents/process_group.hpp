@@ -57,6 +57,9 @@ struct SpawnRequest {
   // in its cpuset cgroup too, before taskset narrows its affinity within it.
   std::string cpuset_exec;
   std::string cpuset_procs_file;
+  // ConstrainDevices on cgroup v1: `cpuset_exec devices_procs_file` (cairn-cgroup-exec) puts it in
+  // its devices cgroup too.
+  std::string devices_procs_file = {};
 };
 
 // Only a root agent can (and must) switch to the job's user, and not for root's

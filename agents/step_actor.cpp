@@ -24,6 +24,7 @@
 #include "agents/agent_spool.hpp"
 #include "agents/job_environment.hpp"
 #include "agents/cpuset_cgroup.hpp"
+#include "agents/device_cgroup.hpp"
 #include "agents/memory_cgroup.hpp"
 #include "agents/process_group.hpp"
 #include "agents/stop_notice.hpp"
@@ -88,6 +89,7 @@ std::string cpuset_name(const StepLaunch& launch) {
 void finish(StepActor* self) {
   auto& st = self->state;
   if (st.context->cpusets) st.context->cpusets->remove(cpuset_name(st.launch));  // where nothing is left in it
+  if (st.context->devices) st.context->devices->remove(cpuset_name(st.launch));
   if (st.recorded) {
     st.context->spool->remove_step(st.launch.job_id, st.launch.restart_count, st.launch.step_id);
     st.recorded = false;
@@ -182,8 +184,15 @@ std::vector<StepTaskOutput> start_tasks(StepActor* self) {
     const MachineCpus& machine = st.context->machine_cpus;
     std::vector<std::string> task_masks;
     for (const CpuIds& cpus : task_cpus) task_masks.push_back(cpu_mask(machine.machine_ids(cpus)));
+    const std::string& gres_held = launch.nodes[launch.node_index].gres;
+    const auto gpus_held = held_indices(parse_gres_held(gres_held).value_or(std::vector<GresHeld>{}), "gpu");
     auto environment_of = [&](uint32_t local) {
-      return with_cpu_bind_environment(build_step_environment(launch, local, settings.node), bind, task_masks);
+      auto env = with_cpu_bind_environment(build_step_environment(launch, local, settings.node), bind, task_masks);
+      // The step's GPUs on this node, narrowed to the task's by --gpu-bind.
+      auto usable = gpu_bind_usable(launch.request.tres_bind, gpus_held, local, settings.constrain_devices);
+      return with_environment_settings(std::move(env), gpu_environment(gres_held, settings.gres_units,
+                                                                       /*is_job=*/false, settings.constrain_devices,
+                                                                       usable));
     };
     auto first_env = environment_of(0);
     const std::string& program_name = launch.request.argv.front();
@@ -214,6 +223,11 @@ std::vector<StepTaskOutput> start_tasks(StepActor* self) {
     if (st.context->cpusets && !st.cpus.empty() && !request.cgroup_exec.empty()) {
       request.cpuset_procs_file = st.context->cpusets->confine(cpuset_name(launch), machine.taskset_list(st.cpus),
                                                                st.cgroup ? st.cgroup->path : "");
+      request.cpuset_exec = st.context->cgroup_exec;
+    }
+    if (st.context->devices && !request.cgroup_exec.empty()) {  // the step's GRES device files only
+      request.devices_procs_file =
+          st.context->devices->confine(cpuset_name(launch), unheld_device_files(settings.gres_units, gres_held));
       request.cpuset_exec = st.context->cgroup_exec;
     }
     for (uint32_t local = 0; local < launch.task_count; ++local) {

@@ -24,6 +24,8 @@
 #include "agents/agent_messages.hpp"
 #include "agents/agent_spool.hpp"
 #include "agents/cpuset_cgroup.hpp"
+#include "agents/device_cgroup.hpp"
+#include "agents/job_environment.hpp"
 #include "agents/memory_cgroup.hpp"
 #include "agents/memory_event_watch.hpp"
 #include "agents/process_group.hpp"
@@ -96,11 +98,13 @@ void maybe_quit(TaskActor* self) {
 void remove_cgroup(TaskActor* self) {
   auto& st = self->state;
   if (st.context->cpusets) st.context->cpusets->remove(cpuset_name(st.job));  // where nothing is left in it
+  if (st.context->devices) st.context->devices->remove(cpuset_name(st.job));
   if (!st.cgroup) return maybe_quit(self);
   if (st.context->memory_watch) st.context->memory_watch->remove(st.job.job_id, st.job.restart_count);
   if (st.context->cgroups->kill_and_remove(*st.cgroup)) {
     st.cgroup.reset();
     if (st.context->cpusets) st.context->cpusets->remove(cpuset_name(st.job));
+    if (st.context->devices) st.context->devices->remove(cpuset_name(st.job));
   } else if (++st.cleanup_attempts >= kCleanupAttempts) {
     spdlog::warn("JobId={}: the memory cgroup {} still holds processes: left behind", st.job.job_id, st.cgroup->path);
     st.cgroup.reset();
@@ -179,6 +183,10 @@ void start_batch_script(TaskActor* self) {
     if (switch_user) owner = FileOwner{job.spec.uid, job.spec.gid};
     st.script_path = write_script_file(settings.spool_dir, job.job_id, job.spec.script, owner);
     SpawnRequest request = spawn_request_for(job, settings.node, settings.cluster_name, st.script_path, switch_user);
+    // The GPUs the controller chose for the job on this node (SLURM_JOB_GPUS, CUDA_VISIBLE_DEVICES, ...).
+    request.env = with_environment_settings(
+        std::move(request.env), gpu_environment(gres_on_node(job.nodes, settings.node), settings.gres_units,
+                                                /*is_job=*/true, settings.constrain_devices));
     if (switch_user) request.supplementary_gids = supplementary_groups_of(job.spec.user_name, job.spec.gid);
     // Confined to its CPUs (task/affinity): the script and all it starts, steps aside.
     if (!st.cpus.empty()) request.cpu_list = st.context->machine_cpus.taskset_list(st.cpus);
@@ -192,6 +200,11 @@ void start_batch_script(TaskActor* self) {
     if (st.context->cpusets && !st.cpus.empty()) {
       request.cpuset_procs_file = st.context->cpusets->confine(
           cpuset_name(st.job), st.context->machine_cpus.taskset_list(st.cpus), st.cgroup ? st.cgroup->path : "");
+      request.cpuset_exec = st.context->cgroup_exec;
+    }
+    if (st.context->devices) {  // ConstrainDevices: the node's GRES device files it does not hold are denied
+      request.devices_procs_file = st.context->devices->confine(
+          cpuset_name(st.job), unheld_device_files(settings.gres_units, gres_on_node(job.nodes, settings.node)));
       request.cpuset_exec = st.context->cgroup_exec;
     }
     UniqueFd record = st.context->spool->create_run({job.job_id, job.restart_count, st.script_path,
@@ -402,7 +415,7 @@ caf::behavior adopted_task_actor(TaskActor* self, std::shared_ptr<const AgentCon
   st.agent = std::move(agent);
   st.job.job_id = record.launch.job_id;
   st.job.restart_count = record.launch.run;
-  st.job.nodes = {NodeShare{st.context->settings.node, 0, 0}};
+  st.job.nodes = {NodeShare{st.context->settings.node, 0, 0, {}}};
   st.batch_host = true;
   st.recorded = true;
   st.script_path = record.launch.script_path;

@@ -131,6 +131,14 @@ struct JobSpec {
   reservation @42 :Text;       # --reservation as given
   taskLayout @43 :TaskLayout;  # task placement hints that the agent may honour
   stdinPattern @44 :Text;      # sbatch -i/--input: the batch script's stdin (a path pattern as -o); empty: /dev/null
+  unassigned45 @45 :Void;      # taken by the preemption branch
+  unassigned46 @46 :Void;      # taken by the preemption branch
+  tresPerNode @47 :Text;       # --gres, --gpus-per-node as Slurm's tres_per_node: "gres:gpu:mi300x:2,gres:nic:1"
+  tresPerJob @48 :Text;        # --gpus: "gres:gpu:4"
+  tresPerTask @49 :Text;       # --gpus-per-task: "gres:gpu:1"
+  cpusPerTres @50 :Text;       # --cpus-per-gpu: "gres:gpu:4"
+  memPerTres @51 :Text;        # --mem-per-gpu (MB): "gres:gpu:1024"
+  tresBind @52 :Text;          # --gpu-bind: "gres:gpu:closest"
 }
 
 # Hints about how tasks are laid out on a node's CPUs (sbatch/srun options of the same names).
@@ -149,6 +157,7 @@ struct NodeAllocation {
   node @0 :Text;
   cpus @1 :UInt32;
   memMb @2 :UInt64;
+  gres @3 :Text;     # the GRES units held there, as scontrol -d's GRES=: "gpu:mi300x:2(IDX:0-1)"
 }
 
 enum EndCause {

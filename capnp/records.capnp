@@ -160,6 +160,8 @@ struct NodeView {
   hasUpdatedActiveFeatures @25 :Bool;
   updatedWeight @26 :UInt32;
   hasUpdatedWeight @27 :Bool;
+  gres @28 :Text;                         # answers: Gres= of its NodeName= line ("gpu:mi300x:8")
+  gresUsed @29 :Text;                     # answers: Slurm's GresUsed= ("gpu:mi300x:2(IDX:0-1)")
 }
 
 struct PartitionView {

@@ -91,6 +91,8 @@ struct StepRequest {
   workDir @7 :Text;
   name @8 :Text;               # -J; empty: the program's name
   cpuBind @9 :Text;            # --cpu-bind as given (accepted, recorded in SLURM_CPU_BIND)
+  gpus @10 :Text;              # srun -G/--gpus in an allocation: "[type:]N" of the job's GPUs; empty: all of them
+  tresBind @11 :Text;          # --gpu-bind as "gpu:..."; empty: the job's
 }
 
 struct StepTaskExit {

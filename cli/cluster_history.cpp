@@ -40,9 +40,10 @@ ClusterHistory::ClusterHistory(const ClusterConfig& config, const EventLog& log,
   }
   const ClusterConfig& in_force = this->config();
   auto features = node_feature_map(in_force);
+  auto gres = node_gres_map(in_force);
   auto partitions = effective_partitions(partition_policies(in_force), state_.partition_table);
   reasons_ = schedule({&state_, partitions, pool_policies(in_force), at_us,
-                       in_force.kill_invalid_depend, &features})
+                       in_force.kill_invalid_depend, &features, nullptr, nullptr, &gres})
                  .pending_reasons;
 }
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <map>
+
 #include "cli/slurm_views.hpp"
 #include "events/job_step.hpp"
 #include "events/output_paths.hpp"
@@ -67,10 +69,71 @@ std::string job_tres(const JobRecord& job) {
   const JobSpecCore& spec = job.spec.core();
   if (!job.allocation.empty())
     return slurm_tres_text(share_cpus(job.allocation), share_mem_mb(job.allocation),
-                           static_cast<uint32_t>(job.allocation.size()), true);
+                           static_cast<uint32_t>(job.allocation.size()), true) +
+           allocated_gres_tres(job.allocation);
   uint32_t cpus = requested_cpus(spec);
   uint64_t mem = spec.mem_per_cpu_mb > 0 ? spec.mem_per_cpu_mb * cpus : spec.mem_per_node_mb * spec.num_nodes;
-  return slurm_tres_text(cpus, mem, spec.num_nodes, true);
+  return slurm_tres_text(cpus, mem, spec.num_nodes, true) + requested_gres_tres(spec);
+}
+
+namespace {
+
+// "gres/NAME=total" per name, then "gres/NAME:TYPE=count" per type, as Slurm counts GRES TRES.
+std::string gres_tres_counts(const std::vector<GresCount>& counts) {
+  std::map<std::string, uint64_t> totals;
+  std::map<std::string, uint64_t> typed;
+  for (const auto& count : counts) {
+    totals[count.name] += count.count;
+    if (!count.type.empty()) typed[count.name + ":" + count.type] += count.count;
+  }
+  std::string out;
+  for (const auto& [name, total] : totals) {
+    if (total == 0) continue;
+    out += ",gres/" + name + "=" + std::to_string(total);
+    for (const auto& [key, count] : typed)
+      if (key.starts_with(name + ":")) out += ",gres/" + key + "=" + std::to_string(count);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string allocated_gres_tres(const std::vector<NodeShare>& nodes) {
+  std::vector<GresCount> counts;
+  for (const auto& share : nodes)
+    for (const auto& held : parse_gres_held(share.gres).value_or(std::vector<GresHeld>{}))
+      counts.push_back({held.name, held.type, held.indices.size()});
+  return gres_tres_counts(counts);
+}
+
+std::string node_gres_tres(const std::string& gres_or_used) {
+  // GresUsed= items carry "(IDX:...)" and an untyped one with files the type "(null)".
+  std::string items;
+  for (size_t at = 0; at < gres_or_used.size(); ++at) {
+    if (gres_or_used[at] == '(' && gres_or_used.compare(at, 5, "(IDX:") == 0) {
+      at = gres_or_used.find(')', at);
+      if (at == std::string::npos) break;
+      continue;
+    }
+    items += gres_or_used[at];
+  }
+  for (size_t at; (at = items.find(":(null):")) != std::string::npos;) items.replace(at, 8, ":");
+  return gres_tres_counts(parse_gres_items(items).value_or(std::vector<GresCount>{}));
+}
+
+std::string requested_gres_tres(const JobSpecCore& spec) {
+  if (spec.gres.empty()) return {};
+  std::vector<GresCount> counts;
+  auto add = [&](const std::string& text, uint64_t times) {
+    for (auto item : parse_gres_items(text).value_or(std::vector<GresCount>{})) {
+      item.count *= times;
+      counts.push_back(std::move(item));
+    }
+  };
+  add(spec.gres.tres_per_node, std::max<uint32_t>(spec.num_nodes, 1));
+  add(spec.gres.tres_per_job, 1);
+  add(spec.gres.tres_per_task, std::max<uint32_t>(spec.num_tasks, 1));
+  return gres_tres_counts(counts);
 }
 
 std::string stdout_path(const JobRecord& job) {

@@ -37,6 +37,13 @@ std::string_view burst_buffer_state(const JobRecord& job);
 // TRES= of scontrol show job: the allocation, or the request while there is none.
 std::string job_tres(const JobRecord& job);
 
+// The GRES part of a TRES text (after billing, as Slurm's TRES ids order them): ",gres/gpu=4,gres/gpu:mi300x=4";
+// empty for none. Of what an allocation's nodes hold, or of what a job asks for in all.
+std::string allocated_gres_tres(const std::vector<NodeShare>& nodes);
+std::string requested_gres_tres(const JobSpecCore& spec);
+// Of a node (scontrol show node's CfgTRES= and AllocTRES=): its Gres= text, or its GresUsed= one.
+std::string node_gres_tres(const std::string& gres_or_used);
+
 // The paths of a batch job's output files, patterns expanded (%N stays until there is
 // a batch host), relative to its work dir.
 std::string stdout_path(const JobRecord& job);

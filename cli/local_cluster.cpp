@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <chrono>
@@ -21,6 +22,7 @@
 #include <thread>
 
 #include "cli/controller_client.hpp"
+#include "common/gres.hpp"
 #include "common/option_parser.hpp"
 #include "events/log/event_log.hpp"
 #include "events/log/kafka_admin.hpp"
@@ -36,7 +38,8 @@ const std::vector<OptionSpec> kOptions = {
     {0, "dir", true, ""}, {0, "feature", true, ""}, {0, "nodes", true, ""}, {0, "cpus", true, ""}, {0, "memory", true, ""},
     {0, "timeout", true, ""}, {0, "extra-config", true, ""}, {0, "tcp", false, ""}, {0, "kafka", false, ""},
     {0, "kafka-mock", false, ""}, {0, "kafka-brokers", true, ""}, {0, "sim-nodes", true, ""},
-    {0, "sim-processes", true, ""}, {0, "shards", true, ""}, {0, "controllers", true, ""}, {'h', "help", false, ""},
+    {0, "sim-processes", true, ""}, {0, "shards", true, ""}, {0, "controllers", true, ""}, {0, "gres", true, ""},
+    {0, "gres-conf", true, ""}, {'h', "help", false, ""},
 };
 
 constexpr const char* kUsage =
@@ -44,7 +47,9 @@ constexpr const char* kUsage =
     "                          [--kafka | --kafka-mock] [--feature NODE=FEATURE[,FEATURE]]...\n"
     "                          [--sim-nodes N [--sim-processes P]]\n"
     "                          [--shards N] [--controllers M]\n"
+    "                          [--gres NODE=GRES]... [--gres-conf FILE]\n"
     "                          (--feature: Feature= of a node, e.g. n2=gpu;\n"
+    "                           --gres: Gres= of a node, e.g. n1=gpu:mi300x:4; --gres-conf: DIR/gres.conf's text;\n"
     "                           --tcp: the controller also listens on a free port of 127.0.0.1;\n"
     "                           --kafka: the event log on Apache Kafka's broker started with it (data in DIR/kafka),\n"
     "                           or on librdkafka's mock cluster where Java or the broker's jars are missing;\n"
@@ -355,10 +360,23 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
     if (eq == std::string::npos || eq == 0) throw UsageError("cairn local up: --feature takes NODE=FEATURE[,FEATURE]");
     features[item.substr(0, eq)] = item.substr(eq + 1);
   }
+  std::map<std::string, std::string> gres;  // --gres n1=gpu:mi300x:4
+  for (const auto& item : args.all("gres")) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) throw UsageError("cairn local up: --gres takes NODE=GRES");
+    gres[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  std::error_code no_file;
+  fs::remove(dir + "/gres.conf", no_file);  // of an earlier cluster in this directory
+  if (auto path = args.get("gres-conf")) {
+    std::ifstream file(*path);
+    if (!file) throw UsageError("cairn local up: cannot read --gres-conf " + *path);
+    std::ofstream(dir + "/gres.conf") << file.rdbuf();
+  }
   remove_spool(dir);  // of an earlier cluster in this directory
   std::string spool_base = make_spool_base(dir);
   std::ofstream(conf) << local_cluster_config(dir, nodes, cpus, memory, tcp_port, event_log, features, spool_base,
-                                              shards)
+                                              gres, shards)
                       << extra;
   std::vector<pid_t> pids;
   pids.push_back(spawn_daemon({daemon_path(bin, "cairnctld"), "--conf", conf}, dir + "/cairnctld.log"));
@@ -433,7 +451,7 @@ int status(const std::string& dir, std::ostream& out) {
 std::string local_cluster_config(const std::string& dir, unsigned nodes, unsigned cpus, unsigned memory_mb,
                                  uint16_t tcp_port, const std::string& event_log,
                                  const std::map<std::string, std::string>& features, const std::string& spool_base,
-                                 unsigned shards) {
+                                 const std::map<std::string, std::string>& gres, unsigned shards) {
   // One partition per shard, the nodes dealt out in turn; with one shard, `debug` holds them all.
   std::string partition_lines = "PartitionName=debug Nodes=ALL Default=YES MaxTime=UNLIMITED\n";
   if (shards > 1) {
@@ -446,13 +464,21 @@ std::string local_cluster_config(const std::string& dir, unsigned nodes, unsigne
     }
   }
   std::string node_lines = fmt::format("NodeName=n[1-{}] CPUs={} RealMemory={}\n", nodes, cpus, memory_mb);
-  if (!features.empty()) {
+  if (!features.empty() || !gres.empty()) {
     node_lines.clear();
+    std::vector<std::string> gres_types;
+    for (const auto& [node, text] : gres)
+      for (const auto& item : parse_node_gres(text).value_or(std::vector<GresCount>{}))
+        if (std::find(gres_types.begin(), gres_types.end(), item.name) == gres_types.end()) gres_types.push_back(item.name);
+    for (size_t i = 0; i < gres_types.size(); ++i) node_lines += (i == 0 ? "GresTypes=" : ",") + gres_types[i];
+    if (!gres_types.empty()) node_lines += "\n";
     for (unsigned n = 1; n <= nodes; ++n) {
       std::string name = "n" + std::to_string(n);
       auto it = features.find(name);
-      node_lines += fmt::format("NodeName={} CPUs={} RealMemory={}{}\n", name, cpus, memory_mb,
-                                it == features.end() ? std::string() : " Feature=" + it->second);
+      auto held = gres.find(name);
+      node_lines += fmt::format("NodeName={} CPUs={} RealMemory={}{}{}\n", name, cpus, memory_mb,
+                                it == features.end() ? std::string() : " Feature=" + it->second,
+                                held == gres.end() ? std::string() : " Gres=" + held->second);
     }
   }
   return fmt::format(

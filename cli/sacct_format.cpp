@@ -10,6 +10,7 @@
 #include <grp.h>
 #include <cctype>
 
+#include "cli/job_fields.hpp"
 #include "cli/print_fields.hpp"
 #include "cli/usage_format.hpp"
 #include "common/option_parser.hpp"
@@ -171,7 +172,8 @@ std::string alloc_tres_text(const AccountingLine& line, const FormatContext&) {
     return slurm_tres_text(node->cpus, node->mem_mb, 1, false);
   }
   return slurm_tres_text(share_cpus(*line.allocation), share_mem_mb(*line.allocation),
-                         static_cast<uint32_t>(line.allocation->size()), !line.step);
+                         static_cast<uint32_t>(line.allocation->size()), !line.step) +
+         allocated_gres_tres(*line.allocation);
 }
 
 // What the job asked for: CPUs, memory in all (--mem per node times nodes, or --mem-per-cpu times CPUs), nodes.
@@ -182,7 +184,8 @@ uint64_t requested_mem_mb(const JobSpecCore& spec) {
 std::string req_tres_text(const AccountingLine& line, const FormatContext&) {
   if (line.step) return {};
   const JobSpecCore& spec = line.job->spec.core();
-  return slurm_tres_text(requested_cpus(spec), requested_mem_mb(spec), spec.num_nodes, true);
+  return slurm_tres_text(requested_cpus(spec), requested_mem_mb(spec), spec.num_nodes, true) +
+         requested_gres_tres(spec);
 }
 
 // Slurm's derived_ec: the highest wait status among the run's steps.

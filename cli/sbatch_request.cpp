@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "common/hostlist.hpp"
+#include "common/gres.hpp"
 #include "common/licenses.hpp"
 #include "common/signal_names.hpp"
 #include "common/size_parse.hpp"
@@ -33,7 +34,8 @@ enum class Opt : uint8_t {
   resubmit_on, signal, time, usage, verbose, version, wait, wrap,
   licenses, ntasks_per_node, tmp, wckey, reservation, cpu_hint, mem_bind, distribution, threads_per_core,
   ntasks_per_core, ntasks_per_socket, sockets_per_node, cores_per_socket, extra_node_info, oversubscribe,
-  uid_gid, switches, propagate, time_min, prefer
+  uid_gid, switches, propagate, time_min, prefer, gres, gpus, gpus_per_node, gpus_per_task, cpus_per_gpu,
+  mem_per_gpu, gpu_bind
 };
 // clang-format on
 
@@ -53,7 +55,7 @@ constexpr ArgKind kOptional = ArgKind::optional;
 constexpr Opt kRefused = Opt::refused;
 constexpr Opt kHint = Opt::hint;
 
-constexpr std::string_view kNoGpus = "GPUs and generic resources (GRES) are not scheduled yet";
+constexpr std::string_view kNoGpus = "this GPU option is not supported yet (--gres, --gpus, --gpus-per-node and --gpus-per-task are)";
 constexpr std::string_view kOneCluster = "one cluster only (no federation or multi-cluster operation)";
 
 // Every long option of Slurm 22.05's sbatch, in its table order (getopt lists
@@ -78,7 +80,7 @@ constexpr std::array kOptions = {
     OptionDef{"core-spec", 'S', kRequired, kRefused, "core specialization is not supported"},
     OptionDef{"cores-per-socket", 0, kRequired, Opt::cores_per_socket},
     OptionDef{"cpu-freq", 0, kRequired, kHint},
-    OptionDef{"cpus-per-gpu", 0, kRequired, kRefused, kNoGpus},
+    OptionDef{"cpus-per-gpu", 0, kRequired, Opt::cpus_per_gpu},
     OptionDef{"cpus-per-task", 'c', kRequired, Opt::cpus_per_task},
     OptionDef{"deadline", 0, kRequired, kRefused, "not implemented yet"},
     OptionDef{"delay-boot", 0, kRequired, kHint},
@@ -92,13 +94,13 @@ constexpr std::array kOptions = {
     OptionDef{"extra-node-info", 'B', kRequired, Opt::extra_node_info},
     OptionDef{"get-user-env", 0, kOptional, kHint},
     OptionDef{"gid", 0, kRequired, Opt::uid_gid},
-    OptionDef{"gpu-bind", 0, kRequired, kRefused, kNoGpus},
+    OptionDef{"gpu-bind", 0, kRequired, Opt::gpu_bind},
     OptionDef{"gpu-freq", 0, kRequired, kRefused, kNoGpus},
-    OptionDef{"gpus", 'G', kRequired, kRefused, kNoGpus},
-    OptionDef{"gpus-per-node", 0, kRequired, kRefused, kNoGpus},
+    OptionDef{"gpus", 'G', kRequired, Opt::gpus},
+    OptionDef{"gpus-per-node", 0, kRequired, Opt::gpus_per_node},
     OptionDef{"gpus-per-socket", 0, kRequired, kRefused, kNoGpus},
-    OptionDef{"gpus-per-task", 0, kRequired, kRefused, kNoGpus},
-    OptionDef{"gres", 0, kRequired, kRefused, kNoGpus},
+    OptionDef{"gpus-per-task", 0, kRequired, Opt::gpus_per_task},
+    OptionDef{"gres", 0, kRequired, Opt::gres},
     OptionDef{"gres-flags", 0, kRequired, kRefused, kNoGpus},
     OptionDef{"help", 'h', kNone, Opt::help},
     OptionDef{"hint", 0, kRequired, Opt::cpu_hint},
@@ -114,7 +116,7 @@ constexpr std::array kOptions = {
     OptionDef{"mem", 0, kRequired, Opt::mem},
     OptionDef{"mem-bind", 0, kRequired, Opt::mem_bind},
     OptionDef{"mem-per-cpu", 0, kRequired, Opt::mem_per_cpu},
-    OptionDef{"mem-per-gpu", 0, kRequired, kRefused, kNoGpus},
+    OptionDef{"mem-per-gpu", 0, kRequired, Opt::mem_per_gpu},
     OptionDef{"mincpus", 0, kRequired, kRefused, "use -c/--cpus-per-task"},
     OptionDef{"network", 0, kRequired, kHint},
     OptionDef{"nice", 0, kOptional, Opt::nice},
@@ -191,6 +193,10 @@ constexpr std::array kEnvironmentOptions = {
     EnvironmentOption{"SBATCH_DISTRIBUTION", Opt::distribution}, EnvironmentOption{"SBATCH_HINT", Opt::cpu_hint},
     EnvironmentOption{"SBATCH_MEM_BIND", Opt::mem_bind},     EnvironmentOption{"SBATCH_RESERVATION", Opt::reservation},
     EnvironmentOption{"SBATCH_WCKEY", Opt::wckey},
+    EnvironmentOption{"SBATCH_GRES", Opt::gres},             EnvironmentOption{"SBATCH_GPUS", Opt::gpus},
+    EnvironmentOption{"SBATCH_GPUS_PER_NODE", Opt::gpus_per_node}, EnvironmentOption{"SBATCH_GPUS_PER_TASK", Opt::gpus_per_task},
+    EnvironmentOption{"SBATCH_CPUS_PER_GPU", Opt::cpus_per_gpu}, EnvironmentOption{"SBATCH_MEM_PER_GPU", Opt::mem_per_gpu},
+    EnvironmentOption{"SBATCH_GPU_BIND", Opt::gpu_bind},
 };
 
 constexpr std::string_view kTryHelp = "\nTry \"sbatch --help\" for more information";
@@ -564,6 +570,10 @@ struct Settings {
   std::optional<uint32_t> max_restarts, resubmit_delay;
   bool hold = false, parsable = false, quiet = false, wait = false, verbose = false;
   std::optional<std::string> licenses, wckey, reservation;
+  // --gres, --gpus, --gpus-per-node, --gpus-per-task, --gpu-bind: as given (the controller checks them).
+  std::optional<std::string> gres, gpus, gpus_per_node, gpus_per_task, gpu_bind;
+  std::optional<uint32_t> cpus_per_gpu;
+  std::optional<uint64_t> mem_per_gpu_mb;
   std::optional<std::string> input;  // -i/--input
   std::optional<uint32_t> ntasks_per_node;
   std::optional<uint64_t> tmp_mb;
@@ -629,6 +639,31 @@ void apply_option(Settings& s, const OptionUse& use, Source source, const Contex
     }
     case Opt::ntasks_per_node:
       s.ntasks_per_node = parse_positive_count("--ntasks-per-node", text);
+      return;
+    case Opt::gres:
+      s.gres = text;
+      return;
+    case Opt::gpus:
+      s.gpus = text;
+      return;
+    case Opt::gpus_per_node:
+      s.gpus_per_node = text;
+      return;
+    case Opt::gpus_per_task:
+      s.gpus_per_task = text;
+      return;
+    case Opt::cpus_per_gpu:
+      s.cpus_per_gpu = parse_positive_count("--cpus-per-gpu", text);
+      return;
+    case Opt::mem_per_gpu: {
+      auto mb = parse_slurm_mem(text);
+      if (!mb) fail("Invalid --mem-per-gpu specification");
+      s.mem_per_gpu_mb = *mb;
+      return;
+    }
+    case Opt::gpu_bind:
+      if (!valid_gpu_bind(text)) fail("Invalid --gpu-bind argument: gpu:" + text);
+      s.gpu_bind = text;
       return;
     case Opt::tmp: {
       auto mb = parse_slurm_mem(text);
@@ -1406,6 +1441,10 @@ SbatchRequest build_sbatch_request(const SbatchInput& input) {
   spec.time_limit_sec = s.time_limit.value_or(0);
   spec.exclusive = s.exclusive.value_or(false);
   spec.licenses = s.licenses.value_or("");
+  spec.gres = gres_request_of(s.gres, s.gpus, s.gpus_per_node, s.gpus_per_task);
+  if (s.cpus_per_gpu) spec.cpus_per_tres = "gres:gpu:" + std::to_string(*s.cpus_per_gpu);
+  if (s.mem_per_gpu_mb) spec.mem_per_tres = "gres:gpu:" + std::to_string(*s.mem_per_gpu_mb);
+  if (s.gpu_bind) spec.tres_bind = "gpu:" + *s.gpu_bind;
   spec.wckey = s.wckey.value_or("");
   spec.reservation = s.reservation.value_or("");
   spec.tmp_disk_mb = s.tmp_mb.value_or(0);

@@ -104,22 +104,33 @@ static std::string job_resources_lines(const JobRecord& job, std::string_view li
     std::vector<std::string> nodes;
     std::string cpu_ids;
     uint64_t mem_mb = 0;
+    std::string gres;
   };
   std::vector<Group> groups;
   for (const NodeShare& share : job.allocation) {
     auto known = std::find_if(job.cpu_ids.begin(), job.cpu_ids.end(),
                               [&](const NodeCpuIds& entry) { return entry.node == share.node; });
     if (known == job.cpu_ids.end()) continue;
-    if (groups.empty() || groups.back().cpu_ids != known->cpu_ids || groups.back().mem_mb != share.mem_mb)
-      groups.push_back({{}, known->cpu_ids, share.mem_mb});
+    if (groups.empty() || groups.back().cpu_ids != known->cpu_ids || groups.back().mem_mb != share.mem_mb ||
+        groups.back().gres != share.gres)
+      groups.push_back({{}, known->cpu_ids, share.mem_mb, share.gres});
     groups.back().nodes.push_back(share.node);
   }
   if (groups.empty()) return {};
-  std::string out = "JOB_GRES=(null)";  // Cairn has no GRES
+  // JOB_GRES: the job's GRES in all ("gpu:mi300x:4"), per name and type.
+  std::vector<GresCount> totals;
+  for (const NodeShare& share : job.allocation)
+    for (const auto& held : parse_gres_held(share.gres).value_or(std::vector<GresHeld>{})) {
+      auto same = std::find_if(totals.begin(), totals.end(),
+                               [&](const GresCount& c) { return c.name == held.name && c.type == held.type; });
+      if (same == totals.end()) same = totals.insert(totals.end(), GresCount{held.name, held.type, 0});
+      same->count += held.indices.size();
+    }
+  std::string out = "JOB_GRES=" + or_null(node_gres_text(totals));
   out += line_end;
   for (const Group& group : groups) {
-    out += fmt::format("  Nodes={} CPU_IDs={} Mem={} GRES=", compress_hostlist(group.nodes), group.cpu_ids,
-                       group.mem_mb);
+    out += fmt::format("  Nodes={} CPU_IDs={} Mem={} GRES={}", compress_hostlist(group.nodes), group.cpu_ids,
+                       group.mem_mb, group.gres);
     out += line_end;
   }
   return out;
@@ -248,6 +259,16 @@ std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& 
   }
   out += line_end;
   out += "Power=";
+  // The GPU request lines, in Slurm's order.
+  const std::pair<const char*, const std::string*> gres_lines[] = {
+      {"CpusPerTres", &full.cpus_per_tres},    {"MemPerTres", &full.mem_per_tres},
+      {"TresBind", &full.tres_bind},           {"TresPerJob", &full.gres.tres_per_job},
+      {"TresPerNode", &full.gres.tres_per_node}, {"TresPerTask", &full.gres.tres_per_task}};
+  for (const auto& [key, value] : gres_lines) {
+    if (value->empty()) continue;
+    out += line_end;
+    out += std::string(key) + "=" + *value;
+  }
   if (!spec.mail_type.empty() || !spec.mail_user.empty()) {
     out += line_end;
     out += fmt::format("MailUser={} MailType={}", spec.mail_user.empty() ? spec.user_name : spec.mail_user,
@@ -272,8 +293,12 @@ std::string render_scontrol_show_node(const NodeRecord& node, const std::vector<
   out += line_end;
   out += "ActiveFeatures=" + or_null(join(node.active_features, ","));
   out += line_end;
-  out += "Gres=(null)";
+  out += "Gres=" + or_null(node.gres);
   out += line_end;
+  if (!node.gres.empty()) {
+    out += "GresUsed=" + node.gres_used;
+    out += line_end;
+  }
   out += fmt::format("NodeAddr={} NodeHostName={} ", node.name, node.name);
   out += line_end;
   out += fmt::format("RealMemory={} AllocMem={} FreeMem=N/A Sockets={} Boards=1", node.mem_mb, node.alloc_mem_mb,
@@ -294,9 +319,11 @@ std::string render_scontrol_show_node(const NodeRecord& node, const std::vector<
   // The last state change is the nearest Cairn has to Slurm's last busy time.
   out += "LastBusyTime=" + slurm_time_stamp(node.changed_us);
   out += line_end;
-  out += "CfgTRES=" + slurm_tres_text(node.cpus, node.mem_mb, 0, true);
+  out += "CfgTRES=" + slurm_tres_text(node.cpus, node.mem_mb, 0, true) + node_gres_tres(node.gres);
   out += line_end;
-  out += "AllocTRES=" + slurm_tres_text(node.alloc_cpus, node.alloc_mem_mb, 0, false);
+  std::string alloc = slurm_tres_text(node.alloc_cpus, node.alloc_mem_mb, 0, false);
+  std::string alloc_gres = node_gres_tres(node.gres_used);
+  out += "AllocTRES=" + (alloc.empty() && !alloc_gres.empty() ? alloc_gres.substr(1) : alloc + alloc_gres);
   out += line_end;
   out += "CapWatts=n/a";
   out += line_end;

@@ -52,6 +52,12 @@ struct SinfoRow {
   uint32_t cpus_alloc = 0, cpus_idle = 0, cpus_other = 0, cpus_total = 0;
 };
 
+// The node's Gres= (or GresUsed=); "(null)" for a node without GRES, as Slurm prints it.
+std::string gres_text(const NodeRecord* node, bool used = false) {
+  const std::string* gres = node ? (used ? &node->gres_used : &node->gres) : nullptr;
+  return !gres || gres->empty() ? "(null)" : *gres;
+}
+
 // The node's available features in force, or its active ones.
 std::string features_text(const NodeRecord* node, bool active = false) {
   const auto* features = node ? (active ? &node->active_features : &node->features) : nullptr;
@@ -185,8 +191,11 @@ const std::array kSinfoFields{
                [](const SinfoRow& row, const FieldSpec&) { return text(features_text(row.record, true)); },
                [](const NodeRecord* node, const NodeStateView&) { return features_text(node, true); }},
     SinfoField{"free_mem", "FREE_MEM", [](const SinfoRow&, const FieldSpec&) { return text("N/A"); }},
-    SinfoField{"gres", "GRES", [](const SinfoRow&, const FieldSpec&) { return text("(null)"); }},
-    SinfoField{"gres_used", "GRES_USED", [](const SinfoRow&, const FieldSpec&) { return text("(null)"); }},
+    SinfoField{"gres", "GRES", [](const SinfoRow& row, const FieldSpec&) { return text(gres_text(row.record)); },
+               [](const NodeRecord* node, const NodeStateView&) { return gres_text(node); }},
+    SinfoField{"gres_used", "GRES_USED",
+               [](const SinfoRow& row, const FieldSpec&) { return text(gres_text(row.record, true)); },
+               [](const NodeRecord* node, const NodeStateView&) { return gres_text(node, true); }},
     SinfoField{"groups", "GROUPS", [](const SinfoRow& row, const FieldSpec&) { return text(groups_text(*row.partition)); },
                nullptr, groups_text},
     SinfoField{"max_cpus_per_node", "MAX_CPUS_PER_NODE", [](const SinfoRow&, const FieldSpec&) { return text("UNLIMITED"); }},

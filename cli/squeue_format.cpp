@@ -130,6 +130,9 @@ int64_t used_seconds(const JobRecord& job, const FormatContext& context) {
   return whole_seconds(run_time_us(job, context.now_us));
 }
 
+// A tres_per_* text, "N/A" when the job has none.
+std::string or_na(const std::string& text) { return text.empty() ? std::string("N/A") : text; }
+
 // squeue's time stamps: "N/A" for a time not known.
 FieldCell squeue_time(int64_t time_us) { return {slurm_time_stamp(time_us, "N/A")}; }
 
@@ -377,10 +380,13 @@ const std::array kSqueueFields{
     SqueueField{"tres_alloc", "TRES_ALLOC", [](const JobRecord& job, const FormatContext&) { return text(job_tres(job)); }},
     SqueueField{"tres_bind", "TRES_BIND", [](const JobRecord&, const FormatContext&) { return text("N/A"); }},
     SqueueField{"tres_freq", "TRES_FREQ", [](const JobRecord&, const FormatContext&) { return text("N/A"); }},
-    SqueueField{"tres_per_job", "TRES_PER_JOB", [](const JobRecord&, const FormatContext&) { return text("N/A"); }},
-    SqueueField{"tres_per_node", "TRES_PER_NODE", [](const JobRecord&, const FormatContext&) { return text("N/A"); }},
+    SqueueField{"tres_per_job", "TRES_PER_JOB",
+                [](const JobRecord& job, const FormatContext&) { return text(or_na(job.spec->gres.tres_per_job)); }},
+    SqueueField{"tres_per_node", "TRES_PER_NODE",
+                [](const JobRecord& job, const FormatContext&) { return text(or_na(job.spec->gres.tres_per_node)); }},
     SqueueField{"tres_per_socket", "TRES_PER_SOCKET", [](const JobRecord&, const FormatContext&) { return text("N/A"); }},
-    SqueueField{"tres_per_task", "TRES_PER_TASK", [](const JobRecord&, const FormatContext&) { return text("N/A"); }},
+    SqueueField{"tres_per_task", "TRES_PER_TASK",
+                [](const JobRecord& job, const FormatContext&) { return text(or_na(job.spec->gres.tres_per_task)); }},
     SqueueField{"user_id", "UID", [](const JobRecord& job, const FormatContext&) { return text(std::to_string(job.spec->uid)); }},
     SqueueField{"user_name", "USER", [](const JobRecord& job, const FormatContext&) { return text(job_user_name(job)); }},
     SqueueField{"wait4switch", "WAIT4SWITCH", [](const JobRecord&, const FormatContext&) { return squeue_duration(0); }},

@@ -19,6 +19,7 @@
 #include "cli/sbatch_request.hpp"
 #include "cli/srun_input.hpp"
 #include "cli/srun_output.hpp"
+#include "common/gres.hpp"
 #include "common/option_parser.hpp"
 #include "common/version.hpp"
 #include "protocol/rpc_client.hpp"
@@ -419,6 +420,12 @@ int run_srun(const Args& argv, std::ostream& out, std::ostream& err) {
       request.cpu_bind = *bind;
     }
     request.argv = args.positionals;
+    // -G/--gpus and --gpu-bind also shape the step: its share of the job's GPUs, their binding to tasks.
+    if (auto gpus = args.get("gpus")) request.gpus = *gpus;
+    if (auto gpu_bind = args.get("gpu-bind")) {
+      if (!valid_gpu_bind(*gpu_bind)) throw UsageError("srun: error: Invalid --gpu-bind argument: gpu:" + *gpu_bind);
+      request.tres_bind = "gpu:" + *gpu_bind;
+    }
     // -i/--input: srun's stdin to every task by default, as Slurm's.
     SrunInputSpec input_spec = parse_srun_input(args.get("input"));
     UniqueFd input_source;

@@ -292,6 +292,8 @@ class ConfigParser {
         {"constraincores", [](ConfigParser& p, const Pair& v) { p.config_.constrain_cores = p.boolean(v); }},
         {"constrainramspace",
          [](ConfigParser& p, const Pair& v) { p.config_.constrain_ram_space = p.boolean(v); }},
+        {"constraindevices", [](ConfigParser& p, const Pair& v) { p.config_.constrain_devices = p.boolean(v); }},
+        {"grestypes", [](ConfigParser& p, const Pair& v) { p.config_.gres_types = comma_list(v.value); }},
         {"schedulerparameters", [](ConfigParser& p, const Pair& v) { p.scheduler_parameters(v); }},
         {"licenses", [](ConfigParser& p, const Pair& v) { p.licenses(v); }},
         {"mailprog", [](ConfigParser& p, const Pair& v) { p.config_.mail_prog = p.non_empty(v); }},
@@ -333,6 +335,13 @@ class ConfigParser {
         fail("unknown " + pair.key + " option '" + item + "' (expected socket=PATH or ttl=SECONDS)");
       }
     }
+  }
+
+  // A node's Gres=: "gpu:mi300x:8,nic:2"; its names are checked against GresTypes= at the end.
+  std::vector<GresCount> node_gres(const Pair& pair) const {
+    auto parsed = parse_node_gres(pair.value);
+    if (!parsed) fail("bad " + pair.key + " '" + pair.value + "' (expected name[:type][:count],...)");
+    return *parsed;
   }
 
   // Slurm's Licenses=: the same grammar as a job's -L (a count of 0 is allowed, as in Slurm).
@@ -425,6 +434,7 @@ class ConfigParser {
     for (const char* key : {"feature", "features"})
       if (const Pair* features = field(fields, key)) base.features = comma_list(features->value);
     if (const Pair* weight = field(fields, "weight")) base.weight = number32(*weight, 0);
+    if (const Pair* gres = field(fields, "gres")) base.gres = node_gres(*gres);
     const Pair* addr = field(fields, "nodeaddr");
     const Pair* port_pair = field(fields, "port");
     // A single NodeAddr may serve several nodes: several agents on one host, told apart by Port.
@@ -444,7 +454,7 @@ class ConfigParser {
   void add_nodes(const std::vector<Pair>& pairs) {
     Fields fields = node_defaults_;
     for (auto& [key, pair] : record_fields(pairs, "NodeName", {"cpus", "realmemory", "port", "nodeaddr", "state", "feature", "features",
-                                                          "sockets", "corespersocket", "threadspercore", "weight"}))
+                                                          "sockets", "corespersocket", "threadspercore", "weight", "gres"}))
       fields[key] = pair;
     if (iequals(pairs.front().value, "DEFAULT")) {
       build_nodes({"DEFAULT"}, fields);  // validates the values now, where the line is known
@@ -579,6 +589,12 @@ class ConfigParser {
               "NodeTimeout (" + std::to_string(config_.node_timeout_sec) + ") must exceed HeartbeatInterval (" +
                   std::to_string(config_.heartbeat_interval_sec) + ")");
 
+    for (const auto& node : config_.nodes)
+      for (const auto& item : node.gres)
+        if (std::find(config_.gres_types.begin(), config_.gres_types.end(), item.name) == config_.gres_types.end())
+          fail_at(node_lines_[node.name], "Gres= of node " + node.name + " names '" + item.name +
+                                              "', which GresTypes= does not list");
+
     if (config_.controller_socket.empty()) config_.controller_socket = config_.state_save_location + "/cairnctld.sock";
     if (config_.event_log.empty()) config_.event_log = "file:" + config_.state_save_location + "/log";
   }
@@ -704,7 +720,45 @@ bool has_settings(std::string_view text) {
 
 }  // namespace
 
-ClusterConfig load_config(const std::string& path) { return parse_config(read_config_file(path), path); }
+ClusterConfig load_config(const std::string& path) {
+  ClusterConfig config = parse_config(read_config_file(path), path);
+  load_gres_conf_beside(config, path);
+  return config;
+}
+
+std::vector<GresUnit> ClusterConfig::gres_units(std::string_view name) const {
+  const NodeConfig* found = node(name);
+  if (!found || found->gres.empty()) return {};
+  try {
+    return node_gres_units(found->name, found->gres, gres_conf, gres_conf_source);
+  } catch (const GresError&) {
+    return {};  // attach_gres_conf refused such a configuration
+  }
+}
+
+void attach_gres_conf(ClusterConfig& config, std::string_view text, const std::string& source) {
+  try {
+    config.gres_conf = parse_gres_conf(text, source);
+    config.gres_conf_source = source;
+    for (const auto& line : config.gres_conf)
+      if (std::find(config.gres_types.begin(), config.gres_types.end(), line.name) == config.gres_types.end())
+        throw ConfigError(source + ":" + std::to_string(line.line) + ": Name=" + line.name + " is not in GresTypes=");
+    for (const auto& node : config.nodes) node_gres_units(node.name, node.gres, config.gres_conf, source);
+  } catch (const GresError& e) {
+    throw ConfigError(e.what());
+  }
+}
+
+void load_gres_conf_beside(ClusterConfig& config, const std::string& config_path) {
+  auto path = std::filesystem::path(config_path).parent_path() / "gres.conf";
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) return;
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw ConfigError(path.string() + ": cannot open: " + std::strerror(errno));
+  std::ostringstream text;
+  text << file.rdbuf();
+  attach_gres_conf(config, text.str(), path.string());
+}
 
 std::string read_config_file(const std::string& path) {
   std::ifstream file(path, std::ios::binary);

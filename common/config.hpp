@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/gres.hpp"
 #include "common/licenses.hpp"
 #include "common/size_parse.hpp"
 #include "common/slurm_time.hpp"
@@ -45,6 +46,7 @@ struct NodeConfig {
   uint32_t cores_per_socket = 0;
   uint32_t threads_per_core = 0;
   uint32_t weight = 1;                // Weight=: lower weights are scheduled first
+  std::vector<GresCount> gres = {};   // Gres=: "gpu:mi300x:8,nic:2" (names from GresTypes=)
 };
 
 enum class PartitionState : uint8_t { up, down, drain, inactive };
@@ -129,7 +131,10 @@ struct ClusterConfig {
   // user is associated with (sacctmgr); otherwise any account is recorded as given.
   bool enforce_associations = false;
   bool constrain_cores = false;  // cgroup.conf's ConstrainCores: agents put jobs in cpuset cgroups
-  bool constrain_ram_space = true;  // cgroup.conf's ConstrainRAMSpace: agents put jobs in memory cgroups
+  bool constrain_ram_space = true;
+  // cgroup.conf's ConstrainDevices: agents confine jobs to their GRES device files (device cgroup),
+  // and number the devices they see from 0 (CUDA_VISIBLE_DEVICES), as Slurm's task/cgroup.
+  bool constrain_devices = false;  // cgroup.conf's ConstrainRAMSpace: agents put jobs in memory cgroups
   // Events between state snapshots (0: none). Replaying 100k events takes ~50 ms, so
   // rarer snapshots cost a restart little and spare the controller their encoding.
   uint32_t snapshot_interval = 100000;
@@ -143,6 +148,10 @@ struct ClusterConfig {
   std::vector<PartitionConfig> partitions;  // exactly one is_default when any exist (at most one may say so)
   std::vector<BbPoolConfig> bb_pools;       // likewise
   LicenseTotals licenses;                   // Licenses=name[:count],...: cluster-wide counts for -L
+  std::vector<std::string> gres_types;      // GresTypes=gpu,nic: the names nodes' Gres= may use
+  // gres.conf beside the configuration file (attach_gres_conf): device files and counts per node.
+  std::vector<GresConfLine> gres_conf;
+  std::string gres_conf_source;
   std::string mail_prog = "/bin/mail";      // MailProg=: run as `MailProg -s SUBJECT USER` for --mail-type
   std::map<std::string, std::string> extra;  // "kafka.*" keys (lower-cased) for librdkafka
   // EventLog=file:... only. EventLogSegmentSize=: a segment rolls past this size.
@@ -164,6 +173,8 @@ struct ClusterConfig {
   uint32_t shard_of_node(std::string_view name) const;
   const BbPoolConfig* bb_pool(std::string_view name) const;
   const BbPoolConfig* default_bb_pool() const;
+  // The GRES units of a configured node (its Gres= with gres.conf's files); none for an unknown node.
+  std::vector<GresUnit> gres_units(std::string_view node) const;
   // SlurmUser, root and the Operators list may administer any job.
   bool is_operator(std::string_view user) const;
 };
@@ -174,8 +185,14 @@ ClusterConfig parse_config(std::string_view text, const std::string& source_name
 // Reads a configuration file's text; a file without a single setting is refused. Throws ConfigError.
 std::string read_config_file(const std::string& path);
 
-// Reads and parses a file (read_config_file, parse_config). Throws ConfigError.
+// Reads and parses a file (read_config_file, parse_config, then the gres.conf beside it). Throws ConfigError.
 ClusterConfig load_config(const std::string& path);
+
+// Adds gres.conf's text to a parsed configuration and checks it against every node's Gres=.
+// Throws ConfigError.
+void attach_gres_conf(ClusterConfig& config, std::string_view text, const std::string& source);
+// attach_gres_conf with the file gres.conf in the directory of `config_path`, when there is one.
+void load_gres_conf_beside(ClusterConfig& config, const std::string& config_path);
 
 // The first existing file among: cli_conf (--conf), $CAIRN_CONF, kDefaultConfigPath.
 // Throws ConfigError naming every candidate tried.

@@ -245,7 +245,7 @@ class Reducer {
       auto name = node.getNode();
       auto it = state_.nodes.find(view(name));
       if (it == state_.nodes.end()) return illegal(*job, "allocation names unknown node " + std::string(name));
-      shares.push_back({it->first, node.getCpus(), node.getMemMb()});
+      shares.push_back({it->first, node.getCpus(), node.getMemMb(), node.getGres()});
       records.push_back(&it->second);
     }
     if (array) job = &split_task(*array, allocated.getJobId(), task);
@@ -524,7 +524,7 @@ class Reducer {
       bool allocated = std::any_of(job->allocation.begin(), job->allocation.end(),
                                    [&](const NodeShare& share) { return share.node == view(node.getNode()); });
       if (!allocated) return illegal(*job, "step on node " + std::string(node.getNode()) + " outside the allocation");
-      step.nodes.push_back({node.getNode(), node.getCpus(), node.getMemMb()});
+      step.nodes.push_back({node.getNode(), node.getCpus(), node.getMemMb(), node.getGres()});
       step.nodes_left.push_back(node.getNode());
     }
     if (step.nodes.empty()) return illegal(*job, "a step needs at least one node");

@@ -231,6 +231,12 @@ void write_spec(schema::JobSpec::Builder out, const JobSpec& spec) {
   out.setTmpDiskMb(spec.tmp_disk_mb);
   out.setReservation(spec.reservation);
   out.setStdinPattern(spec.stdin_pattern);
+  out.setTresPerNode(spec.gres.tres_per_node);
+  out.setTresPerJob(spec.gres.tres_per_job);
+  out.setTresPerTask(spec.gres.tres_per_task);
+  out.setCpusPerTres(spec.cpus_per_tres);
+  out.setMemPerTres(spec.mem_per_tres);
+  out.setTresBind(spec.tres_bind);
   const TaskLayout& layout = spec.task_layout;
   if (layout != TaskLayout{}) {  // older specs and most jobs carry none
     auto wire = out.initTaskLayout();
@@ -302,13 +308,14 @@ void write_allocation(capnp::List<schema::NodeAllocation>::Builder out, const st
     out[i].setNode(nodes[i].node);
     out[i].setCpus(nodes[i].cpus);
     out[i].setMemMb(nodes[i].mem_mb);
+    if (!nodes[i].gres.empty()) out[i].setGres(nodes[i].gres);
   }
 }
 
 std::vector<NodeShare> read_allocation(capnp::List<schema::NodeAllocation>::Reader in) {
   std::vector<NodeShare> out;
   out.reserve(in.size());
-  for (auto node : in) out.push_back({node.getNode(), node.getCpus(), node.getMemMb()});
+  for (auto node : in) out.push_back({node.getNode(), node.getCpus(), node.getMemMb(), node.getGres()});
   return out;
 }
 
@@ -361,6 +368,10 @@ JobSpecCore read_spec_core(schema::JobSpec::Reader in) {
   core.licenses = in.getLicenses();
   core.reservation = in.getReservation();
   core.mail_type = in.getMailType();
+  core.gres = {in.getTresPerNode(), in.getTresPerJob(), in.getTresPerTask()};
+  core.cpus_per_tres = in.getCpusPerTres();
+  core.mem_per_tres = in.getMemPerTres();
+  core.tres_bind = in.getTresBind();
   return core;
 }
 
@@ -380,7 +391,9 @@ void check_spec(schema::JobSpec::Reader in) {
   for (auto text : {in.getName(), in.getPartition(), in.getUserName(), in.getAccount(), in.getScript(),
                     in.getCommand(), in.getWorkDir(), in.getStdoutPattern(), in.getStderrPattern(),
                     in.getSubmitHost(), in.getDependency(), in.getArraySpec(), in.getComment(), in.getFeatures(),
-                    in.getMailType(), in.getMailUser(), in.getLicenses(), in.getWckey(), in.getReservation()})
+                    in.getMailType(), in.getMailUser(), in.getLicenses(), in.getWckey(), in.getReservation(),
+                    in.getTresPerNode(), in.getTresPerJob(), in.getTresPerTask(), in.getCpusPerTres(),
+                    in.getMemPerTres(), in.getTresBind()})
     (void)text;
   auto layout = in.getTaskLayout();
   for (auto text : {layout.getHint(), layout.getDistribution(), layout.getMemBind()}) (void)text;

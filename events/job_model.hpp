@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/gres.hpp"
 #include "events/job_state.hpp"
 #include "events/job_usage.hpp"
 
@@ -89,6 +90,10 @@ struct JobSpecCore {
   std::string licenses;      // -L: "name:count,..." (events/licenses.hpp), taken from the cluster's Licenses=
   std::string reservation;   // --reservation as given
   std::string mail_type;     // --mail-type as scontrol shows it: the controller mails through MailProg
+  GresRequest gres = {};     // --gres, --gpus-per-node, --gpus, --gpus-per-task (Slurm's tres_per_* texts)
+  std::string cpus_per_tres = {};  // --cpus-per-gpu: "gres:gpu:N"
+  std::string mem_per_tres = {};   // --mem-per-gpu: "gres:gpu:MB"
+  std::string tres_bind = {};      // --gpu-bind: "gres:gpu:closest"
   bool operator==(const JobSpecCore&) const = default;
 };
 
@@ -171,6 +176,7 @@ struct NodeShare {
   std::string node;
   uint32_t cpus = 0;
   uint64_t mem_mb = 0;
+  std::string gres = {};  // the GRES units held there: "gpu:mi300x:2(IDX:0-1)" (common/gres.hpp)
   bool operator==(const NodeShare&) const = default;
 };
 
@@ -353,6 +359,9 @@ struct NodeRecord {
   std::optional<std::vector<std::string>> updated_features = std::nullopt;
   std::optional<std::vector<std::string>> updated_active_features = std::nullopt;
   std::optional<uint32_t> updated_weight = std::nullopt;
+  // Filled in where a nodes query is answered, as `features`: Gres= and what jobs hold of it.
+  std::string gres = {};
+  std::string gres_used = {};
   bool operator==(const NodeRecord&) const = default;
 };
 

@@ -6,6 +6,30 @@
 
 namespace cairn {
 
+namespace {
+
+// `want` GPUs (of its type, if any) among those the job holds on a node: the lowest indices;
+// the job's other GRES stay the step's. Nothing when it holds too few.
+std::optional<std::string> step_gpus(const std::string& job_held, const GresCount& want) {
+  auto held = parse_gres_held(job_held).value_or(std::vector<GresHeld>{});
+  std::vector<GresUnit> units;
+  std::vector<GresHeld> kept;
+  for (const auto& item : held) {
+    if (item.name != "gpu") {
+      kept.push_back(item);
+      continue;
+    }
+    for (uint32_t index : item.indices) units.push_back({item.name, item.type, index, ""});
+  }
+  std::sort(units.begin(), units.end(), [](const GresUnit& a, const GresUnit& b) { return a.index < b.index; });
+  auto chosen = choose_gres(GresPerNode{{want}}, units, {});
+  if (!chosen) return std::nullopt;
+  kept.insert(kept.begin(), chosen->begin(), chosen->end());
+  return gres_held_text(kept);
+}
+
+}  // namespace
+
 std::variant<StepLayout, std::string> plan_step(const JobRecord& job, const StepRequest& request) {
   const auto& allocation = job.allocation;
   if (allocation.empty()) return std::string("Requested node configuration is not available");
@@ -29,7 +53,18 @@ std::variant<StepLayout, std::string> plan_step(const JobRecord& job, const Step
     if (request.mem_per_node_mb > 0 && share.mem_mb > 0 && request.mem_per_node_mb > share.mem_mb)
       return std::string("Memory required by task is not available");
     uint64_t mem = request.mem_per_node_mb > 0 ? request.mem_per_node_mb : share.mem_mb;
-    layout.nodes.push_back({share.node, static_cast<uint32_t>(cpus), mem});
+    // A step holds all of its job's GRES on the node, as Slurm 22.05's steps without --gres,
+    // or its share of -G/--gpus among them.
+    std::string gres = share.gres;
+    if (!request.gpus.empty()) {
+      auto gpus = parse_gpu_count(request.gpus);
+      if (!gpus) return std::string(kInvalidGres);
+      gpus->count = gpus->count / nodes + (i < gpus->count % nodes ? 1 : 0);
+      auto chosen = step_gpus(share.gres, *gpus);
+      if (!chosen) return std::string(kNodeConfigUnavailable);
+      gres = *chosen;
+    }
+    layout.nodes.push_back({share.node, static_cast<uint32_t>(cpus), mem, gres});
     layout.tasks_per_node.push_back(here);
   }
   return layout;
@@ -63,6 +98,7 @@ StepLaunch step_launch_for(const JobRecord& job, const StepRequest& request, con
   launch.request.num_tasks = layout.num_tasks;  // as laid out: what the tasks see in SLURM_NTASKS
   launch.request.num_nodes = static_cast<uint32_t>(layout.nodes.size());
   launch.request.cpus_per_task = layout.cpus_per_task;
+  if (launch.request.tres_bind.empty()) launch.request.tres_bind = job.spec->tres_bind;
   launch.nodes = layout.nodes;
   launch.node_index = index;
   for (uint32_t i = 0; i < index; ++i) launch.first_task += layout.tasks_per_node[i];

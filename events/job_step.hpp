@@ -27,6 +27,8 @@ struct StepRequest {
   std::string work_dir;
   std::string name;      // empty: the program's name
   std::string cpu_bind;  // --cpu-bind as given
+  std::string gpus = {};       // -G/--gpus: "[type:]N" of the job's GPUs, spread over the step's nodes; empty: all
+  std::string tres_bind = {};  // --gpu-bind as "gpu:..."; empty: the job's (step_launch_for fills it in)
   bool operator==(const StepRequest&) const = default;
 };
 

@@ -260,6 +260,18 @@ NodesAnswer nodes_answer(const ClusterState& state, const ClusterConfig& config,
                              const std::vector<PartitionPolicy>& partitions, int64_t now_us) {
   NodesAnswer snapshot;
   snapshot.now_us = now_us;
+  // The GRES units running jobs hold, by node.
+  std::map<std::string, std::vector<GresHeld>> gres_busy;
+  bool any_gres = std::any_of(config.nodes.begin(), config.nodes.end(), [](const NodeConfig& n) { return !n.gres.empty(); });
+  if (any_gres)
+    for (uint64_t id : state.unfinished_jobs) {
+      auto job = state.jobs.find(id);
+      if (job == state.jobs.end() || !is_active(job->second.state)) continue;
+      for (const auto& share : job->second.allocation)
+        if (!share.gres.empty())
+          for (auto& held : parse_gres_held(share.gres).value_or(std::vector<GresHeld>{}))
+            gres_busy[share.node].push_back(std::move(held));
+    }
   for (const auto& node : config.nodes) {
     auto it = state.nodes.find(node.name);
     if (it != state.nodes.end()) {
@@ -272,6 +284,10 @@ NodesAnswer nodes_answer(const ClusterState& state, const ClusterConfig& config,
       snapshot.nodes.push_back(never_seen);
     }
     fill_settings_in_force(snapshot.nodes.back(), node);
+    if (!node.gres.empty()) {
+      snapshot.nodes.back().gres = node_gres_text(node.gres);
+      snapshot.nodes.back().gres_used = gres_used_text(config.gres_units(node.name), gres_busy[node.name]);
+    }
   }
   snapshot.partitions = partitions;
   snapshot.reservations = reservations_in_order(state);

@@ -272,6 +272,8 @@ void write_node_view(records::NodeView::Builder out, const NodeRecord& node) {
     out.setUpdatedWeight(*node.updated_weight);
     out.setHasUpdatedWeight(true);
   }
+  if (!node.gres.empty()) out.setGres(node.gres);
+  if (!node.gres_used.empty()) out.setGresUsed(node.gres_used);
 }
 
 NodeRecord read_node_view(records::NodeView::Reader in) {
@@ -307,6 +309,8 @@ NodeRecord read_node_view(records::NodeView::Reader in) {
     for (auto feature : in.getUpdatedActiveFeatures()) node.updated_active_features->emplace_back(feature);
   }
   if (in.getHasUpdatedWeight()) node.updated_weight = in.getUpdatedWeight();
+  node.gres = in.getGres();
+  node.gres_used = in.getGresUsed();
   return node;
 }
 

@@ -25,7 +25,24 @@ struct FreeCapacity {
   uint32_t cpus = 0;
   uint64_t mem_mb = 0;
   uint32_t total_cpus = 0;  // the node's: an exclusive job needs them all free, and takes them
+  std::vector<GresHeld> gres_busy;  // GRES units held by running (or just placed) jobs
 };
+
+// Units of `held` (a NodeShare's gres text) taken out of, or given back to, a node's busy ones.
+void hold_gres(std::vector<GresHeld>& busy, const std::string& held) {
+  if (held.empty()) return;
+  for (auto& item : parse_gres_held(held).value_or(std::vector<GresHeld>{})) busy.push_back(std::move(item));
+}
+
+void release_gres(std::vector<GresHeld>& busy, const std::string& held) {
+  if (held.empty()) return;
+  for (const auto& item : parse_gres_held(held).value_or(std::vector<GresHeld>{}))
+    for (auto& entry : busy)
+      if (entry.name == item.name)
+        std::erase_if(entry.indices, [&](uint32_t index) {
+          return std::find(item.indices.begin(), item.indices.end(), index) != item.indices.end();
+        });
+}
 
 using CapacityMap = std::map<std::string, FreeCapacity>;
 
@@ -44,7 +61,20 @@ struct Shape {
   const JobSpecCore* spec = nullptr;
   const NodeFeatureMap* features = nullptr;
   const ReservationGate* reservations = nullptr;  // --reservation's nodes, nodes reserved in its time
+  bool wants_gres = false;
+  const NodeGresMap* node_gres = nullptr;
 };
+
+// Whether the node's free GRES units can hold what the job asks of its first node (the most,
+// as per-job counts spread with the remainder first).
+bool gres_fit(const std::string& node, const FreeCapacity& free, const Shape& shape) {
+  if (!shape.wants_gres) return true;
+  static const std::vector<GresUnit> kNone;
+  const std::vector<GresUnit>* units = &kNone;
+  if (shape.node_gres)
+    if (auto it = shape.node_gres->find(node); it != shape.node_gres->end()) units = &it->second;
+  return choose_gres(job_gres_on_node(*shape.spec, 0, shape.nodes), *units, free.gres_busy).has_value();
+}
 
 Shape shape_of(const JobSpecCore& spec, const PartitionPolicy& partition, const NodeFeatureMap* features) {
   Shape shape;
@@ -58,6 +88,16 @@ Shape shape_of(const JobSpecCore& spec, const PartitionPolicy& partition, const 
   shape.cpus_per_node =
       static_cast<uint32_t>(std::clamp<uint64_t>((cpus + shape.nodes - 1) / shape.nodes, 1, UINT32_MAX));
   shape.mem_per_node_mb = memory_per_node_mb(spec, shape.cpus_per_node, partition);
+  shape.wants_gres = !spec.gres.empty();
+  if (shape.wants_gres) {
+    // --cpus-per-gpu and --mem-per-gpu (without --mem) scale with the GPUs of the first node.
+    uint64_t gpus = job_gres_on_node(spec, 0, shape.nodes).count("gpu");
+    if (uint64_t per_gpu = cpus_per_gpu(spec); per_gpu > 0)
+      shape.cpus_per_node = static_cast<uint32_t>(std::clamp<uint64_t>(
+          std::max<uint64_t>(shape.cpus_per_node, saturating_product(per_gpu, gpus)), 1, UINT32_MAX));
+    if (uint64_t per_gpu = mem_per_gpu_mb(spec); per_gpu > 0 && spec.mem_per_node_mb == 0 && spec.mem_per_cpu_mb == 0)
+      shape.mem_per_node_mb = saturating_product(per_gpu, gpus);
+  }
   return shape;
 }
 
@@ -83,6 +123,7 @@ std::vector<std::string> candidate_nodes(const PartitionPolicy& partition, const
   auto usable = [&](const std::string& name) {
     auto it = free.find(name);
     if (it == free.end() || !fits(it->second, shape) || !node_eligible(*shape.spec, name, shape.features)) return false;
+    if (!gres_fit(name, it->second, shape)) return false;
     if (shape.reservations && !reservation_allows(*shape.reservations, name)) return false;
     auto reservation = reserved_until.find(name);
     return reservation == reserved_until.end() || job_end_us <= reservation->second;  // else it would delay a head job
@@ -115,6 +156,7 @@ std::pair<int64_t, std::vector<std::string>> shadow_start(const PartitionPolicy&
       if (it == free.end()) continue;
       it->second.cpus += share.cpus;
       it->second.mem_mb += share.mem_mb;
+      release_gres(it->second.gres_busy, share.gres);
     }
     auto nodes = candidate_nodes(partition, free, shape, {}, 0);
     if (nodes.size() == shape.nodes) return {release.end_us, nodes};
@@ -135,7 +177,7 @@ class Scheduler {
     for (const auto& [name, node] : input.state->nodes) {
       if (node.status != NodeStatus::up || takes_no_new_jobs(node)) continue;  // DOWN, DRAIN, FAIL
       free_[name] = {node.cpus - std::min(node.cpus, node.alloc_cpus),
-                     node.mem_mb - std::min(node.mem_mb, node.alloc_mem_mb), node.cpus};
+                     node.mem_mb - std::min(node.mem_mb, node.alloc_mem_mb), node.cpus, {}};
     }
     for (const auto& pool : input.pools) {
       auto it = input.state->pools.find(pool.name);
@@ -150,6 +192,8 @@ class Scheduler {
       // jobs, as in the memory bench, then costs no sort at every event).
       if (job.state == JobState::PENDING) (job.hold == HoldKind::none ? pending_ : held_).push_back(&job);
       if (is_active(job.state)) {
+        for (const auto& share : job.allocation)
+          if (auto node = free_.find(share.node); node != free_.end()) hold_gres(node->second.gres_busy, share.gres);
         int64_t deadline = effective_deadline_us(job);
         releases_.push_back({deadline == 0 ? kNever : deadline, job.allocation});
         if (job.array.array_job_id != 0) ++active_tasks_[job.array.array_job_id];
@@ -286,6 +330,7 @@ class Scheduler {
   bool fits_now(const JobRecord& job, const PartitionPolicy& partition) const {
     Shape shape = shape_of(job.spec.core(), partition, in_.node_features);
     shape.reservations = &gate_;
+    shape.node_gres = in_.node_gres;
     uint32_t limit = effective_time_limit(job.spec.core(), partition);
     int64_t end_us = limit == 0 ? kNever : in_.now_us + static_cast<int64_t>(limit) * kMicros;
     return candidate_nodes(partition, free_, shape, reserved_until_, end_us).size() == shape.nodes;
@@ -336,6 +381,7 @@ class Scheduler {
     if (!licenses_free(job)) return Reason::licenses;
     Shape shape = shape_of(job.spec.core(), partition, in_.node_features);
     shape.reservations = &gate_;
+    shape.node_gres = in_.node_gres;
     uint32_t limit = effective_time_limit(job.spec.core(), partition);
     int64_t end_us = limit == 0 ? kNever : in_.now_us + static_cast<int64_t>(limit) * kMicros;
     auto nodes = candidate_nodes(partition, free_, shape, reserved_until_, end_us);
@@ -345,12 +391,16 @@ class Scheduler {
         placement.array_task = true;
         placement.task_id = *array_task;
       }
-      for (const auto& name : nodes) {
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        const std::string& name = nodes[i];
         auto& free = free_[name];
         uint32_t cpus = share_cpus(free, shape);
         free.cpus -= std::min(free.cpus, cpus);
         free.mem_mb -= shape.mem_per_node_mb;
-        placement.nodes.push_back({name, cpus, shape.mem_per_node_mb});
+        std::string gres = shape.wants_gres ? choose_node_gres(job.spec.core(), name, free, static_cast<uint32_t>(i),
+                                                               static_cast<uint32_t>(nodes.size()))
+                                            : std::string();
+        placement.nodes.push_back({name, cpus, shape.mem_per_node_mb, gres});
       }
       releases_.push_back({end_us, placement.nodes});
       take_licenses(job);
@@ -367,6 +417,20 @@ class Scheduler {
       }
     }
     return first_blocked ? Reason::resources : Reason::priority;
+  }
+
+  // The device indices the job gets on a node (the lowest free of the asked types), now held.
+  std::string choose_node_gres(const JobSpecCore& spec, const std::string& node, FreeCapacity& free, uint32_t index,
+                               uint32_t count) {
+    static const std::vector<GresUnit> kNone;
+    const std::vector<GresUnit>* units = &kNone;
+    if (in_.node_gres)
+      if (auto it = in_.node_gres->find(node); it != in_.node_gres->end()) units = &it->second;
+    auto chosen = choose_gres(job_gres_on_node(spec, index, count), *units, free.gres_busy);
+    if (!chosen) return {};  // gres_fit checked the first node's share, the most any node takes
+    std::string text = gres_held_text(*chosen);
+    hold_gres(free.gres_busy, text);
+    return text;
   }
 
   const SchedulingInput& in_;
@@ -399,6 +463,45 @@ bool node_eligible(const JobSpecCore& spec, const std::string& node, const NodeF
   }
   return features_satisfy(spec.features, *have);
 }
+
+NodeGresMap node_gres_map(const ClusterConfig& config) {
+  NodeGresMap out;
+  for (const auto& node : config.nodes)
+    if (!node.gres.empty()) out[node.name] = config.gres_units(node.name);
+  return out;
+}
+
+GresPerNode job_gres_on_node(const JobSpecCore& spec, uint32_t node_index, uint32_t node_count) {
+  node_count = std::max<uint32_t>(node_count, 1);
+  uint32_t tasks = std::max<uint32_t>(spec.num_tasks, 1);
+  uint32_t tasks_here = tasks / node_count + (node_index < tasks % node_count ? 1 : 0);
+  return gres_per_node(spec.gres, node_index, node_count, tasks_here);
+}
+
+namespace {
+
+uint64_t per_gpu_value(const std::string& text) {
+  for (const auto& item : parse_gres_items(text).value_or(std::vector<GresCount>{}))
+    if (item.name == "gpu") return item.count;
+  return 0;
+}
+
+}  // namespace
+
+std::string gres_request_error(const JobSpecCore& spec, const std::vector<std::string>& gres_types) {
+  for (const std::string* text : {&spec.gres.tres_per_node, &spec.gres.tres_per_job, &spec.gres.tres_per_task,
+                                  &spec.cpus_per_tres, &spec.mem_per_tres}) {
+    auto items = parse_gres_items(*text);
+    if (!items) return std::string(kInvalidGres);
+    for (const auto& item : *items)
+      if (std::find(gres_types.begin(), gres_types.end(), item.name) == gres_types.end())
+        return std::string(kInvalidGres);
+  }
+  return {};
+}
+
+uint64_t cpus_per_gpu(const JobSpecCore& spec) { return per_gpu_value(spec.cpus_per_tres); }
+uint64_t mem_per_gpu_mb(const JobSpecCore& spec) { return per_gpu_value(spec.mem_per_tres); }
 
 uint64_t reserved_size(uint64_t requested_bytes, const BbPoolPolicy& pool) {
   uint64_t unit = pool.granularity_bytes;

@@ -12,6 +12,8 @@
 #include "common/slurm_time.hpp"
 #include "events/cluster_state.hpp"
 #include "events/partition_table.hpp"
+#include "common/config.hpp"
+#include "common/gres.hpp"
 #include "common/licenses.hpp"
 
 namespace cairn {
@@ -63,6 +65,9 @@ using NodeFeatureMap = std::map<std::string, std::vector<std::string>>;
 // Weight of each node (absent: 1): Slurm gives a job the lowest-weight nodes that fit, then in
 // partition order.
 using NodeWeightMap = std::map<std::string, uint32_t>;
+// The GRES units of each configured node that has some (ClusterConfig::gres_units).
+using NodeGresMap = std::map<std::string, std::vector<GresUnit>>;
+NodeGresMap node_gres_map(const ClusterConfig& config);
 
 struct SchedulingInput {
   const ClusterState* state = nullptr;
@@ -73,7 +78,16 @@ struct SchedulingInput {
   const NodeFeatureMap* node_features = nullptr;  // for -C/--constraint; null: no node has features
   const LicenseTotals* licenses = nullptr;        // Licenses=; null: none configured
   const NodeWeightMap* node_weights = nullptr;    // null: every node weighs 1
+  const NodeGresMap* node_gres = nullptr;         // null: no node has GRES
 };
+
+// What a job asks of node `node_index` of its allocation (tasks spread as the step layout does).
+GresPerNode job_gres_on_node(const JobSpecCore& spec, uint32_t node_index, uint32_t node_count);
+// --cpus-per-gpu and --mem-per-gpu (MB) from their tres texts; 0: not given.
+uint64_t cpus_per_gpu(const JobSpecCore& spec);
+uint64_t mem_per_gpu_mb(const JobSpecCore& spec);
+// kInvalidGres when a GRES text of the job does not parse or names a GRES not in GresTypes=; else empty.
+std::string gres_request_error(const JobSpecCore& spec, const std::vector<std::string>& gres_types);
 
 // Whether the node may ever run the job: -C features, -w/--nodelist, -x/--exclude.
 bool node_eligible(const JobSpecCore& spec, const std::string& node, const NodeFeatureMap* features);

@@ -17,6 +17,8 @@ void write_step_request(rpc::StepRequest::Builder out, const StepRequest& reques
   out.setWorkDir(request.work_dir);
   out.setName(request.name);
   out.setCpuBind(request.cpu_bind);
+  out.setGpus(request.gpus);
+  out.setTresBind(request.tres_bind);
 }
 
 void write_step_launch(rpc::StepLaunch::Builder out, const StepLaunch& launch) {
@@ -56,6 +58,8 @@ StepRequest read_step_request(rpc::StepRequest::Reader in) {
   request.work_dir = in.getWorkDir();
   request.name = in.getName();
   request.cpu_bind = in.getCpuBind();
+  request.gpus = in.getGpus();
+  request.tres_bind = in.getTresBind();
   return request;
 }
 

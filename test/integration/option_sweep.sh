@@ -77,10 +77,10 @@ out=$(srun --hint=compute_bound --spread-job -X --quit-on-interrupt true 2>&1) |
 
 # 4. Refusals: the reason, exit 1, nothing submitted.
 before=$(squeue -h -t all | wc -l)
-expect_failure "sbatch: error: --gres is not supported by Cairn: GPUs and generic resources (GRES) are not scheduled yet" \
-  sbatch --gres=gpu:1 --wrap true
-expect_failure "srun: error: -G/--gpus is not supported by Cairn: GPUs and generic resources (GRES) are not scheduled yet" \
-  srun --gpus=1 true
+expect_failure "sbatch: error: --gres-flags is not supported by Cairn: this GPU option is not supported yet (--gres, --gpus, --gpus-per-node and --gpus-per-task are)" \
+  sbatch --gres-flags=enforce-binding --wrap true
+expect_failure "srun: error: --gpus-per-socket is not supported by Cairn: this GPU option is not supported yet (--gres, --gpus, --gpus-per-node and --gpus-per-task are)" \
+  srun --gpus-per-socket=1 true
 expect_failure "srun: error: --pty is not supported by Cairn: pseudo-terminals are not implemented yet" srun --pty true
 expect_failure "sbatch: error: Batch job submission failed: Requested reservation is invalid" \
   sbatch --reservation=maint --wrap true

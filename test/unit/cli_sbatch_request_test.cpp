@@ -435,8 +435,9 @@ TEST_CASE("sbatch: command-line errors are getopt's, checked before the script i
   CHECK(error_of({"--hold=1", "job.sh"}) == "sbatch: option '--hold' doesn't allow an argument" + kTryHelp);
   CHECK(error_of({"--mem-per=1", "job.sh"}) ==
         "sbatch: option '--mem-per=1' is ambiguous; possibilities: '--mem-per-cpu' '--mem-per-gpu'" + kTryHelp);
-  CHECK(error_of({"--gres=gpu:1", "job.sh"}) ==
-        "sbatch: error: --gres is not supported by Cairn: GPUs and generic resources (GRES) are not scheduled yet");
+  CHECK(error_of({"--gres-flags=enforce-binding", "job.sh"}) ==
+        "sbatch: error: --gres-flags is not supported by Cairn: this GPU option is not supported yet (--gres, --gpus, "
+        "--gpus-per-node and --gpus-per-task are)");
   CHECK(error_of({"--contiguous", "job.sh"}) == "(no error)");  // a hint
   CHECK(spec_of({"--part=debug", "--job=x", "job.sh"}).partition == "debug");  // unique abbreviations
   // Options are checked in order, before the script is read.

@@ -77,7 +77,7 @@ TEST_CASE("shards view: an owner's host and pid") {
 }
 
 TEST_CASE("shards view: cairn local up --shards deals the nodes out over one partition per shard") {
-  auto config = parse_config(local_cluster_config("/tmp/c", 5, 2, 1000, 0, {}, {}, {}, 2), "local.conf");
+  auto config = parse_config(local_cluster_config("/tmp/c", 5, 2, 1000, 0, {}, {}, {}, {}, 2), "local.conf");
   CHECK(config.shards == 2);
   REQUIRE(config.partitions.size() == 2);
   CHECK(config.partitions[0].name == "p0");
