@@ -231,6 +231,7 @@ void write_spec(schema::JobSpec::Builder out, const JobSpec& spec) {
   out.setTmpDiskMb(spec.tmp_disk_mb);
   out.setReservation(spec.reservation);
   out.setStdinPattern(spec.stdin_pattern);
+  out.setDeadlineUs(spec.deadline_us);
   const TaskLayout& layout = spec.task_layout;
   if (layout != TaskLayout{}) {  // older specs and most jobs carry none
     auto wire = out.initTaskLayout();
@@ -361,6 +362,7 @@ JobSpecCore read_spec_core(schema::JobSpec::Reader in) {
   core.licenses = in.getLicenses();
   core.reservation = in.getReservation();
   core.mail_type = in.getMailType();
+  core.deadline_us = in.getDeadlineUs();
   return core;
 }
 

@@ -69,7 +69,7 @@ std::string srun_error(std::vector<std::string> args) {
 TEST_CASE("option sweep: sbatch refuses what Cairn cannot honour, saying why (golden)") {
   check_golden("sbatch_refused_options.txt",
                error_table({{"--cluster-constraint=x"}, {"-M", "other"}, {"--container=/c"}, {"--context=x"},
-                            {"-S", "2"}, {"--cpus-per-gpu=2"}, {"--deadline=now+1hour"}, {"--export-file=env"},
+                            {"-S", "2"}, {"--cpus-per-gpu=2"}, {"--export-file=env"},
                             {"--gpu-bind=closest"}, {"--gpu-freq=high"}, {"-G", "1"}, {"--gpus-per-node=1"},
                             {"--gpus-per-socket=1"}, {"--gpus-per-task=1"}, {"--gres=gpu:1"}, {"--gres-flags=enforce-binding"},
                             {"--mcs-label=x"}, {"--mem-per-gpu=1G"}, {"--mincpus=4"}, {"-k"}, {"-F", "nodes"},
