@@ -52,7 +52,8 @@ std::optional<std::vector<uint64_t>> choose_victims(const RoomRequest& request, 
   // Least important first: lowest tier, lowest priority (the largest rank), youngest run.
   std::sort(candidates.begin(), candidates.end(), [](const PreemptionCandidate& a, const PreemptionCandidate& b) {
     if (a.tier != b.tier) return a.tier < b.tier;
-    if (a.rank != b.rank) return a.rank > b.rank;
+    if (a.priority != b.priority) return a.priority < b.priority;
+    if (a.nice != b.nice) return a.nice > b.nice;
     if (a.start_us != b.start_us) return a.start_us > b.start_us;
     return a.job_id > b.job_id;
   });

@@ -7,7 +7,6 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "common/config.hpp"
@@ -42,8 +41,9 @@ struct RoomRequest {
 // A running job that may be preempted, and what it would give back.
 struct PreemptionCandidate {
   uint64_t job_id = 0;
-  uint32_t tier = 0;                   // its partition's PriorityTier
-  std::tuple<int64_t, int32_t, int64_t, uint64_t> rank{};  // schedule_rank(): smaller runs first
+  uint32_t tier = 0;      // its partition's PriorityTier
+  int64_t priority = 1;   // Priority= an operator set (1 when none)
+  int32_t nice = 0;       // --nice
   int64_t start_us = 0;
   std::vector<NodeShare> allocation;
   PreemptAction action = PreemptAction::cancel;  // suspend gives back CPUs only
@@ -52,8 +52,8 @@ struct PreemptionCandidate {
 // Whether the request fits the rooms now (a node with too little is skipped).
 bool request_fits(const RoomRequest& request, const std::map<std::string, NodeRoom>& rooms);
 
-// The victims, fewest and least important first (lowest tier, then lowest priority, then the
-// youngest run): candidates are added in that order until the request fits, then each one
+// The victims, fewest and least important first (lowest tier, then lowest priority, highest
+// nice, then the youngest run): candidates are added in that order until the request fits, then each one
 // not needed for the fit is given back, the most important first. nullopt: even all of them
 // would not do; empty: it fits already.
 std::optional<std::vector<uint64_t>> choose_victims(const RoomRequest& request, std::map<std::string, NodeRoom> rooms,

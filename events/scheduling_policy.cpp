@@ -444,7 +444,9 @@ class Scheduler {
       bool useful = std::any_of(running->allocation.begin(), running->allocation.end(),
                                 [&](const NodeShare& share) { return rooms.contains(share.node); });
       if (!useful) continue;
-      candidates.push_back({running->id, tier, schedule_rank(*running), running->start_us, running->allocation, action});
+      int64_t priority = running->priority != 0 ? running->priority : 1;
+      candidates.push_back(
+          {running->id, tier, priority, running->spec->nice, running->start_us, running->allocation, action});
     }
     if (candidates.empty()) return;
     std::map<uint64_t, PreemptAction> actions;

@@ -19,7 +19,7 @@ constexpr int64_t kSec = 1'000'000;
 
 PreemptionCandidate candidate(uint64_t id, uint32_t tier, int64_t start_s, std::vector<NodeShare> allocation,
                               int64_t priority = 1, PreemptAction action = PreemptAction::cancel) {
-  return {id, tier, {-priority, 0, 0, id}, start_s * kSec, std::move(allocation), action};
+  return {id, tier, priority, 0, start_s * kSec, std::move(allocation), action};
 }
 
 std::map<std::string, NodeRoom> rooms(std::vector<std::pair<std::string, uint32_t>> free_cpus, uint32_t total = 4) {
@@ -82,7 +82,8 @@ TEST_CASE("preemption: the fewest, least important, youngest victims that make r
        {candidate(1, 1, 10, {{"n1", 2, 100}}, 1, PreemptAction::suspend), candidate(2, 1, 5, {{"n2", 2, 100}})}, victims({2})},
   };
   for (const auto& c : cases) {
-    CAPTURE(c.what);
+    std::string what = c.what;
+    CAPTURE(what);
     CHECK(choose_victims(c.request, c.rooms, c.candidates) == c.victims);
   }
 }
