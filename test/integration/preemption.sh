@@ -57,7 +57,7 @@ wait_state "$high1" COMPLETED
 # 2. REQUEUE (the cluster's mode): the same id back in the queue, then running again with
 # SLURM_RESTART_COUNT=1; preempted once more with --max-restarts=1 used up, it ends PREEMPTED.
 victim=$(sbatch --parsable -p lowrq -n 2 --max-restarts=1 --wrap \
-  'echo "run $SLURM_RESTART_COUNT" >> requeue.runs; while true; do sleep 0.1; done')
+  'echo "run ${SLURM_RESTART_COUNT:-0}" >> requeue.runs; while true; do sleep 0.1; done')
 wait_state "$victim" RUNNING
 high2=$(preemptor h2)
 wait_state "$high2" RUNNING 60
@@ -77,7 +77,7 @@ wait_state "$high3" COMPLETED
 
 # 3. CANCEL with a resubmission policy: the PREEMPTED job is resubmitted (same id) by the policy.
 victim=$(sbatch --parsable -p low -n 2 --max-restarts=1 --wrap \
-  'echo "run $SLURM_RESTART_COUNT" >> resubmit.runs; while true; do sleep 0.1; done')
+  'echo "run ${SLURM_RESTART_COUNT:-0}" >> resubmit.runs; while true; do sleep 0.1; done')
 wait_state "$victim" RUNNING
 high4=$(preemptor h4)
 wait_state "$high4" RUNNING 60
@@ -96,12 +96,15 @@ wait_state "$high5" RUNNING 60
 [ "$(state_of "$victim")" = SUSPENDED ] || fail "the victim is $(state_of "$victim")"
 scontrol show job "$victim" | finds -E "SuspendTime=[0-9]{4}-" || fail "no SuspendTime"
 cairn log audit --job "$victim" | finds "JobPreempted .*preemptorId=$high5 .*action=suspend" || fail "audit of the suspension"
+suspended_of() { sacct -j "$victim" -X -n -P -o Suspended; }
+# The preemptor ends once the suspension has lasted a whole second (sacct counts seconds).
+for _ in $(seq 600); do [ "$(suspended_of)" != "00:00:00" ] && break; sleep 0.05; done
 touch go-h5
 wait_state "$high5" COMPLETED
 wait_state "$victim" RUNNING 60
 touch go-victim
 wait_state "$victim" COMPLETED
-suspended=$(sacct -j "$victim" -X -n -P -o Suspended)
+suspended=$(suspended_of)
 [ "$suspended" != "00:00:00" ] || fail "no suspended time accounted: $suspended"
 
 pass "preemption: CANCEL with GraceTime, REQUEUE with --max-restarts, resubmission, SUSPEND and resume"
