@@ -51,6 +51,8 @@ finds "CANCELLED AT .* DUE TO PREEMPTION \*\*\*" <<<"$cancel_out" || fail "no pr
 wait_state "$high1" RUNNING
 cairn log audit --job "$victim" | finds "JobPreempted .*preemptorId=$high1 .*action=cancel .*graceSec=30" \
   || fail "the audit does not say who preempted: $(cairn log audit --job "$victim")"
+cairn log audit --job "$high1" | finds "JobPreempted .*jobId=$victim preemptorId=$high1 " \
+  || fail "the preemptor's audit does not say whom it preempted: $(cairn log audit --job "$high1")"
 touch go-h1
 wait_state "$high1" COMPLETED
 
