@@ -77,16 +77,29 @@ wait_state "$high3" RUNNING
 touch go-h3
 wait_state "$high3" COMPLETED
 
-# 3. CANCEL with a resubmission policy: the PREEMPTED job is resubmitted (same id) by the policy.
-victim=$(sbatch --parsable -p low -n 2 --max-restarts=1 --wrap \
-  'echo "run ${SLURM_RESTART_COUNT:-0}" >> resubmit.runs; while true; do sleep 0.1; done')
+# 3. CANCEL with a resubmission policy: the PREEMPTED job is resubmitted (same id) by the
+# policy and resumes from its checkpoint.
+cat > checkpointing.sh <<'SCRIPT'
+#!/bin/sh
+count=$(cat ckpt 2>/dev/null || echo 0)
+echo "run ${SLURM_RESTART_COUNT:-0} from=$count" >> resubmit.runs
+while true; do
+  sleep 0.1
+  count=$((count + 1))
+  echo "$count" > ckpt.new && mv ckpt.new ckpt
+done
+SCRIPT
+victim=$(sbatch --parsable -p low -n 2 --max-restarts=1 checkpointing.sh)
 wait_state "$victim" RUNNING
+wait_file ckpt
 high4=$(preemptor h4)
 wait_state "$high4" RUNNING 60
 touch go-h4
 wait_state "$victim" RUNNING 60
 [ "$(restarts_of "$victim")" = 1 ] || fail "not resubmitted: $(scontrol show job "$victim")"
 cairn log audit --job "$victim" | finds "JobRequeued .*automatic=true" || fail "no automatic resubmission"
+for _ in $(seq 200); do [ "$(grep -c . resubmit.runs)" = 2 ] && break; sleep 0.05; done
+finds "^run 1 from=[1-9]" resubmit.runs || fail "the second run did not resume from the checkpoint: $(cat resubmit.runs)"
 scancel "$victim"
 wait_state "$victim" CANCELLED
 
