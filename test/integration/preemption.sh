@@ -36,6 +36,21 @@ scontrol show config | finds "^PreemptMode             = REQUEUE$" || fail "show
 scontrol show config | finds "^PreemptType             = preempt/partition_prio$" || fail "show config PreemptType"
 scontrol show config | finds "^PreemptExemptTime       = 00:00:00$" || fail "show config PreemptExemptTime"
 
+# 0b. Bad settings: the controller refuses to start, with one line naming the key.
+refused_start() {  # expected-text config-lines
+  local dir
+  dir=$(mktemp -d "$work/bad-XXXXXX")
+  printf 'StateSaveLocation=%s\nNodeName=n1\nPartitionName=p Nodes=n1\n%s\n' "$dir" "$2" > "$dir/c.conf"
+  set +e; out=$(cairnctld --conf "$dir/c.conf" 2>&1); rc=$?; set -e
+  [ "$rc" != 0 ] || fail "cairnctld started with '$2'"
+  [ "$(grep -c . <<<"$out")" = 1 ] || fail "more than one line: $out"
+  finds -F "c.conf:4: $1" <<<"$out" || fail "cairnctld said '$out', expected '$1'"
+}
+refused_start "unsupported PreemptType 'preempt/fancy' (expected preempt/none or preempt/partition_prio)" \
+  "PreemptType=preempt/fancy"
+refused_start "PreemptMode=sometimes invalid" "PreemptMode=sometimes"
+refused_start "PreemptMode=SUSPEND requires GANG too" "PreemptMode=SUSPEND"
+
 # 1. CANCEL: SIGTERM first, GraceTime (30 s) before the kill, the job ends PREEMPTED.
 victim=$(sbatch --parsable -p low -n 2 -o cancel.out --wrap \
   'trap "echo TERM > term.txt; sleep 3; echo survived > grace.txt; exit 0" TERM; echo started > started1; while true; do sleep 0.1; done')
