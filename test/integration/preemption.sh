@@ -118,12 +118,18 @@ finds "^run 1 from=[1-9]" resubmit.runs || fail "the second run did not resume f
 scancel "$victim"
 wait_state "$victim" CANCELLED
 
-# 4. SUSPEND: suspended while the preemptor runs, resumed when it ends, suspended time accounted.
+# 4. SUSPEND: suspended while the preemptor runs (across a controller restart), resumed when it
+# ends, suspended time accounted.
 victim=$(sbatch --parsable -p lowsus -n 2 --wrap 'while [ ! -e go-victim ]; do sleep 0.1; done')
 wait_state "$victim" RUNNING
 high5=$(preemptor h5)
 wait_state "$high5" RUNNING 60
 [ "$(state_of "$victim")" = SUSPENDED ] || fail "the victim is $(state_of "$victim")"
+# The lent CPUs and the preemptor survive a controller restart (replayed from the log).
+kill_hard "$(head -1 pids)"
+restart_controller
+[ "$(state_of "$victim")" = SUSPENDED ] || fail "after a restart the victim is $(state_of "$victim")"
+[ "$(state_of "$high5")" = RUNNING ] || fail "after a restart the preemptor is $(state_of "$high5")"
 scontrol show job "$victim" | finds -E "SuspendTime=[0-9]{4}-" || fail "no SuspendTime"
 cairn log audit --job "$victim" | finds "JobPreempted .*preemptorId=$high5 .*action=suspend" || fail "audit of the suspension"
 suspended_of() { sacct -j "$victim" -X -n -P -o Suspended; }
