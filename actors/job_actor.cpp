@@ -31,7 +31,7 @@ constexpr auto kBbRetryDelay = std::chrono::seconds(1);
 constexpr auto kAppendRetryDelay = std::chrono::seconds(1);
 
 // time_limit and warning_signal at their moment; idle once final; the retries after a refused append.
-enum class TimerKind : uint8_t { time_limit, warning_signal, idle, resubmit, interactive_end };
+enum class TimerKind : uint8_t { time_limit, warning_signal, idle, resubmit, interactive_end, deadline };
 
 struct JobActorState {
   std::shared_ptr<const ControllerContext> context;
@@ -100,6 +100,8 @@ void arm_timers(JobSelf self) {
                        static_cast<uint8_t>(TimerKind::idle));
     return;
   }
+  if (job.spec->deadline_us != 0 && (job.state == JobState::RUNNING || job.state == JobState::SUSPENDED))
+    arm_timer(self, job.spec->deadline_us, TimerKind::deadline);
   int64_t deadline = effective_deadline_us(job);
   if (deadline == 0) return;
   arm_timer(self, deadline, TimerKind::time_limit);
@@ -340,7 +342,11 @@ void react(JobSelf self, JobState before, const JobRecord& after) {
     if (batch != nodes.end()) self->send(batch->second, launch_atom_v, launch_order(context, after));
   }
   if (after.state == JobState::COMPLETING && before != JobState::COMPLETING) {
-    to_nodes(self, after, terminate_atom_v, after.id, context.config().kill_wait_sec, completing_stop_reason(after));
+    // A preempted job gets its partition's GraceTime after SIGTERM, then the usual KillWait.
+    uint32_t kill_wait = context.config().kill_wait_sec;
+    if (after.preempt_action == PreemptAction::cancel || after.preempt_action == PreemptAction::requeue)
+      kill_wait += after.preempt_grace_sec;
+    to_nodes(self, after, terminate_atom_v, after.id, kill_wait, completing_stop_reason(after));
     if (after.spec->interactive) end_interactive(self, after);
   }
   // --mail-type: BEGIN as it starts, END or FAIL as it ends (MailProg=).
@@ -385,6 +391,15 @@ void on_timer(JobSelf self, uint64_t generation, TimerKind kind) {
       append(self, system_draft(id, [id](const EventMeta& meta) { return make::job_time_limit_reached(meta, id); }),
              [=](const AppendAck& ack) {
                if (!ack.ok) retry_after_refusal(self, TimerKind::time_limit);
+             });
+      return;
+    case TimerKind::deadline:
+      if ((job.state != JobState::RUNNING && job.state != JobState::SUSPENDED) ||
+          st.context->now_us() < job.spec->deadline_us)
+        return;
+      append(self, system_draft(id, [id](const EventMeta& meta) { return make::job_deadline_reached(meta, id); }),
+             [=](const AppendAck& ack) {
+               if (!ack.ok) retry_after_refusal(self, TimerKind::deadline);
              });
       return;
     case TimerKind::warning_signal: {

@@ -78,6 +78,7 @@ bool changes_partitions(schema::Event::Body::Which kind) {
 void publish_partitions(QueryView* self) {
   auto& st = self->state;
   st.partitions = effective_partitions(st.context->configured_partitions(), st.state.partition_table);
+  resolve_preempt_modes(st.partitions, st.context->config().preempt_mode);
   st.context->partitions->set(st.partitions);
 }
 
@@ -96,9 +97,12 @@ SchedulingDecision run_pass(QueryView* self) {
   auto began = std::chrono::steady_clock::now();
   auto features = node_feature_map(st.context->config(), &st.state);
   auto weights = node_weight_map(st.context->config(), &st.state);
+  const auto& config = st.context->config();
+  PreemptionPolicy preemption{config.preempt_type == "preempt/partition_prio", config.preempt_exempt_time_sec,
+                              config.preempt_mode};
   auto decision = schedule({&st.state, st.partitions, st.context->pools(), st.context->now_us(),
-                            st.context->config().kill_invalid_depend, &features, &st.context->config().licenses,
-                            &weights, &st.context->running->current().node_gres});
+                            config.kill_invalid_depend, &features, &config.licenses, &weights,
+                            &st.context->running->current().node_gres, preemption});
   auto spent = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - began);
   // The queue the pass looked at: the jobs it left waiting and those it placed.
   st.context->metrics->scheduling_pass(static_cast<uint64_t>(spent.count()),

@@ -25,7 +25,7 @@ struct SchedulerState {
   bool busy = false;
   bool dirty = false;
   uint64_t min_offset = 0;  // the next pass must see our own earlier decisions
-  std::set<uint64_t> cancelled;  // jobs this controller cancelled for an invalid dependency
+  std::set<uint64_t> cancelled;  // jobs this controller ended: an invalid dependency, a missed deadline
   // Submissions whose dependencies are looked up again after a while (recheck_atom), by token.
   std::map<uint64_t, std::function<void()>> rechecks;
   uint64_t next_recheck = 0;
@@ -83,6 +83,34 @@ EventDraft dependency_cancel_draft(uint64_t job_id) {
   return draft;
 }
 
+EventDraft preemption_draft(const Preemption& preemption) {
+  EventDraft draft;
+  draft.actor = kSchedulerActor;
+  draft.job_id = preemption.victim;
+  draft.build = [preemption](const EventMeta& meta) {
+    return make::job_preempted(meta, preemption.victim, preemption.preemptor,
+                               static_cast<schema::PreemptAction>(preemption.action), preemption.grace_sec);
+  };
+  return draft;
+}
+
+// A job suspended by preemption resumes once its preemptor is gone.
+EventDraft resume_draft(uint64_t job_id) {
+  EventDraft draft;
+  draft.actor = kSchedulerActor;
+  draft.job_id = job_id;
+  draft.build = [job_id](const EventMeta& meta) { return make::job_resume(meta, job_id); };
+  return draft;
+}
+
+EventDraft deadline_draft(uint64_t job_id) {
+  EventDraft draft;
+  draft.actor = kSchedulerActor;
+  draft.job_id = job_id;
+  draft.build = [job_id](const EventMeta& meta) { return make::job_deadline_reached(meta, job_id); };
+  return draft;
+}
+
 void run_pass(Scheduler* self);
 
 void pass_done(Scheduler* self) {
@@ -107,10 +135,16 @@ void run_pass(Scheduler* self) {
         auto& actors = self->state.context->actors;
         self->send(actors.query_view, reasons_atom_v, std::move(decision.pending_reasons));
         std::vector<EventDraft> drafts;
+        for (auto job_id : decision.resumes) drafts.push_back(resume_draft(job_id));
+        for (const auto& preemption : decision.preemptions) drafts.push_back(preemption_draft(preemption));
         for (const auto& reservation : decision.bb_reservations) drafts.push_back(reservation_draft(reservation));
         // In log order after their reservations: the job actor orders the copy once this is durable.
         for (const auto& stage_in : decision.bb_stage_ins) drafts.push_back(stage_in_draft(stage_in));
         for (const auto& placement : decision.placements) drafts.push_back(allocation_draft(placement));
+        for (auto job_id : decision.deadline_misses) {
+          if (!self->state.cancelled.insert(job_id).second) continue;  // once; the next pass sees it
+          drafts.push_back(deadline_draft(job_id));
+        }
         for (auto job_id : decision.dependency_cancels) {
           if (!self->state.cancelled.insert(job_id).second) continue;  // asked once; the next pass sees it
           drafts.push_back(dependency_cancel_draft(job_id));
@@ -275,6 +309,8 @@ void admit(Scheduler* self, JobSpec spec, const Caller& caller, std::function<vo
     return reply({false, 0, error});
   auto partitions = self->state.context->partitions->get();
   if (auto error = submission_error(*self->state.context, *partitions, spec); !error.empty())
+    return reply({false, 0, error});
+  if (auto error = deadline_submission_error(spec, self->state.context->now_us()); !error.empty())
     return reply({false, 0, error});
   apply_cluster_resubmit_default(self->state.context->config(), spec);
   const PartitionPolicy* partition = submission_partition(*partitions, spec);

@@ -131,8 +131,8 @@ struct JobSpec {
   reservation @42 :Text;       # --reservation as given
   taskLayout @43 :TaskLayout;  # task placement hints that the agent may honour
   stdinPattern @44 :Text;      # sbatch -i/--input: the batch script's stdin (a path pattern as -o); empty: /dev/null
-  unassigned45 @45 :Void;      # taken by the preemption branch
-  unassigned46 @46 :Void;      # taken by the preemption branch
+  deadlineUs @45 :Int64;       # sbatch --deadline; 0: none
+  unassigned46 @46 :Void;      # held for the preemption branch, unused
   tresPerNode @47 :Text;       # --gres, --gpus-per-node as Slurm's tres_per_node: "gres:gpu:mi300x:2,gres:nic:1"
   tresPerJob @48 :Text;        # --gpus: "gres:gpu:4"
   tresPerTask @49 :Text;       # --gpus-per-task: "gres:gpu:1"
@@ -550,6 +550,28 @@ struct JobCpusBound {
   run @3 :UInt32;
 }
 
+# How a preempted job makes room (PreemptMode= of its partition, else the cluster's).
+enum PreemptAction {
+  none @0;
+  cancel @1;     # ends PREEMPTED
+  requeue @2;    # the run is archived PREEMPTED, the job pending again with the same id
+  suspend @3;    # suspended, its CPUs lent to the preemptor; resumed when the preemptor ends
+}
+
+# The scheduler preempts a running job (the event's job) for a pending one of a higher tier.
+struct JobPreempted {
+  jobId @0 :UInt64;
+  preemptorId @1 :UInt64;
+  action @2 :PreemptAction;
+  graceSec @3 :UInt32;          # the victim's partition's GraceTime: SIGTERM, the kill that long after
+}
+
+# sbatch --deadline: a pending job that can no longer finish by it ends DEADLINE at once; a
+# running one is killed and ends DEADLINE.
+struct JobDeadlineReached {
+  jobId @0 :UInt64;
+}
+
 struct Event {
   header @0 :Header;
   body :union {
@@ -595,6 +617,8 @@ struct Event {
     partitionDeleted @40 :PartitionDeleted;
     configApplied @41 :ConfigApplied;
     jobCpusBound @42 :JobCpusBound;
+    jobPreempted @43 :JobPreempted;
+    jobDeadlineReached @44 :JobDeadlineReached;
     # New kinds are added here with the next ordinal.
   }
 }

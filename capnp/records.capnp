@@ -122,6 +122,9 @@ struct JobView {
   unassigned55 @55 :Void;
   unassigned56 @56 :Void;
   cpuIds @57 :List(NodeCpuIds);  # the CPUs the current run's agents confined it to (JobCpusBound)
+  preemptedBy @58 :UInt64;       # the job that preempted the current run (JobPreempted); 0: none
+  preemptAction @59 :Events.PreemptAction;  # how; suspend: its CPUs are lent until it resumes
+  preemptGraceSec @60 :UInt32;   # the JobPreempted's GraceTime
 }
 
 # The CPUs (the node's ordinals, "0-1,4") a job's run holds on one node.
@@ -171,6 +174,8 @@ struct PartitionView {
   isDefault @3 :Bool;
   maxTimeSec @4 :UInt32;       # 4294967295: unlimited
   settings @5 :Events.PartitionSettings;  # the whole definition (the fields above repeat part of it)
+  preemptMode @6 :Text;        # PreemptMode= in force as Slurm prints it (the cluster's when the partition sets none)
+  graceTimeSec @7 :UInt32;     # GraceTime=
 }
 
 struct PoolHolder {

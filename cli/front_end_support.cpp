@@ -160,7 +160,8 @@ std::vector<PartitionView> partition_views(const std::vector<PartitionPolicy>& p
   std::vector<PartitionView> views;
   for (const auto& p : partitions)
     views.push_back({p.name, p.is_default, p.state, p.max_time_sec, p.nodes, p.default_time_sec, p.max_nodes,
-                     p.min_nodes, p.priority_tier, p.allow_accounts, p.deny_accounts, p.allow_groups});
+                     p.min_nodes, p.priority_tier, p.allow_accounts, p.deny_accounts, p.allow_groups,
+                     p.preempt_mode ? preempt_mode_text(*p.preempt_mode) : std::string("OFF"), p.grace_time_sec});
   return views;
 }
 

@@ -175,8 +175,14 @@ int audit(const EventLog& log, const ParsedArgs& args, std::ostream& out, std::o
   std::vector<std::string> rows;
   for_each_event(log, err, [&](uint32_t, const DecodedEvent& decoded) {
     auto event = decoded.event();
-    if (!filter.matches(decoded.offset(), event)) return;
+    // A preemption is the victim's event; the preemptor's audit shows it too, naming the victim.
+    auto body = event.getBody();
+    bool preempted_for_job =
+        body.isJobPreempted() && body.getJobPreempted().getPreemptorId() == *filter.job;
+    if (!preempted_for_job && !filter.matches(decoded.offset(), event)) return;
     auto parts = audit_row(event);
+    if (preempted_for_job)
+      parts.details = "jobId=" + std::to_string(body.getJobPreempted().getJobId()) + " " + parts.details;
     auto row = fmt::format("{:<28} {:<20} {:<24} {}", parts.time, parts.event, parts.actor, parts.details);
     row.erase(row.find_last_not_of(' ') + 1);
     rows.push_back(row + "\n");

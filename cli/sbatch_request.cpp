@@ -35,7 +35,7 @@ enum class Opt : uint8_t {
   licenses, ntasks_per_node, tmp, wckey, reservation, cpu_hint, mem_bind, distribution, threads_per_core,
   ntasks_per_core, ntasks_per_socket, sockets_per_node, cores_per_socket, extra_node_info, oversubscribe,
   uid_gid, switches, propagate, time_min, prefer, gres, gpus, gpus_per_node, gpus_per_task, cpus_per_gpu,
-  mem_per_gpu, gpu_bind
+  mem_per_gpu, gpu_bind, deadline
 };
 // clang-format on
 
@@ -82,7 +82,7 @@ constexpr std::array kOptions = {
     OptionDef{"cpu-freq", 0, kRequired, kHint},
     OptionDef{"cpus-per-gpu", 0, kRequired, Opt::cpus_per_gpu},
     OptionDef{"cpus-per-task", 'c', kRequired, Opt::cpus_per_task},
-    OptionDef{"deadline", 0, kRequired, kRefused, "not implemented yet"},
+    OptionDef{"deadline", 0, kRequired, Opt::deadline},
     OptionDef{"delay-boot", 0, kRequired, kHint},
     OptionDef{"dependency", 'd', kRequired, Opt::dependency},
     OptionDef{"distribution", 'm', kRequired, Opt::distribution},
@@ -562,7 +562,7 @@ struct Settings {
   std::optional<MemoryRequest> mem, mem_per_cpu;
   std::optional<OpenMode> open_mode;
   std::optional<KillOnInvalidDep> kill_on_invalid_dep;
-  std::optional<int64_t> begin_unix;
+  std::optional<int64_t> begin_unix, deadline_unix;
   std::optional<bool> requeue, exclusive;
   std::optional<SignalSpecText> signal;
   std::optional<int32_t> nice;
@@ -783,6 +783,12 @@ void apply_option(Settings& s, const OptionUse& use, Source source, const Contex
       auto begin = parse_begin_time(text, context.now_unix);
       if (!begin) fail("Invalid --begin specification");
       s.begin_unix = *begin;
+      return;
+    }
+    case Opt::deadline: {  // Slurm's parse_time, as --begin
+      auto deadline = parse_begin_time(text, context.now_unix);
+      if (!deadline || *deadline == 0) fail("Invalid --deadline specification");
+      s.deadline_unix = *deadline;
       return;
     }
     case Opt::chdir:
@@ -1464,6 +1470,10 @@ SbatchRequest build_sbatch_request(const SbatchInput& input) {
     spec.signal_batch_only = s.signal->batch_only;
   }
   if (s.begin_unix) spec.begin_time_us = *s.begin_unix * 1'000'000;
+  if (s.deadline_unix) {
+    if (s.begin_unix && *s.deadline_unix < *s.begin_unix) fail("Incompatible begin and deadline time specification");
+    spec.deadline_us = *s.deadline_unix * 1'000'000;
+  }
   spec.hold_at_submit = s.hold;
   spec.nice = s.nice.value_or(0);
 

@@ -35,6 +35,7 @@ bool is_loopback(std::string_view address) {
 const std::set<std::string, std::less<>> kShownAsSlurm = {
     "AccountingStorageEnforce", "AuthInfo", "AuthType", "ClusterName", "ControllerAddr", "ControllerPort",
     "DefMemPerCPU", "DefMemPerNode", "DependencyParameters", "KillWait", "Licenses", "MailProg", "MinJobAge",
+    "PreemptMode", "PreemptType", "PreemptExemptTime",
     "PrivateData", "SchedulerParameters", "SlurmUser", "SlurmctldLogFile", "SlurmdLogFile", "SlurmdSpoolDir",
     "NodeTimeout", "StateSaveLocation", "ConstrainRAMSpace"};
 
@@ -63,6 +64,9 @@ std::string render_scontrol_show_config(const ClusterConfig& config, const Runni
   key_pair(out, "Licenses", value["Licenses"]);
   key_pair(out, "MailProg", config.mail_prog);
   key_pair(out, "MinJobAge", seconds(config.min_job_age_sec));
+  key_pair(out, "PreemptMode", preempt_mode_text(config.preempt_mode));
+  key_pair(out, "PreemptType", config.preempt_type);
+  key_pair(out, "PreemptExemptTime", format_hms(config.preempt_exempt_time_sec));
   key_pair(out, "PrivateData", value["PrivateData"]);
   key_pair(out, "SchedulerParameters", value["SchedulerParameters"]);
   key_pair(out, "SchedulerType", "sched/backfill");

@@ -177,8 +177,8 @@ std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& 
   out += line_end;
   out += "AccrueTime=" + slurm_time_stamp(accrue_us(job, context.now_us));
   out += line_end;
-  out += fmt::format("StartTime={} EndTime={} Deadline=N/A", slurm_time_stamp(job.start_us),
-                     slurm_time_stamp(job_end_us(job)));
+  out += fmt::format("StartTime={} EndTime={} Deadline={}", slurm_time_stamp(job.start_us),
+                     slurm_time_stamp(job_end_us(job)), slurm_time_stamp(job.spec->deadline_us, "N/A"));
   out += line_end;
   // The last scheduling decision Cairn records is the start (or the submission).
   out += fmt::format("SuspendTime={} SecsPreSuspend={} LastSchedEval={} Scheduler=Main",
@@ -369,7 +369,7 @@ std::string render_scontrol_show_partition(const PartitionView& partition,
   out += line_end;
   out += "DefaultTime=" + (partition.default_time_sec == 0 ? std::string("NONE")
                                                             : format_time_limit_hms(partition.default_time_sec));
-  out += " DisableRootJobs=NO ExclusiveUser=NO GraceTime=0 Hidden=NO";
+  out += fmt::format(" DisableRootJobs=NO ExclusiveUser=NO GraceTime={} Hidden=NO", partition.grace_time_sec);
   out += line_end;
   out += fmt::format("MaxNodes={} MaxTime={} MinNodes={} LLN=NO MaxCPUsPerNode=UNLIMITED",
                      partition.max_nodes == kUnlimited ? std::string("UNLIMITED") : std::to_string(partition.max_nodes),
@@ -380,7 +380,7 @@ std::string render_scontrol_show_partition(const PartitionView& partition,
   out += fmt::format("PriorityJobFactor=1 PriorityTier={} RootOnly=NO ReqResv=NO OverSubscribe=NO",
                      partition.priority_tier);
   out += line_end;
-  out += "OverTimeLimit=NONE PreemptMode=OFF";
+  out += "OverTimeLimit=NONE PreemptMode=" + partition.preempt_mode;
   out += line_end;
   out += fmt::format("State={} TotalCPUs={} TotalNodes={} SelectTypeParameters=NONE",
                      partition_state_name(partition.state), cpus, total_nodes);

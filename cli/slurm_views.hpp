@@ -31,6 +31,8 @@ struct PartitionView {
   std::vector<std::string> allow_accounts;  // empty: ALL
   std::vector<std::string> deny_accounts;
   std::vector<std::string> allow_groups;    // empty: ALL
+  std::string preempt_mode = "OFF";         // PreemptMode= in force, as Slurm prints it
+  uint32_t grace_time_sec = 0;              // GraceTime=
 };
 
 struct FormatContext {

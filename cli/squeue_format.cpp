@@ -227,7 +227,8 @@ const std::array kSqueueFields{
     SqueueField{"cpus_per_task", "CPUS_PER_TASK",
                 [](const JobRecord& job, const FormatContext&) { return text(std::to_string(job.spec->cpus_per_task)); }},
     SqueueField{"cpus_per_tres", "CPUS_PER_TRES", [](const JobRecord&, const FormatContext&) { return text("N/A"); }},
-    SqueueField{"deadline", "DEADLINE", [](const JobRecord&, const FormatContext&) { return squeue_time(0); }},
+    SqueueField{"deadline", "DEADLINE",
+                [](const JobRecord& job, const FormatContext&) { return squeue_time(job.spec->deadline_us); }},
     SqueueField{"delay_boot", "DELAY_BOOT", [](const JobRecord&, const FormatContext&) { return squeue_duration(0); }},
     SqueueField{"dependency", "DEPENDENCY", [](const JobRecord& job, const FormatContext&) { return text(or_null(job.spec->dependency)); }},
     // Slurm prints the raw wait status here (256 for exit code 1).

@@ -297,6 +297,15 @@ class ConfigParser {
         {"schedulerparameters", [](ConfigParser& p, const Pair& v) { p.scheduler_parameters(v); }},
         {"licenses", [](ConfigParser& p, const Pair& v) { p.licenses(v); }},
         {"mailprog", [](ConfigParser& p, const Pair& v) { p.config_.mail_prog = p.non_empty(v); }},
+        {"preempttype", [](ConfigParser& p, const Pair& v) { p.config_.preempt_type = p.preempt_type(v); }},
+        {"preemptmode", [](ConfigParser& p, const Pair& v) {
+           auto mode = parse_preempt_mode(v.value);
+           if (!mode) p.fail("PreemptMode=" + v.value + " invalid");  // Slurm's words
+           if (mode->mode == PreemptMode::suspend && !mode->gang) p.fail("PreemptMode=SUSPEND requires GANG too");
+           p.config_.preempt_mode = *mode;
+         }},
+        {"preemptexempttime",
+         [](ConfigParser& p, const Pair& v) { p.config_.preempt_exempt_time_sec = p.time_limit(v); }},
     };
     std::string key = to_lower(pair.key);
     if (key.starts_with("kafka.")) {
@@ -309,6 +318,15 @@ class ConfigParser {
     if (setter == kSetters.end()) fail("unknown key '" + pair.key + "'");
     setter->second(*this, pair);
     top_level_lines_[key] = current_line_;
+  }
+
+  std::string preempt_type(const Pair& pair) const {
+    std::string value = to_lower(pair.value);
+    if (value == "preempt/qos")
+      fail("unsupported " + pair.key + " '" + pair.value + "' (Cairn has no QOS: expected preempt/none or preempt/partition_prio)");
+    if (value != "preempt/none" && value != "preempt/partition_prio")
+      fail("unsupported " + pair.key + " '" + pair.value + "' (expected preempt/none or preempt/partition_prio)");
+    return value;
   }
 
   std::string auth_type(const Pair& pair) const {
@@ -510,13 +528,20 @@ class ConfigParser {
       pending.sets_def_mem = true;
     }
     if (const Pair* shard = field(fields, "shard")) partition.shard = number32(*shard);  // below Shards=: finish()
+    if (const Pair* tier = field(fields, "prioritytier")) partition.priority_tier = number32(*tier);
+    if (const Pair* mode = field(fields, "preemptmode")) {
+      partition.preempt_mode = parse_preempt_mode(mode->value);
+      if (!partition.preempt_mode) fail("Bad value \"" + mode->value + "\" for PreemptMode");  // Slurm's words
+    }
+    if (const Pair* grace = field(fields, "gracetime")) partition.grace_time_sec = number32(*grace);
     return pending;
   }
 
   void add_partition(const std::vector<Pair>& pairs) {
     Fields fields = partition_defaults_;
-    for (auto& [key, pair] : record_fields(pairs, "PartitionName", {"nodes", "default", "maxtime", "defaulttime", "maxnodes",
-                                                                    "state", "defmempercpu", "defmempernode", "shard"}))
+    for (auto& [key, pair] : record_fields(pairs, "PartitionName", {"nodes", "default", "maxtime", "defaulttime",
+                                                                    "maxnodes", "state", "defmempercpu", "defmempernode",
+                                                                    "shard", "prioritytier", "preemptmode", "gracetime"}))
       fields[key] = pair;
     const std::string& name = pairs.front().value;
     if (iequals(name, "DEFAULT")) {
@@ -595,6 +620,13 @@ class ConfigParser {
           fail_at(node_lines_[node.name], "Gres= of node " + node.name + " names '" + item.name +
                                               "', which GresTypes= does not list");
 
+    // Slurm's read_config: preempt/partition_prio needs a mode; preempt/none allows none (but GANG).
+    if (line_of("preempttype") || line_of("preemptmode")) {
+      bool preempting = config_.preempt_type != "preempt/none";
+      if (preempting == (config_.preempt_mode.mode == PreemptMode::off))
+        fail_at(std::max(line_of("preempttype"), line_of("preemptmode")), "PreemptType and PreemptMode values incompatible");
+    }
+
     if (config_.controller_socket.empty()) config_.controller_socket = config_.state_save_location + "/cairnctld.sock";
     if (config_.event_log.empty()) config_.event_log = "file:" + config_.state_save_location + "/log";
   }
@@ -671,6 +703,36 @@ const Record* find_default(const std::vector<Record>& records) {
 }
 
 }  // namespace
+
+std::optional<PreemptModeSetting> parse_preempt_mode(std::string_view text) {
+  PreemptModeSetting out;
+  int modes = 0;
+  for (const auto& word : comma_list(std::string(text))) {
+    if (iequals(word, "gang")) out.gang = true;
+    else if (iequals(word, "within")) out.within = true;
+    else if (iequals(word, "off") || iequals(word, "cluster")) ++modes;
+    else if (iequals(word, "cancel")) out.mode = PreemptMode::cancel, ++modes;
+    else if (iequals(word, "requeue")) out.mode = PreemptMode::requeue, ++modes;
+    else if (iequals(word, "suspend") || iequals(word, "on")) out.mode = PreemptMode::suspend, ++modes;
+    else return std::nullopt;
+  }
+  if (modes > 1 || (out.gang && out.within)) return std::nullopt;
+  return out;
+}
+
+std::string preempt_mode_text(const PreemptModeSetting& setting) {
+  std::string_view mode;
+  switch (setting.mode) {
+    case PreemptMode::off: mode = "OFF"; break;
+    case PreemptMode::cancel: mode = "CANCEL"; break;
+    case PreemptMode::requeue: mode = "REQUEUE"; break;
+    case PreemptMode::suspend: mode = "SUSPEND"; break;
+  }
+  std::string prefix = setting.gang ? "GANG" : setting.within ? "WITHIN" : "";
+  if (prefix.empty()) return std::string(mode);
+  // Slurm: GANG alone prints GANG; OFF with a flag prints the flag's UNKNOWN form otherwise.
+  return setting.mode == PreemptMode::off ? prefix : prefix + "," + std::string(mode);
+}
 
 std::string_view partition_state_name(PartitionState state) {
   switch (state) {

@@ -51,6 +51,19 @@ struct NodeConfig {
 
 enum class PartitionState : uint8_t { up, down, drain, inactive };
 
+// PreemptMode=: one of OFF, CANCEL, REQUEUE, SUSPEND, optionally with GANG (or WITHIN).
+enum class PreemptMode : uint8_t { off, cancel, requeue, suspend };
+struct PreemptModeSetting {
+  PreemptMode mode = PreemptMode::off;
+  bool gang = false;
+  bool within = false;
+  bool operator==(const PreemptModeSetting&) const = default;
+};
+// Slurm's preempt_mode_num(): nullopt for what it refuses (an unknown word, two modes, GANG,WITHIN).
+std::optional<PreemptModeSetting> parse_preempt_mode(std::string_view text);
+// Slurm's preempt_mode_string(): "OFF", "CANCEL", "GANG,SUSPEND", ...
+std::string preempt_mode_text(const PreemptModeSetting& setting);
+
 // "UP", "DOWN", "DRAIN", "INACTIVE"
 std::string_view partition_state_name(PartitionState state);
 
@@ -65,6 +78,9 @@ struct PartitionConfig {
   uint64_t def_mem_per_cpu_mb = 0;  // the cluster's DefMemPerCPU unless the partition sets one
   uint64_t def_mem_per_node_mb = 0;  // likewise DefMemPerNode
   uint32_t shard = 0;               // Shard=: the log shard its jobs and nodes are written to (DESIGN.md section 5)
+  uint32_t priority_tier = 1;                        // PriorityTier=
+  std::optional<PreemptModeSetting> preempt_mode;    // PreemptMode=; unset: the cluster's
+  uint32_t grace_time_sec = 0;                       // GraceTime=
 
   uint32_t effective_default_time_sec() const { return default_time_sec.value_or(max_time_sec); }
 };
@@ -143,6 +159,10 @@ struct ClusterConfig {
   uint64_t max_script_size = kDefaultMaxScriptSize;
   // SchedulerParameters=enable_user_top: users may `scontrol top` their own jobs (else operators only).
   bool enable_user_top = false;
+  // PreemptType= (preempt/none or preempt/partition_prio), PreemptMode=, PreemptExemptTime=.
+  std::string preempt_type = "preempt/none";
+  PreemptModeSetting preempt_mode;
+  uint32_t preempt_exempt_time_sec = 0;
 
   std::vector<NodeConfig> nodes;            // in definition order
   std::vector<PartitionConfig> partitions;  // exactly one is_default when any exist (at most one may say so)

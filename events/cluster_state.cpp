@@ -28,7 +28,8 @@ JobState end_state(const JobRecord& job, schema::EndCause cause, int32_t exit_co
   if (cause == schema::EndCause::NODE_FAIL) return JobState::NODE_FAIL;
   if (job.requeue_requested) return JobState::REQUEUED;
   if (job.cancel_requested) return JobState::CANCELLED;
-  if (job.time_limit_reached) return JobState::TIMEOUT;
+  if (job.preempt_action == PreemptAction::cancel) return JobState::PREEMPTED;
+  if (job.time_limit_reached) return job.reason == Reason::deadline ? JobState::DEADLINE : JobState::TIMEOUT;
   if (job.oom_detected) return JobState::OUT_OF_MEMORY;
   if (cause == schema::EndCause::LAUNCH_FAILED) return JobState::FAILED;
   return exit_code == 0 && signal == 0 ? JobState::COMPLETED : JobState::FAILED;
@@ -38,6 +39,7 @@ Reason end_reason(JobState state, schema::EndCause cause, int32_t signal) {
   switch (state) {
     case JobState::NODE_FAIL: return Reason::node_down;
     case JobState::TIMEOUT: return Reason::time_limit;
+    case JobState::DEADLINE: return Reason::deadline;
     case JobState::OUT_OF_MEMORY: return Reason::out_of_memory;
     case JobState::FAILED:
       if (cause == schema::EndCause::LAUNCH_FAILED) return Reason::launch_failed;
@@ -111,6 +113,8 @@ class Reducer {
       case Body::STEP_CANCELLED: return step_cancelled(body.getStepCancelled());
       case Body::JOBS_PURGED: return purged(body.getJobsPurged());
       case Body::JOB_CPUS_BOUND: return cpus_bound(body.getJobCpusBound());
+      case Body::JOB_PREEMPTED: return preempted(body.getJobPreempted());
+      case Body::JOB_DEADLINE_REACHED: return deadline_reached(body.getJobDeadlineReached().getJobId());
       case Body::NODE_UPDATED: return node_updated(body.getNodeUpdated());
       case Body::JOB_UPDATED: return job_updated(body.getJobUpdated());
       case Body::PARTITION_CREATED: return partition_set(body.getPartitionCreated().getPartition());
@@ -351,8 +355,49 @@ class Reducer {
     auto* job = find_job(id);
     if (!job) return unknown_job(id);
     if (job->state != JobState::SUSPENDED) return illegal(*job, "only a suspended job can be resumed");
+    if (cpus_lent(*job)) charge_cpus(*job, +1);  // the preemptor gave them back
+    job->preempt_action = PreemptAction::none;
     close_suspended_interval(*job);
     job->state = JobState::RUNNING;
+    return applied(*job);
+  }
+
+  void charge_cpus(const JobRecord& job, int sign) {
+    for (const auto& share : job.allocation) {
+      auto it = state_.nodes.find(share.node);
+      if (it == state_.nodes.end()) continue;
+      auto& cpus = it->second.alloc_cpus;
+      cpus = sign > 0 ? cpus + share.cpus : cpus - std::min(cpus, share.cpus);
+    }
+  }
+
+  // The scheduler takes a running job's place for a job of a higher tier: CANCEL and REQUEUE
+  // kill it (as scancel and scontrol requeue do, ending PREEMPTED), SUSPEND stops it and lends
+  // its CPUs to the preemptor.
+  ApplyResult preempted(schema::JobPreempted::Reader preempted) {
+    auto* job = find_job(preempted.getJobId());
+    if (!job) return unknown_job(preempted.getJobId());
+    if (job->state != JobState::RUNNING) return illegal(*job, "only a running job can be preempted");
+    auto action = preempted.getAction();
+    if (action == schema::PreemptAction::NONE || static_cast<uint32_t>(action) > 3)
+      return illegal(*job, "no preemption action");
+    job->preempted_by = preempted.getPreemptorId();
+    job->preempt_action = static_cast<PreemptAction>(action);
+    job->preempt_grace_sec = preempted.getGraceSec();
+    switch (job->preempt_action) {
+      case PreemptAction::suspend:
+        job->state = JobState::SUSPENDED;
+        job->pre_suspend_run_us = run_time_us(*job, now_);
+        job->suspended_since_us = now_;
+        job->last_suspend_us = now_;
+        charge_cpus(*job, -1);
+        break;
+      case PreemptAction::requeue:
+        job->requeue_requested = true;
+        begin_completing(*job);
+        break;
+      default: begin_completing(*job); break;
+    }
     return applied(*job);
   }
 
@@ -375,6 +420,30 @@ class Reducer {
     if (job->state != JobState::RUNNING && job->state != JobState::COMPLETING)
       return illegal(*job, "only a running job can reach its time limit");
     job->time_limit_reached = true;
+    begin_completing(*job);
+    return applied(*job);
+  }
+
+  // --deadline: a pending job that cannot finish by it ends at once (Slurm's deadline_ok: exit
+  // code 1, start and end now); an active one is killed like at its time limit, and its end
+  // is DEADLINE (the reason tells the two apart).
+  ApplyResult deadline_reached(uint64_t id) {
+    auto* job = find_job(id);
+    if (!job) return unknown_job(id);
+    if (job->spec->deadline_us == 0) return illegal(*job, "the job has no deadline");
+    if (job->state == JobState::PENDING) {
+      if (is_array_record(*job) && !job->array_pending.empty()) job->array_pending.clear();
+      job->state = JobState::DEADLINE;
+      job->reason = Reason::deadline;
+      job->exit_code = 1;
+      job->start_us = job->end_us = now_;
+      if (job->bb_phase == BbPhase::waiting) job->bb_phase = BbPhase::none;  // as a cancel
+      return applied(*job);
+    }
+    if (job->state != JobState::RUNNING && job->state != JobState::SUSPENDED)
+      return illegal(*job, "only a pending, running or suspended job can miss its deadline");
+    job->time_limit_reached = true;
+    job->reason = Reason::deadline;
     begin_completing(*job);
     return applied(*job);
   }
@@ -405,10 +474,11 @@ class Reducer {
   }
 
   void release_nodes(JobRecord& job) {
+    bool lent = cpus_lent(job);  // its CPUs were released when it was suspended by preemption
     for (const auto& share : job.allocation) {
       auto it = state_.nodes.find(share.node);
       if (it == state_.nodes.end()) continue;
-      it->second.alloc_cpus -= std::min(it->second.alloc_cpus, share.cpus);
+      if (!lent) it->second.alloc_cpus -= std::min(it->second.alloc_cpus, share.cpus);
       it->second.alloc_mem_mb -= std::min(it->second.alloc_mem_mb, share.mem_mb);
     }
   }
@@ -433,7 +503,8 @@ class Reducer {
     job->batch_usage = read_usage(ended.getUsage());
     close_open_steps(*job, final_state);
     if (final_state == JobState::REQUEUED) {
-      job->state = JobState::REQUEUED;
+      // Slurm records a run requeued by preemption as PREEMPTED.
+      job->state = job->preempt_action == PreemptAction::requeue ? JobState::PREEMPTED : JobState::REQUEUED;
       restart(*job, job->restarts + 1, 0, job->requeue_hold);
       return applied(*job);
     }
@@ -471,6 +542,9 @@ class Reducer {
     job.cancel_requested = job.time_limit_reached = job.requeue_requested = job.requeue_hold = false;
     job.cancelled_by_uid = kNotCancelledByUid;
     job.cpu_ids.clear();
+    job.preempted_by = 0;
+    job.preempt_action = PreemptAction::none;
+    job.preempt_grace_sec = 0;
     job.oom_detected = false;
     job.oom_peak_bytes = job.oom_limit_bytes = 0;
     job.oom_node.clear();

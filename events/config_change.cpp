@@ -109,6 +109,12 @@ void diff_partitions(const ClusterConfig& running, const ClusterConfig& next, Co
     differ.compare("DefMemPerCPU", std::to_string(before->def_mem_per_cpu_mb), std::to_string(partition.def_mem_per_cpu_mb));
     differ.compare("DefMemPerNode", std::to_string(before->def_mem_per_node_mb),
                    std::to_string(partition.def_mem_per_node_mb));
+    differ.compare("PriorityTier", std::to_string(before->priority_tier), std::to_string(partition.priority_tier));
+    auto mode_text = [](const std::optional<PreemptModeSetting>& mode) {
+      return mode ? preempt_mode_text(*mode) : std::string("(cluster)");
+    };
+    differ.compare("PreemptMode", mode_text(before->preempt_mode), mode_text(partition.preempt_mode));
+    differ.compare("GraceTime", std::to_string(before->grace_time_sec), std::to_string(partition.grace_time_sec));
   }
   for (const auto& partition : running.partitions)
     if (!named(next.partitions, partition.name)) out.changes.push_back("PartitionName=" + partition.name + " removed");
@@ -180,6 +186,9 @@ std::vector<ConfigSetting> config_settings(const ClusterConfig& c) {
       {"SchedulerParameters", scheduler_parameters_text(c)},
       {"Licenses", licenses_text(c.licenses)},
       {"MailProg", c.mail_prog},
+      {"PreemptType", c.preempt_type},
+      {"PreemptMode", preempt_mode_text(c.preempt_mode)},
+      {"PreemptExemptTime", n(c.preempt_exempt_time_sec)},
   };
 }
 

@@ -237,6 +237,7 @@ void write_spec(schema::JobSpec::Builder out, const JobSpec& spec) {
   out.setCpusPerTres(spec.cpus_per_tres);
   out.setMemPerTres(spec.mem_per_tres);
   out.setTresBind(spec.tres_bind);
+  out.setDeadlineUs(spec.deadline_us);
   const TaskLayout& layout = spec.task_layout;
   if (layout != TaskLayout{}) {  // older specs and most jobs carry none
     auto wire = out.initTaskLayout();
@@ -372,6 +373,7 @@ JobSpecCore read_spec_core(schema::JobSpec::Reader in) {
   core.cpus_per_tres = in.getCpusPerTres();
   core.mem_per_tres = in.getMemPerTres();
   core.tres_bind = in.getTresBind();
+  core.deadline_us = in.getDeadlineUs();
   return core;
 }
 

@@ -104,6 +104,23 @@ Bytes oom_detected(EventMeta meta, uint64_t job_id, const std::string& node, uin
   return event.bytes();
 }
 
+Bytes job_preempted(EventMeta meta, uint64_t job_id, uint64_t preemptor_id, schema::PreemptAction action,
+                    uint32_t grace_sec) {
+  EventBuilder event(for_job(std::move(meta), job_id));
+  auto body = event.body().initJobPreempted();
+  body.setJobId(job_id);
+  body.setPreemptorId(preemptor_id);
+  body.setAction(action);
+  body.setGraceSec(grace_sec);
+  return event.bytes();
+}
+
+Bytes job_deadline_reached(EventMeta meta, uint64_t job_id) {
+  EventBuilder event(for_job(std::move(meta), job_id));
+  event.body().initJobDeadlineReached().setJobId(job_id);
+  return event.bytes();
+}
+
 Bytes job_cpus_bound(EventMeta meta, uint64_t job_id, const std::string& node, const std::string& cpu_ids,
                      uint32_t run) {
   EventBuilder event(for_job(std::move(meta), job_id));

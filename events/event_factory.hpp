@@ -60,6 +60,11 @@ Bytes job_resume(EventMeta meta, uint64_t job_id);
 Bytes job_signalled(EventMeta meta, uint64_t job_id, int32_t signal, bool batch_only);
 Bytes job_time_limit_reached(EventMeta meta, uint64_t job_id);
 // The CPUs (ordinals, "0-1") the agent of `node` confined run `run` of the job to.
+// The scheduler preempts running job `job_id` for pending job `preemptor_id`.
+Bytes job_preempted(EventMeta meta, uint64_t job_id, uint64_t preemptor_id, schema::PreemptAction action,
+                    uint32_t grace_sec);
+// sbatch --deadline reached (or no longer reachable) for job `job_id`.
+Bytes job_deadline_reached(EventMeta meta, uint64_t job_id);
 Bytes job_cpus_bound(EventMeta meta, uint64_t job_id, const std::string& node, const std::string& cpu_ids,
                      uint32_t run);
 Bytes oom_detected(EventMeta meta, uint64_t job_id, const std::string& node, uint64_t oom_kills, uint64_t peak_bytes,

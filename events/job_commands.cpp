@@ -132,6 +132,8 @@ ActorInfo actor_info(const Caller& caller) {
 }
 
 StopReason completing_stop_reason(const JobRecord& job) {
+  if (job.preempt_action == PreemptAction::cancel || job.preempt_action == PreemptAction::requeue)
+    return StopReason::preemption;
   if (job.requeue_requested) return StopReason::requeue;
   if (job.time_limit_reached) return StopReason::time_limit;
   return StopReason::cancelled;

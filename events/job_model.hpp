@@ -94,6 +94,7 @@ struct JobSpecCore {
   std::string cpus_per_tres = {};  // --cpus-per-gpu: "gres:gpu:N"
   std::string mem_per_tres = {};   // --mem-per-gpu: "gres:gpu:MB"
   std::string tres_bind = {};      // --gpu-bind: "gres:gpu:closest"
+  int64_t deadline_us = 0;   // --deadline; 0: none
   bool operator==(const JobSpecCore&) const = default;
 };
 
@@ -251,6 +252,9 @@ struct StepRecord {
   bool operator==(const StepRecord&) const = default;
 };
 
+// How a preempted run makes room (events.capnp PreemptAction, same ordinals).
+enum class PreemptAction : uint8_t { none, cancel, requeue, suspend };
+
 enum class BbPhase : uint8_t { none, waiting, staging_in, ready, staging_out, released, failed };
 
 struct JobRecord {
@@ -315,8 +319,19 @@ struct JobRecord {
   // they said so (JobCpusBound): scontrol -d's CPU_IDs=. A requeue clears them.
   std::vector<NodeCpuIds> cpu_ids;
   ResourceUsage batch_usage{};  // the current run's batch script, from its JobEnded
+  // The current run's preemption (JobPreempted): by which job, how, with which GraceTime.
+  uint64_t preempted_by = 0;
+  PreemptAction preempt_action = PreemptAction::none;
+  uint32_t preempt_grace_sec = 0;
   bool operator==(const JobRecord&) const = default;
 };
+
+// A run suspended by preemption lends its CPUs to its preemptor until it resumes (its
+// memory stays allocated, as under Slurm's gang scheduler).
+inline bool cpus_lent(const JobRecord& job) {
+  return job.preempt_action == PreemptAction::suspend &&
+         (job.state == JobState::SUSPENDED || job.state == JobState::COMPLETING);
+}
 
 enum class NodeStatus : uint8_t { unknown, up, down };
 

@@ -116,6 +116,7 @@ std::string_view reason_name(Reason reason) {
     case Reason::reserved_for_maintenance: return "ReqNodeNotAvail, Reserved for maintenance";
     case Reason::reservation: return "Reservation";
     case Reason::reservation_deleted: return "ReservationDeleted";
+    case Reason::deadline: return "DeadLine";
   }
   return "None";
 }

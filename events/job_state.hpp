@@ -53,6 +53,7 @@ enum class Reason : uint8_t {
   reserved_for_maintenance,  // a MAINT reservation holds every node of its partition in its time
   reservation,               // --reservation: it is not active yet
   reservation_deleted,       // --reservation: it was deleted
+  deadline,                  // --deadline: it could not finish by it (Slurm's FAIL_DEADLINE)
 };
 
 // Slurm's string: "Priority", "BurstBufferStageIn", "None", ...

@@ -62,14 +62,24 @@ std::vector<PartitionPolicy> effective_partitions(const std::vector<PartitionPol
   };
   for (const auto& partition : configured) {
     const RuntimePartition* entry = entry_of(partition.name);
-    if (!entry) out.push_back(partition);
-    else if (!entry->deleted) out.push_back(entry->partition);
+    if (!entry) {
+      out.push_back(partition);
+    } else if (!entry->deleted) {
+      out.push_back(entry->partition);  // the log's definition, with what only cairn.conf sets
+      out.back().preempt_mode = partition.preempt_mode;
+      out.back().grace_time_sec = partition.grace_time_sec;
+    }
   }
   for (const auto& entry : table.changed)
     if (!entry.deleted && !named(configured, entry.partition.name)) out.push_back(entry.partition);
   if (table.default_name)
     for (auto& partition : out) partition.is_default = partition.name == *table.default_name;
   return out;
+}
+
+void resolve_preempt_modes(std::vector<PartitionPolicy>& partitions, const PreemptModeSetting& cluster_mode) {
+  for (auto& partition : partitions)
+    if (!partition.preempt_mode) partition.preempt_mode = cluster_mode;
 }
 
 void apply_partition_set(PartitionTable& table, const PartitionPolicy& partition) {

@@ -30,6 +30,9 @@ struct PartitionPolicy {
   std::vector<std::string> allow_groups;    // empty: ALL
   uint64_t def_mem_per_cpu_mb = 0;
   uint64_t def_mem_per_node_mb = 0;
+  // cairn.conf's PreemptMode= (unset: the cluster's; scontrol create/update set neither) and GraceTime=.
+  std::optional<PreemptModeSetting> preempt_mode;
+  uint32_t grace_time_sec = 0;
 
   bool up() const { return state == PartitionState::up || state == PartitionState::drain; }
   // Slurm's PARTITION_SUBMIT: DRAIN and INACTIVE take no new jobs (DOWN queues them).
@@ -54,6 +57,10 @@ struct PartitionTable {
 // deleted ones left out), then the ones created at runtime.
 std::vector<PartitionPolicy> effective_partitions(const std::vector<PartitionPolicy>& configured,
                                                   const PartitionTable& table);
+
+// Partitions without a PreemptMode= of their own get the cluster's (what scontrol shows and
+// the scheduler applies).
+void resolve_preempt_modes(std::vector<PartitionPolicy>& partitions, const PreemptModeSetting& cluster_mode);
 
 // ---- the reducer's part ----
 void apply_partition_set(PartitionTable& table, const PartitionPolicy& partition);  // created or updated

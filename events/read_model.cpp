@@ -23,6 +23,9 @@ std::vector<PartitionPolicy> partition_policies(const ClusterConfig& config) {
     policy.max_nodes = partition.max_nodes;
     policy.def_mem_per_cpu_mb = partition.def_mem_per_cpu_mb;
     policy.def_mem_per_node_mb = partition.def_mem_per_node_mb;
+    policy.priority_tier = partition.priority_tier;
+    policy.preempt_mode = partition.preempt_mode.value_or(config.preempt_mode);
+    policy.grace_time_sec = partition.grace_time_sec;
     out.push_back(std::move(policy));
   }
   return out;

@@ -122,6 +122,9 @@ void write_job_view(records::JobView::Builder out, const JobRecord& job, JobView
   out.setRankUs(job.rank_us);
 
   out.setCancelledByUid(job.cancelled_by_uid);
+  out.setPreemptedBy(job.preempted_by);
+  out.setPreemptAction(static_cast<schema::PreemptAction>(job.preempt_action));
+  out.setPreemptGraceSec(job.preempt_grace_sec);
   if (!job.cpu_ids.empty()) {
     auto cpu_ids = out.initCpuIds(static_cast<unsigned>(job.cpu_ids.size()));
     for (size_t i = 0; i < job.cpu_ids.size(); ++i) {
@@ -185,6 +188,10 @@ JobRecord read_job_view(records::JobView::Reader in, RecordedSpec spec) {
   job.rank_us = in.getRankUs();
 
   job.cancelled_by_uid = in.getCancelledByUid();
+  job.preempted_by = in.getPreemptedBy();
+  auto action = static_cast<uint32_t>(in.getPreemptAction());
+  job.preempt_action = action <= 3 ? static_cast<PreemptAction>(action) : PreemptAction::none;
+  job.preempt_grace_sec = in.getPreemptGraceSec();
   for (auto entry : in.getCpuIds()) job.cpu_ids.push_back({entry.getNode(), entry.getCpuIds()});
   job.batch_usage = read_usage(in.getBatchUsage());
   return job;
@@ -372,10 +379,17 @@ void write_partition_view(records::PartitionView::Builder out, const PartitionPo
   out.setIsDefault(partition.is_default);
   out.setMaxTimeSec(partition.max_time_sec);
   write_partition_settings(out.initSettings(), partition);
+  if (partition.preempt_mode) out.setPreemptMode(preempt_mode_text(*partition.preempt_mode));
+  out.setGraceTimeSec(partition.grace_time_sec);
 }
 
 PartitionPolicy read_partition_view(records::PartitionView::Reader in) {
-  if (in.hasSettings()) return read_partition_settings(in.getSettings());
+  if (in.hasSettings()) {
+    PartitionPolicy partition = read_partition_settings(in.getSettings());
+    if (in.getPreemptMode().size() > 0) partition.preempt_mode = parse_preempt_mode(in.getPreemptMode().cStr());
+    partition.grace_time_sec = in.getGraceTimeSec();
+    return partition;
+  }
   PartitionPolicy partition;  // from a controller before the settings
   partition.name = in.getName();
   partition.nodes = read_texts(in.getNodes());

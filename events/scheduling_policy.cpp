@@ -191,6 +191,12 @@ class Scheduler {
       // A held job waits whatever runs: it needs no place in the order (a queue of held
       // jobs, as in the memory bench, then costs no sort at every event).
       if (job.state == JobState::PENDING) (job.hold == HoldKind::none ? pending_ : held_).push_back(&job);
+      if (job.state == JobState::SUSPENDED && job.preempt_action == PreemptAction::suspend) lenders_.push_back(&job);
+      if (job.state == JobState::RUNNING && in_.preemption.by_partition_tier) running_.push_back(&job);
+      // A preempted run on its way out: its room is the preemptor's soon.
+      if (job.state == JobState::COMPLETING && job.preempt_action != PreemptAction::none &&
+          job.preempt_action != PreemptAction::suspend)
+        leaving_.push_back(&job);
       if (is_active(job.state)) {
         for (const auto& share : job.allocation)
           if (auto node = free_.find(share.node); node != free_.end()) hold_gres(node->second.gres_busy, share.gres);
@@ -225,6 +231,7 @@ class Scheduler {
   }
 
   SchedulingDecision run() {
+    resume_lenders();
     for (const auto* job : held_) decision_.pending_reasons[job->id] = consider(*job);
     for (const auto* job : pending_) decision_.pending_reasons[job->id] = consider(*job);
     for (const auto& placement : decision_.placements)
@@ -240,6 +247,10 @@ class Scheduler {
     if (job.hold == HoldKind::admin) return Reason::job_held_admin;
     if (auto reason = dependency_gate(job); reason != Reason::none) return reason;
     if (job.eligible_us > in_.now_us) return Reason::begin_time;
+    if (misses_deadline(job.spec.core(), *partition, in_.now_us)) {
+      decision_.deadline_misses.push_back(job.id);
+      return Reason::deadline;
+    }
     if (partition->state == PartitionState::down) return Reason::partition_down;
     if (partition->state == PartitionState::inactive) return Reason::partition_inactive;
     const auto& spec = job.spec.core();
@@ -407,6 +418,7 @@ class Scheduler {
       decision_.placements.push_back(std::move(placement));
       return Reason::none;
     }
+    if (in_.preemption.by_partition_tier && !array_task) preempt_for(job, partition, shape);
     bool first_blocked = blocked_partitions_.insert(partition.name).second;
     if (reservations_ < kMaxReservations) {
       ++reservations_;
@@ -431,9 +443,91 @@ class Scheduler {
     std::string text = gres_held_text(*chosen);
     hold_gres(free.gres_busy, text);
     return text;
+  // A job suspended by preemption resumes once its preemptor no longer runs and its CPUs are free.
+  void resume_lenders() {
+    for (const auto* job : lenders_) {
+      if (!preemptor_gone(*job)) continue;
+      bool free = std::all_of(job->allocation.begin(), job->allocation.end(), [&](const NodeShare& share) {
+        auto it = free_.find(share.node);
+        return it != free_.end() && it->second.cpus >= share.cpus;
+      });
+      if (!free) continue;
+      for (const auto& share : job->allocation) free_[share.node].cpus -= share.cpus;
+      decision_.resumes.push_back(job->id);
+    }
+  }
+
+  // The preemptor ended, or ran and is pending again, since the job was suspended for it (one
+  // still waiting to start keeps the CPUs it was lent).
+  bool preemptor_gone(const JobRecord& lender) const {
+    auto it = in_.state->jobs.find(lender.preempted_by);
+    if (it == in_.state->jobs.end()) return true;
+    const JobRecord& preemptor = it->second;
+    if (is_final(preemptor.state)) return true;
+    if (preemptor.state != JobState::PENDING) return false;
+    return !preemptor.runs.empty() && preemptor.runs.back().end_us >= lender.last_suspend_us;
+  }
+
+  PreemptModeSetting mode_of(const PartitionPolicy* partition) const {
+    return partition && partition->preempt_mode ? *partition->preempt_mode : in_.preemption.mode;
+  }
+
+  // Slurm's preempt/partition_prio: a job that does not fit takes the place of running jobs of
+  // partitions of a lower PriorityTier; it starts in a later pass, once they made room.
+  void preempt_for(const JobRecord& job, const PartitionPolicy& partition, const Shape& shape) {
+    RoomRequest request;
+    request.nodes = shape.nodes;
+    request.cpus_per_node = shape.cpus_per_node;
+    request.mem_per_node_mb = shape.mem_per_node_mb;
+    request.exclusive = shape.exclusive;
+    request.required_nodes = job.spec->req_nodes;
+    std::map<std::string, NodeRoom> rooms;
+    for (const auto& name : partition.nodes) {
+      auto it = free_.find(name);
+      if (it == free_.end() || !node_eligible(*shape.spec, name, shape.features)) continue;
+      if (shape.reservations && !reservation_allows(*shape.reservations, name)) continue;
+      request.eligible_nodes.push_back(name);
+      rooms[name] = {it->second.cpus, it->second.mem_mb, it->second.total_cpus};
+    }
+    for (const auto* leaving : leaving_)
+      for (const auto& share : leaving->allocation)
+        if (auto it = rooms.find(share.node); it != rooms.end()) {
+          it->second.cpus += share.cpus;
+          it->second.mem_mb += share.mem_mb;
+        }
+    std::vector<PreemptionCandidate> candidates;
+    for (const auto* running : running_) {
+      if (taken_.contains(running->id) || !preemptable_now(*running, in_.preemption, in_.now_us)) continue;
+      const auto* home = find_partition(in_.partitions, running->spec->partition);
+      uint32_t tier = home ? home->priority_tier : 1;
+      if (tier >= partition.priority_tier) continue;
+      PreemptAction action = preempt_action_for(mode_of(home), *running);
+      if (action == PreemptAction::none) continue;
+      bool useful = std::any_of(running->allocation.begin(), running->allocation.end(),
+                                [&](const NodeShare& share) { return rooms.contains(share.node); });
+      if (!useful) continue;
+      int64_t priority = running->priority != 0 ? running->priority : 1;
+      candidates.push_back(
+          {running->id, tier, priority, running->spec->nice, running->start_us, running->allocation, action});
+    }
+    if (candidates.empty()) return;
+    std::map<uint64_t, PreemptAction> actions;
+    for (const auto& candidate : candidates) actions[candidate.job_id] = candidate.action;
+    auto victims = choose_victims(request, std::move(rooms), std::move(candidates));
+    if (!victims) return;
+    for (uint64_t id : *victims) {
+      taken_.insert(id);
+      const auto& victim = in_.state->jobs.at(id);
+      const auto* home = find_partition(in_.partitions, victim.spec->partition);
+      decision_.preemptions.push_back({id, job.id, actions[id], home ? home->grace_time_sec : 0});
+    }
   }
 
   const SchedulingInput& in_;
+  std::vector<const JobRecord*> lenders_;  // suspended by preemption
+  std::vector<const JobRecord*> running_;  // preemption candidates, when preemption is on
+  std::vector<const JobRecord*> leaving_;  // preempted, being killed or requeued
+  std::set<uint64_t> taken_;               // victims chosen in this pass
   CapacityMap free_;
   std::map<std::string, uint64_t> pool_free_;
   std::set<std::string> blocked_pools_;
@@ -509,6 +603,24 @@ uint64_t reserved_size(uint64_t requested_bytes, const BbPoolPolicy& pool) {
   // Rounding up must not wrap a request near 2^64 to a small reservation.
   if (requested_bytes > UINT64_MAX - (unit - 1)) return UINT64_MAX;
   return (requested_bytes + unit - 1) / unit * unit;
+}
+
+bool misses_deadline(const JobSpecCore& spec, const PartitionPolicy& partition, int64_t now_us) {
+  if (spec.deadline_us == 0) return false;
+  if (now_us >= spec.deadline_us) return true;
+  uint32_t limit = effective_time_limit(spec, partition);
+  return limit != 0 && now_us + static_cast<int64_t>(limit) * kMicros > spec.deadline_us;
+}
+
+std::string deadline_submission_error(const JobSpecCore& spec, int64_t now_us) {
+  if (spec.deadline_us == 0) return {};
+  // Slurm compares whole seconds (time_t).
+  int64_t now = now_us / kMicros, deadline = spec.deadline_us / kMicros;
+  if (deadline < now) return kInvalidTimeLimit;
+  if (spec.time_limit_sec != 0 && spec.time_limit_sec != kUnlimited &&
+      deadline < now + static_cast<int64_t>(spec.time_limit_sec))
+    return kInvalidTimeLimit;
+  return {};
 }
 
 uint32_t effective_time_limit(const JobSpecCore& spec, const PartitionPolicy& partition) {

@@ -14,6 +14,7 @@
 #include "events/partition_table.hpp"
 #include "common/config.hpp"
 #include "common/gres.hpp"
+#include "events/preemption.hpp"
 #include "common/licenses.hpp"
 
 namespace cairn {
@@ -50,6 +51,15 @@ struct BbStageIn {
   std::string node;
 };
 
+// A running job preempted for a pending one (JobPreempted).
+struct Preemption {
+  uint64_t victim = 0;
+  uint64_t preemptor = 0;
+  PreemptAction action = PreemptAction::cancel;
+  uint32_t grace_sec = 0;  // the victim's partition's GraceTime
+  bool operator==(const Preemption&) const = default;
+};
+
 struct SchedulingDecision {
   std::vector<Placement> placements;
   std::vector<BbReservation> bb_reservations;
@@ -58,6 +68,11 @@ struct SchedulingDecision {
   // Pending jobs whose dependency can never be met and that are to be cancelled
   // (--kill-on-invalid-dep=yes, or the cluster's DependencyParameters=kill_invalid_depend).
   std::vector<uint64_t> dependency_cancels;
+  std::vector<Preemption> preemptions;
+  // Jobs suspended by preemption whose preemptor is gone and whose CPUs are free again.
+  std::vector<uint64_t> resumes;
+  // Pending jobs that can no longer finish by their --deadline: they end DEADLINE.
+  std::vector<uint64_t> deadline_misses;
 };
 
 // Feature= of each configured node (nodes without features may be absent).
@@ -79,6 +94,7 @@ struct SchedulingInput {
   const LicenseTotals* licenses = nullptr;        // Licenses=; null: none configured
   const NodeWeightMap* node_weights = nullptr;    // null: every node weighs 1
   const NodeGresMap* node_gres = nullptr;         // null: no node has GRES
+  PreemptionPolicy preemption = {};               // off unless PreemptType=preempt/partition_prio
 };
 
 // What a job asks of node `node_index` of its allocation (tasks spread as the step layout does).
@@ -96,6 +112,15 @@ SchedulingDecision schedule(const SchedulingInput& input);
 
 // The run's effective time limit in seconds (0 = unlimited) for a job in a partition.
 uint32_t effective_time_limit(const JobSpecCore& spec, const PartitionPolicy& partition);
+
+// Slurm's deadline_ok(): a job with a --deadline that, started now, would not end by it
+// (its time limit, or now itself, past the deadline). A job without a time limit may start.
+bool misses_deadline(const JobSpecCore& spec, const PartitionPolicy& partition, int64_t now_us);
+
+// Slurm's submission check of a deadline (job_mgr.c) (ESLURM_INVALID_TIME_LIMIT): a
+// deadline in the past, or before the job's own -t could end if it started now. Empty: fine.
+inline constexpr const char* kInvalidTimeLimit = "Requested time limit is invalid (missing or exceeds some limit)";
+std::string deadline_submission_error(const JobSpecCore& spec, int64_t now_us);
 
 // Memory per node a job needs (MB), from --mem, --mem-per-cpu or the partition default.
 uint64_t memory_per_node_mb(const JobSpecCore& spec, uint32_t cpus_per_node, const PartitionPolicy& partition);

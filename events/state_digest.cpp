@@ -66,6 +66,7 @@ class Hasher {
       add(t.ntasks_per_socket), add(t.sockets_per_node), add(t.cores_per_socket);
     }
     if (!s.stdin_pattern.empty()) add(s.stdin_pattern);  // hashed only when set, like the fields above
+    if (s.deadline_us != 0) add(s.deadline_us);            // likewise
   }
   void add(const StepRecord& s) {
     add(s.id), add(s.restart), add(s.name), add(s.nodes), add(s.num_tasks), add(s.cpus_per_task);
@@ -94,6 +95,8 @@ class Hasher {
     if (j.cancelled_by_uid != kNotCancelledByUid) add(j.cancelled_by_uid);           // as for arrays
     for (const auto& entry : j.cpu_ids) add(entry.node), add(entry.cpu_ids);          // as for arrays
     add(j.batch_usage);
+    if (j.preempted_by != 0 || j.preempt_action != PreemptAction::none)  // as for arrays
+      add(j.preempted_by), add(j.preempt_action), add(j.preempt_grace_sec);
   }
   void add(const NodeRecord& n) {
     add(n.name), add(n.cpus), add(n.mem_mb), add(n.partitions), add(n.status), add(n.reason);

@@ -492,6 +492,12 @@ TEST_CASE("cli_format: scontrol show node and partition (golden)") {
                                              render_scontrol_show_node(nodes["n2"], partitions, context(), true));
   std::string shown;
   for (const auto& partition : partitions) shown += render_scontrol_show_partition(partition, nodes, context());
+  // Preemption: PriorityTier=, GraceTime= and the PreemptMode= in force.
+  PartitionView urgent = partition_view("urgent", false, PartitionState::up, 3600, {"n1"});
+  urgent.priority_tier = 10;
+  urgent.preempt_mode = "GANG,SUSPEND";
+  urgent.grace_time_sec = 120;
+  shown += render_scontrol_show_partition(urgent, nodes, context());
   check_golden("scontrol_show_partition.txt", shown);
 }
 
@@ -816,6 +822,7 @@ TEST_CASE("cli_format: scontrol show job with -C, -w, -x, --comment and --mail-*
     spec.mail_type = "END,FAIL";
     spec.mail_user = "ops@example.org";
     spec.exclusive = true;
+    spec.deadline_us = kT0 + 7200 * 1'000'000LL;  // --deadline: Deadline= and squeue's deadline
   });
   run_on(job, {{"n1", 2, 1000}, {"n2", 2, 1000}}, kT0);
   check_golden("scontrol_show_job_options.txt", render_scontrol_show_job(job, context()));

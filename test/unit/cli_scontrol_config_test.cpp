@@ -43,6 +43,9 @@ constexpr const char* kConfig =
     "Licenses=matlab:2,fluent\n"
     "Operators=ops\n"
     "SchedulerParameters=enable_user_top\n"
+    "PreemptType=preempt/partition_prio\n"
+    "PreemptMode=SUSPEND,GANG\n"
+    "PreemptExemptTime=1-00:00:00\n"
     "NodeName=n[1-2] CPUs=4 RealMemory=8000 NodeAddr=10.0.0.2 Port=6818,6819\n"
     "PartitionName=debug Nodes=ALL Default=YES\n"
     "BurstBuffer=Pool=fast Capacity=10G Path=/scratch/bb\n";

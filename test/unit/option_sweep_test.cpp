@@ -69,7 +69,7 @@ std::string srun_error(std::vector<std::string> args) {
 TEST_CASE("option sweep: sbatch refuses what Cairn cannot honour, saying why (golden)") {
   check_golden("sbatch_refused_options.txt",
                error_table({{"--cluster-constraint=x"}, {"-M", "other"}, {"--container=/c"}, {"--context=x"},
-                            {"-S", "2"}, {"--deadline=now+1hour"}, {"--export-file=env"},
+                            {"-S", "2"}, {"--export-file=env"},
                             {"--gpu-freq=high"}, {"--gpus-per-socket=1"}, {"--gres-flags=enforce-binding"},
                             {"--mcs-label=x"}, {"--mincpus=4"}, {"-k"}, {"-F", "nodes"},
                             {"--ntasks-per-gpu=1"}, {"--ntasks-per-tres=1"}, {"--priority=10"}, {"--test-only"},

@@ -50,6 +50,7 @@ JobSpec full_spec() {
   spec.work_dir = "/home/alice";
   spec.environment = {"PATH=/bin", "HOME=/home/alice"};
   spec.array_spec = "1-4%2";
+  spec.deadline_us = 1795000000000000;  // --deadline
   return spec;
 }
 
@@ -107,6 +108,9 @@ JobRecord full_job() {
 
   job.cancelled_by_uid = 1000;
   job.cpu_ids = {{"n1", "0-1"}, {"n2", "2,4"}};
+  job.preempted_by = 77;
+  job.preempt_action = PreemptAction::requeue;
+  job.preempt_grace_sec = 30;
   return job;
 }
 
@@ -122,10 +126,14 @@ PartitionPolicy full_partition() {
   partition.state = PartitionState::down;
   partition.is_default = true;
   partition.max_time_sec = 3600;
+  partition.preempt_mode = PreemptModeSetting{PreemptMode::requeue, false, false};
+  partition.grace_time_sec = 60;
   return partition;
 }
 
 void check_same_partition(const PartitionPolicy& read, const PartitionPolicy& written) {
+  CHECK(read.preempt_mode == written.preempt_mode);
+  CHECK(read.grace_time_sec == written.grace_time_sec);
   CHECK(read.name == written.name);
   CHECK(read.nodes == written.nodes);
   CHECK(read.state == written.state);
