@@ -392,6 +392,8 @@ SupervisedStart spawn_supervised_batch_script(const SpawnRequest& request, const
                   request.cgroup_procs_file.empty() ? std::string("-") : request.cgroup_procs_file};
   if (!request.cpuset_exec.empty() && !request.cpuset_procs_file.empty())
     command.argv.push_back("--cpuset=" + request.cpuset_procs_file);
+  if (!request.cpuset_exec.empty() && !request.devices_procs_file.empty())
+    command.argv.push_back("--devices=" + request.devices_procs_file);
   if (!request.cpu_list.empty()) command.argv.push_back("--cpus=" + request.cpu_list);
   command.argv.insert(command.argv.end(), job_command.argv.begin(), job_command.argv.end());
   command.env = job_command.env;

@@ -1,4 +1,4 @@
-// cairn-stepd JOB_ID NODE PROCS_FILE|- [--cpuset=PROCS_FILE] [--cpus=LIST] PROGRAM [ARGS...]:
+// cairn-stepd JOB_ID NODE PROCS_FILE|- [--cpuset=PROCS_FILE] [--devices=PROCS_FILE] [--cpus=LIST] PROGRAM [ARGS...]:
 // the supervisor of one batch job
 // run, so that the job outlives its agent (docs/decisions.md, "Jobs survive an agent
 // restart"). cairnd posix_spawns it in a session of its own with the job's environment,
@@ -10,7 +10,7 @@
 // process group, in the memory cgroup whose cgroup.procs is PROCS_FILE ("-": none), with
 // every signal's action reset; records itself and that group in the record before the
 // job's first instruction; reaps the script and its orphans (it is their subreaper);
-// with --cpuset it joins that cpuset cgroup too, and with --cpus it binds the job to those
+// with --cpuset (--devices) it joins that cpuset (devices) cgroup too, and with --cpus it binds the job to those
 // CPUs ("0-3,6", taskset -c's form), both before the exec: no cairn-cgroup-exec and no
 // taskset to exec on the way (docs/decisions.md, "CPU per job");
 // when the script ends, kills what is left in its group and records how it ended.
@@ -61,13 +61,15 @@ bool write_all(int fd, const std::string& text) {
 
 // Why the child could not become the job, sent to the parent before the child exits.
 struct ChildFailure {
-  int step;  // 1: joining the cgroup, 2: exec, 3: joining the cpuset cgroup, 4: binding to the CPUs
+  int step;  // 1: joining the cgroup, 2: exec, 3: joining the cpuset cgroup, 4: binding to the CPUs,
+             // 5: joining the devices cgroup
   int error_number;
 };
 
 // Where the job goes before its exec, besides its memory cgroup.
 struct Confinement {
   const char* cpuset_procs_file = nullptr;  // --cpuset
+  const char* devices_procs_file = nullptr; // --devices: the job's GPUs (ConstrainDevices)
   const char* cpu_list = nullptr;           // --cpus, as given
   cpu_set_t* cpus = nullptr;                // --cpus, parsed (CPU_ALLOC)
   size_t cpus_size = 0;
@@ -114,6 +116,8 @@ void sleep_ms(int ms) {
     child_fails(failure_fd, 3, errno);
   if (confinement.cpus != nullptr && ::sched_setaffinity(0, confinement.cpus_size, confinement.cpus) != 0)
     child_fails(failure_fd, 4, errno);
+  if (confinement.devices_procs_file != nullptr && !join_cgroup(confinement.devices_procs_file))
+    child_fails(failure_fd, 5, errno);
   for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
   sigset_t none;
   sigemptyset(&none);
@@ -160,7 +164,8 @@ uint64_t oom_kills_of(const char* procs_file) {
 
 int main(int argc, char** argv) {
   constexpr const char* kUsage =
-      "usage: cairn-stepd JOB_ID NODE PROCS_FILE|- [--cpuset=PROCS_FILE] [--cpus=LIST] PROGRAM [ARGS...] (started by "
+      "usage: cairn-stepd JOB_ID NODE PROCS_FILE|- [--cpuset=PROCS_FILE] [--devices=PROCS_FILE] [--cpus=LIST] PROGRAM "
+      "[ARGS...] (started by "
       "cairnd)\n";
   if (argc < 5) {
     std::fputs(kUsage, stderr);
@@ -175,6 +180,8 @@ int main(int argc, char** argv) {
   for (; first < argc && std::strncmp(argv[first], "--", 2) == 0; ++first) {
     if (std::strncmp(argv[first], "--cpuset=", 9) == 0) {
       confinement.cpuset_procs_file = argv[first] + 9;
+    } else if (std::strncmp(argv[first], "--devices=", 10) == 0) {
+      confinement.devices_procs_file = argv[first] + 10;
     } else if (std::strncmp(argv[first], "--cpus=", 7) == 0) {
       confinement.cpu_list = argv[first] + 7;
     } else {
@@ -257,6 +264,9 @@ int main(int argc, char** argv) {
     if (why.step == 3)
       return launch_failed("cannot launch job " + job + ": cannot join the cpuset cgroup " +
                            confinement.cpuset_procs_file + ": " + std::strerror(why.error_number));
+    if (why.step == 5)
+      return launch_failed("cannot launch job " + job + ": cannot join the devices cgroup " +
+                           confinement.devices_procs_file + ": " + std::strerror(why.error_number));
     if (why.step == 4)
       return launch_failed("cannot launch job " + job + ": cannot bind to CPUs " + confinement.cpu_list + ": " +
                            std::strerror(why.error_number));

@@ -62,6 +62,7 @@ struct AuditJob {
   // The current run.
   bool active = false;
   bool run_oom = false;
+  bool cpus_lent = false;      // suspended by a preemptor, which runs on its CPUs (memory stays held)
   std::vector<Share> shares;
   int64_t run_start_us = 0;
   uint32_t limit_sec = 0;
@@ -339,6 +340,33 @@ struct ScheduleAuditor::State {
     job.last_run_start_us = now_us;
   }
 
+  // PreemptMode=SUSPEND: the victim's CPUs go to its preemptor until it is resumed.
+  void lend_cpus(AuditJob& job) {
+    if (!job.active || job.cpus_lent) return;
+    for (const auto& share : job.shares)
+      if (auto it = nodes.find(share.node); it != nodes.end()) {
+        it->second.used_cpus -= std::min(it->second.used_cpus, share.cpus);
+        it->second.holders[job.id].cpus = 0;
+      }
+    job.cpus_lent = true;
+  }
+
+  void take_back_cpus(AuditJob& job, int64_t now_us) {
+    if (!job.active || !job.cpus_lent) return;
+    job.cpus_lent = false;
+    for (const auto& share : job.shares) {
+      auto it = nodes.find(share.node);
+      if (it == nodes.end()) continue;
+      AuditNode& node = it->second;
+      node.used_cpus += share.cpus;
+      node.holders[job.id].cpus = share.cpus;
+      if (node.used_cpus > node.cpus)
+        violation(AuditRule::node_cpus, now_us, job.id, 0,
+                  fmt::format("node {}: {} CPUs allocated of {} when JobId={} resumed", share.node, node.used_cpus,
+                              node.cpus, job.id));
+    }
+  }
+
   void release(AuditJob& job, int64_t now_us) {
     if (!job.active) return;
     uint32_t cpus = 0;
@@ -346,12 +374,13 @@ struct ScheduleAuditor::State {
       cpus += share.cpus;
       auto it = nodes.find(share.node);
       if (it == nodes.end()) continue;
-      it->second.used_cpus -= std::min(it->second.used_cpus, share.cpus);
+      if (!job.cpus_lent) it->second.used_cpus -= std::min(it->second.used_cpus, share.cpus);
       it->second.used_mem_mb -= std::min(it->second.used_mem_mb, share.mem_mb);
       it->second.holders.erase(job.id);
     }
     cpu_us += static_cast<double>(cpus) * static_cast<double>(now_us - job.run_start_us);
     job.active = false;
+    job.cpus_lent = false;
     active.erase(job.id);
     job.shares.clear();
     job.last_end_us = now_us;
@@ -425,6 +454,14 @@ struct ScheduleAuditor::State {
         break;
       case Body::JOB_HELD:
         if (auto* job = job_of(body.getJobHeld().getJobId())) job->held = true;
+        break;
+      case Body::JOB_PREEMPTED:
+        if (auto* job = job_of(body.getJobPreempted().getJobId());
+            job && body.getJobPreempted().getAction() == schema::PreemptAction::SUSPEND)
+          lend_cpus(*job);
+        break;
+      case Body::JOB_RESUME:
+        if (auto* job = job_of(body.getJobResume().getJobId())) take_back_cpus(*job, now_us);
         break;
       case Body::JOB_RELEASED:
         if (auto* job = job_of(body.getJobReleased().getJobId())) job->held = false;

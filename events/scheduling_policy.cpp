@@ -443,6 +443,8 @@ class Scheduler {
     std::string text = gres_held_text(*chosen);
     hold_gres(free.gres_busy, text);
     return text;
+  }
+
   // A job suspended by preemption resumes once its preemptor no longer runs and its CPUs are free.
   void resume_lenders() {
     for (const auto* job : lenders_) {

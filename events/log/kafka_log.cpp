@@ -713,7 +713,11 @@ std::string PartitionWriter::producer_failed(rd_kafka_resp_err_t code, const std
                                              Clock::time_point deadline) {
   producer_.reset();
   if (fencing_error(code)) return fenced(text, deadline);
-  fatal_ = fmt::format("the producer of partition {} failed: {}; this writer stops", partition_, text);
+  // An ACL refusal may surface as the producer's fatal error (its idempotence PID refused):
+  // name the principal and the key, as for a refused batch.
+  auto refused = refusal(code);
+  fatal_ = fmt::format("the producer of partition {} failed: {}; this writer stops", partition_,
+                       refused.empty() ? text : refused + ": " + text);
   spdlog::error("event log {}: {}", log_.where(), fatal_);
   return fatal_;
 }

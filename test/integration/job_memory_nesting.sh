@@ -51,10 +51,12 @@ grep -q "holder rss: [0-9]" over.out || fail "the script's holder did not get it
 cairn log dump --job "$over" | finds OomDetected || fail "no OomDetected for job $over"
 
 # 3. Nothing of either job is left in a cgroup.
-memory_dir=$(grep -h "memory enforcement: cgroup" "$work"/*.log | head -1 | sed -n 's/.*job cgroups \([^ ]*\)\/cairnd-.*/\1/p')
-if [ -n "$memory_dir" ] && [ -d "$memory_dir" ]; then
+# This agent's job cgroups only ("job cgroups DIR/cairnd-n1-HASH-PID.*"): an agent of another
+# run killed with -9 may have left its own behind.
+cgroup_prefix=$(grep -h "memory enforcement: cgroup" "$work"/*.log | head -1 | sed -n 's/.*job cgroups \([^ ]*\)\.\*$/\1/p')
+if [ -n "$cgroup_prefix" ] && [ -d "$(dirname "$cgroup_prefix")" ]; then
   for _ in $(seq 200); do
-    left=$(ls -d "$memory_dir"/cairnd-n1-*.job"$within".0 "$memory_dir"/cairnd-n1-*.job"$over".0 2>/dev/null || true)
+    left=$(ls -d "$cgroup_prefix".job"$within".0 "$cgroup_prefix".job"$over".0 2>/dev/null || true)
     [ -z "$left" ] && break
     sleep 0.05
   done

@@ -76,6 +76,7 @@ wait_state "$high1" COMPLETED
 victim=$(sbatch --parsable -p lowrq -n 2 --max-restarts=1 --wrap \
   'echo "run ${SLURM_RESTART_COUNT:-0}" >> requeue.runs; while true; do sleep 0.1; done')
 wait_state "$victim" RUNNING
+wait_file requeue.runs  # its first run wrote its line before it is preempted
 high2=$(preemptor h2)
 wait_state "$high2" RUNNING 60
 [ "$(squeue -h -j "$victim" -o %t)" = PD ] || fail "the requeued job is not pending: $(squeue -j "$victim")"

@@ -71,6 +71,25 @@ TEST_CASE("schedule audit: a clean schedule has no violation and exact figures")
   CHECK(text.find("Mean bounded slowdown (tau = 10 s): 1.17\n") != std::string::npos);
 }
 
+TEST_CASE("schedule audit: a job suspended by its preemptor lends it its CPUs until resumed") {
+  AuditLog log;
+  log.two_nodes();
+  log.submit(0, 1);
+  log.submit(1, 2);
+  log.start(0, 1, {{"n1", 4, 1000}});
+  log.add(make::job_preempted(by_system(2), 1, 2, schema::PreemptAction::SUSPEND, 0));
+  log.add(make::job_suspend(by_system(2), 1));
+  log.start(3, 2, {{"n1", 4, 1000}});  // on the lent CPUs: no violation
+  CHECK(log.audit().violations.empty());
+  AuditLog early = log;
+  early.add(make::job_resume(by_system(4), 1));  // resumed while the preemptor still holds them
+  CHECK(rules_of(early.audit()) == std::vector<AuditRule>{AuditRule::node_cpus});
+  log.end(5, 2);
+  log.add(make::job_resume(by_system(6), 1));
+  log.end(9, 1);
+  CHECK(log.audit().violations.empty());
+}
+
 TEST_CASE("schedule audit: bounded slowdown counts runs shorter than tau as tau") {
   AuditLog log;
   log.two_nodes();
