@@ -13,6 +13,7 @@
 #include "agents/cpu_binding.hpp"
 #include "agents/agent_settings.hpp"
 #include "agents/run_record.hpp"
+#include "agents/script_book.hpp"
 
 namespace cairn {
 
@@ -34,6 +35,7 @@ struct AgentContext {
   std::shared_ptr<const DeviceCgroups> devices;
   std::string stepd_path;                   // cairn-stepd, next to cairnd (batch jobs' supervisor)
   const AgentSpool* spool = nullptr;        // outlives the actors
+  std::shared_ptr<ScriptBook> scripts = std::make_shared<ScriptBook>();  // batch scripts, by owning run
   MemoryEventWatch* memory_watch = nullptr;  // with cgroups; outlives the actors' use of it
   StepReports* step_reports = nullptr;       // the controller link's; outlives the actors' use of it
   MachineCpus machine_cpus{{}};              // where the node's CPU ordinals are on this machine

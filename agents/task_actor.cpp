@@ -181,7 +181,7 @@ void start_batch_script(TaskActor* self) {
     bool switch_user = must_switch_user(job.spec.uid);
     std::optional<FileOwner> owner;
     if (switch_user) owner = FileOwner{job.spec.uid, job.spec.gid};
-    st.script_path = write_script_file(settings.spool_dir, job.job_id, job.spec.script, owner);
+    st.script_path = st.context->scripts->write(settings.spool_dir, job.job_id, job.restart_count, job.spec.script, owner);
     SpawnRequest request = spawn_request_for(job, settings.node, settings.cluster_name, st.script_path, switch_user);
     // The GPUs the controller chose for the job on this node (SLURM_JOB_GPUS, CUDA_VISIBLE_DEVICES, ...).
     request.env = with_environment_settings(
@@ -222,7 +222,7 @@ void start_batch_script(TaskActor* self) {
                    st.supervisor);
     self->send(st.agent, spawned_atom::value, job.job_id, job.restart_count, st.supervisor);
   } catch (const std::exception& e) {
-    if (!st.script_path.empty()) remove_script_file(st.script_path);
+    if (!st.script_path.empty()) st.context->scripts->remove(st.script_path, job.job_id, job.restart_count);
     if (st.recorded) st.context->spool->remove_run(job.job_id, job.restart_count);
     st.recorded = false;
     remove_cgroup(self);
@@ -254,7 +254,7 @@ void finish_run(TaskActor* self, ExitStatus status, std::optional<OomCount> coun
              .limit_bytes = st.limit_bytes,
              .usage = batch_usage(st.script_rusage, cgroup_usage, st.context->settings.node)};
   remove_cgroup(self);
-  remove_script_file(st.script_path);
+  st.context->scripts->remove(st.script_path, st.job.job_id, st.job.restart_count);
   report_end(self, std::move(end));
 }
 
@@ -292,7 +292,7 @@ void on_supervisor_exit(TaskActor* self, ExitStatus supervisor_status) {
     if (record->oom) kept = OomCount{record->oom->oom_kills, record->oom->peak_bytes};
     return on_shell_exit(self, {record->exit->exit_code, record->exit->signal}, kept);
   }
-  remove_script_file(st.script_path);
+  st.context->scripts->remove(st.script_path, st.job.job_id, st.job.restart_count);
   if (record && record->failure) {
     remove_cgroup(self);
     return report_launch_failure(self, *record->failure);

@@ -27,6 +27,7 @@
 #include "agents/job_environment.hpp"
 #include "events/output_paths.hpp"
 #include "agents/process_group.hpp"
+#include "agents/script_book.hpp"
 #include "test/unit/skip.hpp"
 
 using namespace cairn;
@@ -449,6 +450,23 @@ TEST_CASE("KillPlan: SIGTERM first, SIGKILL after Slurm's default KillWait") {
   KillPlan plan;
   CHECK(plan.first_signal == SIGTERM);
   CHECK(plan.kill_wait == 30s);
+}
+
+TEST_CASE("ScriptBook: an older run's cleanup leaves a newer run's script alone") {
+  TempDir dir;
+  ScriptBook scripts;
+  std::string path = scripts.write(dir.path(), 5, 0, "#!/bin/sh\necho run 0\n", std::nullopt);
+  // Requeued back to this node: run 1 writes its script at the same path while run 0 ends.
+  CHECK(scripts.write(dir.path(), 5, 1, "#!/bin/sh\necho run 1\n", std::nullopt) == path);
+  scripts.remove(path, 5, 0);
+  CHECK(read_file(path) == "#!/bin/sh\necho run 1\n");
+  scripts.remove(path, 5, 1);
+  CHECK_FALSE(std::filesystem::exists(path));
+  CHECK_FALSE(std::filesystem::exists(dir / "job00005"));
+  // A run the book never saw written (adopted after an agent restart) removes its own.
+  std::string adopted = write_script_file(dir.path(), 6, "x");
+  scripts.remove(adopted, 6, 2);
+  CHECK_FALSE(std::filesystem::exists(adopted));
 }
 
 TEST_CASE("write_script_file: Slurm's spool layout, mode 0700, replaced on rewrite") {
