@@ -44,6 +44,15 @@ struct EventDraft {
   std::function<make::Bytes(const EventMeta&)> build;
 };
 
+// An event the controller itself decides (a scheduling pass, a time limit): actor cairnctld, uid 0.
+inline EventDraft system_draft(uint64_t job_id, std::function<make::Bytes(const EventMeta&)> build) {
+  EventDraft draft;
+  draft.actor = ActorInfo{0, "cairnctld", schema::ActorKind::SYSTEM};
+  draft.job_id = job_id;
+  draft.build = std::move(build);
+  return draft;
+}
+
 struct AppendAck {
   bool ok = false;
   uint64_t offset = 0;

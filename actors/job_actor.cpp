@@ -55,8 +55,6 @@ using JobSelf = JobActor::stateful_pointer<JobActorState>;
 template <class T>
 using Reply = std::function<void(const T&)>;
 
-const ActorInfo kControllerActor{0, "cairnctld", schema::ActorKind::SYSTEM};
-
 void append(JobSelf self, EventDraft draft, std::function<void(const AppendAck&)> then = {}) {
   self->request(self->state.context->actors.log, caf::infinite, append_atom_v, std::move(draft))
       .then([then = std::move(then)](const AppendAck& ack) {
@@ -64,14 +62,6 @@ void append(JobSelf self, EventDraft draft, std::function<void(const AppendAck&)
         if (!ack.ok) spdlog::debug("JobId={}: could not append an event: {}", ack.job_id, ack.error);
         if (then) then(ack);
       });
-}
-
-EventDraft system_draft(uint64_t job_id, std::function<make::Bytes(const EventMeta&)> build) {
-  EventDraft draft;
-  draft.actor = kControllerActor;
-  draft.job_id = job_id;
-  draft.build = std::move(build);
-  return draft;
 }
 
 // Sends a message to the node actor of every node of the job.

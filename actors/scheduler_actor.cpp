@@ -34,81 +34,51 @@ struct SchedulerState {
 
 using Scheduler = std::remove_pointer_t<SchedulerActor::stateful_pointer<SchedulerState>>;
 
-const ActorInfo kSchedulerActor{0, "cairnctld", schema::ActorKind::SYSTEM};
-
 EventDraft allocation_draft(const Placement& placement) {
-  EventDraft draft;
-  draft.actor = kSchedulerActor;
-  draft.job_id = placement.job_id;
   if (placement.array_task) {  // the task becomes a job of its own, with a new id, as it starts
-    draft.new_job_id = true;
-    draft.build = [placement](const EventMeta& meta) {
+    EventDraft draft = system_draft(placement.job_id, [placement](const EventMeta& meta) {
       return make::job_allocated(meta, meta.job_id, placement.nodes, placement.time_limit_sec, placement.job_id,
                                  placement.task_id);
-    };
+    });
+    draft.new_job_id = true;
     return draft;
   }
-  draft.build = [placement](const EventMeta& meta) {
+  return system_draft(placement.job_id, [placement](const EventMeta& meta) {
     return make::job_allocated(meta, placement.job_id, placement.nodes, placement.time_limit_sec);
-  };
-  return draft;
+  });
 }
 
 EventDraft reservation_draft(const BbReservation& reservation) {
-  EventDraft draft;
-  draft.actor = kSchedulerActor;
-  draft.job_id = reservation.job_id;
-  draft.build = [reservation](const EventMeta& meta) {
+  return system_draft(reservation.job_id, [reservation](const EventMeta& meta) {
     return make::bb_reserved(meta, reservation.job_id, reservation.pool, reservation.bytes);
-  };
-  return draft;
+  });
 }
 
 EventDraft stage_in_draft(const BbStageIn& stage_in) {
-  EventDraft draft;
-  draft.actor = kSchedulerActor;
-  draft.job_id = stage_in.job_id;
-  draft.build = [stage_in](const EventMeta& meta) {
+  return system_draft(stage_in.job_id, [stage_in](const EventMeta& meta) {
     return make::bb_stage_started(meta, stage_in.job_id, schema::StageDirection::STAGE_IN, stage_in.node);
-  };
-  return draft;
+  });
 }
 
 // The controller cancels a job whose dependency can never be met (kill_invalid_depend).
 EventDraft dependency_cancel_draft(uint64_t job_id) {
-  EventDraft draft;
-  draft.actor = kSchedulerActor;
-  draft.job_id = job_id;
-  draft.build = [job_id](const EventMeta& meta) { return make::job_cancelled(meta, job_id, SIGKILL, true); };
-  return draft;
+  return system_draft(job_id, [job_id](const EventMeta& meta) { return make::job_cancelled(meta, job_id, SIGKILL, true); });
 }
 
 EventDraft preemption_draft(const Preemption& preemption) {
-  EventDraft draft;
-  draft.actor = kSchedulerActor;
-  draft.job_id = preemption.victim;
-  draft.build = [preemption](const EventMeta& meta) {
+  return system_draft(preemption.victim, [preemption](const EventMeta& meta) {
     return make::job_preempted(meta, preemption.victim, preemption.preemptor,
                                static_cast<schema::PreemptAction>(preemption.action), preemption.grace_sec);
-  };
-  return draft;
+  });
 }
 
 // A job suspended by preemption resumes once its preemptor is gone.
 EventDraft resume_draft(uint64_t job_id) {
-  EventDraft draft;
-  draft.actor = kSchedulerActor;
-  draft.job_id = job_id;
-  draft.build = [job_id](const EventMeta& meta) { return make::job_resume(meta, job_id); };
-  return draft;
+  return system_draft(job_id, [job_id](const EventMeta& meta) { return make::job_resume(meta, job_id); });
 }
 
 EventDraft deadline_draft(uint64_t job_id) {
-  EventDraft draft;
-  draft.actor = kSchedulerActor;
-  draft.job_id = job_id;
-  draft.build = [job_id](const EventMeta& meta) { return make::job_deadline_reached(meta, job_id); };
-  return draft;
+  return system_draft(job_id, [job_id](const EventMeta& meta) { return make::job_deadline_reached(meta, job_id); });
 }
 
 void run_pass(Scheduler* self);
