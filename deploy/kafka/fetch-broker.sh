@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Fetches the jars of the Kafka release pinned in deploy/kafka/pom.xml (the broker
-# and its runtime dependencies) into BUILD/kafka/libs, installing Java 17 and
-# Maven first when they are missing. Idempotent and silent once done: a stamp
-# records which pom.xml the folder was made from.
+# and its runtime dependencies) into BUILD/kafka/libs, installing Java 17 (a JDK: the
+# ACL test runs a Java source file) and Maven first when they are missing. Idempotent
+# and silent once done: a stamp records which pom.xml the folder was made from.
 # usage: fetch-broker.sh [BUILD_DIR]   (default: build)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,7 +14,7 @@ want=$(sha256sum "$here/pom.xml" | cut -d' ' -f1)
 
 missing=()
 java_version=$(java -version 2>&1 || true)
-[[ "$java_version" =~ version\ \"(1[7-9]|[2-9][0-9]) ]] || missing+=(openjdk-17-jre-headless)
+[[ "$java_version" =~ version\ \"(1[7-9]|[2-9][0-9]) ]] && command -v javac >/dev/null || missing+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null || missing+=(maven)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "fetch-broker: installing ${missing[*]}"

@@ -6,13 +6,8 @@
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 source "$(dirname "$0")/bench_lib.bash"
-export PATH="$build/bin:$PATH"
-dir=$(mktemp -d /tmp/cairn-bench-XXXXXX)
-trap 'cairn local down --dir "$dir" >/dev/null 2>&1; rm -rf "$dir"' EXIT
 cpus=${CAIRN_BENCH_ARRAY_CPUS:-16}
-eval "$(cairn local up --dir "$dir" --nodes 2 --cpus "$cpus" --memory 16000)"
-cd "$dir"
-now() { date +%s.%N; }
+start_bench_cluster 2 "$cpus" 16000
 
 tasks=${CAIRN_BENCH_ARRAY_TASKS:-10000}
 ctl=$(head -1 pids)

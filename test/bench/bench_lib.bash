@@ -69,3 +69,16 @@ figure() {  # name value unit [goal] [note]
   printf '{"name": %s, "value": %s, "unit": %s, "goal": %s}\n' "$(_json_string "$name")" "$value" \
     "$(_json_string "$unit")" "$([ -n "$goal" ] && _json_string "$goal" || echo null)" >> "$CAIRN_BENCH_RESULTS"
 }
+
+# A local cluster of the build's binaries in a fresh directory, taken down at exit; the
+# script continues in that directory ($dir) with its controller's and agents' pids in `pids`.
+start_bench_cluster() {  # nodes cpus memory_mb
+  export PATH="$build/bin:$PATH"
+  dir=$(mktemp -d /tmp/cairn-bench-XXXXXX)
+  chmod 755 "$dir"  # jobs of other users (the OOM bench's) write their output here
+  trap 'cairn local down --dir "$dir" >/dev/null 2>&1; rm -rf "$dir"' EXIT
+  eval "$(cairn local up --dir "$dir" --nodes "$1" --cpus "$2" --memory "$3")"
+  cd "$dir"
+}
+
+now() { date +%s.%N; }

@@ -5,12 +5,7 @@
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 source "$(dirname "$0")/bench_lib.bash"
-export PATH="$build/bin:$PATH"
-dir=$(mktemp -d /tmp/cairn-bench-oom-XXXXXX)
-chmod 755 "$dir"
-trap 'cairn local down --dir "$dir" >/dev/null 2>&1; rm -rf "$dir"' EXIT
-eval "$(cairn local up --dir "$dir" --nodes 1 --cpus 2 --memory 1000)"
-cd "$dir"
+start_bench_cluster 1 2 1000
 if ! scontrol show node n1 | grep -q 'MemoryEnforcement=cgroup/'; then
   echo "oom.latency skipped: the agent runs without memory enforcement here ($(grep -ho 'memory enforcement off: [^;]*' ./*.log | head -1))"
   exit 0

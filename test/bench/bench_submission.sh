@@ -7,12 +7,7 @@
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 source "$(dirname "$0")/bench_lib.bash"
-export PATH="$build/bin:$PATH"
-dir=$(mktemp -d /tmp/cairn-bench-XXXXXX)
-trap 'cairn local down --dir "$dir" >/dev/null 2>&1; rm -rf "$dir"' EXIT
-eval "$(cairn local up --dir "$dir" --nodes 2 --cpus 2 --memory 4000)"
-cd "$dir"
-now() { date +%s.%N; }
+start_bench_cluster 2 2 4000
 ctl=$(head -1 pids)
 
 clients=${CAIRN_BENCH_CLIENTS:-16}

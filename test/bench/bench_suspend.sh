@@ -5,11 +5,7 @@
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 source "$(dirname "$0")/bench_lib.bash"
-export PATH="$build/bin:$PATH"
-dir=$(mktemp -d /tmp/cairn-bench-suspend-XXXXXX)
-trap 'cairn local down --dir "$dir" >/dev/null 2>&1; rm -rf "$dir"' EXIT
-eval "$(cairn local up --dir "$dir" --nodes 1 --cpus 2 --memory 1000)"
-cd "$dir"
+start_bench_cluster 1 2 1000
 job=$(sbatch --parsable --wrap 'sleep 600 & sleep 600 & sleep 600 & echo $$ > tree.pid; wait')
 for _ in $(seq 100); do [ -s tree.pid ] && break; sleep 0.05; done
 pgid=$(cat tree.pid)

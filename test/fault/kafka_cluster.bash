@@ -35,3 +35,15 @@ kafka_leader() {
 
 # Job ids of every JobSubmitted event a read_committed reader of the log sees.
 logged_submissions() { cairn log dump --kind JobSubmitted | sed -n "s/.*job=\([0-9]*\).*/\1/p" | sort; }
+
+# The usual start of a fault test: 3 brokers, a one-node cluster on them and one held job
+# acknowledged before the fault ($before_fault; $controller is the controller's pid).
+start_site_on_three_brokers() {
+  start_kafka_cluster 3
+  start_cluster 1 2 1000
+  controller=$(head -1 pids)
+  before_fault=$(sbatch --parsable -H -J before --wrap true) || fail "no submission before the fault"
+}
+
+# The node ids of the 3 brokers but the given one.
+other_brokers() { local n; for n in 1 2 3; do [ "$n" = "$1" ] || echo "$n"; done; }

@@ -8,16 +8,13 @@ set -euo pipefail
 build=$1
 source "$(dirname "$0")/../integration/cluster.bash"
 source "$(dirname "$0")/kafka_cluster.bash"
-start_kafka_cluster 3
-start_cluster 1 2 1000
-controller=$(head -1 pids)
-first=$(sbatch --parsable -H -J before --wrap true) || fail "no submission before the fault"
+start_site_on_three_brokers
 kill -TERM "$controller"
 for _ in $(seq 300); do exited "$controller" && break; sleep 0.1; done
 exited "$controller" || fail "the controller does not stop"
 
 leader=$(kafka_leader)
-other=$((leader % 3 + 1))
+other=$(other_brokers "$leader" | head -1)
 stopped=("$(broker pid --node "$leader")" "$(broker pid --node "$other")")
 resume() { kill -CONT "${stopped[@]}" 2>/dev/null || true; }
 trap 'resume; cleanup; stop_kafka_cluster' EXIT
@@ -59,5 +56,5 @@ echo "squeue --at said: $(tail -1 at.err)"
 
 resume
 restart_controller
-[ "$(squeue -h -t all -o %i)" = "$first" ] || fail "after the brokers resumed the jobs are: $(squeue -h -t all -o %i)"
+[ "$(squeue -h -t all -o %i)" = "$before_fault" ] || fail "after the brokers resumed the jobs are: $(squeue -h -t all -o %i)"
 pass "kafka_leader_stopped: all checks passed"

@@ -7,13 +7,9 @@ set -euo pipefail
 build=$1
 source "$(dirname "$0")/../integration/cluster.bash"
 source "$(dirname "$0")/kafka_cluster.bash"
-start_kafka_cluster 3
-start_cluster 1 2 1000
-controller=$(head -1 pids)
-first=$(sbatch --parsable -H -J before --wrap true) || fail "no submission before the fault"
+start_site_on_three_brokers
 leader=$(kafka_leader)
-others=()
-for n in 1 2 3; do [ "$n" = "$leader" ] || others+=("$n"); done
+others=($(other_brokers "$leader"))
 # The leader and one follower go: one replica is left, below min.insync.replicas=2.
 broker kill --node "$leader"
 broker kill --node "${others[0]}"

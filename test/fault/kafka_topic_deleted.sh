@@ -6,9 +6,7 @@ set -euo pipefail
 build=$1
 source "$(dirname "$0")/../integration/cluster.bash"
 source "$(dirname "$0")/kafka_cluster.bash"
-start_kafka_cluster 3
-start_cluster 1 2 1000
-before=$(sbatch --parsable -H -J before --wrap true) || fail "no submission before the fault"
+start_site_on_three_brokers
 "$bin/../test/kafka_delete_topic" "$kafka_bootstrap" cairn.events || fail "cannot delete the topic"
 for attempt in 1 2 3; do
   set +e

@@ -158,6 +158,21 @@ expect_reason() {  # job reason
 }
 
 # How many CPUs a taskset list names.
+# A refusal: the command fails and says exactly the text. Slurm's clients exit 1 on a refusal.
+expect_error() {  # text command...
+  local text=$1; shift
+  set +e; out=$("$@" 2>&1); rc=$?; set -e
+  [ "$rc" = 1 ] || fail "'$*' exited $rc: $out"
+  [ "$out" = "$text" ] || fail "'$*' said '$out', expected '$text'"
+}
+# A failure whose output contains the text somewhere (for messages with a variable part).
+expect_error_containing() {  # text command...
+  local text=$1; shift
+  set +e; out=$("$@" 2>&1); rc=$?; set -e
+  [ "$rc" != 0 ] || fail "'$*' succeeded: $out"
+  grep -qF -- "$text" <<<"$out" || fail "'$*' said '$out', expected '$text'"
+}
+
 count_cpus() {  # taskset list -> how many CPUs
   local total=0 part
   for part in ${1//,/ }; do

@@ -7,12 +7,6 @@ build=$1
 source "$(dirname "$0")/cluster.bash"
 start_cluster 1 2 1000
 
-expect_error() {  # text command...
-  local text=$1; shift
-  set +e; out=$("$@" 2>&1); rc=$?; set -e
-  [ "$rc" != 0 ] || fail "'$*' succeeded: $out"
-  [ "$out" = "$text" ] || fail "'$*' said '$out', expected '$text'"
-}
 invalid_limit="sbatch: error: Batch job submission failed: Requested time limit is invalid (missing or exceeds some limit)"
 
 # 1. Bad input: nothing queued.

@@ -8,12 +8,6 @@ build=$1
 source "$(dirname "$0")/cluster.bash"
 start_cluster 2 2 1000
 
-expect_error() {  # text command...
-  local text=$1; shift
-  set +e; out=$("$@" 2>&1); rc=$?; set -e
-  [ "$rc" = 1 ] || fail "'$*' exited $rc: $out"
-  [ "$out" = "$text" ] || fail "'$*' said '$out', expected '$text'"
-}
 node_of() { sacct -j "$1" -X -n -P -o NodeList | head -1; }
 
 # 1. Before: no node has "gpu"; Weight 1 everywhere.

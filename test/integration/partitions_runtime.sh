@@ -10,12 +10,6 @@ build=$1
 source "$(dirname "$0")/cluster.bash"
 start_cluster 2 2 1000
 
-expect_error() {  # text command...
-  local text=$1; shift
-  set +e; out=$("$@" 2>&1); rc=$?; set -e
-  [ "$rc" = 1 ] || fail "'$*' exited $rc: $out"
-  [ "$out" = "$text" ] || fail "'$*' said '$out', expected '$text'"
-}
 quiet() {  # command...: succeeds and prints nothing, as Slurm's scontrol
   local out
   out=$("$@" 2>&1) || fail "'$*' failed: $out"

@@ -14,12 +14,6 @@ build=$1
 source "$(dirname "$0")/cluster.bash"
 start_cluster 2 2 1000
 
-expect_error() {  # text command...
-  local text=$1; shift
-  set +e; out=$("$@" 2>&1); rc=$?; set -e
-  [ "$rc" = 1 ] || fail "'$*' exited $rc: $out"
-  [ "$out" = "$text" ] || fail "'$*' said '$out', expected '$text'"
-}
 conf=$CAIRN_CONF
 controller=$(sed -n 1p "$work/pids")
 partition_exists() { scontrol show partition "$1" >/dev/null 2>&1 && echo yes || echo no; }

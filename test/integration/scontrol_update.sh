@@ -9,12 +9,6 @@ build=$1
 source "$(dirname "$0")/cluster.bash"
 start_cluster 2 2 1000
 
-expect_error() {  # text command...
-  local text=$1; shift
-  set +e; out=$("$@" 2>&1); rc=$?; set -e
-  [ "$rc" = 1 ] || fail "'$*' exited $rc: $out"
-  [ "$out" = "$text" ] || fail "'$*' said '$out', expected '$text'"
-}
 node_state_of() { sinfo -h -N -o '%N %t' | awk -v n="$1" '$1 == n {print $2}' | head -1; }
 wait_node_state() {  # node state
   poll_until 20 "$2" node_state_of "$1" || fail "node $1 is '$(node_state_of "$1")', expected $2"

@@ -41,12 +41,6 @@ wait_state "$job" RUNNING
 wait_group "$pgid" S
 
 # 2. Slurm's errors, exit 1.
-expect_error() {  # text command...
-  local text=$1; shift
-  set +e; out=$("$@" 2>&1); rc=$?; set -e
-  [ "$rc" = 1 ] || fail "'$*' exited $rc: $out"
-  [ "$out" = "$text" ] || fail "'$*' said '$out', expected '$text'"
-}
 expect_error "Job is not suspended for job $job" scontrol resume "$job"
 pending=$(sbatch --parsable -H --wrap true)
 expect_error "Job is pending execution for job $pending" scontrol suspend "$pending"
