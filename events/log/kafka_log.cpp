@@ -33,6 +33,14 @@
 namespace cairn {
 namespace {
 
+// Brokers older than 0.11 have neither transactions nor idempotent producers.
+std::string older_protocol(const std::string& text) {
+  return fmt::format("the brokers speak a protocol older than Kafka 0.11 ({}); Cairn needs transactions or at least "
+                     "idempotent producers: upgrade the brokers, or check kafka.broker.version.fallback= and "
+                     "kafka.api.version.request=",
+                     text);
+}
+
 using Clock = std::chrono::steady_clock;
 using Properties = std::map<std::string, std::string>;
 
@@ -534,10 +542,7 @@ void PartitionWriter::connect(Clock::time_point deadline) {
     }
     if (code == RD_KAFKA_RESP_ERR__UNSUPPORTED_FEATURE) {  // an idempotent producer would not work either
       producer_.reset();
-      throw LogError(fmt::format("the brokers speak a protocol older than Kafka 0.11 ({}); Cairn needs transactions "
-                                 "or at least idempotent producers: upgrade the brokers, or check "
-                                 "kafka.broker.version.fallback= and kafka.api.version.request=",
-                                 rd_kafka_error_string(error.get())));
+      throw LogError(older_protocol(rd_kafka_error_string(error.get())));
     }
     if (rd_kafka_error_is_retriable(error.get()) || code == RD_KAFKA_RESP_ERR__TIMED_OUT) {
       producer_.reset();
@@ -716,8 +721,11 @@ std::string PartitionWriter::producer_failed(rd_kafka_resp_err_t code, const std
   // An ACL refusal may surface as the producer's fatal error (its idempotence PID refused):
   // name the principal and the key, as for a refused batch.
   auto refused = refusal(code);
-  fatal_ = fmt::format("the producer of partition {} failed: {}; this writer stops", partition_,
-                       refused.empty() ? text : refused + ": " + text);
+  if (code == RD_KAFKA_RESP_ERR__UNSUPPORTED_FEATURE)  // an idempotent producer on a pre-0.11 broker
+    fatal_ = older_protocol(text);
+  else
+    fatal_ = fmt::format("the producer of partition {} failed: {}; this writer stops", partition_,
+                         refused.empty() ? text : refused + ": " + text);
   spdlog::error("event log {}: {}", log_.where(), fatal_);
   return fatal_;
 }
