@@ -221,8 +221,9 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
   self->state.applied_offset = applied_offset;
   self->state.snapshot_offset = applied_offset;
   log_failed_requests(self, "query_view");
-  for (auto& [id, job] : self->state.state.jobs)
-    if (!is_final(job.state)) job.spec.compact();  // queued and running jobs, as if just submitted
+  // Queued and running jobs, as if just submitted (not a walk over every finished job: a restart waits for it).
+  for (uint64_t id : self->state.state.unfinished_jobs)
+    if (auto it = self->state.state.jobs.find(id); it != self->state.state.jobs.end()) it->second.spec.compact();
   self->state.context->accounts->set(self->state.state.accounts);
   publish_partitions(self);
   publish_node_features(self);

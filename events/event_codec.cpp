@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <memory>
 #include <mutex>
+#include <span>
 #include <unordered_map>
 
 #include "events/event_factory.hpp"
@@ -525,16 +527,51 @@ std::shared_ptr<const std::string> intern_environment_block(std::string block) {
   return environment_pool().intern(std::move(block));
 }
 
+namespace {
+
+// Restored specs' bytes (a snapshot's load), side by side in blocks of 1 MiB: one allocation per
+// block instead of one per job (a quarter of a million for a large history). Each spec holds its
+// block (an aliasing shared_ptr); a block is freed once every spec restored into it is gone
+// (jobs purged or compacted), and jobs are purged roughly in id order, as they were restored.
+// Only the specs hold a block: a decode on the same thread goes on filling it while it lives.
+class RestoredSpecBlocks {
+ public:
+  std::shared_ptr<const uint64_t[]> copy(std::span<const uint8_t> bytes) {
+    size_t words = (bytes.size() + sizeof(uint64_t) - 1) / sizeof(uint64_t);
+    if (words > kBlockWords / 16) return place(std::make_shared_for_overwrite<uint64_t[]>(words), bytes);
+    std::shared_ptr<uint64_t[]> block = block_.lock();
+    if (!block || used_ + words > kBlockWords) {
+      block = std::shared_ptr<uint64_t[]>(new uint64_t[kBlockWords]);  // apart from its count: block_ keeps no memory
+      block_ = block;
+      used_ = 0;
+    }
+    used_ += words;
+    return place(std::shared_ptr<uint64_t[]>(block, block.get() + used_ - words), bytes);
+  }
+
+ private:
+  static constexpr size_t kBlockWords = (1 << 20) / sizeof(uint64_t);
+
+  static std::shared_ptr<const uint64_t[]> place(std::shared_ptr<uint64_t[]> words, std::span<const uint8_t> bytes) {
+    words[(bytes.size() - 1) / sizeof(uint64_t)] = 0;  // the padding of a packed spec is defined
+    std::memcpy(words.get(), bytes.data(), bytes.size());
+    return words;
+  }
+
+  std::weak_ptr<uint64_t[]> block_;
+  size_t used_ = 0;
+};
+
+thread_local RestoredSpecBlocks restored_spec_blocks;
+
+}  // namespace
+
 RecordedSpec RecordedSpec::restore(std::span<const uint8_t> event_bytes, bool packed,
                                    std::shared_ptr<const std::string> environment) {
   RecordedSpec spec;
   if (event_bytes.empty()) return spec;
-  size_t words = (event_bytes.size() + sizeof(uint64_t) - 1) / sizeof(uint64_t);
-  auto copy = std::make_shared_for_overwrite<uint64_t[]>(words);
-  copy[words - 1] = 0;  // the padding of a packed spec is defined
-  std::memcpy(copy.get(), event_bytes.data(), event_bytes.size());
-  spec.words_ = std::move(copy);
-  spec.word_count_ = words;
+  spec.words_ = restored_spec_blocks.copy(event_bytes);
+  spec.word_count_ = (event_bytes.size() + sizeof(uint64_t) - 1) / sizeof(uint64_t);
   if (packed) {
     spec.packed_ = true;
     spec.packed_size_ = event_bytes.size();

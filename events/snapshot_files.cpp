@@ -1,6 +1,7 @@
 #include "events/snapshot_files.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,22 +36,32 @@ std::vector<fs::path> snapshot_files(const std::string& dir) {
   return files;
 }
 
-// One read of the whole file: snapshots are large.
-std::vector<uint8_t> read_file(const fs::path& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) throw SnapshotError(std::string("cannot open: ") + std::strerror(errno));
-  struct stat info {};
-  if (::fstat(fd.get(), &info) != 0) throw SnapshotError(std::string("cannot stat: ") + std::strerror(errno));
-  std::vector<uint8_t> bytes(static_cast<size_t>(info.st_size));
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::read(fd.get(), bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw SnapshotError(std::string("cannot read: ") + (n < 0 ? std::strerror(errno) : "short file"));
-    done += static_cast<size_t>(n);
+// The whole file, mapped: snapshots are large, and a read would first zero a buffer, then copy
+// the page cache into it. Snapshot files are replaced by a rename, never rewritten in place.
+class MappedFile {
+ public:
+  explicit MappedFile(const fs::path& path) {
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) throw SnapshotError(std::string("cannot open: ") + std::strerror(errno));
+    struct stat info {};
+    if (::fstat(fd.get(), &info) != 0) throw SnapshotError(std::string("cannot stat: ") + std::strerror(errno));
+    size_ = static_cast<size_t>(info.st_size);
+    if (size_ == 0) return;
+    void* at = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
+    if (at == MAP_FAILED) throw SnapshotError(std::string("cannot map: ") + std::strerror(errno));
+    bytes_ = static_cast<const uint8_t*>(at);
   }
-  return bytes;
-}
+  ~MappedFile() {
+    if (bytes_) ::munmap(const_cast<uint8_t*>(bytes_), size_);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  std::span<const uint8_t> bytes() const { return {bytes_, bytes_ ? size_ : 0}; }
+
+ private:
+  const uint8_t* bytes_ = nullptr;
+  size_t size_ = 0;
+};
 
 void write_all(int fd, const std::vector<uint8_t>& bytes, const std::string& path) {
   size_t done = 0;
@@ -94,8 +105,7 @@ std::optional<StateSnapshot> load_newest_snapshot(const std::string& dir, uint32
                                                   const std::function<void(const std::string&)>& warn) {
   for (const auto& file : snapshot_files(dir)) {
     try {
-      std::vector<uint8_t> bytes = read_file(file);
-      StateSnapshot snapshot = decode_snapshot(bytes);
+      StateSnapshot snapshot = decode_snapshot(MappedFile(file).bytes());
       if (snapshot.partition != partition) continue;
       if (snapshot.next_offset > limits.max_next_offset) {
         warn(fmt::format("snapshot {} ignored: it covers offset {}, past the log's end {}", file.string(),

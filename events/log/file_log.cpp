@@ -298,7 +298,10 @@ bool zeros_to_end_of_file(SegmentFile& file, uint64_t position) {
 // Checks the record at `position`; when it is ok and `payload` is given, points it at the
 // payload in the file's buffer (valid until the file is read again).
 // Whether a bad record is a torn write (recoverable) depends on what follows it up to EOF.
-Frame check_frame(SegmentFile& file, uint64_t position, std::span<const uint8_t>* payload = nullptr) {
+// Without `check_payload`, only the header's checksum is checked: for a record whose payload
+// this process already checked (a writable log's records, as it opened them).
+Frame check_frame(SegmentFile& file, uint64_t position, std::span<const uint8_t>* payload = nullptr,
+                  bool check_payload = true) {
   auto header = file.peek(position, kHeaderBytes);
   if (header.empty()) return {FrameStatus::end};
   if (header.size() < kHeaderBytes) return {FrameStatus::torn, 0, "incomplete record header"};
@@ -314,7 +317,7 @@ Frame check_frame(SegmentFile& file, uint64_t position, std::span<const uint8_t>
   }
   auto body = file.peek(position + kHeaderBytes, payload_bytes);
   if (body.size() < payload_bytes) return {FrameStatus::torn, payload_bytes, "incomplete record payload"};
-  if (crc32c(body.data(), body.size()) != payload_crc) {
+  if (check_payload && crc32c(body.data(), body.size()) != payload_crc) {
     bool ends_file = zeros_to_end_of_file(file, position + kHeaderBytes + payload_bytes);
     return {ends_file ? FrameStatus::torn : FrameStatus::corrupt, payload_bytes, "payload checksum mismatch"};
   }
@@ -398,6 +401,8 @@ struct Partition {
   uint64_t next_offset = 0;
   // Durable records; atomic so that readers check it without the mutex, once per record.
   std::atomic<uint64_t> committed{0};
+  // The records whose payload checksums open() checked: readers do not check them again.
+  uint64_t checked_at_open = 0;
   std::atomic<uint64_t> last_job_id{0};  // note_job_id
 };
 
@@ -590,6 +595,7 @@ class FileLog : public EventLog {
   bool read_only() const { return options_.read_only; }
   const std::string& partition_dir(uint32_t partition) const { return partitions_[partition]->dir; }
   uint64_t committed(uint32_t partition) const { return partitions_[partition]->committed.load(); }
+  uint64_t checked_at_open(uint32_t partition) const { return partitions_[partition]->checked_at_open; }
   // Waits until `offset` is committed or wait_ms passes.
   void wait_for_commit(uint32_t partition, uint64_t offset, int wait_ms) const {
     std::unique_lock lock(mutex_);
@@ -761,6 +767,7 @@ class FileLog : public EventLog {
     if (durable() && ::fdatasync(partition->active_fd.get()) != 0) throw WriteFailed("cannot sync " + path, errno);
     partition->next_offset = verdict.records;
     partition->committed = verdict.records;
+    partition->checked_at_open = verdict.records;
     partition->tail_crc = verdict.records == 0 ? 0 : last_crc;
     return partition;
   }
@@ -1154,8 +1161,10 @@ bool FileLogReader::read_available(uint64_t& offset, std::span<const uint8_t>& p
   if (!log_.read_only() && wanted_ >= log_.committed(partition_)) return false;
   if (!segment_ && !open_segment_holding(wanted_)) return false;
   bool reread = false;
+  // A full replay, or skipping to a snapshot's offset, would check every payload a second time.
+  const uint64_t checked = log_.read_only() ? 0 : log_.checked_at_open(partition_);
   while (true) {
-    Frame frame = check_frame(*segment_, position_, &payload);
+    Frame frame = check_frame(*segment_, position_, &payload, position_offset_ >= checked);
     if ((frame.status == FrameStatus::torn || frame.status == FrameStatus::corrupt) && !reread) {
       // The buffer may hold bytes read while a write was in progress, or before a restarted
       // writer truncated a torn tail: judge the record on fresh bytes.

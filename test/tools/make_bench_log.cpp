@@ -1,7 +1,8 @@
-// make_bench_log DIR JOBS [--snapshot] [--log EVENTLOG]: a synthetic history for
+// make_bench_log DIR JOBS [--snapshot [--packed-specs]] [--log EVENTLOG]: a synthetic history for
 // bench_restart.sh in DIR/log, or in the EventLog= value given (100 nodes n0..n99,
 // JOBS finished `true` jobs: 4 events each), and with --snapshot a state snapshot of all of it in DIR/snapshots, as a
-// controller with StateSaveLocation=DIR would have written it.
+// controller with StateSaveLocation=DIR would have written it: after replaying the log (specs as
+// replay records them), or with --packed-specs after running (specs compacted at submission).
 #include <fmt/format.h>
 
 #include <cstring>
@@ -17,15 +18,17 @@ using namespace cairn;
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   bool snapshot_wanted = false;
+  bool packed_specs = false;
   std::string spec;  // --log SPEC: another event log than DIR/log (a Kafka topic)
   std::vector<std::string> positional;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--snapshot") snapshot_wanted = true;
+    else if (args[i] == "--packed-specs") packed_specs = true;
     else if (args[i] == "--log" && i + 1 < args.size()) spec = args[++i];
     else positional.push_back(args[i]);
   }
   if (positional.size() != 2) {
-    fmt::print(stderr, "usage: make_bench_log DIR JOBS [--snapshot] [--log EVENTLOG]\n");
+    fmt::print(stderr, "usage: make_bench_log DIR JOBS [--snapshot [--packed-specs]] [--log EVENTLOG]\n");
     return 2;
   }
   std::string dir = positional[0];
@@ -61,6 +64,8 @@ int main(int argc, char** argv) {
     StateSnapshot snapshot;
     auto stats = replay_partition(*log, 0, 0, snapshot.state);
     snapshot.next_offset = stats.next_offset;
+    if (packed_specs)
+      for (auto& [id, job] : snapshot.state.jobs) job.spec.compact();
     snapshot.last_event_us = last_us;
     fmt::print("{}\n", write_snapshot_file(dir + "/snapshots", snapshot));
   }

@@ -204,6 +204,25 @@ TEST_CASE("segment rolls: records round-trip with dense offsets across partition
   }
 }
 
+TEST_CASE("a reopened writer reads records open() checked and records appended since alike, from any offset") {
+  TempDir dir;
+  {
+    auto log = open_file_log(dir.log(), options_with(1, 4096));
+    for (uint64_t i = 0; i < 50; ++i) REQUIRE(log->append_sync(0, payload_of(i, 1 + i * 13 % 300)) == i);
+  }
+  auto log = open_file_log(dir.log(), options_with(1, 4096));  // checks the payloads of 0..49
+  for (uint64_t i = 50; i < 100; ++i) REQUIRE(log->append_sync(0, payload_of(i, 1 + i * 13 % 300)) == i);
+  for (uint64_t from : {0ul, 30ul, 49ul, 50ul, 70ul, 99ul, 100ul}) {
+    CAPTURE(from);
+    auto records = read_all(*log, 0, from);
+    REQUIRE(records.size() == 100 - from);
+    for (uint64_t k = 0; k < records.size(); ++k) {
+      CHECK(records[k].offset == from + k);
+      CHECK(records[k].payload == payload_of(from + k, 1 + (from + k) * 13 % 300));
+    }
+  }
+}
+
 TEST_CASE("group commit: 16 threads x 500 concurrent appends share syncs and get dense offsets") {
   TempDir dir;
   auto log = open_file_log(dir.log(), options_with(1, 64ull << 20, true));

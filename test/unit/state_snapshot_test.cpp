@@ -2,6 +2,8 @@
 // and the choice among snapshot files.
 #include <doctest/doctest.h>
 
+#include <capnp/serialize-packed.h>
+#include <kj/io.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -121,4 +123,74 @@ TEST_CASE("snapshot files: the newest usable one is loaded, the others said and 
   // A view of the past takes no snapshot that folded later events; another partition's are not ours.
   CHECK_FALSE(load_newest_snapshot(dir.path, 0, {UINT64_MAX, kT0}, warn));
   CHECK_FALSE(load_newest_snapshot(dir.path, 1, {}, warn));
+}
+
+namespace {
+
+// `count` finished jobs whose specs differ in size, every third one compacted (as a live
+// controller keeps them), one with a spec larger than a block of restored specs, one without a spec.
+ClusterState many_jobs(uint64_t count) {
+  ClusterState state;
+  for (uint64_t id = 1; id <= count; ++id) {
+    JobRecord job;
+    job.id = id;
+    job.state = id % 5 == 0 ? JobState::FAILED : JobState::COMPLETED;
+    job.submit_us = static_cast<int64_t>(id) * 10;
+    job.allocation = {{"n" + std::to_string(id % 17), 1, 100}};
+    if (id % 11 == 0) {
+      StepRecord step;
+      step.name = "step";
+      step.nodes = job.allocation;
+      job.steps.push_back(step);
+    }
+    if (id != count / 2) {
+      JobSpec spec;
+      spec.name = "job" + std::to_string(id);
+      spec.partition = "batch";
+      spec.user_name = "alice";
+      spec.script = "#!/bin/sh\n" + std::string(id == 7 ? size_t{300'000} : (id % 7) * 100, 'x') + "\n";
+      spec.environment = {"PATH=/bin", "JOB=" + std::to_string(id % 3)};
+      job.spec = RecordedSpec(spec);
+      if (id % 3 == 0) job.spec.compact();
+    }
+    track_unfinished(state, job);
+    state.jobs.emplace(id, std::move(job));
+  }
+  return state;
+}
+
+}  // namespace
+
+TEST_CASE("snapshot: thousands of specs load as the bytes they were kept as, and outlive the jobs beside them") {
+  ClusterState state = many_jobs(6000);  // several blocks of restored specs
+  StateSnapshot loaded = decode_snapshot(encode_snapshot(state, 0, 24'000, 3'000'000));
+  REQUIRE(loaded.state == state);
+  for (const auto& [id, job] : state.jobs) {
+    const auto& spec = loaded.state.jobs.at(id).spec;
+    CHECK(spec.packed() == job.spec.packed());
+    auto before = job.spec.event_bytes(), after = spec.event_bytes();
+    CHECK(std::vector<uint8_t>(after.begin(), after.end()) == std::vector<uint8_t>(before.begin(), before.end()));
+  }
+  // Restored specs share memory: purging jobs (or dropping the whole state) leaves the others whole.
+  RecordedSpec kept = loaded.state.jobs.at(4001).spec;
+  for (uint64_t id = 1; id <= 4000; ++id) loaded.state.jobs.erase(id);
+  for (const auto& [id, job] : loaded.state.jobs) CHECK(job.spec.full() == state.jobs.at(id).spec.full());
+  loaded = {};
+  CHECK(kept.full() == state.jobs.at(4001).spec.full());
+  CHECK(kept->name == "job4001");
+}
+
+TEST_CASE("snapshot: a snapshot is one message segment (a reader resolves no pointer across segments)") {
+  for (uint64_t count : {0u, 1u, 3000u}) {
+    CAPTURE(count);
+    ClusterState state = many_jobs(count);
+    auto bytes = encode_snapshot(state, 0, 4 * count, 3'000'000);
+    kj::ArrayInputStream input(kj::ArrayPtr<const kj::byte>(bytes.data() + 8, bytes.size() - 8));
+    capnp::ReaderOptions options;
+    options.traversalLimitInWords = UINT64_MAX / 2;
+    capnp::PackedMessageReader message(input, options);
+    CHECK(message.getSegment(0).size() > 0);
+    CHECK(message.getSegment(1).size() == 0);
+    CHECK(decode_snapshot(bytes).state == state);
+  }
 }
