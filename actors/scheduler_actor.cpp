@@ -72,6 +72,16 @@ EventDraft preemption_draft(const Preemption& preemption) {
   });
 }
 
+// A pending array task that would preempt becomes a job of its own first (a new id of the
+// array's shard), to be named as the preemptor in the next pass.
+EventDraft task_split_draft(const TaskSplit& split) {
+  EventDraft draft = system_draft(split.array_job_id, [split](const EventMeta& meta) {
+    return make::array_task_split(meta, meta.job_id, split.array_job_id, split.task_id);
+  });
+  draft.new_job_id = true;
+  return draft;
+}
+
 // A job suspended by preemption resumes once its preemptor is gone.
 EventDraft resume_draft(uint64_t job_id) {
   return system_draft(job_id, [job_id](const EventMeta& meta) { return make::job_resume(meta, job_id); });
@@ -107,6 +117,7 @@ void run_pass(Scheduler* self) {
         std::vector<EventDraft> drafts;
         for (auto job_id : decision.resumes) drafts.push_back(resume_draft(job_id));
         for (const auto& preemption : decision.preemptions) drafts.push_back(preemption_draft(preemption));
+        for (const auto& split : decision.task_splits) drafts.push_back(task_split_draft(split));
         for (const auto& reservation : decision.bb_reservations) drafts.push_back(reservation_draft(reservation));
         // In log order after their reservations: the job actor orders the copy once this is durable.
         for (const auto& stage_in : decision.bb_stage_ins) drafts.push_back(stage_in_draft(stage_in));

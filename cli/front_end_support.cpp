@@ -176,6 +176,14 @@ int run_guarded(std::string_view program, std::ostream& err, const std::function
   return 1;
 }
 
-FormatContext format_context(const ClusterConfig& config, int64_t now_us) { return {config.cluster_name, now_us}; }
+FormatContext format_context(const ClusterConfig& config, int64_t now_us) {
+  FormatContext context{config.cluster_name, now_us};
+  context.preemption_on = config.preempt_type != "preempt/none" && config.preempt_mode.mode != PreemptMode::off;
+  context.preempt_exempt_sec = config.preempt_exempt_time_sec;
+  for (const auto& partition : config.partitions)
+    if (partition.preempt_mode && partition.preempt_mode->mode == PreemptMode::off)
+      context.unpreemptable_partitions.push_back(partition.name);
+  return context;
+}
 
 }  // namespace cairn

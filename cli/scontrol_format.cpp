@@ -46,6 +46,14 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
   return text;
 }
 
+// Slurm's pack_job sends a preemptable time (start + PreemptExemptTime) only for a started job
+// whose preempt mode is not OFF, with preemption on; job_info.c prints the line only then.
+bool shows_preempt_times(const JobRecord& job, const FormatContext& context) {
+  if (!context.preemption_on || job.state == JobState::PENDING || job.start_us == 0) return false;
+  const auto& off = context.unpreemptable_partitions;
+  return std::find(off.begin(), off.end(), job.spec->partition) == off.end();
+}
+
 }  // namespace
 
 std::vector<ScontrolStep> scontrol_steps_of(const JobRecord& job) {
@@ -180,6 +188,12 @@ std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& 
   out += fmt::format("StartTime={} EndTime={} Deadline={}", slurm_time_stamp(job.start_us),
                      slurm_time_stamp(job_end_us(job)), slurm_time_stamp(job.spec->deadline_us, "N/A"));
   out += line_end;
+  if (shows_preempt_times(job, context)) {
+    int64_t eligible_us = job.start_us + int64_t{context.preempt_exempt_sec} * kMicrosPerSecond;
+    out += fmt::format("PreemptEligibleTime={} PreemptTime={}", slurm_time_stamp(eligible_us),
+                       slurm_time_stamp(job.preempt_us, "None"));
+    out += line_end;
+  }
   // The last scheduling decision Cairn records is the start (or the submission).
   out += fmt::format("SuspendTime={} SecsPreSuspend={} LastSchedEval={} Scheduler=Main",
                      slurm_time_stamp(job.last_suspend_us, "None"), whole_seconds(job.pre_suspend_run_us),

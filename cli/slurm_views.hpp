@@ -38,6 +38,12 @@ struct PartitionView {
 struct FormatContext {
   std::string cluster_name;
   int64_t now_us = 0;  // the formatters read no clock: run times of active jobs end here
+  // Preemption as slurmctld's pack_job sees it (scontrol show job's PreemptEligibleTime= line):
+  // on when the cluster's PreemptMode= is not OFF; PreemptExemptTime=; the partitions whose own
+  // PreemptMode=OFF exempts their jobs.
+  bool preemption_on = false;
+  uint32_t preempt_exempt_sec = 0;
+  std::vector<std::string> unpreemptable_partitions = {};
 };
 
 inline constexpr int64_t kMicrosPerSecond = 1'000'000;

@@ -31,6 +31,10 @@ namespace {
 
 constexpr auto kPollInterval = std::chrono::milliseconds(100);
 constexpr auto kStateCheckInterval = std::chrono::seconds(1);
+// A step waiting for GPUs is asked for again this often; "still disabled" is said at most this often
+// (Slurm's srun waits up to a minute for a step to end between tries).
+constexpr auto kStepRetryInterval = std::chrono::seconds(1);
+constexpr auto kStepRetryNotice = std::chrono::seconds(60);
 // After the log says the step or job is over, output and node reports may still be on their way.
 constexpr auto kReportGrace = std::chrono::seconds(3);
 constexpr auto kQueuedAfter = std::chrono::milliseconds(500);
@@ -288,6 +292,42 @@ struct StepProgress {
   uint64_t oom_kills = 0;
 };
 
+// Slurm's launch_common_create_job_step: a step its job cannot give what it asks now (GPUs other
+// steps hold: "Requested nodes are busy") is asked for again until it can, or srun is
+// interrupted, with srun's lines; any other refusal ends srun.
+bool create_step(ControllerClient& client, const StepRequest& request, const StepHandlers& handlers, StepOutcome& run,
+                 std::ostream& err) {
+  using Clock = std::chrono::steady_clock;
+  std::optional<Clock::time_point> said_at;
+  while (true) {
+    try {
+      run = client.run_step(request, handlers);
+      if (said_at) err << "srun: Step created for job " << request.job_id << "\n";
+      return true;
+    } catch (const RpcError& e) {
+      if (e.kind() != RpcError::Kind::remote) throw;
+      std::string message = remote_message(e);
+      if (message != kStepNodesBusy) {
+        err << "srun: error: Unable to create step for job " << request.job_id << ": " << message << "\n";
+        return false;
+      }
+      if (!said_at) {
+        err << "srun: Job " << request.job_id << " step creation temporarily disabled, retrying (" << message << ")\n";
+        said_at = Clock::now();
+      } else if (Clock::now() - *said_at >= kStepRetryNotice) {
+        err << "srun: Job " << request.job_id << " step creation still disabled, retrying (" << message << ")\n";
+        said_at = Clock::now();
+      }
+    }
+    for (auto until = Clock::now() + kStepRetryInterval; Clock::now() < until && !interrupted;)
+      client.run_for(kPollInterval);
+    if (interrupted) {
+      err << "srun: Cancelled pending step for job " << request.job_id << "\n";
+      return false;
+    }
+  }
+}
+
 // Is the step (or its job) over according to the log?
 bool step_over_in_log(ControllerClient& client, uint64_t job_id, uint32_t step_id) {
   auto jobs = client.jobs(jobs_with_ids({job_id}, true)).jobs;
@@ -325,13 +365,7 @@ int run_step(ControllerClient& client, const StepRequest& request, bool label, b
     if (progress.nodes_left > 0) --progress.nodes_left;
   };
   StepOutcome run;
-  try {
-    run = client.run_step(request, std::move(handlers));
-  } catch (const RpcError& e) {
-    if (e.kind() != RpcError::Kind::remote) throw;
-    err << "srun: error: Unable to create step for job " << request.job_id << ": " << remote_message(e) << "\n";
-    return 1;
-  }
+  if (!create_step(client, request, handlers, run, err)) return 1;
   progress.nodes_left += run.nodes.size();
   input.set_step(run.num_tasks, {request.job_id, run.step_id, user});
   std::string step_name = std::to_string(request.job_id) + "." + std::to_string(run.step_id);

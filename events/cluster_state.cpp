@@ -384,6 +384,7 @@ class Reducer {
     job->preempted_by = preempted.getPreemptorId();
     job->preempt_action = static_cast<PreemptAction>(action);
     job->preempt_grace_sec = preempted.getGraceSec();
+    job->preempt_us = now_;
     switch (job->preempt_action) {
       case PreemptAction::suspend:
         job->state = JobState::SUSPENDED;
@@ -545,6 +546,7 @@ class Reducer {
     job.preempted_by = 0;
     job.preempt_action = PreemptAction::none;
     job.preempt_grace_sec = 0;
+    job.preempt_us = 0;
     job.oom_detected = false;
     job.oom_peak_bytes = job.oom_limit_bytes = 0;
     job.oom_node.clear();

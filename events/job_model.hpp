@@ -323,6 +323,7 @@ struct JobRecord {
   uint64_t preempted_by = 0;
   PreemptAction preempt_action = PreemptAction::none;
   uint32_t preempt_grace_sec = 0;
+  int64_t preempt_us = 0;  // when (scontrol's PreemptTime=); kept after a resume, as Slurm's preempt_time
   bool operator==(const JobRecord&) const = default;
 };
 

@@ -8,9 +8,10 @@ namespace cairn {
 
 namespace {
 
-// `want` GPUs (of its type, if any) among those the job holds on a node: the lowest indices;
-// the job's other GRES stay the step's. Nothing when it holds too few.
-std::optional<std::string> step_gpus(const std::string& job_held, const GresCount& want) {
+// `want` GPUs (of its type, if any) among those the job holds on a node and `busy` does not:
+// the lowest indices; the job's other GRES stay the step's. Nothing when too few are left.
+std::optional<std::string> step_gpus(const std::string& job_held, const GresCount& want,
+                                     const std::vector<GresHeld>& busy) {
   auto held = parse_gres_held(job_held).value_or(std::vector<GresHeld>{});
   std::vector<GresUnit> units;
   std::vector<GresHeld> kept;
@@ -22,10 +23,25 @@ std::optional<std::string> step_gpus(const std::string& job_held, const GresCoun
     for (uint32_t index : item.indices) units.push_back({item.name, item.type, index, ""});
   }
   std::sort(units.begin(), units.end(), [](const GresUnit& a, const GresUnit& b) { return a.index < b.index; });
-  auto chosen = choose_gres(GresPerNode{{want}}, units, {});
+  auto chosen = choose_gres(GresPerNode{{want}}, units, busy);
   if (!chosen) return std::nullopt;
   kept.insert(kept.begin(), chosen->begin(), chosen->end());
   return gres_held_text(kept);
+}
+
+// The GPUs on `node` that the job's running steps hold (a step without -G holds all of its
+// job's). The job actor takes up one srun at a time, on a record holding the earlier ones.
+std::vector<GresHeld> gpus_held_by_steps(const JobRecord& job, const std::string& node) {
+  std::vector<GresHeld> busy;
+  for (const auto& step : job.steps) {
+    if (!is_running_step(job, step)) continue;
+    for (const auto& share : step.nodes) {
+      if (share.node != node) continue;
+      for (auto& held : parse_gres_held(share.gres).value_or(std::vector<GresHeld>{}))
+        if (held.name == "gpu") busy.push_back(std::move(held));
+    }
+  }
+  return busy;
 }
 
 }  // namespace
@@ -54,14 +70,17 @@ std::variant<StepLayout, std::string> plan_step(const JobRecord& job, const Step
       return std::string("Memory required by task is not available");
     uint64_t mem = request.mem_per_node_mb > 0 ? request.mem_per_node_mb : share.mem_mb;
     // A step holds all of its job's GRES on the node, as Slurm 22.05's steps without --gres,
-    // or its share of -G/--gpus among them.
+    // or its share of -G/--gpus among those no other running step holds (Slurm's step_mgr:
+    // more than the job holds can never be, ESLURM_INVALID_GRES; more than is free now waits,
+    // ESLURM_NODES_BUSY).
     std::string gres = share.gres;
     if (!request.gpus.empty()) {
       auto gpus = parse_gpu_count(request.gpus);
       if (!gpus) return std::string(kInvalidGres);
       gpus->count = gpus->count / nodes + (i < gpus->count % nodes ? 1 : 0);
-      auto chosen = step_gpus(share.gres, *gpus);
-      if (!chosen) return std::string(kNodeConfigUnavailable);
+      if (!step_gpus(share.gres, *gpus, {})) return std::string(kInvalidGres);
+      auto chosen = step_gpus(share.gres, *gpus, gpus_held_by_steps(job, share.node));
+      if (!chosen) return std::string(kStepNodesBusy);
       gres = *chosen;
     }
     layout.nodes.push_back({share.node, static_cast<uint32_t>(cpus), mem, gres});

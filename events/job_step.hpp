@@ -42,8 +42,12 @@ struct StepLayout {
   bool operator==(const StepLayout&) const = default;
 };
 
+// Slurm's ESLURM_NODES_BUSY: the step could run in its job's allocation, but not now (srun
+// waits and asks again).
+inline constexpr std::string_view kStepNodesBusy = "Requested nodes are busy";
+
 // Lays a step out on the job's allocation, or says why it cannot run, in
-// Slurm's words ("Requested node configuration is not available", ...).
+// Slurm's words ("Requested node configuration is not available", kStepNodesBusy, ...).
 std::variant<StepLayout, std::string> plan_step(const JobRecord& job, const StepRequest& request);
 
 // Step `step_id` of the job's current run (a requeued run numbers its steps anew); nullptr: none.

@@ -125,6 +125,7 @@ void write_job_view(records::JobView::Builder out, const JobRecord& job, JobView
   out.setPreemptedBy(job.preempted_by);
   out.setPreemptAction(static_cast<schema::PreemptAction>(job.preempt_action));
   out.setPreemptGraceSec(job.preempt_grace_sec);
+  out.setPreemptTimeUs(job.preempt_us);
   if (!job.cpu_ids.empty()) {
     auto cpu_ids = out.initCpuIds(static_cast<unsigned>(job.cpu_ids.size()));
     for (size_t i = 0; i < job.cpu_ids.size(); ++i) {
@@ -192,6 +193,7 @@ JobRecord read_job_view(records::JobView::Reader in, RecordedSpec spec) {
   auto action = static_cast<uint32_t>(in.getPreemptAction());
   job.preempt_action = action <= 3 ? static_cast<PreemptAction>(action) : PreemptAction::none;
   job.preempt_grace_sec = in.getPreemptGraceSec();
+  job.preempt_us = in.getPreemptTimeUs();
   for (auto entry : in.getCpuIds()) job.cpu_ids.push_back({entry.getNode(), entry.getCpuIds()});
   job.batch_usage = read_usage(in.getBatchUsage());
   return job;

@@ -191,6 +191,9 @@ class Scheduler {
       // A held job waits whatever runs: it needs no place in the order (a queue of held
       // jobs, as in the memory bench, then costs no sort at every event).
       if (job.state == JobState::PENDING) (job.hold == HoldKind::none ? pending_ : held_).push_back(&job);
+      if (job.state == JobState::PENDING && job.hold == HoldKind::none && job.array.array_job_id != 0 &&
+          !is_array_record(job) && job.eligible_us <= input.now_us)
+        arrays_with_split_task_.insert(job.array.array_job_id);
       if (job.state == JobState::SUSPENDED && job.preempt_action == PreemptAction::suspend) lenders_.push_back(&job);
       if (job.state == JobState::RUNNING && in_.preemption.by_partition_tier) running_.push_back(&job);
       // A preempted run on its way out: its room is the preemptor's soon.
@@ -359,6 +362,8 @@ class Scheduler {
       if (reason == Reason::none) ++active;
       return reason;
     }
+    // With preemption, a task split off to preempt goes first: the room its victims free is its own.
+    if (in_.preemption.by_partition_tier && arrays_with_split_task_.contains(job.id)) return Reason::priority;
     for (const auto& range : job.array_pending) {
       for (uint64_t task = range.first; task <= range.last; ++task) {
         if (throttle != 0 && active >= throttle) return Reason::job_array_task_limit;
@@ -418,7 +423,12 @@ class Scheduler {
       decision_.placements.push_back(std::move(placement));
       return Reason::none;
     }
-    if (in_.preemption.by_partition_tier && !array_task) preempt_for(job, partition, shape);
+    if (in_.preemption.by_partition_tier) {
+      if (array_task)
+        split_to_preempt(job, *array_task, partition, shape);
+      else
+        preempt_for(job, partition, shape);
+    }
     bool first_blocked = blocked_partitions_.insert(partition.name).second;
     if (reservations_ < kMaxReservations) {
       ++reservations_;
@@ -477,6 +487,31 @@ class Scheduler {
   // Slurm's preempt/partition_prio: a job that does not fit takes the place of running jobs of
   // partitions of a lower PriorityTier; it starts in a later pass, once they made room.
   void preempt_for(const JobRecord& job, const PartitionPolicy& partition, const Shape& shape) {
+    auto victims = victims_for(job, partition, shape);
+    if (!victims) return;
+    for (const auto& preemption : *victims) {
+      taken_.insert(preemption.victim);
+      decision_.preemptions.push_back(preemption);
+    }
+  }
+
+  // A task inside its array's record has no id of its own to name as the preemptor (nor to
+  // resume a SUSPEND victim after): when victims would make room for it, it is split off
+  // (one waiting task per array at a time) and preempts in the next pass; its victims are
+  // kept from other preemptors meanwhile.
+  void split_to_preempt(const JobRecord& array, uint32_t task, const PartitionPolicy& partition, const Shape& shape) {
+    if (arrays_with_split_task_.contains(array.id)) return;
+    auto victims = victims_for(array, partition, shape);
+    if (!victims || victims->empty()) return;
+    for (const auto& preemption : *victims) taken_.insert(preemption.victim);
+    arrays_with_split_task_.insert(array.id);
+    decision_.task_splits.push_back({array.id, task});
+  }
+
+  // The preemptions that would make room for the job; nullopt: none would (empty: the room of
+  // victims already leaving is enough).
+  std::optional<std::vector<Preemption>> victims_for(const JobRecord& job, const PartitionPolicy& partition,
+                                                     const Shape& shape) {
     RoomRequest request;
     request.nodes = shape.nodes;
     request.cpus_per_node = shape.cpus_per_node;
@@ -512,17 +547,18 @@ class Scheduler {
       candidates.push_back(
           {running->id, tier, priority, running->spec->nice, running->start_us, running->allocation, action});
     }
-    if (candidates.empty()) return;
+    if (candidates.empty()) return std::nullopt;
     std::map<uint64_t, PreemptAction> actions;
     for (const auto& candidate : candidates) actions[candidate.job_id] = candidate.action;
     auto victims = choose_victims(request, std::move(rooms), std::move(candidates));
-    if (!victims) return;
+    if (!victims) return std::nullopt;
+    std::vector<Preemption> preemptions;
     for (uint64_t id : *victims) {
-      taken_.insert(id);
       const auto& victim = in_.state->jobs.at(id);
       const auto* home = find_partition(in_.partitions, victim.spec->partition);
-      decision_.preemptions.push_back({id, job.id, actions[id], home ? home->grace_time_sec : 0});
+      preemptions.push_back({id, job.id, actions[id], home ? home->grace_time_sec : 0});
     }
+    return preemptions;
   }
 
   const SchedulingInput& in_;
@@ -530,6 +566,7 @@ class Scheduler {
   std::vector<const JobRecord*> running_;  // preemption candidates, when preemption is on
   std::vector<const JobRecord*> leaving_;  // preempted, being killed or requeued
   std::set<uint64_t> taken_;               // victims chosen in this pass
+  std::set<uint64_t> arrays_with_split_task_;  // arrays with a task split off and waiting (eligible) to start
   CapacityMap free_;
   std::map<std::string, uint64_t> pool_free_;
   std::set<std::string> blocked_pools_;

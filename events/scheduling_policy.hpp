@@ -60,6 +60,14 @@ struct Preemption {
   bool operator==(const Preemption&) const = default;
 };
 
+// A pending task still inside its array's record that victims would make room for: it is
+// split off first (ArrayTaskSplit) and preempts as a job of its own in the next pass.
+struct TaskSplit {
+  uint64_t array_job_id = 0;
+  uint32_t task_id = 0;
+  bool operator==(const TaskSplit&) const = default;
+};
+
 struct SchedulingDecision {
   std::vector<Placement> placements;
   std::vector<BbReservation> bb_reservations;
@@ -73,6 +81,7 @@ struct SchedulingDecision {
   std::vector<uint64_t> resumes;
   // Pending jobs that can no longer finish by their --deadline: they end DEADLINE.
   std::vector<uint64_t> deadline_misses;
+  std::vector<TaskSplit> task_splits;
 };
 
 // Feature= of each configured node (nodes without features may be absent).

@@ -96,7 +96,7 @@ class Hasher {
     for (const auto& entry : j.cpu_ids) add(entry.node), add(entry.cpu_ids);          // as for arrays
     add(j.batch_usage);
     if (j.preempted_by != 0 || j.preempt_action != PreemptAction::none)  // as for arrays
-      add(j.preempted_by), add(j.preempt_action), add(j.preempt_grace_sec);
+      add(j.preempted_by), add(j.preempt_action), add(j.preempt_grace_sec), add(j.preempt_us);
   }
   void add(const NodeRecord& n) {
     add(n.name), add(n.cpus), add(n.mem_mb), add(n.partitions), add(n.status), add(n.reason);

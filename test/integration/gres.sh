@@ -135,6 +135,31 @@ map: 0: 3
 map: 1: 0"
 [ "$(cat steps.out)" = "$expected_steps" ] || fail "steps' GPUs: $(cat steps.out)"
 
+# 6b. Concurrent -G1 steps of a 2-GPU job hold different GPUs; a third waits (srun's "step
+# creation temporarily disabled" lines) until one ends and then gets its GPU; -G3 is refused.
+cat > concurrent.sh <<'SCRIPT'
+#!/bin/bash
+for s in a b; do
+  srun -n1 -G1 bash -c "printenv SLURM_STEP_GPUS > step.$s; while [ ! -e release.$s ]; do sleep 0.05; done" &
+done
+while [ ! -s step.a ] || [ ! -s step.b ]; do sleep 0.05; done
+srun -n1 -G1 printenv SLURM_STEP_GPUS > step.c
+touch release.b
+srun -n1 -G3 true
+wait
+SCRIPT
+concurrent=$(sbatch --parsable -w n1 -n2 --gres=gpu:2 -o concurrent.out concurrent.sh)
+for _ in $(seq 600); do finds -s "step creation temporarily disabled" concurrent.out && break; sleep 0.05; done
+[ "$(sort step.a step.b | paste -sd' ')" = "0 1" ] || fail "concurrent steps' GPUs: $(cat step.a step.b)"
+[ ! -s step.c ] || fail "a third step ran while both GPUs were held: $(cat step.c)"
+touch release.a
+wait_state "$concurrent" COMPLETED
+[ "$(cat step.c)" = "$(cat step.a)" ] || fail "the third step did not get the freed GPU: $(cat step.a step.c)"
+expected_concurrent="srun: Job $concurrent step creation temporarily disabled, retrying (Requested nodes are busy)
+srun: Step created for job $concurrent
+srun: error: Unable to create step for job $concurrent: Invalid generic resource (gres) specification"
+[ "$(cat concurrent.out)" = "$expected_concurrent" ] || fail "srun's lines: $(cat concurrent.out)"
+
 # 7. Bad requests: Slurm's errors, non-zero, nothing queued.
 before=$(queued)
 bad() {  # expected-error sbatch-options...

@@ -3,8 +3,10 @@
 # running low-tier job's place in each mode (CANCEL -> PREEMPTED after SIGTERM and GraceTime;
 # REQUEUE -> the same id pending again, Restarts and SLURM_RESTART_COUNT grown, --max-restarts
 # respected; SUSPEND -> suspended while the preemptor runs, resumed after it), the audit naming
-# who preempted whom, the resubmission policy on a PREEMPTED job, and scontrol's displays.
-# Every preemptor waits for a file the test creates, so nothing depends on timing.
+# who preempted whom, the resubmission policy on a PREEMPTED job, and scontrol's displays
+# (PreemptEligibleTime= and PreemptTime=); a pending job array of the high tier preempts (its
+# task is split off first). Every preemptor waits for a file the test creates, so nothing
+# depends on timing.
 set -euo pipefail
 build=$1
 source "$(dirname "$0")/cluster.bash"
@@ -64,6 +66,13 @@ wait_state "$victim" PREEMPTED 60
 cancel_out=$(cat cancel.out)
 finds "CANCELLED AT .* DUE TO PREEMPTION \*\*\*" <<<"$cancel_out" || fail "no preemption notice: $cancel_out"
 wait_state "$high1" RUNNING
+# scontrol: when it was preempted; the preemptor's partition (PreemptMode=OFF) shows no line.
+stamp='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}'
+scontrol show job "$victim" | finds -E "^   PreemptEligibleTime=$stamp PreemptTime=$stamp$" \
+  || fail "no PreemptTime of the victim: $(scontrol show job "$victim")"
+start=$(scontrol show job "$victim" | sed -n 's/^   StartTime=\([^ ]*\) .*/\1/p')
+scontrol show job "$victim" | finds "^   PreemptEligibleTime=$start " || fail "PreemptEligibleTime is not StartTime"
+if scontrol show job "$high1" | finds Preempt; then fail "a PreemptMode=OFF job shows: $(scontrol show job "$high1")"; fi
 cairn log audit --job "$victim" | finds "JobPreempted .*preemptorId=$high1 .*action=cancel .*graceSec=30" \
   || fail "the audit does not say who preempted: $(cairn log audit --job "$victim")"
 cairn log audit --job "$high1" | finds "JobPreempted .*jobId=$victim preemptorId=$high1 " \
@@ -77,6 +86,8 @@ victim=$(sbatch --parsable -p lowrq -n 2 --max-restarts=1 --wrap \
   'echo "run ${SLURM_RESTART_COUNT:-0}" >> requeue.runs; while true; do sleep 0.1; done')
 wait_state "$victim" RUNNING
 wait_file requeue.runs  # its first run wrote its line before it is preempted
+scontrol show job "$victim" | finds -E "^   PreemptEligibleTime=$stamp PreemptTime=None$" \
+  || fail "a running preemptable job: $(scontrol show job "$victim")"
 high2=$(preemptor h2)
 wait_state "$high2" RUNNING 60
 [ "$(squeue -h -j "$victim" -o %t)" = PD ] || fail "the requeued job is not pending: $(squeue -j "$victim")"
@@ -144,4 +155,23 @@ wait_state "$victim" COMPLETED
 suspended=$(suspended_of)
 [ "$suspended" != "00:00:00" ] || fail "no suspended time accounted: $suspended"
 
-pass "preemption: CANCEL with GraceTime, REQUEUE with --max-restarts, resubmission, SUSPEND and resume"
+# 5. A pending job array of the high tier preempts like any job: its first task leaves the
+# array's record (a job id of its own, named as the preemptor) and runs; the next one waits.
+victim=$(sbatch --parsable -p low -n 2 --wrap 'while true; do sleep 0.1; done')
+wait_state "$victim" RUNNING
+sweep=$(sbatch --parsable -p high -n 2 --array=0-1 --wrap 'while [ ! -e go-sweep-$SLURM_ARRAY_TASK_ID ]; do sleep 0.1; done')
+wait_state "$victim" PREEMPTED 60
+for _ in $(seq 600); do [ "$(squeue -h -t R -p high -o %i)" = "${sweep}_0" ] && break; sleep 0.05; done
+[ "$(squeue -h -t R -p high -o %i)" = "${sweep}_0" ] || fail "task 0 does not run: $(squeue)"
+task0=$(squeue -h -t R -p high -o %A)
+[ "$task0" != "$sweep" ] || fail "task 0 kept the array's id"
+cairn log audit --job "$victim" | finds "JobPreempted .*preemptorId=$task0 .*action=cancel" \
+  || fail "the audit does not name task 0 as the preemptor: $(cairn log audit --job "$victim")"
+touch go-sweep-0
+for _ in $(seq 600); do [ "$(squeue -h -t R -p high -o %i)" = "${sweep}_1" ] && break; sleep 0.05; done
+[ "$(squeue -h -t R -p high -o %i)" = "${sweep}_1" ] || fail "task 1 does not run: $(squeue)"
+touch go-sweep-1
+for _ in $(seq 600); do [ -z "$(squeue -h -p high -o %i)" ] && break; sleep 0.05; done
+[ -z "$(squeue -h -p high -o %i)" ] || fail "the array did not end: $(squeue)"
+
+pass "preemption: CANCEL with GraceTime, REQUEUE with --max-restarts, resubmission, SUSPEND and resume, arrays, PreemptTime"

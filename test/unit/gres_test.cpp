@@ -269,10 +269,47 @@ TEST_CASE("gres: a step holds its job's GPUs, or its -G share of them") {
   auto some = std::get<StepLayout>(plan_step(job, request));
   CHECK(some.nodes[0].gres == "gpu:mi300x:2(IDX:1-2),nic:1(IDX:0)");
   CHECK(some.nodes[1].gres == "gpu:mi300x:1(IDX:0)");
-  request.gpus = "8";
-  CHECK(std::get<std::string>(plan_step(job, request)) == kNodeConfigUnavailable);
+  request.gpus = "8";  // more than the job holds: never (Slurm's ESLURM_INVALID_GRES)
+  CHECK(std::get<std::string>(plan_step(job, request)) == kInvalidGres);
   request.gpus = "x";
   CHECK(std::get<std::string>(plan_step(job, request)) == kInvalidGres);
+}
+
+TEST_CASE("gres: concurrent -G steps of a job get disjoint GPUs; one asking more than is free waits") {
+  JobRecord job;
+  job.id = 5;
+  job.spec = RecordedSpec(simple_spec("j", 60));
+  job.allocation = {{"g1", 4, 1000, "gpu:mi300x:2(IDX:1-2)"}};
+  StepRequest request;
+  request.argv = {"true"};
+  request.gpus = "1";
+  auto run = [&](uint32_t id, const StepLayout& layout) {
+    StepRecord step;
+    step.id = id;
+    step.nodes = layout.nodes;
+    step.state = JobState::RUNNING;
+    job.steps.push_back(step);
+  };
+  auto first = std::get<StepLayout>(plan_step(job, request));
+  CHECK(first.nodes[0].gres == "gpu:mi300x:1(IDX:1)");
+  run(0, first);
+  auto second = std::get<StepLayout>(plan_step(job, request));
+  CHECK(second.nodes[0].gres == "gpu:mi300x:1(IDX:2)");
+  run(1, second);
+  // Both held: a third waits (srun asks again), while more than the job holds is never.
+  CHECK(std::get<std::string>(plan_step(job, request)) == kStepNodesBusy);
+  request.gpus = "3";
+  CHECK(std::get<std::string>(plan_step(job, request)) == kInvalidGres);
+  // The first ends: its GPU is free again. A step without -G holds all and never waits.
+  job.steps[0].state = JobState::COMPLETED;
+  request.gpus = "1";
+  CHECK(std::get<StepLayout>(plan_step(job, request)).nodes[0].gres == "gpu:mi300x:1(IDX:1)");
+  request.gpus.clear();
+  auto whole = std::get<StepLayout>(plan_step(job, request));
+  CHECK(whole.nodes[0].gres == "gpu:mi300x:2(IDX:1-2)");
+  run(2, whole);
+  request.gpus = "1";
+  CHECK(std::get<std::string>(plan_step(job, request)) == kStepNodesBusy);
 }
 
 TEST_CASE("gres: the environment of jobs, steps and tasks as Slurm 22.05 sets it") {

@@ -4,11 +4,13 @@
 
 #include <csignal>
 
+#include "cli/scontrol_format.hpp"
 #include "common/config.hpp"
 #include "events/job_commands.hpp"
 #include "events/preemption.hpp"
 #include "events/scheduling_policy.hpp"
 #include "test/unit/event_fixtures.hpp"
+#include "test/unit/golden.hpp"
 
 using namespace cairn;
 using namespace cairn::test;
@@ -183,6 +185,7 @@ TEST_CASE("scheduling: a higher tier's job preempts; the preemptor starts once t
   REQUIRE(victim.runs.size() == 1);
   CHECK(victim.runs[0].state == JobState::PREEMPTED);
   CHECK(victim.preempted_by == 0);
+  CHECK(victim.preempt_us == 0);  // scontrol's PreemptTime= is of the current run
   auto after = c.decide(6);
   REQUIRE(after.placements.size() == 1);
   CHECK(after.placements[0].job_id == 2);
@@ -266,6 +269,82 @@ TEST_CASE("scheduling: SUSPEND lends the victim's CPUs and resumes it when the p
   c.t.feed(make::job_ended(by_agent(20), 1, schema::EndCause::EXITED, 0, 0, "n1"));
   CHECK(c.t.state.nodes.at("n1").alloc_cpus == 0);
   CHECK(c.t.state.nodes.at("n1").alloc_mem_mb == 0);
+}
+
+TEST_CASE("scontrol show job: PreemptEligibleTime= and PreemptTime= as Slurm's job_info.c prints them") {
+  UtcTimeZone utc;
+  PreemptCluster c({tiered("low", 1, PreemptModeSetting{PreemptMode::cancel, false, false}, 30), tiered("high", 2),
+                    tiered("exempt", 1, PreemptModeSetting{})});
+  c.t.feed(make::job_submitted(at(0), 1, job_in("low", 2)));
+  c.t.feed(make::job_allocated(by_system(1), 1, {{"n1", 2, 0}}, 600));
+  c.t.feed(make::job_submitted(at(0), 3, job_in("exempt", 1)));
+  c.t.feed(make::job_allocated(by_system(1), 3, {{"n1", 1, 0}}, 600));
+  c.t.feed(make::job_submitted(at(2), 2, job_in("high", 2)));
+  c.t.feed(make::job_submitted(at(2), 4, job_in("high", 4)));
+  c.t.feed(make::job_preempted(by_system(3), 1, 2, schema::PreemptAction::CANCEL, 30));
+  CHECK(c.t.job(1).preempt_us == kT0 + 3 * kSec);
+  c.t.feed(make::job_ended(by_agent(5), 1, schema::EndCause::KILLED, 0, SIGTERM, "n1"));
+  c.t.feed(make::job_allocated(by_system(6), 2, {{"n1", 2, 0}}, 600));
+  REQUIRE(c.t.job(1).state == JobState::PREEMPTED);
+
+  FormatContext context{"cairn", kT0 + 10 * kSec};
+  context.preemption_on = true;
+  context.preempt_exempt_sec = 60;
+  context.unpreemptable_partitions = {"exempt"};
+  // The victim (its PreemptTime), the preemptor (None), a job of a PreemptMode=OFF partition
+  // and a pending one (no line).
+  std::string shown;
+  for (uint64_t id : std::initializer_list<uint64_t>{1, 2, 3, 4})
+    shown += render_scontrol_show_job(c.t.job(id), context, id > 2);
+  check_golden("scontrol_show_job_preempted.txt", shown);
+  // Preemption off (PreemptType=preempt/none): no line, as slurmctld packs no preemptable time.
+  context.preemption_on = false;
+  CHECK(render_scontrol_show_job(c.t.job(1), context).find("Preempt") == std::string::npos);
+
+  // A resume keeps the time, as Slurm's preempt_time (a requeue forgets it: see above).
+  c.t.feed(make::job_preempted(by_system(7), 2, 9, schema::PreemptAction::SUSPEND, 0));
+  c.t.feed(make::job_resume(by_system(8), 2));
+  CHECK(c.t.job(2).preempt_us == kT0 + 7 * kSec);
+}
+
+TEST_CASE("scheduling: a pending array of a higher tier preempts: its task is split off, then preempts") {
+  PreemptCluster c;
+  c.t.feed(make::job_submitted(at(0), 1, job_in("low", 4)));
+  c.t.feed(make::job_allocated(by_system(1), 1, {{"n1", 4, 0}}, 600));
+  auto sweep = job_in("high", 4);
+  sweep.array_spec = "0-3";
+  c.t.feed(make::job_submitted(at(2), 2, sweep));
+  // The task has no id to name as the preemptor yet: it leaves its array's record first.
+  auto split = c.decide(3);
+  CHECK(split.preemptions.empty());
+  CHECK(split.placements.empty());
+  CHECK(split.task_splits == std::vector<TaskSplit>{{2, 0}});
+  REQUIRE(c.t.feed(make::array_task_split(by_system(3), 3, 2, 0)) == ApplyResult::applied);
+  // As a job of its own it preempts; the array splits no second task while it waits.
+  auto preempt = c.decide(4);
+  CHECK(preempt.task_splits.empty());
+  REQUIRE(preempt.preemptions.size() == 1);
+  CHECK(preempt.preemptions[0] == Preemption{1, 3, PreemptAction::requeue, 0});
+  c.t.feed(make::job_preempted(by_system(4), 1, 3, schema::PreemptAction::REQUEUE, 0));
+  c.t.feed(make::job_ended(by_agent(5), 1, schema::EndCause::KILLED, 0, SIGTERM, "n1"));
+  // The room is the preemptor's: the array's remainder waits behind its split-off task.
+  auto start = c.decide(6);
+  REQUIRE(start.placements.size() == 1);
+  CHECK(start.placements[0].job_id == 3);
+  CHECK_FALSE(start.placements[0].array_task);
+  CHECK(start.pending_reasons.at(2) == Reason::priority);
+  CHECK(start.task_splits.empty());
+  CHECK(start.preemptions.empty());  // job 1 is pending again: nothing left to preempt
+
+  SUBCASE("within a tier an array preempts nothing") {
+    PreemptCluster same({tiered("low", 1), tiered("high", 1)});
+    same.t.feed(make::job_submitted(at(0), 1, job_in("low", 4)));
+    same.t.feed(make::job_allocated(by_system(1), 1, {{"n1", 4, 0}}, 600));
+    same.t.feed(make::job_submitted(at(2), 2, sweep));
+    auto none = same.decide(3);
+    CHECK(none.task_splits.empty());
+    CHECK(none.preemptions.empty());
+  }
 }
 
 TEST_CASE("reducer: a suspended-by-preemption job cancelled meanwhile releases only what it holds") {
