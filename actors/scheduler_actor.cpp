@@ -322,7 +322,7 @@ void admit(Scheduler* self, JobSpec spec, const Caller& caller, std::function<vo
     if (partition_default == 0 || partition_default == kUnlimited || partition_default > max_wall)
       spec.time_limit_sec = max_wall;
   }
-  QosDemand demand = qos_demand(spec.core());
+  QosDemand demand = qos_demand(spec);
   if (auto error = qos_submit_error(qos, demand, {}, spec.user_name); !error.empty()) return reply({false, 0, error});
   auto after_qos = [=](JobSpec spec) {
   auto after_reservation = [=](JobSpec job) {

@@ -121,7 +121,7 @@ cairn log audit --job "$victim" | finds "JobPreempted .*preemptorId=$urgent .*ac
 
 # 7. A preemption loop is refused, nothing changed.
 set +e; out=$(sacctmgr -i modify qos low set Preempt=high 2>&1); rc=$?; set -e
-[ "$rc" = 1 ] && [ "$out" = "sacctmgr: error: QOS Preemption loop detected (high -> low -> high); nothing changed" ] ||
+[ "$rc" = 1 ] && [ "$out" = "sacctmgr: error: QOS Preemption loop detected (low -> high -> low); nothing changed" ] ||
   fail "a preemption loop: rc=$rc '$out'"
 [ "$(sacctmgr -n -P show qos low format=preempt)" = "" ] || fail "the loop changed low"
 
