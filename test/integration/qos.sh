@@ -119,6 +119,22 @@ wait_state "$urgent" COMPLETED 60
 cairn log audit --job "$victim" | finds "JobPreempted .*preemptorId=$urgent .*action=cancel" ||
   fail "the audit: $(cairn log audit --job "$victim")"
 
+# 6b. The victim QOS's PreemptMode (requeue) overrides the cluster's CANCEL: the same id queued again.
+sacctmgr -i add qos lowrq PreemptMode=requeue >/dev/null
+sacctmgr -i modify qos high set Preempt+=lowrq >/dev/null
+[ "$(sacctmgr -n -P show qos high format=preempt)" = "low,lowrq" ] || fail "Preempt+=: $(sacctmgr -n -P show qos high format=preempt)"
+sacctmgr -i modify user root set \
+  QOS=normal,low,high,onejob,twosubmit,shortwall,shortdeny,cpucap,grpcap,memcap,lowrq >/dev/null
+victim=$(sbatch --parsable -q lowrq -n 2 --requeue --wrap 'sleep 300')
+wait_state "$victim" RUNNING
+urgent=$(sbatch --parsable -q high -n 2 -t 1 --wrap 'true')
+wait_state "$urgent" COMPLETED 60
+cairn log audit --job "$victim" | finds "JobPreempted .*preemptorId=$urgent .*action=requeue" ||
+  fail "requeue by the QOS's mode: $(cairn log audit --job "$victim")"
+restarts() { scontrol show job "$victim" | sed -n 's/.* Restarts=\([0-9]*\) .*/\1/p'; }
+poll_until 60 1 restarts || fail "the requeued victim: Restarts=$(restarts)"
+scancel "$victim"
+
 # 7. A preemption loop is refused, nothing changed.
 set +e; out=$(sacctmgr -i modify qos low set Preempt=high 2>&1); rc=$?; set -e
 [ "$rc" = 1 ] && [ "$out" = "sacctmgr: error: QOS Preemption loop detected (low -> high -> low); nothing changed" ] ||
