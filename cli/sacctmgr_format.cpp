@@ -443,12 +443,14 @@ std::string sacctmgr_usage() {
          "  add user NAME[,NAME] Account=ACCOUNT[,ACCOUNT] [DefaultAccount=ACCOUNT]\n"
          "  delete account NAME[,NAME]   delete user NAME[,NAME] [Account=ACCOUNT]\n"
          "  modify user NAME set DefaultAccount=ACCOUNT\n"
-         "  add user|account NAME ... [QOS=QOS[,QOS]] [DefaultQOS=QOS]   modify user|account NAME set QOS=.. DefaultQOS=..\n"
+         "  add user|account NAME ... [QOS=QOS[,QOS]] [DefaultQOS=QOS]\n"
+         "  modify user|account NAME set QOS=QOS[,QOS] DefaultQOS=QOS\n"
          "  add qos NAME [Priority=N] [Preempt=QOS,..] [PreemptMode=cancel|requeue|suspend|off] [MaxWall=TIME]\n"
          "      [MaxTRESPerUser=cpu=N,mem=M,node=N] [MaxJobsPerUser=N] [MaxSubmitJobsPerUser=N] [GrpTRES=..]\n"
          "      [Flags=DenyOnLimit] [Description=TEXT]\n"
          "  modify qos [where] [name=]NAME set KEY=VALUE...   delete qos NAME\n"
-         "  list account|user|association|qos [NAME] [Account=..] [User=..] [WithAssoc] [Format=Field%N,...]\n";
+         "  list account|user|association|qos [NAME] [Account=..] [User=..] [WithAssoc]\n"
+         "       [Format=Field%N,...]\n";
 }
 
 std::string sacctmgr_nothing_text(AccountVerb verb) {
