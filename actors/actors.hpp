@@ -185,6 +185,8 @@ CAF_ADD_ATOM(cairn, cairn, partition_in_use_atom, "partuse")
 CAF_ADD_ATOM(cairn, cairn, reservation_atom, "resv")
 CAF_ADD_ATOM(cairn, cairn, reservation_scene_atom, "resvscene")
 CAF_ADD_ATOM(cairn, cairn, reservation_check_atom, "resvcheck")
+// A submission's QOS limits that depend on the queue (query view): qos, user, demand.
+CAF_ADD_ATOM(cairn, cairn, qos_check_atom, "qoscheck")
 // scontrol reconfigure and SIGHUP (-> config admin); its check of removals (-> query view).
 CAF_ADD_ATOM(cairn, cairn, reconfigure_atom, "reconfig")
 CAF_ADD_ATOM(cairn, cairn, config_check_atom, "cfgcheck")
@@ -271,6 +273,7 @@ using QueryViewActor = caf::typed_actor<                                        
     replies_to<node_log_atom, std::string>::with<NodeLogView>,                          //
     replies_to<reservation_scene_atom>::with<ReservationScene>,                         //
     replies_to<reservation_check_atom, std::string, std::string, std::string>::with<std::string>,  //
+    replies_to<qos_check_atom, std::string, std::string, uint64_t, uint64_t, uint64_t, uint32_t>::with<std::string>,  //
     reacts_to<purge_atom>,                                                              // internal
     reacts_to<gauges_atom>,                                                             // internal
     reacts_to<config_installed_atom>                                                    //

@@ -65,7 +65,8 @@ using QueryView = std::remove_pointer_t<QueryViewActor::stateful_pointer<QueryVi
 bool changes_accounts(schema::Event::Body::Which kind) {
   using Body = schema::Event::Body;
   return kind == Body::ACCOUNT_ADDED || kind == Body::ACCOUNT_REMOVED || kind == Body::USER_ASSOCIATED ||
-         kind == Body::USER_REMOVED;
+         kind == Body::USER_REMOVED || kind == Body::QOS_SET || kind == Body::QOS_REMOVED ||
+         kind == Body::ASSOCIATION_QOS_SET;
 }
 
 bool changes_partitions(schema::Event::Body::Which kind) {
@@ -99,7 +100,7 @@ SchedulingDecision run_pass(QueryView* self) {
   auto weights = node_weight_map(st.context->config(), &st.state);
   const auto& config = st.context->config();
   PreemptionPolicy preemption{config.preempt_type == "preempt/partition_prio", config.preempt_exempt_time_sec,
-                              config.preempt_mode};
+                              config.preempt_mode, config.preempt_type == "preempt/qos"};
   auto decision = schedule({&st.state, st.partitions, st.context->pools(), st.context->now_us(),
                             config.kill_invalid_depend, &features, &config.licenses, &weights,
                             &st.context->running->current().node_gres, preemption});
@@ -408,6 +409,14 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
         int64_t now = st.context->now_us();
         return reservation_scene(st.state, nodes_answer(st.state, st.context->config(), st.partitions, now).nodes,
                                  st.partitions, now);
+      },
+      [=](qos_check_atom, const std::string& qos_name, const std::string& user, uint64_t cpus, uint64_t mem_mb,
+          uint64_t nodes, uint32_t time_limit_sec) -> std::string {
+        const auto& state = self->state.state;
+        auto qos = state.accounts.qos.find(qos_name);
+        if (qos == state.accounts.qos.end()) return std::string(kInvalidQos);
+        auto usage = qos_usage(state);
+        return qos_submit_error(qos->second, {cpus, mem_mb, nodes, time_limit_sec}, usage[qos_name], user);
       },
       [=](reservation_check_atom, const std::string& name, const std::string& user,
           const std::string& account) -> std::string {

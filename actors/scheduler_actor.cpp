@@ -16,6 +16,7 @@
 #include "events/job_dependency.hpp"
 #include "events/node_features.hpp"
 #include "events/submission_limits.hpp"
+#include "events/qos.hpp"
 
 namespace cairn {
 namespace {
@@ -319,6 +320,22 @@ void admit(Scheduler* self, JobSpec spec, const Caller& caller, std::function<vo
   if (!choice.ok) return reply({false, 0, choice.error});
   spec.account = choice.account;
   if (!partition_allows_account(*partition, spec.account)) return reply({false, 0, std::string(kInvalidAccount)});
+  // The QOS: --qos, else the association's default; it must exist (and be allowed, when enforced).
+  std::shared_ptr<const AccountsState> accounts_now = context.accounts->get();
+  const AccountsState& accounts = *accounts_now;
+  auto qos_choice = choose_job_qos(accounts, spec.user_name, spec.account, spec.qos, context.config().enforce_associations);
+  if (!qos_choice.ok) return reply({false, 0, qos_choice.error});
+  spec.qos = qos_choice.qos;
+  const QosRecord& qos = accounts.qos.at(spec.qos);
+  if (spec.time_limit_sec == 0 && qos.max_wall_min) {  // Slurm: no -t under a MaxWall gets the MaxWall
+    uint32_t max_wall = *qos.max_wall_min * 60;
+    uint32_t partition_default = partition->default_time_sec != 0 ? partition->default_time_sec : partition->max_time_sec;
+    if (partition_default == 0 || partition_default == kUnlimited || partition_default > max_wall)
+      spec.time_limit_sec = max_wall;
+  }
+  QosDemand demand = qos_demand(spec);
+  if (auto error = qos_submit_error(qos, demand, {}, spec.user_name); !error.empty()) return reply({false, 0, error});
+  auto after_qos = [=](JobSpec spec) {
   auto after_reservation = [=](JobSpec job) {
     if (ids.empty()) return submit(std::move(job));
     check_dependency_jobs(self, ids, kDependencyChecks, [=](bool known) {
@@ -328,11 +345,20 @@ void admit(Scheduler* self, JobSpec spec, const Caller& caller, std::function<vo
   };
   if (spec.reservation.empty()) return after_reservation(std::move(spec));
   // --reservation: it exists and lets the user (or the job's account) in, as the state says now.
-  self->request(context.actors.query_view, caf::infinite, reservation_check_atom_v, spec.reservation, spec.user_name,
-                spec.account)
+  self->request(self->state.context->actors.query_view, caf::infinite, reservation_check_atom_v, spec.reservation,
+                spec.user_name, spec.account)
       .then([=](const std::string& error) {
         if (!error.empty()) return reply({false, 0, error});
         after_reservation(spec);
+      });
+  };
+  if (!qos.max_submit_jobs_per_user) return after_qos(std::move(spec));
+  // MaxSubmitJobsPerUser counts what is queued now: the query view's state.
+  self->request(context.actors.query_view, caf::infinite, qos_check_atom_v, spec.qos, spec.user_name, demand.cpus,
+                demand.mem_mb, demand.nodes, demand.time_limit_sec)
+      .then([=](const std::string& error) {
+        if (!error.empty()) return reply({false, 0, error});
+        after_qos(spec);
       });
 }
 

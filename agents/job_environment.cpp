@@ -136,7 +136,11 @@ std::vector<std::string> build_step_environment(const StepLaunch& launch, uint32
   if (!launch.job_cpus.empty()) env.set("SLURM_JOB_CPUS_PER_NODE", tasks_per_node_text(launch.job_cpus));
   env.set("SLURM_JOB_PARTITION", launch.partition);
   if (!launch.account.empty()) env.set("SLURM_JOB_ACCOUNT", launch.account);
-  env.set("SLURM_JOB_QOS", kJobQos);
+  // A step carries no QOS on the wire: srun inside a batch job passes on the job's (its environment).
+  auto inherited_qos = std::find_if(launch.request.environment.begin(), launch.request.environment.end(),
+                                    [](const std::string& entry) { return entry.starts_with("SLURM_JOB_QOS="); });
+  env.set("SLURM_JOB_QOS", inherited_qos == launch.request.environment.end() ? std::string(kJobQos)
+                                                                              : inherited_qos->substr(14));
   env.set("SLURM_JOB_USER", launch.user_name);
   env.set("SLURM_JOB_UID", launch.uid);
   env.set("SLURM_JOB_GID", launch.gid);
@@ -192,7 +196,7 @@ std::vector<std::string> build_job_environment(const JobSpec& spec, const Launch
   env.set("SLURM_SUBMIT_HOST", spec.submit_host);
   env.set("SLURM_JOB_PARTITION", spec.partition);
   env.set_or_unset("SLURM_JOB_ACCOUNT", text_if_present(spec.account));
-  env.set("SLURM_JOB_QOS", kJobQos);
+  env.set("SLURM_JOB_QOS", spec.qos.empty() ? std::string(kJobQos) : spec.qos);
   // Slurm prints the job's (absent) cloud node aliases with printf's "%s" of NULL.
   env.set("SLURM_NODE_ALIASES", "(null)");
   env.set("HOSTNAME", context.batch_host);

@@ -73,7 +73,7 @@ std::vector<uint32_t> block_task_layout(const std::vector<uint32_t>& cpus_per_no
 // to -n when -n is given) gets, as in Slurm, as many tasks as its CPUs hold.
 std::vector<uint32_t> batch_tasks_per_node(const JobSpec& spec, const std::vector<uint32_t>& cpus_per_node);
 
-// Slurm's QOS of every job: Cairn has none other (scontrol show job says QOS=normal).
+// The QOS of a job that records none (one submitted before QOS existed in Cairn).
 inline constexpr const char* kJobQos = "normal";
 
 }  // namespace cairn

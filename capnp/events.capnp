@@ -139,6 +139,7 @@ struct JobSpec {
   cpusPerTres @50 :Text;       # --cpus-per-gpu: "gres:gpu:4"
   memPerTres @51 :Text;        # --mem-per-gpu (MB): "gres:gpu:1024"
   tresBind @52 :Text;          # --gpu-bind: "gres:gpu:closest"
+  qos @53 :Text;               # --qos, else the association's default; empty: normal
 }
 
 # Hints about how tasks are laid out on a node's CPUs (sbatch/srun options of the same names).
@@ -374,6 +375,48 @@ struct UserAssociated {
 struct UserRemoved {
   user @0 :Text;
   accounts @1 :List(Text);
+}
+
+# ---- QOS (sacctmgr add/modify/delete qos; association QOS) ----
+
+# A count of a TRES limit; absent when not set.
+struct TresLimit {
+  hasCpu @0 :Bool;
+  cpu @1 :UInt64;
+  hasMemMb @2 :Bool;
+  memMb @3 :UInt64;
+  hasNode @4 :Bool;
+  node @5 :UInt64;
+}
+
+struct QosRecord {
+  name @0 :Text;
+  id @1 :UInt32;
+  description @2 :Text;
+  priority @3 :UInt32;
+  preempt @4 :List(Text);
+  preemptMode @5 :Text;              # empty: the cluster's
+  flags @6 :List(Text);
+  maxWallMin @7 :Int64;              # -1: none
+  maxTresPerUser @8 :TresLimit;
+  grpTres @9 :TresLimit;
+  maxJobsPerUser @10 :Int64;         # -1: none
+  maxSubmitJobsPerUser @11 :Int64;   # -1: none
+}
+
+# A QOS created or changed: its whole record.
+struct QosSet { qos @0 :QosRecord; }
+
+struct QosRemoved { name @0 :Text; }
+
+# QOS= and DefaultQOS= of a user's associations (user set) or of an account (user empty).
+struct AssociationQosSet {
+  user @0 :Text;
+  account @1 :Text;
+  hasQos @2 :Bool;
+  qos @3 :List(Text);
+  hasDefaultQos @4 :Bool;
+  defaultQos @5 :Text;
 }
 
 # ---- job steps (srun) ----
@@ -619,6 +662,9 @@ struct Event {
     jobCpusBound @42 :JobCpusBound;
     jobPreempted @43 :JobPreempted;
     jobDeadlineReached @44 :JobDeadlineReached;
+    qosSet @45 :QosSet;
+    qosRemoved @46 :QosRemoved;
+    associationQosSet @47 :AssociationQosSet;
     # New kinds are added here with the next ordinal.
   }
 }

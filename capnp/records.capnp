@@ -202,15 +202,21 @@ struct AccountRecordView {
   description @1 :Text;
   organization @2 :Text;
   parent @3 :Text;
+  qos @4 :List(Text);
+  defaultQos @5 :Text;
 }
 
 struct UserRecordView {
   name @0 :Text;
   defaultAccount @1 :Text;
   accounts @2 :List(Text);
+  qos @3 :List(Text);
+  defaultQos @4 :Text;
 }
 
 struct AccountsView {
   accounts @0 :List(AccountRecordView);
   users @1 :List(UserRecordView);
+  hasQos @2 :Bool;                    # false (an older snapshot): normal alone
+  qos @3 :List(Events.QosRecord);
 }

@@ -344,6 +344,10 @@ enum AccountVerb {
   deleteAccount @2;
   deleteUser @3;
   modifyUser @4;      # set DefaultAccount=
+  addQos @5;
+  modifyQos @6;
+  deleteQos @7;
+  modifyAccount @8;   # set QOS= DefaultQOS=
 }
 
 struct AccountCommand {
@@ -354,6 +358,7 @@ struct AccountCommand {
   parent @4 :Text;
   accounts @5 :List(Text);       # add user: account=; delete user: account= (empty: all)
   defaultAccount @6 :Text;
+  settings @7 :List(Text);       # QOS verbs: Key=Value; user/account: QOS=, DefaultQOS=
 }
 
 

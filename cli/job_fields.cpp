@@ -152,6 +152,8 @@ std::string job_user_name(const JobRecord& job) {
   return job.spec->user_name.empty() ? std::to_string(job.spec->uid) : job.spec->user_name;
 }
 
+std::string job_qos(const JobRecord& job) { return job.spec->qos.empty() ? std::string("normal") : job.spec->qos; }
+
 uint32_t job_priority(const JobRecord& job) {
   if (job.hold != HoldKind::none) return 0;
   return job.priority != 0 ? job.priority : 1;

@@ -27,6 +27,8 @@ std::string group_of(const JobSpecCore& spec);
 // Priority= as Cairn shows it: it keeps no priority numbers but an operator's
 // Priority=, so held jobs show Slurm's 0 and the others 1.
 uint32_t job_priority(const JobRecord& job);
+// The job's QOS: normal for a job that records none.
+std::string job_qos(const JobRecord& job);
 
 // Jobs accrue age priority once eligible and no longer held; 0 while they do not.
 int64_t accrue_us(const JobRecord& job, int64_t now_us);

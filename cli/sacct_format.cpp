@@ -347,7 +347,7 @@ const std::array kSacctFields{
                [](const AccountingLine& line, const FormatContext&) {
                  return job_only(line, line.current && line.job->hold != HoldKind::none ? "0" : "1");
                }},
-    SacctField{"QOS", 10, Overflow::plus, [](const AccountingLine& line, const FormatContext&) { return job_only(line, "normal"); }},
+    SacctField{"QOS", 10, Overflow::plus, [](const AccountingLine& line, const FormatContext&) { return job_only(line, job_qos(*line.job)); }},
     SacctField{"QOSRAW", 6, Overflow::keep, [](const AccountingLine& line, const FormatContext&) { return job_only(line, "1"); }},
     SacctField{"Reason", 22, Overflow::plus,
                [](const AccountingLine& line, const FormatContext&) {

@@ -1,4 +1,5 @@
 #include "cli/sacct_json.hpp"
+#include "cli/job_fields.hpp"
 
 #include <fmt/format.h>
 #include <grp.h>
@@ -306,7 +307,7 @@ Json job_json(const JobRecord& job, const FormatContext& context, const IdNames&
   json["nodes"] = job.allocation.empty() ? std::string("None assigned") : share_node_list(job.allocation);
   json["partition"] = spec.partition;
   json["priority"] = job.hold != HoldKind::none ? 0u : job.priority != 0 ? job.priority : 1u;
-  json["qos"] = "normal";
+  json["qos"] = job_qos(job);
   json.path("required/CPUs") = requested_cpus(job.spec.core());
   json.path("required/memory") = spec.mem_per_cpu_mb > 0 ? spec.mem_per_cpu_mb : spec.mem_per_node_mb;
   json["kill_request_user"] =

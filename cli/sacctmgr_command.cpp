@@ -62,7 +62,8 @@ int run_sacctmgr(const Args& argv, std::ostream& out, std::ostream& err) {
     if (!client.is_operator()) throw UsageError("sacctmgr: error: Access/permission denied");
     // The summary comes from the same plan the controller makes again when it commits.
     AccountPlan plan = plan_account_command(state, request.command, config.cluster_name);
-    if (!plan.error.empty()) throw UsageError("sacctmgr: error: " + plan.error);
+    // Slurm prints its sacctmgr-side refusals (" Unknown option: ...") as they are.
+    if (!plan.error.empty()) throw UsageError(plan.error.starts_with(' ') ? plan.error : "sacctmgr: error: " + plan.error);
     if (plan.changes.empty()) {
       out << sacctmgr_nothing_text(request.command.verb);
       return 1;

@@ -7,6 +7,7 @@
 
 #include "cli/print_fields.hpp"
 #include "common/option_parser.hpp"
+#include "common/slurm_time.hpp"
 #include "common/string_util.hpp"
 
 namespace cairn {
@@ -37,6 +38,7 @@ struct Row {
   std::string description, organization, parent;  // account rows
   std::string default_account;                     // user rows
   bool association = false;                        // shows limits (Share, QOS)
+  std::string qos, default_qos;                    // association rows: the QOS it may use (sorted), its default
 };
 
 struct SacctmgrField {
@@ -79,8 +81,8 @@ const std::vector<SacctmgrField>& fields() {
       {"MaxWall", "MaxWall", 11, empty},
       {"MaxCPUMins", "MaxCPUMins", 11, empty},
       {"MaxTRESMins", "MaxTRESMins", 13, empty},
-      {"QOS", "QOS", 20, assoc_value("normal")},
-      {"DefaultQOS", "Def QOS", 9, empty},
+      {"QOS", "QOS", 20, [](const Row& row) { return row.qos; }},
+      {"DefaultQOS", "Def QOS", 9, [](const Row& row) { return row.default_qos; }},
   };
   return kFields;
 }
@@ -130,6 +132,7 @@ std::vector<std::string> default_format(SacctmgrEntity entity, bool with_assoc) 
       return {"Cluster", "Account", "User",          "Partition", "Share",   "Priority",       "GrpJobs",
               "GrpTRES", "GrpSubmitJobs", "GrpWall", "GrpTRESMins", "MaxJobs", "MaxTRES", "MaxTRESPerNode",
               "MaxSubmitJobs", "MaxWall", "MaxTRESMins", "QOS", "DefaultQOS", "GrpTRESRunMins"};
+    case SacctmgrEntity::qos: break;  // render_qos_list
   }
   return {};
 }
@@ -170,7 +173,25 @@ Row account_row(const AccountsState& state, const std::string& name, const std::
   return row;
 }
 
+// The QOS columns of an association row (Slurm lists the QOS names sorted).
+void fill_qos(Row& row, const AccountsState& state) {
+  if (!row.association) return;
+  QosAccess access = qos_access(state, row.user, row.account);
+  std::sort(access.allowed.begin(), access.allowed.end());
+  row.qos.clear();
+  for (const auto& name : access.allowed) row.qos += (row.qos.empty() ? "" : ",") + name;
+  row.default_qos = access.default_qos;
+}
+
+std::vector<Row> rows_of_entity(const SacctmgrRequest& request, const AccountsState& state, const std::string& cluster);
+
 std::vector<Row> rows_of(const SacctmgrRequest& request, const AccountsState& state, const std::string& cluster) {
+  auto rows = rows_of_entity(request, state, cluster);
+  for (auto& row : rows) fill_qos(row, state);
+  return rows;
+}
+
+std::vector<Row> rows_of_entity(const SacctmgrRequest& request, const AccountsState& state, const std::string& cluster) {
   std::vector<std::string> accounts{std::string(kRootAccount)};
   account_tree(state, std::string(kRootAccount), accounts);
   auto account_names = lowered(request.entity == SacctmgrEntity::account ? request.names : request.accounts);
@@ -241,6 +262,7 @@ std::vector<Row> rows_of(const SacctmgrRequest& request, const AccountsState& st
         user_rows(name, request.names);
       }
       break;
+    case SacctmgrEntity::qos: break;  // render_qos_list
   }
   return rows;
 }
@@ -276,8 +298,129 @@ SacctmgrEntity parse_entity(std::string_view word, std::string_view action) {
   if (keyword(word, "accounts", 1) || keyword(word, "acct", 4)) return SacctmgrEntity::account;
   if (keyword(word, "users", 1)) return SacctmgrEntity::user;
   if (keyword(word, "associations", 2)) return SacctmgrEntity::association;
+  if (keyword(word, "qoss", 1)) return SacctmgrEntity::qos;
   fail("No valid entity in " + std::string(action) + " command\nInput line must include \"Account\", \"User\" or "
-       "\"Association\"");
+       "\"Association\" or \"QOS\"");
+}
+
+// ---- sacctmgr show qos (qos_functions.c, common.c's print fields) ----
+
+struct QosField {
+  std::vector<std::pair<std::string_view, size_t>> names;  // what format= names, with the least length
+  std::string_view title;
+  int width;
+  Overflow overflow;
+  std::function<std::string(const QosRecord&)> value;
+};
+
+std::string count_text(const std::optional<uint32_t>& value) { return value ? std::to_string(*value) : std::string(); }
+
+const std::vector<QosField>& qos_fields() {
+  auto blank = [](const QosRecord&) { return std::string(); };
+  static const std::vector<QosField> kFields = {
+      {{{"Description", 3}}, "Descr", 20, Overflow::plus, [](const QosRecord& q) { return q.description; }},
+      {{{"Flags", 2}}, "Flags", 20, Overflow::plus,
+       [](const QosRecord& q) {
+         std::string text;
+         for (const auto& flag : q.flags) text += (text.empty() ? "" : ",") + flag;
+         return text;
+       }},
+      {{{"GraceTime", 3}}, "GraceTime", 10, Overflow::keep, [](const QosRecord&) { return format_hms(0); }},
+      {{{"GrpJobs", 4}}, "GrpJobs", 7, Overflow::keep, blank},
+      {{{"GrpSubmitJobs", 4}}, "GrpSubmit", 9, Overflow::keep, blank},
+      {{{"GrpTRES", 7}}, "GrpTRES", 13, Overflow::plus, [](const QosRecord& q) { return tres_limit_text(q.grp_tres); }},
+      {{{"GrpTRESMins", 7}}, "GrpTRESMins", 13, Overflow::plus, blank},
+      {{{"GrpTRESRunMins", 7}}, "GrpTRESRunMins", 13, Overflow::plus, blank},
+      {{{"GrpWall", 4}}, "GrpWall", 11, Overflow::keep, blank},
+      {{{"ID", 2}}, "ID", 6, Overflow::keep, [](const QosRecord& q) { return std::to_string(q.id); }},
+      {{{"MaxJobsPerAccount", 11}, {"MaxJobsPerAcct", 11}, {"MaxJobsPA", 9}}, "MaxJobsPA", 9, Overflow::keep, blank},
+      {{{"MaxJobsPerUser", 11}, {"MaxJobsPU", 9}}, "MaxJobsPU", 9, Overflow::keep,
+       [](const QosRecord& q) { return count_text(q.max_jobs_per_user); }},
+      {{{"MaxSubmitJobsPerAccount", 17}, {"MaxSubmitJobsPerAcct", 17}, {"MaxSubmitJobsPA", 15}, {"MaxSubmitPA", 11}},
+       "MaxSubmitPA", 11, Overflow::keep, blank},
+      {{{"MaxSubmitJobsPerUser", 10}, {"MaxSubmitJobsPU", 10}, {"MaxSubmitPU", 6}}, "MaxSubmitPU", 11, Overflow::keep,
+       [](const QosRecord& q) { return count_text(q.max_submit_jobs_per_user); }},
+      {{{"MaxTRES", 7}, {"MaxTRESPerJob", 11}}, "MaxTRES", 13, Overflow::plus, blank},
+      {{{"MaxTRESPerNode", 11}}, "MaxTRESPerNode", 14, Overflow::plus, blank},
+      {{{"MaxTRESMinsPerJob", 8}}, "MaxTRESMins", 13, Overflow::plus, blank},
+      {{{"MaxTRESPerAccount", 11}, {"MaxTRESPerAcct", 11}, {"MaxTRESPA", 9}}, "MaxTRESPA", 13, Overflow::plus, blank},
+      {{{"MaxTRESPerUser", 11}, {"MaxTRESPU", 9}}, "MaxTRESPU", 13, Overflow::plus,
+       [](const QosRecord& q) { return tres_limit_text(q.max_tres_per_user); }},
+      {{{"MaxWallDurationPerJob", 4}}, "MaxWall", 11, Overflow::keep,
+       [](const QosRecord& q) { return q.max_wall_min ? format_hms(uint64_t{*q.max_wall_min} * 60) : std::string(); }},
+      {{{"MinTRESPerJob", 7}}, "MinTRES", 13, Overflow::plus, blank},
+      {{{"Name", 2}}, "Name", 10, Overflow::plus, [](const QosRecord& q) { return q.name; }},
+      {{{"PreemptMode", 8}}, "PreemptMode", 11, Overflow::plus,
+       [](const QosRecord& q) { return q.preempt_mode.empty() ? std::string("cluster") : to_lower(q.preempt_mode); }},
+      {{{"Preempt", 7}}, "Preempt", 10, Overflow::plus,
+       [](const QosRecord& q) {
+         auto names = q.preempt;
+         std::sort(names.begin(), names.end());
+         std::string text;
+         for (const auto& name : names) text += (text.empty() ? "" : ",") + name;
+         return text;
+       }},
+      {{{"PreemptExemptTime", 8}}, "PreemptExemptTime", 19, Overflow::keep, blank},
+      {{{"Priority", 3}}, "Priority", 10, Overflow::keep, [](const QosRecord& q) { return std::to_string(q.priority); }},
+      {{{"UsageFactor", 6}}, "UsageFactor", 11, Overflow::keep, [](const QosRecord&) { return std::string("1.000000"); }},
+      {{{"UsageThreshold", 6}}, "UsageThres", 10, Overflow::keep, blank},
+  };
+  return kFields;
+}
+
+std::string render_qos_list(const SacctmgrRequest& request, const QosTable& table) {
+  static constexpr std::string_view kDefault =
+      "Name,Prio,GraceT,Preempt,PreemptE,PreemptM,Flags%40,UsageThres,UsageFactor,GrpTRES,GrpTRESMins,"
+      "GrpTRESRunMins,GrpJ,GrpS,GrpW,MaxTRES,MaxTRESPerN,MaxTRESMins,MaxW,MaxTRESPerUser,MaxJobsPerUser,"
+      "MaxSubmitJobsPerUser,MaxTRESPerAcct,MaxJobsPerAcct,MaxSubmitJobsPerAcct,MinTRES";
+  std::vector<std::string> format = request.format.empty() ? comma_split(kDefault) : request.format;
+  std::vector<std::pair<const QosField*, int>> columns;
+  for (const auto& item : format) {
+    std::string_view text = trim(item);
+    if (text.empty()) continue;
+    std::string_view name = text.substr(0, text.find('%'));
+    int width = 0;
+    if (name.size() < text.size()) {
+      std::string_view digits = text.substr(name.size() + 1);
+      std::from_chars(digits.data(), digits.data() + digits.size(), width);
+    }
+    const QosField* found = nullptr;
+    for (const auto& field : qos_fields()) {
+      for (const auto& [alias, least] : field.names)
+        if (keyword(name, alias, least)) found = &field;
+      if (found) break;
+    }
+    if (!found) throw UsageError("sacctmgr: error: Unknown field '" + std::string(name) + "'");
+    columns.push_back({found, width != 0 ? width : found->width});
+  }
+  bool parsable = request.parsable || request.parsable2;
+  auto line = [&](const std::function<std::string(const QosField&)>& text_of, bool titles) {
+    std::string out;
+    for (size_t i = 0; i < columns.size(); ++i) {
+      std::string text = text_of(*columns[i].first);
+      if (parsable) {
+        out += text;
+        if (request.parsable || i + 1 < columns.size()) out += '|';
+      } else {
+        out += fixed_cell(std::move(text), columns[i].second, titles ? Overflow::cut : columns[i].first->overflow);
+      }
+    }
+    return out + "\n";
+  };
+  std::string out;
+  if (!request.no_header) {
+    out += line([](const QosField& field) { return std::string(field.title); }, true);
+    if (!parsable) {
+      for (const auto& column : columns) out += std::string(static_cast<size_t>(std::abs(column.second)), '-') + " ";
+      out += "\n";
+    }
+  }
+  auto names = lowered(request.names);
+  for (const auto* qos : qos_by_id(table)) {
+    if (!selected(names, qos->name)) continue;
+    out += line([&](const QosField& field) { return field.value(*qos); }, false);
+  }
+  return out;
 }
 
 }  // namespace
@@ -300,7 +443,14 @@ std::string sacctmgr_usage() {
          "  add user NAME[,NAME] Account=ACCOUNT[,ACCOUNT] [DefaultAccount=ACCOUNT]\n"
          "  delete account NAME[,NAME]   delete user NAME[,NAME] [Account=ACCOUNT]\n"
          "  modify user NAME set DefaultAccount=ACCOUNT\n"
-         "  list account|user|association [NAME] [Account=..] [User=..] [WithAssoc] [Format=Field%N,...]\n";
+         "  add user|account NAME ... [QOS=QOS[,QOS]] [DefaultQOS=QOS]\n"
+         "  modify user|account NAME set QOS=QOS[,QOS] DefaultQOS=QOS\n"
+         "  add qos NAME [Priority=N] [Preempt=QOS,..] [PreemptMode=cancel|requeue|suspend|off] [MaxWall=TIME]\n"
+         "      [MaxTRESPerUser=cpu=N,mem=M,node=N] [MaxJobsPerUser=N] [MaxSubmitJobsPerUser=N] [GrpTRES=..]\n"
+         "      [Flags=DenyOnLimit] [Description=TEXT]\n"
+         "  modify qos [where] [name=]NAME set KEY=VALUE...   delete qos NAME\n"
+         "  list account|user|association|qos [NAME] [Account=..] [User=..] [WithAssoc]\n"
+         "       [Format=Field%N,...]\n";
 }
 
 std::string sacctmgr_nothing_text(AccountVerb verb) {
@@ -309,7 +459,11 @@ std::string sacctmgr_nothing_text(AccountVerb verb) {
     case AccountVerb::add_user: return " Nothing new added.\n";
     case AccountVerb::delete_account:
     case AccountVerb::delete_user: return " Nothing deleted\n";
-    case AccountVerb::modify_user: return " Nothing modified\n";
+    case AccountVerb::add_qos: return " Nothing new added.\n";
+    case AccountVerb::delete_qos: return " Nothing deleted\n";
+    case AccountVerb::modify_user:
+    case AccountVerb::modify_qos:
+    case AccountVerb::modify_account: return " Nothing modified\n";
   }
   return "";
 }
@@ -374,6 +528,46 @@ SacctmgrRequest parse_sacctmgr(const std::vector<std::string>& args) {
   if (!list && !add && !remove && !modify) fail("invalid keyword: " + verb);
   if (words.size() < 2) fail("No valid entity in " + verb + " command");
   SacctmgrEntity entity = parse_entity(words[1], verb);
+  if (entity == SacctmgrEntity::qos) {
+    // QOS: bare words and Name= are names (before `set` for modify); other Key=Value are the settings.
+    std::vector<std::string> names, settings;
+    bool after_set = false;
+    for (size_t i = 2; i < words.size(); ++i) {
+      const std::string& word = words[i];
+      if (iequals(word, "where")) {
+        after_set = false;
+        continue;
+      }
+      if (iequals(word, "set")) {
+        after_set = true;
+        continue;
+      }
+      auto [key, value] = key_value(word);
+      if (!value) {
+        if (modify && after_set) fail(" Unknown option: " + word + "\n Use keyword 'where' to modify condition");
+        append_all(names, comma_split(word));
+      } else if (keyword(key, "format", 1) && list) {
+        append_all(request.format, comma_split(*value));
+      } else if ((keyword(key, "names", 1) || keyword(key, "qoslevel", 1)) && !(modify && after_set)) {
+        append_all(names, comma_split(*value));
+      } else if (list || remove || (modify && !after_set)) {
+        fail(" Unknown condition: " + word + "\n Use keyword 'set' to modify SLURM_PRINT_VALUE");
+      } else {
+        settings.push_back(word);
+      }
+    }
+    request.entity = entity;
+    if (list) {
+      request.action = SacctmgrRequest::Action::list;
+      request.names = std::move(names);
+      return request;
+    }
+    request.action = SacctmgrRequest::Action::change;
+    request.command.names = std::move(names);
+    request.command.settings = std::move(settings);
+    request.command.verb = add ? AccountVerb::add_qos : remove ? AccountVerb::delete_qos : AccountVerb::modify_qos;
+    return request;
+  }
 
   std::vector<std::string> names, accounts;
   std::string default_account, description, organization, parent;
@@ -400,6 +594,10 @@ SacctmgrRequest parse_sacctmgr(const std::vector<std::string>& args) {
       } else {
         append_all(accounts, comma_split(*value));
       }
+    } else if (keyword(key, "defaultqos", 3)) {
+      request.command.settings.push_back("DefaultQOS=" + *value);
+    } else if (keyword(key, "qoslevel", 1)) {
+      request.command.settings.push_back("QOS=" + *value);
     } else if (keyword(key, "defaultaccount", 3)) {
       default_account = *value;
     } else if (keyword(key, "description", 1)) {
@@ -408,9 +606,9 @@ SacctmgrRequest parse_sacctmgr(const std::vector<std::string>& args) {
       organization = *value;
     } else if (keyword(key, "parent", 3)) {
       parent = *value;
-    } else if (keyword(key, "clusters", 1) || keyword(key, "adminlevel", 2) || keyword(key, "qos", 1) ||
+    } else if (keyword(key, "clusters", 1) || keyword(key, "adminlevel", 2) ||
                keyword(key, "fairshare", 1) || keyword(key, "partitions", 3)) {
-      // One cluster, no admin levels, QOS or fairshare in Cairn: accepted and ignored.
+      // One cluster, no admin levels or fairshare in Cairn: accepted and ignored.
     } else {
       fail(" Unknown option: " + word + "\n Use keyword 'where' to modify condition");
     }
@@ -435,8 +633,9 @@ SacctmgrRequest parse_sacctmgr(const std::vector<std::string>& args) {
   if (add) command.verb = entity == SacctmgrEntity::account ? AccountVerb::add_account : AccountVerb::add_user;
   if (remove) command.verb = entity == SacctmgrEntity::account ? AccountVerb::delete_account : AccountVerb::delete_user;
   if (modify) {
-    if (entity != SacctmgrEntity::user) fail("Cairn's sacctmgr modifies users only (modify user NAME set DefaultAccount=...)");
-    command.verb = AccountVerb::modify_user;
+    if (entity != SacctmgrEntity::user && entity != SacctmgrEntity::account)
+      fail("Cairn's sacctmgr modifies users and accounts only (modify user NAME set DefaultAccount=... QOS=...)");
+    command.verb = entity == SacctmgrEntity::user ? AccountVerb::modify_user : AccountVerb::modify_account;
   }
   if (command.names.empty()) fail("No names given to " + verb);
   return request;
@@ -444,6 +643,7 @@ SacctmgrRequest parse_sacctmgr(const std::vector<std::string>& args) {
 
 std::string render_sacctmgr_list(const SacctmgrRequest& request, const AccountsState& state,
                                  const std::string& cluster) {
+  if (request.entity == SacctmgrEntity::qos) return render_qos_list(request, state.qos);
   std::vector<Column> columns;
   for (const auto& name : request.format.empty() ? default_format(request.entity, request.with_assoc) : request.format)
     if (!trim(name).empty()) columns.push_back(resolve_column(name));

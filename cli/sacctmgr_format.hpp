@@ -12,7 +12,7 @@
 
 namespace cairn {
 
-enum class SacctmgrEntity : uint8_t { account, user, association };
+enum class SacctmgrEntity : uint8_t { account, user, association, qos };
 
 struct SacctmgrRequest {
   enum class Action : uint8_t { list, change, help, version };

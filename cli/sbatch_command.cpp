@@ -96,7 +96,13 @@ int run_sbatch(const Args& argv, std::ostream& out, std::ostream& err) {
       ControllerClient client(config);
       job_id = client.submit(request.spec);
     } catch (const std::exception& e) {
-      err << "sbatch: error: Batch job submission failed: " << remote_message(e) << "\n";
+      // Slurm prints the QOS limit a refusal names on a line of its own (job_mgr.c's err_msg).
+      std::string message = remote_message(e);
+      if (auto newline = message.find('\n'); newline != std::string::npos) {
+        err << "sbatch: error: " << message.substr(0, newline) << "\n";
+        message = message.substr(newline + 1);
+      }
+      err << "sbatch: error: Batch job submission failed: " << message << "\n";
       return 1;
     }
     if (request.parsable) {

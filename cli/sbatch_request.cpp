@@ -555,7 +555,7 @@ struct MemoryRequest {
 };
 
 struct Settings {
-  std::optional<std::string> job_name, partition, account, comment, dependency, array, chdir, output, error, export_env,
+  std::optional<std::string> job_name, partition, account, qos, comment, dependency, array, chdir, output, error, export_env,
       bb, bbf, wrap, constraint, mail_type, mail_user;
   std::optional<std::vector<std::string>> nodelist, exclude;
   std::optional<uint32_t> min_nodes, ntasks, cpus_per_task, time_limit;
@@ -852,7 +852,8 @@ void apply_option(Settings& s, const OptionUse& use, Source source, const Contex
     case Opt::input:
       s.input = iequals(text, "none") ? "/dev/null" : text;
       return;
-    case Opt::qos:         // Cairn has no QOS; accepted so scripts keep working
+    case Opt::qos:
+      s.qos = text;
       return;
     case Opt::job_name:
       s.job_name = text;
@@ -1412,6 +1413,7 @@ SbatchRequest build_sbatch_request(const SbatchInput& input) {
 
   spec.partition = s.partition.value_or("");
   spec.account = s.account.value_or("");
+  spec.qos = s.qos.value_or("");
   spec.comment = s.comment.value_or("");
   spec.features = s.constraint.value_or("");
   spec.req_nodes = s.nodelist.value_or(std::vector<std::string>{});

@@ -314,7 +314,7 @@ const std::array kSqueueFields{
                 }},
     SqueueField{"priority_long", "PRIORITY", [](const JobRecord& job, const FormatContext&) { return text(std::to_string(job_priority(job))); }},
     SqueueField{"profile", "PROFILE", [](const JobRecord&, const FormatContext&) { return text("NotSet"); }},
-    SqueueField{"qos", "QOS", [](const JobRecord&, const FormatContext&) { return text("normal"); }},
+    SqueueField{"qos", "QOS", [](const JobRecord& job, const FormatContext&) { return text(job_qos(job)); }},
     SqueueField{"reason", "REASON", [](const JobRecord& job, const FormatContext&) { return text(std::string(reason_name(job.reason))); }},
     // NODELIST(REASON) explains jobs that wait or failed, and locates the others.
     SqueueField{"reason_list", "NODELIST(REASON)",

@@ -322,10 +322,8 @@ class ConfigParser {
 
   std::string preempt_type(const Pair& pair) const {
     std::string value = to_lower(pair.value);
-    if (value == "preempt/qos")
-      fail("unsupported " + pair.key + " '" + pair.value + "' (Cairn has no QOS: expected preempt/none or preempt/partition_prio)");
-    if (value != "preempt/none" && value != "preempt/partition_prio")
-      fail("unsupported " + pair.key + " '" + pair.value + "' (expected preempt/none or preempt/partition_prio)");
+    if (value != "preempt/none" && value != "preempt/partition_prio" && value != "preempt/qos")
+      fail("unsupported " + pair.key + " '" + pair.value + "' (expected preempt/none, preempt/partition_prio or preempt/qos)");
     return value;
   }
 

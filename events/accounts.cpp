@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "common/slurm_time.hpp"
+#include "common/string_util.hpp"
+
 namespace cairn {
 namespace {
 
@@ -34,6 +37,17 @@ std::string association_line(const std::string& user, const std::string& account
   return fmt::format("  U = {:<9.9} A = {:<10.10} C = {:<10.10}\n", user, account, cluster);
 }
 
+AccountChange make_change(AccountChange::Kind kind, AccountRecord account, std::string name,
+                          std::vector<std::string> accounts, std::string default_account) {
+  AccountChange change;
+  change.kind = kind;
+  change.account = std::move(account);
+  change.name = std::move(name);
+  change.accounts = std::move(accounts);
+  change.default_account = std::move(default_account);
+  return change;
+}
+
 bool has_children(const AccountsState& state, const std::string& name) {
   for (const auto& [child, record] : state.accounts)
     if (record.parent == name) return true;
@@ -49,6 +63,7 @@ bool account_exists(const AccountsState& state, std::string_view name) {
 AccountsState visible_accounts(const AccountsState& state, const std::string& user, bool private_users,
                                bool private_accounts) {
   AccountsState visible;
+  visible.qos = state.qos;  // QOS are no private data in Slurm
   if (!private_accounts) visible.accounts = state.accounts;
   if (!private_users) {
     visible.users = state.users;
@@ -128,7 +143,10 @@ std::optional<std::string> remove_user(AccountsState& state, const std::string& 
   return std::nullopt;
 }
 
-AccountPlan plan_account_command(const AccountsState& state, const AccountCommand& command, const std::string& cluster) {
+namespace {
+
+AccountPlan plan_accounts_and_users(const AccountsState& state, const AccountCommand& command,
+                                    const std::string& cluster) {
   AccountPlan plan;
   switch (command.verb) {
     case AccountVerb::add_account: {
@@ -152,7 +170,7 @@ AccountPlan plan_account_command(const AccountsState& state, const AccountComman
                               : parent == kRootAccount     ? name
                                                            : parent;
         record.parent = parent;
-        plan.changes.push_back({AccountChange::Kind::add_account, record, {}, {}, {}});
+        plan.changes.push_back(make_change(AccountChange::Kind::add_account, record, {}, {}, {}));
         added.push_back(name);
       }
       if (added.empty()) return plan;
@@ -202,7 +220,7 @@ AccountPlan plan_account_command(const AccountsState& state, const AccountComman
         for (const auto& account : fresh) associations += association_line(user, account, cluster);
         std::string user_default = default_account;
         if (found == state.users.end() && user_default.empty()) user_default = accounts.front();
-        plan.changes.push_back({AccountChange::Kind::associate_user, {}, user, fresh, user_default});
+        plan.changes.push_back(make_change(AccountChange::Kind::associate_user, {}, user, fresh, user_default));
       }
       if (plan.changes.empty()) return plan;
       if (!new_users.empty()) {
@@ -235,7 +253,7 @@ AccountPlan plan_account_command(const AccountsState& state, const AccountComman
           return plan;
         }
         if (found->second.default_account == default_account) continue;
-        plan.changes.push_back({AccountChange::Kind::associate_user, {}, user, {}, default_account});
+        plan.changes.push_back(make_change(AccountChange::Kind::associate_user, {}, user, {}, default_account));
       }
       if (plan.changes.empty()) return plan;
       plan.summary = " Modified users...\n";
@@ -255,7 +273,7 @@ AccountPlan plan_account_command(const AccountsState& state, const AccountComman
           plan.error = "Account '" + name + "' has sub-accounts; remove them first.";
           return plan;
         }
-        plan.changes.push_back({AccountChange::Kind::remove_account, {}, name, {}, {}});
+        plan.changes.push_back(make_change(AccountChange::Kind::remove_account, {}, name, {}, {}));
         removed.push_back(name);
       }
       if (removed.empty()) return plan;
@@ -275,7 +293,7 @@ AccountPlan plan_account_command(const AccountsState& state, const AccountComman
         for (const auto& account : accounts)
           if (found->second.accounts.contains(account)) gone.push_back(account);
         if (!whole_users && gone.empty()) continue;
-        plan.changes.push_back({AccountChange::Kind::remove_user, {}, user, gone, {}});
+        plan.changes.push_back(make_change(AccountChange::Kind::remove_user, {}, user, gone, {}));
         if (whole_users) {
           lines += "  " + user + "\n";
         } else {
@@ -287,8 +305,318 @@ AccountPlan plan_account_command(const AccountsState& state, const AccountComman
       plan.summary = (whole_users ? " Deleting users...\n" : " Deleting user associations...\n") + lines;
       return plan;
     }
+    default: break;
   }
   return plan;
+}
+
+// ---- QOS ----
+
+// QOS= and DefaultQOS= of an association (add/modify user or account).
+struct AssociationQos {
+  std::optional<std::vector<std::string>> list;
+  std::optional<std::string> default_qos;
+  std::string error;
+  bool given() const { return list || default_qos; }
+};
+
+AssociationQos association_qos_settings(const AccountsState& state, const std::vector<std::string>& settings) {
+  AssociationQos out;
+  for (const auto& setting : settings) {
+    size_t eq = setting.find('=');
+    std::string key = lower(setting.substr(0, eq));
+    std::string value = eq == std::string::npos ? std::string() : setting.substr(eq + 1);
+    if (key == "defaultqos" || key == "defqos") {
+      std::string name = lower(value);
+      if (!name.empty() && name != "-1" && !state.qos.contains(name)) {
+        out.error = "You gave a bad qos '" + value + "'.  Use 'list qos' to get complete list.";
+        return out;
+      }
+      out.default_qos = name == "-1" ? std::string() : name;
+    } else {
+      std::vector<std::string> list;
+      for (const auto& item : split(value, ',')) {
+        std::string name = lower(std::string(item));
+        if (name.empty() || std::find(list.begin(), list.end(), name) != list.end()) continue;
+        if (!state.qos.contains(name)) {
+          out.error = "You gave a bad qos '" + std::string(item) + "'.  Use 'list qos' to get complete list.";
+          return out;
+        }
+        list.push_back(name);
+      }
+      out.list = std::move(list);
+    }
+  }
+  return out;
+}
+
+AccountChange association_qos_change(const std::string& user, const std::string& account, const AssociationQos& qos) {
+  AccountChange change;
+  change.kind = AccountChange::Kind::association_qos;
+  change.name = user;
+  change.qos_account = account;
+  change.qos_list = qos.list;
+  change.default_qos = qos.default_qos;
+  return change;
+}
+
+std::string qos_limit_lines(const QosRecord& qos) {
+  std::string out;
+  if (!qos.flags.empty()) {
+    std::string flags;
+    for (const auto& flag : qos.flags) flags += (flags.empty() ? "" : ",") + flag;
+    out += "  Flags                    = " + flags + "\n";
+  }
+  if (!qos.grp_tres.empty()) out += "  GrpTRES                  = " + tres_limit_text(qos.grp_tres) + "\n";
+  if (qos.max_jobs_per_user) out += fmt::format("  MaxJobsPerUser = {}\n", *qos.max_jobs_per_user);
+  if (qos.max_submit_jobs_per_user)
+    out += fmt::format("  MaxSubmitJobsPerUser     = {}\n", *qos.max_submit_jobs_per_user);
+  if (!qos.max_tres_per_user.empty())
+    out += "  MaxTRESPerUser           = " + tres_limit_text(qos.max_tres_per_user) + "\n";
+  if (qos.max_wall_min) out += "  MaxWall                  = " + format_hms(uint64_t{*qos.max_wall_min} * 60) + "\n";
+  if (!qos.preempt.empty()) {
+    std::string list;
+    for (const auto& name : qos.preempt) list += (list.empty() ? "" : ",") + name;
+    out += "  Preempt                  = " + list + "\n";
+  }
+  if (!qos.preempt_mode.empty()) out += "  PreemptMode              = " + qos.preempt_mode + "\n";
+  if (qos.priority != 0) out += fmt::format("  Priority                 = {}\n", qos.priority);
+  return out;
+}
+
+std::string loop_error(const QosTable& table) {
+  std::string loop = preemption_loop(table);
+  return loop.empty() ? std::string() : "QOS Preemption loop detected (" + loop + "); nothing changed";
+}
+
+AccountPlan plan_qos_command(const AccountsState& state, const AccountCommand& command) {
+  AccountPlan plan;
+  auto names = lower_all(command.names);
+  switch (command.verb) {
+    case AccountVerb::add_qos: {
+      if (names.empty()) {
+        plan.error = " Need name of qos to add.";
+        return plan;
+      }
+      QosRecord start;
+      if (auto error = apply_qos_settings(start, command.settings, state.qos); !error.empty()) {
+        plan.error = error;
+        return plan;
+      }
+      QosTable after = state.qos;
+      uint32_t next_id = 1;
+      for (const auto& [name, qos] : state.qos) next_id = std::max(next_id, qos.id + 1);
+      std::string added, description;
+      for (const auto& name : names) {
+        if (after.contains(name)) continue;
+        QosRecord qos = start;
+        qos.name = name;
+        qos.id = next_id++;
+        if (qos.description.empty()) qos.description = name;
+        description = qos.description;
+        after[name] = qos;
+        AccountChange change;
+        change.kind = AccountChange::Kind::set_qos;
+        change.qos = qos;
+        plan.changes.push_back(std::move(change));
+        added += "  " + name + "\n";
+      }
+      if (plan.changes.empty()) return plan;
+      if (auto error = loop_error(after); !error.empty()) {
+        plan.changes.clear();
+        plan.error = error;
+        return plan;
+      }
+      plan.summary = " Adding QOS(s)\n" + added + " Settings\n  Description    = " + description + "\n" + qos_limit_lines(start);
+      return plan;
+    }
+    case AccountVerb::modify_qos: {
+      if (command.settings.empty()) {
+        plan.error = " You didn't give me anything to set";
+        return plan;
+      }
+      QosTable after = state.qos;
+      std::string modified;
+      for (const auto& name : names) {
+        auto it = after.find(name);
+        if (it == after.end()) continue;
+        QosRecord qos = it->second;
+        if (auto error = apply_qos_settings(qos, command.settings, state.qos); !error.empty()) {
+          plan.error = error;
+          plan.changes.clear();
+          return plan;
+        }
+        if (qos == it->second) continue;
+        it->second = qos;
+        AccountChange change;
+        change.kind = AccountChange::Kind::set_qos;
+        change.qos = qos;
+        plan.changes.push_back(std::move(change));
+        modified += "  " + name + "\n";
+      }
+      if (plan.changes.empty()) return plan;
+      if (auto error = loop_error(after); !error.empty()) {
+        plan.changes.clear();
+        plan.error = error;
+        return plan;
+      }
+      plan.summary = " Modified qos...\n" + modified;
+      return plan;
+    }
+    case AccountVerb::delete_qos: {
+      if (names.empty()) {
+        plan.error = " No conditions given to remove, not executing.";
+        return plan;
+      }
+      std::string deleted, defaults;
+      for (const auto& name : names) {
+        if (!state.qos.contains(name)) continue;
+        if (name == kNormalQos) {
+          plan.error = "The normal QOS cannot be removed.";
+          plan.changes.clear();
+          return plan;
+        }
+        for (const auto& [account, record] : state.accounts)
+          if (record.default_qos == name) defaults += fmt::format("  DefQOS = {:<10} A = {:<20}\n", name, account);
+        for (const auto& [user, record] : state.users)
+          if (record.default_qos == name) defaults += fmt::format("  DefQOS = {:<10} U = {:<9}\n", name, user);
+        AccountChange change;
+        change.kind = AccountChange::Kind::remove_qos;
+        change.name = name;
+        plan.changes.push_back(std::move(change));
+        deleted += "  " + name + "\n";
+      }
+      if (!defaults.empty()) {
+        plan.changes.clear();
+        plan.error = " Associations listed below have these as their Default QOS.\n" + defaults +
+                     " Please either remove the qos' listed above from list and resubmit,\n"
+                     " or change the default qos to remove the qos.\n Changes Discarded";
+        return plan;
+      }
+      if (!plan.changes.empty()) plan.summary = " Deleting QOS(s)...\n" + deleted;
+      return plan;
+    }
+    default: return plan;
+  }
+}
+
+// QOS= / DefaultQOS= of users (add/modify user) or accounts (add/modify account).
+std::string plan_association_qos(const AccountsState& state, const AccountCommand& command, AccountPlan& plan,
+                                 std::vector<std::string>& modified) {
+  AssociationQos qos = association_qos_settings(state, command.settings);
+  if (!qos.error.empty()) return qos.error;
+  if (!qos.given()) return {};
+  bool users = command.verb == AccountVerb::add_user || command.verb == AccountVerb::modify_user;
+  std::vector<std::string> names = users ? unique_nonempty(command.names) : lower_all(command.names);
+  for (const auto& name : names) {
+    // After the plan's own changes (a user or account it adds now).
+    bool exists = users ? state.users.contains(name) : state.accounts.contains(name);
+    bool added = std::any_of(plan.changes.begin(), plan.changes.end(), [&](const AccountChange& change) {
+      return (users && change.kind == AccountChange::Kind::associate_user && change.name == name) ||
+             (!users && change.kind == AccountChange::Kind::add_account && change.account.name == name);
+    });
+    if (!exists && !added) continue;
+    std::vector<std::string> list = qos.list.value_or(std::vector<std::string>{});
+    if (!qos.list && exists) list = users ? state.users.at(name).qos : state.accounts.at(name).qos;
+    if (qos.default_qos && !qos.default_qos->empty() && !list.empty() &&
+        std::find(list.begin(), list.end(), *qos.default_qos) == list.end())
+      return "Default QOS '" + *qos.default_qos + "' is not one of the QOS given (QOS=).";
+    plan.changes.push_back(association_qos_change(users ? name : std::string(), users ? std::string() : name, qos));
+    if (!added) modified.push_back(name);
+  }
+  return {};
+}
+
+}  // namespace
+
+AccountPlan plan_account_command(const AccountsState& state, const AccountCommand& command, const std::string& cluster) {
+  switch (command.verb) {
+    case AccountVerb::add_qos:
+    case AccountVerb::modify_qos:
+    case AccountVerb::delete_qos: return plan_qos_command(state, command);
+    default: break;
+  }
+  bool qos_only = (command.verb == AccountVerb::modify_user && command.default_account.empty()) ||
+                  command.verb == AccountVerb::modify_account;
+  AccountPlan plan = qos_only ? AccountPlan{} : plan_accounts_and_users(state, command, cluster);
+  if (!plan.error.empty()) return plan;
+  if (command.verb == AccountVerb::add_user || command.verb == AccountVerb::modify_user ||
+      command.verb == AccountVerb::add_account || command.verb == AccountVerb::modify_account) {
+    std::vector<std::string> modified;
+    if (qos_only && command.settings.empty()) {
+      plan.error = command.verb == AccountVerb::modify_user ? "Modify user needs a user name and DefaultAccount= or QOS=."
+                                                            : "Modify account needs QOS= or DefaultQOS=.";
+      return plan;
+    }
+    if (auto error = plan_association_qos(state, command, plan, modified); !error.empty()) {
+      plan.changes.clear();
+      plan.error = error;
+      return plan;
+    }
+    if (!modified.empty() && plan.summary.empty()) {
+      bool users = command.verb == AccountVerb::add_user || command.verb == AccountVerb::modify_user;
+      plan.summary = users ? " Modified user associations...\n" : " Modified account associations...\n";
+      for (const auto& name : modified) plan.summary += "  " + name + "\n";
+    }
+  }
+  return plan;
+}
+
+std::optional<std::string> set_qos(AccountsState& state, QosRecord qos) {
+  if (qos.name.empty()) return "a QOS needs a name";
+  for (const auto& name : qos.preempt) {
+    if (name == qos.name) return "QOS " + name + " cannot preempt itself";
+    if (!state.qos.contains(name)) return "QOS " + name + " does not exist";
+  }
+  QosTable after = state.qos;
+  std::string name = qos.name;
+  after[name] = std::move(qos);
+  if (auto error = loop_error(after); !error.empty()) return error;
+  state.qos = std::move(after);
+  return std::nullopt;
+}
+
+std::optional<std::string> remove_qos(AccountsState& state, const std::string& name) {
+  if (name == kNormalQos) return "the normal QOS cannot be removed";
+  if (!state.qos.erase(name)) return "QOS " + name + " does not exist";
+  auto drop = [&](std::vector<std::string>& list) { list.erase(std::remove(list.begin(), list.end(), name), list.end()); };
+  for (auto& [other, qos] : state.qos) drop(qos.preempt);
+  for (auto& [account, record] : state.accounts) {
+    drop(record.qos);
+    if (record.default_qos == name) record.default_qos.clear();
+  }
+  for (auto& [user, record] : state.users) {
+    drop(record.qos);
+    if (record.default_qos == name) record.default_qos.clear();
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> set_association_qos(AccountsState& state, const std::string& user,
+                                               const std::string& account,
+                                               const std::optional<std::vector<std::string>>& qos,
+                                               const std::optional<std::string>& default_qos) {
+  std::vector<std::string>* list = nullptr;
+  std::string* def = nullptr;
+  if (!user.empty()) {
+    auto it = state.users.find(user);
+    if (it == state.users.end()) return "user " + user + " does not exist";
+    list = &it->second.qos;
+    def = &it->second.default_qos;
+  } else {
+    auto it = state.accounts.find(account);
+    if (it == state.accounts.end()) return "account " + account + " does not exist";
+    list = &it->second.qos;
+    def = &it->second.default_qos;
+  }
+  if (qos)
+    for (const auto& name : *qos)
+      if (!state.qos.contains(name)) return "QOS " + name + " does not exist";
+  if (default_qos && !default_qos->empty() && !state.qos.contains(*default_qos))
+    return "QOS " + *default_qos + " does not exist";
+  if (qos) *list = *qos;
+  if (default_qos) *def = *default_qos;
+  return std::nullopt;
 }
 
 void apply_changes(AccountsState& state, const std::vector<AccountChange>& changes) {
@@ -300,6 +628,11 @@ void apply_changes(AccountsState& state, const std::vector<AccountChange>& chang
         associate_user(state, change.name, change.accounts, change.default_account);
         break;
       case AccountChange::Kind::remove_user: remove_user(state, change.name, change.accounts); break;
+      case AccountChange::Kind::set_qos: set_qos(state, change.qos); break;
+      case AccountChange::Kind::remove_qos: remove_qos(state, change.name); break;
+      case AccountChange::Kind::association_qos:
+        set_association_qos(state, change.name, change.qos_account, change.qos_list, change.default_qos);
+        break;
     }
   }
 }

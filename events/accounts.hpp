@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "events/qos.hpp"
+
 namespace cairn {
 
 // Slurm's top of the account tree: it always exists and is never stored.
@@ -21,6 +23,8 @@ struct AccountRecord {
   std::string description;
   std::string organization;
   std::string parent = std::string(kRootAccount);
+  std::vector<std::string> qos;  // QOS=; empty: the parent's
+  std::string default_qos;       // DefaultQOS=; empty: the parent's
   bool operator==(const AccountRecord&) const = default;
 };
 
@@ -28,12 +32,15 @@ struct UserRecord {
   std::string name;
   std::string default_account;
   std::set<std::string> accounts;  // the user's associations
+  std::vector<std::string> qos;    // QOS= of all the user's associations; empty: the account's
+  std::string default_qos;         // DefaultQOS=; empty: the account's
   bool operator==(const UserRecord&) const = default;
 };
 
 struct AccountsState {
   std::map<std::string, AccountRecord> accounts;  // without root
   std::map<std::string, UserRecord> users;
+  QosTable qos = initial_qos_table();  // sacctmgr's QOS; normal always
   bool operator==(const AccountsState&) const = default;
 };
 
@@ -55,7 +62,10 @@ std::optional<std::string> remove_user(AccountsState& state, const std::string& 
 
 // ---- sacctmgr changes ----
 
-enum class AccountVerb : uint8_t { add_account, add_user, delete_account, delete_user, modify_user };
+enum class AccountVerb : uint8_t {
+  add_account, add_user, delete_account, delete_user, modify_user,
+  add_qos, modify_qos, delete_qos, modify_account
+};
 
 struct AccountCommand {
   AccountVerb verb = AccountVerb::add_account;
@@ -65,17 +75,25 @@ struct AccountCommand {
   std::string parent;              // add account; empty: root
   std::vector<std::string> accounts;  // add user (required); delete user (empty: every association)
   std::string default_account;        // add user / modify user
+  // QOS verbs: "Key=Value" settings of the QOS (after `set`); add/modify user or account:
+  // QOS=a,b and DefaultQOS=a.
+  std::vector<std::string> settings;
   bool operator==(const AccountCommand&) const = default;
 };
 
 // One event to append.
 struct AccountChange {
-  enum class Kind : uint8_t { add_account, remove_account, associate_user, remove_user };
+  enum class Kind : uint8_t { add_account, remove_account, associate_user, remove_user, set_qos, remove_qos, association_qos };
   Kind kind = Kind::add_account;
   AccountRecord account;              // add_account
   std::string name;                   // remove_account: the account; user changes: the user
   std::vector<std::string> accounts;  // user changes
   std::string default_account;        // associate_user
+  QosRecord qos;                      // set_qos (remove_qos: name)
+  // association_qos: of the user `name`, or with an empty name of account `qos_account`
+  std::string qos_account;
+  std::optional<std::vector<std::string>> qos_list;  // unset: unchanged
+  std::optional<std::string> default_qos;            // unset: unchanged
   bool operator==(const AccountChange&) const = default;
 };
 
@@ -91,6 +109,16 @@ AccountPlan plan_account_command(const AccountsState& state, const AccountComman
 
 // Applies a plan's changes in order (what the events will do once durable).
 void apply_changes(AccountsState& state, const std::vector<AccountChange>& changes);
+
+// ---- QOS steps of the reducer ----
+
+std::optional<std::string> set_qos(AccountsState& state, QosRecord qos);
+std::optional<std::string> remove_qos(AccountsState& state, const std::string& name);
+// account non-empty with user empty: the account's; else the user's.
+std::optional<std::string> set_association_qos(AccountsState& state, const std::string& user,
+                                               const std::string& account,
+                                               const std::optional<std::vector<std::string>>& qos,
+                                               const std::optional<std::string>& default_qos);
 
 // ---- submission ----
 

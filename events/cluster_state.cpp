@@ -108,6 +108,16 @@ class Reducer {
         auto removed = body.getUserRemoved();
         return accounts_step(remove_user(state_.accounts, removed.getUser(), texts(removed.getAccounts())));
       }
+      case Body::QOS_SET: return accounts_step(set_qos(state_.accounts, read_qos_record(body.getQosSet().getQos())));
+      case Body::QOS_REMOVED: return accounts_step(remove_qos(state_.accounts, body.getQosRemoved().getName()));
+      case Body::ASSOCIATION_QOS_SET: {
+        auto set = body.getAssociationQosSet();
+        std::optional<std::vector<std::string>> qos;
+        if (set.getHasQos()) qos = texts(set.getQos());
+        std::optional<std::string> default_qos;
+        if (set.getHasDefaultQos()) default_qos = std::string(set.getDefaultQos());
+        return accounts_step(set_association_qos(state_.accounts, set.getUser(), set.getAccount(), qos, default_qos));
+      }
       case Body::STEP_STARTED: return step_started(body.getStepStarted());
       case Body::STEP_ENDED: return step_ended(body.getStepEnded());
       case Body::STEP_CANCELLED: return step_cancelled(body.getStepCancelled());
@@ -817,7 +827,7 @@ class Reducer {
   }
 
   ApplyResult account_added(schema::AccountAdded::Reader added) {
-    AccountRecord record{added.getName(), added.getDescription(), added.getOrganization(), added.getParent()};
+    AccountRecord record{added.getName(), added.getDescription(), added.getOrganization(), added.getParent(), {}, {}};
     return accounts_step(add_account(state_.accounts, std::move(record)));
   }
 

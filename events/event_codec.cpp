@@ -240,6 +240,7 @@ void write_spec(schema::JobSpec::Builder out, const JobSpec& spec) {
   out.setMemPerTres(spec.mem_per_tres);
   out.setTresBind(spec.tres_bind);
   out.setDeadlineUs(spec.deadline_us);
+  out.setQos(spec.qos);
   const TaskLayout& layout = spec.task_layout;
   if (layout != TaskLayout{}) {  // older specs and most jobs carry none
     auto wire = out.initTaskLayout();
@@ -376,6 +377,7 @@ JobSpecCore read_spec_core(schema::JobSpec::Reader in) {
   core.mem_per_tres = in.getMemPerTres();
   core.tres_bind = in.getTresBind();
   core.deadline_us = in.getDeadlineUs();
+  core.qos = in.getQos();
   return core;
 }
 

@@ -382,8 +382,35 @@ Bytes jobs_purged(EventMeta meta, const std::vector<std::pair<uint64_t, uint64_t
   return event.bytes();
 }
 
+Bytes qos_set(EventMeta meta, const QosRecord& qos) {
+  EventBuilder event(std::move(meta));
+  write_qos_record(event.body().initQosSet().initQos(), qos);
+  return event.bytes();
+}
+
+Bytes qos_removed(EventMeta meta, const std::string& name) {
+  EventBuilder event(std::move(meta));
+  event.body().initQosRemoved().setName(name);
+  return event.bytes();
+}
+
+Bytes association_qos_set(EventMeta meta, const AccountChange& change) {
+  EventBuilder event(std::move(meta));
+  auto body = event.body().initAssociationQosSet();
+  body.setUser(change.name);
+  body.setAccount(change.qos_account);
+  body.setHasQos(change.qos_list.has_value());
+  if (change.qos_list) set_texts(body.initQos(static_cast<unsigned>(change.qos_list->size())), *change.qos_list);
+  body.setHasDefaultQos(change.default_qos.has_value());
+  body.setDefaultQos(change.default_qos.value_or(""));
+  return event.bytes();
+}
+
 Bytes account_change(EventMeta meta, const AccountChange& change) {
   switch (change.kind) {
+    case AccountChange::Kind::set_qos: return qos_set(std::move(meta), change.qos);
+    case AccountChange::Kind::remove_qos: return qos_removed(std::move(meta), change.name);
+    case AccountChange::Kind::association_qos: return association_qos_set(std::move(meta), change);
     case AccountChange::Kind::add_account: return account_added(std::move(meta), change.account);
     case AccountChange::Kind::remove_account: return account_removed(std::move(meta), change.name);
     case AccountChange::Kind::associate_user:

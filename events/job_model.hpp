@@ -95,6 +95,7 @@ struct JobSpecCore {
   std::string mem_per_tres = {};   // --mem-per-gpu: "gres:gpu:MB"
   std::string tres_bind = {};      // --gpu-bind: "gres:gpu:closest"
   int64_t deadline_us = 0;   // --deadline; 0: none
+  std::string qos = {};      // --qos, else the association's default (events/qos.hpp); empty: normal
   bool operator==(const JobSpecCore&) const = default;
 };
 

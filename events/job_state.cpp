@@ -117,6 +117,15 @@ std::string_view reason_name(Reason reason) {
     case Reason::reservation: return "Reservation";
     case Reason::reservation_deleted: return "ReservationDeleted";
     case Reason::deadline: return "DeadLine";
+    case Reason::qos_max_wall_per_job: return "QOSMaxWallDurationPerJobLimit";
+    case Reason::qos_max_jobs_per_user: return "QOSMaxJobsPerUserLimit";
+    case Reason::qos_max_submit_jobs_per_user: return "QOSMaxSubmitJobPerUserLimit";
+    case Reason::qos_max_cpu_per_user: return "QOSMaxCpuPerUserLimit";
+    case Reason::qos_max_mem_per_user: return "QOSMaxMemoryPerUser";
+    case Reason::qos_max_node_per_user: return "QOSMaxNodePerUserLimit";
+    case Reason::qos_grp_cpu: return "QOSGrpCpuLimit";
+    case Reason::qos_grp_mem: return "QOSGrpMemLimit";
+    case Reason::qos_grp_node: return "QOSGrpNodeLimit";
   }
   return "None";
 }

@@ -54,6 +54,16 @@ enum class Reason : uint8_t {
   reservation,               // --reservation: it is not active yet
   reservation_deleted,       // --reservation: it was deleted
   deadline,                  // --deadline: it could not finish by it (Slurm's FAIL_DEADLINE)
+  // Its QOS's limits (events/qos.hpp), Slurm's WAIT_QOS_* reasons.
+  qos_max_wall_per_job,
+  qos_max_jobs_per_user,
+  qos_max_submit_jobs_per_user,
+  qos_max_cpu_per_user,
+  qos_max_mem_per_user,
+  qos_max_node_per_user,
+  qos_grp_cpu,
+  qos_grp_mem,
+  qos_grp_node,
 };
 
 // Slurm's string: "Priority", "BurstBufferStageIn", "None", ...

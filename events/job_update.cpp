@@ -19,7 +19,6 @@ constexpr const char* kInvalidUser = "Invalid user id";
 constexpr const char* kBadTaskCount = "Task count specification invalid";
 constexpr const char* kInvalidNodeName = "Invalid node name specified";
 constexpr const char* kInvalidFeature = "Invalid feature specification";
-constexpr const char* kInvalidQos = "Invalid qos specification";
 constexpr const char* kPrioResetFail = "Changes to job priority are not persistent, change nice instead";
 constexpr const char* kJobHeld = "Job is in held state, pending scheduler release";
 
@@ -173,7 +172,9 @@ JobUpdatePlan plan_job_update(const JobRecord& job, const JobUpdateRequest& requ
       }
     }
   }
-  if (request.qos && *request.qos != "normal") return refuse(kInvalidQos);
+  // Changing a job's QOS is not supported yet: its own QOS (or normal) is accepted as a no-op.
+  if (request.qos && *request.qos != (spec.qos.empty() ? std::string(kNormalQos) : spec.qos))
+    return refuse(std::string(kInvalidQos));
   if (asked.req_nodes || asked.exc_nodes) {
     if (!pending) return refuse(kNotPending);
     for (const auto* list : {&asked.req_nodes, &asked.exc_nodes}) {

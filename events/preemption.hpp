@@ -19,6 +19,8 @@ struct PreemptionPolicy {
   bool by_partition_tier = false;  // PreemptType=preempt/partition_prio
   uint32_t exempt_time_sec = 0;    // PreemptExemptTime=: a run younger than this is not preempted
   PreemptModeSetting mode;         // PreemptMode= of partitions that set none
+  bool by_qos = false;             // PreemptType=preempt/qos: a QOS's Preempt= list (events/qos.hpp)
+  bool any() const { return by_partition_tier || by_qos; }
 };
 
 // What one node has free (or would have once victims are gone).

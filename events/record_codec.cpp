@@ -446,7 +446,13 @@ void write_accounts_view(records::AccountsView::Builder out, const AccountsState
     item.setDescription(account.description);
     item.setOrganization(account.organization);
     item.setParent(account.parent);
+    set_texts(item.initQos(static_cast<unsigned>(account.qos.size())), account.qos);
+    item.setDefaultQos(account.default_qos);
   }
+  out.setHasQos(true);
+  auto qos_list = out.initQos(static_cast<unsigned>(accounts.qos.size()));
+  i = 0;
+  for (const auto& [name, qos] : accounts.qos) write_qos_record(qos_list[i++], qos);
   auto users = out.initUsers(static_cast<unsigned>(accounts.users.size()));
   i = 0;
   for (const auto& [name, user] : accounts.users) {
@@ -455,18 +461,91 @@ void write_accounts_view(records::AccountsView::Builder out, const AccountsState
     item.setDefaultAccount(user.default_account);
     set_texts(item.initAccounts(static_cast<unsigned>(user.accounts.size())),
               std::vector<std::string>(user.accounts.begin(), user.accounts.end()));
+    set_texts(item.initQos(static_cast<unsigned>(user.qos.size())), user.qos);
+    item.setDefaultQos(user.default_qos);
   }
+}
+
+namespace {
+
+void write_tres_limit(schema::TresLimit::Builder out, const TresLimit& limit) {
+  out.setHasCpu(limit.cpu.has_value());
+  out.setCpu(limit.cpu.value_or(0));
+  out.setHasMemMb(limit.mem_mb.has_value());
+  out.setMemMb(limit.mem_mb.value_or(0));
+  out.setHasNode(limit.node.has_value());
+  out.setNode(limit.node.value_or(0));
+}
+
+TresLimit read_tres_limit(schema::TresLimit::Reader in) {
+  TresLimit limit;
+  if (in.getHasCpu()) limit.cpu = in.getCpu();
+  if (in.getHasMemMb()) limit.mem_mb = in.getMemMb();
+  if (in.getHasNode()) limit.node = in.getNode();
+  return limit;
+}
+
+int64_t optional_count(const std::optional<uint32_t>& value) { return value ? int64_t{*value} : -1; }
+
+std::optional<uint32_t> count_of(int64_t value) {
+  if (value < 0 || value > UINT32_MAX) return std::nullopt;
+  return static_cast<uint32_t>(value);
+}
+
+}  // namespace
+
+void write_qos_record(schema::QosRecord::Builder out, const QosRecord& qos) {
+  out.setName(qos.name);
+  out.setId(qos.id);
+  out.setDescription(qos.description);
+  out.setPriority(qos.priority);
+  set_texts(out.initPreempt(static_cast<unsigned>(qos.preempt.size())), qos.preempt);
+  out.setPreemptMode(qos.preempt_mode);
+  set_texts(out.initFlags(static_cast<unsigned>(qos.flags.size())), qos.flags);
+  out.setMaxWallMin(optional_count(qos.max_wall_min));
+  write_tres_limit(out.initMaxTresPerUser(), qos.max_tres_per_user);
+  write_tres_limit(out.initGrpTres(), qos.grp_tres);
+  out.setMaxJobsPerUser(optional_count(qos.max_jobs_per_user));
+  out.setMaxSubmitJobsPerUser(optional_count(qos.max_submit_jobs_per_user));
+}
+
+QosRecord read_qos_record(schema::QosRecord::Reader in) {
+  QosRecord qos;
+  qos.name = in.getName();
+  qos.id = in.getId();
+  qos.description = in.getDescription();
+  qos.priority = in.getPriority();
+  qos.preempt = get_texts(in.getPreempt());
+  qos.preempt_mode = in.getPreemptMode();
+  qos.flags = get_texts(in.getFlags());
+  qos.max_wall_min = count_of(in.getMaxWallMin());
+  qos.max_tres_per_user = read_tres_limit(in.getMaxTresPerUser());
+  qos.grp_tres = read_tres_limit(in.getGrpTres());
+  qos.max_jobs_per_user = count_of(in.getMaxJobsPerUser());
+  qos.max_submit_jobs_per_user = count_of(in.getMaxSubmitJobsPerUser());
+  return qos;
 }
 
 AccountsState read_accounts_view(records::AccountsView::Reader in) {
   AccountsState accounts;
   for (auto item : in.getAccounts())
-    accounts.accounts[item.getName()] = {item.getName(), item.getDescription(), item.getOrganization(), item.getParent()};
+    accounts.accounts[item.getName()] = {item.getName(),         item.getDescription(),      item.getOrganization(),
+                                         item.getParent(),       get_texts(item.getQos()), item.getDefaultQos()};
+  if (in.getHasQos()) {
+    accounts.qos.clear();
+    for (auto item : in.getQos()) {
+      QosRecord qos = read_qos_record(item);
+      std::string name = qos.name;
+      accounts.qos[name] = std::move(qos);
+    }
+  }
   for (auto item : in.getUsers()) {
     UserRecord user;
     user.name = item.getName();
     user.default_account = item.getDefaultAccount();
     for (auto account : item.getAccounts()) user.accounts.emplace(account);
+    user.qos = get_texts(item.getQos());
+    user.default_qos = item.getDefaultQos();
     accounts.users[user.name] = std::move(user);
   }
   return accounts;

@@ -47,6 +47,8 @@ PoolUsage read_pool_view(records::PoolView::Reader in);
 
 void write_accounts_view(records::AccountsView::Builder out, const AccountsState& accounts);
 AccountsState read_accounts_view(records::AccountsView::Reader in);
+void write_qos_record(schema::QosRecord::Builder out, const QosRecord& qos);
+QosRecord read_qos_record(schema::QosRecord::Reader in);
 
 // Lists of texts (the codecs of messages use them too).
 void set_texts(capnp::List<capnp::Text>::Builder out, const std::vector<std::string>& texts);

@@ -12,6 +12,7 @@
 #include "events/job_dependency.hpp"
 #include "events/node_features.hpp"
 #include "events/submission_limits.hpp"
+#include "events/qos.hpp"
 
 namespace cairn {
 namespace {
@@ -195,7 +196,7 @@ class Scheduler {
           !is_array_record(job) && job.eligible_us <= input.now_us)
         arrays_with_split_task_.insert(job.array.array_job_id);
       if (job.state == JobState::SUSPENDED && job.preempt_action == PreemptAction::suspend) lenders_.push_back(&job);
-      if (job.state == JobState::RUNNING && in_.preemption.by_partition_tier) running_.push_back(&job);
+      if (job.state == JobState::RUNNING && in_.preemption.any()) running_.push_back(&job);
       // A preempted run on its way out: its room is the preemptor's soon.
       if (job.state == JobState::COMPLETING && job.preempt_action != PreemptAction::none &&
           job.preempt_action != PreemptAction::suspend)
@@ -216,6 +217,7 @@ class Scheduler {
         take_licenses(found->second);
       }
     }
+    qos_usage_ = qos_usage(*input.state);
     sort_pending();
   }
 
@@ -227,7 +229,10 @@ class Scheduler {
     for (const auto* job : pending_) {
       const auto* partition = find_partition(in_.partitions, job->spec->partition);
       int64_t tier = partition ? partition->priority_tier : 1;
-      ranked.push_back({{-tier, schedule_rank(*job)}, job});
+      ScheduleRank rank = schedule_rank(*job);
+      // Its QOS's Priority adds to a job's (PriorityWeightQOS, docs/decisions.md); an operator's Priority= stands.
+      if (job->priority == 0) std::get<0>(rank) -= qos_priority_bonus(in_.state->accounts.qos, job->spec->qos);
+      ranked.push_back({{-tier, rank}, job});
     }
     std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (size_t i = 0; i < ranked.size(); ++i) pending_[i] = ranked[i].second;
@@ -271,6 +276,7 @@ class Scheduler {
     } else {
       gate_ = {};
     }
+    if (auto reason = qos_gate(job); reason != Reason::none) return reason;
     if (job.array.array_job_id != 0) return place_array_tasks(job, *partition);
     if (auto reason = burst_buffer_gate(job, *partition); reason != Reason::none) {
       // Capacity is reserved and staged in while the job also waits for nodes; the
@@ -278,6 +284,19 @@ class Scheduler {
       return fits_now(job, *partition) ? reason : Reason::resources;
     }
     return place(job, *partition);
+  }
+
+  const QosRecord* qos_of(const JobRecord& job) const {
+    const auto& table = in_.state->accounts.qos;
+    auto it = table.find(job.spec->qos.empty() ? std::string(kNormalQos) : job.spec->qos);
+    return it == table.end() ? nullptr : &it->second;
+  }
+
+  // The limits of the job's QOS (events/qos.hpp) against what runs under it now.
+  Reason qos_gate(const JobRecord& job) {
+    const QosRecord* qos = qos_of(job);
+    if (!qos) return Reason::none;
+    return qos_pending_reason(*qos, qos_demand(job.spec.core()), qos_usage_[qos->name], job.spec->user_name);
   }
 
   // Slurm: a held job shows its hold; then an unmet dependency, before begin time and resources.
@@ -363,7 +382,7 @@ class Scheduler {
       return reason;
     }
     // With preemption, a task split off to preempt goes first: the room its victims free is its own.
-    if (in_.preemption.by_partition_tier && arrays_with_split_task_.contains(job.id)) return Reason::priority;
+    if (in_.preemption.any() && arrays_with_split_task_.contains(job.id)) return Reason::priority;
     for (const auto& range : job.array_pending) {
       for (uint64_t task = range.first; task <= range.last; ++task) {
         if (throttle != 0 && active >= throttle) return Reason::job_array_task_limit;
@@ -420,10 +439,19 @@ class Scheduler {
       }
       releases_.push_back({end_us, placement.nodes});
       take_licenses(job);
+      if (const QosRecord* qos = qos_of(job)) {
+        QosDemand taken;
+        for (const auto& share : placement.nodes) {
+          taken.cpus += share.cpus;
+          taken.mem_mb += share.mem_mb;
+          ++taken.nodes;
+        }
+        take_qos_usage(qos_usage_[qos->name], taken, job.spec->user_name);
+      }
       decision_.placements.push_back(std::move(placement));
       return Reason::none;
     }
-    if (in_.preemption.by_partition_tier) {
+    if (in_.preemption.any()) {
       if (array_task)
         split_to_preempt(job, *array_task, partition, shape);
       else
@@ -537,8 +565,16 @@ class Scheduler {
       if (taken_.contains(running->id) || !preemptable_now(*running, in_.preemption, in_.now_us)) continue;
       const auto* home = find_partition(in_.partitions, running->spec->partition);
       uint32_t tier = home ? home->priority_tier : 1;
-      if (tier >= partition.priority_tier) continue;
-      PreemptAction action = preempt_action_for(mode_of(home), *running);
+      PreemptModeSetting mode = mode_of(home);
+      if (in_.preemption.by_qos) {
+        // preempt/qos: the preemptor's QOS lists the victim's; the victim's QOS PreemptMode= comes first.
+        if (!qos_may_preempt(in_.state->accounts.qos, job.spec->qos, running->spec->qos)) continue;
+        if (const QosRecord* victim_qos = qos_of(*running); victim_qos && !victim_qos->preempt_mode.empty())
+          if (auto own = parse_preempt_mode(victim_qos->preempt_mode)) mode = *own;
+      } else if (tier >= partition.priority_tier) {
+        continue;
+      }
+      PreemptAction action = preempt_action_for(mode, *running);
       if (action == PreemptAction::none) continue;
       bool useful = std::any_of(running->allocation.begin(), running->allocation.end(),
                                 [&](const NodeShare& share) { return rooms.contains(share.node); });
@@ -562,6 +598,7 @@ class Scheduler {
   }
 
   const SchedulingInput& in_;
+  std::map<std::string, QosUsage> qos_usage_;  // what runs under each QOS, with this pass's placements
   std::vector<const JobRecord*> lenders_;  // suspended by preemption
   std::vector<const JobRecord*> running_;  // preemption candidates, when preemption is on
   std::vector<const JobRecord*> leaving_;  // preempted, being killed or requeued

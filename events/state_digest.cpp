@@ -67,6 +67,7 @@ class Hasher {
     }
     if (!s.stdin_pattern.empty()) add(s.stdin_pattern);  // hashed only when set, like the fields above
     if (s.deadline_us != 0) add(s.deadline_us);            // likewise
+    if (!s.qos.empty()) add(s.qos);                        // likewise
   }
   void add(const StepRecord& s) {
     add(s.id), add(s.restart), add(s.name), add(s.nodes), add(s.num_tasks), add(s.cpus_per_task);
@@ -138,6 +139,22 @@ uint64_t state_digest(const ClusterState& state) {
     for (const auto& [name, user] : accounts.users) {
       h.add(name), h.add(user.default_account), h.add(user.accounts.size());
       for (const auto& account : user.accounts) h.add(account);
+    }
+  }
+  // QOS and association QOS, likewise only when they differ from a fresh cluster's.
+  bool association_qos = false;
+  for (const auto& [name, account] : accounts.accounts) association_qos |= !account.qos.empty() || !account.default_qos.empty();
+  for (const auto& [name, user] : accounts.users) association_qos |= !user.qos.empty() || !user.default_qos.empty();
+  if (association_qos || accounts.qos != initial_qos_table()) {
+    for (const auto& [name, account] : accounts.accounts) h.add(name), h.add(account.qos), h.add(account.default_qos);
+    for (const auto& [name, user] : accounts.users) h.add(name), h.add(user.qos), h.add(user.default_qos);
+    h.add(accounts.qos.size());
+    for (const auto& [name, q] : accounts.qos) {
+      h.add(name), h.add(q.id), h.add(q.description), h.add(q.priority), h.add(q.preempt), h.add(q.preempt_mode);
+      h.add(q.flags), h.add(q.max_wall_min.value_or(0)), h.add(q.max_wall_min.has_value());
+      h.add(tres_limit_text(q.max_tres_per_user)), h.add(tres_limit_text(q.grp_tres));
+      h.add(q.max_jobs_per_user.value_or(0)), h.add(q.max_jobs_per_user.has_value());
+      h.add(q.max_submit_jobs_per_user.value_or(0)), h.add(q.max_submit_jobs_per_user.has_value());
     }
   }
   // Likewise the partitions changed at runtime.

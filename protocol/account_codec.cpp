@@ -12,6 +12,7 @@ void write_account_command(rpc::AccountCommand::Builder out, const AccountComman
   out.setParent(command.parent);
   set_texts(out.initAccounts(static_cast<unsigned>(command.accounts.size())), command.accounts);
   out.setDefaultAccount(command.default_account);
+  set_texts(out.initSettings(static_cast<unsigned>(command.settings.size())), command.settings);
 }
 
 AccountCommand read_account_command(rpc::AccountCommand::Reader in) {
@@ -23,6 +24,7 @@ AccountCommand read_account_command(rpc::AccountCommand::Reader in) {
   command.parent = in.getParent();
   command.accounts = get_texts(in.getAccounts());
   command.default_account = in.getDefaultAccount();
+  command.settings = get_texts(in.getSettings());
   return command;
 }
 

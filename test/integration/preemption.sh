@@ -48,7 +48,7 @@ refused_start() {  # expected-text config-lines
   [ "$(grep -c . <<<"$out")" = 1 ] || fail "more than one line: $out"
   finds -F "c.conf:4: $1" <<<"$out" || fail "cairnctld said '$out', expected '$1'"
 }
-refused_start "unsupported PreemptType 'preempt/fancy' (expected preempt/none or preempt/partition_prio)" \
+refused_start "unsupported PreemptType 'preempt/fancy' (expected preempt/none, preempt/partition_prio or preempt/qos)" \
   "PreemptType=preempt/fancy"
 refused_start "PreemptMode=sometimes invalid" "PreemptMode=sometimes"
 refused_start "PreemptMode=SUSPEND requires GANG too" "PreemptMode=SUSPEND"

@@ -23,7 +23,7 @@ namespace {
 EventMeta by_operator(double seconds) { return at(seconds, schema::ActorKind::OPERATOR, 0, "root"); }
 
 AccountRecord account(const std::string& name, const std::string& parent = "root") {
-  return {name, name + " dept", name, parent};
+  return {name, name + " dept", name, parent, {}, {}};
 }
 
 // physics and chem under root, alice in both (default chem), bob in physics.
@@ -108,7 +108,7 @@ TEST_CASE("accounts: plans lower-case accounts, skip what exists and say what th
   AccountPlan plan = plan_account_command(t.state.accounts, add, "local");
   CHECK(plan.error.empty());
   REQUIRE(plan.changes.size() == 1);
-  CHECK(plan.changes[0].account == AccountRecord{"biology", "Life", "biology", "root"});
+  CHECK(plan.changes[0].account == AccountRecord{"biology", "Life", "biology", "root", {}, {}});
   CHECK(plan.summary ==
         " Adding Account(s)\n  biology\n Settings\n  Description     = Life\n"
         "  Organization    = Parent/Account Name\n Associations\n  A = biology    C = local     \n");
@@ -214,14 +214,14 @@ TEST_CASE("sacctmgr: parses Slurm's words, abbreviations and options") {
   CHECK(parse({"list", "associations"}).entity == SacctmgrEntity::association);
 
   CHECK_THROWS_WITH_AS(parse({"frobnicate", "user"}), "sacctmgr: error: invalid keyword: frobnicate", UsageError);
-  CHECK_THROWS_AS(parse({"list", "qos"}), UsageError);
+  CHECK_THROWS_AS(parse({"list", "wckey"}), UsageError);
   CHECK_THROWS_AS(parse({"add", "user", "alice", "color=red"}), UsageError);
   CHECK_THROWS_AS(parse({"add", "account"}), UsageError);
 }
 
 TEST_CASE("sacctmgr: listings in Slurm's columns (golden)") {
   Timeline t = accounts_history();
-  t.feed(make::account_added(by_operator(9), {"theory", "A very long description", "physics", "physics"}));
+  t.feed(make::account_added(by_operator(9), AccountRecord{"theory", "A very long description", "physics", "physics", {}, {}}));
   t.feed(make::user_associated(by_operator(10), "alice", {"theory"}, ""));
   std::string shown;
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{

@@ -245,9 +245,9 @@ TEST_CASE("PrivateData: Slurm's words; accounts and users hide what Slurm hides"
                        doctest::Contains("bad PrivateData value 'secrets'"), ConfigError);
 
   AccountsState state;
-  state.accounts["physics"] = {"physics", "physics", "science", "root"};
-  state.users["alice"] = {"alice", "physics", {"physics"}};
-  state.users["bob"] = {"bob", "physics", {"physics"}};
+  state.accounts["physics"] = {"physics", "physics", "science", "root", {}, {}};
+  state.users["alice"] = {"alice", "physics", {"physics"}, {}, {}};
+  state.users["bob"] = {"bob", "physics", {"physics"}, {}, {}};
   auto users_only = visible_accounts(state, "alice", true, false);
   CHECK(users_only.users.size() == 1);
   CHECK(users_only.users.contains("alice"));

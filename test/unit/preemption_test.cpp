@@ -449,7 +449,7 @@ TEST_CASE("config: bad preemption settings are refused, naming the key") {
   CHECK(error_of("PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND\n") ==
         "c.conf:2: PreemptMode=SUSPEND requires GANG too");
   CHECK(error_of("PreemptType=preempt/fancy\n") ==
-        "c.conf:1: unsupported PreemptType 'preempt/fancy' (expected preempt/none or preempt/partition_prio)");
+        "c.conf:1: unsupported PreemptType 'preempt/fancy' (expected preempt/none, preempt/partition_prio or preempt/qos)");
   CHECK(error_of("PreemptType=preempt/partition_prio\n") == "c.conf:1: PreemptType and PreemptMode values incompatible");
   CHECK(error_of("PreemptMode=REQUEUE\n") == "c.conf:1: PreemptType and PreemptMode values incompatible");
   CHECK(error_of("NodeName=n1\nPartitionName=p Nodes=n1 PreemptMode=never\n") ==

@@ -190,9 +190,9 @@ TEST_CASE("record codec: steps, arrays, nodes, partitions, pools and accounts re
             full_pool(), [](auto out, const PoolUsage& value) { write_pool_view(out, value); },
             [](auto in) { return read_pool_view(in); }) == full_pool());
   AccountsState accounts;
-  accounts.accounts["physics"] = {"physics", "Physics dept", "science", "root"};
-  accounts.accounts["chemistry"] = {"chemistry", "Chemistry", "science", "physics"};
-  accounts.users["alice"] = {"alice", "physics", {"physics", "chemistry"}};
+  accounts.accounts["physics"] = {"physics", "Physics dept", "science", "root", {}, {}};
+  accounts.accounts["chemistry"] = {"chemistry", "Chemistry", "science", "physics", {}, {}};
+  accounts.users["alice"] = {"alice", "physics", {"physics", "chemistry"}, {}, {}};
   CHECK(round_trip<records::AccountsView>(
             accounts, [](auto out, const AccountsState& value) { write_accounts_view(out, value); },
             [](auto in) { return read_accounts_view(in); }) == accounts);
@@ -405,8 +405,10 @@ TEST_CASE("node codec: burst-buffer staging orders and their results") {
 
 TEST_CASE("account codec: sacctmgr's commands, every verb") {
   for (AccountVerb verb : {AccountVerb::add_account, AccountVerb::add_user, AccountVerb::delete_account,
-                           AccountVerb::delete_user, AccountVerb::modify_user}) {
-    AccountCommand command{verb, {"alice", "bob"}, "Physics dept", "science", "root", {"physics", "chemistry"}, "physics"};
+                           AccountVerb::delete_user, AccountVerb::modify_user, AccountVerb::add_qos,
+                           AccountVerb::modify_qos, AccountVerb::delete_qos, AccountVerb::modify_account}) {
+    AccountCommand command{verb,   {"alice", "bob"},         "Physics dept", "science", "root", {"physics", "chemistry"},
+                           "physics", {"Priority=5", "QOS=normal,high"}};
     CHECK(round_trip<rpc::AccountCommand>(
               command, [](auto out, const AccountCommand& value) { write_account_command(out, value); },
               [](auto in) { return read_account_command(in); }) == command);

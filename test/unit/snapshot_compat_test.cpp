@@ -136,8 +136,8 @@ ClusterState golden_state() {
   state.skipped_unknown = 1;
   state.skipped_stale = 4;
   state.purged_jobs = 6;
-  state.accounts.accounts["physics"] = {"physics", "Physics dept", "science", "root"};
-  state.accounts.users["alice"] = {"alice", "physics", {"physics", "chemistry"}};
+  state.accounts.accounts["physics"] = {"physics", "Physics dept", "science", "root", {}, {}};
+  state.accounts.users["alice"] = {"alice", "physics", {"physics", "chemistry"}, {}, {}};
   return state;
 }
 
