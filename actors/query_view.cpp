@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "actors/actors.hpp"
+#include "events/shard_ownership.hpp"
 #include "events/job_id.hpp"
 #include "events/controller_stats.hpp"
 #include "events/config_change.hpp"
@@ -103,6 +104,7 @@ SchedulingDecision run_pass(QueryView* self) {
   auto decision = schedule({&st.state, st.partitions, st.context->pools(), st.context->now_us(),
                             config.kill_invalid_depend, &features, &config.licenses, &weights,
                             &st.context->running->current().node_gres, preemption});
+  keep_owned_shards(decision, st.context->ownership);
   auto spent = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - began);
   // The queue the pass looked at: the jobs it left waiting and those it placed.
   st.context->metrics->scheduling_pass(static_cast<uint64_t>(spent.count()),
@@ -165,6 +167,8 @@ void purge_old_jobs(QueryView* self) {
   if (st.purge_in_flight && (st.purge_offset == 0 || st.applied_offset <= st.purge_offset)) return;
   st.purge_in_flight = false;
   auto chosen = purgeable_jobs(st.state, st.context->now_us(), st.context->config().min_job_age_sec, kPurgeBatch);
+  // Another controller's jobs leave the state through its own JobsPurged.
+  std::erase_if(chosen, [&](const auto& job) { return !st.context->owns(shard_of_job(job.first)); });
   st.purge_backlog = chosen.size() == kPurgeBatch;
   if (chosen.empty()) return;
   // With several shards a purge is one shard's, in that shard: a replay, shard after shard,
@@ -272,6 +276,8 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
         if (partitions_changed) publish_partitions(self);
         if (node_settings_changed) publish_node_features(self);
         st.applied_offset = event.offset + 1;
+        if (!st.context->owns(event.shard) && event.shard < st.context->foreign_applied_end->size())
+          (*st.context->foreign_applied_end)[event.shard].store(event.log_offset + 1, std::memory_order_release);
         st.gauges_stale = true;
         st.context->metrics->applied(st.applied_offset);
         if (event.job_id != 0) {
