@@ -429,9 +429,10 @@ struct ControllerContext {
   // are read (tailed) into the query view only: no job actor, scheduling or purge for them.
   ShardOwnership ownership;
   bool owns(uint32_t shard) const { return ownership.shards() == 0 || ownership.owns(shard); }
-  // Of each shard written elsewhere: one past the offset the query view applied (forwarded
-  // commands wait for it: read-your-writes).
-  std::shared_ptr<std::array<std::atomic<uint64_t>, 64>> foreign_applied_end =
+  // Of each shard: one past the offset the query view applied (set at start from the replay,
+  // then by the query view). Forwarded commands wait for it (read-your-writes); a snapshot of
+  // several shards records it.
+  std::shared_ptr<std::array<std::atomic<uint64_t>, 64>> shard_applied_end =
       std::make_shared<std::array<std::atomic<uint64_t>, 64>>();
   // The end offset of a shard in the log (forwarded commands wait for the view to reach it).
   std::function<uint64_t(uint32_t)> shard_end;

@@ -316,9 +316,19 @@ int run(const ParsedArgs& args) {
     shard_ends[0] = replayed.next_offset;
     replayed_events = replayed.events;
   } else {
-    // Snapshots record one shard's offset: with several shards every start replays (docs/decisions.md).
-    replayed_events = replay_shards_in_time_order(*log, shard_ends, state).events;
+    // A snapshot of every shard says how far it folded each; the rest is replayed, in time order.
+    std::vector<uint64_t> log_ends(shards);
+    for (uint32_t shard = 0; shard < shards; ++shard) log_ends[shard] = log->end_offset(shard);
+    auto snapshot = load_newest_sharded_snapshot(snapshot_dir(config), log_ends,
+                                                 [](const std::string& why) { spdlog::warn("{}", why); });
     replayed_from = fmt::format(" of {} shards from their start, in their time order", shards);
+    if (snapshot) {
+      state = std::move(snapshot->state);
+      shard_ends = snapshot->shard_next_offsets;
+      replayed_from = fmt::format(" of {} shards after a snapshot up to offsets {}, in their time order", shards,
+                                  join_numbers(shard_ends));
+    }
+    replayed_events = replay_shards_in_time_order(*log, shard_ends, state).events;
   }
   spdlog::info("replayed {} events{} in {:.3f} s: {} jobs, {} nodes, {} anomalies", replayed_events, replayed_from,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), state.jobs.size(),
@@ -357,6 +367,8 @@ int run(const ParsedArgs& args) {
   uint64_t end_offset = 0;
   for (uint64_t end : shard_ends) end_offset += end;
   context->acked_end->store(end_offset);
+  for (uint32_t shard = 0; shard < shards && shard < context->shard_applied_end->size(); ++shard)
+    (*context->shard_applied_end)[shard].store(shard_ends[shard]);
   metrics->start(wall_clock_us(), context->shard, log.get(), context->acked_end);
 
   caf::actor_system_config caf_config;

@@ -128,15 +128,26 @@ void publish_gauges(QueryView* self) {
 void maybe_snapshot(QueryView* self) {
   auto& st = self->state;
   uint32_t interval = st.context->config().snapshot_interval;
-  // A snapshot records one shard's offset: with several shards, restarts replay (docs/decisions.md).
-  if (st.context->shard_epochs.size() > 1) return;
   if (interval == 0 || st.applied_offset < st.snapshot_offset + interval) return;
   st.snapshot_offset = st.applied_offset;
+  // Several shards: a snapshot of every shard, with how far each was folded (any controller
+  // may write it: each folds every shard); named by their sum.
+  uint32_t partition = st.context->shard;
+  uint64_t next_offset = st.applied_offset;
+  std::vector<uint64_t> shard_next_offsets;
+  if (size_t shards = st.context->shard_epochs.size(); shards > 1) {
+    partition = kAllShards;
+    next_offset = 0;
+    for (size_t shard = 0; shard < shards && shard < st.context->shard_applied_end->size(); ++shard) {
+      shard_next_offsets.push_back((*st.context->shard_applied_end)[shard].load(std::memory_order_acquire));
+      next_offset += shard_next_offsets.back();
+    }
+  }
   auto bytes = std::make_shared<const std::vector<uint8_t>>(
-      encode_snapshot(st.state, st.context->shard, st.applied_offset, st.last_event_us));
+      encode_snapshot(st.state, partition, next_offset, st.last_event_us, shard_next_offsets));
   std::string dir = snapshot_dir(st.context->config());
   size_t jobs = st.state.jobs.size();
-  uint64_t offset = st.applied_offset;
+  uint64_t offset = next_offset;
   std::thread([bytes, dir, jobs, offset]() mutable {
     try {
       auto path = write_snapshot_file(dir, *bytes, offset);
@@ -276,8 +287,8 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
         if (partitions_changed) publish_partitions(self);
         if (node_settings_changed) publish_node_features(self);
         st.applied_offset = event.offset + 1;
-        if (!st.context->owns(event.shard) && event.shard < st.context->foreign_applied_end->size())
-          (*st.context->foreign_applied_end)[event.shard].store(event.log_offset + 1, std::memory_order_release);
+        if (event.shard < st.context->shard_applied_end->size())
+          (*st.context->shard_applied_end)[event.shard].store(event.log_offset + 1, std::memory_order_release);
         st.gauges_stale = true;
         st.context->metrics->applied(st.applied_offset);
         if (event.job_id != 0) {

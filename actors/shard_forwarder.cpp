@@ -40,7 +40,7 @@ kj::Promise<void> ShardForwarder::forward(uint32_t shard, const Caller& caller, 
                                           capnp::CallContext<capnp::AnyPointer, capnp::AnyPointer> call) {
   if (!hooked_) {
     hooked_ = true;
-    loop_.add_stop_hook([this] { links_.clear(); });
+    loop_.add_stop_hook([links = links_] { links->clear(); });
   }
   return send(shard, caller, interface_id, method_id, call, false);
 }
@@ -56,8 +56,8 @@ kj::Promise<void> ShardForwarder::send(uint32_t shard, const Caller& caller, uin
                                "(no {}/p{}/ENDPOINT): is its controller running?",
                                shard, config.event_log.substr(5), shard));
   kj::Promise<rpc::Controller::Client> connected = nullptr;
-  auto found = links_.find(endpoint);
-  if (found != links_.end()) {
+  auto found = links_->find(endpoint);
+  if (found != links_->end()) {
     connected = found->second->controller;
   } else {
     auto link = std::make_shared<Link>();
@@ -65,11 +65,11 @@ kj::Promise<void> ShardForwarder::send(uint32_t shard, const Caller& caller, uin
                     .provider->getNetwork()
                     .parseAddress(endpoint)
                     .then([](kj::Own<kj::NetworkAddress> address) { return address->connect().attach(kj::mv(address)); })
-                    .then([this, link, endpoint](kj::Own<kj::AsyncIoStream> stream) -> rpc::Controller::Client {
+                    .then([links = links_, link, endpoint](kj::Own<kj::AsyncIoStream> stream) -> rpc::Controller::Client {
                       link->stream = kj::mv(stream);
                       link->client = kj::heap<capnp::TwoPartyClient>(*link->stream);
                       link->controller = link->client->bootstrap().castAs<rpc::Controller>();
-                      links_[endpoint] = link;
+                      (*links)[endpoint] = link;
                       return link->controller;
                     });
   }
@@ -94,7 +94,7 @@ kj::Promise<void> ShardForwarder::send(uint32_t shard, const Caller& caller, uin
       },
       [this, shard, caller, interface_id, method_id, call, endpoint, again](kj::Exception&& error) mutable -> kj::Promise<void> {
         if (error.getType() != kj::Exception::Type::DISCONNECTED) return kj::mv(error);
-        links_.erase(endpoint);
+        links_->erase(endpoint);
         // A new owner (a takeover) may listen elsewhere: once more, from its ENDPOINT.
         if (!again) return send(shard, caller, interface_id, method_id, call, true);
         return failure(fmt::format("the controller of shard {} ({}) does not answer: {}", shard, endpoint,
@@ -103,8 +103,8 @@ kj::Promise<void> ShardForwarder::send(uint32_t shard, const Caller& caller, uin
 }
 
 kj::Promise<void> ShardForwarder::caught_up(uint32_t shard, uint64_t end, int64_t deadline_us) {
-  if (shard >= context_->foreign_applied_end->size() ||
-      (*context_->foreign_applied_end)[shard].load(std::memory_order_acquire) >= end)
+  if (shard >= context_->shard_applied_end->size() ||
+      (*context_->shard_applied_end)[shard].load(std::memory_order_acquire) >= end)
     return kj::READY_NOW;
   if (wall_clock_us() > deadline_us) {
     spdlog::warn("shard {}: this controller's view has not read up to offset {} within {} s of its owner's answer",

@@ -39,7 +39,10 @@ class ShardForwarder {
 
   KjLoopThread& loop_;
   std::shared_ptr<const ControllerContext> context_;
-  std::map<std::string, std::shared_ptr<Link>> links_;  // by endpoint
+  using Links = std::map<std::string, std::shared_ptr<Link>>;  // by endpoint
+  // Shared with the loop's stop hook, which frees the connections on the loop thread even
+  // when the forwarder (held by the listener's factory) is gone by then.
+  std::shared_ptr<Links> links_ = std::make_shared<Links>();
   bool hooked_ = false;
 };
 

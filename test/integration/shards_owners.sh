@@ -5,12 +5,13 @@
 # either partition through either controller lands in its partition's shard and is shown at
 # once by the controller that was asked (read-your-writes across controllers); squeue is the
 # same through both; scancel and scontrol hold/release through the controller that does not
-# write the job's shard work; a controller may not take a shard another one holds.
+# write the job's shard work; both restart from a snapshot of both shards (SnapshotInterval=)
+# and show what they showed; a controller may not take a shard another one holds.
 set -euo pipefail
 build=$1
 source "$(dirname "$0")/cluster.bash"
 local_up_args=(--shards 2)
-start_cluster 2 2 1000
+start_cluster_with 2 2 1000 "SnapshotInterval=5"  # snapshots of both shards soon (part 4)
 shard1_first=67108865
 log_dir=$work/state/log
 
@@ -97,7 +98,32 @@ via_a scancel "$b1"
 wait_state "$b0" CANCELLED
 wait_state "$b1" CANCELLED
 
-# 4. A shard has one writer: a third controller for shard 1 waits (10 s), then gives up.
+# 4. Snapshots of several shards: both owners restart from the newest, replaying only what follows.
+sacct_of() { "$@" sacct -n -X -P -o JobID,State | sort; }
+before=$(sacct_of via_a)
+ls "$work/state/snapshots" | finds '^snapshot-' || fail "no snapshot was written: $(ls "$work/state/snapshots")"
+kill "$ctl_a" "$ctl_b"
+wait "$ctl_a" || fail "A did not stop cleanly"
+wait "$ctl_b" || fail "B did not stop cleanly"
+"$bin/cairnctld" --conf "$CAIRN_CONF" --shards 0 >>"$work/ctl-a.log" 2>&1 &
+ctl_a=$!
+extra_pids+=("$ctl_a")
+"$bin/cairnctld" --conf "$CAIRN_CONF" --shards 1 --socket "$work/ctl-b.sock" >>"$work/ctl-b.log" 2>&1 &
+ctl_b=$!
+extra_pids+=("$ctl_b")
+for _ in $(seq 300); do via_a squeue >/dev/null 2>&1 && via_b squeue >/dev/null 2>&1 && break; sleep 0.1; done
+finds "of 2 shards after a snapshot up to offsets" "$work/ctl-a.log" || fail "A did not start from a snapshot: $(grep replayed "$work/ctl-a.log")"
+finds "of 2 shards after a snapshot up to offsets" "$work/ctl-b.log" || fail "B did not start from a snapshot: $(grep replayed "$work/ctl-b.log")"
+[ "$(sacct_of via_a)" = "$before" ] || fail "after the restart, A shows:
+$(sacct_of via_a)
+before:
+$before"
+[ "$(sacct_of via_b)" = "$before" ] || fail "after the restart, B shows: $(sacct_of via_b)"
+next1=$(via_a sbatch --parsable -p p1 -H -o /dev/null --wrap true)
+[ "$next1" -gt "$b1" ] || fail "shard 1's next id after the restart is $next1, not after $b1"
+via_a scancel "$next1"
+
+# 5. A shard has one writer: a third controller for shard 1 waits (10 s), then gives up.
 if "$bin/cairnctld" --conf "$CAIRN_CONF" --shards 1 --socket "$work/ctl-c.sock" >"$work/ctl-c.log" 2>&1; then
   fail "a second writer of shard 1 started"
 fi
@@ -110,5 +136,6 @@ set -e
 [ "$status" = 2 ] || fail "--shards 2 of Shards=2 exited $status"
 finds -- "--shards 2: there is no shard 2 (Shards=2: shards 0 to 1)" "$work/ctl-d.log" || fail "--shards 2: $(cat "$work/ctl-d.log")"
 kill "$ctl_a" "$ctl_b"
-wait "$ctl_a" "$ctl_b" || fail "the owners did not stop cleanly"
+wait "$ctl_a" || fail "A did not stop cleanly"
+wait "$ctl_b" || fail "B did not stop cleanly"
 pass "shard owners: two controllers, one shard each; submissions and commands through either reach the owner; same squeue"

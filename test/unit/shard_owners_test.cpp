@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -13,6 +14,8 @@
 #include "events/log/file_log_owners.hpp"
 #include "events/scheduling_policy.hpp"
 #include "events/shard_ownership.hpp"
+#include "events/snapshot_files.hpp"
+#include "events/state_snapshot.hpp"
 #include "test/unit/log_backends.hpp"
 
 using namespace cairn;
@@ -195,4 +198,40 @@ TEST_CASE("file log owners: a stopped owner's shard is taken once its lease is o
 TEST_CASE("file log owners: an owner of a shard the log does not have is refused") {
   test::TempDir dir;
   CHECK_THROWS_WITH_AS(open_owning(dir.log(), {2}), doctest::Contains("has no shard 2 (it has 2)"), LogError);
+}
+
+TEST_CASE("snapshots of several shards: each shard's offset is kept, and a snapshot past a shard's end is ignored") {
+  test::TempDir dir;
+  std::string snapshots = dir.log() + "-snapshots";
+  ClusterState state;
+  state.purged_jobs = 7;
+  auto write = [&](std::vector<uint64_t> offsets) {
+    uint64_t sum = 0;
+    for (uint64_t offset : offsets) sum += offset;
+    write_snapshot_file(snapshots, encode_snapshot(state, kAllShards, sum, 1000, offsets), sum, 10);
+  };
+  write({3, 4});
+  write({5, 9});
+  // One shard's snapshots are not these, nor these one shard's.
+  write_snapshot_file(snapshots, encode_snapshot(state, 0, 40, 1000), 40, 10);
+  std::vector<std::string> warnings;
+  auto warn = [&warnings](const std::string& why) { warnings.push_back(why); };
+  auto newest = load_newest_sharded_snapshot(snapshots, {10, 10}, warn);
+  REQUIRE(newest);
+  CHECK(newest->partition == kAllShards);
+  CHECK(newest->shard_next_offsets == std::vector<uint64_t>{5, 9});
+  CHECK(newest->next_offset == 14);
+  CHECK(newest->state.purged_jobs == 7);
+  // Shard 1 holds 8 events: the newest covers its offset 8, past its end; the older fits.
+  auto older = load_newest_sharded_snapshot(snapshots, {10, 8}, warn);
+  REQUIRE(older);
+  CHECK(older->shard_next_offsets == std::vector<uint64_t>{3, 4});
+  CHECK(std::find_if(warnings.begin(), warnings.end(), [](const std::string& why) {
+          return why.find("it covers offset 9 of shard 1, past its end 8") != std::string::npos;
+        }) != warnings.end());
+  CHECK_FALSE(load_newest_sharded_snapshot(snapshots, {10, 10, 10}, warn));  // a log of three shards
+  auto one_shard = load_newest_snapshot(snapshots, 0, {}, warn);
+  REQUIRE(one_shard);
+  CHECK(one_shard->next_offset == 40);
+  CHECK(one_shard->shard_next_offsets.empty());
 }
