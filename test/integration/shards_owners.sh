@@ -98,6 +98,11 @@ via_a scancel "$b1"
 wait_state "$b0" CANCELLED
 wait_state "$b1" CANCELLED
 
+# srun through the controller that does not write the partition's shard: its step, output
+# and end go through the owner.
+out=$(via_a srun -p p1 -N1 -t 1 echo from-n2) || fail "srun -p p1 through A failed: $out"
+[ "$out" = from-n2 ] || fail "srun -p p1 through A printed: $out"
+
 # 4. Snapshots of several shards: both owners restart from the newest, replaying only what follows.
 sacct_of() { "$@" sacct -n -X -P -o JobID,State | sort; }
 before=$(sacct_of via_a)
