@@ -13,6 +13,11 @@
 
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
+
+#include <array>
+#include <atomic>
+
+#include "events/shard_ownership.hpp"
 #include <caf/fwd.hpp>
 #include <caf/replies_to.hpp>
 #include <caf/type_id.hpp>
@@ -97,6 +102,8 @@ CAF_ADD_ATOM(cairn, cairn, append_atom, "append")
 CAF_ADD_ATOM(cairn, cairn, durable_atom, "durable")
 CAF_ADD_ATOM(cairn, cairn, checked_atom, "checked")
 CAF_ADD_ATOM(cairn, cairn, fenced_atom, "fenced")
+// An event another controller wrote in a shard this one does not write (cairnctld --shards).
+CAF_ADD_ATOM(cairn, cairn, foreign_atom, "foreign")
 // A durable event, in log order (log -> dispatcher); applied (dispatcher -> query view); the
 // job's record after it (query view -> job actor); jobs live at a start.
 CAF_ADD_ATOM(cairn, cairn, committed_atom, "committed")
@@ -208,6 +215,7 @@ using LogActor = caf::typed_actor<                                  //
     replies_to<append_atom, EventDraft>::with<AppendAck>,           //
     reacts_to<checked_atom, uint64_t>,                              //
     reacts_to<fenced_atom, uint64_t, std::string>,                  //
+    reacts_to<foreign_atom, CommittedEvent>,                        //
     reacts_to<durable_atom, uint64_t, AppendResult, CommittedEvent>  // internal
     >;
 
@@ -420,6 +428,17 @@ struct ControllerContext {
   // Shards=N (DESIGN.md section 5): the writer epoch of each shard this controller writes
   // (shard_epochs[k]); empty: only `shard`, with `epoch`.
   std::vector<uint64_t> shard_epochs;
+  // The shards this controller writes (cairnctld --shards); none set: every one. The others
+  // are read (tailed) into the query view only: no job actor, scheduling or purge for them.
+  ShardOwnership ownership;
+  bool owns(uint32_t shard) const { return ownership.shards() == 0 || ownership.owns(shard); }
+  // Of each shard: one past the offset the query view applied (set at start from the replay,
+  // then by the query view). Forwarded commands wait for it (read-your-writes); a snapshot of
+  // several shards records it.
+  std::shared_ptr<std::array<std::atomic<uint64_t>, 64>> shard_applied_end =
+      std::make_shared<std::array<std::atomic<uint64_t>, 64>>();
+  // The end offset of a shard in the log (forwarded commands wait for the view to reach it).
+  std::function<uint64_t(uint32_t)> shard_end;
   std::string controller_name;
   // Counters and gauges: sdiag and the metrics endpoint (MetricsPort=) read the same ones.
   std::shared_ptr<ControllerMetrics> metrics = std::make_shared<ControllerMetrics>();

@@ -10,6 +10,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <chrono>
 #include <optional>
 #include <thread>
@@ -34,16 +37,22 @@
 #include "events/event_factory.hpp"
 #include "events/log/event_log_config.hpp"
 #include "events/log/fence_watch.hpp"
+#include "events/log/file_log_owners.hpp"
 #include "events/log/shard_claim.hpp"
 #include "events/replay.hpp"
+#include "events/shard_ownership.hpp"
 #include "events/shard_replay.hpp"
+#include "events/job_id.hpp"
 
 using namespace cairn;
 
 namespace {
 
+// Set when the file log saw another controller take one of this one's shards.
+std::atomic<bool> g_fenced{false};
+
 constexpr const char* kUsage =
-    "Usage: cairnctld [--conf FILE] [-D] [--accept-log-loss] [--standby]\n"
+    "Usage: cairnctld [--conf FILE] [-D] [--accept-log-loss] [--standby] [--shards LIST] [--socket PATH]\n"
     "\n"
     "The Cairn controller: replays the event log (EventLog=), takes the writer's claim on\n"
     "its shard, schedules, and serves the CLI and the node agents on ControllerSocket= and\n"
@@ -59,6 +68,11 @@ constexpr const char* kUsage =
     "                         and recorded\n"
     "      --standby          wait for the file event log's writer to stop (its lock), however\n"
     "                         long, then take over: replay, claim the next writer epoch, serve\n"
+    "      --shards LIST      write only these shards of the file event log (as in 0,2), each\n"
+    "                         under its own lock and lease; read the others, written by other\n"
+    "                         controllers, into the views; commands on their jobs go to them\n"
+    "      --socket PATH      listen on PATH rather than ControllerSocket= (a second controller\n"
+    "                         on the same host)\n"
     "  -h, --help             show this help and exit\n"
     "  -V, --version          print the version (cairn X.Y.Z) and exit\n"
     "\n"
@@ -105,7 +119,8 @@ void prepare_private_directories(const ClusterConfig& config) {
 // the kernel tears it down: wait for it a little rather than fail a restart.
 // Kafka brokers out of reach: say so and retry with backoff until they answer.
 // A standby (--standby) waits on the lock for as long as its holder lives.
-std::unique_ptr<EventLog> open_log_waiting(const ClusterConfig& config, bool accept_log_loss, bool standby) {
+std::unique_ptr<EventLog> open_log_waiting(const ClusterConfig& config, bool accept_log_loss, bool standby,
+                                           const ShardOwnership& ownership) {
   constexpr auto kLockWait = std::chrono::seconds(10);
   constexpr auto kMaxBackoff = std::chrono::seconds(30);
   auto lock_deadline = std::chrono::steady_clock::now() + kLockWait;
@@ -113,7 +128,20 @@ std::unique_ptr<EventLog> open_log_waiting(const ClusterConfig& config, bool acc
   bool said_locked = false;
   while (true) {
     try {
-      return open_configured_log(config, accept_log_loss);
+      if (ownership.owns_all()) return open_configured_log(config, accept_log_loss);
+      FileLogOptions file;
+      file.partitions = config.shards;
+      file.segment_bytes = config.event_log_segment_bytes;
+      file.accept_loss = accept_log_loss;
+      ShardOwnerOptions owners;
+      owners.owned = ownership.owned();
+      // Another controller took one of this one's shards (it stopped renewing its lease):
+      // every later append fails; stop as a fenced controller does.
+      owners.on_fenced = [](const std::string&) {
+        g_fenced = true;
+        ::kill(::getpid(), SIGTERM);
+      };
+      return open_file_log(config.event_log.substr(5), file, owners);
     } catch (const LogLoss& e) {
       throw LogLoss(fmt::format("{}. Restore what is missing, or, if the loss is known and accepted, start cairnctld "
                                 "with --accept-log-loss (job ids go on after the highest ever issued)",
@@ -135,6 +163,58 @@ std::unique_ptr<EventLog> open_log_waiting(const ClusterConfig& config, bool acc
       said_locked = true;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
+  }
+}
+
+// Every event the other controllers write in the shards this one does not: tailed into the
+// controller's order (the log actor numbers them), so that its views show the whole site.
+struct ForeignShardTails {
+  std::atomic<bool> stopping{false};
+  std::vector<std::thread> threads;
+  ~ForeignShardTails() {
+    stopping = true;
+    for (auto& thread : threads) thread.join();
+  }
+};
+
+std::thread tail_foreign_shard(const EventLog& log, uint32_t shard, uint64_t from, LogActor log_actor,
+                               const std::atomic<bool>& stopping) {
+  return std::thread([&log, shard, from, log_actor, &stopping] {
+    try {
+      auto reader = log.read(shard, from);
+      while (!stopping) {
+        auto record = reader->next(200);
+        if (!record) continue;
+        auto bytes = std::make_shared<const std::vector<uint8_t>>(std::move(record->payload));
+        uint64_t job_id = 0;
+        try {
+          DecodedEvent decoded(record->offset, *bytes);
+          job_id = decoded.event().getHeader().getJobId();
+        } catch (const kj::Exception&) {
+        }
+        caf::anon_send(log_actor, foreign_atom_v, CommittedEvent{0, bytes, job_id, record->offset, shard});
+      }
+    } catch (const std::exception& e) {
+      spdlog::critical("reading shard {}, written by another controller: {}; stopping", shard, e.what());
+      ::kill(::getpid(), SIGTERM);
+    }
+  });
+}
+
+// Where each shard this controller writes is served (DIR/pK/ENDPOINT): another controller
+// that gets a command for one of them sends it here.
+void publish_endpoint(const ClusterConfig& config, const ShardOwnership& ownership, const std::string& endpoint) {
+  if (!config.event_log.starts_with("file:")) return;
+  for (uint32_t shard : ownership.owned()) {
+    std::string path = fmt::format("{}/p{}/ENDPOINT", config.event_log.substr(5), shard);
+    std::string temporary = path + ".tmp";
+    {
+      std::ofstream out(temporary, std::ios::trunc);
+      out << endpoint << "\n";
+      if (!out.flush()) throw std::runtime_error(fmt::format("cannot write {}", temporary));
+    }
+    if (::rename(temporary.c_str(), path.c_str()) != 0)
+      throw std::runtime_error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
   }
 }
 
@@ -198,8 +278,21 @@ int run(const ParsedArgs& args) {
   if (standby && !config.event_log.starts_with("file:"))
     spdlog::warn("--standby waits on the file event log's lock; EventLog={} has none: starting as a writer",
                  config.event_log);
+  ShardOwnership ownership = ShardOwnership::all(config.shards);
+  if (args.has("shards")) {
+    try {
+      ownership = ShardOwnership::parse(*args.get("shards"), config.shards);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("cairnctld: ") + e.what());
+    }
+    if (!config.event_log.starts_with("file:"))
+      throw std::runtime_error(fmt::format("--shards {}: a controller of some shards is built on the file event log "
+                                           "only so far, not on EventLog={}",
+                                           *args.get("shards"), config.event_log));
+  }
+  if (args.has("socket")) config.controller_socket = *args.get("socket");
   notify_status("opening the event log " + config.event_log);
-  auto log = open_log_waiting(config, accept_log_loss, standby);
+  auto log = open_log_waiting(config, accept_log_loss, standby, ownership);
   refuse_shard_mismatch(config, *log);
   if (standby) exposer = serve_metrics(config, *metrics);
   notify_status("replaying the event log");
@@ -223,9 +316,19 @@ int run(const ParsedArgs& args) {
     shard_ends[0] = replayed.next_offset;
     replayed_events = replayed.events;
   } else {
-    // Snapshots record one shard's offset: with several shards every start replays (docs/decisions.md).
-    replayed_events = replay_shards_in_time_order(*log, shard_ends, state).events;
+    // A snapshot of every shard says how far it folded each; the rest is replayed, in time order.
+    std::vector<uint64_t> log_ends(shards);
+    for (uint32_t shard = 0; shard < shards; ++shard) log_ends[shard] = log->end_offset(shard);
+    auto snapshot = load_newest_sharded_snapshot(snapshot_dir(config), log_ends,
+                                                 [](const std::string& why) { spdlog::warn("{}", why); });
     replayed_from = fmt::format(" of {} shards from their start, in their time order", shards);
+    if (snapshot) {
+      state = std::move(snapshot->state);
+      shard_ends = snapshot->shard_next_offsets;
+      replayed_from = fmt::format(" of {} shards after a snapshot up to offsets {}, in their time order", shards,
+                                  join_numbers(shard_ends));
+    }
+    replayed_events = replay_shards_in_time_order(*log, shard_ends, state).events;
   }
   spdlog::info("replayed {} events{} in {:.3f} s: {} jobs, {} nodes, {} anomalies", replayed_events, replayed_from,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), state.jobs.size(),
@@ -239,9 +342,11 @@ int run(const ParsedArgs& args) {
   char host[256] = "localhost";
   gethostname(host, sizeof host - 1);
   context->controller_name = fmt::format("cairnctld@{}:{}", host, getpid());
-  // The writer's claim on every shard: the next epoch of each (fences a previous writer's leftovers).
+  // The writer's claim on every shard it writes: the next epoch of each (fences a previous writer's leftovers).
   std::vector<uint64_t> epochs(shards), claim_offsets(shards);
   for (uint32_t shard = 0; shard < shards; ++shard) {
+    epochs[shard] = state.shards[shard].epoch;
+    if (!ownership.owns(shard)) continue;
     EventMeta claim;
     claim.time_us = wall_clock_us();
     claim.shard = shard;
@@ -249,16 +354,21 @@ int run(const ParsedArgs& args) {
     claim.actor = {static_cast<uint32_t>(getuid()), "cairnctld", schema::ActorKind::SYSTEM};
     claim_offsets[shard] = claim_shard(*log, claim, context->controller_name, state, shard_ends[shard]);
   }
-  context->shard = 0;
-  context->epoch = epochs[0];
+  context->ownership = ownership;
+  EventLog* raw_log = log.get();
+  context->shard_end = [raw_log](uint32_t shard) { return raw_log->end_offset(shard); };
+  context->shard = ownership.owned().front();
+  context->epoch = epochs[context->shard];
   if (shards > 1) context->shard_epochs = epochs;
   uint64_t epoch = context->epoch;
-  uint64_t claim_offset = claim_offsets[0];
+  uint64_t claim_offset = claim_offsets[context->shard];
   // Where the controller's order of durable events starts (CommittedEvent::offset): shard 0's
   // offset with one shard, a count over all shards with several.
   uint64_t end_offset = 0;
   for (uint64_t end : shard_ends) end_offset += end;
   context->acked_end->store(end_offset);
+  for (uint32_t shard = 0; shard < shards && shard < context->shard_applied_end->size(); ++shard)
+    (*context->shard_applied_end)[shard].store(shard_ends[shard]);
   metrics->start(wall_clock_us(), context->shard, log.get(), context->acked_end);
 
   caf::actor_system_config caf_config;
@@ -270,6 +380,7 @@ int run(const ParsedArgs& args) {
   context->system = &system;
 
   auto live = live_jobs(state);
+  std::erase_if(live, [&](uint64_t id) { return !ownership.owns(shard_of_job(id)); });  // their owners' jobs
   std::string logged_config = state.config_text;
   // Never issue an id twice, even after an accepted loss of the records that held it.
   std::vector<uint64_t> next_ids(shards);
@@ -295,6 +406,9 @@ int run(const ParsedArgs& args) {
   context->actors.partition_admin = spawn_partition_admin(system, context);
   context->actors.reservations = spawn_reservation_admin(system, context);
   caf::anon_send(context->actors.dispatcher, live_atom_v, live);
+  ForeignShardTails tails;  // stopped before the log closes, however run() ends
+  for (uint32_t shard : ownership.not_owned())
+    tails.threads.push_back(tail_foreign_shard(*log, shard, shard_ends[shard], context->actors.log, tails.stopping));
   // Started on a file other than the one the log last recorded: the log records the change.
   if (!logged_config.empty() && logged_config != config_text)
     caf::anon_send(context->actors.config_admin, config_logged_atom_v, logged_config);
@@ -308,7 +422,7 @@ int run(const ParsedArgs& args) {
   if (log->exclusive_writer()) {
     caf::anon_send(log_actor, checked_atom_v, UINT64_MAX);
   } else {
-    watch.emplace(*log, 0, claim_offset + 1, epoch, [&fenced, log_actor](const FenceNotice& notice) {
+    watch.emplace(*log, context->shard, claim_offset + 1, epoch, [&fenced, log_actor](const FenceNotice& notice) {
       spdlog::critical("fenced: {} claimed shard 0 with epoch {} at offset {}; this controller stops writing",
                        notice.controller, notice.epoch, notice.offset);
       caf::anon_send(log_actor, fenced_atom_v, notice.epoch, notice.controller);
@@ -337,8 +451,17 @@ int run(const ParsedArgs& args) {
     }
   }
   RpcListener& listener = *bound;
-  spdlog::info("{} ready: {}, {} live jobs, listening on {}{}", context->controller_name,
+  std::error_code ignored_error;
+  if (!ownership.owns_all()) {
+    publish_endpoint(config, ownership, listener.unix_endpoint());
+  } else if (config.event_log.starts_with("file:")) {
+    // The writer of every shard: agents and other controllers find it at ControllerSocket=.
+    for (uint32_t shard = 0; shard < shards; ++shard)
+      std::filesystem::remove(fmt::format("{}/p{}/ENDPOINT", config.event_log.substr(5), shard), ignored_error);
+  }
+  spdlog::info("{} ready: {}{}, {} live jobs, listening on {}{}", context->controller_name,
                shards == 1 ? fmt::format("epoch {}", epoch) : fmt::format("{} shards, epochs {}", shards, join_numbers(epochs)),
+               ownership.owns_all() ? "" : fmt::format(", writing shards {}", ownership.text()),
                live.size(),
                listener.unix_endpoint(), listen.tcp_address.empty() ? "" : " and " + listener.tcp_endpoint());
   notify_ready(fmt::format("serving: epoch {}, listening on {}{}", epoch, listener.unix_endpoint(),
@@ -353,6 +476,7 @@ int run(const ParsedArgs& args) {
     caf::anon_send(config_admin, reconfigure_atom_v, hangup);
   });
   notify_stopping();
+  if (g_fenced) fenced = true;
   if (!fenced) spdlog::info("signal {} received: shutting down", received);
   listener.close();
   loop.stop();
@@ -373,6 +497,8 @@ int main(int argc, char** argv) {
                                {'D', "", false, "foreground"},
                                {0, "accept-log-loss", false, ""},
                                {0, "standby", false, ""},
+                               {0, "shards", true, ""},
+                               {0, "socket", true, ""},
                                {'h', "help", false, ""},
                                {'V', "version", false, ""}},
                               {argv + 1, argv + argc});

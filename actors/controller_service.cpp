@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <atomic>
 #include <map>
 #include <optional>
@@ -21,7 +22,9 @@
 #include <kj/map.h>
 
 #include "capnp/rpc.capnp.h"
+#include "actors/shard_forwarder.hpp"
 #include "common/daemon_log.hpp"
+#include "events/shard_ownership.hpp"
 #include "protocol/auth_payload.hpp"
 #include "protocol/munge_credential.hpp"
 #include "events/event_codec.hpp"
@@ -360,21 +363,70 @@ class AgentSessionImpl final : public rpc::AgentSession::Server {
   Caller agent_;  // who registered it
 };
 
+// Several controllers (cairnctld --shards): the shard a command must be written in, when
+// this controller does not write it (ShardForwarder sends it there); nullopt: here. A command
+// on several jobs goes by its first job (its other jobs, of other shards, are refused).
+std::optional<uint32_t> foreign_target(const ControllerContext& context, uint16_t method_id,
+                                       capnp::AnyPointer::Reader params) {
+  const auto& ownership = context.ownership;
+  if (ownership.shards() == 0 || ownership.owns_all()) return std::nullopt;
+  using C = rpc::Controller;
+  switch (method_id) {
+    case 1: {  // submit: its partition's shard (the default partition's when it names none)
+      std::string partitions = params.getAs<C::SubmitParams>().getSpec().getPartition().cStr();
+      std::string first = partitions.substr(0, partitions.find(','));
+      if (first.empty()) {
+        for (const auto& partition : *context.partitions->get())
+          if (partition.is_default) first = partition.name;
+      }
+      return foreign_shard(ownership, context.config().shard_of_partition(first));
+    }
+    case 2: {
+      auto ids = params.getAs<C::ControlParams>().getJobIds();
+      if (ids.size() == 0) return std::nullopt;
+      return foreign_shard_of_job(ownership, ids[0]);
+    }
+    case 10: return foreign_shard_of_job(ownership, params.getAs<C::ControlArrayParams>().getJobId());
+    case 11: return foreign_shard_of_job(ownership, params.getAs<C::RunStepParams>().getRequest().getJobId());
+    case 12: return foreign_shard_of_job(ownership, params.getAs<C::EndAllocationParams>().getJobId());
+    case 13: return foreign_shard_of_job(ownership, params.getAs<C::ControlStepParams>().getJobId());
+    case 20: return foreign_shard_of_job(ownership, params.getAs<C::UpdateJobParams>().getJobId());
+    case 33: return foreign_shard_of_job(ownership, params.getAs<C::JobUsageParams>().getJobId());
+    case 19: {  // scontrol update NodeName=: the shard of the first node's partitions
+      auto nodes = params.getAs<C::UpdateNodesParams>().getNodes();
+      if (nodes.size() == 0) return std::nullopt;
+      return foreign_shard(ownership, context.config().shard_of_node(nodes[0].cStr()));
+    }
+    // Accounts, reservations and partitions are shard 0's events.
+    case 16:
+    case 21:
+    case 22:
+    case 24: return foreign_shard(ownership, 0);
+    default: return std::nullopt;
+  }
+}
+
 class ControllerImpl final : public rpc::Controller::Server {
  public:
   ControllerImpl(KjLoopThread& loop, std::shared_ptr<const ControllerContext> context, Caller caller, bool local,
-                 std::string peer, std::shared_ptr<StepIoRegistry> step_io, std::shared_ptr<AgentDirectory> agents)
+                 std::string peer, std::shared_ptr<StepIoRegistry> step_io, std::shared_ptr<AgentDirectory> agents,
+                 std::shared_ptr<ShardForwarder> forwarder)
       : loop_(loop),
         context_(std::move(context)),
         caller_(std::move(caller)),
         local_(local),
         peer_(std::move(peer)),
         step_io_(std::move(step_io)),
-        agents_(std::move(agents)) {}
+        agents_(std::move(agents)),
+        forwarder_(std::move(forwarder)) {}
 
   DispatchCallResult dispatchCall(uint64_t interface_id, uint16_t method_id,
                                   capnp::CallContext<capnp::AnyPointer, capnp::AnyPointer> call) override {
-    return metered<rpc::Controller>(*context_, 0, method_id, caller_, [&] {
+    return metered<rpc::Controller>(*context_, 0, method_id, caller_, [&]() -> DispatchCallResult {
+      if (interface_id == capnp::typeId<rpc::Controller>() && caller_.may_write) {
+        if (auto shard = foreign_target(*context_, method_id, call.getParams()))
+          return {forwarder_->forward(*shard, caller_, interface_id, method_id, call), false};
+      }
       return rpc::Controller::Server::dispatchCall(interface_id, method_id, call);
     });
   }
@@ -701,6 +753,8 @@ class ControllerImpl final : public rpc::Controller::Server {
       spdlog::warn("rpc: refused authentication from {}: {}", peer_, why);
       return failure("Authentication refused: " + why);
     };
+    std::string credential = context.getParams().getCredential();
+    if (credential.starts_with(kForwardedCredential)) return act_for_forwarded_caller(context, credential);
     if (config.auth_type != "auth/munge")
       return refuse("this controller does not accept MUNGE credentials (AuthType=" + config.auth_type + ")");
     if (nonce_.empty()) return refuse("no nonce was asked for on this connection (call authNonce first)");
@@ -717,7 +771,25 @@ class ControllerImpl final : public rpc::Controller::Server {
     auto results = context.getResults();
     results.setUid(verified.uid);
     results.setUserName(verified.user);
-    results.setSession(kj::heap<ControllerImpl>(loop_, context_, std::move(verified), false, peer_, step_io_, agents_));
+    results.setSession(
+        kj::heap<ControllerImpl>(loop_, context_, std::move(verified), false, peer_, step_io_, agents_, forwarder_));
+    return kj::READY_NOW;
+  }
+
+  // Another controller (cairnctld --shards) forwards a command for a shard this one writes: a
+  // session acting as its caller. Root and SlurmUser on this host's socket only.
+  kj::Promise<void> act_for_forwarded_caller(AuthenticateContext context, const std::string& credential) {
+    bool trusted = local_ && (caller_.uid == 0 || caller_.uid == getuid() || caller_.user == context_->config().slurm_user);
+    if (!trusted) return failure("Access/permission denied: only root or SlurmUser may act for another user");
+    unsigned long uid = 0, gid = 0;
+    if (std::sscanf(credential.c_str() + kForwardedCredential.size(), "%lu:%lu", &uid, &gid) != 2)
+      return failure("Authentication refused: a malformed forwarded credential");
+    Caller acting = caller_for_uid(static_cast<uint32_t>(uid), static_cast<uint32_t>(gid), context_->config());
+    auto results = context.getResults();
+    results.setUid(acting.uid);
+    results.setUserName(acting.user);
+    results.setSession(
+        kj::heap<ControllerImpl>(loop_, context_, std::move(acting), local_, peer_, step_io_, agents_, forwarder_));
     return kj::READY_NOW;
   }
 
@@ -732,6 +804,11 @@ class ControllerImpl final : public rpc::Controller::Server {
     auto it = node_actors.find(node);
     if (it == node_actors.end())
       return failure("node " + node + " is not in the configuration (NodeName=)");
+    // Several controllers: a node is its shard's owner's (the agent finds it in pK/ENDPOINT).
+    if (uint32_t shard = context_->config().shard_of_node(node); !context_->owns(shard))
+      return failure(fmt::format("node {} is of shard {}, written by another controller (its socket is in the "
+                                 "event log's p{}/ENDPOINT)",
+                                 node, shard, shard));
     make::NodeRegistration registration;
     registration.node = node;
     registration.cpus = info.cpus;
@@ -782,6 +859,7 @@ class ControllerImpl final : public rpc::Controller::Server {
   std::string nonce_;  // the last one handed out by authNonce, until used
   std::shared_ptr<StepIoRegistry> step_io_;
   std::shared_ptr<AgentDirectory> agents_;
+  std::shared_ptr<ShardForwarder> forwarder_;
 };
 
 }  // namespace
@@ -809,9 +887,10 @@ Caller caller_from_peer(const PeerInfo& peer, const ClusterConfig& config) {
 BootstrapFactory controller_bootstrap(KjLoopThread& loop, std::shared_ptr<const ControllerContext> context) {
   auto step_io = std::make_shared<StepIoRegistry>();
   auto agents = std::make_shared<AgentDirectory>();
-  return [&loop, context, step_io, agents](const PeerInfo& peer) -> capnp::Capability::Client {
+  auto forwarder = std::make_shared<ShardForwarder>(loop, context);
+  return [&loop, context, step_io, agents, forwarder](const PeerInfo& peer) -> capnp::Capability::Client {
     return kj::heap<ControllerImpl>(loop, context, caller_from_peer(peer, context->config()), peer.local_socket,
-                                    peer.address, step_io, agents);
+                                    peer.address, step_io, agents, forwarder);
   };
 }
 

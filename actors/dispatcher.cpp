@@ -145,7 +145,9 @@ DispatcherActor::behavior_type dispatcher(DispatcherSelf self, std::shared_ptr<c
             spdlog::info("JobId={} {} at offset {} by {}({})", job_id, kind_name(decoded.event().getBody().which()),
                          event.log_offset, header.getActor().getUserName().cStr(), header.getActor().getUid());
           // A queued job needs no actor: nothing happens to it until a later event or command.
-          if (decoded.event().getBody().isJobSubmitted()) {
+          // Another controller's shard: its owner acts on it; here it is only shown.
+          if (!self->state.context->owns(event.shard)) {
+          } else if (decoded.event().getBody().isJobSubmitted()) {
             auto it = self->state.jobs.find(job_id);
             if (it != self->state.jobs.end()) job = it->second;
           } else if (job_id != 0) {

@@ -81,6 +81,10 @@ LogActor::behavior_type log_actor(LogSelf self, EventLog* log, std::shared_ptr<c
         EventMeta meta;
         meta.time_us = st.context->now_us();
         uint32_t shard = shard_of_draft(*st.context, draft);
+        if (!st.context->owns(shard))
+          return AppendAck{false, 0, 0,
+                           fmt::format("shard {} is written by another controller (this one writes shards {})", shard,
+                                       st.context->ownership.text())};
         meta.shard = shard;
         meta.epoch = st.counts_positions ? st.context->shard_epochs[shard] : st.context->epoch;
         meta.job_id = draft.new_job_id ? st.next_job_ids.at(st.counts_positions ? shard : 0)++ : draft.job_id;
@@ -105,6 +109,12 @@ LogActor::behavior_type log_actor(LogSelf self, EventLog* log, std::shared_ptr<c
           caf::anon_send(me, durable_atom_v, token, result, CommittedEvent{result.offset, bytes, job_id, result.offset, shard});
         });
         return promise;
+      },
+      // Read from a shard another controller writes: it takes its place in this controller's order.
+      [=](foreign_atom, CommittedEvent& event) {
+        auto& st = self->state;
+        event.offset = st.next_position++;
+        self->send(st.context->actors.dispatcher, committed_atom::value, event);
       },
       // The fence watch read the shard up to `end` and found no newer claim.
       [=](checked_atom, uint64_t end) {

@@ -256,7 +256,9 @@ NodeActor::behavior_type node_actor(NodeSelf self, std::shared_ptr<const Control
       },
       [=](tick_atom) {
         auto& st = self->state;
-        if (!st.lost && self->state.context->now_us() - st.last_seen_us > st.silence_allowed_us)
+        // A node of a shard another controller writes is that controller's to watch.
+        bool watched = st.context->owns(st.context->config().shard_of_node(st.node));
+        if (watched && !st.lost && self->state.context->now_us() - st.last_seen_us > st.silence_allowed_us)
           declare_lost(self, st.channel ? "Not responding" : "Agent did not register");
         self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
       },

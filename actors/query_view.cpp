@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "actors/actors.hpp"
+#include "events/shard_ownership.hpp"
 #include "events/job_id.hpp"
 #include "events/controller_stats.hpp"
 #include "events/config_change.hpp"
@@ -104,6 +105,7 @@ SchedulingDecision run_pass(QueryView* self) {
   auto decision = schedule({&st.state, st.partitions, st.context->pools(), st.context->now_us(),
                             config.kill_invalid_depend, &features, &config.licenses, &weights,
                             &st.context->running->current().node_gres, preemption});
+  keep_owned_shards(decision, st.context->ownership);
   auto spent = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - began);
   // The queue the pass looked at: the jobs it left waiting and those it placed.
   st.context->metrics->scheduling_pass(static_cast<uint64_t>(spent.count()),
@@ -127,15 +129,26 @@ void publish_gauges(QueryView* self) {
 void maybe_snapshot(QueryView* self) {
   auto& st = self->state;
   uint32_t interval = st.context->config().snapshot_interval;
-  // A snapshot records one shard's offset: with several shards, restarts replay (docs/decisions.md).
-  if (st.context->shard_epochs.size() > 1) return;
   if (interval == 0 || st.applied_offset < st.snapshot_offset + interval) return;
   st.snapshot_offset = st.applied_offset;
+  // Several shards: a snapshot of every shard, with how far each was folded (any controller
+  // may write it: each folds every shard); named by their sum.
+  uint32_t partition = st.context->shard;
+  uint64_t next_offset = st.applied_offset;
+  std::vector<uint64_t> shard_next_offsets;
+  if (size_t shards = st.context->shard_epochs.size(); shards > 1) {
+    partition = kAllShards;
+    next_offset = 0;
+    for (size_t shard = 0; shard < shards && shard < st.context->shard_applied_end->size(); ++shard) {
+      shard_next_offsets.push_back((*st.context->shard_applied_end)[shard].load(std::memory_order_acquire));
+      next_offset += shard_next_offsets.back();
+    }
+  }
   auto bytes = std::make_shared<const std::vector<uint8_t>>(
-      encode_snapshot(st.state, st.context->shard, st.applied_offset, st.last_event_us));
+      encode_snapshot(st.state, partition, next_offset, st.last_event_us, shard_next_offsets));
   std::string dir = snapshot_dir(st.context->config());
   size_t jobs = st.state.jobs.size();
-  uint64_t offset = st.applied_offset;
+  uint64_t offset = next_offset;
   std::thread([bytes, dir, jobs, offset]() mutable {
     try {
       auto path = write_snapshot_file(dir, *bytes, offset);
@@ -166,6 +179,8 @@ void purge_old_jobs(QueryView* self) {
   if (st.purge_in_flight && (st.purge_offset == 0 || st.applied_offset <= st.purge_offset)) return;
   st.purge_in_flight = false;
   auto chosen = purgeable_jobs(st.state, st.context->now_us(), st.context->config().min_job_age_sec, kPurgeBatch);
+  // Another controller's jobs leave the state through its own JobsPurged.
+  std::erase_if(chosen, [&](const auto& job) { return !st.context->owns(shard_of_job(job.first)); });
   st.purge_backlog = chosen.size() == kPurgeBatch;
   if (chosen.empty()) return;
   // With several shards a purge is one shard's, in that shard: a replay, shard after shard,
@@ -274,6 +289,8 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
         if (partitions_changed) publish_partitions(self);
         if (node_settings_changed) publish_node_features(self);
         st.applied_offset = event.offset + 1;
+        if (event.shard < st.context->shard_applied_end->size())
+          (*st.context->shard_applied_end)[event.shard].store(event.log_offset + 1, std::memory_order_release);
         st.gauges_stale = true;
         st.context->metrics->applied(st.applied_offset);
         if (event.job_id != 0) {

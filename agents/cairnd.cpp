@@ -299,7 +299,11 @@ int run(const ParsedArgs& args) {
   system.await_actors_before_shutdown(false);
 
   KjLoopThread loop;
-  ControllerLink link(loop, settings);
+  // Several controllers (cairnctld --shards): the agent follows its node's shard (pK/ENDPOINT).
+  std::string shard_endpoint_file;
+  if (config.shards > 1 && config.event_log.starts_with("file:"))
+    shard_endpoint_file = fmt::format("{}/p{}/ENDPOINT", config.event_log.substr(5), config.shard_of_node(settings.node));
+  ControllerLink link(loop, settings, shard_endpoint_file);
   link.on_order([&metrics](std::string_view method, bool ok) { metrics.order(method, ok); });
   link.on_report([&metrics](uint64_t oom_kills) { metrics.job_ended(oom_kills); });
   auto context = std::make_shared<AgentContext>();

@@ -3,6 +3,10 @@
 
 #include "agents/controller_link.hpp"
 
+#include <sys/stat.h>
+
+#include <fstream>
+
 #include <capnp/rpc-twoparty.h>
 #include <kj/async-io.h>
 #include <spdlog/spdlog.h>
@@ -56,9 +60,11 @@ struct ControllerLink::Connection {
   kj::TaskSet tasks;
 };
 
-ControllerLink::ControllerLink(KjLoopThread& loop, AgentSettings settings)
+ControllerLink::ControllerLink(KjLoopThread& loop, AgentSettings settings, std::string shard_endpoint_file)
     : loop_(loop),
       settings_(std::move(settings)),
+      shard_endpoint_file_(std::move(shard_endpoint_file)),
+      endpoint_(settings_.controller_endpoint),
       task_errors_(kj::heap<TaskErrors>()),
       steps_(kj::heap<StepStreams>(loop, settings_.node, [this](const StepEnd& end) { return record_step_end(end); })) {}
 
@@ -110,12 +116,27 @@ bool ControllerLink::is_current(uint64_t generation) const {
   return connection_ && connection_->generation == generation;
 }
 
+namespace {
+// The controller that writes the node's shard, when one says so and its socket is there;
+// else ControllerSocket=.
+std::string shard_owner_endpoint(const std::string& endpoint_file, const std::string& fallback) {
+  if (endpoint_file.empty()) return fallback;
+  std::ifstream in(endpoint_file);
+  std::string endpoint;
+  if (!std::getline(in, endpoint) || !endpoint.starts_with("unix:")) return fallback;
+  struct stat st {};
+  if (::stat(endpoint.c_str() + 5, &st) != 0 || !S_ISSOCK(st.st_mode)) return fallback;
+  return endpoint;
+}
+}  // namespace
+
 void ControllerLink::connect() {
   retry_scheduled_ = false;
   uint64_t generation = ++generation_;
+  endpoint_ = shard_owner_endpoint(shard_endpoint_file_, settings_.controller_endpoint);
   auto connecting = loop_.io()
                         .provider->getNetwork()
-                        .parseAddress(settings_.controller_endpoint)
+                        .parseAddress(endpoint_)
                         .then([](kj::Own<kj::NetworkAddress> address) {
                           return address->connect().attach(kj::mv(address));
                         })
@@ -175,14 +196,14 @@ void ControllerLink::register_agent(uint64_t generation) {
 
 void ControllerLink::on_registered(uint64_t generation, uint32_t heartbeat_sec) {
   if (in_outage_)
-    spdlog::info("registered with the controller again: {} jobs here, {} ends to deliver", book_.running_count(),
-                 book_.pending_count());
+    spdlog::info("registered with the controller again: {} jobs here, {} ends to deliver (at {})",
+                 book_.running_count(), book_.pending_count(), endpoint_);
   else
-    spdlog::info("registered with the controller at {} ({} CPUs, {} MB)", settings_.controller_endpoint,
+    spdlog::info("registered with the controller at {} ({} CPUs, {} MB)", endpoint_,
                  settings_.cpus, settings_.mem_mb);
   in_outage_ = false;
   if (status_hook_)
-    status_hook_(true, fmt::format("registered with the controller at {}", settings_.controller_endpoint));
+    status_hook_(true, fmt::format("registered with the controller at {}", endpoint_));
   uint32_t interval = heartbeat_sec > 0 ? heartbeat_sec : settings_.heartbeat_interval_sec;
   connection_->tasks.add(heartbeats(generation, interval));
   send_pending_ends();
@@ -211,10 +232,10 @@ void ControllerLink::on_failure(uint64_t generation, const std::string& why) {
       spdlog::warn("lost the connection to the controller: {}; reconnecting every second", why);
     else
       spdlog::warn("cannot register with the controller at {}: {}; retrying every second",
-                   settings_.controller_endpoint, why);
+                   endpoint_, why);
     if (status_hook_)
       status_hook_(false, fmt::format("controller at {} unreachable: {}; retrying every second",
-                                      settings_.controller_endpoint, why));
+                                      endpoint_, why));
   } else {
     spdlog::debug("controller still unreachable: {}", why);
   }

@@ -27,7 +27,11 @@ namespace cairn {
 class ControllerLink final : public JobReports {
  public:
   // `loop` must outlive the link; the link must outlive loop.stop().
-  ControllerLink(KjLoopThread& loop, AgentSettings settings);
+  // shard_endpoint_file: with Shards>1 on the file log, DIR/pK/ENDPOINT of the node's shard.
+  // When it names a live socket (a controller that writes some shards, cairnctld --shards),
+  // the agent connects there, looked up anew at each connection: it follows its shard to a
+  // new owner. Otherwise, or when empty, settings.controller_endpoint.
+  ControllerLink(KjLoopThread& loop, AgentSettings settings, std::string shard_endpoint_file = {});
   ~ControllerLink();
   ControllerLink(const ControllerLink&) = delete;
   ControllerLink& operator=(const ControllerLink&) = delete;
@@ -78,6 +82,8 @@ class ControllerLink final : public JobReports {
 
   KjLoopThread& loop_;
   const AgentSettings settings_;
+  const std::string shard_endpoint_file_;
+  std::string endpoint_;  // where the current (or last) connection goes
   JobOrders* orders_ = nullptr;
   JobReportBook book_;
   kj::Own<TaskErrors> task_errors_;

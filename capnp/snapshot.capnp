@@ -40,6 +40,13 @@ struct StateSnapshot {
   reservations @21 :ReservationTable;   # scontrol create reservation
   partitionTable @22 :PartitionTable;   # partitions created, changed or deleted at runtime
   configText @23 :Text;   # the configuration in force (the last ConfigApplied's text); empty: none logged
+  # @24-@26: held for parallel branches (placeholders keep the ordinals sequential).
+  unassigned24 @24 :Void;
+  unassigned25 @25 :Void;
+  unassigned26 @26 :Void;
+  # Several shards (partition = 0xFFFFFFFF): the first event of each shard not folded in, by
+  # shard; nextOffset is their sum. Empty: a snapshot of one shard (partition).
+  shardNextOffsets @27 :List(UInt64);
 
   struct ReservationTable {
     reservations @0 :List(Events.Reservation);

@@ -121,4 +121,32 @@ std::optional<StateSnapshot> load_newest_snapshot(const std::string& dir, uint32
   return std::nullopt;
 }
 
+std::optional<StateSnapshot> load_newest_sharded_snapshot(const std::string& dir,
+                                                          const std::vector<uint64_t>& shard_ends,
+                                                          const std::function<void(const std::string&)>& warn) {
+  for (const auto& file : snapshot_files(dir)) {
+    try {
+      std::vector<uint8_t> bytes = read_file(file);
+      StateSnapshot snapshot = decode_snapshot(bytes);
+      if (snapshot.partition != kAllShards) continue;
+      if (snapshot.shard_next_offsets.size() != shard_ends.size()) {
+        warn(fmt::format("snapshot {} ignored: it is of {} shards, the log has {}", file.string(),
+                         snapshot.shard_next_offsets.size(), shard_ends.size()));
+        continue;
+      }
+      bool fits = true;
+      for (size_t shard = 0; shard < shard_ends.size() && fits; ++shard) {
+        if (snapshot.shard_next_offsets[shard] <= shard_ends[shard]) continue;
+        warn(fmt::format("snapshot {} ignored: it covers offset {} of shard {}, past its end {}", file.string(),
+                         snapshot.shard_next_offsets[shard], shard, shard_ends[shard]));
+        fits = false;
+      }
+      if (fits) return snapshot;
+    } catch (const SnapshotError& e) {
+      warn(fmt::format("snapshot {} ignored: {}", file.string(), e.what()));
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace cairn

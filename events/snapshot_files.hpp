@@ -34,4 +34,10 @@ std::optional<StateSnapshot> load_newest_snapshot(const std::string& dir, uint32
                                                   const SnapshotLimits& limits,
                                                   const std::function<void(const std::string&)>& warn);
 
+// The newest snapshot of every shard (kAllShards) that fits a log whose shards end at
+// `shard_ends` (as many shards, none covered past its end); nullopt when none does.
+std::optional<StateSnapshot> load_newest_sharded_snapshot(const std::string& dir,
+                                                          const std::vector<uint64_t>& shard_ends,
+                                                          const std::function<void(const std::string&)>& warn);
+
 }  // namespace cairn

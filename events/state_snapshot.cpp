@@ -31,7 +31,7 @@ void add_job(ClusterState& state, JobRecord record) {
 }  // namespace
 
 std::vector<uint8_t> encode_snapshot(const ClusterState& state, uint32_t partition, uint64_t next_offset,
-                                     int64_t last_event_us) {
+                                     int64_t last_event_us, const std::vector<uint64_t>& shard_next_offsets) {
   // One segment, sized from above: in a message of many segments, most of a job's pointers would
   // cross segments, and a reader resolves each of those under a lock (a few % of a load). What
   // is allocated and never written costs no memory (calloc: untouched pages).
@@ -45,6 +45,8 @@ std::vector<uint8_t> encode_snapshot(const ClusterState& state, uint32_t partiti
   out.setFormatVersion(kSnapshotFormatVersion);
   out.setPartition(partition);
   out.setNextOffset(next_offset);
+  auto shard_offsets = out.initShardNextOffsets(static_cast<unsigned>(shard_next_offsets.size()));
+  for (unsigned i = 0; i < shard_next_offsets.size(); ++i) shard_offsets.set(i, shard_next_offsets[i]);
   out.setLastEventUs(last_event_us);
   out.setDigest(state_digest(state));
   // Each spec as the controller keeps it (format 2): its bytes, which loading copies back.
@@ -159,6 +161,7 @@ StateSnapshot decode_snapshot(std::span<const uint8_t> bytes) {
                           std::to_string(kOldestSnapshotFormatVersion) + " to " + std::to_string(kSnapshotFormatVersion));
     snapshot.partition = in.getPartition();
     snapshot.next_offset = in.getNextOffset();
+    for (uint64_t offset : in.getShardNextOffsets()) snapshot.shard_next_offsets.push_back(offset);
     snapshot.last_event_us = in.getLastEventUs();
     ClusterState& state = snapshot.state;
     auto jobs = in.getJobs();

@@ -21,19 +21,24 @@ class SnapshotError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// StateSnapshot::partition of a snapshot of every shard (shard_next_offsets says how far).
+inline constexpr uint32_t kAllShards = 0xFFFFFFFF;
+
 struct StateSnapshot {
   ClusterState state;
   uint32_t partition = 0;
-  uint64_t next_offset = 0;   // the first event not folded in
+  uint64_t next_offset = 0;   // the first event not folded in (every shard: the sum of shard_next_offsets)
   int64_t last_event_us = 0;  // writer time of the last event folded in
   uint64_t digest = 0;        // state_digest(state) as recorded when written (decode_snapshot)
+  std::vector<uint64_t> shard_next_offsets = {};  // kAllShards: the first event not folded in, by shard
 };
 
 // The state is only read: a controller encodes its live state without copying it.
 std::vector<uint8_t> encode_snapshot(const ClusterState& state, uint32_t partition, uint64_t next_offset,
-                                     int64_t last_event_us);
+                                     int64_t last_event_us, const std::vector<uint64_t>& shard_next_offsets = {});
 inline std::vector<uint8_t> encode_snapshot(const StateSnapshot& snapshot) {
-  return encode_snapshot(snapshot.state, snapshot.partition, snapshot.next_offset, snapshot.last_event_us);
+  return encode_snapshot(snapshot.state, snapshot.partition, snapshot.next_offset, snapshot.last_event_us,
+                         snapshot.shard_next_offsets);
 }
 
 // A snapshot file: "CSNP", the CRC32C of the rest, then the packed message.

@@ -10,6 +10,7 @@
 // clean close or a segment roll cuts them. A segment is created with its prepared
 // zeros before it gets its name, so a segment in use is never empty (see META).
 #include <fcntl.h>
+#include <signal.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
@@ -21,8 +22,10 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <mutex>
 #include <span>
@@ -35,6 +38,7 @@
 #include "common/unique_fd.hpp"
 #include "events/crc32c.hpp"
 #include "events/log/event_log.hpp"
+#include "events/log/file_log_owners.hpp"
 #include "events/log/file_log_meta.hpp"
 
 namespace cairn {
@@ -446,12 +450,14 @@ class FileLog : public EventLog {
  public:
   bool exclusive_writer() const override { return !options_.read_only; }  // the writer lock
 
-  FileLog(std::string dir, const FileLogOptions& options) : dir_(std::move(dir)), options_(options) {
+  FileLog(std::string dir, const FileLogOptions& options, ShardOwnerOptions owners = {})
+      : dir_(std::move(dir)), options_(options), owners_(std::move(owners)) {
     if (options_.read_only) {
       open_read_only();
     } else {
       open_writable();
       writer_ = std::thread([this] { write_loop(); });
+      if (owned_mode()) lease_keeper_ = std::thread([this] { keep_leases(); });
     }
   }
 
@@ -464,7 +470,9 @@ class FileLog : public EventLog {
       stopping_ = true;
     }
     queue_changed_.notify_all();
+    lease_wait_.notify_all();
     writer_.join();
+    if (lease_keeper_.joinable()) lease_keeper_.join();
     if (broken_) return;  // the tail is unknown: recovery decides
     try {
       write_meta(true);
@@ -473,6 +481,7 @@ class FileLog : public EventLog {
       return;  // META still says the writer is open: the next start checks as after a crash
     }
     for (auto& partition : partitions_) {
+      if (!partition->active_fd) continue;  // another writer's (FileLogOptions::owned)
       try {
         cut_prepared_space(*partition);
       } catch (const LogError& e) {
@@ -489,6 +498,8 @@ class FileLog : public EventLog {
     std::string rejection;
     if (options_.read_only) rejection = fmt::format("event log {} is open read-only", dir_);
     else if (partition >= partitions_.size()) rejection = fmt::format("event log {} has no partition {}", dir_, partition);
+    else if (!owns(partition))
+      rejection = fmt::format("event log {}: shard {} is written by another controller, not this one", dir_, partition);
     else if (payload.size() > std::numeric_limits<uint32_t>::max()) rejection = "event log record larger than 4 GiB";
     if (rejection.empty()) {
       std::lock_guard lock(mutex_);
@@ -510,7 +521,7 @@ class FileLog : public EventLog {
 
   uint64_t end_offset(uint32_t partition) const override {
     check_partition(partition);
-    if (options_.read_only) return count_records_read_only(partition);
+    if (reads_only(partition)) return count_records_read_only(partition);
     std::lock_guard lock(mutex_);
     return partitions_[partition]->next_offset;
   }
@@ -591,8 +602,12 @@ class FileLog : public EventLog {
     return report;
   }
 
-  // For readers.
-  bool read_only() const { return options_.read_only; }
+  // For readers: a partition this log does not write is read as a read-only reader reads it.
+  bool reads_only(uint32_t partition) const { return options_.read_only || !owns(partition); }
+  bool owned_mode() const { return !owners_.owned.empty(); }
+  bool owns(uint32_t partition) const {
+    return !owned_mode() || std::find(owners_.owned.begin(), owners_.owned.end(), partition) != owners_.owned.end();
+  }
   const std::string& partition_dir(uint32_t partition) const { return partitions_[partition]->dir; }
   uint64_t committed(uint32_t partition) const { return partitions_[partition]->committed.load(); }
   uint64_t checked_at_open(uint32_t partition) const { return partitions_[partition]->checked_at_open; }
@@ -642,20 +657,25 @@ class FileLog : public EventLog {
       if (errno == EACCES) throw LogAccessDenied(fmt::format("cannot open {}: {}", lock_path, errno_text()));
       throw LogError(fmt::format("cannot open {}: {}", lock_path, errno_text()));
     }
-    if (::flock(lock_fd_.get(), LOCK_EX | LOCK_NB) != 0)
-      throw LogError(fmt::format("event log {} is locked by another process", dir_));
+    // Owners of some shards share the directory's lock; a writer of every shard has it alone.
+    if (::flock(lock_fd_.get(), (owned_mode() ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0)
+      throw LogError(fmt::format("event log {} is locked by another process{}", dir_,
+                                 owned_mode() ? " (a controller that writes every shard)" : ""));
     tightened = make_files_private() || tightened;
     if (tightened)
       spdlog::info("event log {}: made private (directories 0700, files 0600): it holds job scripts and environments",
                    dir_);
     std::error_code ignored;
-    fs::remove(meta_path(dir_) + ".tmp", ignored);  // a META a crash left unfinished
+    if (!owned_mode()) fs::remove(meta_path(dir_) + ".tmp", ignored);  // a META a crash left unfinished
 
     // On later opens META decides the partitions, unless the options ask for more (Shards= raised):
     // the new ones start empty.
     auto description = read_meta_file(dir_);
     uint32_t count = std::max(options_.partitions, description ? description->partitions : count_partition_dirs(dir_));
     if (count == 0) throw LogError(fmt::format("event log {}: a log needs at least one partition", dir_));
+    for (uint32_t p : owners_.owned)
+      if (p >= count) throw LogError(fmt::format("event log {} has no shard {} (it has {})", dir_, p, count));
+    if (owned_mode()) take_owned_partitions(count);
     bool history = description && description->has_history;
     bool closed = history && description->closed;
 
@@ -665,6 +685,7 @@ class FileLog : public EventLog {
     std::vector<std::string> corruption, loss;
     bool any_data = false;
     for (uint32_t p = 0; p < count; ++p) {
+      if (!owns(p)) continue;  // another writer's: read only
       const PartitionHistory* expected =
           history && p < description->history.size() ? &description->history[p] : nullptr;
       found[p] = scan_partition(dir_, p, expected && expected->records > 0 ? std::optional(expected->records - 1)
@@ -688,11 +709,160 @@ class FileLog : public EventLog {
       spdlog::info("event log {}: META has no history (an older build wrote it); recording it from now on", dir_);
 
     for (uint32_t p = 0; p < count; ++p) {
-      partitions_.push_back(open_partition(p, found[p], verdicts[p], last_crcs[p]));
+      if (owns(p)) {
+        partitions_.push_back(open_partition(p, found[p], verdicts[p], last_crcs[p]));
+      } else {
+        partitions_.push_back(std::make_unique<Partition>());
+        partitions_.back()->dir = partition_path(dir_, p);
+      }
       if (history && p < description->history.size())
         partitions_.back()->last_job_id = description->history[p].last_job_id;
     }
     write_meta(false);  // what this writer starts from: a later start must find at least this
+    for (auto& lease : leases_) ::flock(lease.fence_fd.get(), LOCK_UN);  // held through recovery
+  }
+
+  // ---- owners of some shards (FileLogOptions::owned): OWNER, FENCE and the lease
+
+  struct ShardLease {
+    uint32_t partition = 0;
+    UniqueFd owner_fd;  // flock held for life, once had
+    UniqueFd fence_fd;
+    uint64_t token = 0;  // this writer's fencing token
+    bool holds_owner = false;
+  };
+
+  // A process of this host that has not exited (a zombie, killed but not yet reaped, has).
+  static bool process_runs(long pid) {
+    if (::kill(static_cast<pid_t>(pid), 0) != 0) return false;
+    std::ifstream stat_file(fmt::format("/proc/{}/stat", pid));
+    std::string line;
+    if (!std::getline(stat_file, line)) return true;
+    auto close = line.rfind(')');
+    return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
+  }
+
+  // FENCE: "TOKEN PID\n".
+  static std::pair<uint64_t, long> read_fence(int fd) {
+    char text[64] = {};
+    ssize_t got = ::pread(fd, text, sizeof text - 1, 0);
+    if (got <= 0) return {0, 0};
+    uint64_t token = 0;
+    long pid = 0;
+    std::sscanf(text, "%lu %ld", &token, &pid);
+    return {token, pid};
+  }
+
+  // Takes each owned partition: at once when its owner is gone (OWNER's flock is free and the
+  // pid FENCE names is not alive), or when the owner's lease is older than lease_timeout (a
+  // stopped or hung owner, fenced by the new token); otherwise "locked by another process"
+  // (cairnctld waits, a standby for as long as the owner lives). FENCE's flocks are held
+  // until recovery is done, so that a fenced owner that wakes up cannot write meanwhile.
+  void take_owned_partitions(uint32_t count) {
+    for (uint32_t p = 0; p < count; ++p) {
+      std::string dir = partition_path(dir_, p);
+      if (!fs::is_directory(dir)) {
+        as_log_error([&] {
+          make_private_directory(dir);
+          make_private(dir, dir_);
+        });
+      }
+    }
+    std::vector<uint32_t> owned = owners_.owned;
+    std::sort(owned.begin(), owned.end());
+    owned.erase(std::unique(owned.begin(), owned.end()), owned.end());
+    for (uint32_t p : owned) {
+      ShardLease lease;
+      lease.partition = p;
+      std::string dir = partition_path(dir_, p);
+      for (auto [fd, name] : {std::pair{&lease.owner_fd, "OWNER"}, std::pair{&lease.fence_fd, "FENCE"}}) {
+        std::string path = dir + "/" + name;
+        *fd = UniqueFd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, kPrivateFileMode));
+        if (!*fd) throw LogError(fmt::format("cannot open {}: {}", path, errno_text()));
+      }
+      lease.holds_owner = ::flock(lease.owner_fd.get(), LOCK_EX | LOCK_NB) == 0;
+      struct stat st {};
+      ::fstat(lease.fence_fd.get(), &st);
+      auto renewed = std::chrono::system_clock::time_point(std::chrono::seconds(st.st_mtim.tv_sec) +
+                                                           std::chrono::nanoseconds(st.st_mtim.tv_nsec));
+      double age = std::chrono::duration<double>(std::chrono::system_clock::now() - renewed).count();
+      bool fresh = age * 1000 < static_cast<double>(owners_.lease_timeout.count());
+      auto [token, pid] = read_fence(lease.fence_fd.get());
+      bool owner_alive = pid > 0 && pid != ::getpid() && process_runs(pid);
+      if (fresh && (!lease.holds_owner || owner_alive))
+        throw LogError(fmt::format("event log {} shard {} is locked by another process (pid {}, its lease renewed "
+                                   "{:.1f} s ago)",
+                                   dir_, p, pid, age));
+      if (!lease.holds_owner)
+        spdlog::warn("event log {}: shard {}'s writer (pid {}) holds its lock but has not renewed its lease for "
+                     "{:.1f} s (stopped or hung): taking the shard over; that writer is fenced",
+                     dir_, p, pid, age);
+      // A writer stopped in the middle of a batch finishes it first (it still owned the shard).
+      if (::flock(lease.fence_fd.get(), LOCK_EX) != 0)
+        throw LogError(fmt::format("cannot lock {}/FENCE: {}", dir, errno_text()));
+      lease.token = read_fence(lease.fence_fd.get()).first + 1;
+      std::string text = fmt::format("{} {}\n", lease.token, ::getpid());
+      if (::ftruncate(lease.fence_fd.get(), 0) != 0 ||
+          ::pwrite(lease.fence_fd.get(), text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()) ||
+          ::fsync(lease.fence_fd.get()) != 0)
+        throw WriteFailed(fmt::format("cannot write {}/FENCE", dir), errno);
+      ::futimens(lease.fence_fd.get(), nullptr);
+      leases_.push_back(std::move(lease));
+    }
+  }
+
+  // Under FENCE's flock of every owned partition: empty when this writer still holds them all,
+  // else why not.
+  std::string lock_fences() {
+    std::string lost;
+    for (auto& lease : leases_) {
+      ::flock(lease.fence_fd.get(), LOCK_EX);
+      uint64_t token = read_fence(lease.fence_fd.get()).first;
+      if (token != lease.token && lost.empty())
+        lost = fmt::format("event log {}: shard {} was taken over by another controller (fence token {}, this "
+                           "writer's {}); this writer is fenced",
+                           dir_, lease.partition, token, lease.token);
+    }
+    return lost;
+  }
+  void unlock_fences() {
+    for (auto& lease : leases_) ::flock(lease.fence_fd.get(), LOCK_UN);
+  }
+
+  // Refuses every later append and tells the owner of the log once.
+  void fenced(const std::string& why) {
+    {
+      std::lock_guard lock(mutex_);
+      if (broken_ && refusing_ == why) return;
+      broken_ = true;
+      refusing_ = why;
+    }
+    queue_changed_.notify_all();
+    spdlog::critical("{}", why);
+    bool first = !fence_told_.exchange(true);
+    if (first && owners_.on_fenced) owners_.on_fenced(why);
+  }
+
+  // Twice a second: renews the lease (FENCE's mtime), takes OWNER's flock once its first
+  // holder is gone, and sees a takeover even while nothing is appended.
+  void keep_leases() {
+    while (true) {
+      {
+        std::unique_lock lock(mutex_);
+        if (lease_wait_.wait_for(lock, owners_.lease_renewal, [&] { return stopping_; })) return;
+      }
+      for (auto& lease : leases_) {
+        uint64_t token = read_fence(lease.fence_fd.get()).first;
+        if (token != lease.token) {
+          fenced(fmt::format("event log {}: shard {} was taken over by another controller (fence token {}, this "
+                             "writer's {}); this writer is fenced",
+                             dir_, lease.partition, token, lease.token));
+          return;
+        }
+        ::futimens(lease.fence_fd.get(), nullptr);
+        if (!lease.holds_owner) lease.holds_owner = ::flock(lease.owner_fd.get(), LOCK_EX | LOCK_NB) == 0;
+      }
+    }
   }
 
   static std::string join(const std::vector<std::string>& texts) {
@@ -709,6 +879,11 @@ class FileLog : public EventLog {
       for (const auto& entry : fs::directory_iterator(dir_, error)) {
         changed = make_private(entry.path().string(), dir_) || changed;
         if (!entry.is_directory(error)) continue;
+        std::string folder = entry.path().filename().string();
+        if (owned_mode() && folder.size() > 1 && folder[0] == 'p' &&
+            std::all_of(folder.begin() + 1, folder.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+            !owns(static_cast<uint32_t>(std::stoul(folder.substr(1)))))
+          continue;  // another writer's: it may be making a segment there
         for (const auto& file : fs::directory_iterator(entry.path(), error)) {
           std::string name = file.path().filename().string();
           if (name.ends_with(".new")) {
@@ -782,6 +957,20 @@ class FileLog : public EventLog {
       description.history.push_back(
           {partition->committed.load(), partition->newest_base, partition->tail_crc, partition->last_job_id.load()});
     injected_failure("write", meta_path(dir_));
+    if (!owned_mode()) return write_meta_file(dir_, description, durable());
+    // Several writers: each replaces its own partitions' history, under META.lock; the log is
+    // never described as closed (a later start checks it as after a crash).
+    std::string guard_path = dir_ + "/META.lock";
+    UniqueFd guard(::open(guard_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, kPrivateFileMode));
+    if (!guard || ::flock(guard.get(), LOCK_EX) != 0) throw LogError(fmt::format("cannot lock {}: {}", guard_path, errno_text()));
+    description.closed = false;
+    auto existing = read_meta_file(dir_);
+    if (existing && existing->has_history) {
+      description.partitions = std::max(description.partitions, existing->partitions);
+      description.history.resize(std::max(description.history.size(), existing->history.size()));
+      for (uint32_t p = 0; p < existing->history.size(); ++p)
+        if (!owns(p)) description.history[p] = existing->history[p];
+    }
     write_meta_file(dir_, description, durable());
   }
 
@@ -860,6 +1049,26 @@ class FileLog : public EventLog {
   // Commits the batch chunk by chunk (a chunk ends where a partition it wrote to must roll
   // to a new segment) and runs each chunk's callbacks once it is durable.
   void commit(std::vector<QueuedAppend>& batch) {
+    if (owned_mode()) {
+      std::string lost = lock_fences();
+      if (lost.empty()) commit_chunks(batch);
+      unlock_fences();
+      if (lost.empty()) return;
+      fenced(lost);
+      std::vector<QueuedAppend> behind;
+      {
+        std::lock_guard lock(mutex_);
+        behind.swap(queue_);
+        for (auto& partition : partitions_) partition->next_offset = partition->committed.load();
+      }
+      finish(batch, 0, batch.size(), lost, 0, 0);
+      finish(behind, 0, behind.size(), lost, 0, 0);
+      return;
+    }
+    commit_chunks(batch);
+  }
+
+  void commit_chunks(std::vector<QueuedAppend>& batch) {
     size_t done = 0;
     std::vector<Partition*> touched;
     while (done < batch.size()) {
@@ -989,6 +1198,7 @@ class FileLog : public EventLog {
   void retry_writing() {
     try {
       for (auto& partition : partitions_) {
+        if (!partition->active_fd) continue;  // another writer's (FileLogOptions::owned)
         uint64_t from = std::max(partition->prepared_bytes, partition->active_bytes);
         try {
           injected_failure("write", partition->active_path);
@@ -1107,7 +1317,12 @@ class FileLog : public EventLog {
 
   const std::string dir_;
   const FileLogOptions options_;
+  const ShardOwnerOptions owners_;
   UniqueFd lock_fd_;
+  std::vector<ShardLease> leases_;  // FileLogOptions::owned
+  std::thread lease_keeper_;
+  std::condition_variable lease_wait_;
+  std::atomic<bool> fence_told_{false};
   std::vector<std::unique_ptr<Partition>> partitions_;
 
   mutable std::mutex mutex_;
@@ -1143,7 +1358,7 @@ std::optional<LogRecord> FileLogReader::next(int wait_ms) {
 bool FileLogReader::next_view(uint64_t& offset, std::span<const uint8_t>& payload, int wait_ms) {
   if (read_available(offset, payload)) return true;
   if (wait_ms <= 0) return false;
-  if (!log_.read_only()) {
+  if (!log_.reads_only(partition_)) {
     log_.wait_for_commit(partition_, wanted_, wait_ms);
     return read_available(offset, payload);
   }
@@ -1158,7 +1373,7 @@ bool FileLogReader::next_view(uint64_t& offset, std::span<const uint8_t>& payloa
 
 // The record at wanted_ if it is there: committed (writable log) or complete on disk (read-only).
 bool FileLogReader::read_available(uint64_t& offset, std::span<const uint8_t>& payload) {
-  if (!log_.read_only() && wanted_ >= log_.committed(partition_)) return false;
+  if (!log_.reads_only(partition_) && wanted_ >= log_.committed(partition_)) return false;
   if (!segment_ && !open_segment_holding(wanted_)) return false;
   bool reread = false;
   // A full replay, or skipping to a snapshot's offset, would check every payload a second time.
@@ -1226,6 +1441,11 @@ bool FileLogReader::advance_to_next_segment() {
 
 std::unique_ptr<EventLog> open_file_log(const std::string& dir, const FileLogOptions& options) {
   return std::make_unique<FileLog>(dir, options);
+}
+
+std::unique_ptr<EventLog> open_file_log(const std::string& dir, const FileLogOptions& options,
+                                        const ShardOwnerOptions& owners) {
+  return std::make_unique<FileLog>(dir, options, owners);
 }
 
 }  // namespace cairn

@@ -1,0 +1,119 @@
+// GCC 12 reports a false maybe-uninitialized inside kj::_::ExceptionOr<T> for promise values.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include "actors/shard_forwarder.hpp"
+
+#include <capnp/rpc-twoparty.h>
+#include <kj/async-io.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <fstream>
+
+#include "capnp/rpc.capnp.h"
+#include "common/wall_clock.hpp"
+
+namespace cairn {
+
+struct ShardForwarder::Link {
+  kj::Own<kj::AsyncIoStream> stream;
+  kj::Own<capnp::TwoPartyClient> client;
+  rpc::Controller::Client controller = nullptr;
+};
+
+namespace {
+
+// How long a forwarded command waits for this controller's view to read the owner's write.
+constexpr int64_t kCatchUpUs = 10'000'000;
+
+kj::Exception failure(const std::string& text) { return KJ_EXCEPTION(FAILED, text); }
+
+}  // namespace
+
+ShardForwarder::ShardForwarder(KjLoopThread& loop, std::shared_ptr<const ControllerContext> context)
+    : loop_(loop), context_(std::move(context)) {}
+
+ShardForwarder::~ShardForwarder() = default;
+
+kj::Promise<void> ShardForwarder::forward(uint32_t shard, const Caller& caller, uint64_t interface_id,
+                                          uint16_t method_id,
+                                          capnp::CallContext<capnp::AnyPointer, capnp::AnyPointer> call) {
+  if (!hooked_) {
+    hooked_ = true;
+    loop_.add_stop_hook([links = links_] { links->clear(); });
+  }
+  return send(shard, caller, interface_id, method_id, call, false);
+}
+
+kj::Promise<void> ShardForwarder::send(uint32_t shard, const Caller& caller, uint64_t interface_id,
+                                       uint16_t method_id,
+                                       capnp::CallContext<capnp::AnyPointer, capnp::AnyPointer> call, bool again) {
+  const auto& config = context_->config();
+  std::string endpoint;
+  std::ifstream in(fmt::format("{}/p{}/ENDPOINT", config.event_log.substr(5), shard));
+  if (!std::getline(in, endpoint) || endpoint.empty())
+    return failure(fmt::format("shard {} is written by another controller, and none says where it listens "
+                               "(no {}/p{}/ENDPOINT): is its controller running?",
+                               shard, config.event_log.substr(5), shard));
+  kj::Promise<rpc::Controller::Client> connected = nullptr;
+  auto found = links_->find(endpoint);
+  if (found != links_->end()) {
+    connected = found->second->controller;
+  } else {
+    auto link = std::make_shared<Link>();
+    connected = loop_.io()
+                    .provider->getNetwork()
+                    .parseAddress(endpoint)
+                    .then([](kj::Own<kj::NetworkAddress> address) { return address->connect().attach(kj::mv(address)); })
+                    .then([links = links_, link, endpoint](kj::Own<kj::AsyncIoStream> stream) -> rpc::Controller::Client {
+                      link->stream = kj::mv(stream);
+                      link->client = kj::heap<capnp::TwoPartyClient>(*link->stream);
+                      link->controller = link->client->bootstrap().castAs<rpc::Controller>();
+                      (*links)[endpoint] = link;
+                      return link->controller;
+                    });
+  }
+  uint32_t uid = caller.uid, gid = caller.gid;
+  auto answered = connected.then([uid, gid, interface_id, method_id, call](rpc::Controller::Client owner) mutable {
+    auto act = owner.authenticateRequest();
+    act.setCredential(fmt::format("{}{}:{}", kForwardedCredential, uid, gid));
+    auto acting = act.send();
+    auto session = acting.getSession();
+    auto params = call.getParams();
+    auto request = session.typelessRequest(interface_id, method_id, params.targetSize());
+    request.set(params);
+    return request.send()
+        .then([call](capnp::Response<capnp::AnyPointer> response) mutable { call.getResults().set(response); })
+        .attach(kj::mv(acting), kj::mv(session));
+  });
+  return answered.then(
+      [this, shard]() {
+        // The owner answered once its event was durable: the shard's end now includes it.
+        uint64_t end = context_->shard_end ? context_->shard_end(shard) : 0;
+        return caught_up(shard, end, wall_clock_us() + kCatchUpUs);
+      },
+      [this, shard, caller, interface_id, method_id, call, endpoint, again](kj::Exception&& error) mutable -> kj::Promise<void> {
+        if (error.getType() != kj::Exception::Type::DISCONNECTED) return kj::mv(error);
+        links_->erase(endpoint);
+        // A new owner (a takeover) may listen elsewhere: once more, from its ENDPOINT.
+        if (!again) return send(shard, caller, interface_id, method_id, call, true);
+        return failure(fmt::format("the controller of shard {} ({}) does not answer: {}", shard, endpoint,
+                                   error.getDescription().cStr()));
+      });
+}
+
+kj::Promise<void> ShardForwarder::caught_up(uint32_t shard, uint64_t end, int64_t deadline_us) {
+  if (shard >= context_->shard_applied_end->size() ||
+      (*context_->shard_applied_end)[shard].load(std::memory_order_acquire) >= end)
+    return kj::READY_NOW;
+  if (wall_clock_us() > deadline_us) {
+    spdlog::warn("shard {}: this controller's view has not read up to offset {} within {} s of its owner's answer",
+                 shard, end, kCatchUpUs / 1'000'000);
+    return kj::READY_NOW;
+  }
+  return loop_.io().provider->getTimer().afterDelay(2 * kj::MILLISECONDS).then([this, shard, end, deadline_us] {
+    return caught_up(shard, end, deadline_us);
+  });
+}
+
+}  // namespace cairn

@@ -1,0 +1,49 @@
+// Several controllers (cairnctld --shards): a command for a shard this controller does not
+// write goes to that shard's owner (found in the file log's pK/ENDPOINT), through a session
+// acting as the command's caller (Controller.authenticate with a kForwardedCredential, which
+// the owner accepts from root or SlurmUser on its Unix socket only); its answer comes back as the owner gave
+// it, once this controller's view has read the shard up to where it stood after the answer
+// (read-your-writes: a query here right after sees the command's effect). Loop thread only.
+#pragma once
+
+#include <capnp/capability.h>
+#include <kj/async.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "actors/actors.hpp"
+#include "protocol/kj_loop_thread.hpp"
+
+namespace cairn {
+
+// "cairn-forwarded:UID:GID": the credential a controller presents for the caller of a command
+// it forwards.
+inline constexpr std::string_view kForwardedCredential = "cairn-forwarded:";
+
+class ShardForwarder {
+ public:
+  ShardForwarder(KjLoopThread& loop, std::shared_ptr<const ControllerContext> context);
+  ~ShardForwarder();
+
+  kj::Promise<void> forward(uint32_t shard, const Caller& caller, uint64_t interface_id, uint16_t method_id,
+                            capnp::CallContext<capnp::AnyPointer, capnp::AnyPointer> call);
+
+ private:
+  struct Link;
+  kj::Promise<void> send(uint32_t shard, const Caller& caller, uint64_t interface_id, uint16_t method_id,
+                         capnp::CallContext<capnp::AnyPointer, capnp::AnyPointer> call, bool again);
+  kj::Promise<void> caught_up(uint32_t shard, uint64_t end, int64_t deadline_us);
+
+  KjLoopThread& loop_;
+  std::shared_ptr<const ControllerContext> context_;
+  using Links = std::map<std::string, std::shared_ptr<Link>>;  // by endpoint
+  // Shared with the loop's stop hook, which frees the connections on the loop thread even
+  // when the forwarder (held by the listener's factory) is gone by then.
+  std::shared_ptr<Links> links_ = std::make_shared<Links>();
+  bool hooked_ = false;
+};
+
+}  // namespace cairn
