@@ -830,7 +830,10 @@ bool schedules_before(const JobRecord& a, const JobRecord& b) { return schedule_
 namespace {
 
 SchedulingDecision schedule_with(const SchedulingInput& input, bool scan_every_node) {
-  if (!input.node_weights) return Scheduler(input, scan_every_node).run();
+  // Nodes of the default weight (1) keep their partition order: no copy of the node lists to sort.
+  bool weighed_alike = !input.node_weights || std::all_of(input.node_weights->begin(), input.node_weights->end(),
+                                                          [](const auto& entry) { return entry.second == 1; });
+  if (weighed_alike) return Scheduler(input, scan_every_node).run();
   // Every choice of nodes goes through the partitions' node lists: lighter nodes first.
   SchedulingInput weighed = input;
   for (auto& partition : weighed.partitions) order_by_weight(partition.nodes, *input.node_weights);
