@@ -6,7 +6,7 @@
 # squeue and sinfo latency (median of the samples taken while the trace runs), the
 # controller's RSS growth per pending job (at the largest queue seen; it also holds the running and
 # finished jobs, so an upper bound), the restart time (the latest snapshot and the log's tail,
-# until squeue answers) with the queue at its largest, and the auditor's figures.
+# until it answers) with the queue at its largest, and the auditor's figures.
 # Exits 1 on an auditor violation or jobs left at the deadline; nothing here asserts a time.
 # Usage: scale.sh BUILD_DIR   (SCALE_NODES, SCALE_CPUS per node, SCALE_JOBS, SCALE_WALL seconds, SCALE_LOAD
 # (offered CPU load, 1.1), or SCALE_SPEED instead, SCALE_SEED, SCALE_DRAIN seconds, SCALE_RESTART=0 to
@@ -77,15 +77,22 @@ for _ in 1 2 3; do t=$(micros); squeue >/dev/null; full_ms+=($(( ($(micros) - t)
 figure $p.squeue_all_jobs_ms "$(printf '%s\n' "${full_ms[@]}" | sort -n | sed -n 2p)" ms "< 300" "$queued jobs listed"
 
 # Restart with the queue at its largest (every job submitted): from the start of the new
-# process until squeue answers. The simulated agents reconnect and report what ended meanwhile.
+# process until it answers (sinfo). The simulated agents reconnect and report what ended meanwhile.
 if [ "${SCALE_RESTART:-1}" = 1 ]; then
   curl -s "http://127.0.0.1:$port/metrics" > "$dir/metrics.before_restart"  # its passes, added below
   kill -TERM "$controller"
-  while kill -0 "$controller" 2>/dev/null; do sleep 0.05; done
+  stop_deadline=$((SECONDS + 120))
+  while kill -0 "$controller" 2>/dev/null && [ $SECONDS -lt $stop_deadline ]; do sleep 0.05; done
+  if kill -0 "$controller" 2>/dev/null; then  # a hung shutdown fails the run, after the figures
+    echo "FAIL: the controller did not stop within 120 s of SIGTERM; killed"
+    stop_hung=1
+    kill -KILL "$controller"
+    while kill -0 "$controller" 2>/dev/null; do sleep 0.05; done
+  fi
   t=$(micros)
   setsid cairnctld --conf "$CAIRN_CONF" >>"$dir/cairnctld.log" 2>&1 </dev/null &
   restarted=$!
-  until squeue -h -o %i >/dev/null 2>&1; do
+  until sinfo -h -o %D >/dev/null 2>&1; do  # one answer (a listing of every job takes several)
     kill -0 "$restarted" 2>/dev/null || { echo "FAIL: the restarted controller exited: $(tail -3 "$dir/cairnctld.log")"; exit 1; }
     sleep 0.01
   done
@@ -132,7 +139,7 @@ print("%.3f %.3f %d" % (quantile(0.5) * 1000, quantile(0.99) * 1000, total))
 read -r pass_median pass_p99 passes < "$dir/passes"
 figure $p.pass_median_ms "$pass_median" ms "<= 50" "$passes passes"
 figure $p.pass_p99_ms "$pass_p99" ms
-status=0
+status=${stop_hung:-0}
 cairn log audit-schedule --log "$dir/state/log" --conf "$CAIRN_CONF" > "$dir/audit.out" || status=1
 cat "$dir/audit.out"
 makespan=$(sed -n 's/^Makespan: \([0-9.]*\) s$/\1/p' "$dir/audit.out")
