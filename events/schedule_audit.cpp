@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "common/config.hpp"
+#include "common/licenses.hpp"
 #include "events/job_dependency.hpp"
 
 namespace cairn {
@@ -65,6 +66,8 @@ struct AuditJob {
   bool cpus_lent = false;      // suspended by a preemptor, which runs on its CPUs (memory stays held)
   std::vector<Share> shares;
   int64_t run_start_us = 0;
+  int64_t cpus_held_since_us = 0;  // utilisation: the run's CPUs count from here, not while lent
+  std::vector<LicenseCount> licenses;  // -L, held while the job holds nodes
   uint32_t limit_sec = 0;
   // History.
   int64_t first_start_us = -1;
@@ -94,6 +97,7 @@ std::string_view audit_rule_name(AuditRule rule) {
     case AuditRule::bb_pool: return "bb-pool";
     case AuditRule::dependency: return "dependency";
     case AuditRule::backfill: return "backfill";
+    case AuditRule::licenses: return "licenses";
   }
   return "?";
 }
@@ -108,6 +112,9 @@ struct ScheduleAuditor::State {
   std::string default_pool;
   bool pools_known = false;
   std::map<std::string, uint64_t> pool_used;
+  LicenseTotals license_totals;  // Licenses= of the configuration in force
+  bool licenses_known = false;
+  std::map<std::string, uint64_t> licenses_used;
   std::map<uint64_t, FirstRun> first_runs;  // first pass
   bool first_pass_done = false;
   ScheduleAuditReport report;
@@ -133,6 +140,8 @@ struct ScheduleAuditor::State {
         if (pool.is_default || default_pool.empty()) default_pool = pool.name;
       }
       pools_known = true;
+      license_totals = config.licenses;
+      licenses_known = true;
     } catch (const std::exception&) {
       // A configuration the controller accepted parses; an older dialect leaves pools unchecked.
     }
@@ -326,11 +335,13 @@ struct ScheduleAuditor::State {
                   fmt::format("node {}: {} MB allocated of {} when JobId={} started; held by jobs {}", share.node,
                               node.used_mem_mb, node.mem_mb, id, holders()));
     }
+    take_licenses(job, now_us);
     job.active = true;
     active.insert(id);
     job.run_oom = false;
     job.shares = std::move(shares);
     job.run_start_us = now_us;
+    job.cpus_held_since_us = now_us;
     job.limit_sec = event.getTimeLimitSec();
     if (job.first_start_us < 0) {
       job.first_start_us = now_us;
@@ -340,9 +351,44 @@ struct ScheduleAuditor::State {
     job.last_run_start_us = now_us;
   }
 
+  // Licenses= counts: a job's -L is held from its allocation to its end, as nodes are.
+  void take_licenses(const AuditJob& job, int64_t now_us) {
+    for (const auto& license : job.licenses) {
+      uint64_t& used = licenses_used[license.name];
+      used += license.count;
+      if (!licenses_known) continue;
+      auto total = license_totals.find(license.name);
+      uint64_t capacity = total == license_totals.end() ? 0 : total->second;
+      if (used > capacity)
+        violation(AuditRule::licenses, now_us, job.id, 0,
+                  fmt::format("license {}: {} in use of {} when JobId={} started with {}", license.name, used,
+                              capacity, job.id, license.count));
+    }
+  }
+
+  void give_back_licenses(const AuditJob& job) {
+    for (const auto& license : job.licenses) {
+      uint64_t& used = licenses_used[license.name];
+      used -= std::min<uint64_t>(used, license.count);
+    }
+  }
+
+  static uint32_t cpus_of(const AuditJob& job) {
+    uint32_t cpus = 0;
+    for (const auto& share : job.shares) cpus += share.cpus;
+    return cpus;
+  }
+
+  // Utilisation: the CPU time of the job's run since its CPUs were last its own.
+  void account_cpus(const AuditJob& job, int64_t now_us) {
+    if (job.cpus_lent) return;  // its preemptor's allocation counts those CPUs
+    cpu_us += static_cast<double>(cpus_of(job)) * static_cast<double>(now_us - job.cpus_held_since_us);
+  }
+
   // PreemptMode=SUSPEND: the victim's CPUs go to its preemptor until it is resumed.
-  void lend_cpus(AuditJob& job) {
+  void lend_cpus(AuditJob& job, int64_t now_us) {
     if (!job.active || job.cpus_lent) return;
+    account_cpus(job, now_us);
     for (const auto& share : job.shares)
       if (auto it = nodes.find(share.node); it != nodes.end()) {
         it->second.used_cpus -= std::min(it->second.used_cpus, share.cpus);
@@ -354,6 +400,7 @@ struct ScheduleAuditor::State {
   void take_back_cpus(AuditJob& job, int64_t now_us) {
     if (!job.active || !job.cpus_lent) return;
     job.cpus_lent = false;
+    job.cpus_held_since_us = now_us;
     for (const auto& share : job.shares) {
       auto it = nodes.find(share.node);
       if (it == nodes.end()) continue;
@@ -369,16 +416,15 @@ struct ScheduleAuditor::State {
 
   void release(AuditJob& job, int64_t now_us) {
     if (!job.active) return;
-    uint32_t cpus = 0;
+    account_cpus(job, now_us);
+    give_back_licenses(job);
     for (const auto& share : job.shares) {
-      cpus += share.cpus;
       auto it = nodes.find(share.node);
       if (it == nodes.end()) continue;
       if (!job.cpus_lent) it->second.used_cpus -= std::min(it->second.used_cpus, share.cpus);
       it->second.used_mem_mb -= std::min(it->second.used_mem_mb, share.mem_mb);
       it->second.holders.erase(job.id);
     }
-    cpu_us += static_cast<double>(cpus) * static_cast<double>(now_us - job.run_start_us);
     job.active = false;
     job.cpus_lent = false;
     active.erase(job.id);
@@ -415,6 +461,7 @@ struct ScheduleAuditor::State {
     job.submit_us = now_us;
     job.begin_us = spec.getBeginTimeUs();
     job.held = spec.getHoldAtSubmit();
+    job.licenses = requested_licenses(spec.getLicenses().cStr());
     if (spec.hasDependency() && spec.getDependency().size() > 0) {
       auto parsed = parse_dependency(spec.getDependency().cStr());
       job.dependency = parsed.dependency;
@@ -458,7 +505,7 @@ struct ScheduleAuditor::State {
       case Body::JOB_PREEMPTED:
         if (auto* job = job_of(body.getJobPreempted().getJobId());
             job && body.getJobPreempted().getAction() == schema::PreemptAction::SUSPEND)
-          lend_cpus(*job);
+          lend_cpus(*job, now_us);
         break;
       case Body::JOB_RESUME:
         if (auto* job = job_of(body.getJobResume().getJobId())) take_back_cpus(*job, now_us);
@@ -567,12 +614,7 @@ void ScheduleAuditor::feed(schema::Event::Reader event) { state_->feed(event); }
 ScheduleAuditReport ScheduleAuditor::finish() {
   State& s = *state_;
   // Runs still going count until the last event.
-  for (uint64_t id : s.active) {
-    const AuditJob& job = s.jobs.at(id);
-    uint32_t cpus = 0;
-    for (const auto& share : job.shares) cpus += share.cpus;
-    s.cpu_us += static_cast<double>(cpus) * static_cast<double>(s.last_time_us - job.run_start_us);
-  }
+  for (uint64_t id : s.active) s.account_cpus(s.jobs.at(id), s.last_time_us);
   ScheduleAuditFigures& figures = s.report.figures;
   figures.nodes = s.nodes.size();
   for (const auto& [name, node] : s.nodes) figures.total_cpus += node.cpus;
@@ -585,6 +627,7 @@ ScheduleAuditReport ScheduleAuditor::finish() {
   if (figures.jobs_started > 0) figures.mean_wait_sec = s.wait_sum_sec / static_cast<double>(figures.jobs_started);
   if (s.slowdowns > 0) figures.mean_bounded_slowdown = s.slowdown_sum / static_cast<double>(s.slowdowns);
   figures.pools_checked = s.pools_known;
+  figures.licenses_checked = s.licenses_known;
   figures.slowdown_tau_sec = s.settings.slowdown_tau_sec;
   return std::move(s.report);
 }
@@ -607,6 +650,8 @@ std::string format_schedule_audit(const ScheduleAuditReport& report) {
                      f.backfill_checked, f.backfill_unchecked);
   out += f.pools_checked ? "Burst-buffer pools: checked against the configuration (the log's ConfigApplied, else --conf)\n"
                          : "Burst-buffer pools: not checked (no ConfigApplied in the log; give --conf)\n";
+  out += f.licenses_checked ? "Licenses: checked against the configuration's Licenses= counts\n"
+                            : "Licenses: not checked (no ConfigApplied in the log; give --conf)\n";
   out += "Account limits: none to check (Cairn enforces no account limits)\n";
   out += "Scheduling pass times: not in the log (sdiag and the metrics endpoint show them)\n";
   return out;

@@ -1,6 +1,6 @@
 // `cairn log audit-schedule`: checks a schedule from the event log alone, with rules of its
-// own (not the scheduler's code): no node's CPUs or memory and no burst-buffer pool ever
-// over capacity, no job started before its dependency allowed, no backfilled job that
+// own (not the scheduler's code): no node's CPUs or memory, no burst-buffer pool and no
+// license count (Licenses=) ever over capacity, no job started before its dependency allowed, no backfilled job that
 // delayed the expected start of the job ahead of it in its partition (EASY's rule), and the
 // schedule's figures (utilisation, mean wait, mean bounded slowdown, makespan). Pure: fed
 // events in log order, it reads no clock and no file.
@@ -26,7 +26,7 @@ struct ScheduleAuditSettings {
   std::string fallback_config_text;
 };
 
-enum class AuditRule : uint8_t { node_cpus, node_memory, unknown_node, bb_pool, dependency, backfill };
+enum class AuditRule : uint8_t { node_cpus, node_memory, unknown_node, bb_pool, dependency, backfill, licenses };
 std::string_view audit_rule_name(AuditRule rule);
 
 struct AuditViolation {
@@ -50,6 +50,7 @@ struct ScheduleAuditFigures {
   uint64_t backfill_checked = 0;    // starts ahead of a higher-priority job, checked
   uint64_t backfill_unchecked = 0;  // ... not checked: a job with constraints the auditor does not model
   bool pools_checked = false;       // pool capacities known (ConfigApplied or the fallback)
+  bool licenses_checked = false;    // Licenses= known (ConfigApplied or the fallback)
   double slowdown_tau_sec = 10;
 };
 

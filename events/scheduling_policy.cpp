@@ -1,12 +1,16 @@
 #include "events/scheduling_policy.hpp"
+#include "events/scheduling_reference.hpp"
 
 #include "events/node_update.hpp"
 #include "events/reservation_plan.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <optional>
 #include <set>
+#include <span>
+#include <unordered_map>
 
 #include "events/job_array.hpp"
 #include "events/job_dependency.hpp"
@@ -47,10 +51,48 @@ void release_gres(std::vector<GresHeld>& busy, const std::string& held) {
 
 using CapacityMap = std::map<std::string, FreeCapacity>;
 
+// A partition's nodes in its order, indexed by free CPUs (a max segment tree): the first node
+// at or after a position with at least N free CPUs in O(log nodes), so that a pass over a
+// full site does not look at every node for every pending job. A node that takes no jobs is -1.
+class FreeCpuIndex {
+ public:
+  static constexpr size_t npos = static_cast<size_t>(-1);
+  explicit FreeCpuIndex(size_t count) : leaves_(std::bit_ceil(std::max<size_t>(count, 1))), tree_(2 * leaves_, -1) {}
+  void set(size_t position, int64_t free_cpus) {
+    size_t at = leaves_ + position;
+    tree_[at] = free_cpus;
+    for (at /= 2; at >= 1; at /= 2) tree_[at] = std::max(tree_[2 * at], tree_[2 * at + 1]);
+  }
+  // The first position >= from whose free CPUs are at least `cpus`; npos: none.
+  size_t first_at_least(size_t from, int64_t cpus) const {
+    if (from >= leaves_) return npos;
+    size_t at = leaves_ + from;
+    if (tree_[at] >= cpus) return from;
+    // Up while the subtrees to the right of the path hold nothing big enough...
+    while (true) {
+      if (at == 1) return npos;
+      if (at % 2 == 0 && tree_[at + 1] >= cpus) {
+        at = at + 1;
+        break;
+      }
+      at /= 2;
+    }
+    // ...then down to the leftmost leaf that is.
+    while (at < leaves_) at = tree_[2 * at] >= cpus ? 2 * at : 2 * at + 1;
+    return at - leaves_;
+  }
+
+ private:
+  size_t leaves_;
+  std::vector<int64_t> tree_;
+};
+
 // A running (or just placed) allocation and when it is expected to end.
 struct Release {
   int64_t end_us = kNever;
-  std::vector<NodeShare> nodes;
+  // A running job's allocation in the state, or a placement of this pass (a Placement's
+  // vector keeps its buffer when the Placement is moved): not copied at every pass.
+  std::span<const NodeShare> nodes;
 };
 
 // What a job asks of each node, and which nodes it may have.
@@ -119,8 +161,11 @@ uint32_t share_cpus(const FreeCapacity& free, const Shape& shape) {
 
 // Nodes of the partition that can take one share of the job now: its -w nodes
 // first (it gets none unless it gets all of those), then others in partition order.
+// With `index` (the partition's free CPUs, in step with `free`), only nodes with enough free CPUs
+// are looked at, in the same order: the same nodes as without it.
 std::vector<std::string> candidate_nodes(const PartitionPolicy& partition, const CapacityMap& free, const Shape& shape,
-                                         const std::map<std::string, int64_t>& reserved_until, int64_t job_end_us) {
+                                         const std::map<std::string, int64_t>& reserved_until, int64_t job_end_us,
+                                         const FreeCpuIndex* index = nullptr) {
   auto usable = [&](const std::string& name) {
     auto it = free.find(name);
     if (it == free.end() || !fits(it->second, shape) || !node_eligible(*shape.spec, name, shape.features)) return false;
@@ -137,22 +182,30 @@ std::vector<std::string> candidate_nodes(const PartitionPolicy& partition, const
     out.push_back(name);
   }
   if (out.size() >= shape.nodes) return out;
-  for (const auto& name : partition.nodes) {
-    if (!required.empty() && std::find(required.begin(), required.end(), name) != required.end()) continue;
-    if (!usable(name)) continue;
+  auto consider = [&](const std::string& name) {
+    if (!required.empty() && std::find(required.begin(), required.end(), name) != required.end()) return false;
+    if (!usable(name)) return false;
     out.push_back(name);
-    if (out.size() == shape.nodes) break;
+    return out.size() == shape.nodes;
+  };
+  if (index) {
+    for (size_t at = index->first_at_least(0, shape.cpus_per_node); at != FreeCpuIndex::npos;
+         at = index->first_at_least(at + 1, shape.cpus_per_node))
+      if (consider(partition.nodes[at])) break;
+    return out;
   }
+  for (const auto& name : partition.nodes)
+    if (consider(name)) break;
   return out;
 }
 
 // When could the job start if the running allocations end as planned, and on which nodes.
+// `releases` in end order. (Scheduler::shadow is the same without copying `free`.)
 std::pair<int64_t, std::vector<std::string>> shadow_start(const PartitionPolicy& partition, CapacityMap free,
-                                                           const Shape& shape, std::vector<Release> releases) {
-  std::sort(releases.begin(), releases.end(), [](const Release& a, const Release& b) { return a.end_us < b.end_us; });
-  for (const auto& release : releases) {
-    if (release.end_us == kNever) break;
-    for (const auto& share : release.nodes) {
+                                                           const Shape& shape, const std::vector<const Release*>& releases) {
+  for (const auto* release : releases) {
+    if (release->end_us == kNever) break;
+    for (const auto& share : release->nodes) {
       auto it = free.find(share.node);
       if (it == free.end()) continue;
       it->second.cpus += share.cpus;
@@ -160,10 +213,28 @@ std::pair<int64_t, std::vector<std::string>> shadow_start(const PartitionPolicy&
       release_gres(it->second.gres_busy, share.gres);
     }
     auto nodes = candidate_nodes(partition, free, shape, {}, 0);
-    if (nodes.size() == shape.nodes) return {release.end_us, nodes};
+    if (nodes.size() == shape.nodes) return {release->end_us, nodes};
   }
   return {kNever, partition.nodes};
 }
+
+// Finds jobs by increasing id in the state's map: a step or a few along from the last one
+// found (unfinished jobs are most of the map's newest part), else a lookup from the root.
+class JobCursor {
+ public:
+  explicit JobCursor(const std::map<uint64_t, JobRecord>& jobs) : jobs_(jobs), at_(jobs.begin()) {}
+  const JobRecord* find(uint64_t id) {
+    for (int step = 0; step < 4 && at_ != jobs_.end() && at_->first <= id; ++step, ++at_)
+      if (at_->first == id) return &(at_++)->second;
+    at_ = jobs_.lower_bound(id);
+    if (at_ == jobs_.end() || at_->first != id) return nullptr;
+    return &(at_++)->second;
+  }
+
+ private:
+  const std::map<uint64_t, JobRecord>& jobs_;
+  std::map<uint64_t, JobRecord>::const_iterator at_;
+};
 
 const PartitionPolicy* find_partition(const std::vector<PartitionPolicy>& partitions, const std::string& name) {
   for (const auto& partition : partitions)
@@ -174,7 +245,8 @@ const PartitionPolicy* find_partition(const std::vector<PartitionPolicy>& partit
 
 class Scheduler {
  public:
-  explicit Scheduler(const SchedulingInput& input) : in_(input) {
+  // scan_every_node: without the node index (schedule_scanning_every_node).
+  Scheduler(const SchedulingInput& input, bool scan_every_node) : in_(input), scan_every_node_(scan_every_node) {
     for (const auto& [name, node] : input.state->nodes) {
       if (node.status != NodeStatus::up || takes_no_new_jobs(node)) continue;  // DOWN, DRAIN, FAIL
       free_[name] = {node.cpus - std::min(node.cpus, node.alloc_cpus),
@@ -185,10 +257,11 @@ class Scheduler {
       uint64_t reserved = it == input.state->pools.end() ? 0 : it->second.reserved_bytes;
       pool_free_[pool.name] = pool.capacity_bytes - std::min(pool.capacity_bytes, reserved);
     }
+    JobCursor cursor(input.state->jobs);
     for (uint64_t id : input.state->unfinished_jobs) {
-      auto found = input.state->jobs.find(id);
-      if (found == input.state->jobs.end()) continue;
-      const JobRecord& job = found->second;
+      const JobRecord* found = cursor.find(id);
+      if (!found) continue;
+      const JobRecord& job = *found;
       // A held job waits whatever runs: it needs no place in the order (a queue of held
       // jobs, as in the memory bench, then costs no sort at every event).
       if (job.state == JobState::PENDING) (job.hold == HoldKind::none ? pending_ : held_).push_back(&job);
@@ -203,7 +276,8 @@ class Scheduler {
         leaving_.push_back(&job);
       if (is_active(job.state)) {
         for (const auto& share : job.allocation)
-          if (auto node = free_.find(share.node); node != free_.end()) hold_gres(node->second.gres_busy, share.gres);
+          if (!share.gres.empty())
+            if (auto node = free_.find(share.node); node != free_.end()) hold_gres(node->second.gres_busy, share.gres);
         int64_t deadline = effective_deadline_us(job);
         releases_.push_back({deadline == 0 ? kNever : deadline, job.allocation});
         if (job.array.array_job_id != 0) ++active_tasks_[job.array.array_job_id];
@@ -219,6 +293,109 @@ class Scheduler {
     }
     qos_usage_ = qos_usage(*input.state);
     sort_pending();
+    if (!scan_every_node_) index_nodes();
+  }
+
+  // Jobs come mostly in id order (submit order): those are added at the map's end, at no search.
+  void set_reason(uint64_t id, Reason reason) {
+    auto& reasons = decision_.pending_reasons;
+    if (reasons.empty() || reasons.rbegin()->first < id)
+      reasons.emplace_hint(reasons.end(), id, reason);
+    else
+      reasons[id] = reason;
+  }
+
+  // Each partition's FreeCpuIndex, and where each node sits in them.
+  void index_nodes() {
+    indexes_.reserve(in_.partitions.size());
+    for (const auto& partition : in_.partitions) {
+      auto& index = indexes_.emplace_back(partition.nodes.size());
+      for (size_t i = 0; i < partition.nodes.size(); ++i) {
+        auto it = free_.find(partition.nodes[i]);
+        if (it == free_.end()) continue;
+        index.set(i, it->second.cpus);
+        node_slots_[partition.nodes[i]].push_back({&index, i});
+      }
+    }
+  }
+
+  const FreeCpuIndex* index_of(const PartitionPolicy& partition) const {
+    if (scan_every_node_) return nullptr;
+    size_t at = static_cast<size_t>(&partition - in_.partitions.data());
+    return at < indexes_.size() ? &indexes_[at] : nullptr;
+  }
+
+  // CPUs taken on a node in this pass: the indexes follow.
+  void take_cpus(const std::string& name, FreeCapacity& free, uint32_t cpus) {
+    free.cpus -= std::min(free.cpus, cpus);
+    auto slots = node_slots_.find(name);
+    if (slots == node_slots_.end()) return;
+    for (auto [index, position] : slots->second) index->set(position, free.cpus);
+  }
+
+  // The allocations in the order they are expected to end (for shadow times), ties in the
+  // order they were added: sorted once a pass, this pass's placements merged in as they come.
+  const std::vector<size_t>& releases_by_end() {
+    size_t sorted = by_end_.size();
+    if (sorted == releases_.size()) return by_end_;
+    for (size_t i = sorted; i < releases_.size(); ++i) by_end_.push_back(i);
+    auto earlier = [this](size_t a, size_t b) { return releases_[a].end_us < releases_[b].end_us; };
+    std::stable_sort(by_end_.begin() + static_cast<std::ptrdiff_t>(sorted), by_end_.end(), earlier);
+    std::inplace_merge(by_end_.begin(), by_end_.begin() + static_cast<std::ptrdiff_t>(sorted), by_end_.end(), earlier);
+    return by_end_;
+  }
+
+  // EASY's shadow time: when the job could start if the allocations end as planned, and on
+  // which nodes. Releases only add room, so a node that fits stays fitting: the fitting nodes
+  // are counted as releases come (only the nodes they touch are looked at again).
+  std::pair<int64_t, std::vector<std::string>> shadow(const PartitionPolicy& partition, const Shape& shape) {
+    const FreeCpuIndex* index = index_of(partition);
+    if (!index || !shape.spec->req_nodes.empty()) {
+      std::vector<const Release*> sorted;
+      for (size_t i : releases_by_end()) sorted.push_back(&releases_[i]);
+      return shadow_start(partition, free_, shape, sorted);
+    }
+    auto node_fits = [&](const std::string& name, const FreeCapacity& free) {
+      return fits(free, shape) && node_eligible(*shape.spec, name, shape.features) && gres_fit(name, free, shape) &&
+             (!shape.reservations || reservation_allows(*shape.reservations, name));
+    };
+    std::vector<bool> fitting(partition.nodes.size(), false);
+    size_t count = 0;
+    for (size_t at = index->first_at_least(0, shape.cpus_per_node); at != FreeCpuIndex::npos;
+         at = index->first_at_least(at + 1, shape.cpus_per_node))
+      if (node_fits(partition.nodes[at], free_.at(partition.nodes[at]))) {
+        fitting[at] = true;
+        ++count;
+      }
+    std::unordered_map<std::string_view, FreeCapacity> released;  // nodes whose room grew
+    for (size_t i : releases_by_end()) {
+      const Release& release = releases_[i];
+      if (release.end_us == kNever) break;
+      for (const auto& share : release.nodes) {
+        auto slots = node_slots_.find(share.node);  // absent: down, or in no partition
+        if (slots == node_slots_.end()) continue;
+        size_t position = FreeCpuIndex::npos;
+        for (auto [slot_index, slot_position] : slots->second)
+          if (slot_index == index) position = slot_position;
+        if (position == FreeCpuIndex::npos) continue;
+        auto [it, first] = released.try_emplace(share.node);
+        if (first) it->second = free_.at(share.node);
+        it->second.cpus += share.cpus;
+        it->second.mem_mb += share.mem_mb;
+        release_gres(it->second.gres_busy, share.gres);
+        if (!fitting[position] && node_fits(share.node, it->second)) {
+          fitting[position] = true;
+          ++count;
+        }
+      }
+      if (count >= shape.nodes) {
+        std::vector<std::string> nodes;
+        for (size_t at = 0; at < fitting.size() && nodes.size() < shape.nodes; ++at)
+          if (fitting[at]) nodes.push_back(partition.nodes[at]);
+        return {release.end_us, nodes};
+      }
+    }
+    return {kNever, partition.nodes};
   }
 
   // Slurm's order: the partition's PriorityTier (higher first), then schedules_before(), with
@@ -240,8 +417,8 @@ class Scheduler {
 
   SchedulingDecision run() {
     resume_lenders();
-    for (const auto* job : held_) decision_.pending_reasons[job->id] = consider(*job);
-    for (const auto* job : pending_) decision_.pending_reasons[job->id] = consider(*job);
+    for (const auto* job : held_) set_reason(job->id, consider(*job));
+    for (const auto* job : pending_) set_reason(job->id, consider(*job));
     for (const auto& placement : decision_.placements)
       if (!placement.array_task) decision_.pending_reasons.erase(placement.job_id);
     return std::move(decision_);
@@ -366,7 +543,7 @@ class Scheduler {
     shape.node_gres = in_.node_gres;
     uint32_t limit = effective_time_limit(job.spec.core(), partition);
     int64_t end_us = limit == 0 ? kNever : in_.now_us + static_cast<int64_t>(limit) * kMicros;
-    return candidate_nodes(partition, free_, shape, reserved_until_, end_us).size() == shape.nodes;
+    return candidate_nodes(partition, free_, shape, reserved_until_, end_us, index_of(partition)).size() == shape.nodes;
   }
 
   // Tasks of a job array start while the array is under its throttle (%N): the
@@ -419,7 +596,7 @@ class Scheduler {
     shape.node_gres = in_.node_gres;
     uint32_t limit = effective_time_limit(job.spec.core(), partition);
     int64_t end_us = limit == 0 ? kNever : in_.now_us + static_cast<int64_t>(limit) * kMicros;
-    auto nodes = candidate_nodes(partition, free_, shape, reserved_until_, end_us);
+    auto nodes = candidate_nodes(partition, free_, shape, reserved_until_, end_us, index_of(partition));
     if (nodes.size() == shape.nodes) {
       Placement placement{job.id, {}, limit};
       if (array_task) {
@@ -430,7 +607,7 @@ class Scheduler {
         const std::string& name = nodes[i];
         auto& free = free_[name];
         uint32_t cpus = share_cpus(free, shape);
-        free.cpus -= std::min(free.cpus, cpus);
+        take_cpus(name, free, cpus);
         free.mem_mb -= shape.mem_per_node_mb;
         std::string gres = shape.wants_gres ? choose_node_gres(job.spec.core(), name, free, static_cast<uint32_t>(i),
                                                                static_cast<uint32_t>(nodes.size()))
@@ -460,7 +637,7 @@ class Scheduler {
     bool first_blocked = blocked_partitions_.insert(partition.name).second;
     if (reservations_ < kMaxReservations) {
       ++reservations_;
-      auto [shadow_us, shadow_nodes] = shadow_start(partition, free_, shape, releases_);
+      auto [shadow_us, shadow_nodes] = shadow(partition, shape);
       for (const auto& name : shadow_nodes) {
         auto [it, inserted] = reserved_until_.emplace(name, shadow_us);
         if (!inserted) it->second = std::min(it->second, shadow_us);
@@ -492,7 +669,7 @@ class Scheduler {
         return it != free_.end() && it->second.cpus >= share.cpus;
       });
       if (!free) continue;
-      for (const auto& share : job->allocation) free_[share.node].cpus -= share.cpus;
+      for (const auto& share : job->allocation) take_cpus(share.node, free_[share.node], share.cpus);
       decision_.resumes.push_back(job->id);
     }
   }
@@ -599,6 +776,9 @@ class Scheduler {
 
   const SchedulingInput& in_;
   std::map<std::string, QosUsage> qos_usage_;  // what runs under each QOS, with this pass's placements
+  bool scan_every_node_ = false;
+  std::vector<FreeCpuIndex> indexes_;  // one per partition of in_.partitions, in its order
+  std::unordered_map<std::string, std::vector<std::pair<FreeCpuIndex*, size_t>>> node_slots_;
   std::vector<const JobRecord*> lenders_;  // suspended by preemption
   std::vector<const JobRecord*> running_;  // preemption candidates, when preemption is on
   std::vector<const JobRecord*> leaving_;  // preempted, being killed or requeued
@@ -612,6 +792,7 @@ class Scheduler {
   std::vector<const JobRecord*> pending_;  // in schedules_before() order
   std::vector<const JobRecord*> held_;
   std::vector<Release> releases_;
+  std::vector<size_t> by_end_;  // releases_by_end()
   std::map<std::string, int64_t> reserved_until_;
   LicenseTotals license_free_;  // Licenses= less what running jobs (and this pass's placements) hold
   std::map<uint64_t, uint32_t> active_tasks_;  // running tasks (or placed in this pass) per job array
@@ -720,12 +901,23 @@ ScheduleRank schedule_rank(const JobRecord& job) {
 
 bool schedules_before(const JobRecord& a, const JobRecord& b) { return schedule_rank(a) < schedule_rank(b); }
 
-SchedulingDecision schedule(const SchedulingInput& input) {
-  if (!input.node_weights) return Scheduler(input).run();
+namespace {
+
+SchedulingDecision schedule_with(const SchedulingInput& input, bool scan_every_node) {
+  // Nodes of the default weight (1) keep their partition order: no copy of the node lists to sort.
+  bool weighed_alike = !input.node_weights || std::all_of(input.node_weights->begin(), input.node_weights->end(),
+                                                          [](const auto& entry) { return entry.second == 1; });
+  if (weighed_alike) return Scheduler(input, scan_every_node).run();
   // Every choice of nodes goes through the partitions' node lists: lighter nodes first.
   SchedulingInput weighed = input;
   for (auto& partition : weighed.partitions) order_by_weight(partition.nodes, *input.node_weights);
-  return Scheduler(weighed).run();
+  return Scheduler(weighed, scan_every_node).run();
 }
+
+}  // namespace
+
+SchedulingDecision schedule(const SchedulingInput& input) { return schedule_with(input, false); }
+
+SchedulingDecision schedule_scanning_every_node(const SchedulingInput& input) { return schedule_with(input, true); }
 
 }  // namespace cairn

@@ -5,10 +5,12 @@
 # cairn_scheduling_pass_seconds histogram), job starts+ends per second over the makespan,
 # squeue and sinfo latency (median of the samples taken while the trace runs), the
 # controller's RSS growth per pending job (at the largest queue seen; it also holds the running and
-# finished jobs, so an upper bound), and the auditor's figures.
+# finished jobs, so an upper bound), the restart time (the latest snapshot and the log's tail,
+# until it answers) with the queue at its largest, and the auditor's figures.
 # Exits 1 on an auditor violation or jobs left at the deadline; nothing here asserts a time.
 # Usage: scale.sh BUILD_DIR   (SCALE_NODES, SCALE_CPUS per node, SCALE_JOBS, SCALE_WALL seconds, SCALE_LOAD
-# (offered CPU load, 1.1), or SCALE_SPEED instead, SCALE_SEED, SCALE_DRAIN seconds)
+# (offered CPU load, 1.1), or SCALE_SPEED instead, SCALE_SEED, SCALE_DRAIN seconds, SCALE_RESTART=0 to
+# leave the controller running)
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,16 +28,19 @@ replay=
 trap '[ -z "$replay" ] || kill "$replay" 2>/dev/null; cairn local down --dir "$dir" >/dev/null 2>&1 || true
       [ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-# A heartbeat per node every HeartbeatInterval: at most ~500 calls/s (not the local cluster's 1 s).
-heartbeat=$(( nodes / 500 > 5 ? nodes / 500 : 5 ))
-printf 'MetricsPort=%s\nMetricsAddr=127.0.0.1\nHeartbeatInterval=%s\nNodeTimeout=%s\n' "$port" "$heartbeat" \
-  $((heartbeat * 6)) > "$dir/extra.conf"
+# A heartbeat per node every HeartbeatInterval: at most ~200 calls/s (not the local cluster's 1 s;
+# Slurm's slurmd is pinged every SlurmdTimeout/3, 100 s by default).
+heartbeat=$(( nodes / 200 > 5 ? nodes / 200 : 5 ))
+# A snapshot every max(20,000, JOBS) events: a restart reads one and the log's tail after it.
+printf 'MetricsPort=%s\nMetricsAddr=127.0.0.1\nHeartbeatInterval=%s\nNodeTimeout=%s\nSnapshotInterval=%s\n' "$port" \
+  "$heartbeat" $((heartbeat * 6)) $((jobs > 20000 ? jobs : 20000)) > "$dir/extra.conf"
 start=$SECONDS
 eval "$(cairn local up --dir "$dir" --sim-nodes "$nodes" --cpus "$cpus" --memory 256000 --timeout 600 \
   --extra-config "$dir/extra.conf")"
 figure $p.registration_s $((SECONDS - start)) s "" "$nodes simulated nodes up"
 controller=$(sed -n 1p "$dir/pids")
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$controller/status"; }
+micros() { echo $(( ${EPOCHREALTIME/./} )); }
 base_rss=$(rss_kb)
 
 # The trace: its jobs' sizes and run times first, then the compression (speed) that makes it
@@ -49,10 +54,9 @@ speed=${SCALE_SPEED:-$(awk -v j="$jobs" -v e="$cpu_seconds" -v w="$wall" -v c=$(
   'BEGIN { s = j * e / (w * c * l); printf "%.2f", (s < 1 ? 1 : s) }')}
 generate "$(awk -v w="$wall" -v s="$speed" -v j="$jobs" 'BEGIN { printf "%.4f", w * s / j }')" "$dir/trace.swf"
 echo "trace: $jobs jobs, $cpu_seconds CPU-seconds each on average, compressed $speed times"
-cairn sim replay "$dir/trace.swf" --speed "$speed" --clients 4 > "$dir/replay.out" 2> "$dir/replay.err" &
+cairn sim replay "$dir/trace.swf" --speed "$speed" --clients 16 > "$dir/replay.out" 2> "$dir/replay.err" &
 replay=$!
 
-micros() { echo $(( ${EPOCHREALTIME/./} )); }
 squeue_ms=() sinfo_ms=() rss_per_job=()
 sample() {
   local t pending
@@ -65,6 +69,39 @@ while kill -0 "$replay" 2>/dev/null; do sample; sleep 2; done
 wait "$replay" || true
 replay=
 cat "$dir/replay.out"
+
+# squeue end to end (default format, every job listed) with the queue at its largest: median of 3.
+queued=$(squeue -h -o %i | wc -l)
+full_ms=()
+for _ in 1 2 3; do t=$(micros); squeue >/dev/null; full_ms+=($(( ($(micros) - t) / 1000 ))); done
+figure $p.squeue_all_jobs_ms "$(printf '%s\n' "${full_ms[@]}" | sort -n | sed -n 2p)" ms "< 300" "$queued jobs listed"
+
+# Restart with the queue at its largest (every job submitted): from the start of the new
+# process until it answers (sinfo). The simulated agents reconnect and report what ended meanwhile.
+if [ "${SCALE_RESTART:-1}" = 1 ]; then
+  curl -s "http://127.0.0.1:$port/metrics" > "$dir/metrics.before_restart"  # its passes, added below
+  kill -TERM "$controller"
+  stop_deadline=$((SECONDS + 120))
+  while kill -0 "$controller" 2>/dev/null && [ $SECONDS -lt $stop_deadline ]; do sleep 0.05; done
+  if kill -0 "$controller" 2>/dev/null; then  # a hung shutdown fails the run, after the figures
+    echo "FAIL: the controller did not stop within 120 s of SIGTERM; killed"
+    stop_hung=1
+    kill -KILL "$controller"
+    while kill -0 "$controller" 2>/dev/null; do sleep 0.05; done
+  fi
+  t=$(micros)
+  setsid cairnctld --conf "$CAIRN_CONF" >>"$dir/cairnctld.log" 2>&1 </dev/null &
+  restarted=$!
+  until sinfo -h -o %D >/dev/null 2>&1; do  # one answer (a listing of every job takes several)
+    kill -0 "$restarted" 2>/dev/null || { echo "FAIL: the restarted controller exited: $(tail -3 "$dir/cairnctld.log")"; exit 1; }
+    sleep 0.01
+  done
+  restart_ms=$(( ($(micros) - t) / 1000 ))
+  sed -i "s/^$controller\$/$restarted/" "$dir/pids"
+  controller=$restarted
+  figure $p.restart_s "$(awk -v ms="$restart_ms" 'BEGIN { printf "%.3f", ms / 1000 }')" s "" \
+    "$queued jobs queued or running; $(grep -o 'replayed [0-9]* events[^:]*' "$dir/cairnctld.log" | tail -1)"
+fi
 deadline=$((SECONDS + ${SCALE_DRAIN:-3600}))
 while [ -n "$(squeue -h -o %i | head -1)" ] && [ $SECONDS -lt $deadline ]; do sample; sleep 2; done
 left=$(squeue -h -o %i | wc -l)
@@ -76,14 +113,17 @@ if [ ${#rss_per_job[@]} -gt 0 ]; then
   peak=$(printf '%s\n' "${rss_per_job[@]}" | sort -k2 -n | tail -1)
   figure $p.controller_bytes_per_pending_job "${peak% *}" bytes "< 2048" "at ${peak#* } pending jobs"
 fi
-# Pass times: the histogram's buckets, linearly interpolated.
-curl -s "http://127.0.0.1:$port/metrics" | python3 -c '
+# Pass times: the histogram's buckets (both controllers' when it restarted), linearly interpolated.
+curl -s "http://127.0.0.1:$port/metrics" > "$dir/metrics"
+cat "$dir"/metrics* | python3 -c '
 import re, sys
-buckets = []
+counts = {}
 for line in sys.stdin:
     m = re.match(r"cairn_scheduling_pass_seconds_bucket\{le=\"([^\"]+)\"\} (\S+)", line)
-    if m: buckets.append((float("inf") if m.group(1) == "+Inf" else float(m.group(1)), float(m.group(2))))
-buckets.sort()
+    if m:
+        bound = float("inf") if m.group(1) == "+Inf" else float(m.group(1))
+        counts[bound] = counts.get(bound, 0) + float(m.group(2))
+buckets = sorted(counts.items())
 total = buckets[-1][1] if buckets else 0
 def quantile(q):
     low_bound, low_count = 0.0, 0.0
@@ -99,7 +139,7 @@ print("%.3f %.3f %d" % (quantile(0.5) * 1000, quantile(0.99) * 1000, total))
 read -r pass_median pass_p99 passes < "$dir/passes"
 figure $p.pass_median_ms "$pass_median" ms "<= 50" "$passes passes"
 figure $p.pass_p99_ms "$pass_p99" ms
-status=0
+status=${stop_hung:-0}
 cairn log audit-schedule --log "$dir/state/log" --conf "$CAIRN_CONF" > "$dir/audit.out" || status=1
 cat "$dir/audit.out"
 makespan=$(sed -n 's/^Makespan: \([0-9.]*\) s$/\1/p' "$dir/audit.out")

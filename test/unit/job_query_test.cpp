@@ -132,6 +132,14 @@ TEST_CASE("job query: a listing is answered in pages that together hold every jo
   });
   CHECK(ids_of(collected) == std::vector<uint64_t>{1, 2, 3, 4, 5, 6, 7});
   CHECK(pages == 3);
+  // Without a page size, the pages asked for are the largest the controller gives.
+  JobQuery unsized = jobs_with_ids({}, true);
+  std::vector<uint32_t> asked;
+  read_all_pages(unsized, [&](const JobQuery& page) {
+    asked.push_back(page.page_size);
+    return select_jobs(t.state, {}, page, kT0, 300);
+  });
+  CHECK(asked == std::vector<uint32_t>{kMaxJobPage});
   // A filter that skips jobs still advances the cursor past them.
   query.user_names = {"bob"};
   query.page_size = 2;

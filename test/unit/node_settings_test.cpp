@@ -159,7 +159,7 @@ TEST_CASE("node settings: the reducer records them, the answers put them in forc
   CHECK(n1.active_features == std::vector<std::string>{"old"});
   CHECK(node_feature_map(config, &t.state) ==
         NodeFeatureMap{{"n1", {"old"}}, {"n2", {"gpu"}}});
-  CHECK(node_weight_map(config, &t.state) == NodeWeightMap{{"n1", 1}, {"n2", 7}});
+  CHECK(node_weight_map(config, &t.state) == NodeWeightMap{{"n2", 7}});  // the default weight (1) left out
   CHECK(node_feature_map(config) == NodeFeatureMap{{"n1", {"old"}}});
 
   // A snapshot's node view keeps what the updates set.

@@ -90,6 +90,84 @@ TEST_CASE("schedule audit: a job suspended by its preemptor lends it its CPUs un
   CHECK(log.audit().violations.empty());
 }
 
+// Job 1 (4 CPUs of n1) runs 0-2 and 6-9, suspended for job 2 which runs on its CPUs 3-5: the
+// CPUs count once, 4 x (2 + 2 + 3) CPU-seconds over 8 CPUs x 9 s, not job 1's whole 9 s too.
+TEST_CASE("schedule audit: utilisation counts CPUs lent by a suspended job once") {
+  AuditLog log;
+  log.two_nodes();
+  log.submit(0, 1);
+  log.submit(0, 2);
+  log.start(0, 1, {{"n1", 4, 1000}});
+  log.add(make::job_preempted(by_system(2), 1, 2, schema::PreemptAction::SUSPEND, 0));
+  log.add(make::job_suspend(by_system(2), 1));
+  log.start(3, 2, {{"n1", 4, 1000}});
+  log.end(5, 2);
+  log.add(make::job_resume(by_system(6), 1));
+  log.end(9, 1);
+  auto report = log.audit();
+  CHECK(report.violations.empty());
+  CHECK(report.figures.makespan_us == 9'000'000);
+  CHECK(report.figures.utilisation == doctest::Approx(4.0 * (2 + 2 + 3) / (8.0 * 9)));
+  SUBCASE("a lender that ends while its CPUs are lent adds nothing after the lending") {
+    AuditLog cut;
+    cut.two_nodes();
+    cut.submit(0, 1);
+    cut.submit(0, 2);
+    cut.start(0, 1, {{"n1", 4, 1000}});
+    cut.add(make::job_preempted(by_system(2), 1, 2, schema::PreemptAction::SUSPEND, 0));
+    cut.start(3, 2, {{"n1", 4, 1000}});
+    cut.end(4, 1);  // cancelled while suspended
+    cut.end(10, 2);
+    CHECK(cut.audit().figures.utilisation == doctest::Approx(4.0 * (2 + 7) / (8.0 * 10)));
+  }
+}
+
+TEST_CASE("schedule audit: Licenses= counts are never exceeded") {
+  AuditLog log;
+  log.add(make::config_applied(by_system(-200), "Licenses=matlab:3\n", "cairn.conf", {}));
+  log.two_nodes();
+  JobSpec two = test::simple_spec();
+  two.licenses = "matlab:2";
+  log.submit(0, 1, two);
+  log.submit(0, 2, two);
+  log.start(1, 1, {{"n1", 1, 100}});
+  SUBCASE("over") {
+    log.start(2, 2, {{"n2", 1, 100}});
+    auto report = log.audit();
+    REQUIRE(rules_of(report) == std::vector{AuditRule::licenses});
+    CHECK(report.violations[0].job_id == 2);
+    CHECK(report.violations[0].text == "license matlab: 4 in use of 3 when JobId=2 started with 2");
+    CHECK(report.figures.licenses_checked);
+    CHECK(format_schedule_audit(report).find("VIOLATION licenses at ") == 0);
+  }
+  SUBCASE("given back at the end") {
+    log.end(2, 1);
+    log.start(3, 2, {{"n2", 1, 100}});
+    auto report = log.audit();
+    CHECK(report.violations.empty());
+    CHECK(format_schedule_audit(report).find("Licenses: checked against the configuration's Licenses= counts\n") !=
+          std::string::npos);
+  }
+  SUBCASE("a license the configuration does not have") {
+    JobSpec other = test::simple_spec();
+    other.licenses = "fluent";
+    log.submit(2, 3, other);
+    log.start(3, 3, {{"n2", 1, 100}});
+    CHECK(rules_of(log.audit()) == std::vector{AuditRule::licenses});
+  }
+  SUBCASE("without a configuration, not checked") {
+    AuditLog bare;
+    bare.two_nodes();
+    bare.submit(0, 1, two);
+    bare.submit(0, 2, two);
+    bare.start(1, 1, {{"n1", 1, 100}});
+    bare.start(2, 2, {{"n2", 1, 100}});
+    auto report = bare.audit();
+    CHECK(report.violations.empty());
+    CHECK_FALSE(report.figures.licenses_checked);
+  }
+}
+
 TEST_CASE("schedule audit: bounded slowdown counts runs shorter than tau as tau") {
   AuditLog log;
   log.two_nodes();

@@ -1,0 +1,173 @@
+// The scheduling pass on a large, full site: NODES nodes of 64 CPUs (nearly all taken by running
+// jobs) and PENDING pending jobs of the synthetic workload's shapes (serial or power-of-two
+// sizes, minutes to hours), timed as the controller runs it on every event: schedule() over
+// the reduced state. Prints the median and p99 of the passes, the placements of the first
+// (backfill into the free CPUs left), and the state's resident bytes per pending job (the
+// reducer's records; the controller's RSS figure is in `make scale`).
+// Usage: bench_scheduling_pass [NODES:PENDING ...]   (default 1000:10000 10000:100000)
+#include <fmt/format.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "bench_figures.hpp"
+#include "events/cluster_state.hpp"
+#include "events/event_codec.hpp"
+#include "events/event_factory.hpp"
+#include "events/scheduling_reference.hpp"
+
+using namespace cairn;
+
+namespace {
+
+constexpr int64_t kT0 = 1'795'000'000'000'000;
+constexpr int64_t kSec = 1'000'000;
+constexpr uint32_t kCpus = 64;
+
+struct Dice {  // splitmix64
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  uint32_t below(uint32_t n) { return static_cast<uint32_t>(next() % n); }
+};
+
+EventMeta meta_at(int64_t time_us, schema::ActorKind kind) {
+  EventMeta meta;
+  meta.time_us = time_us;
+  meta.epoch = 1;
+  meta.actor = {0, "root", kind};
+  return meta;
+}
+
+struct Site {
+  ClusterState state;
+  uint64_t offset = 0;
+  void feed(const std::vector<uint8_t>& bytes) { apply(state, DecodedEvent(offset++, bytes)); }
+};
+
+// This thread's CPU time: on a shared machine the wall time of a pass also counts other work.
+double thread_cpu_ms() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) * 1e3 + static_cast<double>(now.tv_nsec) / 1e6;
+}
+
+long rss_kb() {
+  long kb = 0;
+  if (FILE* file = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, file))
+      if (std::sscanf(line, "VmRSS: %ld", &kb) == 1) break;
+    std::fclose(file);
+  }
+  return kb;
+}
+
+JobSpec workload_spec(Dice& dice, uint32_t cpus) {
+  JobSpec spec;
+  spec.name = "sim";
+  spec.partition = "batch";
+  spec.user_name = "user" + std::to_string(dice.below(50));
+  spec.uid = 1000;
+  spec.gid = 1000;
+  spec.script = "#!/bin/sh\n";
+  spec.work_dir = "/tmp";
+  spec.num_tasks = cpus;
+  spec.num_nodes = (cpus + kCpus - 1) / kCpus;
+  spec.mem_per_cpu_mb = 100;
+  spec.time_limit_sec = 60 * (1 + dice.below(120));
+  return spec;
+}
+
+uint32_t workload_cpus(Dice& dice) { return dice.below(4) == 0 ? 1 : 1u << dice.below(9); }  // 1 to 256
+
+void run(uint32_t node_count, uint32_t pending) {
+  Dice dice{42};
+  Site site;
+  PartitionPolicy batch;
+  batch.name = "batch";
+  batch.is_default = true;
+  for (uint32_t i = 1; i <= node_count; ++i) {
+    std::string name = fmt::format("sim{:05}", i);
+    site.feed(make::node_registered(meta_at(kT0, schema::ActorKind::AGENT), {name, kCpus, 256000, {"batch"}, false, "", {}}));
+    batch.nodes.push_back(name);
+  }
+  // Running jobs fill the nodes one after the other, leaving 0-3 CPUs free on each.
+  uint64_t id = 0;
+  for (uint32_t i = 0; i < node_count; ++i) {
+    uint32_t used = 0, keep_free = dice.below(4);
+    while (used + keep_free < kCpus) {
+      uint32_t cpus = std::min(kCpus - keep_free - used, 1u << dice.below(7));
+      auto spec = workload_spec(dice, cpus);
+      site.feed(make::job_submitted(meta_at(kT0 + kSec, schema::ActorKind::USER), ++id, spec));
+      site.feed(make::job_allocated(meta_at(kT0 + 2 * kSec, schema::ActorKind::SYSTEM), id,
+                                    {{batch.nodes[i], cpus, 100ull * cpus, ""}}, spec.time_limit_sec));
+      used += cpus;
+    }
+  }
+  long before = rss_kb();
+  for (uint32_t i = 0; i < pending; ++i)
+    site.feed(make::job_submitted(meta_at(kT0 + 3 * kSec + i, schema::ActorKind::USER), ++id,
+                                  workload_spec(dice, workload_cpus(dice))));
+  std::string p = fmt::format("scheduling_pass.{}nodes_{}pending", node_count, pending);
+  SchedulingInput input{&site.state, {batch}, {}, kT0 + 10 * kSec};
+  // The first pass fills the holes; the passes timed are the ones that follow, as on every
+  // event of a full site: the queue looked at again, nothing (or little) placed.
+  size_t placed = 0;
+  for (const auto& placement : schedule(input).placements) {
+    site.feed(make::job_allocated(meta_at(kT0 + 10 * kSec, schema::ActorKind::SYSTEM), placement.job_id, placement.nodes,
+                                  placement.time_limit_sec));
+    ++placed;
+  }
+  pending -= static_cast<uint32_t>(placed);
+  long grown_kb = rss_kb() - before;  // after a pass: the records as the scheduler left them
+  input.now_us += kSec;
+  bool scan_every_node = std::getenv("CAIRN_BENCH_SCAN_EVERY_NODE") != nullptr;  // the pass without its index
+  std::vector<double> ms, cpu_ms;
+  int passes = node_count >= 10000 ? 11 : 31;
+  for (int i = 0; i < passes; ++i) {
+    auto began = std::chrono::steady_clock::now();
+    double cpu_began = thread_cpu_ms();
+    auto decision = scan_every_node ? schedule_scanning_every_node(input) : schedule(input);
+    cpu_ms.push_back(thread_cpu_ms() - cpu_began);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  std::sort(cpu_ms.begin(), cpu_ms.end());
+  auto quantile = [&](double q, const std::vector<double>& of = {}) {
+    const auto& v = of.empty() ? ms : of;
+    return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
+  };
+  std::string note = fmt::format("{} passes, {} running jobs, {} pending, after a pass that placed {}", passes,
+                                 site.state.unfinished_jobs.size() - pending, pending, placed);
+  bench::figure(p + ".median_ms", quantile(0.5), "ms", "<= 50", note);
+  bench::figure(p + ".p99_ms", quantile(0.99), "ms");
+  bench::figure(p + ".cpu_median_ms", quantile(0.5, cpu_ms), "ms", "", "the pass's own CPU time");
+  bench::figure(p + ".state_bytes_per_pending_job", static_cast<double>(grown_kb) * 1024 / (pending + placed), "bytes", "< 2048",
+                "RSS growth of the reduced state from before the submissions to after a pass");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::pair<uint32_t, uint32_t>> sizes;
+  for (int i = 1; i < argc; ++i) {
+    unsigned nodes = 0, pending = 0;
+    if (std::sscanf(argv[i], "%u:%u", &nodes, &pending) != 2 || nodes == 0) {
+      fmt::print(stderr, "usage: bench_scheduling_pass [NODES:PENDING ...]\n");
+      return 2;
+    }
+    sizes.push_back({nodes, pending});
+  }
+  if (sizes.empty()) sizes = {{1000, 10000}, {10000, 100000}};
+  for (auto [nodes, pending] : sizes) run(nodes, pending);
+}
