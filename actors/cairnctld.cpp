@@ -295,8 +295,10 @@ int run(const ParsedArgs& args) {
   context->actors.partition_admin = spawn_partition_admin(system, context);
   context->actors.reservations = spawn_reservation_admin(system, context);
   caf::anon_send(context->actors.dispatcher, live_atom_v, live);
-  // Started on a file other than the one the log last recorded: the log records the change.
-  if (!logged_config.empty() && logged_config != config_text)
+  // Started on a file other than the one the log last recorded, or on a log that recorded none
+  // yet (its first start): the log records the configuration, so that `--at` views of any
+  // later moment read the one in force then, not the file as it is when they ask.
+  if (logged_config != config_text)
     caf::anon_send(context->actors.config_admin, config_logged_atom_v, logged_config);
 
   // A newer claim on the shard (a second controller) fences this one: it stops writing and exits.
