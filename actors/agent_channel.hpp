@@ -36,7 +36,8 @@ class AgentChannel {
   virtual void stage(const StageOrder& order, StageAnswer answer) = 0;
   virtual void bb_teardown(uint64_t job_id, const std::string& directory, StageAnswer answer) = 0;
   // Job steps: the launch carries the srun's StepIo capability registered under io_token.
-  virtual void launch_step(const StepLaunch& launch, uint64_t io_token) = 0;
+  // `answer`: the job's CPU ids on the node, as launch's (not called when the agent gives none).
+  virtual void launch_step(const StepLaunch& launch, uint64_t io_token, LaunchAnswer answer) = 0;
   virtual void terminate_step(uint64_t job_id, uint32_t step_id, uint32_t kill_wait_sec, StopReason reason) = 0;
   virtual void signal_step(uint64_t job_id, uint32_t step_id, int32_t signal) = 0;
 };

@@ -409,8 +409,10 @@ int run(const ParsedArgs& args) {
   ForeignShardTails tails;  // stopped before the log closes, however run() ends
   for (uint32_t shard : ownership.not_owned())
     tails.threads.push_back(tail_foreign_shard(*log, shard, shard_ends[shard], context->actors.log, tails.stopping));
-  // Started on a file other than the one the log last recorded: the log records the change.
-  if (!logged_config.empty() && logged_config != config_text)
+  // Started on a file other than the one the log last recorded, or on a log that recorded none
+  // yet (its first start): the log records the configuration, so that `--at` views of any
+  // later moment read the one in force then, not the file as it is when they ask.
+  if (logged_config != config_text)
     caf::anon_send(context->actors.config_admin, config_logged_atom_v, logged_config);
 
   // A newer claim on the shard (a second controller) fences this one: it stops writing and exits.

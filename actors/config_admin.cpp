@@ -128,17 +128,20 @@ void next_reconfigure(ConfigAdmin* self) {
 }
 
 // At start on a file other than the log's last configuration: records the file's text and
-// what changed since (across a restart every key may change).
+// what changed since (across a restart every key may change). A log that recorded none yet
+// records the file as the first configuration, with no changes.
 void record_start(ConfigAdmin* self, const std::string& logged_text) {
   const auto& context = self->state.context;
   const RunningConfig& running = context->running->current();
   std::vector<std::string> changes;
-  try {
-    ConfigChange change = diff_config(parse_config(logged_text, "the logged configuration"), running.config);
-    for (const auto& key : change.refused) changes.push_back(key + " changed across a restart");
-    changes.insert(changes.end(), change.changes.begin(), change.changes.end());
-  } catch (const ConfigError& error) {
-    changes.push_back(std::string("the logged configuration does not parse: ") + error.what());
+  if (!logged_text.empty()) {
+    try {
+      ConfigChange change = diff_config(parse_config(logged_text, "the logged configuration"), running.config);
+      for (const auto& key : change.refused) changes.push_back(key + " changed across a restart");
+      changes.insert(changes.end(), change.changes.begin(), change.changes.end());
+    } catch (const ConfigError& error) {
+      changes.push_back(std::string("the logged configuration does not parse: ") + error.what());
+    }
   }
   EventDraft draft;
   draft.actor = {static_cast<uint32_t>(getuid()), "cairnctld", schema::ActorKind::SYSTEM};
@@ -147,6 +150,7 @@ void record_start(ConfigAdmin* self, const std::string& logged_text) {
   };
   self->request(context->actors.log, caf::infinite, append_atom_v, std::move(draft)).then([=](const AppendAck& ack) {
     if (!ack.ok) return spdlog::error("cannot record the configuration read at start: {}", ack.error);
+    if (logged_text.empty()) return spdlog::info("the configuration in force is recorded in the log");
     spdlog::info("started on a configuration other than the log's last: {} change(s) recorded", changes.size());
   });
 }

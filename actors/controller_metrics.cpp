@@ -119,6 +119,8 @@ struct ControllerMetrics::Impl {
   // sdiag's own: what a histogram does not keep, and the figures at the last reset.
   std::atomic<uint64_t> cycle_last_us{0}, cycle_max_us{0}, cycle_depth_sum{0}, append_max_us{0};
   std::atomic<uint32_t> last_queue_length{0};
+  mutable std::mutex backfill_mutex;
+  BackfillStatistics backfill;  // since the start or the last reset, as slurmctld's reset_stats(1)
   mutable std::mutex reset_mutex;
   ControllerStatistics baseline;  // counts at the last reset
   int64_t since_us = 0;
@@ -331,7 +333,7 @@ class GaugeCollector final : public prometheus::Collectable {
     batch.metric.push_back(batch_metric);
     out.push_back(std::move(batch));
     auto commit = family("cairn_eventlog_commit_seconds",
-                         "Time of a group commit: write and fdatasync (the file log; 0 for Kafka)", MetricType::Summary);
+                         "Time of a group commit: write and fdatasync (file log); produce to acknowledgement by all in-sync replicas (Kafka)", MetricType::Summary);
     ClientMetric commit_metric;
     commit_metric.summary.sample_count = stats.syncs;
     commit_metric.summary.sample_sum = double(stats.commit_us) / 1e6;
@@ -351,6 +353,23 @@ class GaugeCollector final : public prometheus::Collectable {
         double(impl_.last_queue_length.load()));
     add("slurm_scheduler_last_cycle", "The last scheduling pass, microseconds (sdiag: Last cycle)",
         double(impl_.cycle_last_us.load()));
+    BackfillStatistics bf;
+    {
+      std::lock_guard lock(impl_.backfill_mutex);
+      bf = impl_.backfill;
+    }
+    add("slurm_scheduler_backfill_last_cycle", "The last backfill cycle, microseconds (sdiag: Backfilling stats, Last cycle)",
+        double(bf.cycle_last_us));
+    add("slurm_scheduler_backfill_mean_cycle", "Mean backfill cycle, microseconds (sdiag: Mean cycle)",
+        bf.cycle_count ? double(bf.cycle_sum_us / bf.cycle_count) : 0.0);
+    add("slurm_scheduler_backfill_depth_mean", "Mean backfill depth (sdiag: Depth Mean)",
+        bf.cycle_count ? double(bf.depth_sum / bf.cycle_count) : 0.0);
+    add("slurm_scheduler_backfill_last_depth", "Jobs the last backfill cycle considered (sdiag: Last depth cycle)",
+        double(bf.last_depth));
+    add("slurm_scheduler_backfill_cycles", "Backfill cycles since the last sdiag --reset (sdiag: Total cycles)",
+        double(bf.cycle_count));
+    add("slurm_scheduler_backfilled_jobs",
+        "Jobs started by backfill since the last sdiag --reset (sdiag: Total backfilled jobs)", double(bf.backfilled_jobs));
     auto passes = impl_.pass.Collect().histogram;
     add("slurm_scheduler_mean_cycle", "Mean scheduling pass since the start, microseconds",
         passes.sample_count ? passes.sample_sum * 1e6 / double(passes.sample_count) : 0.0);
@@ -395,6 +414,27 @@ void ControllerMetrics::scheduling_pass(uint64_t duration_us, uint32_t queue_len
   max_into(m.cycle_max_us, duration_us);
   m.cycle_depth_sum.fetch_add(queue_length, std::memory_order_relaxed);
   m.last_queue_length.store(queue_length, std::memory_order_relaxed);
+}
+
+void ControllerMetrics::backfill_pass(uint64_t duration_us, const BackfillFigures& figures, int64_t now_us) {
+  if (!figures.ran()) return;
+  auto& m = *impl_;
+  std::lock_guard lock(m.backfill_mutex);
+  auto& bf = m.backfill;
+  bf.backfilled_jobs += figures.backfilled;
+  ++bf.cycle_count;
+  bf.last_cycle_when = now_us / 1000000;
+  bf.cycle_last_us = duration_us;
+  bf.cycle_max_us = std::max(bf.cycle_max_us, duration_us);
+  bf.cycle_sum_us += duration_us;
+  bf.last_depth = figures.depth;
+  bf.last_depth_try = figures.depth_try;
+  bf.depth_sum += figures.depth;
+  bf.depth_try_sum += figures.depth_try;
+  bf.last_queue_length = figures.queue_length;
+  bf.queue_length_sum += figures.queue_length;
+  bf.last_table_size = figures.table_size;
+  bf.table_size_sum += figures.table_size;
 }
 
 void ControllerMetrics::append_durable(uint64_t latency_us) {
@@ -491,6 +531,8 @@ ControllerStatistics ControllerMetrics::statistics(int64_t now_us) const {
   s.log_end_offset = m.log_end();
   s.log_applied_offset = m.applied_offset.load();
   s.log_append_latency_max_us = m.append_max_us.load();
+  std::lock_guard lock(m.backfill_mutex);
+  s.backfill = m.backfill;
   return s;
 }
 
@@ -503,6 +545,9 @@ void ControllerMetrics::reset(int64_t now_us) {
   m.cycle_last_us = 0;
   m.cycle_max_us = 0;
   m.append_max_us = 0;
+  std::lock_guard bf_lock(m.backfill_mutex);
+  // slurmctld's reset_stats(1): everything but when the last cycle ran and its table size.
+  m.backfill = {.last_cycle_when = m.backfill.last_cycle_when, .last_table_size = m.backfill.last_table_size};
 }
 
 std::vector<std::weak_ptr<prometheus::Collectable>> ControllerMetrics::collectables() const {

@@ -37,6 +37,9 @@ class ControllerMetrics {
   // ---- counting (any thread) ----
   void count_jobs(const JobCounts& counts);
   void scheduling_pass(uint64_t duration_us, uint32_t queue_length);
+  // A pass with a backfill part (figures.ran()): sdiag's "Backfilling stats". Cairn backfills
+  // in the same pass, so a backfill cycle's time is its pass's.
+  void backfill_pass(uint64_t duration_us, const BackfillFigures& figures, int64_t now_us);
   void append_durable(uint64_t latency_us);
   void applied(uint64_t next_offset);  // the query view applied everything below it
   void publish(ClusterGauges gauges);

@@ -219,9 +219,9 @@ class AgentChannelOnLoop : public AgentChannel {
       });
     });
   }
-  void launch_step(const StepLaunch& launch, uint64_t io_token) override {
+  void launch_step(const StepLaunch& launch, uint64_t io_token, LaunchAnswer answer) override {
     StepIoRegistry* registry = &step_io_;
-    run([launch, io_token, registry](rpc::Agent::Client& agent) -> kj::Promise<void> {
+    run([launch, io_token, registry, answer](rpc::Agent::Client& agent) -> kj::Promise<void> {
       auto request = agent.launchStepRequest();
       write_step_launch(request.initLaunch(), launch);
       KJ_IF_MAYBE (io, registry->use(io_token)) {
@@ -229,7 +229,10 @@ class AgentChannelOnLoop : public AgentChannel {
       } else {
         return KJ_EXCEPTION(FAILED, "srun is gone: the step's output has nowhere to go");
       }
-      return request.send().ignoreResult();
+      return request.send().then([answer](capnp::Response<rpc::Agent::LaunchStepResults>&& response) {
+        std::string cpu_ids = response.getCpuIds();
+        if (!cpu_ids.empty()) answer(cpu_ids);
+      });
     });
   }
   void terminate_step(uint64_t job_id, uint32_t step_id, uint32_t kill_wait_sec, StopReason reason) override {
@@ -699,29 +702,38 @@ class ControllerImpl final : public rpc::Controller::Server {
       auto targets = usage_nodes(*job, step_id, caller.uid, caller.is_operator);
       if (auto* refusal = std::get_if<std::string>(&targets)) return failure(*refusal);
       auto nodes = std::get<std::vector<std::string>>(targets);
-      kj::Vector<kj::Promise<std::optional<ResourceUsage>>> asked;
+      // Each node's figures and its processes ("1234,1240"); nullopt: not running there.
+      using NodeSample = std::optional<std::pair<ResourceUsage, std::string>>;
+      kj::Vector<kj::Promise<NodeSample>> asked;
       for (const auto& node : nodes) {
         KJ_IF_MAYBE (agent, agents->find(node)) {
           auto request = agent->usageRequest();
           request.setJobId(job_id);
           request.setStepId(step_id);
           asked.add(request.send().then(
-              [](capnp::Response<rpc::Agent::UsageResults>&& response) -> std::optional<ResourceUsage> {
+              [](capnp::Response<rpc::Agent::UsageResults>&& response) -> NodeSample {
                 if (!response.getRunning()) return std::nullopt;
-                return read_usage(response.getUsage());
+                std::string pids;
+                for (uint32_t pid : response.getPids()) pids += (pids.empty() ? "" : ",") + std::to_string(pid);
+                return std::make_pair(read_usage(response.getUsage()), std::move(pids));
               },
-              [](kj::Exception&&) -> std::optional<ResourceUsage> { return std::nullopt; }));
+              [](kj::Exception&&) -> NodeSample { return std::nullopt; }));
+        } else {
+          asked.add(kj::Promise<NodeSample>(NodeSample{}));
         }
       }
       return kj::joinPromises(asked.releaseAsArray())
-          .then([context, nodes](kj::Array<std::optional<ResourceUsage>> all) mutable {
+          .then([context, nodes](kj::Array<NodeSample> all) mutable {
             ResourceUsage merged;
-            for (const auto& usage : all)
-              if (usage) merge_usage(merged, *usage);
+            for (const auto& sample : all)
+              if (sample) merge_usage(merged, sample->first);
             auto results = context.getResults();
             write_usage(results.initUsage(), merged);
             auto list = results.initNodes(static_cast<unsigned>(nodes.size()));
             for (size_t i = 0; i < nodes.size(); ++i) list.set(static_cast<unsigned>(i), nodes[i]);
+            auto pids = results.initNodePids(static_cast<unsigned>(nodes.size()));
+            for (size_t i = 0; i < nodes.size() && i < all.size(); ++i)
+              if (all[i]) pids.set(static_cast<unsigned>(i), all[i]->second);
           });
     });
   }

@@ -536,12 +536,16 @@ void on_oom(JobSelf self, const std::string& node, const JobOom& report) {
 }
 
 // The agent's answer to the launch: the CPUs the run holds there, recorded once (a launch
-// repeated after a restart answers the same ids again).
+// repeated after a restart answers the same ids again). Other nodes of the allocation answer
+// a step's launch: the first ids heard of for the node stand (later steps may pick others).
 void on_cpus_bound(JobSelf self, const std::string& node, uint64_t id, uint32_t run, const std::string& cpu_ids) {
   const JobRecord& job = self->state.job;
   if (!self->state.known || !is_active(job.state) || job.restarts != run) return;
+  std::string batch_node = !job.batch_host.empty() ? job.batch_host
+                           : job.allocation.empty() ? std::string() : job.allocation.front().node;
+  bool batch_host = batch_node == node;
   for (const auto& known : job.cpu_ids)
-    if (known.node == node && known.cpu_ids == cpu_ids) return;
+    if (known.node == node && (known.cpu_ids == cpu_ids || !batch_host)) return;
   EventDraft draft = system_draft(id, [=](const EventMeta& meta) {
     return make::job_cpus_bound(meta, id, node, cpu_ids, run);
   });

@@ -285,7 +285,12 @@ NodeActor::behavior_type node_actor(NodeSelf self, std::shared_ptr<const Control
         deliver(self, [=](AgentChannel& agent) { agent.signal(job_id, signal, batch_only); });
       },
       [=](step_launch_atom, const StepLaunch& launch, uint64_t io_token) {
-        deliver(self, [=](AgentChannel& agent) { agent.launch_step(launch, io_token); });
+        uint64_t job_id = launch.job_id;
+        uint32_t run = launch.restart_count;
+        LaunchAnswer answer = [me = caf::actor_cast<NodeActor>(self), job_id, run](const std::string& cpu_ids) {
+          caf::anon_send(me, cpus_bound_atom_v, job_id, run, cpu_ids);
+        };
+        deliver(self, [=](AgentChannel& agent) { agent.launch_step(launch, io_token, answer); });
       },
       // A signal to a step's tasks here; 0: terminate them (SIGTERM, then SIGKILL after KillWait).
       [=](step_control_atom, uint64_t job_id, uint32_t step_id, int32_t signal, uint32_t kill_wait_sec,

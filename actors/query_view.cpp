@@ -102,7 +102,8 @@ SchedulingDecision run_pass(QueryView* self) {
   const auto& config = st.context->config();
   PreemptionPolicy preemption{config.preempt_type == "preempt/partition_prio", config.preempt_exempt_time_sec,
                               config.preempt_mode, config.preempt_type == "preempt/qos"};
-  auto decision = schedule({&st.state, st.partitions, st.context->pools(), st.context->now_us(),
+  int64_t now_us = st.context->now_us();
+  auto decision = schedule({&st.state, st.partitions, st.context->pools(), now_us,
                             config.kill_invalid_depend, &features, &config.licenses, &weights,
                             &st.context->running->current().node_gres, preemption});
   keep_owned_shards(decision, st.context->ownership);
@@ -110,6 +111,7 @@ SchedulingDecision run_pass(QueryView* self) {
   // The queue the pass looked at: the jobs it left waiting and those it placed.
   st.context->metrics->scheduling_pass(static_cast<uint64_t>(spent.count()),
                                        static_cast<uint32_t>(decision.pending_reasons.size() + decision.placements.size()));
+  st.context->metrics->backfill_pass(static_cast<uint64_t>(spent.count()), decision.backfill, now_us);
   return decision;
 }
 

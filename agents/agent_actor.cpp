@@ -119,16 +119,23 @@ void to_steps(AgentActor* self, uint64_t job_id, const Ts&... message) {
     self->send(it->second, message...);
 }
 
-void on_step_launch(AgentActor* self, StepLaunch launch, const StepStarted& started) {
+void on_step_launch(AgentActor* self, StepLaunch launch, const StepLaunched& launched) {
   auto& st = self->state;
   StepKey key{launch.job_id, launch.step_id};
   if (st.steps.contains(key)) {
     spdlog::warn("JobId={} StepId={}.{} is already running here: launch ignored", key.first, key.first, key.second);
-    started({});
+    launched({}, {});
     return;
   }
   uint32_t count = launch.node_index < launch.nodes.size() ? launch.nodes[launch.node_index].cpus : 1;
   CpuIds cpus = st.cpus.take_step(key.first, key.second, count);
+  // The job's CPU ids here for scontrol show job -d: the job's own on its batch host, else (a
+  // node only its steps reach) this step's; the controller keeps the first it hears of per node.
+  CpuIds job_cpus = st.cpus.job_cpus(key.first);
+  std::string cpu_ids = format_cpu_ids(job_cpus.empty() ? cpus : job_cpus);
+  StepStarted started = [launched, cpu_ids](std::vector<StepTaskOutput> outputs) {
+    launched(std::move(outputs), cpu_ids);
+  };
   auto step = spawn_step_actor(self->system(), st.context, caf::actor_cast<caf::actor>(self), std::move(launch),
                                std::move(cpus), started);
   self->monitor(step);
@@ -205,7 +212,7 @@ caf::behavior agent_actor(AgentActor* self, std::shared_ptr<const AgentContext> 
         self->monitor(task);
         st.tasks[job_id] = TaskEntry{task, run, false};
       },
-      [=](step_launch_atom, StepLaunch& launch, const StepStarted& started) {
+      [=](step_launch_atom, StepLaunch& launch, const StepLaunched& started) {
         on_step_launch(self, std::move(launch), started);
       },
       [=](step_control_atom, uint64_t job_id, uint32_t step_id, int32_t sig, uint32_t kill_wait_sec, uint8_t reason) {

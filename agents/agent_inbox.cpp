@@ -41,8 +41,8 @@ class AgentInbox final : public JobOrders {
     if (!staging_) return JobOrders::bb_teardown(job_id, std::move(directory), std::move(done));
     caf::anon_send(staging_, bb_teardown_atom::value, job_id, std::move(directory), std::move(done));
   }
-  void launch_step(StepLaunch launch, StepStarted started) override {
-    caf::anon_send(agent_, step_launch_atom::value, std::move(launch), std::move(started));
+  void launch_step(StepLaunch launch, StepLaunched launched) override {
+    caf::anon_send(agent_, step_launch_atom::value, std::move(launch), std::move(launched));
   }
   void terminate_step(uint64_t job_id, uint32_t step_id, uint32_t kill_wait_sec, StopReason reason) override {
     caf::anon_send(agent_, step_control_atom::value, job_id, step_id, int32_t{0}, kill_wait_sec,

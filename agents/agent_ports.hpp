@@ -35,9 +35,16 @@ struct StepTaskOutput {
   int stdin_fd = -1;   // the write end of its stdin pipe (fed from srun's StepIo.readInput); -1: none
 };
 using StepStarted = std::function<void(std::vector<StepTaskOutput>)>;
-// sstat's answer (Agent.usage): a running batch script's or step's figures here now;
-// nullopt when it does not run here.
-using UsageDone = std::function<void(std::optional<ResourceUsage>)>;
+// The launch's answer to the controller: the tasks' outputs and the job's CPU ids on this node
+// ("0-1": the job's where it holds CPUs here, the batch host; else the first step's).
+using StepLaunched = std::function<void(std::vector<StepTaskOutput>, std::string cpu_ids)>;
+// sstat's answer (Agent.usage): a running batch script's or step's figures here now and the
+// processes they were read from (sstat's Pids); nullopt when it does not run here.
+struct LiveUsage {
+  ResourceUsage usage;
+  std::vector<uint32_t> pids;
+};
+using UsageDone = std::function<void(std::optional<LiveUsage>)>;
 
 // A run found in the spool by a restarted agent (AgentSpool::take_runs), for the agent actor.
 struct AdoptedRun {
@@ -69,8 +76,8 @@ class JobOrders {
   virtual void bb_teardown(uint64_t job_id, std::string directory, StageDone done) {
     stage(StageOrder{job_id, false, std::move(directory), {}, 0, 0, {}}, std::move(done));
   }
-  // Job steps (srun): `started` is called once the node's tasks run (or could not start).
-  virtual void launch_step(StepLaunch launch, StepStarted started) = 0;
+  // Job steps (srun): `launched` is called once the node's tasks run (or could not start).
+  virtual void launch_step(StepLaunch launch, StepLaunched launched) = 0;
   virtual void terminate_step(uint64_t job_id, uint32_t step_id, uint32_t kill_wait_sec, StopReason reason) = 0;
   virtual void signal_step(uint64_t job_id, uint32_t step_id, int32_t signal) = 0;
   // sstat: what the job's batch script (kBatchStepId) or step uses here now.

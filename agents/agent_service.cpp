@@ -84,11 +84,14 @@ class AgentService final : public rpc::Agent::Server {
     uint64_t job_id = launch.job_id;
     uint32_t step_id = launch.step_id;
     rpc::StepIo::Client io = params.getIo();
-    auto [promise, reply] = make_rpc_reply<std::vector<StepTaskOutput>>();
-    orders_.launch_step(std::move(launch),
-                        [reply = reply](std::vector<StepTaskOutput> outputs) { reply.fulfill(std::move(outputs)); });
-    return promise.then([this, job_id, step_id, io = kj::mv(io)](std::vector<StepTaskOutput> outputs) mutable {
-      steps_.attach(job_id, step_id, kj::mv(io), std::move(outputs));
+    using Launched = std::pair<std::vector<StepTaskOutput>, std::string>;
+    auto [promise, reply] = make_rpc_reply<Launched>();
+    orders_.launch_step(std::move(launch), [reply = reply](std::vector<StepTaskOutput> outputs, std::string cpu_ids) {
+      reply.fulfill(Launched{std::move(outputs), std::move(cpu_ids)});
+    });
+    return promise.then([this, context, job_id, step_id, io = kj::mv(io)](Launched launched) mutable {
+      context.getResults().setCpuIds(launched.second);
+      steps_.attach(job_id, step_id, kj::mv(io), std::move(launched.first));
     });
   }
 
@@ -101,13 +104,16 @@ class AgentService final : public rpc::Agent::Server {
 
   kj::Promise<void> usage(UsageContext context) override {
     auto params = context.getParams();
-    auto [promise, reply] = make_rpc_reply<std::optional<ResourceUsage>>();
+    auto [promise, reply] = make_rpc_reply<std::optional<LiveUsage>>();
     orders_.usage(params.getJobId(), params.getStepId(),
-                  [reply = reply](std::optional<ResourceUsage> usage) { reply.fulfill(std::move(usage)); });
-    return promise.then([context](std::optional<ResourceUsage> usage) mutable {
+                  [reply = reply](std::optional<LiveUsage> live) { reply.fulfill(std::move(live)); });
+    return promise.then([context](std::optional<LiveUsage> live) mutable {
       auto results = context.getResults();
-      results.setRunning(usage.has_value());
-      if (usage) write_usage(results.initUsage(), *usage);
+      results.setRunning(live.has_value());
+      if (!live) return;
+      write_usage(results.initUsage(), live->usage);
+      auto pids = results.initPids(static_cast<unsigned>(live->pids.size()));
+      for (unsigned i = 0; i < live->pids.size(); ++i) pids.set(i, live->pids[i]);
     });
   }
 

@@ -38,7 +38,8 @@ std::optional<uint64_t> parse_pressure_total(std::string_view text) {
 std::optional<ProcessSample> parse_proc_stat(std::string_view text, uint64_t ticks_per_second,
                                             uint64_t page_bytes) {
   // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so fields count
-  // from the last ')'. After it: state is field 3; utime 14, stime 15, cutime 16, cstime 17, rss 24.
+  // from the last ')'. After it: state is field 3; majflt 12, utime 14, stime 15, cutime 16,
+  // cstime 17, vsize 23, rss 24.
   size_t close = text.rfind(')');
   if (close == std::string_view::npos || ticks_per_second == 0) return std::nullopt;
   std::vector<std::string_view> fields;
@@ -50,9 +51,10 @@ std::optional<ProcessSample> parse_proc_stat(std::string_view text, uint64_t tic
     return parse_unsigned<uint64_t>(fields[index]);
   };
   auto utime = field(14), stime = field(15), cutime = field(16), cstime = field(17), rss = field(24);
-  if (!utime || !stime || !cutime || !cstime || !rss) return std::nullopt;
+  auto majflt = field(12), vsize = field(23);
+  if (!utime || !stime || !cutime || !cstime || !rss || !majflt || !vsize) return std::nullopt;
   auto micros = [&](uint64_t ticks) { return ticks * 1000000 / ticks_per_second; };
-  return ProcessSample{micros(*utime + *cutime), micros(*stime + *cstime), *rss * page_bytes};
+  return ProcessSample{micros(*utime + *cutime), micros(*stime + *cstime), *rss * page_bytes, *vsize, *majflt};
 }
 
 TaskUsage sample_task_usage(uint32_t task_id, const std::vector<int>& pids) {
@@ -69,6 +71,8 @@ TaskUsage sample_task_usage(uint32_t task_id, const std::vector<int>& pids) {
     usage.user_cpu_us += sample->user_us;
     usage.system_cpu_us += sample->system_us;
     usage.max_rss_bytes += sample->rss_bytes;
+    usage.vm_bytes += sample->vm_bytes;
+    usage.pages += sample->major_faults;
     std::ifstream io("/proc/" + std::to_string(pid) + "/io");  // only for the owner (or root)
     std::ostringstream io_text;
     io_text << io.rdbuf();

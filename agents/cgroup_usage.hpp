@@ -40,11 +40,14 @@ std::optional<CpuTimes> parse_cpuacct_stat(std::string_view text, uint64_t ticks
 std::optional<uint64_t> parse_pressure_total(std::string_view text);
 
 // What /proc/PID/stat says of a live process: its CPU time and that of the children it
-// waited for (utime+cutime, stime+cstime) and its resident memory now.
+// waited for (utime+cutime, stime+cstime), its resident and virtual memory now and its major
+// page faults (jobacct_gather/linux reads the same fields).
 struct ProcessSample {
   uint64_t user_us = 0;
   uint64_t system_us = 0;
   uint64_t rss_bytes = 0;
+  uint64_t vm_bytes = 0;      // vsize
+  uint64_t major_faults = 0;  // majflt: Slurm's "pages"
   bool operator==(const ProcessSample&) const = default;
 };
 std::optional<ProcessSample> parse_proc_stat(std::string_view text, uint64_t ticks_per_second, uint64_t page_bytes);

@@ -40,7 +40,9 @@ std::vector<ReapedChild> reap_children() {
                                micros(used.ru_utime),
                                micros(used.ru_stime),
                                static_cast<uint64_t>(used.ru_inblock) * 512,
-                               static_cast<uint64_t>(used.ru_oublock) * 512};
+                               static_cast<uint64_t>(used.ru_oublock) * 512,
+                               0,
+                               0};
       reaped.push_back({.pid = pid, .status = status});
     } else if (pid == 0 || errno == ECHILD) {
       return reaped;

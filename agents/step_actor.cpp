@@ -332,9 +332,14 @@ caf::behavior step_actor(StepActor* self, std::shared_ptr<const AgentContext> co
         auto& st = self->state;
         if (st.running.empty()) return done(std::nullopt);
         std::vector<TaskUsage> tasks;
-        for (const auto& [pid, task] : st.running) tasks.push_back(sample_task_usage(task, processes_in_group(pid)));
+        std::vector<uint32_t> pids;
+        for (const auto& [pid, task] : st.running) {
+          auto group = processes_in_group(pid);
+          tasks.push_back(sample_task_usage(task, group));
+          pids.insert(pids.end(), group.begin(), group.end());
+        }
         CgroupUsage cgroup = st.cgroup ? st.context->cgroups->usage(*st.cgroup) : CgroupUsage{};
-        done(step_usage(tasks, cgroup, st.context->settings.node));
+        done(LiveUsage{step_usage(tasks, cgroup, st.context->settings.node), std::move(pids)});
       },
   };
 }

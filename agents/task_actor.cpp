@@ -285,7 +285,7 @@ void on_supervisor_exit(TaskActor* self, ExitStatus supervisor_status) {
   if (record && record->usage) {
     const RunUsage& used = *record->usage;
     st.script_rusage =
-        TaskUsage{0, used.max_rss_bytes, used.user_cpu_us, used.system_cpu_us, used.read_bytes, used.write_bytes};
+        TaskUsage{0, used.max_rss_bytes, used.user_cpu_us, used.system_cpu_us, used.read_bytes, used.write_bytes, 0, 0};
   }
   if (record && record->exit) {
     std::optional<OomCount> kept;
@@ -372,10 +372,11 @@ caf::behavior task_behavior(TaskActor* self) {
       [=](usage_atom, UsageDone& done) {
         auto& st = self->state;
         if (!st.shell_alive) return done(std::nullopt);
-        TaskUsage now = sample_task_usage(0, processes_in_group(st.shell));
+        auto group = processes_in_group(st.shell);
+        TaskUsage now = sample_task_usage(0, group);
         CgroupUsage cgroup = st.cgroup ? st.context->cgroups->usage(JobCgroup{st.cgroup->path + "/batch", 0})
                                        : CgroupUsage{};
-        done(batch_usage(now, cgroup, st.context->settings.node));
+        done(LiveUsage{batch_usage(now, cgroup, st.context->settings.node), {group.begin(), group.end()}});
       },
       [=](acked_atom) {
         self->state.acked = true;

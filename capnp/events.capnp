@@ -252,6 +252,17 @@ struct ResourceUsage {
   cpuPressureUs @19 :UInt64;     # cgroup v2 pressure stall totals ("some")
   memoryPressureUs @20 :UInt64;
   ioPressureUs @21 :UInt64;
+  maxVmBytes @22 :UInt64;        # virtual memory and major page faults: live samples (sstat)
+  maxVmNode @23 :Text;
+  maxVmTask @24 :UInt32;
+  totalVmBytes @25 :UInt64;
+  maxPages @26 :UInt64;
+  maxPagesNode @27 :Text;
+  maxPagesTask @28 :UInt32;
+  totalPages @29 :UInt64;
+  maxCpuUs @30 :UInt64;          # the task that used the most CPU time
+  maxCpuNode @31 :Text;
+  maxCpuTask @32 :UInt32;
 }
 
 struct JobRequeued {

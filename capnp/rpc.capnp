@@ -161,13 +161,15 @@ interface Agent {
   # Stops any staging of the job and removes its directory; answers once it is gone.
   bbTeardown @6 (jobId :UInt64, directory :Text) -> ();
   # Starts this node's tasks of a step; output and ends go to `io`. Answers once they run.
-  launchStep @7 (launch :StepLaunch, io :StepIo) -> ();
+  # cpuIds: the job's CPUs on this node ("0-1"; its own on the batch host, else this step's).
+  launchStep @7 (launch :StepLaunch, io :StepIo) -> (cpuIds :Text);
   # SIGCONT, SIGTERM, then SIGKILL after killWaitSec to the step's tasks on this node.
   terminateStep @8 (jobId :UInt64, stepId :UInt32, killWaitSec :UInt32, reason :StopReason) -> ();
   signalStep @9 (jobId :UInt64, stepId :UInt32, signal :Int32) -> ();
   # sstat: what the job's batch script (stepId 0xfffffffb) or step uses on this node now
   # (events/job_usage.hpp); running false: it does not run here.
-  usage @10 (jobId :UInt64, stepId :UInt32) -> (usage :Events.ResourceUsage, running :Bool);
+  # pids: the processes measured (sstat's Pids).
+  usage @10 (jobId :UInt64, stepId :UInt32) -> (usage :Events.ResourceUsage, running :Bool, pids :List(UInt32));
 }
 
 struct JobExit {
@@ -298,7 +300,9 @@ interface Controller {
   # sstat: a running job's batch script (stepId 0xfffffffb) or step, as its agents measure
   # it now, merged over its nodes. The job's owner and operators only ("Invalid user id"),
   # as slurmd answers; a job or step that does not run fails with Slurm's text.
-  jobUsage @33 (jobId :UInt64, stepId :UInt32) -> (usage :Events.ResourceUsage, nodes :List(Text));
+  # nodePids: each node's processes measured ("1234,1240"), in the order of nodes.
+  jobUsage @33 (jobId :UInt64, stepId :UInt32) -> (usage :Events.ResourceUsage, nodes :List(Text),
+                                                   nodePids :List(Text));
 }
 
 enum PartitionVerb {
@@ -409,4 +413,23 @@ struct ControllerStats {
   logAppliedOffset @27 :UInt64;
   logAppendLatencySumUs @28 :UInt64;
   logAppendLatencyMaxUs @29 :UInt64;
+  backfill @30 :BackfillStats;
+}
+
+# sdiag's "Backfilling stats": the backfill part of the scheduling passes.
+struct BackfillStats {
+  backfilledJobs @0 :UInt64;      # since the start or the last reset
+  cycleCount @1 :UInt64;
+  lastCycleWhen @2 :Int64;        # seconds since the epoch; 0: none yet
+  cycleLastUs @3 :UInt64;
+  cycleMaxUs @4 :UInt64;
+  cycleSumUs @5 :UInt64;
+  lastDepth @6 :UInt32;
+  lastDepthTry @7 :UInt32;
+  depthSum @8 :UInt64;
+  depthTrySum @9 :UInt64;
+  lastQueueLength @10 :UInt32;
+  queueLengthSum @11 :UInt64;
+  lastTableSize @12 :UInt32;
+  tableSizeSum @13 :UInt64;
 }

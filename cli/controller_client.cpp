@@ -284,6 +284,8 @@ ControllerClient::LiveUsage ControllerClient::job_usage(uint64_t job_id, uint32_
   LiveUsage live;
   live.usage = read_usage(response.getUsage());
   for (auto node : response.getNodes()) live.nodes.emplace_back(node.cStr(), node.size());
+  for (auto pids : response.getNodePids()) live.node_pids.emplace_back(pids.cStr(), pids.size());
+  live.node_pids.resize(live.nodes.size());  // an older controller sends none
   return live;
 }
 

@@ -74,6 +74,7 @@ class ControllerClient final : public ClusterQueries {
   struct LiveUsage {
     ResourceUsage usage;
     std::vector<std::string> nodes;
+    std::vector<std::string> node_pids;  // each node's processes measured ("1234,1240"), as nodes
   };
   LiveUsage job_usage(uint64_t job_id, uint32_t step_id);
   // scontrol update NodeName=...: throws with the controller's refusal (remote_message()).

@@ -115,7 +115,12 @@ int run_sacct(const Args& argv, std::ostream& out, std::ostream& err) {
       out << '\n';
       return 0;
     }
-    if (args.has("yaml")) throw UsageError("sacct: error: --yaml is not supported by Cairn: use --json");
+    // --json and --yaml: the last one given wins (options.c sets params.mimetype each time).
+    std::string data_format;
+    for (const auto& word : argv)
+      if (word == "--json" || word == "--yaml") data_format = word.substr(2);
+    if (data_format.empty() && (args.has("json") || args.has("yaml")))  // an abbreviation (--js)
+      data_format = args.has("json") ? "json" : "yaml";
     auto refs = parse_job_refs(args.all("jobs"), "sacct");
     auto ids = job_ids_of(refs);
     auto names = split_list(args.all("name"));
@@ -213,8 +218,10 @@ int run_sacct(const Args& argv, std::ostream& out, std::ostream& err) {
       if (!nodes.empty() && !ran_on(job, nodes)) continue;
       shown.push_back(&job);
     }
-    if (args.has("json"))
+    if (data_format == "json")
       out << render_sacct_json(shown, format_context(config, snapshot.now_us));
+    else if (data_format == "yaml")
+      out << render_sacct_yaml(shown, format_context(config, snapshot.now_us));
     else
       out << render_sacct(shown, options, format_context(config, snapshot.now_us));
     return 0;

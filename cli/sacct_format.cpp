@@ -246,6 +246,13 @@ std::string usage_field(const AccountingLine& line, const FormatContext&) {
   return usage ? usage_figure_text(figure, *usage, DiskUnit::megabytes) : std::string();
 }
 
+// A step's pressure stall total (blank for a job line and an unmeasured step).
+template <uint64_t ResourceUsage::*figure>
+std::string pressure_field(const AccountingLine& line, const FormatContext&) {
+  const ResourceUsage* usage = measured(line);
+  return usage ? slurm_cpu_time_text(usage->*figure) : std::string();
+}
+
 // clang-format off
 const std::array kSacctFields{
     SacctField{"Account", 10, Overflow::plus, [](const AccountingLine& line, const FormatContext&) { return line.job->spec->account; }},
@@ -442,6 +449,10 @@ const std::array kSacctFields{
     // How often the job was requeued before this run (scontrol's Restarts=).
     SacctField{"Restarts", 8, Overflow::keep,
                [](const AccountingLine& line, const FormatContext&) { return job_only(line, std::to_string(line.restart)); }},
+    // cgroup v2 pressure stall ("some") time of a step's cgroup, as TotalCPU prints times; 0 on v1.
+    SacctField{"CairnPressureCPU", 16, Overflow::plus, pressure_field<&ResourceUsage::cpu_pressure_us>},
+    SacctField{"CairnPressureMem", 16, Overflow::plus, pressure_field<&ResourceUsage::memory_pressure_us>},
+    SacctField{"CairnPressureIO", 15, Overflow::plus, pressure_field<&ResourceUsage::io_pressure_us>},
 };
 // clang-format on
 

@@ -4,10 +4,12 @@
 #include <fmt/format.h>
 #include <grp.h>
 #include <pwd.h>
+#include <yaml.h>
 
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 #include <map>
 #include <memory>
 #include <utility>
@@ -365,8 +367,87 @@ IdNames system_id_names() {
   return names;
 }
 
-std::string render_sacct_json(const std::vector<const JobRecord*>& jobs, const FormatContext& context,
-                              const IdNames& names) {
+namespace {
+
+// serializer/yaml of 22.05 (_data_to_yaml): libyaml's emitter, every scalar, map and sequence
+// with its explicit tag (implicit flags 0), any style; a YAML 1.1 document, ended explicitly.
+class YamlWriter {
+ public:
+  YamlWriter() {
+    if (!yaml_emitter_initialize(&emitter_)) throw std::runtime_error("sacct: error: cannot start the YAML emitter");
+    yaml_emitter_set_output(&emitter_, &YamlWriter::write, &out_);
+  }
+  ~YamlWriter() { yaml_emitter_delete(&emitter_); }
+  YamlWriter(const YamlWriter&) = delete;
+  YamlWriter& operator=(const YamlWriter&) = delete;
+
+  std::string document(const Json& root) {
+    yaml_event_t event;
+    yaml_version_directive_t version{1, 1};
+    emit(yaml_stream_start_event_initialize(&event, YAML_UTF8_ENCODING), event);
+    emit(yaml_document_start_event_initialize(&event, &version, nullptr, nullptr, 0), event);
+    value(root);
+    emit(yaml_document_end_event_initialize(&event, 0), event);
+    emit(yaml_stream_end_event_initialize(&event), event);
+    return std::move(out_);
+  }
+
+ private:
+  static int write(void* data, unsigned char* buffer, size_t size) {
+    static_cast<std::string*>(data)->append(reinterpret_cast<const char*>(buffer), size);
+    return 1;
+  }
+  void emit(int initialized, yaml_event_t& event) {
+    if (!initialized || !yaml_emitter_emit(&emitter_, &event))
+      throw std::runtime_error(std::string("sacct: error: YAML emitter error: ") +
+                               (emitter_.problem ? emitter_.problem : "no memory"));
+  }
+  void scalar(const char* tag, const std::string& text) {
+    yaml_event_t event;
+    emit(yaml_scalar_event_initialize(&event, nullptr, reinterpret_cast<yaml_char_t*>(const_cast<char*>(tag)),
+                                      reinterpret_cast<yaml_char_t*>(const_cast<char*>(text.data())),
+                                      static_cast<int>(text.size()), 0, 0, YAML_ANY_SCALAR_STYLE),
+         event);
+  }
+  void value(const Json& json) {
+    std::visit(
+        [&](const auto& item) {
+          using T = std::decay_t<decltype(item)>;
+          yaml_event_t event;
+          if constexpr (std::is_same_v<T, std::nullptr_t>) {
+            scalar(YAML_NULL_TAG, "null");
+          } else if constexpr (std::is_same_v<T, bool>) {
+            scalar(YAML_BOOL_TAG, item ? "true" : "false");
+          } else if constexpr (std::is_same_v<T, int64_t>) {
+            scalar(YAML_INT_TAG, std::to_string(item));
+          } else if constexpr (std::is_same_v<T, std::string>) {
+            scalar(YAML_STR_TAG, item);
+          } else if constexpr (std::is_same_v<T, Json::Object>) {
+            emit(yaml_mapping_start_event_initialize(&event, nullptr, reinterpret_cast<yaml_char_t*>(const_cast<char*>(YAML_MAP_TAG)),
+                                                     0, YAML_ANY_MAPPING_STYLE),
+                 event);
+            for (const auto& [key, member] : item) {
+              scalar(YAML_STR_TAG, key);
+              value(member);
+            }
+            emit(yaml_mapping_end_event_initialize(&event), event);
+          } else {
+            emit(yaml_sequence_start_event_initialize(&event, nullptr, reinterpret_cast<yaml_char_t*>(const_cast<char*>(YAML_SEQ_TAG)),
+                                                      0, YAML_ANY_SEQUENCE_STYLE),
+                 event);
+            for (const auto& member : item) value(member);
+            emit(yaml_sequence_end_event_initialize(&event), event);
+          }
+        },
+        json.value);
+  }
+
+  yaml_emitter_t emitter_{};
+  std::string out_;
+};
+
+// dump_job()'s answer (openapi/dbv0.0.38), the same for --json and --yaml.
+Json sacct_response(const std::vector<const JobRecord*>& jobs, const FormatContext& context, const IdNames& names) {
   Json response = Json::object();
   response.path("meta/plugin/type") = "openapi/dbv0.0.38";
   response.path("meta/plugin/name") = "Slurm OpenAPI DB v0.0.38";
@@ -384,9 +465,21 @@ std::string render_sacct_json(const std::vector<const JobRecord*>& jobs, const F
   Json::Array items;
   for (const JobRecord* job : jobs) items.push_back(job_json(*job, context, names));
   response["jobs"] = Json::array(std::move(items));
+  return response;
+}
+
+}  // namespace
+
+std::string render_sacct_json(const std::vector<const JobRecord*>& jobs, const FormatContext& context,
+                              const IdNames& names) {
   std::string out;
-  print(out, response, 0);
+  print(out, sacct_response(jobs, context, names), 0);
   return out;
+}
+
+std::string render_sacct_yaml(const std::vector<const JobRecord*>& jobs, const FormatContext& context,
+                              const IdNames& names) {
+  return YamlWriter().document(sacct_response(jobs, context, names));
 }
 
 }  // namespace cairn

@@ -24,5 +24,8 @@ IdNames system_id_names();
 
 std::string render_sacct_json(const std::vector<const JobRecord*>& jobs, const FormatContext& context,
                               const IdNames& names = system_id_names());
+// sacct --yaml: the same answer through 22.05's serializer/yaml (libyaml, explicit tags).
+std::string render_sacct_yaml(const std::vector<const JobRecord*>& jobs, const FormatContext& context,
+                              const IdNames& names = system_id_names());
 
 }  // namespace cairn

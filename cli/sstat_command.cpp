@@ -109,7 +109,8 @@ int run_sstat(const Args& argv, std::ostream& out, std::ostream& err) {
     std::vector<std::string> job_lists = args.all("jobs");
     if (!args.positionals.empty()) job_lists.push_back(args.positionals.front());
     SstatOptions options;
-    if (args.has("pidformat")) options.fields = sstat_pid_fields();
+    bool pid_format = args.has("pidformat");
+    if (pid_format) options.fields = sstat_pid_fields();
     auto format = split_list(args.all("format"));
     options.fields.insert(options.fields.end(), format.begin(), format.end());
     options.parsable2 = args.has("parsable2");
@@ -158,7 +159,15 @@ int run_sstat(const Args& argv, std::ostream& out, std::ostream& err) {
       for (uint32_t step : steps) {
         try {
           auto live = client.job_usage(one.job_id, step);
-          lines.push_back({step_text(one.job_id, step), slurm_ranged_hostlist(live.nodes, true), live.usage});
+          if (pid_format) {  // sstat.c: a line per node, with that node's processes
+            for (size_t i = 0; i < live.nodes.size(); ++i)
+              lines.push_back({step_text(one.job_id, step), live.nodes[i], live.usage, live.node_pids[i]});
+          } else {
+            std::string pids;
+            for (const auto& node_pids : live.node_pids)
+              if (!node_pids.empty()) pids += (pids.empty() ? "" : ",") + node_pids;
+            lines.push_back({step_text(one.job_id, step), slurm_ranged_hostlist(live.nodes, true), live.usage, pids});
+          }
         } catch (const std::exception& e) {
           std::string why = remote_message(e);
           if (why == "Invalid user id") {

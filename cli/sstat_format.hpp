@@ -14,6 +14,7 @@ struct SstatLine {
   std::string step_id;  // "12.0", "12.batch"
   std::string nodes;    // hostlist of the nodes measured ("n[1-2]")
   ResourceUsage usage;
+  std::string pids;     // the processes measured ("1234,1240"), all nodes' (-i: the line's node's)
 };
 
 struct SstatOptions {

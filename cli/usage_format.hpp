@@ -27,9 +27,24 @@ enum class UsageFigure : uint8_t {
   max_disk_write, max_disk_write_node, max_disk_write_task,
   max_rss, max_rss_node, max_rss_task,
   min_cpu, min_cpu_node, min_cpu_task,
+  ave_vm, max_vm, max_vm_node, max_vm_task,
+  ave_pages, max_pages, max_pages_node, max_pages_task,
 };
 enum class DiskUnit : uint8_t { megabytes, bytes };
 std::string usage_figure_text(UsageFigure figure, const ResourceUsage& usage, DiskUnit disk_unit);
+
+// sstat's TRESUsageIn*/Out* (slurmdb_make_tres_string_from_simple with TRES_STR_FLAG_BYTES):
+// "name=value" items sorted as strings, joined by ','. In: cpu, energy, fs/disk (read), mem,
+// pages, vmem; Out: energy, fs/disk (written). Minima other than CPU time are not kept: left out,
+// as Slurm leaves out a TRES without a value. `with_vm`: the VM size and pages are known (a live
+// sample); otherwise they are left out too.
+enum class TresUsage : uint8_t {
+  in_ave, in_max, in_max_node, in_max_task, in_min, in_min_node, in_min_task, in_tot,
+  out_ave, out_max, out_max_node, out_max_task, out_min, out_min_node, out_min_task, out_tot,
+};
+std::string tres_usage_text(TresUsage which, const ResourceUsage& usage, bool with_vm);
+// secs2time_str: "HH:MM:SS", "D-HH:MM:SS" (whole seconds).
+std::string slurm_secs_text(uint64_t seconds);
 
 // The averages over the tasks (0 without tasks).
 inline uint64_t average_rss_bytes(const ResourceUsage& usage) {

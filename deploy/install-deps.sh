@@ -4,6 +4,7 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libcaf-dev libcapnp-dev capnproto
           librdkafka-dev libspdlog-dev libfmt-dev doctest-dev kcat bc procps util-linux
           libmunge-dev munge libsystemd-dev clang libclang-rt-dev chromium python3
+          libyaml-dev  # sacct --yaml (Slurm's serializer/yaml is libyaml's emitter)
           lintian logrotate  # checks of the Debian package and of deploy/logrotate (test/integration/package.sh)
           prometheus-cpp-dev prometheus)  # metrics exposer; prometheus + promtool for test/integration/metrics.sh
 missing=()

@@ -86,6 +86,21 @@ struct RpcUserFigures {
   uint64_t total_us = 0;
   bool operator==(const RpcUserFigures&) const = default;
 };
+// sdiag's "Backfilling stats" (the backfill part of the passes, scheduling_policy.hpp).
+struct BackfillStatistics {
+  uint64_t backfilled_jobs = 0;
+  uint64_t cycle_count = 0;
+  int64_t last_cycle_when = 0;  // seconds since the epoch; 0: none yet
+  uint64_t cycle_last_us = 0, cycle_max_us = 0, cycle_sum_us = 0;
+  uint32_t last_depth = 0, last_depth_try = 0;
+  uint64_t depth_sum = 0, depth_try_sum = 0;
+  uint32_t last_queue_length = 0;
+  uint64_t queue_length_sum = 0;
+  uint32_t last_table_size = 0;
+  uint64_t table_size_sum = 0;
+  bool operator==(const BackfillStatistics&) const = default;
+};
+
 struct ControllerStatistics {
   int64_t req_time = 0;        // seconds since the epoch
   int64_t req_time_start = 0;  // start or last reset
@@ -103,6 +118,7 @@ struct ControllerStatistics {
   uint64_t log_appends = 0, log_commits = 0, log_commit_us = 0, log_bytes = 0;
   uint64_t log_end_offset = 0, log_applied_offset = 0;
   uint64_t log_append_latency_sum_us = 0, log_append_latency_max_us = 0;
+  BackfillStatistics backfill;
   bool operator==(const ControllerStatistics&) const = default;
 };
 

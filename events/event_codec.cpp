@@ -278,6 +278,17 @@ void write_usage(schema::ResourceUsage::Builder out, const ResourceUsage& usage)
   out.setCpuPressureUs(usage.cpu_pressure_us);
   out.setMemoryPressureUs(usage.memory_pressure_us);
   out.setIoPressureUs(usage.io_pressure_us);
+  out.setMaxVmBytes(usage.max_vm_bytes);
+  out.setMaxVmNode(usage.max_vm_node);
+  out.setMaxVmTask(usage.max_vm_task);
+  out.setTotalVmBytes(usage.total_vm_bytes);
+  out.setMaxPages(usage.max_pages);
+  out.setMaxPagesNode(usage.max_pages_node);
+  out.setMaxPagesTask(usage.max_pages_task);
+  out.setTotalPages(usage.total_pages);
+  out.setMaxCpuUs(usage.max_cpu_us);
+  out.setMaxCpuNode(usage.max_cpu_node);
+  out.setMaxCpuTask(usage.max_cpu_task);
 }
 
 ResourceUsage read_usage(schema::ResourceUsage::Reader in) {
@@ -304,6 +315,17 @@ ResourceUsage read_usage(schema::ResourceUsage::Reader in) {
   usage.cpu_pressure_us = in.getCpuPressureUs();
   usage.memory_pressure_us = in.getMemoryPressureUs();
   usage.io_pressure_us = in.getIoPressureUs();
+  usage.max_vm_bytes = in.getMaxVmBytes();
+  usage.max_vm_node = in.getMaxVmNode();
+  usage.max_vm_task = in.getMaxVmTask();
+  usage.total_vm_bytes = in.getTotalVmBytes();
+  usage.max_pages = in.getMaxPages();
+  usage.max_pages_node = in.getMaxPagesNode();
+  usage.max_pages_task = in.getMaxPagesTask();
+  usage.total_pages = in.getTotalPages();
+  usage.max_cpu_us = in.getMaxCpuUs();
+  usage.max_cpu_node = in.getMaxCpuNode();
+  usage.max_cpu_task = in.getMaxCpuTask();
   return usage;
 }
 

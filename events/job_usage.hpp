@@ -17,6 +17,9 @@ struct TaskUsage {
   uint64_t system_cpu_us = 0;
   uint64_t read_bytes = 0;   // from the block device (rusage inblock)
   uint64_t write_bytes = 0;  // to it (rusage oublock)
+  // Live samples only (sstat, from /proc): virtual memory now and major page faults so far.
+  uint64_t vm_bytes = 0;
+  uint64_t pages = 0;
   bool operator==(const TaskUsage&) const = default;
 };
 
@@ -47,6 +50,19 @@ struct ResourceUsage {
   uint64_t cpu_pressure_us = 0;
   uint64_t memory_pressure_us = 0;
   uint64_t io_pressure_us = 0;
+  // Virtual memory and major page faults (Slurm's vmem and pages TRES): sampled live for sstat;
+  // 0 in what a step's or script's end reports (rusage has neither a VM size nor, here, a use).
+  uint64_t max_vm_bytes = 0;
+  std::string max_vm_node;
+  uint32_t max_vm_task = 0;
+  uint64_t total_vm_bytes = 0;
+  uint64_t max_pages = 0;
+  std::string max_pages_node;
+  uint32_t max_pages_task = 0;
+  uint64_t total_pages = 0;
+  uint64_t max_cpu_us = 0;  // the task that used the most (sstat's TRESUsageInMax cpu=)
+  std::string max_cpu_node;
+  uint32_t max_cpu_task = 0;
   bool operator==(const ResourceUsage&) const = default;
 };
 

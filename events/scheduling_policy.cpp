@@ -418,7 +418,19 @@ class Scheduler {
   SchedulingDecision run() {
     resume_lenders();
     for (const auto* job : held_) set_reason(job->id, consider(*job));
-    for (const auto* job : pending_) set_reason(job->id, consider(*job));
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      bool backfilling = reservations_ > 0;
+      size_t placed = decision_.placements.size();
+      set_reason(pending_[i]->id, consider(*pending_[i]));
+      auto& figures = decision_.backfill;
+      if (backfilling) {
+        ++figures.depth;
+        figures.backfilled += static_cast<uint32_t>(decision_.placements.size() - placed);
+      } else if (reservations_ > 0) {
+        figures.queue_length = static_cast<uint32_t>(pending_.size() - i - 1);
+      }
+    }
+    decision_.backfill.table_size = static_cast<uint32_t>(reserved_until_.size());
     for (const auto& placement : decision_.placements)
       if (!placement.array_task) decision_.pending_reasons.erase(placement.job_id);
     return std::move(decision_);
@@ -454,6 +466,7 @@ class Scheduler {
       gate_ = {};
     }
     if (auto reason = qos_gate(job); reason != Reason::none) return reason;
+    if (reservations_ > 0) ++decision_.backfill.depth_try;  // a backfill candidate: its nodes are tried
     if (job.array.array_job_id != 0) return place_array_tasks(job, *partition);
     if (auto reason = burst_buffer_gate(job, *partition); reason != Reason::none) {
       // Capacity is reserved and staged in while the job also waits for nodes; the

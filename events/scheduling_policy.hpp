@@ -68,6 +68,19 @@ struct TaskSplit {
   bool operator==(const TaskSplit&) const = default;
 };
 
+// The backfill part of a pass (sdiag's "Backfilling stats"): Cairn schedules and backfills in
+// one pass; its backfill part is what is considered after the first job that could not start
+// and reserved nodes for its expected start (EASY backfill).
+struct BackfillFigures {
+  uint32_t backfilled = 0;    // jobs (array tasks) placed after the first reservation
+  uint32_t depth = 0;         // pending jobs considered after it (sdiag: Last depth cycle)
+  uint32_t depth_try = 0;     // of them, those whose nodes were tried (past every other gate)
+  uint32_t queue_length = 0;  // pending jobs left to consider when it was made
+  uint32_t table_size = 0;    // nodes given an expected start by blocked jobs
+  bool ran() const { return depth > 0; }
+  bool operator==(const BackfillFigures&) const = default;
+};
+
 struct SchedulingDecision {
   std::vector<Placement> placements;
   std::vector<BbReservation> bb_reservations;
@@ -82,6 +95,7 @@ struct SchedulingDecision {
   // Pending jobs that can no longer finish by their --deadline: they end DEADLINE.
   std::vector<uint64_t> deadline_misses;
   std::vector<TaskSplit> task_splits;
+  BackfillFigures backfill;
 };
 
 // Feature= of each configured node (nodes without features may be absent).

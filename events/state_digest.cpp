@@ -37,6 +37,10 @@ class Hasher {
     add(u.max_read_bytes), add(u.max_read_node), add(u.max_read_task), add(u.total_read_bytes);
     add(u.max_write_bytes), add(u.max_write_node), add(u.max_write_task), add(u.total_write_bytes);
     add(u.cpu_pressure_us), add(u.memory_pressure_us), add(u.io_pressure_us);
+    add(u.max_cpu_us), add(u.max_cpu_node), add(u.max_cpu_task);
+    if (u.max_vm_bytes || u.max_pages)  // live samples only; recorded ends have none
+      add(u.max_vm_bytes), add(u.max_vm_node), add(u.max_vm_task), add(u.total_vm_bytes), add(u.max_pages),
+          add(u.max_pages_node), add(u.max_pages_task), add(u.total_pages);
   }
   void add(const JobRun& run) {
     add(run.restart), add(run.start_us), add(run.end_us), add(run.state), add(run.exit_code);

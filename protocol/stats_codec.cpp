@@ -60,6 +60,21 @@ void write_controller_stats(rpc::ControllerStats::Builder out, const ControllerS
   out.setLogAppliedOffset(s.log_applied_offset);
   out.setLogAppendLatencySumUs(s.log_append_latency_sum_us);
   out.setLogAppendLatencyMaxUs(s.log_append_latency_max_us);
+  auto bf = out.initBackfill();
+  bf.setBackfilledJobs(s.backfill.backfilled_jobs);
+  bf.setCycleCount(s.backfill.cycle_count);
+  bf.setLastCycleWhen(s.backfill.last_cycle_when);
+  bf.setCycleLastUs(s.backfill.cycle_last_us);
+  bf.setCycleMaxUs(s.backfill.cycle_max_us);
+  bf.setCycleSumUs(s.backfill.cycle_sum_us);
+  bf.setLastDepth(s.backfill.last_depth);
+  bf.setLastDepthTry(s.backfill.last_depth_try);
+  bf.setDepthSum(s.backfill.depth_sum);
+  bf.setDepthTrySum(s.backfill.depth_try_sum);
+  bf.setLastQueueLength(s.backfill.last_queue_length);
+  bf.setQueueLengthSum(s.backfill.queue_length_sum);
+  bf.setLastTableSize(s.backfill.last_table_size);
+  bf.setTableSizeSum(s.backfill.table_size_sum);
 }
 
 ControllerStatistics read_controller_stats(rpc::ControllerStats::Reader in) {
@@ -94,6 +109,11 @@ ControllerStatistics read_controller_stats(rpc::ControllerStats::Reader in) {
   s.log_applied_offset = in.getLogAppliedOffset();
   s.log_append_latency_sum_us = in.getLogAppendLatencySumUs();
   s.log_append_latency_max_us = in.getLogAppendLatencyMaxUs();
+  auto bf = in.getBackfill();
+  s.backfill = {bf.getBackfilledJobs(), bf.getCycleCount(),   bf.getLastCycleWhen(), bf.getCycleLastUs(),
+                bf.getCycleMaxUs(),     bf.getCycleSumUs(),    bf.getLastDepth(),     bf.getLastDepthTry(),
+                bf.getDepthSum(),       bf.getDepthTrySum(),   bf.getLastQueueLength(), bf.getQueueLengthSum(),
+                bf.getLastTableSize(),  bf.getTableSizeSum()};
   return s;
 }
 

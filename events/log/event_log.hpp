@@ -67,7 +67,7 @@ struct LogStats {
   uint64_t appends = 0;
   uint64_t syncs = 0;
   uint64_t bytes = 0;
-  uint64_t commit_us = 0;  // time spent writing and syncing batches (the file log; 0 for Kafka)
+  uint64_t commit_us = 0;  // time spent committing batches: write and fdatasync (file), produce to acks=all and transaction commit (Kafka)
 };
 
 // Sequential reader of one partition. next() returns records in offset order.

@@ -233,7 +233,8 @@ class PartitionWriter {
   void commit(std::deque<QueuedAppend>& batch);
   std::string produce_and_commit(std::deque<QueuedAppend>& batch, Clock::time_point deadline);
   std::string wait_for_deliveries(std::deque<QueuedAppend>& batch, Clock::time_point deadline);
-  void resolve(std::deque<QueuedAppend>& batch, const std::string& error);
+  // `commit_us`: from the batch's first produce to its acknowledgement (and transaction's commit).
+  void resolve(std::deque<QueuedAppend>& batch, const std::string& error, uint64_t commit_us);
   std::string refusal(rd_kafka_resp_err_t code) const;
   std::string producer_failed(rd_kafka_resp_err_t code, const std::string& text, Clock::time_point deadline);
   std::string fenced(const std::string& text, Clock::time_point deadline);
@@ -389,13 +390,14 @@ class KafkaLog : public EventLog {
     std::lock_guard lock(progress_mutex_);
     ++accepted_;
   }
-  void finished(uint64_t records, uint64_t ok, uint64_t bytes, bool committed) {
+  void finished(uint64_t records, uint64_t ok, uint64_t bytes, bool committed, uint64_t commit_us) {
     {
       std::lock_guard lock(progress_mutex_);
       finished_ += records;
       stats_.appends += ok;
       stats_.bytes += bytes;
       if (committed) ++stats_.syncs;
+      stats_.commit_us += commit_us;
     }
     progress_.notify_all();
   }
@@ -609,6 +611,7 @@ void PartitionWriter::commit(std::deque<QueuedAppend>& batch) {
   // The batch's deadline is its oldest append's: an append queued behind a failing
   // batch is still answered within the timeout (under the CLI's).
   auto deadline = batch.front().deadline;
+  auto began = Clock::now();
   std::string error = fatal_;
   if (error.empty() && Clock::now() >= deadline) error = "not durable: no time left to write it (the brokers were slow)";
   bool retried = false;
@@ -630,8 +633,9 @@ void PartitionWriter::commit(std::deque<QueuedAppend>& batch) {
     error.clear();
     for (auto& item : batch) item.delivered = false, item.error = RD_KAFKA_RESP_ERR_NO_ERROR, item.offset = -1;
   }
+  auto spent = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - began);
   if (error.starts_with("not durable")) error += log_.topic_trouble(partition_);
-  resolve(batch, error);
+  resolve(batch, error, static_cast<uint64_t>(spent.count()));
 }
 
 std::string PartitionWriter::produce_and_commit(std::deque<QueuedAppend>& batch, Clock::time_point deadline) {
@@ -811,7 +815,7 @@ std::string PartitionWriter::wait_for_deliveries(std::deque<QueuedAppend>& batch
 }
 
 // Callbacks in offset order; a throwing callback must not stop the writer.
-void PartitionWriter::resolve(std::deque<QueuedAppend>& batch, const std::string& error) {
+void PartitionWriter::resolve(std::deque<QueuedAppend>& batch, const std::string& error, uint64_t commit_us) {
   uint64_t bytes = 0;
   if (!error.empty()) spdlog::error("event log {}: {} append(s) to partition {} failed: {}", log_.where(), batch.size(),
                                     partition_, error);
@@ -825,7 +829,8 @@ void PartitionWriter::resolve(std::deque<QueuedAppend>& batch, const std::string
       spdlog::error("event log {}: append callback threw: {}", log_.where(), e.what());
     }
   }
-  log_.finished(batch.size(), error.empty() ? batch.size() : 0, error.empty() ? bytes : 0, error.empty());
+  log_.finished(batch.size(), error.empty() ? batch.size() : 0, error.empty() ? bytes : 0, error.empty(),
+                error.empty() ? commit_us : 0);
 }
 
 // ---------------------------------------------------------------- reader

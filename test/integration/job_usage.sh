@@ -48,6 +48,19 @@ IFS='|' read -r live_id live_rss live_node live_cpu live_tasks <<<"$live"
 [ "$live_node" = n1 ] || fail "sstat MaxRSSNode: $live"
 [ "$(cpu_seconds "$live_cpu")" -ge 1 ] || fail "sstat AveCPU below 1 s: $live"
 [ "$live_tasks" = 1 ] || fail "sstat NTasks: $live"
+# VM size, pages, the processes and the TRES usage strings, sampled from /proc.
+vm=$(sstat -j "$job.batch" -n -P -o MaxVMSize,MaxVMSizeNode,MaxPagesNode,Pids,TRESUsageInMax,TRESUsageOutTot) ||
+  fail "sstat failed: $vm"
+IFS='|' read -r vm_size vm_node pages_node pids tres_in tres_out <<<"$vm"
+[ "$(size_bytes "$vm_size")" -ge $((160 << 20)) ] || fail "sstat MaxVMSize below 160M: $vm"
+[ "$vm_node" = n1 ] && [ "$pages_node" = n1 ] || fail "sstat MaxVMSizeNode, MaxPagesNode: $vm"
+burn_pid=$(pgrep -f "python3 $work/burn.py" | head -1)
+[[ ",$pids," == *",$burn_pid,"* ]] || fail "sstat Pids '$pids' lacks the job's python3 ($burn_pid)"
+[[ "$tres_in" =~ ^cpu=[0-9:-]+,energy=0,fs/disk=[0-9.]+[KMG]?,mem=[0-9.]+[KMG],pages=[0-9.]+[KMG]?,vmem=[0-9.]+[KMG]$ ]] ||
+  fail "sstat TRESUsageInMax: $tres_in"
+[[ "$tres_out" =~ ^energy=0,fs/disk=[0-9.]+[KMG]?$ ]] || fail "sstat TRESUsageOutTot: $tres_out"
+sstat -i -j "$job.batch" -n -P | finds -x "$job.batch|n1|[0-9,]*$burn_pid[0-9,]*" ||
+  fail "sstat -i: $(sstat -i -j "$job.batch" -n -P)"
 # -a lists the batch step; without it (and no step) the batch step is skipped, as in Slurm.
 sstat -a -j "$job" -n -P -o JobID | finds -x "$job.batch" || fail "sstat -a does not list $job.batch"
 [ -z "$(sstat -j "$job" -n -P -o JobID)" ] || fail "sstat -j JOB without -a lists the batch step"

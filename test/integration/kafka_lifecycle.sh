@@ -58,6 +58,9 @@ wait_state "$job" RUNNING
 # 3. Cancel.
 scancel "$job"
 wait_state "$job" CANCELLED
+# sdiag's commit time is measured on every log (it read 0 on Kafka before).
+sdiag | finds -E $'^\tTotal commit time \\(until durable\\): [1-9][0-9]*$' ||
+  fail "sdiag's commit time on the $backend log: $(sdiag | grep -A3 'Event log')"
 
 # 4. kill -9 of the controller: acknowledged commands survive in the topic.
 running=$(sbatch --parsable --wrap 'sleep 4')

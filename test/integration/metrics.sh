@@ -21,7 +21,9 @@ while [ "$agent_port" = "$ctl_port" ]; do agent_port=$(free_port); done
 
 start_cluster_with 1 2 1000 "MetricsAddr=127.0.0.1
 MetricsPort=$ctl_port
-AgentMetricsPort=$agent_port"
+AgentMetricsPort=$agent_port
+BurstBuffer=Pool=fast Capacity=10G Path=$work/bb"
+mkdir -p bb
 
 # Both endpoints answer.
 for port in "$ctl_port" "$agent_port"; do
@@ -67,13 +69,23 @@ else
   wait_state "$over" OUT_OF_MEMORY
   oom=1
 fi
-suspended=$(sbatch --parsable --wrap 'sleep 300')
+# One job requeued once (a resubmission), held, so it waits with a reason; one waiting for its
+# begin time. The suspended one holds 1G of the burst-buffer pool and a CPU.
+requeued=$(sbatch --parsable --wrap 'sleep 300')
+wait_state "$requeued" RUNNING
+scontrol requeuehold "$requeued"
+wait_reason "$requeued" JobHeldAdmin
+later=$(sbatch --parsable --begin=now+1hour --wrap true)
+wait_reason "$later" BeginTime
+suspended=$(sbatch --parsable --bb 'capacity=1G' --wrap 'sleep 300')
 wait_state "$suspended" RUNNING
 scontrol suspend "$suspended"
 wait_state "$suspended" SUSPENDED
+running=$(sbatch --parsable --mem=100M --wrap 'sleep 300')
+wait_state "$running" RUNNING
 
-expect_metric 'cairn_jobs_submitted_total' $((7 + oom))
-expect_metric 'cairn_jobs_started_total' $((7 + oom))
+expect_metric 'cairn_jobs_submitted_total' $((10 + oom))
+expect_metric 'cairn_jobs_started_total' $((9 + oom))
 expect_metric 'cairn_jobs_completed_total' 5
 expect_metric 'cairn_jobs_canceled_total' 1
 expect_metric 'cairn_jobs_failed_total' $oom
@@ -83,14 +95,29 @@ expect_metric 'cairn_job_suspends_total' 1
 expect_metric 'slurm_queue_suspended' 1
 expect_metric 'cairn_jobs{state="suspended"}' 1
 expect_metric 'cairn_agents{status="up"}' 1
-expect_metric 'cairn_rpc_calls_total{method="submit",result="ok"}' $((7 + oom))
+expect_metric 'cairn_rpc_calls_total{method="submit",result="ok"}' $((10 + oom))
+# Every figure item 3 of the issue names (docs/metrics.md): jobs by state and partition, pending
+# by reason, resubmissions, log offset and batch size, per-node allocation, pool used and free.
+expect_metric 'cairn_jobs{state="running",partition="debug"}' 1
+expect_metric 'cairn_jobs_pending{reason="JobHeldAdmin"}' 1
+expect_metric 'cairn_jobs_pending{reason="BeginTime"}' 1
+expect_metric 'cairn_job_resubmissions_total' 1
+expect_metric 'cairn_eventlog_end_offset{shard="0"} > bool 0' 1
+expect_metric 'cairn_eventlog_batch_size_count > bool 0' 1
+expect_metric 'cairn_eventlog_commit_seconds_sum > bool 0' 1
+expect_metric 'cairn_node_cpus_alloc{node="n1"} > bool 0' 1
+expect_metric 'cairn_node_memory_alloc_bytes{node="n1"} >= bool 104857600' 1
+expect_metric 'cairn_bb_pool_used_bytes{pool="fast"}' 1073741824
+expect_metric 'cairn_bb_pool_free_bytes{pool="fast"}' 9663676416
+expect_metric 'cairn_agents{status="down"}' 0
+expect_metric 'cairn_rpc_duration_seconds_count{method="submit"}' $((10 + oom))
 expect_metric 'cairn_eventlog_reader_lag' 0
 expect_metric 'cairn_scheduling_pass_seconds_count > bool 0' 1
 expect_metric 'cairn_eventlog_append_latency_seconds_count > bool 0' 1
 expect_metric 'cairnd_controller_registered{node="n1"}' 1
-expect_metric 'cairnd_orders_total{method="launch",result="ok"}' $((7 + oom))
+expect_metric 'cairnd_orders_total{method="launch",result="ok"}' $((9 + oom))
 expect_metric 'cairnd_orders_total{method="suspend",result="ok"}' 1
-expect_metric 'cairnd_job_ends_total' $((6 + oom))
+expect_metric 'cairnd_job_ends_total' $((7 + oom))
 
 # A scrape of each after those actions (every family has series now): promtool finds no problem.
 curl -sf "http://127.0.0.1:$ctl_port/metrics" > controller.prom
@@ -129,12 +156,12 @@ PY
 
 # sdiag: the same counts, in Slurm's layout.
 out=$(sdiag)
-for line in "Jobs submitted: $((7 + oom))" "Jobs started:   $((7 + oom))" "Jobs completed: 5" "Jobs canceled:  1" \
+for line in "Jobs submitted: $((10 + oom))" "Jobs started:   $((9 + oom))" "Jobs completed: 5" "Jobs canceled:  1" \
             "Jobs failed:    $oom" \
-            "Jobs running:   0" "Main schedule statistics (microseconds):" "Event log statistics (microseconds):"; do
+            "Jobs running:   1" "Main schedule statistics (microseconds):" "Event log statistics (microseconds):"; do
   grep -qxF "$line" <<<"$out" || fail "sdiag has no line '$line': $out"
 done
-grep -Eq $'^\tsubmit +\\(    1\\) count:'"$((7 + oom))"' ' <<<"$out" || fail "sdiag: no submit RPC count of $((7 + oom)): $out"
+grep -Eq $'^\tsubmit +\\(    1\\) count:'"$((10 + oom))"' ' <<<"$out" || fail "sdiag: no submit RPC count of $((10 + oom)): $out"
 head -1 <<<"$out" | finds -x '\*\{55\}' || fail "sdiag's header: $out"
 
 # sdiag --reset: an operator's (root here); nobody is refused with Slurm's words.
@@ -151,7 +178,7 @@ sdiag | finds -xF "Jobs submitted: 0" || fail "sdiag after a reset: $(sdiag)"
 sbatch --parsable --wrap true >/dev/null
 poll_until 30 1 sh -c "sdiag | sed -n 's/^Jobs submitted: //p'" || fail "sdiag after a reset and a submission: $(sdiag)"
 # The Prometheus counters never go back.
-expect_metric 'cairn_jobs_submitted_total' $((8 + oom))
+expect_metric 'cairn_jobs_submitted_total' $((11 + oom))
 
 # A metrics port in use: the daemon does not start, and says which key.
 busy_conf="$work/busy.conf"

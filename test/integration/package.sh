@@ -52,7 +52,7 @@ field() { dpkg-deb -f "$deb" "$1"; }
   fail "control fields: $(dpkg-deb -f "$deb" Package Version Architecture)"
 depends=$(field Depends)
 for library in libc6 libstdc++6 libcaf-core0.17 librdkafka1 libmunge2 libsystemd0 libspdlog1.10 libfmt9 \
-               libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0; do
+               libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libyaml-0-2; do
   [[ "$depends" == *"$library"* ]] || fail "Depends (dpkg-shlibdeps) lacks $library: $depends"
 done
 [[ "$(field Recommends)" == *munge* ]] || fail "Recommends lacks munge"

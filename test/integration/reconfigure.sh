@@ -32,6 +32,8 @@ done
 [ "$(scontrol show daemons)" = "slurmctld " ] || fail "show daemons: '$(scontrol show daemons)'"
 
 # 2. A node and a partition added, KillWait changed: the new agent registers, a job runs there.
+before_adding=$(( $(date +%s) + 1 ))
+while [ "$(date +%s)" -le "$before_adding" ]; do sleep 0.1; done
 mkdir -p "$work/bb"
 cat >>"$conf" <<EOF2
 NodeName=n3 CPUs=2 RealMemory=1000
@@ -69,6 +71,11 @@ then=$(date -d "@$before_lowering" +%Y-%m-%dT%H:%M:%S)
 scontrol --at "$then" show partition debug | finds "MaxTime=UNLIMITED " ||
   fail "show partition --at $then: $(scontrol --at "$then" show partition debug)"
 scontrol --at "$then" show config | finds -xF "KillWait                = 3 sec" || fail "show config --at $then"
+# Before the additions, neither extra nor n3 (the configuration in force then, from the log).
+early=$(date -d "@$before_adding" +%Y-%m-%dT%H:%M:%S)
+sinfo --at "$early" -h -o %P | finds -x "extra" && fail "sinfo --at $early shows partition extra: $(sinfo --at "$early")"
+sinfo --at "$early" -h -N -o %N | finds -x "n3" && fail "sinfo --at $early shows node n3: $(sinfo --at "$early" -N)"
+sinfo --at "$then" -h -o %P | finds -x "extra" || fail "sinfo --at $then lacks partition extra: $(sinfo --at "$then")"
 
 # 4. ClusterName cannot change live: refused with the key, nothing changed (not even the rest).
 cp "$conf" "$work/good.conf"

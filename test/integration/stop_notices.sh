@@ -56,7 +56,9 @@ started requeue.out
 scontrol requeue "$job"
 for _ in $(seq 400); do grep -q slurmstepd requeue.out && break; sleep 0.05; done
 has_line requeue.out "slurmstepd: error: \*\*\* JOB $job ON n1 CANCELLED AT $stamp DUE TO JOB REQUEUE \*\*\*"
-scancel "$job"
+# While the requeued run is still completing scancel is refused (Slurm's "already completing"):
+# once it is pending (or running again) it is not.
+poll_until 30 0 sh -c "scancel $job 2>/dev/null; echo \$?" || fail "scancel of requeued job $job: $(scancel "$job" 2>&1)"
 
 # 4. A step cancelled (scancel N.0): its line reaches srun's stderr, in the job's file.
 job=$(sbatch --parsable -o step.out --wrap 'echo started; srun sleep 300; echo "srun exited $?"')

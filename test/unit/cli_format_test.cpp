@@ -959,7 +959,7 @@ TEST_CASE("cli_format: docs/squeue-fields.md lists every squeue letter and -O na
   check_fields_doc("squeue-fields.md", squeue_field_letters(), squeue_field_long_names());
 }
 
-TEST_CASE("cli_format: sacct --json in Slurm 22.05's shape (golden)") {
+TEST_CASE("cli_format: sacct --json and --yaml in Slurm 22.05's shape (golden)") {
   UtcTimeZone utc;
   auto jobs = sample_jobs();
   IdNames names;  // not this machine's, so that the golden file is the same everywhere
@@ -971,4 +971,8 @@ TEST_CASE("cli_format: sacct --json in Slurm 22.05's shape (golden)") {
   CHECK(shown.starts_with("{\n  \"meta\": {\n    \"plugin\": {\n      \"type\": \"openapi\\/dbv0.0.38\","));
   CHECK(shown.back() == '}');  // json-c's string: no newline at the end
   check_golden("sacct_json.json", shown);
+  // --yaml: the same answer through serializer/yaml's libyaml events.
+  std::string yaml = render_sacct_yaml(pointers(jobs), context(), names);
+  CHECK(yaml.starts_with("%YAML 1.1\n--- !!map\n"));
+  check_golden("sacct_yaml.yaml", yaml);
 }

@@ -49,6 +49,20 @@ ControllerStatistics fixed_figures() {
   s.log_applied_offset = 638;
   s.log_append_latency_sum_us = 1500000;
   s.log_append_latency_max_us = 9000;
+  s.backfill = {.backfilled_jobs = 14,
+                .cycle_count = 40,
+                .last_cycle_when = 1794999990,
+                .cycle_last_us = 420,
+                .cycle_max_us = 5100,
+                .cycle_sum_us = 16000,
+                .last_depth = 6,
+                .last_depth_try = 4,
+                .depth_sum = 200,
+                .depth_try_sum = 120,
+                .last_queue_length = 7,
+                .queue_length_sum = 240,
+                .last_table_size = 3,
+                .table_size_sum = 80};
   return s;
 }
 
@@ -87,6 +101,9 @@ TEST_CASE("sdiag: RPC orders by id, total time and average time; no mean before 
   auto fresh = render_sdiag(empty, SdiagSort::count);
   CHECK_FALSE(contains(fresh, "Mean cycle"));
   CHECK_FALSE(contains(fresh, "Cycles per minute"));
+  CHECK(contains(fresh, "\nBackfilling stats\n\tTotal backfilled jobs (since last slurm start): 0\n"));
+  CHECK(contains(fresh, "\tLast cycle when: N/A\n\tLast cycle: 0\n\tMax cycle:  0\n\tLast depth cycle: 0\n"));
+  CHECK_FALSE(contains(fresh, "Depth Mean"));
   CHECK(contains(fresh, "\tNo pending RPCs\n"));
 }
 
@@ -162,6 +179,8 @@ TEST_CASE("ControllerMetrics: the families, their labels, and sdiag's reset") {
   ControllerMetrics metrics;
   metrics.count_jobs(JobCounts{1, 1, 0, 0, 1, 1, 1, 0});
   metrics.scheduling_pass(250, 3);
+  metrics.backfill_pass(250, BackfillFigures{2, 3, 2, 4, 2}, 50'000'000);
+  metrics.backfill_pass(90, BackfillFigures{}, 51'000'000);  // no backfill part: not a cycle
   metrics.append_durable(1200);
   metrics.rpc_started(1, "submit");
   metrics.rpc_finished(1, "submit", 1000, "alice", true, 400);
@@ -184,7 +203,8 @@ TEST_CASE("ControllerMetrics: the families, their labels, and sdiag's reset") {
         "cairn_node_cpus_alloc", "cairn_node_memory_alloc_bytes", "cairn_bb_pool_used_bytes", "cairn_bb_pool_free_bytes",
         "cairn_job_oom_kills_total", "cairn_job_suspends_total", "cairn_job_resubmissions_total",
         "cairn_jobs_submitted_total", "slurm_queue_pending", "slurm_nodes_mix", "slurm_cpus_alloc",
-        "slurm_scheduler_last_cycle"})
+        "slurm_scheduler_last_cycle", "slurm_scheduler_backfill_last_cycle", "slurm_scheduler_backfill_depth_mean",
+        "slurm_scheduler_backfilled_jobs"})
     CHECK_MESSAGE(contains(text, std::string("# TYPE ") + family + " "), family);
   CHECK(contains(text, "cairn_jobs{partition=\"debug\",state=\"pending\"} 2\n"));
   CHECK(contains(text, "cairn_jobs_pending{reason=\"Resources\"} 2\n"));
@@ -215,6 +235,21 @@ TEST_CASE("ControllerMetrics: the families, their labels, and sdiag's reset") {
   REQUIRE(before.rpc_users.size() == 1);
   CHECK(before.rpc_users[0] == RpcUserFigures{"alice", 1000, 2, 500});
   CHECK(before.log_append_latency_max_us == 1200);
+  CHECK(before.backfill == BackfillStatistics{.backfilled_jobs = 2,
+                                              .cycle_count = 1,
+                                              .last_cycle_when = 50,
+                                              .cycle_last_us = 250,
+                                              .cycle_max_us = 250,
+                                              .cycle_sum_us = 250,
+                                              .last_depth = 3,
+                                              .last_depth_try = 2,
+                                              .depth_sum = 3,
+                                              .depth_try_sum = 2,
+                                              .last_queue_length = 4,
+                                              .queue_length_sum = 4,
+                                              .last_table_size = 2,
+                                              .table_size_sum = 2});
+  CHECK(contains(text, "slurm_scheduler_backfilled_jobs 2\n"));
 
   metrics.reset(120'000'000);
   JobCounts one_submission;
@@ -229,6 +264,7 @@ TEST_CASE("ControllerMetrics: the families, their labels, and sdiag's reset") {
   CHECK(after.cycle_max_us == 0);
   CHECK(after.rpc_types.empty());
   CHECK(after.rpc_users.empty());
+  CHECK(after.backfill == BackfillStatistics{.last_cycle_when = 50, .last_table_size = 2});
   // The Prometheus counters never go back.
   CHECK(contains(metrics.exposition(), "cairn_jobs_submitted_total 2\n"));
 }

@@ -72,7 +72,7 @@ struct RecordingAgent final : AgentChannel {
     orders.push_back(fmt::format("teardown {}", job_id));
     teardowns.push_back(std::move(answer));
   }
-  void launch_step(const StepLaunch&, uint64_t) override {}
+  void launch_step(const StepLaunch&, uint64_t, LaunchAnswer) override {}
   void terminate_step(uint64_t, uint32_t, uint32_t, StopReason) override {}
   void signal_step(uint64_t, uint32_t, int32_t) override {}
 

@@ -26,7 +26,7 @@ constexpr int64_t kSec = 1'000'000;
 
 TaskUsage task(uint32_t id, uint64_t rss, uint64_t user_us, uint64_t system_us, uint64_t read = 0,
                uint64_t write = 0) {
-  return {id, rss, user_us, system_us, read, write};
+  return {id, rss, user_us, system_us, read, write, 0, 0};
 }
 
 make::StepNodeEnd step_end(uint32_t id, std::string node, ResourceUsage usage) {
@@ -211,6 +211,27 @@ TEST_CASE("job usage: sacct's usage fields on job and step lines (golden)") {
   check_golden("sacct_usage_table.txt", render_sacct(jobs, options, context));
 }
 
+TEST_CASE("job usage: the cgroup v2 pressure totals as sacct's Cairn fields, on step lines (golden)") {
+  Timeline t;
+  t.feed(make::node_registered(by_agent(-10), {"n1", 4, 8000, {"debug"}, true, "v2", {}}));
+  t.feed(make::job_submitted(at(-5), 1, simple_spec("stall")));
+  t.feed(make::job_allocated(by_system(0), 1, {{"n1", 2, 1000}}, 0));
+  t.feed(make::job_started(by_agent(0.1), 1, "n1"));
+  ResourceUsage step_usage = usage_of_tasks({task(0, 10 << 20, 1'000'000, 0)}, "n1");
+  step_usage.cpu_pressure_us = 2'500'000;
+  step_usage.memory_pressure_us = 61'000'000;
+  step_usage.io_pressure_us = 1'234;
+  t.feed(make::step_started(at(1), 1, {0, "stall", {{"n1", 2, 1000}}, 1, 1, "stall"}));
+  t.feed(make::step_ended(by_agent(30), 1, step_end(0, "n1", step_usage)));
+  ResourceUsage batch = usage_of_tasks({task(0, 5 << 20, 12'345, 6'789)}, "n1");
+  batch.cpu_pressure_us = 4'000;
+  t.feed(make::job_ended(by_agent(40), 1, EndCause::EXITED, 0, 0, "n1", {}, false, batch));
+  std::vector<const JobRecord*> jobs{&t.job(1)};
+  SacctOptions options;
+  options.fields = {"JobID", "CairnPressureCPU", "CairnPressureMem", "CairnPressureIO"};
+  check_golden("sacct_pressure.txt", render_sacct(jobs, options, FormatContext{"cairn", kT0 + 50 * kSec}));
+}
+
 TEST_CASE("job usage: seff's report (golden)") {
   Timeline t = measured_jobs();
   FormatContext context{"cairn", kT0 + 200 * kSec};
@@ -243,7 +264,8 @@ TEST_CASE("job usage: sstat's table, default fields and -o (golden)") {
   ResourceUsage live = usage_of_tasks({task(0, 300 << 20, 50'000'000, 1'250'000, 4 << 20, 1 << 19),
                                        task(1, 100 << 20, 59'000'000, 500'000)},
                                       "n1");
-  std::vector<SstatLine> lines{{"12.0", "n1", live}, {"12.batch", "n1", usage_of_tasks({task(0, 5 << 20, 1, 2)}, "n1")}};
+  std::vector<SstatLine> lines{{"12.0", "n1", live, ""},
+                               {"12.batch", "n1", usage_of_tasks({task(0, 5 << 20, 1, 2)}, "n1"), ""}};
   SstatOptions options;
   std::string text = render_sstat(lines, options);
   options.fields = {"JobID", "MaxRSS", "MaxRSSNode", "MaxRSSTask", "AveRSS", "AveCPU", "MinCPU", "NTasks%3",
@@ -260,6 +282,55 @@ TEST_CASE("job usage: sstat's table, default fields and -o (golden)") {
   CHECK_THROWS_WITH(render_sstat(lines, options), "sstat: error: Invalid field requested: \"Bogus\"");
   CHECK(sstat_field_names().size() == 51);
   CHECK(sstat_default_fields().size() == 47);
+}
+
+TEST_CASE("job usage: sstat's VM size, pages, Pids and TRES usage of a live sample (golden)") {
+  TaskUsage first = task(0, 300 << 20, 50'000'000, 1'250'000, 4 << 20, 1 << 19);
+  first.vm_bytes = 2u << 30;
+  first.pages = 12;
+  TaskUsage second = task(1, 100 << 20, 59'000'000, 500'000);
+  second.vm_bytes = 1u << 30;
+  second.pages = 40;
+  ResourceUsage n1 = usage_of_tasks({first, second}, "n1");
+  TaskUsage third = task(2, 200 << 20, 30'000'000, 20'000, 0, 3 << 20);
+  third.vm_bytes = 3u << 30;
+  ResourceUsage live = n1;
+  merge_usage(live, usage_of_tasks({third}, "n2"));
+  CHECK(live.max_vm_bytes == 3u << 30);
+  CHECK(live.max_vm_node == "n2");
+  CHECK(live.max_pages == 40);
+  CHECK(live.max_pages_task == 1);
+  CHECK(live.max_cpu_us == 59'500'000);
+  CHECK(live.max_cpu_node == "n1");
+  std::vector<SstatLine> lines{{"12.0", "n[1-2]", live, "4100,4101,4230"}};
+  SstatOptions options;
+  options.parsable2 = true;
+  options.fields = {"JobID", "MaxVMSize", "MaxVMSizeNode", "MaxVMSizeTask", "AveVMSize", "MaxPages", "MaxPagesNode",
+                    "MaxPagesTask", "AvePages", "Pids"};
+  std::string text = render_sstat(lines, options);
+  for (const auto& name : sstat_field_names())
+    if (name.starts_with("TRESUsage")) {
+      options.fields = {"JobID", name};
+      text += render_sstat(lines, options);
+    }
+  check_golden("sstat_live.txt", text);
+  // An end's report (no VM size, no pages) records no more than before.
+  ResourceUsage ended = usage_of_tasks({task(0, 1 << 20, 1, 2)}, "n1");
+  CHECK(ended.max_vm_node.empty());
+  CHECK(ended.max_pages_node.empty());
+}
+
+TEST_CASE("job usage: /proc/PID/stat's fields, the command's name with spaces and parentheses") {
+  std::string stat = "4100 (my (odd) job) S 1 4100 4100 0 -1 4194560 150 0 3 0 250 50 20 10 20 0 1 0 100 "
+                     "2147483648 300 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+  auto sample = parse_proc_stat(stat, 100, 4096);
+  REQUIRE(sample);
+  CHECK(sample->user_us == 2'700'000);   // utime + cutime, 100 ticks a second
+  CHECK(sample->system_us == 600'000);   // stime + cstime
+  CHECK(sample->rss_bytes == 300 * 4096);
+  CHECK(sample->vm_bytes == 2147483648u);
+  CHECK(sample->major_faults == 3);
+  CHECK_FALSE(parse_proc_stat("4100 (gone) Z 1", 100, 4096));
 }
 
 TEST_CASE("job usage: which nodes sstat asks, and who may") {

@@ -99,6 +99,31 @@ TEST_CASE("backfill: a short job may use idle nodes only if it ends before the h
   CHECK(decision.pending_reasons.at(4) == Reason::priority);
 }
 
+TEST_CASE("backfill figures: what the pass considered after the first job that reserved nodes") {
+  Cluster c(2);
+  c.submit(1, cpus_job(1, 4, 100));
+  c.run(1, {{"n1", 4, 0}}, 100);
+  c.submit(2, cpus_job(2, 8, 100, "wide"), 1);   // blocked: reserves n1 and n2 from t=100
+  c.submit(3, cpus_job(1, 4, 50, "short"), 2);   // backfilled on n2
+  auto held = cpus_job(1, 1, 50, "held");
+  held.dependency = "afterok:1";
+  c.submit(4, held, 3);                          // considered, but waits for its dependency
+  c.submit(5, cpus_job(1, 4, 500, "long"), 4);   // tried, would delay job 2
+  auto decision = c.decide(10);
+  CHECK(decision.backfill.ran());
+  CHECK(decision.backfill.queue_length == 3);
+  CHECK(decision.backfill.depth == 3);
+  CHECK(decision.backfill.depth_try == 2);
+  CHECK(decision.backfill.backfilled == 1);
+  CHECK(decision.backfill.table_size == 2);
+
+  Cluster idle(2);
+  idle.submit(1, cpus_job(1, 1, 60));
+  auto quiet = idle.decide(1);
+  CHECK_FALSE(quiet.backfill.ran());
+  CHECK(quiet.backfill == BackfillFigures{});
+}
+
 TEST_CASE("priority (nice) goes before submit order") {
   Cluster c(1);
   c.submit(1, cpus_job(1, 4, 60), 1);
