@@ -1377,7 +1377,7 @@ bool FileLogReader::read_available(uint64_t& offset, std::span<const uint8_t>& p
   if (!segment_ && !open_segment_holding(wanted_)) return false;
   bool reread = false;
   // A full replay, or skipping to a snapshot's offset, would check every payload a second time.
-  const uint64_t checked = log_.read_only() ? 0 : log_.checked_at_open(partition_);
+  const uint64_t checked = log_.reads_only(partition_) ? 0 : log_.checked_at_open(partition_);
   while (true) {
     Frame frame = check_frame(*segment_, position_, &payload, position_offset_ >= checked);
     if ((frame.status == FrameStatus::torn || frame.status == FrameStatus::corrupt) && !reread) {
