@@ -598,7 +598,7 @@ class ControllerImpl final : public rpc::Controller::Server {
     }
     request.command.request = read_partition_settings(params.getPartition());
     for (uint8_t field : bounded_list(params.getGiven()))
-      if (field <= static_cast<uint8_t>(PartitionField::def_mem_per_node))
+      if (field <= static_cast<uint8_t>(PartitionField::grace_time))
         request.command.given.push_back(static_cast<PartitionField>(field));
     request.caller = with_command_id();
     return recorded(ask<Recorded>(*context_, context_->actors.partition_admin, partition_change_atom_v,

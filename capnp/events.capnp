@@ -549,6 +549,10 @@ struct PartitionSettings {
   allowGroups @11 :List(Text);   # empty: ALL
   defMemPerCpuMb @12 :UInt64;
   defMemPerNodeMb @13 :UInt64;
+  # What scontrol create|update set (kept over cairn.conf's): empty/has*=false: cairn.conf's, else the cluster's.
+  preemptMode @14 :Text;       # Slurm's preempt_mode_string(): "OFF", "REQUEUE", ...
+  graceTimeSec @15 :UInt32;
+  hasGraceTime @16 :Bool;
 }
 
 # An operator created a partition, or changed one (the whole definition after the change:

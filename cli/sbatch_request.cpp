@@ -35,7 +35,7 @@ enum class Opt : uint8_t {
   licenses, ntasks_per_node, tmp, wckey, reservation, cpu_hint, mem_bind, distribution, threads_per_core,
   ntasks_per_core, ntasks_per_socket, sockets_per_node, cores_per_socket, extra_node_info, oversubscribe,
   uid_gid, switches, propagate, time_min, prefer, gres, gpus, gpus_per_node, gpus_per_task, cpus_per_gpu,
-  mem_per_gpu, gpu_bind, deadline
+  mem_per_gpu, gpu_bind, deadline, gres_flags, gpu_freq, gpus_per_socket, ntasks_per_gpu
 };
 // clang-format on
 
@@ -55,7 +55,6 @@ constexpr ArgKind kOptional = ArgKind::optional;
 constexpr Opt kRefused = Opt::refused;
 constexpr Opt kHint = Opt::hint;
 
-constexpr std::string_view kNoGpus = "this GPU option is not supported yet (--gres, --gpus, --gpus-per-node and --gpus-per-task are)";
 constexpr std::string_view kOneCluster = "one cluster only (no federation or multi-cluster operation)";
 
 // Every long option of Slurm 22.05's sbatch, in its table order (getopt lists
@@ -95,13 +94,13 @@ constexpr std::array kOptions = {
     OptionDef{"get-user-env", 0, kOptional, kHint},
     OptionDef{"gid", 0, kRequired, Opt::uid_gid},
     OptionDef{"gpu-bind", 0, kRequired, Opt::gpu_bind},
-    OptionDef{"gpu-freq", 0, kRequired, kRefused, kNoGpus},
+    OptionDef{"gpu-freq", 0, kRequired, Opt::gpu_freq},
     OptionDef{"gpus", 'G', kRequired, Opt::gpus},
     OptionDef{"gpus-per-node", 0, kRequired, Opt::gpus_per_node},
-    OptionDef{"gpus-per-socket", 0, kRequired, kRefused, kNoGpus},
+    OptionDef{"gpus-per-socket", 0, kRequired, Opt::gpus_per_socket},
     OptionDef{"gpus-per-task", 0, kRequired, Opt::gpus_per_task},
     OptionDef{"gres", 0, kRequired, Opt::gres},
-    OptionDef{"gres-flags", 0, kRequired, kRefused, kNoGpus},
+    OptionDef{"gres-flags", 0, kRequired, Opt::gres_flags},
     OptionDef{"help", 'h', kNone, Opt::help},
     OptionDef{"hint", 0, kRequired, Opt::cpu_hint},
     OptionDef{"hold", 'H', kNone, Opt::hold},
@@ -127,10 +126,10 @@ constexpr std::array kOptions = {
     OptionDef{"nodes", 'N', kRequired, Opt::nodes},
     OptionDef{"ntasks", 'n', kRequired, Opt::ntasks},
     OptionDef{"ntasks-per-core", 0, kRequired, Opt::ntasks_per_core},
-    OptionDef{"ntasks-per-gpu", 0, kRequired, kRefused, kNoGpus},
+    OptionDef{"ntasks-per-gpu", 0, kRequired, Opt::ntasks_per_gpu},
     OptionDef{"ntasks-per-node", 0, kRequired, Opt::ntasks_per_node},
     OptionDef{"ntasks-per-socket", 0, kRequired, Opt::ntasks_per_socket},
-    OptionDef{"ntasks-per-tres", 0, kRequired, kRefused, kNoGpus},
+    OptionDef{"ntasks-per-tres", 0, kRequired, kRefused, "use --ntasks-per-gpu"},
     OptionDef{"open-mode", 0, kRequired, Opt::open_mode},
     OptionDef{"output", 'o', kRequired, Opt::output},
     OptionDef{"overcommit", 'O', kNone, kHint},
@@ -574,6 +573,8 @@ struct Settings {
   std::optional<std::string> gres, gpus, gpus_per_node, gpus_per_task, gpu_bind;
   std::optional<uint32_t> cpus_per_gpu;
   std::optional<uint64_t> mem_per_gpu_mb;
+  std::optional<GresCount> gpus_per_socket;  // --gpus-per-socket: per node, times --sockets-per-node
+  std::optional<uint32_t> ntasks_per_gpu;
   std::optional<std::string> input;  // -i/--input
   std::optional<uint32_t> ntasks_per_node;
   std::optional<uint64_t> tmp_mb;
@@ -661,6 +662,22 @@ void apply_option(Settings& s, const OptionUse& use, Source source, const Contex
       s.mem_per_gpu_mb = *mb;
       return;
     }
+    case Opt::gres_flags:  // accepted without effect: GPUs carry no core affinity here
+      if (!iequals(text, "disable-binding") && !iequals(text, "enforce-binding"))
+        fail("Invalid --gres-flags specification");
+      return;
+    case Opt::gpu_freq:  // checked as tres_freq_verify_cmdline does, without effect (no GPU clocks here)
+      if (!valid_gpu_freq("gpu:" + text)) fail("Invalid --gpu-freq argument: gpu:" + text);
+      return;
+    case Opt::gpus_per_socket: {
+      auto count = parse_gpu_count(text);
+      if (!count) fail("Batch job submission failed: " + std::string(kInvalidGres));
+      s.gpus_per_socket = *count;
+      return;
+    }
+    case Opt::ntasks_per_gpu:
+      s.ntasks_per_gpu = parse_positive_count("--ntasks-per-gpu", text);
+      return;
     case Opt::gpu_bind:
       if (!valid_gpu_bind(text)) fail("Invalid --gpu-bind argument: gpu:" + text);
       s.gpu_bind = text;
@@ -1369,6 +1386,52 @@ std::optional<std::string> sbatch_script_path(const std::vector<std::string>& ar
 
 std::optional<std::string> sbatch_bbf_path(const SbatchInput& input) { return collect(input).settings.bbf; }
 
+namespace {
+
+// --gpus-per-socket=[type:]N: N GPUs on each of the job's --sockets-per-node sockets, counted
+// per node (GPUs carry no socket here, so which socket is not chosen). Slurm's controller
+// refuses it without --sockets-per-node (_test_gres_cnt) or above --gpus-per-node.
+void apply_gpus_per_socket(Settings& s) {
+  if (!s.gpus_per_socket) return;
+  if (s.layout.sockets_per_node == 0) fail("Batch job submission failed: " + std::string(kInvalidGres));
+  GresCount per_node = *s.gpus_per_socket;
+  per_node.count *= s.layout.sockets_per_node;
+  if (s.gpus_per_node) {
+    auto given = parse_gpu_count(*s.gpus_per_node);
+    if (given && given->count < s.gpus_per_socket->count) fail("Batch job submission failed: " + std::string(kInvalidGres));
+    return;  // --gpus-per-node says how many a node gets
+  }
+  s.gpus_per_node = (per_node.type.empty() ? "" : per_node.type + ":") + std::to_string(per_node.count);
+}
+
+uint64_t gpu_count(const std::string& tres) {
+  uint64_t total = 0;
+  for (const auto& item : parse_gres_items(tres).value_or(std::vector<GresCount>{}))
+    if (item.name == "gpu") total += item.count;
+  return total;
+}
+
+// --ntasks-per-gpu=K (_validate_ntasks_per_gpu, then gres_job_state_validate): with GPUs
+// requested, the job runs GPUs x K tasks; without, -n N asks for N / K GPUs per job.
+void apply_ntasks_per_gpu(const Settings& s, JobSpec& spec) {
+  if (s.gpus_per_task) fatal("--gpus-per-task is mutually exclusive with --ntasks-per-gpu and SLURM_NTASKS_PER_GPU");
+  if (s.gpus_per_socket) fatal("--gpus-per-socket is mutually exclusive with --ntasks-per-gpu and SLURM_NTASKS_PER_GPU");
+  if (s.ntasks_per_node) fatal("--ntasks-per-node is mutually exclusive with --ntasks-per-gpu and SLURM_NTASKS_PER_GPU");
+  uint64_t gpus = gpu_count(spec.gres.tres_per_job) + gpu_count(spec.gres.tres_per_node) * spec.num_nodes;
+  uint64_t per_gpu = *s.ntasks_per_gpu;
+  if (gpus > 0) {
+    if (gpus * per_gpu > INT_MAX) fail("Batch job submission failed: " + std::string(kInvalidGres));
+    spec.num_tasks = static_cast<uint32_t>(gpus * per_gpu);
+  } else if (s.ntasks) {
+    uint64_t derived = *s.ntasks / per_gpu;
+    if (derived > 0) spec.gres.tres_per_job = "gres:gpu:" + std::to_string(derived);
+  } else {
+    fail("Batch job submission failed: " + std::string(kInvalidGres));
+  }
+}
+
+}  // namespace
+
 SbatchRequest build_sbatch_request(const SbatchInput& input) {
   SbatchRequest request;
   Collected c = collect(input);
@@ -1449,7 +1512,9 @@ SbatchRequest build_sbatch_request(const SbatchInput& input) {
   spec.time_limit_sec = s.time_limit.value_or(0);
   spec.exclusive = s.exclusive.value_or(false);
   spec.licenses = s.licenses.value_or("");
+  apply_gpus_per_socket(s);
   spec.gres = gres_request_of(s.gres, s.gpus, s.gpus_per_node, s.gpus_per_task);
+  if (s.ntasks_per_gpu) apply_ntasks_per_gpu(s, spec);
   if (s.cpus_per_gpu) spec.cpus_per_tres = "gres:gpu:" + std::to_string(*s.cpus_per_gpu);
   if (s.mem_per_gpu_mb) spec.mem_per_tres = "gres:gpu:" + std::to_string(*s.mem_per_gpu_mb);
   if (s.gpu_bind) spec.tres_bind = "gpu:" + *s.gpu_bind;

@@ -78,9 +78,9 @@ bool unsupported_tag(std::string_view tag) {
   return is_key(tag, "CpuBind", 7) || is_key(tag, "MaxCPUsPerNode", 4) || is_key(tag, "DisableRootJobs", 1) ||
          is_key(tag, "ExclusiveUser", 1) || is_key(tag, "Hidden", 1) || is_key(tag, "LLN", 1) ||
          is_key(tag, "RootOnly", 1) || is_key(tag, "ReqResv", 1) || is_key(tag, "OverSubscribe", 5) ||
-         is_key(tag, "Shared", 2) || is_key(tag, "OverTimeLimit", 5) || is_key(tag, "PreemptMode", 3) ||
+         is_key(tag, "Shared", 2) || is_key(tag, "OverTimeLimit", 5) ||
          is_key(tag, "PriorityJobFactor", 3) || is_key(tag, "AllowQos", 6) || is_key(tag, "DenyQos", 5) ||
-         is_key(tag, "AllocNodes", 6) || is_key(tag, "Alternate", 3) || is_key(tag, "GraceTime", 5) ||
+         is_key(tag, "AllocNodes", 6) || is_key(tag, "Alternate", 3) ||
          is_key(tag, "MaxMemPerCPU", 10) || is_key(tag, "MaxMemPerNode", 10) || is_key(tag, "QoS", 3) ||
          is_key(tag, "JobDefaults", 4) || is_key(tag, "TresBillingWeights", 1);
 }
@@ -144,6 +144,21 @@ std::variant<PartitionCommand, UpdateRefusal> parse_partition_options(PartitionV
       }
       p.priority_tier = *tier;
       set(command, PartitionField::priority_tier);
+    } else if (is_key(tag, "PreemptMode", 3)) {
+      auto mode = parse_preempt_mode(value);
+      if (!mode) return parse_error(verb, {"Invalid input: " + word});
+      // update_part(): a partition's mode drops GANG (cluster-wide); WITHIN alone is ignored.
+      mode->gang = false;
+      if (!mode->within) {
+        p.runtime_preempt_mode = *mode;
+        set(command, PartitionField::preempt_mode);
+      }
+    } else if (is_key(tag, "GraceTime", 5)) {
+      // parse_uint32(): an empty value is 0; NO_VAL (0xfffffffe) and above are refused.
+      auto seconds = value.empty() ? std::optional<uint32_t>(0) : whole_number<uint32_t>(value);
+      if (!seconds || *seconds >= 0xfffffffeU) return parse_error(verb, {"Invalid GraceTime value: " + value});
+      p.runtime_grace_time_sec = *seconds;
+      set(command, PartitionField::grace_time);
     } else if (is_key(tag, "State", 2)) {
       if (!value.empty() && is_key(value, "INACTIVE", 1)) p.state = PartitionState::inactive;
       else if (!value.empty() && is_key(value, "DOWN", 1)) p.state = PartitionState::down;

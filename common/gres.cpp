@@ -369,6 +369,34 @@ GresRequest gres_request_of(const std::optional<std::string>& gres, const std::o
   return out;
 }
 
+namespace {
+// tres_frequency.c's _test_val: a number, or one of the level names.
+bool valid_freq_value(std::string_view value) {
+  if (value.empty()) return false;
+  if (value.front() >= '0' && value.front() <= '9')
+    return std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return value == "low" || value == "medium" || value == "high" || value == "highm1";
+}
+}  // namespace
+
+bool valid_gpu_freq(std::string_view tres_freq) {
+  for (auto part : split(tres_freq, ';')) {
+    if (part.empty()) continue;  // strtok_r skips empty tokens
+    auto colon = part.find(':');
+    if (colon == std::string_view::npos || part.substr(0, colon) != "gpu") return false;
+    auto spec = part.substr(colon + 1);
+    if (spec.empty()) return false;
+    for (auto token : split(spec, ',')) {
+      if (token.empty()) continue;
+      auto eq = token.find('=');
+      bool ok = eq == std::string_view::npos ? valid_freq_value(token) || token == "verbose"
+                                             : token.substr(0, eq) == "memory" && valid_freq_value(token.substr(eq + 1));
+      if (!ok) return false;
+    }
+  }
+  return true;
+}
+
 bool valid_gpu_bind(std::string_view text) {
   if (istarts_with(text, "verbose,")) text.remove_prefix(8);
   if (text.empty()) return false;

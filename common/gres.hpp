@@ -134,6 +134,9 @@ GresRequest gres_request_of(const std::optional<std::string>& gres, const std::o
 // --gpu-bind as Slurm's tres_bind_verify_cmdline accepts it: [verbose,]closest, none, map_gpu:LIST,
 // mask_gpu:LIST, per_task:N, single:N.
 bool valid_gpu_bind(std::string_view text);
+// --gpu-freq as Slurm 22.05's tres_freq_verify_cmdline() checks "gpu:<value>": ';'-separated
+// "gpu:" parts of ','-separated low|medium|high|highm1|<number>|verbose|memory=<level>.
+bool valid_gpu_freq(std::string_view tres_freq);
 
 // What node `node_index` of `node_count` takes, with `tasks_on_node` tasks there: per-node
 // items, the node's share of per-job ones (spread as evenly as can be, earlier nodes taking

@@ -42,6 +42,14 @@ PartitionPolicy merged(PartitionPolicy base, const PartitionPolicy& request, con
       case PartitionField::allow_groups: base.allow_groups = request.allow_groups; break;
       case PartitionField::def_mem_per_cpu: base.def_mem_per_cpu_mb = request.def_mem_per_cpu_mb; break;
       case PartitionField::def_mem_per_node: base.def_mem_per_node_mb = request.def_mem_per_node_mb; break;
+      case PartitionField::preempt_mode:
+        base.runtime_preempt_mode = request.runtime_preempt_mode;
+        base.preempt_mode = request.runtime_preempt_mode;
+        break;
+      case PartitionField::grace_time:
+        base.runtime_grace_time_sec = request.runtime_grace_time_sec;
+        base.grace_time_sec = request.runtime_grace_time_sec.value_or(0);
+        break;
     }
   }
   // Slurm: AllowAccounts= set clears DenyAccounts= and the other way round.
@@ -65,9 +73,10 @@ std::vector<PartitionPolicy> effective_partitions(const std::vector<PartitionPol
     if (!entry) {
       out.push_back(partition);
     } else if (!entry->deleted) {
-      out.push_back(entry->partition);  // the log's definition, with what only cairn.conf sets
-      out.back().preempt_mode = partition.preempt_mode;
-      out.back().grace_time_sec = partition.grace_time_sec;
+      out.push_back(entry->partition);  // the log's definition; cairn.conf's where scontrol set none
+      PartitionPolicy& in_force = out.back();
+      in_force.preempt_mode = in_force.runtime_preempt_mode ? in_force.runtime_preempt_mode : partition.preempt_mode;
+      in_force.grace_time_sec = in_force.runtime_grace_time_sec.value_or(partition.grace_time_sec);
     }
   }
   for (const auto& entry : table.changed)

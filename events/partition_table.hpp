@@ -30,9 +30,12 @@ struct PartitionPolicy {
   std::vector<std::string> allow_groups;    // empty: ALL
   uint64_t def_mem_per_cpu_mb = 0;
   uint64_t def_mem_per_node_mb = 0;
-  // cairn.conf's PreemptMode= (unset: the cluster's; scontrol create/update set neither) and GraceTime=.
+  // PreemptMode= (unset: the cluster's) and GraceTime= in force: scontrol's, else cairn.conf's.
   std::optional<PreemptModeSetting> preempt_mode;
   uint32_t grace_time_sec = 0;
+  // What scontrol create|update set: kept over cairn.conf's (the log wins), unset: cairn.conf's.
+  std::optional<PreemptModeSetting> runtime_preempt_mode;
+  std::optional<uint32_t> runtime_grace_time_sec;
 
   bool up() const { return state == PartitionState::up || state == PartitionState::drain; }
   // Slurm's PARTITION_SUBMIT: DRAIN and INACTIVE take no new jobs (DOWN queues them).
@@ -73,7 +76,7 @@ enum class PartitionVerb : uint8_t { create, update, remove };
 // The fields a command sets (the wire's `given`): the others keep their value.
 enum class PartitionField : uint8_t {
   nodes, state, is_default, max_time, default_time, max_nodes, min_nodes, priority_tier,
-  allow_accounts, deny_accounts, allow_groups, def_mem_per_cpu, def_mem_per_node
+  allow_accounts, deny_accounts, allow_groups, def_mem_per_cpu, def_mem_per_node, preempt_mode, grace_time
 };
 
 struct PartitionCommand {

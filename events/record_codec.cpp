@@ -351,6 +351,9 @@ void write_partition_settings(schema::PartitionSettings::Builder out, const Part
   write_texts(out.initAllowGroups(static_cast<unsigned>(partition.allow_groups.size())), partition.allow_groups);
   out.setDefMemPerCpuMb(partition.def_mem_per_cpu_mb);
   out.setDefMemPerNodeMb(partition.def_mem_per_node_mb);
+  if (partition.runtime_preempt_mode) out.setPreemptMode(preempt_mode_text(*partition.runtime_preempt_mode));
+  out.setGraceTimeSec(partition.runtime_grace_time_sec.value_or(0));
+  out.setHasGraceTime(partition.runtime_grace_time_sec.has_value());
 }
 
 PartitionPolicy read_partition_settings(schema::PartitionSettings::Reader in) {
@@ -371,6 +374,10 @@ PartitionPolicy read_partition_settings(schema::PartitionSettings::Reader in) {
   partition.allow_groups = read_texts(in.getAllowGroups());
   partition.def_mem_per_cpu_mb = in.getDefMemPerCpuMb();
   partition.def_mem_per_node_mb = in.getDefMemPerNodeMb();
+  if (in.getPreemptMode().size() > 0) partition.runtime_preempt_mode = parse_preempt_mode(in.getPreemptMode().cStr());
+  if (in.getHasGraceTime()) partition.runtime_grace_time_sec = in.getGraceTimeSec();
+  partition.preempt_mode = partition.runtime_preempt_mode;
+  partition.grace_time_sec = partition.runtime_grace_time_sec.value_or(0);
   return partition;
 }
 

@@ -170,6 +170,9 @@ uint64_t state_digest(const ClusterState& state) {
       h.add(p.default_time_sec), h.add(p.max_nodes), h.add(p.min_nodes), h.add(p.priority_tier);
       h.add(p.allow_accounts), h.add(p.deny_accounts), h.add(p.allow_groups);
       h.add(p.def_mem_per_cpu_mb), h.add(p.def_mem_per_node_mb), h.add(deleted);
+      // Only when scontrol set them: digests of logs without them stay as they were.
+      if (p.runtime_preempt_mode) h.add(preempt_mode_text(*p.runtime_preempt_mode));
+      if (p.runtime_grace_time_sec) h.add(uint8_t{1}), h.add(*p.runtime_grace_time_sec);
     }
     h.add(table.default_name.has_value()), h.add(table.default_name.value_or(""));
   }

@@ -31,6 +31,22 @@ running=$(sbatch --parsable -p batch -n 2 --wrap 'while [ ! -e go1 ]; do sleep 0
 wait_state "$running" RUNNING
 [ "$(squeue -h -j "$running" -o %P)" = batch ] || fail "the job is not in batch: $(squeue -j "$running")"
 
+# 1b. PreemptMode=, GraceTime=, PriorityTier= set at runtime (Slurm's update_part: GANG dropped).
+quiet scontrol update PartitionName=batch PreemptMode=GANG,REQUEUE GraceTime=45 PriorityTier=3
+shown batch | finds "^   OverTimeLimit=NONE PreemptMode=REQUEUE$" || fail "PreemptMode: $(shown batch)"
+shown batch | finds " GraceTime=45 " || fail "GraceTime: $(shown batch)"
+shown batch | finds " PriorityTier=3 " || fail "PriorityTier: $(shown batch)"
+expect_error "scontrol: error: Invalid input: PreemptMode=sometimes
+slurm_update error: No error" scontrol update PartitionName=batch PreemptMode=sometimes
+expect_error "scontrol: error: Invalid GraceTime value: -1
+slurm_update error: No error" scontrol update PartitionName=batch GraceTime=-1
+expect_error "scontrol: error: Invalid input: PreemptMode=bogus" scontrol create PartitionName=y PreemptMode=bogus
+shown batch | finds " GraceTime=45 " || fail "a refused update changed GraceTime: $(shown batch)"
+quiet scontrol create PartitionName=graced Nodes=n1 GraceTime=5 PreemptMode=CANCEL
+shown graced | finds "^   OverTimeLimit=NONE PreemptMode=CANCEL$" || fail "create PreemptMode: $(shown graced)"
+shown graced | finds " GraceTime=5 " || fail "create GraceTime: $(shown graced)"
+quiet scontrol delete PartitionName=graced
+
 # 2. Limited: a job over the lowered MaxTime waits PartitionTimeLimit (Slurm, EnforcePartLimits=NO).
 quiet scontrol update PartitionName=batch MaxTime=5
 shown batch | finds " MaxTime=00:05:00 " || fail "MaxTime not lowered: $(shown batch)"
@@ -60,6 +76,8 @@ kill_hard "$(head -1 pids)"
 restart_controller
 shown batch | finds "^   State=DOWN " || fail "DOWN lost in the restart: $(shown batch)"
 shown batch | finds " MaxTime=00:05:00 " || fail "MaxTime lost in the restart: $(shown batch)"
+shown batch | finds "^   OverTimeLimit=NONE PreemptMode=REQUEUE$" || fail "PreemptMode lost in the restart: $(shown batch)"
+shown batch | finds " GraceTime=45 " || fail "GraceTime lost in the restart: $(shown batch)"
 shown debug | finds "^   State=UP " || fail "debug after the restart: $(shown debug)"
 wait_reason "$waiting" PartitionDown
 quiet scontrol update PartitionName=batch State=UP

@@ -174,4 +174,23 @@ touch go-sweep-1
 for _ in $(seq 600); do [ -z "$(squeue -h -p high -o %i)" ] && break; sleep 0.05; done
 [ -z "$(squeue -h -p high -o %i)" ] || fail "the array did not end: $(squeue)"
 
-pass "preemption: CANCEL with GraceTime, REQUEUE with --max-restarts, resubmission, SUSPEND and resume, arrays, PreemptTime"
+# 6. PreemptMode= and GraceTime= changed at runtime (scontrol update): the scheduler applies
+# them, and they outlive a controller restart.
+scontrol update PartitionName=lowrq PreemptMode=CANCEL GraceTime=7 || fail "scontrol update PreemptMode="
+scontrol show partition lowrq | finds "^   OverTimeLimit=NONE PreemptMode=CANCEL$" || fail "$(scontrol show partition lowrq)"
+scontrol show partition lowrq | finds " GraceTime=7 " || fail "GraceTime: $(scontrol show partition lowrq)"
+kill_hard "$(head -1 pids)"
+restart_controller
+scontrol show partition lowrq | finds "^   OverTimeLimit=NONE PreemptMode=CANCEL$" || fail "lost in a restart: $(scontrol show partition lowrq)"
+scontrol show partition lowrq | finds " GraceTime=7 " || fail "GraceTime lost in a restart: $(scontrol show partition lowrq)"
+victim=$(sbatch --parsable -p lowrq -n 2 --wrap 'while true; do sleep 0.1; done')
+wait_state "$victim" RUNNING
+high6=$(preemptor h6)
+wait_state "$victim" PREEMPTED 60  # REQUEUE (the cluster's) would have queued it again
+cairn log audit --job "$victim" | finds "JobPreempted .*preemptorId=$high6 .*action=cancel .*graceSec=7" \
+  || fail "runtime PreemptMode/GraceTime not applied: $(cairn log audit --job "$victim")"
+wait_state "$high6" RUNNING
+touch go-h6
+wait_state "$high6" COMPLETED
+
+pass "preemption: CANCEL with GraceTime, REQUEUE with --max-restarts, resubmission, SUSPEND and resume, arrays, PreemptTime, runtime PreemptMode/GraceTime"

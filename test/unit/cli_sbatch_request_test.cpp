@@ -435,9 +435,7 @@ TEST_CASE("sbatch: command-line errors are getopt's, checked before the script i
   CHECK(error_of({"--hold=1", "job.sh"}) == "sbatch: option '--hold' doesn't allow an argument" + kTryHelp);
   CHECK(error_of({"--mem-per=1", "job.sh"}) ==
         "sbatch: option '--mem-per=1' is ambiguous; possibilities: '--mem-per-cpu' '--mem-per-gpu'" + kTryHelp);
-  CHECK(error_of({"--gres-flags=enforce-binding", "job.sh"}) ==
-        "sbatch: error: --gres-flags is not supported by Cairn: this GPU option is not supported yet (--gres, --gpus, "
-        "--gpus-per-node and --gpus-per-task are)");
+  CHECK(error_of({"--gres-flags=bogus", "job.sh"}) == "sbatch: error: Invalid --gres-flags specification");
   CHECK(error_of({"--contiguous", "job.sh"}) == "(no error)");  // a hint
   CHECK(spec_of({"--part=debug", "--job=x", "job.sh"}).partition == "debug");  // unique abbreviations
   // Options are checked in order, before the script is read.
@@ -483,4 +481,38 @@ TEST_CASE("sbatch: --dependency is checked, --kill-on-invalid-dep recorded") {
   CHECK(spec_of({"--kill-on-invalid-dep=yes", "job.sh"}).kill_on_invalid_dep == KillOnInvalidDep::yes);
   CHECK(spec_of({"--kill-on-invalid-dep=NO", "job.sh"}).kill_on_invalid_dep == KillOnInvalidDep::no);
   CHECK(error_of({"--kill-on-invalid-dep=maybe", "job.sh"}) == "sbatch: error: Invalid --kill-on-invalid-dep specification");
+}
+
+TEST_CASE("sbatch: --gres-flags, --gpu-freq, --gpus-per-socket and --ntasks-per-gpu as Slurm 22.05 reads them") {
+  const std::string kInvalidGresText = "sbatch: error: Batch job submission failed: Invalid generic resource (gres) specification";
+  // Hints: Slurm's checks, no effect on the spec.
+  CHECK(spec_of({"--gres-flags=enforce-binding", "--gres=gpu:1"}) == spec_of({"--gres=gpu:1"}));
+  CHECK(error_of({"--gres-flags=Disable-Binding"}) == "(no error)");  // xstrcasecmp
+  CHECK(error_of({"--gres-flags=bind"}) == "sbatch: error: Invalid --gres-flags specification");
+  for (const char* freq : {"high", "1500", "low,memory=medium", "highm1,verbose", "medium,memory=900"})
+    CHECK_MESSAGE(error_of({std::string("--gpu-freq=") + freq}) == "(no error)", freq);
+  CHECK(error_of({"--gpu-freq=fast"}) == "sbatch: error: Invalid --gpu-freq argument: gpu:fast");
+  CHECK(error_of({"--gpu-freq=memory=fast"}) == "sbatch: error: Invalid --gpu-freq argument: gpu:memory=fast");
+  CHECK(error_of({"--gpu-freq=12x"}) == "sbatch: error: Invalid --gpu-freq argument: gpu:12x");
+  CHECK(error_of({"--gpu-freq="}) == "sbatch: error: Invalid --gpu-freq argument: gpu:");
+  // --gpus-per-socket: per node, times --sockets-per-node; without it Slurm's controller refuses.
+  CHECK(spec_of({"--gpus-per-socket=2", "--sockets-per-node=2"}).gres.tres_per_node == "gres:gpu:4");
+  CHECK(spec_of({"--gpus-per-socket=mi300x:1", "-B", "2"}).gres.tres_per_node == "gres:gpu:mi300x:2");
+  CHECK(spec_of({"--gpus-per-socket=1", "--sockets-per-node=2", "--gpus-per-node=3"}).gres.tres_per_node == "gres:gpu:3");
+  CHECK(error_of({"--gpus-per-socket=2"}) == kInvalidGresText);
+  CHECK(error_of({"--gpus-per-socket=x:y:1", "--sockets-per-node=1"}) == kInvalidGresText);
+  CHECK(error_of({"--gpus-per-socket=4", "--sockets-per-node=1", "--gpus-per-node=2"}) == kInvalidGresText);
+  // --ntasks-per-gpu: GPUs x K tasks; without GPUs, -n N asks N / K GPUs of the job.
+  CHECK(spec_of({"--ntasks-per-gpu=3", "--gpus=2"}).num_tasks == 6);
+  CHECK(spec_of({"--ntasks-per-gpu=2", "-N", "2", "--gpus-per-node=2"}).num_tasks == 8);
+  auto derived = spec_of({"--ntasks-per-gpu=2", "-n", "8"});
+  CHECK(derived.num_tasks == 8);
+  CHECK(derived.gres.tres_per_job == "gres:gpu:4");
+  CHECK(error_of({"--ntasks-per-gpu=2"}) == kInvalidGresText);
+  CHECK(error_of({"--ntasks-per-gpu=0", "-n", "2"}) == "sbatch: error: Invalid numeric value \"0\" for --ntasks-per-gpu.");
+  CHECK(error_of({"--ntasks-per-gpu=1", "--gpus-per-task=1", "-n", "2"}) ==
+        "sbatch: fatal: --gpus-per-task is mutually exclusive with --ntasks-per-gpu and SLURM_NTASKS_PER_GPU");
+  CHECK(error_of({"--ntasks-per-gpu=1", "--ntasks-per-node=1", "--gpus=1"}) ==
+        "sbatch: fatal: --ntasks-per-node is mutually exclusive with --ntasks-per-gpu and SLURM_NTASKS_PER_GPU");
+  CHECK(error_of({"--ntasks-per-tres=1"}) == "sbatch: error: --ntasks-per-tres is not supported by Cairn: use --ntasks-per-gpu");
 }

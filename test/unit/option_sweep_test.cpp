@@ -70,9 +70,8 @@ TEST_CASE("option sweep: sbatch refuses what Cairn cannot honour, saying why (go
   check_golden("sbatch_refused_options.txt",
                error_table({{"--cluster-constraint=x"}, {"-M", "other"}, {"--container=/c"}, {"--context=x"},
                             {"-S", "2"}, {"--export-file=env"},
-                            {"--gpu-freq=high"}, {"--gpus-per-socket=1"}, {"--gres-flags=enforce-binding"},
                             {"--mcs-label=x"}, {"--mincpus=4"}, {"-k"}, {"-F", "nodes"},
-                            {"--ntasks-per-gpu=1"}, {"--ntasks-per-tres=1"}, {"--priority=10"}, {"--test-only"},
+                            {"--ntasks-per-tres=1"}, {"--priority=10"}, {"--test-only"},
                             {"--thread-spec=1"}, {"--uid=bob"}, {"--gid=users"}}));
   // root may name another user in Slurm; Cairn's controller records the verified caller.
   CHECK(sweep_error({"--uid=bob"}, 0) ==
@@ -149,7 +148,8 @@ TEST_CASE("option sweep: srun refuses what Cairn cannot honour, and the job's op
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"-o", "out.txt"}, {"-e", "err.txt"}, {"--bcast"}, {"--epilog=/x"}, {"--task-prolog=/x"},
            {"--het-group=0"}, {"--multi-prog"}, {"-Z"}, {"--pty"}, {"-r", "1"}, {"--x11"}, {"-I"},
-           {"--input=/no/such/file"}, {"-K"}, {"--kill-on-bad-exit=1"}, {"--open-mode=x"}, {"--gres-flags=enforce-binding"},
+           {"--input=/no/such/file"}, {"-K"}, {"--kill-on-bad-exit=1"}, {"--open-mode=x"}, {"--gres-flags=bogus"},
+           {"--gpu-freq=fast"}, {"--gpus-per-socket=1"}, {"--ntasks-per-gpu=1"},
            {"--gpu-bind=bogus"}, {"-L", "a b"}, {"--exclusive=bad"}, {"--hint=fast"}, {"--nodefile=f"},
            {"--no-such-option"}}) {
     std::string shown;

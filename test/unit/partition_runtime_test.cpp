@@ -197,6 +197,59 @@ TEST_CASE("partitions at runtime: the reducer's table and the partitions in forc
   CHECK(state_digest(replayed.state) == state_digest(t.state));
 }
 
+TEST_CASE("partitions at runtime: PreemptMode= and GraceTime= set by scontrol win over cairn.conf's") {
+  // Slurm's update_part(): GANG dropped from a partition's mode; WITHIN alone ignored.
+  auto update = parsed(PartitionVerb::update, {"PartitionName=debug", "preemptmode=GANG,REQUEUE", "grace=30"});
+  REQUIRE(update.request.runtime_preempt_mode);
+  CHECK(preempt_mode_text(*update.request.runtime_preempt_mode) == "REQUEUE");
+  CHECK(update.request.runtime_grace_time_sec == std::optional<uint32_t>(30));
+  CHECK(parsed(PartitionVerb::update, {"PartitionName=debug", "PreemptMode=WITHIN", "State=UP"}).given.size() == 1);
+  CHECK(refusal_of(PartitionVerb::update, {"PartitionName=x", "PreemptMode=sometimes"}) ==
+        "scontrol: error: Invalid input: PreemptMode=sometimes\nslurm_update error: No error\n");
+  CHECK(refusal_of(PartitionVerb::update, {"PartitionName=x", "GraceTime=4294967294"}) ==
+        "scontrol: error: Invalid GraceTime value: 4294967294\nslurm_update error: No error\n");
+  CHECK(refusal_of(PartitionVerb::create, {"PartitionName=x", "GraceTime=abc"}) ==
+        "scontrol: error: Invalid GraceTime value: abc\n");
+
+  std::vector<PartitionPolicy> conf = kConfigured;
+  conf[0].preempt_mode = PreemptModeSetting{PreemptMode::cancel};
+  conf[0].grace_time_sec = 10;
+  Timeline t;
+  // An update of something else keeps cairn.conf's, also when cairn.conf changes later.
+  auto plan = plan_partition_command(effective_partitions(conf, t.state.partition_table),
+                                     parsed(PartitionVerb::update, {"PartitionName=debug", "MaxTime=5"}), false, kNodes);
+  REQUIRE_FALSE(plan.error);
+  CHECK(t.feed(make::partition_changed(by_root(1), PartitionVerb::update, plan.partition)) == ApplyResult::applied);
+  conf[0].grace_time_sec = 20;
+  CHECK(effective_partitions(conf, t.state.partition_table)[0].grace_time_sec == 20);
+  CHECK(preempt_mode_text(*effective_partitions(conf, t.state.partition_table)[0].preempt_mode) == "CANCEL");
+  // Set by scontrol: the log's, whatever cairn.conf says.
+  plan = plan_partition_command(effective_partitions(conf, t.state.partition_table), update, false, kNodes);
+  REQUIRE_FALSE(plan.error);
+  CHECK(t.feed(make::partition_changed(by_root(2), PartitionVerb::update, plan.partition)) == ApplyResult::applied);
+  auto partitions = effective_partitions(conf, t.state.partition_table);
+  CHECK(partitions[0].grace_time_sec == 30);
+  CHECK(preempt_mode_text(*partitions[0].preempt_mode) == "REQUEUE");
+  CHECK(partitions[0].max_time_sec == 5 * 60);  // the earlier update kept
+  // Replay and the snapshot keep them.
+  Timeline replayed;
+  for (const auto& record : t.records) replayed.feed(record);
+  CHECK(replayed.state.partition_table == t.state.partition_table);
+  StateSnapshot loaded = decode_snapshot(encode_snapshot(t.state, 0, t.records.size(), kT0));
+  CHECK(loaded.state.partition_table == t.state.partition_table);
+  CHECK(state_digest(loaded.state) == state_digest(t.state));
+  // A created partition: its own settings; none given: the cluster's (resolve_preempt_modes).
+  CHECK(ok(t, parsed(PartitionVerb::create, {"PartitionName=batch", "Nodes=n2", "GraceTime=7", "PreemptMode=OFF"}), 3));
+  CHECK(ok(t, parsed(PartitionVerb::create, {"PartitionName=plain", "Nodes=n2"}), 4));
+  partitions = effective_partitions(conf, t.state.partition_table);
+  resolve_preempt_modes(partitions, PreemptModeSetting{PreemptMode::requeue});
+  REQUIRE(partitions.size() == 3);
+  CHECK(partitions[1].grace_time_sec == 7);
+  CHECK(preempt_mode_text(*partitions[1].preempt_mode) == "OFF");
+  CHECK(partitions[2].grace_time_sec == 0);
+  CHECK(preempt_mode_text(*partitions[2].preempt_mode) == "REQUEUE");
+}
+
 TEST_CASE("partitions at runtime: the table is in the snapshot") {
   Timeline t;
   CHECK(ok(t, parsed(PartitionVerb::create, {"PartitionName=batch", "Nodes=n2", "AllowGroups=wheel",
