@@ -117,6 +117,16 @@ contains "$(scontrol show job "$counted")" "TresPerJob=gres:gpu:2" "scontrol sho
 touch "release.$counted"
 wait_state "$counted" COMPLETED
 
+# 5b. --ntasks-per-gpu sets the tasks from the GPUs (or the GPUs from -n); --gpus-per-socket
+# counts per node with --sockets-per-node; --gres-flags and --gpu-freq are accepted hints.
+per_gpu=$(sbatch --parsable -H --ntasks-per-gpu=2 --gpus=2 --gres-flags=enforce-binding --gpu-freq=high --wrap true)
+contains "$(scontrol show job "$per_gpu")" "NumTasks=4 " "--ntasks-per-gpu with --gpus"
+from_tasks=$(sbatch --parsable -H --ntasks-per-gpu=2 -n 4 --wrap true)
+contains "$(scontrol show job "$from_tasks")" "TresPerJob=gres:gpu:2" "--ntasks-per-gpu with -n"
+per_socket=$(sbatch --parsable -H --gpus-per-socket=1 --sockets-per-node=2 --wrap true)
+contains "$(scontrol show job "$per_socket")" "TresPerNode=gres:gpu:2" "--gpus-per-socket"
+scancel "$per_gpu" "$from_tasks" "$per_socket"
+
 # 6. Steps: all of the job's GPUs by default, -G N of them, --gpu-bind per task.
 cat > steps.sh <<'EOF'
 #!/bin/bash
