@@ -59,6 +59,8 @@ NodesAnswer ClusterHistory::nodes() {
                       at_us_);
 }
 
+PoolsAnswer ClusterHistory::burst_buffers() { return {pool_usage(state_, pool_policies(config())), at_us_}; }
+
 namespace {
 
 // Owns the log the history was read from.
@@ -68,6 +70,7 @@ class LoggedHistory final : public ClusterQueries {
       : log_(open_log_read_only(config)), history_(config, *log_, at_us) {}
   JobsAnswer jobs(const JobQuery& query) override { return history_.jobs(query); }
   NodesAnswer nodes() override { return history_.nodes(); }
+  PoolsAnswer burst_buffers() override { return history_.burst_buffers(); }
   std::optional<std::string> logged_config_text() override { return history_.state().config_text; }
 
  private:

@@ -19,6 +19,8 @@ class ClusterQueries {
   // Every job the query selects (a live controller answers in pages; this reads them all).
   virtual JobsAnswer jobs(const JobQuery& query) = 0;
   virtual NodesAnswer nodes() = 0;
+  // The burst-buffer pools: their sizes then (the configuration in force) and their holders.
+  virtual PoolsAnswer burst_buffers() = 0;
   // A past moment's view (--at): the cairn.conf text the log says was in force (empty: the
   // log recorded none). The controller: nullopt (it answers show config itself).
   virtual std::optional<std::string> logged_config_text() { return std::nullopt; }

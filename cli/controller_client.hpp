@@ -60,7 +60,7 @@ class ControllerClient final : public ClusterQueries {
   NodesAnswer nodes() override;
   // sacct: the jobs of the job history (purged MinJobAge after their end) the query selects.
   std::vector<JobRecord> history(const JobQuery& query);
-  PoolsAnswer burst_buffers();
+  PoolsAnswer burst_buffers() override;
   StateDigestView state_digest();
   // sdiag: the controller's statistics; reset (operators only) starts them anew first.
   ControllerStatistics statistics(bool reset);

@@ -442,7 +442,7 @@ int show_licenses(ClusterQueries& client, const ClusterConfig& config, const std
   return 0;
 }
 
-int show_burst_buffers(ControllerClient& client, const ClusterConfig& config, std::ostream& out) {
+int show_burst_buffers(ClusterQueries& client, const ClusterConfig& config, std::ostream& out) {
   auto pools = client.burst_buffers();
   std::vector<uint64_t> holders;
   for (const auto& pool : pools.pools)
@@ -570,12 +570,12 @@ int run_scontrol(const Args& argv, std::ostream& out, std::ostream& err) {
     }
     auto config = load_cli_config(args.get("conf"));
     if (command.kind == ScontrolCommand::Kind::show && command.entity == ScontrolEntity::daemons) {
-      if (args.has("at")) throw UsageError("scontrol: error: --at applies to show job, step, node, partition, licenses");
+      if (args.has("at")) throw UsageError("scontrol: error: --at applies to show job, step, node, partition, licenses, reservation, burstbuffer, config");
       out << render_scontrol_show_daemons(config, short_host_name(), host_name());
       return 0;
     }
     if (command.kind == ScontrolCommand::Kind::show && command.entity == ScontrolEntity::shards) {
-      if (args.has("at")) throw UsageError("scontrol: error: --at applies to show job, step, node, partition, licenses");
+      if (args.has("at")) throw UsageError("scontrol: error: --at applies to show job, step, node, partition, licenses, reservation, burstbuffer, config");
       out << render_scontrol_show_shards(read_shard_facts(*open_log_read_only(config)), serving_address(config),
                                          flags.one_liner);
       return 0;
@@ -593,12 +593,8 @@ int run_scontrol(const Args& argv, std::ostream& out, std::ostream& err) {
     if (command.kind == ScontrolCommand::Kind::show) {
       std::vector<std::string> names;
       if (command.value) names = split_list({*command.value});
-      if (command.entity == ScontrolEntity::burst_buffer) {
-        if (args.has("at")) throw UsageError("scontrol: error: --at is not supported for show burstbuffer");
-        ControllerClient client(config);
-        return show_burst_buffers(client, config, out);
-      }
       auto cluster = open_cluster_queries(config, args.get("at"), "scontrol");
+      if (command.entity == ScontrolEntity::burst_buffer) return show_burst_buffers(*cluster, config, out);
       switch (command.entity) {
         case ScontrolEntity::job: return show_jobs(*cluster, config, command.value, flags, out, err);
         case ScontrolEntity::step: return show_steps(*cluster, config, command.value, flags, out, err);

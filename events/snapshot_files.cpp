@@ -126,8 +126,7 @@ std::optional<StateSnapshot> load_newest_sharded_snapshot(const std::string& dir
                                                           const std::function<void(const std::string&)>& warn) {
   for (const auto& file : snapshot_files(dir)) {
     try {
-      std::vector<uint8_t> bytes = read_file(file);
-      StateSnapshot snapshot = decode_snapshot(bytes);
+      StateSnapshot snapshot = decode_snapshot(MappedFile(file).bytes());
       if (snapshot.partition != kAllShards) continue;
       if (snapshot.shard_next_offsets.size() != shard_ends.size()) {
         warn(fmt::format("snapshot {} ignored: it is of {} shards, the log has {}", file.string(),

@@ -71,11 +71,17 @@ then=$(date -d "@$before_lowering" +%Y-%m-%dT%H:%M:%S)
 scontrol --at "$then" show partition debug | finds "MaxTime=UNLIMITED " ||
   fail "show partition --at $then: $(scontrol --at "$then" show partition debug)"
 scontrol --at "$then" show config | finds -xF "KillWait                = 3 sec" || fail "show config --at $then"
+# The burst-buffer pool as it was: 1G before the resize; absent before it was added.
+scontrol --at "$then" show burstbuffer | finds "PoolName\[0\]=fast .*TotalSpace=1G " ||
+  fail "show burstbuffer --at $then: $(scontrol --at "$then" show burstbuffer)"
+scontrol show burstbuffer | finds "PoolName\[0\]=fast .*TotalSpace=2G " || fail "the pool now: $(scontrol show burstbuffer)"
 # Before the additions, neither extra nor n3 (the configuration in force then, from the log).
 early=$(date -d "@$before_adding" +%Y-%m-%dT%H:%M:%S)
 sinfo --at "$early" -h -o %P | finds -x "extra" && fail "sinfo --at $early shows partition extra: $(sinfo --at "$early")"
 sinfo --at "$early" -h -N -o %N | finds -x "n3" && fail "sinfo --at $early shows node n3: $(sinfo --at "$early" -N)"
 sinfo --at "$then" -h -o %P | finds -x "extra" || fail "sinfo --at $then lacks partition extra: $(sinfo --at "$then")"
+pools_early=$(scontrol --at "$early" show burstbuffer) || fail "show burstbuffer --at $early failed: $pools_early"
+[[ "$pools_early" != *fast* ]] || fail "show burstbuffer --at $early shows pool fast: $pools_early"
 
 # 4. ClusterName cannot change live: refused with the key, nothing changed (not even the rest).
 cp "$conf" "$work/good.conf"

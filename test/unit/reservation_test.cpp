@@ -382,6 +382,7 @@ TEST_CASE("scontrol show reservation: all, one, not found, none") {
     NodesAnswer answer;
     JobsAnswer jobs(const JobQuery&) override { return {}; }
     NodesAnswer nodes() override { return answer; }
+    PoolsAnswer burst_buffers() override { return {}; }
   } cluster;
   cluster.answer.now_us = kT0;
   std::ostringstream none;
