@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
                      make::bb_stage_out_done(at(8, 3), 3, 100, 10), make::bb_released(at(9, 3), 3, "pool", 1 << 20),
                      make::node_down(at(10, 0, "n1"), "n1", "lost"), make::node_up(at(11, 0, "n1"), "n1")}));
   write_file(dir / "event" / "accounts_epochs",
-             framed({make::epoch_claimed(at(1), 0, 2, "ctl"), make::account_added(at(2), {"physics", "", "", "root"}),
+             framed({make::epoch_claimed(at(1), 0, 2, "ctl"), make::account_added(at(2), {"physics", "", "", "root", {}, ""}),
                      make::user_associated(at(3), "alice", {"physics"}, "physics"),
                      make::user_removed(at(4), "alice", {"physics"}), make::account_removed(at(5), "physics"),
                      make::array_task_split(at(6, 5), 5, 4, 1)}));
