@@ -175,8 +175,9 @@ expect_start
 grep -q "torn record at byte .*; dropping .* bytes that were never acknowledged" "$case_dir/cairnctld.log" ||
   fail "$case_dir: the torn record was not reported: $(cat "$case_dir/cairnctld.log")"
 stop_case_controller
-# The epoch claim of that start follows the prefix: one record fewer, plus the claim.
-[ "$(last_offset "$case_dir/log")" = "$kill9_last" ] || fail "$case_dir: holds 0..$(last_offset "$case_dir/log")"
+# A start appends two records after the prefix (one record fewer): its epoch claim, and the
+# configuration, since each case's cairn.conf names the case's own directories.
+[ "$(last_offset "$case_dir/log")" = "$((kill9_last + 1))" ] || fail "$case_dir: holds 0..$(last_offset "$case_dir/log")"
 
 new_case truncate-tail-clean clean
 truncate -s -7 "$(newest)"
@@ -185,7 +186,7 @@ expect_loss_refusal "so this is damage to acknowledged records, not a write cut 
 expect_start --accept-log-loss
 grep -q "accepting the loss, as asked" "$case_dir/cairnctld.log" || fail "$case_dir: the accepted loss was not logged"
 stop_case_controller
-[ "$(last_offset "$case_dir/log")" = "$clean_last" ] || fail "$case_dir: holds 0..$(last_offset "$case_dir/log")"
+[ "$(last_offset "$case_dir/log")" = "$((clean_last + 1))" ] || fail "$case_dir: holds 0..$(last_offset "$case_dir/log")"
 expect_verify_sound
 
 new_case flip-older-record clean
@@ -204,7 +205,7 @@ expect_verify_damaged "payload checksum mismatch (record $clean_last)"
 expect_loss_refusal "payload checksum mismatch (record $clean_last); META says the log held offsets 0..$clean_last"
 expect_start --accept-log-loss
 stop_case_controller
-[ "$(last_offset "$case_dir/log")" = "$clean_last" ] || fail "$case_dir: holds 0..$(last_offset "$case_dir/log")"
+[ "$(last_offset "$case_dir/log")" = "$((clean_last + 1))" ] || fail "$case_dir: holds 0..$(last_offset "$case_dir/log")"
 
 new_case delete-oldest-segment clean
 second_base=$(basename "$(segments | sed -n 2p)" .seg)
@@ -240,7 +241,8 @@ expect_verify_damaged "$case_dir/log/META is missing: what the log held is unkno
 expect_loss_refusal "$case_dir/log/META is missing: what the log held is unknown"
 expect_start --accept-log-loss
 stop_case_controller
-grep -q "^p0 records $((clean_last + 2)) " "$case_dir/log/META" || fail "$case_dir: META not rebuilt: $(cat "$case_dir/log/META")"
+# 0..clean_last, then the start's claim and configuration.
+grep -q "^p0 records $((clean_last + 3)) " "$case_dir/log/META" || fail "$case_dir: META not rebuilt: $(cat "$case_dir/log/META")"
 expect_verify_sound
 
 new_case delete-all-segments clean
