@@ -10,13 +10,7 @@ source "$(dirname "$0")/../integration/cluster.bash"
 local_up_args=(--shards 2)
 start_cluster 2 2 1000
 
-kill_hard "$(head -1 pids)"
-"$bin/cairnctld" --conf "$CAIRN_CONF" --shards 0 >>"$work/ctl-a.log" 2>&1 &
-ctl_a=$!
-extra_pids+=("$ctl_a")
-"$bin/cairnctld" --conf "$CAIRN_CONF" --shards 1 --socket "$work/ctl-b.sock" >>"$work/ctl-b.log" 2>&1 &
-ctl_b=$!
-extra_pids+=("$ctl_b")
+start_shard_owners
 for _ in $(seq 300); do squeue >/dev/null 2>&1 && finds "ready" "$work/ctl-b.log" && break; sleep 0.1; done
 before=$(sbatch --parsable -p p1 -H -o /dev/null --wrap true)
 

@@ -12,13 +12,7 @@ local_up_args=(--shards 2)
 start_cluster 2 2 1000
 log_dir=$work/state/log
 
-kill_hard "$(head -1 pids)"
-"$bin/cairnctld" --conf "$CAIRN_CONF" --shards 0 >>"$work/ctl-a.log" 2>&1 &
-ctl_a=$!
-extra_pids+=("$ctl_a")
-"$bin/cairnctld" --conf "$CAIRN_CONF" --shards 1 --socket "$work/ctl-b.sock" >>"$work/ctl-b.log" 2>&1 &
-ctl_b=$!
-extra_pids+=("$ctl_b")
+start_shard_owners
 for _ in $(seq 300); do finds "ready" "$work/ctl-b.log" && break; sleep 0.1; done
 "$bin/cairnctld" --conf "$CAIRN_CONF" --standby --shards 1 --socket "$work/ctl-b.sock" >>"$work/ctl-s.log" 2>&1 &
 standby=$!

@@ -108,6 +108,17 @@ restart_controller() {
 }
 
 # An agent restarted by the test after killing the one `cairn local up` started; $agent is its pid.
+# A 2-shard cluster's one controller replaced by two owners: ctl_a writes shard 0 (on
+# ControllerSocket=), ctl_b shard 1 (on $work/ctl-b.sock); their logs ctl-a.log, ctl-b.log.
+start_shard_owners() {
+  kill_hard "$(head -1 "$work/pids")"
+  "$bin/cairnctld" --conf "$CAIRN_CONF" --shards 0 >>"$work/ctl-a.log" 2>&1 &
+  ctl_a=$!
+  extra_pids+=("$ctl_a")
+  "$bin/cairnctld" --conf "$CAIRN_CONF" --shards 1 --socket "$work/ctl-b.sock" >>"$work/ctl-b.log" 2>&1 &
+  ctl_b=$!
+  extra_pids+=("$ctl_b")
+}
 restart_agent() {  # node (n1, n2, ...)
   "$bin/cairnd" --conf "$CAIRN_CONF" --node "$1" 2>>"$work/cairnd-$1.log" &
   agent=$!

@@ -16,13 +16,7 @@ shard1_first=67108865
 log_dir=$work/state/log
 
 # Replace the controller of both shards by two owners.
-kill_hard "$(head -1 pids)"
-"$bin/cairnctld" --conf "$CAIRN_CONF" --shards 0 >>"$work/ctl-a.log" 2>&1 &
-ctl_a=$!
-extra_pids+=("$ctl_a")
-"$bin/cairnctld" --conf "$CAIRN_CONF" --shards 1 --socket "$work/ctl-b.sock" >>"$work/ctl-b.log" 2>&1 &
-ctl_b=$!
-extra_pids+=("$ctl_b")
+start_shard_owners
 via_a() { CAIRN_CONTROLLER="unix:$(sed -n 's/^ControllerSocket=//p' "$CAIRN_CONF")" "$@"; }
 via_b() { CAIRN_CONTROLLER="unix:$work/ctl-b.sock" "$@"; }
 for _ in $(seq 300); do via_a squeue >/dev/null 2>&1 && via_b squeue >/dev/null 2>&1 && break; sleep 0.1; done
