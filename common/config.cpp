@@ -84,7 +84,8 @@ bool take_continuation(std::string& line) {
 
 class ConfigParser {
  public:
-  ConfigParser(std::string_view text, std::string source) : text_(text), source_(std::move(source)) {}
+  ConfigParser(std::string_view text, std::string source, std::size_t max_hostlist_names)
+      : text_(text), source_(std::move(source)), max_hostlist_names_(max_hostlist_names) {}
 
   ClusterConfig parse() {
     for (const auto& line : logical_lines()) {
@@ -203,7 +204,7 @@ class ConfigParser {
   }
   std::vector<std::string> hostlist(const Pair& pair) const {
     try {
-      return expand_hostlist(pair.value);
+      return expand_hostlist(pair.value, max_hostlist_names_);
     } catch (const HostlistError& error) {
       fail("bad " + pair.key + ": " + error.what());
     }
@@ -678,6 +679,7 @@ class ConfigParser {
 
   std::string_view text_;
   std::string source_;
+  std::size_t max_hostlist_names_;
   size_t current_line_ = 0;
   ClusterConfig config_;
   Fields node_defaults_;
@@ -763,8 +765,8 @@ bool ClusterConfig::is_operator(std::string_view user) const {
   return user == "root" || user == slurm_user || std::find(operators.begin(), operators.end(), user) != operators.end();
 }
 
-ClusterConfig parse_config(std::string_view text, const std::string& source_name) {
-  return ConfigParser(text, source_name).parse();
+ClusterConfig parse_config(std::string_view text, const std::string& source_name, std::size_t max_hostlist_names) {
+  return ConfigParser(text, source_name, max_hostlist_names).parse();
 }
 
 namespace {

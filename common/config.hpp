@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/gres.hpp"
+#include "common/hostlist.hpp"
 #include "common/licenses.hpp"
 #include "common/size_parse.hpp"
 #include "common/slurm_time.hpp"
@@ -200,7 +201,9 @@ struct ClusterConfig {
 };
 
 // Parses configuration text; source_name prefixes error messages (normally the path).
-ClusterConfig parse_config(std::string_view text, const std::string& source_name);
+// max_hostlist_names bounds each host list (the fuzz target lowers it to stay fast).
+ClusterConfig parse_config(std::string_view text, const std::string& source_name,
+                           std::size_t max_hostlist_names = kMaxHostlistNames);
 
 // Reads a configuration file's text; a file without a single setting is refused. Throws ConfigError.
 std::string read_config_file(const std::string& path);
