@@ -71,7 +71,7 @@ constexpr const char* kUsage =
     "                         and recorded\n"
     "      --standby          wait for the file event log's writer to stop (its lock), however\n"
     "                         long, then take over: replay, claim the next writer epoch, serve;\n"
-    "                         with --shards (on Kafka too), wait for those shards' writer\n"
+    "                         on Kafka, wait for the shards' writer (its lease) the same way\n"
     "      --shards LIST      write only these shards (as in 0,2): on the file log each under\n"
     "                         its own lock and lease, on Kafka each partition under its own\n"
     "                         transactional id and the lease of its endpoint file; read the\n"
@@ -223,9 +223,10 @@ std::thread tail_foreign_shard(const EventLog& log, uint32_t shard, uint64_t fro
   });
 }
 
-// Kafka has no lock beside a shard: a controller of some shards takes each only when no live
-// controller holds it (ShardEndpoints' lease). Like the file log's lock, a plain start waits
-// 10 s for a holder to go (a stopped one's lease runs out in 5 s), a standby for as long as it lives.
+// Kafka has no lock beside a shard: a controller of some shards, or a standby, takes each only
+// when no live controller holds it (ShardEndpoints' lease). Like the file log's lock, a plain
+// start waits 10 s for a holder to go (a stopped one's lease runs out in 5 s), a standby for as
+// long as it lives.
 void wait_for_free_kafka_shards(const ClusterConfig& config, const ShardOwnership& ownership, bool standby) {
   constexpr auto kWait = std::chrono::seconds(10);
   auto deadline = std::chrono::steady_clock::now() + kWait;
@@ -320,12 +321,10 @@ int run(const ParsedArgs& args) {
     }
   }
   bool on_kafka = !config.event_log.starts_with("file:");
-  if (standby && on_kafka && ownership.owns_all())
-    spdlog::warn("--standby without --shards waits on the file event log's lock; EventLog={} has none: starting as "
-                 "a writer (on Kafka a standby names its shards: --standby --shards LIST)",
-                 config.event_log);
   if (args.has("socket")) config.controller_socket = *args.get("socket");
-  if (on_kafka && !ownership.owns_all()) wait_for_free_kafka_shards(config, ownership, standby);
+  // On Kafka a standby, and a controller of some shards, wait for the shards' live writer (its
+  // lease); a plain controller of every shard takes them at once, fencing any writer (as before).
+  if (on_kafka && (standby || !ownership.owns_all())) wait_for_free_kafka_shards(config, ownership, standby);
   notify_status("opening the event log " + config.event_log);
   auto log = open_log_waiting(config, accept_log_loss, standby, ownership);
   refuse_shard_mismatch(config, *log);
@@ -493,9 +492,10 @@ int run(const ParsedArgs& args) {
   }
   RpcListener& listener = *bound;
   std::error_code ignored_error;
-  // Where the shards this controller writes are served (on Kafka, renewed: the owner's lease).
+  // Where the shards this controller writes are served (on Kafka, renewed: the owner's lease,
+  // which standbys wait on, also when it writes every shard).
   std::optional<ShardEndpoints> endpoints;
-  if (!ownership.owns_all()) {
+  if (!ownership.owns_all() || on_kafka) {
     std::vector<std::string> files;
     for (uint32_t shard : ownership.owned()) files.push_back(shard_endpoint_path(config, shard));
     endpoints.emplace(std::move(files), listener.unix_endpoint(), on_kafka ? kShardLeaseRenewal : std::chrono::milliseconds(0));

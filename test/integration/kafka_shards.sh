@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Shards on Apache Kafka's broker (issue 17): Shards=2 is a topic of 2 partitions. One controller
 # without --shards writes both (one transactional id per shard), a submission lands in its
-# partition's shard, squeue shows the jobs of both, a restart replays both; a topic of another
+# partition's shard, squeue shows the jobs of both, a standby waits on the writer's lease and,
+# after kill -9 of the writer, replays both and takes both; a topic of another
 # partition count is refused at start, naming Shards=. Then two owners (`cairnctld --shards 0`,
 # `--shards 1`): each claims its own shard, reads the other, and forwards what is the other's.
 # Without Java or the broker's jars: SKIP (a failure under CI=true).
@@ -33,9 +34,16 @@ squeue -h -o '%i %P' | finds -x "$b p1" || fail "squeue misses job $b: $(squeue)
 after=$(sbatch --parsable -p p0 -o /dev/null -d "afterok:$b" --wrap true)  # across shards
 wait_reason "$after" Dependency
 
-# 2. kill -9 and a restart: both partitions are replayed, each shard claimed again.
+# 2. A standby (cairnctld --standby) waits on the writer's lease; kill -9 of the writer: it
+#    replays both partitions and claims each shard again.
+"$bin/cairnctld" --conf "$CAIRN_CONF" --standby >>"$work/standby.log" 2>&1 &
+extra_pids+=($!)
+poll_until 60 ok bash -c "grep -q 'standby: shard 0 is written by another controller' $work/standby.log && echo ok" ||
+  fail "the standby does not wait for the writer: $(tail -3 "$work/standby.log")"
+[ "$(cairn log dump --shard 1 --kind EpochClaimed | wc -l)" = 1 ] || fail "the standby claimed shard 1 while its writer lives"
 kill_hard "$(head -1 pids)"
-restart_controller
+for _ in $(seq 600); do squeue >/dev/null 2>&1 && break; sleep 0.1; done
+finds "ready: 2 shards, epochs 2,2" "$work/standby.log" || fail "the standby did not take both shards: $(tail -3 "$work/standby.log")"
 squeue -h -o '%i %T' | finds -x "$a RUNNING" || fail "job $a after the restart: $(squeue)"
 squeue -h -o '%i %T' | finds -x "$b RUNNING" || fail "job $b after the restart: $(squeue)"
 [ "$(cairn log dump --shard 1 --kind EpochClaimed | wc -l)" = 2 ] ||
