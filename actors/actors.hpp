@@ -208,12 +208,12 @@ using caf::replies_to;
 
 // ---- the typed interfaces, one per actor ----
 
-// Single writer of the shard: stamps, appends (group commit), acks once durable and checked
-// by the fence watch, forwards committed events to the dispatcher in offset order; refuses
-// everything once fenced.
+// Single writer of the controller's shards: stamps, appends (group commit), acks once durable
+// and checked by the shard's fence watch, forwards committed events to the dispatcher in the
+// controller's order; refuses everything once fenced.
 using LogActor = caf::typed_actor<                                  //
     replies_to<append_atom, EventDraft>::with<AppendAck>,           //
-    reacts_to<checked_atom, uint64_t>,                              //
+    reacts_to<checked_atom, uint32_t, uint64_t>,                    // shard, end
     reacts_to<fenced_atom, uint64_t, std::string>,                  //
     reacts_to<foreign_atom, CommittedEvent>,                        //
     reacts_to<durable_atom, uint64_t, AppendResult, CommittedEvent>  // internal

@@ -25,6 +25,8 @@
 #include "common/wall_clock.hpp"
 #include "events/job_commands.hpp"
 #include "actors/controller_service.hpp"
+#include "actors/shard_endpoints.hpp"
+#include "common/shard_endpoint.hpp"
 #include "common/daemon_log.hpp"
 #include "common/daemon_signals.hpp"
 #include "common/option_parser.hpp"
@@ -38,6 +40,7 @@
 #include "events/log/event_log_config.hpp"
 #include "events/log/fence_watch.hpp"
 #include "events/log/file_log_owners.hpp"
+#include "events/log/kafka_spec.hpp"
 #include "events/log/shard_claim.hpp"
 #include "events/replay.hpp"
 #include "events/shard_ownership.hpp"
@@ -67,10 +70,13 @@ constexpr const char* kUsage =
     "                         it held (records, segments or META removed); the loss is logged\n"
     "                         and recorded\n"
     "      --standby          wait for the file event log's writer to stop (its lock), however\n"
-    "                         long, then take over: replay, claim the next writer epoch, serve\n"
-    "      --shards LIST      write only these shards of the file event log (as in 0,2), each\n"
-    "                         under its own lock and lease; read the others, written by other\n"
-    "                         controllers, into the views; commands on their jobs go to them\n"
+    "                         long, then take over: replay, claim the next writer epoch, serve;\n"
+    "                         on Kafka, wait for the shards' writer (its lease) the same way\n"
+    "      --shards LIST      write only these shards (as in 0,2): on the file log each under\n"
+    "                         its own lock and lease, on Kafka each partition under its own\n"
+    "                         transactional id and the lease of its endpoint file; read the\n"
+    "                         others, written by other controllers, into the views; commands\n"
+    "                         on their jobs go to them\n"
     "      --socket PATH      listen on PATH rather than ControllerSocket= (a second controller\n"
     "                         on the same host)\n"
     "  -h, --help             show this help and exit\n"
@@ -128,7 +134,10 @@ std::unique_ptr<EventLog> open_log_waiting(const ClusterConfig& config, bool acc
   bool said_locked = false;
   while (true) {
     try {
-      if (ownership.owns_all()) return open_configured_log(config, accept_log_loss);
+      // Kafka: a writer is started per partition by its first append (the claim), so a controller
+      // of some shards opens the log as any other.
+      if (ownership.owns_all() || !config.event_log.starts_with("file:"))
+        return open_configured_log(config, accept_log_loss);
       FileLogOptions file;
       file.partitions = config.shards;
       file.segment_bytes = config.event_log_segment_bytes;
@@ -178,13 +187,26 @@ struct ForeignShardTails {
 };
 
 std::thread tail_foreign_shard(const EventLog& log, uint32_t shard, uint64_t from, LogActor log_actor,
-                               const std::atomic<bool>& stopping) {
-  return std::thread([&log, shard, from, log_actor, &stopping] {
+                               std::atomic<uint64_t>* applied_end, const std::atomic<bool>& stopping) {
+  return std::thread([&log, shard, from, log_actor, applied_end, &stopping] {
     try {
       auto reader = log.read(shard, from);
+      uint64_t sent_end = from;  // past the last record handed to the log actor
       while (!stopping) {
         auto record = reader->next(200);
-        if (!record) continue;
+        if (!record) {
+          // At the end, past records readers never see (Kafka's transaction markers): once the
+          // view applied what was sent, it has applied the shard up to there, which is what a
+          // forwarded command waits for (the owner's end offset counts the markers).
+          auto end = reader->end_position();
+          if (end && *end > sent_end && applied_end->load(std::memory_order_acquire) >= sent_end) {
+            uint64_t seen = applied_end->load(std::memory_order_acquire);
+            while (seen < *end && !applied_end->compare_exchange_weak(seen, *end, std::memory_order_release)) {
+            }
+          }
+          continue;
+        }
+        sent_end = record->offset + 1;
         auto bytes = std::make_shared<const std::vector<uint8_t>>(std::move(record->payload));
         uint64_t job_id = 0;
         try {
@@ -201,20 +223,36 @@ std::thread tail_foreign_shard(const EventLog& log, uint32_t shard, uint64_t fro
   });
 }
 
-// Where each shard this controller writes is served (DIR/pK/ENDPOINT): another controller
-// that gets a command for one of them sends it here.
-void publish_endpoint(const ClusterConfig& config, const ShardOwnership& ownership, const std::string& endpoint) {
-  if (!config.event_log.starts_with("file:")) return;
-  for (uint32_t shard : ownership.owned()) {
-    std::string path = fmt::format("{}/p{}/ENDPOINT", config.event_log.substr(5), shard);
-    std::string temporary = path + ".tmp";
-    {
-      std::ofstream out(temporary, std::ios::trunc);
-      out << endpoint << "\n";
-      if (!out.flush()) throw std::runtime_error(fmt::format("cannot write {}", temporary));
+// Kafka has no lock beside a shard: a controller of some shards, or a standby, takes each only
+// when no live controller holds it (ShardEndpoints' lease). Like the file log's lock, a plain
+// start waits 10 s for a holder to go (a stopped one's lease runs out in 5 s), a standby for as
+// long as it lives.
+void wait_for_free_kafka_shards(const ClusterConfig& config, const ShardOwnership& ownership, bool standby) {
+  constexpr auto kWait = std::chrono::seconds(10);
+  auto deadline = std::chrono::steady_clock::now() + kWait;
+  bool said = false;
+  while (true) {
+    std::string held;
+    for (uint32_t shard : ownership.owned()) {
+      auto holder = shard_holder(shard_endpoint_path(config, shard));
+      if (!holder.empty()) {
+        held = fmt::format("shard {} is written by another controller ({})", shard, holder);
+        break;
+      }
     }
-    if (::rename(temporary.c_str(), path.c_str()) != 0)
-      throw std::runtime_error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    if (held.empty()) return;
+    if (!standby && std::chrono::steady_clock::now() >= deadline)
+      throw std::runtime_error(fmt::format("--shards {}: {}; stop that controller, or start this one with --standby "
+                                           "to take the shard over when it stops",
+                                           ownership.text(), held));
+    if (!said && standby) {
+      spdlog::info("standby: {}; taking over when it stops", held);
+      notify_status("standby: waiting for the shard's writer to stop");
+    } else if (!said) {
+      spdlog::warn("{}; waiting up to {} s for it to stop", held, kWait.count());
+    }
+    said = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }
 
@@ -225,8 +263,9 @@ std::string join_numbers(const std::vector<uint64_t>& numbers) {
 }
 
 // Shards= against the log: a file log has at least as many shards (open_event_log adds what is
-// missing), one with more lost none but cannot be written by fewer; several shards are written
-// by one controller on the file log only (its lock covers them all).
+// missing), one with more lost none but cannot be written by fewer. A Kafka shard is a
+// partition of the topic, which Cairn does not create: the counts must be the same (a
+// partition no controller writes, or a shard without a partition, would be a site's part lost).
 void refuse_shard_mismatch(const ClusterConfig& config, const EventLog& log) {
   if (config.event_log.starts_with("file:")) {
     if (log.partitions() > config.shards)
@@ -234,10 +273,8 @@ void refuse_shard_mismatch(const ClusterConfig& config, const EventLog& log) {
                                            "be removed; set Shards={}",
                                            config.shards, config.event_log.substr(5), log.partitions(),
                                            log.partitions() - 1, log.partitions()));
-  } else if (config.shards > 1) {
-    throw std::runtime_error(fmt::format("Shards={}: several shards are written on the file event log only so far, "
-                                         "not on EventLog={}",
-                                         config.shards, config.event_log));
+  } else if (log.partitions() != config.shards) {
+    throw std::runtime_error(kafka_shard_count_mismatch(config.event_log, config.shards, log.partitions()));
   }
 }
 
@@ -275,9 +312,6 @@ int run(const ParsedArgs& args) {
   bool accept_log_loss = args.has("accept-log-loss");
   if (accept_log_loss && !config.event_log.starts_with("file:"))
     spdlog::warn("--accept-log-loss applies to a file event log only; EventLog={} is not one", config.event_log);
-  if (standby && !config.event_log.starts_with("file:"))
-    spdlog::warn("--standby waits on the file event log's lock; EventLog={} has none: starting as a writer",
-                 config.event_log);
   ShardOwnership ownership = ShardOwnership::all(config.shards);
   if (args.has("shards")) {
     try {
@@ -285,12 +319,12 @@ int run(const ParsedArgs& args) {
     } catch (const std::invalid_argument& e) {
       throw UsageError(std::string("cairnctld: ") + e.what());
     }
-    if (!config.event_log.starts_with("file:"))
-      throw std::runtime_error(fmt::format("--shards {}: a controller of some shards is built on the file event log "
-                                           "only so far, not on EventLog={}",
-                                           *args.get("shards"), config.event_log));
   }
+  bool on_kafka = !config.event_log.starts_with("file:");
   if (args.has("socket")) config.controller_socket = *args.get("socket");
+  // On Kafka a standby, and a controller of some shards, wait for the shards' live writer (its
+  // lease); a plain controller of every shard takes them at once, fencing any writer (as before).
+  if (on_kafka && (standby || !ownership.owns_all())) wait_for_free_kafka_shards(config, ownership, standby);
   notify_status("opening the event log " + config.event_log);
   auto log = open_log_waiting(config, accept_log_loss, standby, ownership);
   refuse_shard_mismatch(config, *log);
@@ -361,7 +395,6 @@ int run(const ParsedArgs& args) {
   context->epoch = epochs[context->shard];
   if (shards > 1) context->shard_epochs = epochs;
   uint64_t epoch = context->epoch;
-  uint64_t claim_offset = claim_offsets[context->shard];
   // Where the controller's order of durable events starts (CommittedEvent::offset): shard 0's
   // offset with one shard, a count over all shards with several.
   uint64_t end_offset = 0;
@@ -408,7 +441,8 @@ int run(const ParsedArgs& args) {
   caf::anon_send(context->actors.dispatcher, live_atom_v, live);
   ForeignShardTails tails;  // stopped before the log closes, however run() ends
   for (uint32_t shard : ownership.not_owned())
-    tails.threads.push_back(tail_foreign_shard(*log, shard, shard_ends[shard], context->actors.log, tails.stopping));
+    tails.threads.push_back(tail_foreign_shard(*log, shard, shard_ends[shard], context->actors.log,
+                                               &(*context->shard_applied_end)[shard], tails.stopping));
   // Started on a file other than the one the log last recorded, or on a log that recorded none
   // yet (its first start): the log records the configuration, so that `--at` views of any
   // later moment read the one in force then, not the file as it is when they ask.
@@ -420,17 +454,21 @@ int run(const ParsedArgs& args) {
   // watch, and appends are acknowledged as soon as they are durable.
   std::atomic<bool> fenced{false};
   LogActor log_actor = context->actors.log;
-  std::optional<FenceWatch> watch;
+  std::vector<std::unique_ptr<FenceWatch>> watches;  // one per shard this controller writes
   if (log->exclusive_writer()) {
-    caf::anon_send(log_actor, checked_atom_v, UINT64_MAX);
+    for (uint32_t shard = 0; shard < shards; ++shard) caf::anon_send(log_actor, checked_atom_v, shard, UINT64_MAX);
   } else {
-    watch.emplace(*log, context->shard, claim_offset + 1, epoch, [&fenced, log_actor](const FenceNotice& notice) {
-      spdlog::critical("fenced: {} claimed shard 0 with epoch {} at offset {}; this controller stops writing",
-                       notice.controller, notice.epoch, notice.offset);
-      caf::anon_send(log_actor, fenced_atom_v, notice.epoch, notice.controller);
-      fenced = true;
-      ::kill(::getpid(), SIGTERM);
-    }, [log_actor](uint64_t end) { caf::anon_send(log_actor, checked_atom_v, end); });
+    for (uint32_t shard : ownership.owned())
+      watches.push_back(std::make_unique<FenceWatch>(
+          *log, shard, claim_offsets[shard] + 1, epochs[shard],
+          [&fenced, log_actor, shard](const FenceNotice& notice) {
+            spdlog::critical("fenced: {} claimed shard {} with epoch {} at offset {}; this controller stops writing",
+                             notice.controller, shard, notice.epoch, notice.offset);
+            caf::anon_send(log_actor, fenced_atom_v, notice.epoch, notice.controller);
+            fenced = true;
+            ::kill(::getpid(), SIGTERM);
+          },
+          [log_actor, shard](uint64_t end) { caf::anon_send(log_actor, checked_atom_v, shard, end); }));
   }
 
   KjLoopThread loop;
@@ -454,12 +492,17 @@ int run(const ParsedArgs& args) {
   }
   RpcListener& listener = *bound;
   std::error_code ignored_error;
-  if (!ownership.owns_all()) {
-    publish_endpoint(config, ownership, listener.unix_endpoint());
-  } else if (config.event_log.starts_with("file:")) {
+  // Where the shards this controller writes are served (on Kafka, renewed: the owner's lease,
+  // which standbys wait on, also when it writes every shard).
+  std::optional<ShardEndpoints> endpoints;
+  if (!ownership.owns_all() || on_kafka) {
+    std::vector<std::string> files;
+    for (uint32_t shard : ownership.owned()) files.push_back(shard_endpoint_path(config, shard));
+    endpoints.emplace(std::move(files), listener.unix_endpoint(), on_kafka ? kShardLeaseRenewal : std::chrono::milliseconds(0));
+  } else if (shards > 1) {
     // The writer of every shard: agents and other controllers find it at ControllerSocket=.
     for (uint32_t shard = 0; shard < shards; ++shard)
-      std::filesystem::remove(fmt::format("{}/p{}/ENDPOINT", config.event_log.substr(5), shard), ignored_error);
+      std::filesystem::remove(shard_endpoint_path(config, shard), ignored_error);
   }
   spdlog::info("{} ready: {}{}, {} live jobs, listening on {}{}", context->controller_name,
                shards == 1 ? fmt::format("epoch {}", epoch) : fmt::format("{} shards, epochs {}", shards, join_numbers(epochs)),

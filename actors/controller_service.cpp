@@ -24,6 +24,7 @@
 #include "capnp/rpc.capnp.h"
 #include "actors/shard_forwarder.hpp"
 #include "common/daemon_log.hpp"
+#include "common/shard_endpoint.hpp"
 #include "events/shard_ownership.hpp"
 #include "protocol/auth_payload.hpp"
 #include "protocol/munge_credential.hpp"
@@ -816,11 +817,10 @@ class ControllerImpl final : public rpc::Controller::Server {
     auto it = node_actors.find(node);
     if (it == node_actors.end())
       return failure("node " + node + " is not in the configuration (NodeName=)");
-    // Several controllers: a node is its shard's owner's (the agent finds it in pK/ENDPOINT).
+    // Several controllers: a node is its shard's owner's (the agent finds it in shard_endpoint_path).
     if (uint32_t shard = context_->config().shard_of_node(node); !context_->owns(shard))
-      return failure(fmt::format("node {} is of shard {}, written by another controller (its socket is in the "
-                                 "event log's p{}/ENDPOINT)",
-                                 node, shard, shard));
+      return failure(fmt::format("node {} is of shard {}, written by another controller (its socket is in {})", node,
+                                 shard, shard_endpoint_path(context_->config(), shard)));
     make::NodeRegistration registration;
     registration.node = node;
     registration.cpus = info.cpus;

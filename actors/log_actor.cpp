@@ -24,15 +24,14 @@ struct LogActorState {
   uint64_t next_token = 0;
   std::map<uint64_t, caf::typed_response_promise<AppendAck>> waiting;
   std::string fenced;  // why appends are refused, once a newer writer claimed the shard
-  // Durable events held until the fence watch has read past them without
-  // meeting a newer claim (only then do readers count them), by offset.
+  // Durable events held until their shard's fence watch has read past them without
+  // meeting a newer claim (only then do readers count them), by shard and offset in it.
   struct Unverified {
     uint64_t token;
     CommittedEvent event;
-    uint64_t job_id;
   };
-  std::map<uint64_t, Unverified> unverified;
-  uint64_t verified_end = 0;  // every offset below it was checked
+  std::map<std::pair<uint32_t, uint64_t>, Unverified> unverified;
+  std::vector<uint64_t> verified_end;  // by shard: every offset below it was checked
   uint64_t failed_in_a_row = 0;  // appends failed since the last that succeeded: logged once
   static inline const char* name = "log_actor";
 };
@@ -48,6 +47,16 @@ void answer(LogSelf self, uint64_t token, const AppendAck& ack) {
     acked_end.store(ack.offset + 1, std::memory_order_release);
   it->second.deliver(ack);
   self->state.waiting.erase(it);
+}
+
+// A durable, checked event of this controller: numbered (with several shards, in the order
+// events are released, so that the dispatcher gets them in the controller's order), handed
+// to the dispatcher, and its requester answered.
+void release(LogSelf self, uint64_t token, CommittedEvent event) {
+  auto& st = self->state;
+  if (st.counts_positions) event.offset = st.next_position++;
+  self->send(st.context->actors.dispatcher, committed_atom::value, event);
+  answer(self, token, AppendAck{true, event.offset, event.job_id, {}});
 }
 
 // The shard an event goes to: see EventDraft::shard.
@@ -73,6 +82,7 @@ LogActor::behavior_type log_actor(LogSelf self, EventLog* log, std::shared_ptr<c
   self->state.next_job_ids = std::move(next_job_ids);
   self->state.counts_positions = self->state.context->shard_epochs.size() > 1;
   self->state.next_position = self->state.context->acked_end->load();
+  self->state.verified_end.assign(std::max<size_t>(1, self->state.context->shard_epochs.size()), 0);
   log_failed_requests(self, "log_actor");
   return {
       [=](append_atom, EventDraft& draft) -> caf::result<AppendAck> {
@@ -116,29 +126,28 @@ LogActor::behavior_type log_actor(LogSelf self, EventLog* log, std::shared_ptr<c
         event.offset = st.next_position++;
         self->send(st.context->actors.dispatcher, committed_atom::value, event);
       },
-      // The fence watch read the shard up to `end` and found no newer claim.
-      [=](checked_atom, uint64_t end) {
+      // The fence watch of `shard` read it up to `end` and found no newer claim.
+      [=](checked_atom, uint32_t shard, uint64_t end) {
         auto& st = self->state;
-        st.verified_end = std::max(st.verified_end, end);
-        while (!st.unverified.empty() && st.unverified.begin()->first < st.verified_end) {
-          auto item = std::move(st.unverified.begin()->second);
-          st.unverified.erase(st.unverified.begin());
-          self->send(st.context->actors.dispatcher, committed_atom::value, item.event);
-          answer(self, item.token, AppendAck{true, item.event.offset, item.job_id, {}});
+        if (shard >= st.verified_end.size()) return;
+        st.verified_end[shard] = std::max(st.verified_end[shard], end);
+        auto it = st.unverified.lower_bound({shard, 0});
+        while (it != st.unverified.end() && it->first.first == shard && it->first.second < st.verified_end[shard]) {
+          auto item = std::move(it->second);
+          it = st.unverified.erase(it);
+          release(self, item.token, std::move(item.event));
         }
       },
-      // A newer writer claimed the shard: what it did not see first is ignored by readers.
+      // A newer writer claimed a shard: what it did not see first is ignored by readers.
       [=](fenced_atom, uint64_t epoch, const std::string& controller) {
         auto& st = self->state;
         st.fenced = fmt::format("this controller was fenced: {} took the shard with writer epoch {}", controller, epoch);
-        for (auto& [offset, item] : st.unverified) answer(self, item.token, AppendAck{false, offset, item.job_id, st.fenced});
+        for (auto& [where, item] : st.unverified)
+          answer(self, item.token, AppendAck{false, where.second, item.event.job_id, st.fenced});
         st.unverified.clear();
       },
       [=](durable_atom, uint64_t token, AppendResult result, CommittedEvent event) {
         auto& st = self->state;
-        // Durable events of all shards arrive here in the order the log made them durable
-        // (each shard's in offset order): that order numbers them.
-        if (st.counts_positions && result.ok) result.offset = event.offset = st.next_position++;
         uint64_t job_id = event.job_id;
         if (!result.ok) {
           // A log that cannot write refuses every append until it can: one line, not one per append.
@@ -152,13 +161,13 @@ LogActor::behavior_type log_actor(LogSelf self, EventLog* log, std::shared_ptr<c
           spdlog::info("event log appends succeed again; {} failed", st.failed_in_a_row);
           st.failed_in_a_row = 0;
         }
+        uint32_t shard = event.shard < st.verified_end.size() ? event.shard : 0;
         if (!st.fenced.empty()) {
           answer(self, token, AppendAck{false, result.offset, job_id, st.fenced});
-        } else if (result.offset < st.verified_end) {
-          self->send(st.context->actors.dispatcher, committed_atom::value, event);
-          answer(self, token, AppendAck{true, result.offset, job_id, {}});
+        } else if (event.log_offset < st.verified_end[shard]) {
+          release(self, token, std::move(event));
         } else {
-          st.unverified.emplace(result.offset, LogActorState::Unverified{token, event, job_id});
+          st.unverified.emplace(std::make_pair(shard, event.log_offset), LogActorState::Unverified{token, std::move(event)});
         }
       },
   };

@@ -2,6 +2,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "actors/shard_forwarder.hpp"
 
+#include "common/shard_endpoint.hpp"
+
 #include <capnp/rpc-twoparty.h>
 #include <kj/async-io.h>
 #include <fmt/format.h>
@@ -50,11 +52,12 @@ kj::Promise<void> ShardForwarder::send(uint32_t shard, const Caller& caller, uin
                                        capnp::CallContext<capnp::AnyPointer, capnp::AnyPointer> call, bool again) {
   const auto& config = context_->config();
   std::string endpoint;
-  std::ifstream in(fmt::format("{}/p{}/ENDPOINT", config.event_log.substr(5), shard));
+  std::string endpoint_file = shard_endpoint_path(config, shard);
+  std::ifstream in(endpoint_file);
   if (!std::getline(in, endpoint) || endpoint.empty())
     return failure(fmt::format("shard {} is written by another controller, and none says where it listens "
-                               "(no {}/p{}/ENDPOINT): is its controller running?",
-                               shard, config.event_log.substr(5), shard));
+                               "(no {}): is its controller running?",
+                               shard, endpoint_file));
   kj::Promise<rpc::Controller::Client> connected = nullptr;
   auto found = links_->find(endpoint);
   if (found != links_->end()) {

@@ -41,6 +41,7 @@
 #include "agents/process_group.hpp"
 #include "agents/sim_agents.hpp"
 #include "common/config.hpp"
+#include "common/shard_endpoint.hpp"
 #include "common/daemon_log.hpp"
 #include "common/daemon_signals.hpp"
 #include "common/option_parser.hpp"
@@ -299,10 +300,9 @@ int run(const ParsedArgs& args) {
   system.await_actors_before_shutdown(false);
 
   KjLoopThread loop;
-  // Several controllers (cairnctld --shards): the agent follows its node's shard (pK/ENDPOINT).
+  // Several controllers (cairnctld --shards): the agent follows its node's shard (shard_endpoint_path).
   std::string shard_endpoint_file;
-  if (config.shards > 1 && config.event_log.starts_with("file:"))
-    shard_endpoint_file = fmt::format("{}/p{}/ENDPOINT", config.event_log.substr(5), config.shard_of_node(settings.node));
+  if (config.shards > 1) shard_endpoint_file = shard_endpoint_path(config, config.shard_of_node(settings.node));
   ControllerLink link(loop, settings, shard_endpoint_file);
   link.on_order([&metrics](std::string_view method, bool ok) { metrics.order(method, ok); });
   link.on_report([&metrics](uint64_t oom_kills) { metrics.job_ended(oom_kills); });

@@ -27,7 +27,7 @@ namespace cairn {
 class ControllerLink final : public JobReports {
  public:
   // `loop` must outlive the link; the link must outlive loop.stop().
-  // shard_endpoint_file: with Shards>1 on the file log, DIR/pK/ENDPOINT of the node's shard.
+  // shard_endpoint_file: with Shards>1, shard_endpoint_path() of the node's shard.
   // When it names a live socket (a controller that writes some shards, cairnctld --shards),
   // the agent connects there, looked up anew at each connection: it follows its shard to a
   // new owner. Otherwise, or when empty, settings.controller_endpoint.

@@ -233,7 +233,7 @@ void stop_cluster(const std::string& dir) {
 
 // Apache Kafka's broker with the event-log topic (deploy/kafka/create-topic.sh's settings);
 // returns the EventLog= value, or empty when Java or the jars are missing (`why` says which).
-std::string start_kafka_broker(const std::string& bin, const std::string& dir, std::string& why) {
+std::string start_kafka_broker(const std::string& bin, const std::string& dir, unsigned shards, std::string& why) {
   std::string bootstrap_file = dir + "/kafka.bootstrap";
   fs::remove(bootstrap_file);
   if (!fs::exists(broker_script(bin))) {
@@ -255,7 +255,7 @@ std::string start_kafka_broker(const std::string& bin, const std::string& dir, s
   KafkaTopicRequest topic;
   topic.brokers = bootstrap;
   topic.topic = "cairn.events";
-  topic.partitions = 1;
+  topic.partitions = shards;  // a shard is a partition
   topic.replicas = 1;
   try {
     create_kafka_topic(topic);
@@ -268,10 +268,10 @@ std::string start_kafka_broker(const std::string& bin, const std::string& dir, s
 
 // A librdkafka mock cluster (not durable: it lives as long as this cluster) with
 // one partition per shard; returns the EventLog= value that points at it.
-std::string start_kafka_mock(const std::string& bin, const std::string& dir, unsigned timeout) {
+std::string start_kafka_mock(const std::string& bin, const std::string& dir, unsigned shards, unsigned timeout) {
   std::string bootstrap_file = dir + "/kafka.bootstrap";
   fs::remove(bootstrap_file);
-  pid_t pid = spawn_daemon({bin + "/cairn-kafka-mock", "--topic", "cairn.events", "--partitions", "1",
+  pid_t pid = spawn_daemon({bin + "/cairn-kafka-mock", "--topic", "cairn.events", "--partitions", std::to_string(shards),
                             "--bootstrap-file", bootstrap_file},
                            dir + "/kafka-mock.log");
   std::ofstream(mock_pid_path(dir)) << pid << "\n";
@@ -339,7 +339,7 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
   }
   if (args.has("kafka")) {
     std::string why;
-    event_log = start_kafka_broker(bin, dir, why);
+    event_log = start_kafka_broker(bin, dir, shards, why);
     if (!event_log.empty()) {
       std::ofstream(dir + "/kafka.backend") << "broker\n";
       err << "cairn local up: the event log is on Apache Kafka's broker, " << event_log << " (data in "
@@ -350,7 +350,7 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
     }
   }
   if (args.has("kafka-mock") || (args.has("kafka") && event_log.empty())) {
-    event_log = start_kafka_mock(bin, dir, timeout);
+    event_log = start_kafka_mock(bin, dir, shards, timeout);
     std::ofstream(dir + "/kafka.backend") << "mock\n";
     if (args.has("kafka-mock")) err << "cairn local up: the event log is on librdkafka's mock cluster, " << event_log << "\n";
   }

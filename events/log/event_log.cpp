@@ -1,5 +1,6 @@
 // What both backends share: the blocking append and the dispatch on `EventLog=`.
 #include "events/log/event_log.hpp"
+#include "events/log/kafka_spec.hpp"
 
 #include <fmt/format.h>
 
@@ -37,8 +38,7 @@ std::unique_ptr<EventLog> open_event_log(const std::string& spec, const EventLog
   if (spec.starts_with("kafka:")) {
     auto log = open_kafka_log(spec, options.kafka);
     if (log->partitions() < options.partitions)
-      throw LogError(fmt::format("EventLog={}: the topic has {} partitions, fewer than the {} shards configured", spec,
-                                 log->partitions(), options.partitions));
+      throw LogError(kafka_shard_count_mismatch(spec, options.partitions, log->partitions()));
     return log;
   }
   throw LogError(fmt::format("unknown EventLog '{}': expected file:DIR or kafka:BROKERS/TOPIC", spec));

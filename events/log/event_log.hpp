@@ -89,6 +89,10 @@ class LogReader {
     payload = held_.payload;
     return true;
   }
+  // Where the reader last found the partition's end, when the backend says (Kafka: the
+  // offset of its end-of-partition event, past transaction markers that next() never
+  // returns); nullopt otherwise (the file log: dense, its end is the last record's offset + 1).
+  virtual std::optional<uint64_t> end_position() const { return std::nullopt; }
 
  private:
   LogRecord held_;  // next_view's record, for readers that only implement next()

@@ -884,6 +884,8 @@ class KafkaLogReader : public LogReader {
     return record;
   }
 
+  std::optional<uint64_t> end_position() const override { return end_position_; }
+
   // Without a copy: the payload stays in librdkafka's buffer until the next call.
   bool next_view(uint64_t& offset, std::span<const uint8_t>& payload, int wait_ms) override {
     held_ = next_message(wait_ms);
@@ -929,6 +931,7 @@ class KafkaLogReader : public LogReader {
       }
       if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
         at_end_ = true;
+        end_position_ = static_cast<uint64_t>(message->offset);
         if (wait_ms <= 0 || Clock::now() >= deadline) return none;
         continue;
       }
@@ -976,6 +979,7 @@ class KafkaLogReader : public LogReader {
   Handle consumer_;
   Message held_{nullptr, rd_kafka_message_destroy};  // next_view's record
   bool at_end_ = false;
+  std::optional<uint64_t> end_position_;
   bool warned_newer_ = false, warned_unknown_ = false;
 };
 

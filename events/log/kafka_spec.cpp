@@ -54,6 +54,12 @@ std::string transactional_id(std::string_view prefix, std::string_view topic, ui
   return fmt::format("{}.{}.{}", prefix, topic, partition);
 }
 
+std::string kafka_shard_count_mismatch(std::string_view event_log, uint32_t shards, uint32_t partitions) {
+  return fmt::format("Shards={}, but the topic of EventLog={} has {} partition{}: a shard is one partition of the "
+                     "topic; set Shards={}, or use a topic of {} partitions (cairn kafka create-topic)",
+                     shards, event_log, partitions, partitions == 1 ? "" : "s", partitions, shards);
+}
+
 }  // namespace cairn
 
 namespace cairn {

@@ -30,6 +30,10 @@ std::map<std::string, std::string> kafka_properties(const std::map<std::string, 
 // the prefix is empty (transactions off).
 std::string transactional_id(std::string_view prefix, std::string_view topic, uint32_t partition);
 
+// The refusal of a Shards= that differs from the topic's partition count (a shard is one
+// partition of the topic), one line naming the key.
+std::string kafka_shard_count_mismatch(std::string_view event_log, uint32_t shards, uint32_t partitions);
+
 }  // namespace cairn
 
 namespace cairn {

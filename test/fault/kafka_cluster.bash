@@ -14,11 +14,12 @@ broker() { "$bin/cairn-kafka-broker" "$1" --dir "$kafka_dir" "${@:2}"; }
 stop_kafka_cluster() { [ ! -f "$kafka_dir/bootstrap" ] || broker stop >/dev/null 2>&1 || true; }
 trap 'cleanup; stop_kafka_cluster' EXIT
 
-# start_kafka_cluster N: N brokers and the topic cairn.events; then start_cluster as usual.
+# start_kafka_cluster N [PARTITIONS]: N brokers and the topic cairn.events (1 partition, or one
+# per shard); then start_cluster as usual.
 start_kafka_cluster() {
   kafka_bootstrap=$(broker start --brokers "$1" --watch $$ 2>"$work/kafka-start.log") ||
     fail "the Kafka cluster did not start: $(tail -3 "$work/kafka-start.log")"
-  cairn kafka create-topic "$kafka_bootstrap" cairn.events 1 "$1" >/dev/null || fail "cannot create the topic"
+  cairn kafka create-topic "$kafka_bootstrap" cairn.events "${2:-1}" "$1" >/dev/null || fail "cannot create the topic"
   local_up_args=(--kafka-brokers "$kafka_bootstrap")
 }
 

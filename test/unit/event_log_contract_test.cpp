@@ -14,6 +14,7 @@
 #include "events/log/fence_watch.hpp"
 #include "events/replay.hpp"
 #include "events/log/shard_claim.hpp"
+#include "events/shard_replay.hpp"
 #include "log_backends.hpp"
 
 using namespace cairn;
@@ -240,4 +241,78 @@ TEST_CASE_TEMPLATE("contract: of two equal claims the first wins; a later claim 
   CHECK(claim_c > claim_a);
   CHECK(state_c.shards[0].epoch == 2);
   CHECK(state_c.nodes.count("n1") == 1);  // the predecessor's last event, written before the claim, is folded in
+}
+
+// Two shards (two partitions of the topic), two owners (cairnctld --shards 0 and --shards 1):
+// each claims its own shard and writes it (on Kafka with a transactional id of its own, so
+// neither fences the other); a successor's claim on shard 1 fences shard 1's writer only; a
+// reader of both shards, merged by time, sees every acknowledged event of both.
+TEST_CASE_TEMPLATE("contract: two shards, two owners: a successor of one shard fences its writer only", Backend,
+                   BACKENDS) {
+  Backend backend(2);
+  auto log_a = backend.open();
+  auto second = backend.open_second(*log_a);
+  EventLog& log_b = second ? *second : *log_a;
+  auto meta = [](uint32_t shard, uint64_t epoch, double t) {
+    auto m = by_system(t);
+    m.shard = shard;
+    m.epoch = epoch;
+    return m;
+  };
+  auto node = [](const char* name) { return make::NodeRegistration{name, 4, 8000, {"debug"}, true, "v1", {}}; };
+  ClusterState state_a, state_b;
+  uint64_t next_a = 0, next_b = 0;
+  uint64_t claim_a = claim_shard(*log_a, meta(0, 1, 0), "ctl-a", state_a, next_a);
+  uint64_t claim_b = claim_shard(log_b, meta(1, 1, 0.5), "ctl-b", state_b, next_b);
+  CHECK(state_a.shards[0].epoch == 1);
+  CHECK(state_b.shards[1].epoch == 1);
+  log_a->append_sync(0, make::node_registered(meta(0, 1, 1), node("n1")));
+  log_b.append_sync(1, make::node_registered(meta(1, 1, 2), node("n2")));
+
+  struct Watched {
+    std::atomic<bool> fenced{false};
+    std::atomic<uint64_t> checked{0};
+    std::atomic<uint64_t> fencer_epoch{0};
+  } a, b;
+  auto watch = [](EventLog& log, uint32_t shard, uint64_t from, Watched& seen) {
+    return std::make_unique<FenceWatch>(
+        log, shard, from, 1,
+        [&seen](const FenceNotice& notice) {
+          seen.fencer_epoch = notice.epoch;
+          seen.fenced = true;
+        },
+        [&seen](uint64_t end) { seen.checked = end; });
+  };
+  auto watch_a = watch(*log_a, 0, claim_a + 1, a);
+  auto watch_b = watch(log_b, 1, claim_b + 1, b);
+
+  // C takes shard 1 over: it replays both shards and claims shard 1's next epoch.
+  auto own_c = Backend::kFencesProducers ? backend.open() : nullptr;
+  EventLog& log_c = own_c ? *own_c : log_b;
+  ClusterState state_c;
+  std::vector<uint64_t> next_c(2, 0);
+  replay_shards_in_time_order(log_c, next_c, state_c);
+  CHECK(state_c.nodes.count("n1") == 1);
+  CHECK(state_c.nodes.count("n2") == 1);
+  claim_shard(log_c, meta(1, 2, 3), "ctl-c", state_c, next_c[1]);
+  for (int i = 0; i < 1000 && !b.fenced; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(b.fenced);
+  CHECK(b.fencer_epoch == 2);
+
+  // A still owns shard 0: its next append is acknowledged and checked, and A is not fenced.
+  uint64_t n3 = log_a->append_sync(0, make::node_registered(meta(0, 1, 4), node("n3")));
+  for (int i = 0; i < 1000 && a.checked <= n3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(a.checked == n3 + 1);
+  CHECK_FALSE(a.fenced);
+  log_c.append_sync(1, make::node_registered(meta(1, 2, 5), node("n4")));
+
+  ClusterState all;
+  std::vector<uint64_t> from(2, 0);
+  replay_shards_in_time_order(*log_a, from, all);
+  CHECK(all.shards[0].epoch == 1);
+  CHECK(all.shards[1].epoch == 2);
+  for (const char* name : {"n1", "n2", "n3", "n4"}) {
+    CAPTURE(name);
+    CHECK(all.nodes.count(name) == 1);
+  }
 }

@@ -112,7 +112,7 @@ class Controller {
     actors.scheduler = spawn_scheduler(*system_, context_);
     actors.node_admin = spawn_node_admin(*system_, context_);
     actors.partition_admin = spawn_partition_admin(*system_, context_);
-    caf::anon_send(actors.log, checked_atom_v, UINT64_MAX);  // no fence watch: the log is exclusive
+    caf::anon_send(actors.log, checked_atom_v, uint32_t{0}, UINT64_MAX);  // no fence watch: the log is exclusive
     run();
     make::NodeRegistration node{"n1", 4, 8000, {"debug"}, false, "", {}};
     auto registered = ask<Recorded>(node_actor(), register_atom_v, AgentRegistration{node, agent, {}, "spool-1"});

@@ -141,7 +141,7 @@ TEST_CASE("kafka: a topic with the wrong partition count or a missing topic is r
   options.partitions = 3;
   CHECK_THROWS_WITH_AS(open_kafka_log(mock.spec(), options), doctest::Contains("has 2 partitions but KafkaPartitions=3"),
                        LogError);
-  CHECK_THROWS_WITH_AS(open_event_log(mock.spec(), 3), doctest::Contains("fewer than the 3 shards"), LogError);
+  CHECK_THROWS_WITH_AS(open_event_log(mock.spec(), 3), doctest::Contains("Shards=3, but the topic of EventLog=kafka:"), LogError);
 }
 
 TEST_CASE("kafka: unreachable brokers make opens fail as unavailable and appends fail, never acked") {

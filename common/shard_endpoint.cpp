@@ -1,0 +1,12 @@
+#include "common/shard_endpoint.hpp"
+
+#include <fmt/format.h>
+
+namespace cairn {
+
+std::string shard_endpoint_path(const ClusterConfig& config, uint32_t shard) {
+  if (config.event_log.starts_with("file:")) return fmt::format("{}/p{}/ENDPOINT", config.event_log.substr(5), shard);
+  return fmt::format("{}/shard-endpoints/p{}", config.state_save_location, shard);
+}
+
+}  // namespace cairn
