@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -124,7 +125,7 @@ void run(uint32_t node_count, uint32_t job_count) {
       options.traversalLimitInWords = words.size() + 1;
       capnp::FlatArrayMessageReader reader(words, options);
       JobsAnswer answer = read_jobs_answer(reader.getRoot<rpc::Controller::QueryJobsResults>());
-      for (auto& job : answer.jobs) received.push_back(std::move(job));
+      std::move(answer.jobs.begin(), answer.jobs.end(), std::back_inserter(received));  // as read_all_pages
       decode += ms_since(began);
       if (!answer.more) break;
       query.after_job_id = answer.next_after_job_id;
