@@ -17,6 +17,7 @@
 
 #include "actors/actors.hpp"
 #include "actors/readable_view.hpp"
+#include "events/batch_runs.hpp"
 #include "events/shard_ownership.hpp"
 #include "events/job_id.hpp"
 #include "events/controller_stats.hpp"
@@ -59,6 +60,12 @@ struct QueryViewState {
   uint64_t purge_offset = 0;
   bool purge_backlog = false;  // the last purge was a full batch: the next follows its event at once
   bool gauges_stale = true;    // something changed since the gauges were last published
+  // Registering agents (10,000 after a restart) ask for their node's batch runs: answered
+  // from one scan of the jobs, kept until a fold may have changed a job (any event but a
+  // node's registration, which the storm itself appends).
+  uint64_t jobs_version = 0;
+  uint64_t batch_runs_version = UINT64_MAX;
+  BatchRunsByNode batch_runs;
   static inline const char* name = "query_view";
 };
 
@@ -300,6 +307,7 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
           auto kind = decoded.event().getBody().which();
           node_settings_changed = result == ApplyResult::applied && (kind == schema::Event::Body::NODE_UPDATED ||
                                                                      kind == schema::Event::Body::CONFIG_APPLIED);
+          if (kind != schema::Event::Body::NODE_REGISTERED) ++st.jobs_version;
         });
         if (event.job_id != 0) {  // a new or changed spec: compacted and decoded before a reader sees it
           auto it = st.view->state.jobs.find(event.job_id);
@@ -450,7 +458,18 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
         return check_job_reservation(self->state.view->state, name, user, account).value_or("");
       },
       // An agent registers: what the log says runs there, and its previous spool instance.
-      [=](node_log_atom, const std::string& node) -> NodeLogView { return node_log_view(self->state.view->state, node); },
+      [=](node_log_atom, const std::string& node) -> NodeLogView {
+        auto& st = self->state;
+        if (st.batch_runs_version != st.jobs_version) {
+          st.batch_runs = batch_runs_by_node(st.view->state);
+          st.batch_runs_version = st.jobs_version;
+        }
+        NodeLogView answer;
+        if (auto it = st.view->state.nodes.find(node); it != st.view->state.nodes.end())
+          answer.instance = it->second.agent_instance;
+        if (auto it = st.batch_runs.find(node); it != st.batch_runs.end()) answer.runs = it->second;
+        return answer;
+      },
       // Active jobs holding resources on a node, or only those whose batch script runs there.
       [=](query_nodes_atom, const std::string& node, bool batch_only) -> std::vector<uint64_t> {
         std::vector<uint64_t> ids;
