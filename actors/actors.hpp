@@ -271,9 +271,6 @@ using QueryViewActor = caf::typed_actor<                                        
     replies_to<array_targets_atom, ArrayControlRequest>::with<ArrayTargets>,            //
     replies_to<control_after_atom, uint64_t, ControlRequest>::with<ControlOutcome>,     //
     replies_to<query_job_atom, uint64_t>::with<bool, JobRecord>,                        //
-    replies_to<query_jobs_atom, JobQuery>::with<JobsAnswer>,                          //
-    replies_to<query_digest_atom>::with<StateDigestView>,                               //
-    replies_to<query_pools_atom>::with<PoolsAnswer>,                                  //
     replies_to<query_nodes_atom>::with<NodesAnswer>,                                  //
     replies_to<partition_in_use_atom, std::string>::with<bool>,                         //
     replies_to<config_check_atom, ConfigCandidate>::with<std::string>,                  //
@@ -285,6 +282,17 @@ using QueryViewActor = caf::typed_actor<                                        
     reacts_to<purge_atom>,                                                              // internal
     reacts_to<gauges_atom>,                                                             // internal
     reacts_to<config_installed_atom>                                                    //
+    >;
+
+// The clients' queries (squeue, scontrol show job, sinfo, burst buffers, digests), answered
+// on a thread of its own from the query view's folded state (actors/readable_view.hpp):
+// a long listing neither waits behind a scheduling pass nor delays one. Each answer holds
+// every event acknowledged before the query arrived (read-your-writes).
+using QueryReaderActor = caf::typed_actor<                     //
+    replies_to<query_jobs_atom, JobQuery>::with<JobsAnswer>,  //
+    replies_to<query_digest_atom>::with<StateDigestView>,     //
+    replies_to<query_pools_atom>::with<PoolsAnswer>,          //
+    replies_to<query_nodes_atom>::with<NodesAnswer>           //
     >;
 
 // Orders durable events, routes them to the query view and job actors, owns the registry of
@@ -355,6 +363,7 @@ struct ControllerActors {
   LogActor log;
   DispatcherActor dispatcher;
   QueryViewActor query_view;
+  QueryReaderActor query_reader;
   SchedulerActor scheduler;
   AccountAdminActor accounts;
   JobHistoryActor history;
@@ -458,8 +467,12 @@ void log_failed_requests(caf::scheduled_actor* self, const char* actor_name);
 LogActor spawn_log_actor(caf::actor_system& system, EventLog& log, std::shared_ptr<const ControllerContext> context,
                          std::vector<uint64_t> next_job_ids);
 DispatcherActor spawn_dispatcher(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);
+struct ReadableView;
+// The query view writes `view` (the initial state moved in), the query reader reads it.
 QueryViewActor spawn_query_view(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
-                                ClusterState initial, uint64_t applied_offset);
+                                std::shared_ptr<ReadableView> view, ClusterState initial, uint64_t applied_offset);
+QueryReaderActor spawn_query_reader(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
+                                    std::shared_ptr<ReadableView> view);
 JobHistoryActor spawn_job_history(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
                                   std::shared_ptr<JobHistory> store);
 SchedulerActor spawn_scheduler(caf::actor_system& system, std::shared_ptr<const ControllerContext> context);

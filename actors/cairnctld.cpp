@@ -20,6 +20,7 @@
 
 #include "events/burst_buffer_plan.hpp"
 #include "actors/actors.hpp"
+#include "actors/readable_view.hpp"
 #include "events/read_model.hpp"
 #include "events/snapshot_files.hpp"
 #include "common/wall_clock.hpp"
@@ -425,7 +426,9 @@ int run(const ParsedArgs& args) {
                  history->dir(), history->entry_count(), state.purged_jobs);
   // Wire every actor before any message flows: they read context->actors.
   context->actors.history = spawn_job_history(system, context, history);
-  context->actors.query_view = spawn_query_view(system, context, std::move(state), end_offset);
+  auto readable = std::make_shared<ReadableView>();
+  context->actors.query_view = spawn_query_view(system, context, readable, std::move(state), end_offset);
+  context->actors.query_reader = spawn_query_reader(system, context, readable);
   context->actors.dispatcher = spawn_dispatcher(system, context);
   context->actors.log = spawn_log_actor(system, *log, context, std::move(next_ids));
   std::map<std::string, NodeActor> node_actors;

@@ -494,7 +494,7 @@ class ControllerImpl final : public rpc::Controller::Server {
   kj::Promise<void> queryJobs(QueryJobsContext context) override {
     JobQuery query = read_job_query(context.getParams().getQuery());
     restrict_to_visible(query);
-    auto answer = ask<JobsAnswer>(*context_, context_->actors.query_view, query_jobs_atom_v, query);
+    auto answer = ask<JobsAnswer>(*context_, context_->actors.query_reader, query_jobs_atom_v, query);
     Caller caller = caller_;
     return answer.then([context, caller, query](JobsAnswer snapshot) mutable {
       write_jobs_answer(context.getResults(), snapshot, [&](const JobRecord& job) {
@@ -520,19 +520,19 @@ class ControllerImpl final : public rpc::Controller::Server {
   kj::Promise<void> queryNodes(QueryNodesContext context) override {
     if (context_->config().private_data.nodes && !caller_.is_operator)
       return failure("Access/permission denied");  // slurmctld's answer with PrivateData=nodes
-    auto answer = ask<NodesAnswer>(*context_, context_->actors.query_view, query_nodes_atom_v);
+    auto answer = ask<NodesAnswer>(*context_, context_->actors.query_reader, query_nodes_atom_v);
     return answer.then(
         [context](NodesAnswer snapshot) mutable { write_nodes_answer(context.getResults(), snapshot); });
   }
 
   kj::Promise<void> queryBurstBuffers(QueryBurstBuffersContext context) override {
-    auto answer = ask<PoolsAnswer>(*context_, context_->actors.query_view, query_pools_atom_v);
+    auto answer = ask<PoolsAnswer>(*context_, context_->actors.query_reader, query_pools_atom_v);
     return answer.then(
         [context](PoolsAnswer snapshot) mutable { write_pools_answer(context.getResults(), snapshot); });
   }
 
   kj::Promise<void> stateDigest(StateDigestContext context) override {
-    auto answer = ask<StateDigestView>(*context_, context_->actors.query_view, query_digest_atom_v);
+    auto answer = ask<StateDigestView>(*context_, context_->actors.query_reader, query_digest_atom_v);
     return answer.then([context](StateDigestView view) mutable { write_digest_answer(context.getResults(), view); });
   }
 
@@ -631,7 +631,7 @@ class ControllerImpl final : public rpc::Controller::Server {
   }
 
   kj::Promise<void> queryReservations(QueryReservationsContext context) override {
-    auto answer = ask<NodesAnswer>(*context_, context_->actors.query_view, query_nodes_atom_v);
+    auto answer = ask<NodesAnswer>(*context_, context_->actors.query_reader, query_nodes_atom_v);
     return answer.then([context](NodesAnswer nodes) mutable {
       auto results = context.getResults();
       results.setNowUs(nodes.now_us);
@@ -693,7 +693,7 @@ class ControllerImpl final : public rpc::Controller::Server {
     auto params = context.getParams();
     uint64_t job_id = params.getJobId();
     uint32_t step_id = params.getStepId();
-    auto answer = ask<JobsAnswer>(*context_, context_->actors.query_view, query_jobs_atom_v, jobs_with_ids({job_id}, false));
+    auto answer = ask<JobsAnswer>(*context_, context_->actors.query_reader, query_jobs_atom_v, jobs_with_ids({job_id}, false));
     Caller caller = caller_;
     auto agents = agents_;
     return answer.then([context, caller, agents, job_id, step_id](JobsAnswer snapshot) mutable -> kj::Promise<void> {

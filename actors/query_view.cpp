@@ -1,6 +1,7 @@
 // The read model: applies every durable event to the ClusterState (the pure
-// reducer), answers squeue/scontrol/sacct/sinfo queries, runs scheduling passes
-// on the state it holds, and sends each changed job record to the job's actor.
+// reducer), runs scheduling passes on the state it holds, answers the other actors'
+// questions, and sends each changed job record to the job's actor. The clients' queries
+// (squeue, scontrol show, sinfo) are the query reader's, on the same state (readable_view.hpp).
 #include <caf/all.hpp>
 #include <malloc.h>
 #include <capnp/message.h>
@@ -15,6 +16,8 @@
 #include <thread>
 
 #include "actors/actors.hpp"
+#include "actors/readable_view.hpp"
+#include "events/batch_runs.hpp"
 #include "events/shard_ownership.hpp"
 #include "events/job_id.hpp"
 #include "events/controller_stats.hpp"
@@ -41,16 +44,15 @@ struct DeferredAccounts {
 
 struct QueryViewState {
   std::shared_ptr<const ControllerContext> context;
-  ClusterState state;
-  uint64_t applied_offset = 0;  // next offset to apply
-  std::map<uint64_t, Reason> pending_reasons;
+  // The folded state, its pending reasons and partitions in force: this actor writes them
+  // (under the exclusive lock), the query reader reads them (actors/readable_view.hpp).
+  std::shared_ptr<ReadableView> view;
   std::vector<DeferredPass> deferred;
   // Commands for array tasks just split off, until the split is applied (offset, command).
   std::multimap<uint64_t, std::pair<ControlRequest, caf::typed_response_promise<ControlOutcome>>> deferred_controls;
   std::vector<DeferredAccounts> deferred_accounts;
   // Job actors waiting to take up a command until every acknowledged event is applied, by min_offset.
   std::multimap<uint64_t, caf::typed_response_promise<bool>> deferred_catch_ups;
-  std::vector<PartitionPolicy> partitions;  // in force: the configured ones as the log changed them
   int64_t last_event_us = 0;
   uint64_t snapshot_offset = 0;  // next_offset of the last snapshot written (or loaded)
   // A purge is under way until its JobsPurged event is applied (offset known once appended).
@@ -58,6 +60,12 @@ struct QueryViewState {
   uint64_t purge_offset = 0;
   bool purge_backlog = false;  // the last purge was a full batch: the next follows its event at once
   bool gauges_stale = true;    // something changed since the gauges were last published
+  // Registering agents (10,000 after a restart) ask for their node's batch runs: answered
+  // from one scan of the jobs, kept until a fold may have changed a job (any event but a
+  // node's registration, which the storm itself appends).
+  uint64_t jobs_version = 0;
+  uint64_t batch_runs_version = UINT64_MAX;
+  BatchRunsByNode batch_runs;
   static inline const char* name = "query_view";
 };
 
@@ -79,15 +87,19 @@ bool changes_partitions(schema::Event::Body::Which kind) {
 // The partitions in force, for the scheduler's submissions and the other actors.
 void publish_partitions(QueryView* self) {
   auto& st = self->state;
-  st.partitions = effective_partitions(st.context->configured_partitions(), st.state.partition_table);
-  resolve_preempt_modes(st.partitions, st.context->config().preempt_mode);
-  st.context->partitions->set(st.partitions);
+  auto partitions = effective_partitions(st.context->configured_partitions(), st.view->state.partition_table);
+  resolve_preempt_modes(partitions, st.context->config().preempt_mode);
+  {
+    std::unique_lock lock(st.view->mutex);
+    st.view->partitions = partitions;
+  }
+  st.context->partitions->set(partitions);
 }
 
 // The active features in force, for the scheduler's submissions and scheduling passes.
 void publish_node_features(QueryView* self) {
   auto& st = self->state;
-  st.context->features_in_force->set(node_feature_map(st.context->config(), &st.state));
+  st.context->features_in_force->set(node_feature_map(st.context->config(), &st.view->state));
 }
 
 // How often finished jobs older than MinJobAge are looked for, and at most how many go at once.
@@ -97,13 +109,13 @@ constexpr size_t kPurgeBatch = 5000;
 SchedulingDecision run_pass(QueryView* self) {
   auto& st = self->state;
   auto began = std::chrono::steady_clock::now();
-  auto features = node_feature_map(st.context->config(), &st.state);
-  auto weights = node_weight_map(st.context->config(), &st.state);
+  auto features = node_feature_map(st.context->config(), &st.view->state);
+  auto weights = node_weight_map(st.context->config(), &st.view->state);
   const auto& config = st.context->config();
   PreemptionPolicy preemption{config.preempt_type == "preempt/partition_prio", config.preempt_exempt_time_sec,
                               config.preempt_mode, config.preempt_type == "preempt/qos"};
   int64_t now_us = st.context->now_us();
-  auto decision = schedule({&st.state, st.partitions, st.context->pools(), now_us,
+  auto decision = schedule({&st.view->state, st.view->partitions, st.context->pools(), now_us,
                             config.kill_invalid_depend, &features, &config.licenses, &weights,
                             &st.context->running->current().node_gres, preemption});
   keep_owned_shards(decision, st.context->ownership);
@@ -122,7 +134,7 @@ void publish_gauges(QueryView* self) {
   auto& st = self->state;
   if (!st.gauges_stale) return;
   st.gauges_stale = false;
-  st.context->metrics->publish(cluster_gauges(st.state, st.pending_reasons, st.context->pools(), st.context->now_us()));
+  st.context->metrics->publish(cluster_gauges(st.view->state, st.view->pending_reasons, st.context->pools(), st.context->now_us()));
 }
 
 // Every SnapshotInterval events: the state is encoded here (a copy of it would
@@ -131,12 +143,12 @@ void publish_gauges(QueryView* self) {
 void maybe_snapshot(QueryView* self) {
   auto& st = self->state;
   uint32_t interval = st.context->config().snapshot_interval;
-  if (interval == 0 || st.applied_offset < st.snapshot_offset + interval) return;
-  st.snapshot_offset = st.applied_offset;
+  if (interval == 0 || st.view->applied_offset < st.snapshot_offset + interval) return;
+  st.snapshot_offset = st.view->applied_offset;
   // Several shards: a snapshot of every shard, with how far each was folded (any controller
   // may write it: each folds every shard); named by their sum.
   uint32_t partition = st.context->shard;
-  uint64_t next_offset = st.applied_offset;
+  uint64_t next_offset = st.view->applied_offset;
   std::vector<uint64_t> shard_next_offsets;
   if (size_t shards = st.context->shard_epochs.size(); shards > 1) {
     partition = kAllShards;
@@ -147,9 +159,9 @@ void maybe_snapshot(QueryView* self) {
     }
   }
   auto bytes = std::make_shared<const std::vector<uint8_t>>(
-      encode_snapshot(st.state, partition, next_offset, st.last_event_us, shard_next_offsets));
+      encode_snapshot(st.view->state, partition, next_offset, st.last_event_us, shard_next_offsets));
   std::string dir = snapshot_dir(st.context->config());
-  size_t jobs = st.state.jobs.size();
+  size_t jobs = st.view->state.jobs.size();
   uint64_t offset = next_offset;
   std::thread([bytes, dir, jobs, offset]() mutable {
     try {
@@ -178,9 +190,9 @@ HistoryEntry history_entry(const JobRecord& job) {
 // a JobsPurged event (applied like any other, so a replay drops them too).
 void purge_old_jobs(QueryView* self) {
   auto& st = self->state;
-  if (st.purge_in_flight && (st.purge_offset == 0 || st.applied_offset <= st.purge_offset)) return;
+  if (st.purge_in_flight && (st.purge_offset == 0 || st.view->applied_offset <= st.purge_offset)) return;
   st.purge_in_flight = false;
-  auto chosen = purgeable_jobs(st.state, st.context->now_us(), st.context->config().min_job_age_sec, kPurgeBatch);
+  auto chosen = purgeable_jobs(st.view->state, st.context->now_us(), st.context->config().min_job_age_sec, kPurgeBatch);
   // Another controller's jobs leave the state through its own JobsPurged.
   std::erase_if(chosen, [&](const auto& job) { return !st.context->owns(shard_of_job(job.first)); });
   st.purge_backlog = chosen.size() == kPurgeBatch;
@@ -197,7 +209,7 @@ void purge_old_jobs(QueryView* self) {
   }
   std::vector<HistoryEntry> entries;
   entries.reserve(chosen.size());
-  for (const auto& [id, offset] : chosen) entries.push_back(history_entry(st.state.jobs.at(id)));
+  for (const auto& [id, offset] : chosen) entries.push_back(history_entry(st.view->state.jobs.at(id)));
   st.purge_in_flight = true;
   st.purge_offset = 0;
   self->request(st.context->actors.history, caf::infinite, history_append_atom_v, std::move(entries))
@@ -232,17 +244,25 @@ void delay_apply_if_asked() {
 void delay_apply_if_asked() {}
 #endif
 
-QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const ControllerContext> context, ClusterState initial,
-                         uint64_t applied_offset) {
+QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const ControllerContext> context,
+                                         std::shared_ptr<ReadableView> view, ClusterState initial,
+                                         uint64_t applied_offset) {
   self->state.context = std::move(context);
-  self->state.state = std::move(initial);
-  self->state.applied_offset = applied_offset;
+  self->state.view = std::move(view);
+  {
+    std::unique_lock lock(self->state.view->mutex);
+    auto& state = self->state.view->state;
+    state = std::move(initial);
+    self->state.view->applied_offset = applied_offset;
+    // Queued and running jobs, as if just submitted; and every spec decoded (the reader
+    // never decodes one: readable_view.hpp), finished jobs' too (a walk a restart waits for).
+    for (uint64_t id : state.unfinished_jobs)
+      if (auto it = state.jobs.find(id); it != state.jobs.end()) it->second.spec.compact();
+    for (const auto& [id, job] : state.jobs) job.spec.core();
+  }
   self->state.snapshot_offset = applied_offset;
   log_failed_requests(self, "query_view");
-  // Queued and running jobs, as if just submitted (not a walk over every finished job: a restart waits for it).
-  for (uint64_t id : self->state.state.unfinished_jobs)
-    if (auto it = self->state.state.jobs.find(id); it != self->state.state.jobs.end()) it->second.spec.compact();
-  self->state.context->accounts->set(self->state.state.accounts);
+  self->state.context->accounts->set(self->state.view->state.accounts);
   publish_partitions(self);
   publish_node_features(self);
   if (self->state.context->actors.history) self->delayed_send(self, kPurgeEvery, purge_atom_v);
@@ -261,68 +281,75 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
       },
       [=](apply_atom, const CommittedEvent& event, const JobActor& job_actor) {
         auto& st = self->state;
-        if (event.offset < st.applied_offset) return;  // already folded (replayed at start)
+        if (event.offset < st.view->applied_offset) return;  // already folded (replayed at start)
         delay_apply_if_asked();
         // The state before the event: the job's actor reacts to the transition; none means a new job.
         auto state_of = [&](uint64_t id) -> std::optional<JobState> {
-          auto it = st.state.jobs.find(id);
-          if (it == st.state.jobs.end()) return std::nullopt;
+          auto it = st.view->state.jobs.find(id);
+          if (it == st.view->state.jobs.end()) return std::nullopt;
           return it->second.state;
         };
         auto before = state_of(event.job_id);
         std::optional<JobBefore> counted_before;
-        if (auto it = st.state.jobs.find(event.job_id); it != st.state.jobs.end())
+        if (auto it = st.view->state.jobs.find(event.job_id); it != st.view->state.jobs.end())
           counted_before = JobBefore{it->second.state, it->second.restarts, it->second.oom_detected};
-        uint64_t purged_before = st.state.purged_jobs;
+        uint64_t purged_before = st.view->state.purged_jobs;
         bool accounts_changed = false, partitions_changed = false, node_settings_changed = false;
-        apply_record(st.state, event.log_offset, *event.bytes, [&](const DecodedEvent& decoded, ApplyResult result) {
+        std::unique_lock fold_lock(st.view->mutex);  // the reader waits for this event only
+        apply_record(st.view->state, event.log_offset, *event.bytes, [&](const DecodedEvent& decoded, ApplyResult result) {
           if (result == ApplyResult::rejected)
             spdlog::warn("{}event at offset {} of shard {} rejected: {}",
                          event.job_id ? fmt::format("JobId={}: ", event.job_id) : "", event.log_offset, event.shard,
-                         st.state.anomalies.empty() ? "" : st.state.anomalies.back().text);
+                         st.view->state.anomalies.empty() ? "" : st.view->state.anomalies.back().text);
           st.last_event_us = decoded.event().getHeader().getTimeUs();
           accounts_changed = result == ApplyResult::applied && changes_accounts(decoded.event().getBody().which());
           partitions_changed = result == ApplyResult::applied && changes_partitions(decoded.event().getBody().which());
           auto kind = decoded.event().getBody().which();
           node_settings_changed = result == ApplyResult::applied && (kind == schema::Event::Body::NODE_UPDATED ||
                                                                      kind == schema::Event::Body::CONFIG_APPLIED);
+          if (kind != schema::Event::Body::NODE_REGISTERED) ++st.jobs_version;
         });
-        if (accounts_changed) st.context->accounts->set(st.state.accounts);
+        if (event.job_id != 0) {  // a new or changed spec: compacted and decoded before a reader sees it
+          auto it = st.view->state.jobs.find(event.job_id);
+          if (it != st.view->state.jobs.end()) {
+            if (before == std::nullopt) it->second.spec.compact();  // a new job
+            it->second.spec.core();
+          }
+        }
+        st.view->applied_offset = event.offset + 1;
+        fold_lock.unlock();
+        st.view->folded.notify_all();
+        if (accounts_changed) st.context->accounts->set(st.view->state.accounts);
         if (partitions_changed) publish_partitions(self);
         if (node_settings_changed) publish_node_features(self);
-        st.applied_offset = event.offset + 1;
         if (event.shard < st.context->shard_applied_end->size())
           (*st.context->shard_applied_end)[event.shard].store(event.log_offset + 1, std::memory_order_release);
         st.gauges_stale = true;
-        st.context->metrics->applied(st.applied_offset);
+        st.context->metrics->applied(st.view->applied_offset);
         if (event.job_id != 0) {
-          auto it = st.state.jobs.find(event.job_id);
-          st.context->metrics->count_jobs(job_counts(counted_before, it == st.state.jobs.end() ? nullptr : &it->second));
+          auto it = st.view->state.jobs.find(event.job_id);
+          st.context->metrics->count_jobs(job_counts(counted_before, it == st.view->state.jobs.end() ? nullptr : &it->second));
         }
-        if (st.state.purged_jobs != purged_before)
+        if (st.view->state.purged_jobs != purged_before)
           spdlog::info("{} finished jobs left the state for the job history (MinJobAge); {} so far",
-                       st.state.purged_jobs - purged_before, st.state.purged_jobs);
+                       st.view->state.purged_jobs - purged_before, st.view->state.purged_jobs);
         // A backlog (a restart after a long outage, a burst of ends) is purged batch after batch.
-        if (st.purge_backlog && st.purge_offset != 0 && st.applied_offset > st.purge_offset) purge_old_jobs(self);
-        if (before == std::nullopt && event.job_id != 0) {  // a new job: compact its spec
-          auto it = st.state.jobs.find(event.job_id);
-          if (it != st.state.jobs.end()) it->second.spec.compact();
-        }
+        if (st.purge_backlog && st.purge_offset != 0 && st.view->applied_offset > st.purge_offset) purge_old_jobs(self);
         maybe_snapshot(self);
         if (job_actor && event.job_id != 0) {
-          auto it = st.state.jobs.find(event.job_id);
-          if (it != st.state.jobs.end())
+          auto it = st.view->state.jobs.find(event.job_id);
+          if (it != st.view->state.jobs.end())
             // A job new to this view (an array task split off) was pending before.
             self->send(job_actor, job_update_atom_v, it->second, before.value_or(JobState::PENDING));
         }
-        while (!st.deferred_controls.empty() && st.deferred_controls.begin()->first < st.applied_offset) {
+        while (!st.deferred_controls.empty() && st.deferred_controls.begin()->first < st.view->applied_offset) {
           auto& [request, promise] = st.deferred_controls.begin()->second;
           promise.delegate(st.context->actors.dispatcher, control_atom_v, request);
           st.deferred_controls.erase(st.deferred_controls.begin());
         }
         auto& deferred = st.deferred;
         for (auto it = deferred.begin(); it != deferred.end();) {
-          if (it->min_offset > st.applied_offset) {
+          if (it->min_offset > st.view->applied_offset) {
             ++it;
             continue;
           }
@@ -331,38 +358,38 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
         }
         // Job updates for these offsets were sent above, so a job actor hears of them first.
         auto& catch_ups = st.deferred_catch_ups;
-        while (!catch_ups.empty() && catch_ups.begin()->first <= st.applied_offset) {
+        while (!catch_ups.empty() && catch_ups.begin()->first <= st.view->applied_offset) {
           catch_ups.begin()->second.deliver(true);
           catch_ups.erase(catch_ups.begin());
         }
         auto& waiting = st.deferred_accounts;
         for (auto it = waiting.begin(); it != waiting.end();) {
-          if (it->min_offset > st.applied_offset) {
+          if (it->min_offset > st.view->applied_offset) {
             ++it;
             continue;
           }
-          it->promise.deliver(st.state.accounts);
+          it->promise.deliver(st.view->state.accounts);
           it = waiting.erase(it);
         }
       },
       // Read-your-writes: answers once every offset before min_offset is applied (and every
       // job update it caused sent).
       [=](caught_up_atom, uint64_t min_offset) -> caf::result<bool> {
-        if (self->state.applied_offset >= min_offset) return true;
+        if (self->state.view->applied_offset >= min_offset) return true;
         auto promise = self->make_response_promise<bool>();
         self->state.deferred_catch_ups.emplace(min_offset, promise);
         return promise;
       },
       // Accounts and associations, once every offset before min_offset is applied.
       [=](query_accounts_atom, uint64_t min_offset) -> caf::result<AccountsState> {
-        if (self->state.applied_offset >= min_offset) return self->state.state.accounts;
+        if (self->state.view->applied_offset >= min_offset) return self->state.view->state.accounts;
         auto promise = self->make_response_promise<AccountsState>();
         self->state.deferred_accounts.push_back({min_offset, promise});
         return promise;
       },
       // A scheduling pass on a state that includes every offset before min_offset.
       [=](schedule_atom, uint64_t min_offset) -> caf::result<SchedulingDecision> {
-        if (self->state.applied_offset >= min_offset) return run_pass(self);
+        if (self->state.view->applied_offset >= min_offset) return run_pass(self);
         auto promise = self->make_response_promise<SchedulingDecision>();
         self->state.deferred.push_back({min_offset, promise});
         return promise;
@@ -370,68 +397,57 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
       [=](unknown_jobs_atom, const std::vector<uint64_t>& ids) -> std::vector<uint64_t> {
         std::vector<uint64_t> unknown;
         for (auto id : ids)
-          if (!self->state.state.jobs.contains(id)) unknown.push_back(id);
+          if (!self->state.view->state.jobs.contains(id)) unknown.push_back(id);
         return unknown;
       },
       [=](array_targets_atom, const ArrayControlRequest& request) -> ArrayTargets {
-        return array_targets(self->state.state, request);
+        return array_targets(self->state.view->state, request);
       },
       // A command for a job whose event is at `offset`: delivered (through the dispatcher)
       // once this view applied it, so that the job's actor knows the job.
       [=](control_after_atom, uint64_t offset, const ControlRequest& request) -> caf::result<ControlOutcome> {
         auto& st = self->state;
-        if (offset < st.applied_offset) return self->delegate(st.context->actors.dispatcher, control_atom_v, request);
+        if (offset < st.view->applied_offset) return self->delegate(st.context->actors.dispatcher, control_atom_v, request);
         auto promise = self->make_response_promise<ControlOutcome>();
         st.deferred_controls.emplace(offset, std::make_pair(request, promise));
         return promise;
       },
       [=](reasons_atom, ReasonMap& reasons) {
-        self->state.pending_reasons = std::move(reasons);
+        std::unique_lock lock(self->state.view->mutex);
+        self->state.view->pending_reasons = std::move(reasons);
         self->state.gauges_stale = true;
       },
       [=](query_job_atom, uint64_t job_id) -> caf::result<bool, JobRecord> {
-        auto& jobs = self->state.state.jobs;
+        auto& jobs = self->state.view->state.jobs;
         auto it = jobs.find(job_id);
         if (it == jobs.end()) return {false, JobRecord{}};
-        return {true, with_live_reason(it->second, self->state.pending_reasons)};
-      },
-      [=](query_jobs_atom, const JobQuery& query) -> JobsAnswer {
-        auto& st = self->state;
-        return select_jobs(st.state, st.pending_reasons, query, st.context->now_us(), st.context->config().min_job_age_sec);
-      },
-      [=](query_digest_atom) -> StateDigestView {
-        auto& st = self->state;
-        return {state_digest(st.state), st.applied_offset, st.context->shard};
-      },
-      [=](query_pools_atom) -> PoolsAnswer {
-        auto& st = self->state;
-        return PoolsAnswer{pool_usage(st.state, st.context->pools()), st.context->now_us()};
+        return {true, with_live_reason(it->second, self->state.view->pending_reasons)};
       },
       // scontrol reconfigure: whether the jobs forbid a removal of the new configuration.
       [=](config_check_atom, const ConfigCandidate& candidate) -> std::string {
-        return removal_refusal(*candidate.running, *candidate.next, self->state.state).value_or("");
+        return removal_refusal(*candidate.running, *candidate.next, self->state.view->state).value_or("");
       },
       [=](query_nodes_atom) -> NodesAnswer {
         auto& st = self->state;
-        return nodes_answer(st.state, st.context->config(), st.partitions, st.context->now_us());
+        return nodes_answer(st.view->state, st.context->config(), st.view->partitions, st.context->now_us());
       },
       // Slurm's partition_in_use: a job not yet ended (pending, running, suspended, completing).
       [=](partition_in_use_atom, const std::string& partition) -> bool {
         auto& st = self->state;
-        for (uint64_t id : st.state.unfinished_jobs)
-          if (auto it = st.state.jobs.find(id); it != st.state.jobs.end() && it->second.spec->partition == partition)
+        for (uint64_t id : st.view->state.unfinished_jobs)
+          if (auto it = st.view->state.jobs.find(id); it != st.view->state.jobs.end() && it->second.spec->partition == partition)
             return true;
         return false;
       },
       [=](reservation_scene_atom) -> ReservationScene {
         auto& st = self->state;
         int64_t now = st.context->now_us();
-        return reservation_scene(st.state, nodes_answer(st.state, st.context->config(), st.partitions, now).nodes,
-                                 st.partitions, now);
+        return reservation_scene(st.view->state, nodes_answer(st.view->state, st.context->config(), st.view->partitions, now).nodes,
+                                 st.view->partitions, now);
       },
       [=](qos_check_atom, const std::string& qos_name, const std::string& user, uint64_t cpus, uint64_t mem_mb,
           uint64_t nodes, uint32_t time_limit_sec) -> std::string {
-        const auto& state = self->state.state;
+        const auto& state = self->state.view->state;
         auto qos = state.accounts.qos.find(qos_name);
         if (qos == state.accounts.qos.end()) return std::string(kInvalidQos);
         auto usage = qos_usage(state);
@@ -439,14 +455,25 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
       },
       [=](reservation_check_atom, const std::string& name, const std::string& user,
           const std::string& account) -> std::string {
-        return check_job_reservation(self->state.state, name, user, account).value_or("");
+        return check_job_reservation(self->state.view->state, name, user, account).value_or("");
       },
       // An agent registers: what the log says runs there, and its previous spool instance.
-      [=](node_log_atom, const std::string& node) -> NodeLogView { return node_log_view(self->state.state, node); },
+      [=](node_log_atom, const std::string& node) -> NodeLogView {
+        auto& st = self->state;
+        if (st.batch_runs_version != st.jobs_version) {
+          st.batch_runs = batch_runs_by_node(st.view->state);
+          st.batch_runs_version = st.jobs_version;
+        }
+        NodeLogView answer;
+        if (auto it = st.view->state.nodes.find(node); it != st.view->state.nodes.end())
+          answer.instance = it->second.agent_instance;
+        if (auto it = st.batch_runs.find(node); it != st.batch_runs.end()) answer.runs = it->second;
+        return answer;
+      },
       // Active jobs holding resources on a node, or only those whose batch script runs there.
       [=](query_nodes_atom, const std::string& node, bool batch_only) -> std::vector<uint64_t> {
         std::vector<uint64_t> ids;
-        for (const auto& [id, job] : self->state.state.jobs) {
+        for (const auto& [id, job] : self->state.view->state.jobs) {
           if (!is_active(job.state) || job.allocation.empty()) continue;
           if (batch_only) {
             // An interactive job (srun) runs no batch script: its node has nothing to report.
@@ -464,8 +491,8 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
 }  // namespace
 
 QueryViewActor spawn_query_view(caf::actor_system& system, std::shared_ptr<const ControllerContext> context,
-                            ClusterState initial, uint64_t applied_offset) {
-  return system.spawn(query_view, std::move(context), std::move(initial), applied_offset);
+                                std::shared_ptr<ReadableView> view, ClusterState initial, uint64_t applied_offset) {
+  return system.spawn(query_view, std::move(context), std::move(view), std::move(initial), applied_offset);
 }
 
 }  // namespace cairn

@@ -84,7 +84,7 @@ JobsAnswer read_all_pages(const JobQuery& query, const std::function<JobsAnswer(
   JobsAnswer all;
   JobQuery page = query;
   // Every page is read anyway: the largest pages (still within kJobPageBytes) take the fewest
-  // round trips, each of which may wait behind a scheduling pass in the query view.
+  // round trips.
   if (page.page_size == 0) page.page_size = kMaxJobPage;
   for (;;) {
     JobsAnswer answer = page_of(page);

@@ -1,5 +1,7 @@
 #include "events/agent_reconciliation.hpp"
 
+#include "events/batch_runs.hpp"
+
 #include <map>
 #include <optional>
 
@@ -12,9 +14,8 @@ NodeLogView node_log_view(const ClusterState& state, std::string_view node) {
     auto it = state.jobs.find(id);
     if (it == state.jobs.end()) continue;
     const JobRecord& job = it->second;
-    if (!is_active(job.state) || job.allocation.empty() || job.allocation.front().node != node) continue;
-    if (job.spec->interactive) continue;  // srun's job runs no batch script
-    view.runs.push_back({job.id, job.restarts, job.state});
+    if (const std::string* host = batch_run_node(job); host && *host == node)
+      view.runs.push_back({job.id, job.restarts, job.state});
   }
   return view;
 }

@@ -128,6 +128,7 @@ JobsAnswer read_jobs_answer(rpc::Controller::QueryJobsResults::Reader in) {
   answer.more = in.getMore();
   answer.next_after_job_id = in.getNextAfterJobId();
   answer.named_found = in.getNamedFound();
+  answer.jobs.reserve(in.getJobs().size());
   for (auto job : in.getJobs()) answer.jobs.push_back(read_job_view(job));
   return answer;
 }

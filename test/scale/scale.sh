@@ -10,7 +10,8 @@
 # Exits 1 on an auditor violation or jobs left at the deadline; nothing here asserts a time.
 # Usage: scale.sh BUILD_DIR   (SCALE_NODES, SCALE_CPUS per node, SCALE_JOBS, SCALE_WALL seconds, SCALE_LOAD
 # (offered CPU load, 1.1), or SCALE_SPEED instead, SCALE_SEED, SCALE_DRAIN seconds, SCALE_RESTART=0 to
-# leave the controller running)
+# leave the controller running, SCALE_MIN_RUNTIME, SCALE_MAX_RUNTIME and SCALE_MAX_PROCS of the trace's jobs,
+# SCALE_CAPACITY=1 to queue the whole trace before the partition comes UP)
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -46,7 +47,8 @@ base_rss=$(rss_kb)
 # The trace: its jobs' sizes and run times first, then the compression (speed) that makes it
 # offer LOAD times the site's CPUs while it arrives over about WALL seconds.
 generate() {  # mean_interarrival file
-  cairn sim generate --jobs "$jobs" --seed "$seed" --max-procs 256 --max-runtime 1200 --mean-interarrival "$1" --output "$2"
+  cairn sim generate --jobs "$jobs" --seed "$seed" --max-procs "${SCALE_MAX_PROCS:-256}" \
+    --min-runtime "${SCALE_MIN_RUNTIME:-10}" --max-runtime "${SCALE_MAX_RUNTIME:-1200}" --mean-interarrival "$1" --output "$2"
 }
 generate 1 "$dir/trace.swf"
 cpu_seconds=$(awk '!/^;/ { s += $4 * $8; n++ } END { print (n ? s / n : 0) }' "$dir/trace.swf")
@@ -54,6 +56,9 @@ speed=${SCALE_SPEED:-$(awk -v j="$jobs" -v e="$cpu_seconds" -v w="$wall" -v c=$(
   'BEGIN { s = j * e / (w * c * l); printf "%.2f", (s < 1 ? 1 : s) }')}
 generate "$(awk -v w="$wall" -v s="$speed" -v j="$jobs" 'BEGIN { printf "%.4f", w * s / j }')" "$dir/trace.swf"
 echo "trace: $jobs jobs, $cpu_seconds CPU-seconds each on average, compressed $speed times"
+# SCALE_CAPACITY=1: the partition is DOWN while the trace is submitted, then UP: the whole
+# queue is there at once, and the shard starts and ends jobs as fast as it can.
+[ "${SCALE_CAPACITY:-0}" = 1 ] && scontrol update PartitionName=debug State=DOWN
 cairn sim replay "$dir/trace.swf" --speed "$speed" --clients 16 > "$dir/replay.out" 2> "$dir/replay.err" &
 replay=$!
 
@@ -69,6 +74,7 @@ while kill -0 "$replay" 2>/dev/null; do sample; sleep 2; done
 wait "$replay" || true
 replay=
 cat "$dir/replay.out"
+[ "${SCALE_CAPACITY:-0}" = 1 ] && scontrol update PartitionName=debug State=UP
 
 # squeue end to end (default format, every job listed) with the queue at its largest: median of 3.
 queued=$(squeue -h -o %i | wc -l)
@@ -146,6 +152,38 @@ makespan=$(sed -n 's/^Makespan: \([0-9.]*\) s$/\1/p' "$dir/audit.out")
 events=$(cairn log dump --log "$dir/state/log" --kind jobAllocated,jobEnded | wc -l)
 figure $p.starts_ends_per_s "$(awk -v e="$events" -v m="$makespan" 'BEGIN { printf "%.1f", (m > 0 ? e / m : 0) }')" \
   1/s ">= 2000" "over the makespan, trace compressed $speed x"
+# The shard's capacity, not the offered load: starts+ends per second over the seconds (from the
+# first start on) throughout which jobs waited (SCALE_CAPACITY=1 below keeps the queue full).
+cairn log dump --log "$dir/state/log" --kind jobSubmitted,jobAllocated,jobEnded | python3 -c '
+import collections, datetime, sys
+events = []
+for line in sys.stdin:
+    parts = line.split()
+    if len(parts) < 4: continue
+    when = datetime.datetime.strptime(parts[1], "%Y-%m-%dT%H:%M:%S.%fZ").timestamp()
+    events.append((when, parts[2], parts[3]))
+events.sort()
+done, least_waiting, started, waiting, first_start = collections.Counter(), {}, set(), 0, None
+for when, kind, job in events:
+    second = int(when)
+    if kind == "JobSubmitted": waiting += 1
+    else:
+        done[second] += 1
+        if kind == "JobAllocated" and job not in started:
+            started.add(job)
+            waiting -= 1
+            if first_start is None: first_start = second
+    least_waiting[second] = min(least_waiting.get(second, waiting), waiting)
+busy, known = [], 0
+if first_start is not None:
+    for second in range(int(events[0][0]), int(events[-1][0]) + 1):
+        known = least_waiting.get(second, known)
+        if second >= first_start and known > 0: busy.append(second)
+print("%.1f %d" % (sum(done[s] for s in busy) / len(busy) if busy else 0, len(busy)))
+' > "$dir/capacity"
+read -r capacity busy_seconds < "$dir/capacity"
+figure $p.capacity_starts_ends_per_s "$capacity" 1/s ">= 2000" \
+  "over the $busy_seconds s in which jobs waited throughout; they may also wait for CPUs: a lower bound"
 figure $p.controller_rss_mb "$(( $(rss_kb) / 1024 ))" MB
 if [ "$left" != 0 ]; then
   echo "FAIL: $left jobs still queued or running at the deadline"

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "actors/actors.hpp"
+#include "actors/readable_view.hpp"
 #include "events/event_codec.hpp"
 #include "events/job_commands.hpp"
 #include "events/read_model.hpp"
@@ -104,7 +105,7 @@ class Controller {
     context_->now_us = [this] { return now_us_; };
     context_->system = system_.get();
     auto& actors = context_->actors;
-    actors.query_view = spawn_query_view(*system_, context_, ClusterState{}, 0);
+    actors.query_view = spawn_query_view(*system_, context_, std::make_shared<ReadableView>(), ClusterState{}, 0);
     actors.dispatcher = spawn_dispatcher(*system_, context_);
     actors.log = spawn_log_actor(*system_, log, context_, {1});
     context_->running->install(
