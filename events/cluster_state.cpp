@@ -12,6 +12,7 @@
 #include "events/job_update.hpp"
 #include "events/node_update.hpp"
 #include "events/record_codec.hpp"
+#include "events/replay.hpp"
 #include "events/reservation_codec.hpp"
 
 namespace cairn {
@@ -50,9 +51,10 @@ Reason end_reason(JobState state, schema::EndCause cause, int32_t signal) {
 
 class Reducer {
  public:
-  Reducer(ClusterState& state, const DecodedEvent& decoded)
+  Reducer(ClusterState& state, const DecodedEvent& decoded, RecordedSpec* checked_spec = nullptr)
       : state_(state),
         decoded_(decoded),
+        checked_spec_(checked_spec),
         offset_(decoded.offset()),
         event_(decoded.event()),
         header_(event_.getHeader()),
@@ -206,8 +208,13 @@ class Reducer {
       array = parse_array_spec(view(wire.getArraySpec()));
       if (!array) return reject("JobSubmitted for job " + std::to_string(id) + " with an invalid array specification");
     }
-    check_spec(wire);  // the spec is decoded lazily, by views and actors that expect it to decode
-    RecordedSpec spec = record_spec(decoded_);
+    RecordedSpec spec;
+    if (checked_spec_) {
+      spec = std::move(*checked_spec_);
+    } else {
+      check_spec(wire);  // the spec is decoded lazily, by views and actors that expect it to decode
+      spec = record_spec(decoded_);
+    }
     // Built in place; ids mostly arrive in order, and the hint is then the end.
     JobRecord& job = state_.jobs.emplace_hint(at, std::piecewise_construct, std::forward_as_tuple(id), std::tuple<>())->second;
     job.id = id;
@@ -954,6 +961,7 @@ class Reducer {
 
   ClusterState& state_;
   const DecodedEvent& decoded_;
+  RecordedSpec* checked_spec_;  // a JobSubmitted's spec, checked and copied by the caller
   uint64_t offset_;
   schema::Event::Reader event_;
   schema::Header::Reader header_;  // read once: each capnp struct read is a bounds-checked call
@@ -971,6 +979,10 @@ void track_unfinished(ClusterState& state, const JobRecord& job) {
 
 ApplyResult apply(ClusterState& state, const DecodedEvent& event) {
   return Reducer(state, event).run();
+}
+
+ApplyResult apply(ClusterState& state, const DecodedEvent& event, RecordedSpec&& checked_spec) {
+  return Reducer(state, event, &checked_spec).run();
 }
 
 int64_t suspended_time_us(const JobRecord& job, int64_t now_us) {

@@ -3,19 +3,40 @@
 #include <kj/exception.h>
 #include <spdlog/spdlog.h>
 
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
 #include "events/event_codec.hpp"
 
 namespace cairn {
 
-bool apply_record(ClusterState& state, uint64_t offset, std::span<const uint8_t> payload,
-                  const std::function<void(const DecodedEvent&, ApplyResult)>& observe) {
+namespace {
+
+using Observer = std::function<void(const DecodedEvent&, ApplyResult)>;
+
+// Applies a decoded event (with its JobSubmitted spec already checked and copied, when
+// `checked_spec` is given) and reports it.
+void apply_decoded(ClusterState& state, const DecodedEvent& decoded, RecordedSpec* checked_spec,
+                   const Observer& observe) {
+  auto result = checked_spec ? apply(state, decoded, std::move(*checked_spec)) : apply(state, decoded);
+  if (result == ApplyResult::ignored_unknown_kind)
+    spdlog::warn("event at offset {} is of a kind this build does not know ({}); skipped", decoded.offset(),
+                 kind_name(decoded.event().getBody().which()));
+  if (observe) observe(decoded, result);
+}
+
+// Runs `apply_it`; a record that does not decode becomes an anomaly at `offset` (false).
+template <typename Apply>
+bool guarded(ClusterState& state, uint64_t offset, Apply&& apply_it) {
   try {
-    DecodedEvent decoded(offset, payload);
-    auto result = apply(state, decoded);
-    if (result == ApplyResult::ignored_unknown_kind)
-      spdlog::warn("event at offset {} is of a kind this build does not know ({}); skipped", offset,
-                   kind_name(decoded.event().getBody().which()));
-    if (observe) observe(decoded, result);
+    apply_it();
     return true;
   } catch (const kj::Exception& e) {
     ++state.anomaly_count;
@@ -26,6 +47,15 @@ bool apply_record(ClusterState& state, uint64_t offset, std::span<const uint8_t>
     if (state.anomalies.size() < kMaxAnomalies) state.anomalies.push_back({offset, e.what()});
   }
   return false;
+}
+
+}  // namespace
+
+bool apply_record(ClusterState& state, uint64_t offset, std::span<const uint8_t> payload, const Observer& observe) {
+  return guarded(state, offset, [&] {
+    DecodedEvent decoded(offset, payload);
+    apply_decoded(state, decoded, nullptr, observe);
+  });
 }
 
 namespace {
@@ -61,9 +91,172 @@ ReplayStats replay_while(const EventLog& log, uint32_t partition, uint64_t from,
 
 }  // namespace
 
+namespace {
+
+// ---- a whole partition: reading and decoding on a thread of their own ----
+//
+// The reading thread copies records into batches, decodes them and, for a JobSubmitted,
+// checks and copies its spec (what the reducer would do first); this thread folds the
+// batches into the state in log order. A record the reading thread could not decode or
+// check is decoded again here, by apply_record, so it is reported exactly as before; an
+// error of the reader is raised here after the records read before it were applied.
+
+constexpr size_t kBatchRecords = 256;
+constexpr size_t kBatchesInFlight = 8;
+
+struct PreparedRecord {
+  uint64_t offset = 0;
+  size_t first_word = 0;  // of its payload in RecordBatch::words
+  size_t bytes = 0;
+  std::optional<DecodedEvent> decoded;  // empty: it did not decode
+  std::optional<RecordedSpec> spec;     // a JobSubmitted's, checked and copied
+};
+
+struct RecordBatch {
+  std::vector<uint64_t> words;  // the payloads, each from a word boundary
+  std::unique_ptr<PreparedRecord[]> records = std::make_unique<PreparedRecord[]>(kBatchRecords);
+  size_t count = 0;
+  bool end = false;          // the reader has nothing more after these
+  std::exception_ptr error;  // ... because it threw this
+
+  std::span<const uint8_t> payload(const PreparedRecord& record) const {
+    return {reinterpret_cast<const uint8_t*>(words.data() + record.first_word), record.bytes};
+  }
+  void clear() {
+    for (size_t i = 0; i < count; ++i) {
+      records[i].decoded.reset();
+      records[i].spec.reset();
+    }
+    words.clear();
+    count = 0;
+  }
+};
+
+class ReplayPipeline {
+ public:
+  explicit ReplayPipeline(std::unique_ptr<LogReader> reader) : reader_(std::move(reader)) {
+    for (size_t i = 0; i < kBatchesInFlight; ++i) free_.push_back(std::make_unique<RecordBatch>());
+    thread_ = std::thread([this] { read_loop(); });
+  }
+  ~ReplayPipeline() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+  }
+
+  // The next batch in log order (the last one has end set); give it back when done.
+  std::unique_ptr<RecordBatch> take() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [this] { return !full_.empty(); });
+    auto batch = std::move(full_.front());
+    full_.pop_front();
+    return batch;
+  }
+  void give_back(std::unique_ptr<RecordBatch> batch) {
+    {
+      std::lock_guard lock(mutex_);
+      free_.push_back(std::move(batch));
+    }
+    changed_.notify_all();
+  }
+
+ private:
+  void read_loop() {
+    while (true) {
+      std::unique_ptr<RecordBatch> batch;
+      {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [this] { return stopping_ || !free_.empty(); });
+        if (stopping_) return;
+        batch = std::move(free_.front());
+        free_.pop_front();
+      }
+      batch->clear();  // here rather than in the folding thread, which has more to do
+      fill(*batch);
+      bool end = batch->end;
+      {
+        std::lock_guard lock(mutex_);
+        full_.push_back(std::move(batch));
+      }
+      changed_.notify_all();
+      if (end) return;
+    }
+  }
+
+  void fill(RecordBatch& batch) {
+    try {
+      uint64_t offset = 0;
+      std::span<const uint8_t> payload;
+      while (batch.count < kBatchRecords) {
+        if (!reader_->next_view(offset, payload)) {
+          batch.end = true;
+          break;
+        }
+        auto& record = batch.records[batch.count++];
+        record.offset = offset;
+        record.first_word = batch.words.size();
+        record.bytes = payload.size();
+        batch.words.resize(batch.words.size() + (payload.size() + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+        if (!payload.empty()) std::memcpy(batch.words.data() + record.first_word, payload.data(), payload.size());
+      }
+    } catch (...) {
+      batch.end = true;
+      batch.error = std::current_exception();
+    }
+    for (size_t i = 0; i < batch.count; ++i) prepare(batch, batch.records[i]);  // words no longer move
+  }
+
+  // What the reducer would do first; anything that throws is left for it to do and report.
+  static void prepare(const RecordBatch& batch, PreparedRecord& record) {
+    try {
+      const auto& decoded = record.decoded.emplace(record.offset, batch.payload(record));
+      auto body = decoded.event().getBody();
+      if (body.which() != schema::Event::Body::JOB_SUBMITTED) return;
+      check_spec(body.getJobSubmitted().getSpec());
+      record.spec = RecordedSpec::restore(decoded.payload(), false, nullptr);
+    } catch (...) {
+      // Left as it is: the folding thread decodes or checks it again and reports why not.
+    }
+  }
+
+  std::unique_ptr<LogReader> reader_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::unique_ptr<RecordBatch>> free_, full_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
 ReplayStats replay_partition(const EventLog& log, uint32_t partition, uint64_t from, ClusterState& state,
                              const std::function<void(const DecodedEvent&, ApplyResult)>& observe) {
-  return replay_while(log, partition, from, state, [](uint64_t, std::span<const uint8_t>) { return true; }, observe);
+  ReplayStats stats;
+  stats.next_offset = from;
+  ReplayPipeline pipeline(log.read(partition, from));
+  while (true) {
+    auto batch = pipeline.take();
+    for (size_t i = 0; i < batch->count; ++i) {
+      auto& record = batch->records[i];
+      ++stats.events;
+      bool ok = record.decoded ? guarded(state, record.offset,
+                                         [&] {
+                                           apply_decoded(state, *record.decoded, record.spec ? &*record.spec : nullptr,
+                                                         observe);
+                                         })
+                               : apply_record(state, record.offset, batch->payload(record), observe);
+      if (!ok) ++stats.undecodable;
+      stats.next_offset = record.offset + 1;
+    }
+    bool end = batch->end;
+    auto error = batch->error;
+    pipeline.give_back(std::move(batch));
+    if (error) std::rethrow_exception(error);
+    if (end) return stats;
+  }
 }
 
 ReplayStats replay_all(const EventLog& log, ClusterState& state) {

@@ -18,7 +18,12 @@ struct ReplayStats {
   uint64_t next_offset = 0;  // of the last partition replayed
 };
 
-// Applies the partition's records from `from` to its current end. Records that
+// apply(), for a JobSubmitted event whose spec was already checked (check_spec) and copied
+// (a replay's reading thread does both): the reducer takes `checked_spec` instead.
+ApplyResult apply(ClusterState& state, const DecodedEvent& event, RecordedSpec&& checked_spec);
+
+// Applies the partition's records from `from` to its current end (read and decoded on a
+// thread of its own while this one folds them in). Records that
 // do not decode are counted and recorded as anomalies, never fatal.
 // `observe` (optional) sees each decoded event after it was applied.
 ReplayStats replay_partition(const EventLog& log, uint32_t partition, uint64_t from, ClusterState& state,

@@ -865,17 +865,20 @@ class KafkaLogReader : public LogReader {
     if (auto error = rd_kafka_assign(consumer_.get(), list.get()))
       throw LogError(fmt::format("event log {}: cannot read partition {}: {}", log.where(), partition,
                                  rd_kafka_err2str(error)));
+    queue_.reset(rd_kafka_queue_get_consumer(consumer_.get()));
   }
 
   ~KafkaLogReader() override {
-    held_.reset();
+    drop_batch();
+    single_.reset();
+    queue_.reset();
     rd_kafka_consumer_close(consumer_.get());
   }
 
   // With wait_ms <= 0, "the current end" is where the broker last said the
   // partition ends (a partition-EOF event); until one came, it asks.
   std::optional<LogRecord> next(int wait_ms) override {
-    Message message = next_message(wait_ms);
+    rd_kafka_message_t* message = next_message(wait_ms);
     if (!message) return std::nullopt;
     LogRecord record;
     record.offset = static_cast<uint64_t>(message->offset);
@@ -888,42 +891,82 @@ class KafkaLogReader : public LogReader {
 
   // Without a copy: the payload stays in librdkafka's buffer until the next call.
   bool next_view(uint64_t& offset, std::span<const uint8_t>& payload, int wait_ms) override {
-    held_ = next_message(wait_ms);
-    if (!held_) return false;
-    offset = static_cast<uint64_t>(held_->offset);
-    payload = {static_cast<const uint8_t*>(held_->payload), held_->len};
+    rd_kafka_message_t* message = next_message(wait_ms);
+    if (!message) return false;
+    offset = static_cast<uint64_t>(message->offset);
+    payload = {static_cast<const uint8_t*>(message->payload), message->len};
     return true;
   }
 
  private:
   using Message = std::unique_ptr<rd_kafka_message_t, void (*)(rd_kafka_message_t*)>;
+  using Queue = std::unique_ptr<rd_kafka_queue_t, void (*)(rd_kafka_queue_t*)>;
+  // What one rd_kafka_consume_batch_queue call takes from the queue at most.
+  static constexpr size_t kBatchMessages = 4096;
 
-  // The next record's message, or null at the current end (or after wait_ms).
-  Message next_message(int wait_ms) {
+  // The next record's message (the reader's until the next call), or null at the current
+  // end (or after wait_ms).
+  rd_kafka_message_t* next_message(int wait_ms) {
     // Replaying, the next record is usually queued already: taking it without a timeout
     // spares the clock reads, a tenth of a replay's time on this kind of VM.
-    Message quick(rd_kafka_consumer_poll(consumer_.get(), 0), rd_kafka_message_destroy);
+    rd_kafka_message_t* quick = poll(0);
     if (quick && !quick->err) {
       at_end_ = false;
-      check_schema(quick.get());
+      if (schema_check_due_) check_schema(quick);
       return quick;
     }
-    return next_message_waiting(wait_ms, std::move(quick));
+    return next_message_waiting(wait_ms, quick);
+  }
+
+  // The consumer queue's next event: from the batch taken last; when that is done, the
+  // next batch of whatever is queued already (one call and one lock for thousands of
+  // records, rather than a poll each); when nothing is, one poll waiting up to timeout_ms
+  // (a batch call would wait for a full batch or the whole timeout). Null after the timeout.
+  rd_kafka_message_t* poll(int timeout_ms) {
+    if (next_in_batch_ == batch_.size()) {
+      drop_batch();
+      single_.reset();
+      if (queue_) {
+        batch_.resize(kBatchMessages);
+        ssize_t taken = rd_kafka_consume_batch_queue(queue_.get(), 0, batch_.data(), kBatchMessages);
+        batch_.resize(taken > 0 ? static_cast<size_t>(taken) : 0);
+      }
+    }
+    if (next_in_batch_ < batch_.size()) {
+      // Parsing a record's headers costs a quarter of a replay's reading (librdkafka allocates
+      // them): the schema header is read from the first and last records of a batch (and
+      // those beside an event, such as the end of the partition). A
+      // writer's records are contiguous in its partition, so a change of version shows
+      // at one end of a batch unless it changes and changes back within one.
+      size_t at = next_in_batch_;
+      schema_check_due_ = at == 0 || at + 1 == batch_.size() || batch_[at + 1]->err || batch_[at - 1]->err;
+      return batch_[next_in_batch_++];
+    }
+    if (timeout_ms == 0) return nullptr;
+    single_.reset(rd_kafka_consumer_poll(consumer_.get(), timeout_ms));
+    schema_check_due_ = true;
+    return single_.get();
+  }
+
+  void drop_batch() {
+    for (auto* message : batch_) rd_kafka_message_destroy(message);
+    batch_.clear();
+    next_in_batch_ = 0;
   }
 
   // As next_message, starting with `pending` (an event already polled) when there is one.
-  Message next_message_waiting(int wait_ms, Message pending) {
-    Message none(nullptr, rd_kafka_message_destroy);
+  rd_kafka_message_t* next_message_waiting(int wait_ms, rd_kafka_message_t* pending) {
     auto deadline = Clock::now() + std::chrono::milliseconds(wait_ms > 0 ? wait_ms : kEndProbeMs);
     while (true) {
-      Message message = std::move(pending);
+      rd_kafka_message_t* message = pending;
+      pending = nullptr;
       if (!message) {
         auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
         int timeout = (wait_ms <= 0 && at_end_) ? 0 : static_cast<int>(std::max<int64_t>(remaining, 0));
-        message.reset(rd_kafka_consumer_poll(consumer_.get(), timeout));
+        message = poll(timeout);
       }
       if (!message) {
-        if (wait_ms > 0 || at_end_) return none;
+        if (wait_ms > 0 || at_end_) return nullptr;
         if (Clock::now() >= deadline)
           throw LogUnavailable(fmt::format("event log {}: no answer from the brokers within {} ms reading partition {}",
                                            log_.where(), kEndProbeMs, partition_));
@@ -932,11 +975,11 @@ class KafkaLogReader : public LogReader {
       if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
         at_end_ = true;
         end_position_ = static_cast<uint64_t>(message->offset);
-        if (wait_ms <= 0 || Clock::now() >= deadline) return none;
+        if (wait_ms <= 0 || Clock::now() >= deadline) return nullptr;
         continue;
       }
       if (message->err) {
-        std::string text = rd_kafka_message_errstr(message.get());
+        std::string text = rd_kafka_message_errstr(message);
         if (message->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET || message->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE)
           throw LogError(fmt::format("event log {}: partition {}: records are missing ({}); the topic's retention "
                                      "dropped events the log still needs",
@@ -947,7 +990,7 @@ class KafkaLogReader : public LogReader {
         continue;
       }
       at_end_ = false;
-      check_schema(message.get());
+      if (schema_check_due_) check_schema(message);
       return message;
     }
   }
@@ -977,7 +1020,11 @@ class KafkaLogReader : public LogReader {
   const KafkaLog& log_;
   const uint32_t partition_;
   Handle consumer_;
-  Message held_{nullptr, rd_kafka_message_destroy};  // next_view's record
+  Queue queue_{nullptr, rd_kafka_queue_destroy};  // the consumer's queue, for batches (null: none)
+  std::vector<rd_kafka_message_t*> batch_;  // taken by the last batch call, each destroyed with it
+  size_t next_in_batch_ = 0;
+  Message single_{nullptr, rd_kafka_message_destroy};  // taken by the last waiting poll
+  bool schema_check_due_ = true;  // for the message poll() returned last
   bool at_end_ = false;
   std::optional<uint64_t> end_position_;
   bool warned_newer_ = false, warned_unknown_ = false;

@@ -22,8 +22,9 @@ inline EventMeta synthetic_meta(int64_t time_us, schema::ActorKind kind) {
 }
 
 // Appends node registrations (n0..n{nodes-1}, partition "batch") and `jobs`
-// complete lifecycles; returns the time of the last event.
-inline int64_t append_synthetic_history(EventLog& log, int nodes, uint64_t jobs) {
+// complete lifecycles; returns the time of the last event. With flush_every, waits for the
+// appends of every that many jobs before the next (a loaded broker times out a larger backlog).
+inline int64_t append_synthetic_history(EventLog& log, int nodes, uint64_t jobs, uint64_t flush_every = 0) {
   int64_t t = kSyntheticStartUs;
   for (int n = 0; n < nodes; ++n)
     log.append(0, make::node_registered(synthetic_meta(t, schema::ActorKind::AGENT),
@@ -44,6 +45,7 @@ inline int64_t append_synthetic_history(EventLog& log, int nodes, uint64_t jobs)
                make::job_ended(synthetic_meta(t + 3, schema::ActorKind::AGENT), id, schema::EndCause::EXITED, 0, 0, node),
                {});
     t += 10;
+    if (flush_every > 0 && id % flush_every == 0) log.flush();
   }
   log.flush();
   return t - 7;
