@@ -26,7 +26,8 @@ wait_node_gres() {  # job node gres
 }
 
 # 1. --ntasks-per-gpu=2 with --gpus=2: four tasks; the script sees SLURM_NTASKS_PER_GPU; srun's
-# tasks (from that variable) SLURM_NTASKS_PER_TRES, and GPU 0 for tasks 0-1, GPU 1 for 2-3.
+# tasks (from that variable) SLURM_NTASKS_PER_TRES, and GPU 0 for tasks 0-1, GPU 1 for 2-3 (a task's
+# SLURM_STEP_GPUS narrowed to its own, as gres_common's is_task lists).
 cat > per_gpu.sh <<'EOF'
 #!/bin/bash
 echo "script: NTASKS=$SLURM_NTASKS PER_GPU=$SLURM_NTASKS_PER_GPU"
@@ -36,10 +37,10 @@ EOF
 job=$(sbatch --parsable -w n1 --gpus=2 --ntasks-per-gpu=2 -o per_gpu.out per_gpu.sh)
 wait_state "$job" COMPLETED 60
 expected="script: NTASKS=4 PER_GPU=2
-task 0: CUDA=0 STEP_GPUS=0,1 PER_TRES=2
-task 1: CUDA=0 STEP_GPUS=0,1 PER_TRES=2
-task 2: CUDA=1 STEP_GPUS=0,1 PER_TRES=2
-task 3: CUDA=1 STEP_GPUS=0,1 PER_TRES=2
+task 0: CUDA=0 STEP_GPUS=0 PER_TRES=2
+task 1: CUDA=0 STEP_GPUS=0 PER_TRES=2
+task 2: CUDA=1 STEP_GPUS=1 PER_TRES=2
+task 3: CUDA=1 STEP_GPUS=1 PER_TRES=2
 pair 0: CUDA=0
 pair 1: CUDA=1"
 [ "$(cat per_gpu.out)" = "$expected" ] || fail "--ntasks-per-gpu: $(cat per_gpu.out)"
