@@ -16,14 +16,8 @@ EOF
 local_up_args=(--gres n1=gpu:a100:4 --gres n2=gpu:a100:4 --gres-conf "$work/gres.conf.in")
 start_cluster 2 4 4000
 
-# scontrol show job -d prints a node's GRES= once its agent said which CPUs the job has: polled.
-wait_node_gres() {  # job node gres
-  for _ in $(seq 400); do
-    scontrol show job -d "$1" | finds "  Nodes=$2 CPU_IDs=.* GRES=$3" && return 0
-    sleep 0.05
-  done
-  fail "job $1 has no GRES=$3 on $2: $(scontrol show job -d "$1")"
-}
+# What a node's running jobs hold (scontrol show node's GresUsed=, from their allocations).
+gres_used() { scontrol show node "$1" | sed -n 's/^ *GresUsed=//p'; }
 
 # 1. --ntasks-per-gpu=2 with --gpus=2: four tasks; the script sees SLURM_NTASKS_PER_GPU; srun's
 # tasks (from that variable) SLURM_NTASKS_PER_TRES, and GPU 0 for tasks 0-1, GPU 1 for 2-3 (a task's
@@ -77,14 +71,14 @@ got=$(sacct -n -P -j "$job" -o JobID,AllocTRES,ReqTRES)
 job=$(sbatch --parsable --gpus=6 -o /dev/null --wrap 'sleep 300')
 wait_state "$job" RUNNING
 [ "$(squeue -h -j "$job" -o '%D %N')" = "2 n[1-2]" ] || fail "--gpus=6: $(squeue -h -j "$job" -o '%D %N')"
-wait_node_gres "$job" n1 "gpu:a100:4(IDX:0-3)"
-wait_node_gres "$job" n2 "gpu:a100:2(IDX:0-1)"
+gres_used n1 | finds -x "gpu:a100:4(IDX:0-3)" || fail "--gpus=6 on n1: $(gres_used n1)"
+gres_used n2 | finds -x "gpu:a100:2(IDX:0-1)" || fail "--gpus=6 on n2: $(gres_used n2)"
 scancel "$job"
 wait_state "$job" CANCELLED
 job=$(sbatch --parsable -N 2 --gpus=4 -o /dev/null --wrap 'sleep 300')
 wait_state "$job" RUNNING
-wait_node_gres "$job" n1 "gpu:a100:3(IDX:0-2)"
-wait_node_gres "$job" n2 "gpu:a100:1(IDX:0)"
+gres_used n1 | finds -x "gpu:a100:3(IDX:0-2)" || fail "-N 2 --gpus=4 on n1: $(gres_used n1)"
+gres_used n2 | finds -x "gpu:a100:1(IDX:0)" || fail "-N 2 --gpus=4 on n2: $(gres_used n2)"
 scancel "$job"
 expect_error "sbatch: error: Batch job submission failed: Requested node configuration is not available" \
   sbatch --gpus=9 --wrap true
