@@ -29,6 +29,7 @@
 #include "actors/shard_endpoints.hpp"
 #include "common/shard_endpoint.hpp"
 #include "common/daemon_log.hpp"
+#include "common/logged_config.hpp"
 #include "common/daemon_signals.hpp"
 #include "common/option_parser.hpp"
 #include "common/private_files.hpp"
@@ -300,9 +301,8 @@ std::unique_ptr<prometheus::Exposer> serve_metrics(const ClusterConfig& config, 
 
 int run(const ParsedArgs& args) {
   std::string config_path = find_config_path(args.get("conf"));
-  std::string config_text = read_config_file(config_path);
-  auto config = parse_config(config_text, config_path);
-  load_gres_conf_beside(config, config_path);
+  std::string config_text = read_logged_config(config_path);  // with the gres.conf beside it
+  auto config = parse_logged_config(config_text, config_path);
   if (!config.slurmctld_log_file.empty()) log_to_file(config.slurmctld_log_file);
   auto metrics = std::make_shared<ControllerMetrics>();
   // A standby serves its metrics once the log is its own: its writer holds the port till then.

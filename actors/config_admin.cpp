@@ -12,6 +12,7 @@
 #include <deque>
 
 #include "actors/actors.hpp"
+#include "common/logged_config.hpp"
 #include "events/config_change.hpp"
 
 namespace cairn {
@@ -105,9 +106,8 @@ void next_reconfigure(ConfigAdmin* self) {
   std::string text;
   auto next = std::make_shared<ClusterConfig>();
   try {
-    text = read_config_file(running.source);
-    *next = parse_config(text, running.source);
-    load_gres_conf_beside(*next, running.source);
+    text = read_logged_config(running.source);  // a change of gres.conf alone is a change too
+    *next = parse_logged_config(text, running.source);
   } catch (const ConfigError& error) {
     return finish(self, false, error.what());
   }
@@ -136,7 +136,7 @@ void record_start(ConfigAdmin* self, const std::string& logged_text) {
   std::vector<std::string> changes;
   if (!logged_text.empty()) {
     try {
-      ConfigChange change = diff_config(parse_config(logged_text, "the logged configuration"), running.config);
+      ConfigChange change = diff_config(parse_logged_config(logged_text, running.source), running.config);
       for (const auto& key : change.refused) changes.push_back(key + " changed across a restart");
       changes.insert(changes.end(), change.changes.begin(), change.changes.end());
     } catch (const ConfigError& error) {

@@ -17,6 +17,7 @@
 #include "actors/mail_program.hpp"
 #include "events/job_mail.hpp"
 #include "events/job_commands.hpp"
+#include "events/qos.hpp"
 
 namespace cairn {
 namespace {
@@ -453,13 +454,28 @@ void on_edit(JobSelf self, const JobUpdateRequest& request, const Reply<ControlO
     append(self, caller_draft(id, request.caller, [=](const EventMeta& meta) { return make::job_updated(meta, id, changes); }),
            then);
   };
-  if (!plan.hold) return update();
-  bool by_admin = *plan.hold;
-  append(self, caller_draft(id, request.caller, [=](const EventMeta& meta) { return make::job_held(meta, id, by_admin); }),
-         [=](const AppendAck& ack) {
-           if (!ack.ok) return then(ack);
-           update();
-         });
+  std::optional<bool> hold = plan.hold;
+  auto hold_then_update = [=] {
+    if (!hold) return update();
+    bool by_admin = *hold;
+    append(self, caller_draft(id, request.caller, [=](const EventMeta& meta) { return make::job_held(meta, id, by_admin); }),
+           [=](const AppendAck& ack) {
+             if (!ack.ok) return then(ack);
+             update();
+           });
+  };
+  if (!plan.check_qos_limits) return hold_then_update();
+  // A user's new QOS: its submission limits count the queue (the query view's state). scontrol
+  // prints the error alone (ESLURM_ACCOUNTING_POLICY), without sbatch's reason line before it.
+  QosDemand demand = qos_demand(st.job.spec.core());
+  self->request(context.actors.query_view, caf::infinite, qos_check_atom_v, *changes.qos, st.job.spec->user_name,
+                demand.cpus, demand.mem_mb, demand.nodes, demand.time_limit_sec)
+      .then([=](const std::string& error) {
+        if (!error.empty()) return reply({id, false, error.substr(error.rfind('\n') + 1)});
+        // It may have started while the query view answered.
+        if (self->state.job.state != JobState::PENDING) return reply({id, false, "Job is no longer pending execution"});
+        hold_then_update();
+      });
 }
 
 using RecordedPromise = caf::typed_response_promise<Recorded>;

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <functional>
 #include <csignal>
 #include <grp.h>
 #include <unistd.h>
@@ -198,12 +199,22 @@ std::vector<std::string> group_names(const std::string& user, uint32_t gid) {
   return names;
 }
 
+// The units of `gpus`'s type (any when none) a node has.
+uint64_t gpu_capacity(const GresCount& gpus, const std::vector<GresUnit>& units) {
+  return static_cast<uint64_t>(std::count_if(units.begin(), units.end(), [&](const GresUnit& unit) {
+    return unit.name == gpus.name && (gpus.type.empty() || unit.type == gpus.type);
+  }));
+}
+
 // Whether the node's GRES could ever hold the job's share of them (a type it lacks, too many).
+// --gpus alone: one of its GPUs at least (gpu_capacity() counts what the node can give).
 bool gres_could_fit_node(const JobSpecCore& spec, uint32_t nodes, const NodeGresMap& node_gres, const std::string& name) {
   if (spec.gres.empty()) return true;
   static const std::vector<GresUnit> kNone;
   auto it = node_gres.find(name);
-  return gres_could_fit(job_gres_on_node(spec, 0, nodes), it == node_gres.end() ? kNone : it->second);
+  const auto& units = it == node_gres.end() ? kNone : it->second;
+  if (auto gpus = gpus_per_job_alone(spec)) return gpu_capacity(*gpus, units) > 0;
+  return gres_could_fit(job_gres_on_node(spec, 0, nodes), units);
 }
 
 std::string submission_error(const ControllerContext& context, const NodeConfigIndex& configured,
@@ -246,19 +257,35 @@ std::string submission_error(const ControllerContext& context, const NodeConfigI
   auto cpus_per_node = static_cast<uint32_t>((cpus + nodes - 1) / nodes);
   uint64_t mem = memory_per_node_mb(spec, cpus_per_node, *partition);
   size_t fitting = 0, featured = 0;
+  // --gpus alone: the GPUs of the nodes that could take the job (all of them without -N, the
+  // most-equipped `nodes` with it) must hold its count.
+  auto gpus_alone = gpus_per_job_alone(spec);
+  std::vector<uint64_t> gpu_counts;
   auto features_in_force = context.features_in_force->get();
   const NodeFeatureMap& node_features = *features_in_force;
   static const std::vector<std::string> kNoFeatures;
   for (const auto& name : partition->nodes) {
-    if (fitting >= nodes && (spec.features.empty() || featured > 0)) break;
+    if (fitting >= nodes && (spec.features.empty() || featured > 0) && !gpus_alone) break;
     const auto* node = configured.find(name);
     if (!node) continue;
     auto found = node_features.find(name);
     bool has_features = features_satisfy(spec.features, found == node_features.end() ? kNoFeatures : found->second);
     featured += has_features ? 1 : 0;
     if (has_features && node_eligible(spec, name, &node_features) && node->cpus >= cpus_per_node &&
-        node->real_memory_mb >= mem && gres_could_fit_node(spec, nodes, node_gres, name))
+        node->real_memory_mb >= mem && gres_could_fit_node(spec, nodes, node_gres, name)) {
       ++fitting;
+      if (gpus_alone) {
+        auto found_gres = node_gres.find(name);
+        if (found_gres != node_gres.end()) gpu_counts.push_back(gpu_capacity(*gpus_alone, found_gres->second));
+      }
+    }
+  }
+  if (gpus_alone) {
+    std::sort(gpu_counts.begin(), gpu_counts.end(), std::greater<>());
+    if (!spec.nodes_for_gpus && gpu_counts.size() > nodes) gpu_counts.resize(nodes);
+    uint64_t total = 0;
+    for (uint64_t count : gpu_counts) total += count;
+    if (total < gpus_alone->count) return "Requested node configuration is not available";
   }
   // Slurm: a constraint no node of the partition has is refused as such.
   if (!spec.features.empty() && featured == 0) return "Invalid feature specification";

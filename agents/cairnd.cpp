@@ -157,7 +157,21 @@ std::shared_ptr<const DeviceCgroups> devices_for(const AgentSettings& settings, 
   };
   std::string why_not;
   auto dir = locate_v1_hierarchy(read("/proc/self/cgroup"), read("/proc/self/mountinfo"), "devices");
-  if (!dir) why_not = "no v1 devices controller is mounted (cgroup v2 needs a BPF program, which Cairn does not load)";
+  if (!dir && memory.cgroups && memory.cgroups->version() == CgroupVersion::v2 &&
+      ::access(cgroup_exec.c_str(), X_OK) == 0) {
+    try {  // cgroup v2: a BPF device program on each run's and step's memory cgroup
+      auto devices = std::make_shared<DeviceCgroups>(DeviceCgroups::with_bpf(memory.cgroups->dir(), memory.cgroups->prefix()));
+      spdlog::info("device confinement: BPF device programs (cgroup/v2), on {}/{}*", memory.cgroups->dir(),
+                   memory.cgroups->prefix());
+      return devices;
+    } catch (const std::exception& e) {
+      why_not = std::string("cgroup v2's BPF device program: ") + e.what();
+    }
+  } else if (!dir) {
+    why_not = memory.cgroups && memory.cgroups->version() == CgroupVersion::v2
+                  ? cgroup_exec + " is missing"
+                  : "no v1 devices controller is mounted, and cgroup v2 needs memory enforcement (the runs' cgroups)";
+  }
   if (dir && ::access(cgroup_exec.c_str(), X_OK) != 0) {
     why_not = cgroup_exec + " is missing";
     dir.reset();

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "agents/device_bpf.hpp"
 #include "common/unique_fd.hpp"
 
 namespace cairn {
@@ -51,7 +52,36 @@ DeviceCgroups::DeviceCgroups(std::string dir, std::string prefix) : dir_(std::mo
     throw std::runtime_error(fmt::format("{} is no writable devices cgroup", dir_));
 }
 
-std::string DeviceCgroups::confine(const std::string& name, const std::vector<std::string>& denied) const {
+DeviceCgroups DeviceCgroups::with_bpf(std::string dir, std::string prefix) {
+  DeviceCgroups devices;
+  devices.dir_ = std::move(dir);
+  devices.prefix_ = std::move(prefix);
+  devices.bpf_ = true;
+  // A probe: a cgroup of ours with a program that denies nothing, then gone.
+  std::string probe = devices.dir_ + "/" + devices.prefix_ + "device-probe";
+  std::error_code error;
+  std::filesystem::create_directory(probe, error);
+  if (error) throw std::runtime_error(fmt::format("cannot create {}: {}", probe, error.message()));
+  try {
+    attach_device_deny(probe, {});
+  } catch (...) {
+    ::rmdir(probe.c_str());
+    throw;
+  }
+  ::rmdir(probe.c_str());
+  return devices;
+}
+
+std::string DeviceCgroups::confine(const std::string& name, const std::vector<std::string>& denied,
+                                   const std::string& v2_cgroup) const {
+  if (bpf_) {
+    if (v2_cgroup.empty()) throw std::runtime_error("device confinement on cgroup v2 needs the run's cgroup");
+    std::vector<DeviceId> devices;
+    for (const auto& file : denied)
+      if (auto id = device_id_of(file)) devices.push_back(*id);
+    attach_device_deny(v2_cgroup, devices);
+    return {};
+  }
   std::string path = dir_ + "/" + prefix_ + name;
   std::error_code error;
   std::filesystem::create_directory(path, error);
@@ -61,6 +91,8 @@ std::string DeviceCgroups::confine(const std::string& name, const std::vector<st
   return path + "/cgroup.procs";
 }
 
-void DeviceCgroups::remove(const std::string& name) const { ::rmdir((dir_ + "/" + prefix_ + name).c_str()); }
+void DeviceCgroups::remove(const std::string& name) const {
+  if (!bpf_) ::rmdir((dir_ + "/" + prefix_ + name).c_str());
+}
 
 }  // namespace cairn

@@ -1,8 +1,9 @@
 // Device confinement (cgroup.conf's ConstrainDevices=yes, Slurm's task/cgroup devices): each job
 // run in a cgroup of the v1 devices hierarchy, beside the agent's own, that denies the node's
 // GRES device files (gres.conf's File=) the job does not hold; cairn-cgroup-exec joins it.
-// cgroup v2 controls devices with a BPF program only: not done (the agent says so). Plain file
-// operations, no actors; tests run them on a fake root.
+// On cgroup v2 (no devices controller) a BPF device program (agents/device_bpf.hpp) on the run's
+// or step's own cgroup denies them instead. Plain file operations, no actors; tests run them on
+// a fake root.
 #pragma once
 
 #include <string>
@@ -24,18 +25,27 @@ class DeviceCgroups {
   // `dir`: the agent's cgroup in the v1 devices hierarchy; `prefix`: its cgroup name prefix
   // (MemoryCgroups::prefix()). Throws std::runtime_error when dir is no devices cgroup.
   DeviceCgroups(std::string dir, std::string prefix);
+  // cgroup v2: BPF device programs on the runs' and steps' own cgroups (their memory cgroups,
+  // under `dir`). Throws std::runtime_error when the kernel refuses one on a cgroup of `dir`.
+  static DeviceCgroups with_bpf(std::string dir, std::string prefix);
 
   const std::string& dir() const { return dir_; }
+  bool uses_bpf() const { return bpf_; }
 
-  // Makes cgroup `name` ("job12.0") denying the `denied` device files; returns its cgroup.procs
-  // file to join. Throws std::runtime_error.
-  std::string confine(const std::string& name, const std::vector<std::string>& denied) const;
-  // rmdir of the cgroup (fails harmlessly while processes remain).
+  // v1: makes cgroup `name` ("job12.0") denying the `denied` device files; returns its
+  // cgroup.procs file to join. v2: attaches the program denying them to `v2_cgroup` (the run's
+  // or step's cgroup) and returns "" (nothing more to join). Throws std::runtime_error.
+  std::string confine(const std::string& name, const std::vector<std::string>& denied,
+                      const std::string& v2_cgroup = {}) const;
+  // v1: rmdir of the cgroup (fails harmlessly while processes remain); v2: nothing (the
+  // program goes with its cgroup).
   void remove(const std::string& name) const;
 
  private:
+  DeviceCgroups() = default;
   std::string dir_;
   std::string prefix_;
+  bool bpf_ = false;
 };
 
 }  // namespace cairn

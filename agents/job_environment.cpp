@@ -136,11 +136,13 @@ std::vector<std::string> build_step_environment(const StepLaunch& launch, uint32
   if (!launch.job_cpus.empty()) env.set("SLURM_JOB_CPUS_PER_NODE", tasks_per_node_text(launch.job_cpus));
   env.set("SLURM_JOB_PARTITION", launch.partition);
   if (!launch.account.empty()) env.set("SLURM_JOB_ACCOUNT", launch.account);
-  // A step carries no QOS on the wire: srun inside a batch job passes on the job's (its environment).
+  // The job's QOS, on the wire; an older controller sends none: srun inside a batch job passes on
+  // the job's (its environment), else normal.
   auto inherited_qos = std::find_if(launch.request.environment.begin(), launch.request.environment.end(),
                                     [](const std::string& entry) { return entry.starts_with("SLURM_JOB_QOS="); });
-  env.set("SLURM_JOB_QOS", inherited_qos == launch.request.environment.end() ? std::string(kJobQos)
-                                                                              : inherited_qos->substr(14));
+  env.set("SLURM_JOB_QOS", !launch.qos.empty()                                   ? launch.qos
+                           : inherited_qos == launch.request.environment.end() ? std::string(kJobQos)
+                                                                               : inherited_qos->substr(14));
   env.set("SLURM_JOB_USER", launch.user_name);
   env.set("SLURM_JOB_UID", launch.uid);
   env.set("SLURM_JOB_GID", launch.gid);

@@ -227,7 +227,8 @@ std::vector<StepTaskOutput> start_tasks(StepActor* self) {
     }
     if (st.context->devices && !request.cgroup_exec.empty()) {  // the step's GRES device files only
       request.devices_procs_file =
-          st.context->devices->confine(cpuset_name(launch), unheld_device_files(settings.gres_units, gres_held));
+          st.context->devices->confine(cpuset_name(launch), unheld_device_files(settings.gres_units, gres_held),
+                                       st.cgroup ? st.cgroup->path : "");
       request.cpuset_exec = st.context->cgroup_exec;
     }
     for (uint32_t local = 0; local < launch.task_count; ++local) {

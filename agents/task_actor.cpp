@@ -204,7 +204,8 @@ void start_batch_script(TaskActor* self) {
     }
     if (st.context->devices) {  // ConstrainDevices: the node's GRES device files it does not hold are denied
       request.devices_procs_file = st.context->devices->confine(
-          cpuset_name(st.job), unheld_device_files(settings.gres_units, gres_on_node(job.nodes, settings.node)));
+          cpuset_name(st.job), unheld_device_files(settings.gres_units, gres_on_node(job.nodes, settings.node)),
+          st.cgroup ? st.cgroup->path : "");
       request.cpuset_exec = st.context->cgroup_exec;
     }
     UniqueFd record = st.context->spool->create_run({job.job_id, job.restart_count, st.script_path,

@@ -140,6 +140,7 @@ struct JobSpec {
   memPerTres @51 :Text;        # --mem-per-gpu (MB): "gres:gpu:1024"
   tresBind @52 :Text;          # --gpu-bind: "gres:gpu:closest"
   qos @53 :Text;               # --qos, else the association's default; empty: normal
+  nodesForGpus @54 :Bool;      # --gpus without -N: as many nodes as its GPUs need (Slurm's cons_tres)
 }
 
 # Hints about how tasks are laid out on a node's CPUs (sbatch/srun options of the same names).
@@ -523,6 +524,7 @@ struct JobChange {
     arrayThrottle @15 :UInt32;
     requeue @16 :Bool;
     top @17 :Void;            # scontrol top: ahead of its owner's other pending jobs of the partition
+    qos @18 :Text;            # QOS= of a pending job (the QOS's name)
   }
 }
 

@@ -133,6 +133,7 @@ struct StepLaunch {
   jobNodes @16 :List(Text);    # the job's whole allocation (SLURM_JOB_NODELIST)
   jobCpus @17 :List(UInt32);   # its CPUs on each of jobNodes (SLURM_JOB_CPUS_PER_NODE)
   account @18 :Text;           # the job's account (SLURM_JOB_ACCOUNT)
+  qos @19 :Text;               # the job's QOS (SLURM_JOB_QOS); empty: an older controller's
 }
 
 # Why a job or step is stopped (events/stop_reason.hpp, same ordinals): the line slurmstepd

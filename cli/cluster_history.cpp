@@ -4,6 +4,7 @@
 #include "events/snapshot_files.hpp"
 #include "cli/controller_client.hpp"
 #include "cli/log_access.hpp"
+#include "common/logged_config.hpp"
 #include "common/option_parser.hpp"
 #include "common/slurm_time.hpp"
 #include "events/replay.hpp"
@@ -33,7 +34,11 @@ ClusterHistory::ClusterHistory(const ClusterConfig& config, const EventLog& log,
   // The configuration in force then: the log's last ConfigApplied (reconfigure), else the file.
   if (!state_.config_text.empty()) {
     try {
-      logged_config_ = parse_config(state_.config_text, "the logged configuration");
+      logged_config_ = parse_logged_config(state_.config_text, "the logged configuration");
+      if (!logged_gres_conf(state_.config_text)) {  // recorded before gres.conf was: the file's
+        logged_config_->gres_conf = config_.gres_conf;
+        logged_config_->gres_conf_source = config_.gres_conf_source;
+      }
     } catch (const ConfigError&) {
       // Accepted by the controller when logged: a newer reader's grammar only; the file stands in.
     }
@@ -72,6 +77,7 @@ class LoggedHistory final : public ClusterQueries {
   NodesAnswer nodes() override { return history_.nodes(); }
   PoolsAnswer burst_buffers() override { return history_.burst_buffers(); }
   std::optional<std::string> logged_config_text() override { return history_.state().config_text; }
+  QosTable qos_table() override { return history_.qos_table(); }
 
  private:
   std::unique_ptr<EventLog> log_;

@@ -18,6 +18,7 @@ class ClusterHistory final : public ClusterQueries {
   JobsAnswer jobs(const JobQuery& query) override;
   NodesAnswer nodes() override;
   PoolsAnswer burst_buffers() override;
+  QosTable qos_table() override { return state_.accounts.qos; }
   const ClusterState& state() const { return state_; }
   // The configuration in force at that moment (the log's last ConfigApplied, else the file's).
   const ClusterConfig& config() const { return logged_config_ ? *logged_config_ : config_; }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/config.hpp"
+#include "events/qos.hpp"
 #include "events/queries.hpp"
 
 namespace cairn {
@@ -24,6 +25,9 @@ class ClusterQueries {
   // A past moment's view (--at): the cairn.conf text the log says was in force (empty: the
   // log recorded none). The controller: nullopt (it answers show config itself).
   virtual std::optional<std::string> logged_config_text() { return std::nullopt; }
+  // The QOS then (the part of a job's priority its QOS gives, sacct's QOSRAW); by default the
+  // table every cluster starts with.
+  virtual QosTable qos_table() { return initial_qos_table(); }
 };
 
 // Every page of a listing: asks `page_of` again after each answer that has more.

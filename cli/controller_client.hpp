@@ -69,6 +69,7 @@ class ControllerClient final : public ClusterQueries {
   // Whether the controller takes this caller for an operator (root, SlurmUser, Operators=).
   bool is_operator();
   AccountsState accounts();
+  QosTable qos_table() override { return accounts().qos; }
   // sstat: a running job's batch script (kBatchScriptStepId) or step now, merged over its
   // nodes, and those nodes; throws with the controller's refusal (remote_message()).
   struct LiveUsage {

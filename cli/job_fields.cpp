@@ -154,10 +154,7 @@ std::string job_user_name(const JobRecord& job) {
 
 std::string job_qos(const JobRecord& job) { return job.spec->qos.empty() ? std::string("normal") : job.spec->qos; }
 
-uint32_t job_priority(const JobRecord& job) {
-  if (job.hold != HoldKind::none) return 0;
-  return job.priority != 0 ? job.priority : 1;
-}
+uint32_t job_priority(const JobRecord& job, const QosTable* qos) { return shown_priority(job, qos); }
 
 std::string expand_stdio_pattern(const JobRecord& job, std::string_view pattern) {
   return resolve_output_path(expand_output_pattern(pattern, output_pattern_context(job)), job.spec.full().work_dir);

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "events/job_model.hpp"
+#include "events/qos.hpp"
 
 namespace cairn {
 
@@ -24,9 +25,9 @@ std::string job_user_name(const JobRecord& job);
 std::string group_name(const JobSpecCore& spec);
 std::string group_of(const JobSpecCore& spec);
 
-// Priority= as Cairn shows it: it keeps no priority numbers but an operator's
-// Priority=, so held jobs show Slurm's 0 and the others 1.
-uint32_t job_priority(const JobRecord& job);
+// Priority= as Cairn shows it: an operator's Priority=, else 1 plus the Priority of the job's
+// QOS (when `qos` is given); held jobs show Slurm's 0.
+uint32_t job_priority(const JobRecord& job, const QosTable* qos);
 // The job's QOS: normal for a job that records none.
 std::string job_qos(const JobRecord& job);
 

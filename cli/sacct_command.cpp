@@ -218,12 +218,15 @@ int run_sacct(const Args& argv, std::ostream& out, std::ostream& err) {
       if (!nodes.empty() && !ran_on(job, nodes)) continue;
       shown.push_back(&job);
     }
+    auto context = format_context(config, snapshot.now_us);
+    QosTable qos = client.qos_table();  // priorities with their QOS part, QOSRAW
+    context.qos = &qos;
     if (data_format == "json")
-      out << render_sacct_json(shown, format_context(config, snapshot.now_us));
+      out << render_sacct_json(shown, context);
     else if (data_format == "yaml")
-      out << render_sacct_yaml(shown, format_context(config, snapshot.now_us));
+      out << render_sacct_yaml(shown, context);
     else
-      out << render_sacct(shown, options, format_context(config, snapshot.now_us));
+      out << render_sacct(shown, options, context);
     return 0;
   });
 }

@@ -165,11 +165,13 @@ std::string group_text(const AccountingLine& line, const FormatContext&) {
 }
 
 // The TRES a line holds, as sacct prints AllocTRES: a job's with billing (one per CPU), a step's without.
+// The batch step's GRES are those of the job's first node (step_set_alloc_tres() asks
+// gres_ctld_gres_on_node_as_tres() for node 0, whichever node the script runs on).
 std::string alloc_tres_text(const AccountingLine& line, const FormatContext&) {
   if (line.allocation->empty()) return {};
   if (line.step && !line.job_step) {
     const NodeShare* node = batch_node(line);
-    return slurm_tres_text(node->cpus, node->mem_mb, 1, false);
+    return slurm_tres_text(node->cpus, node->mem_mb, 1, false) + allocated_gres_tres({line.allocation->front()});
   }
   return slurm_tres_text(share_cpus(*line.allocation), share_mem_mb(*line.allocation),
                          static_cast<uint32_t>(line.allocation->size()), !line.step) +
@@ -349,13 +351,19 @@ const std::array kSacctFields{
                }},
     SacctField{"Partition", 10, Overflow::plus,
                [](const AccountingLine& line, const FormatContext&) { return job_only(line, line.job->spec->partition); }},
-    // Cairn keeps no priority numbers: a held job has Slurm's 0, the others 1 (as scontrol shows).
+    // As scontrol shows it (a held job has Slurm's 0); an earlier run's line is not held.
     SacctField{"Priority", 10, Overflow::keep,
-               [](const AccountingLine& line, const FormatContext&) {
-                 return job_only(line, line.current && line.job->hold != HoldKind::none ? "0" : "1");
+               [](const AccountingLine& line, const FormatContext& context) {
+                 if (line.current) return job_only(line, std::to_string(job_priority(*line.job, context.qos)));
+                 JobRecord released = *line.job;
+                 released.hold = HoldKind::none;
+                 return job_only(line, std::to_string(job_priority(released, context.qos)));
                }},
     SacctField{"QOS", 10, Overflow::plus, [](const AccountingLine& line, const FormatContext&) { return job_only(line, job_qos(*line.job)); }},
-    SacctField{"QOSRAW", 6, Overflow::keep, [](const AccountingLine& line, const FormatContext&) { return job_only(line, "1"); }},
+    SacctField{"QOSRAW", 6, Overflow::keep,
+               [](const AccountingLine& line, const FormatContext& context) {
+                 return job_only(line, std::to_string(context.qos ? qos_id(*context.qos, line.job->spec->qos) : 1));
+               }},
     SacctField{"Reason", 22, Overflow::plus,
                [](const AccountingLine& line, const FormatContext&) {
                  if (line.step) return std::string();

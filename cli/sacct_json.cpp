@@ -308,7 +308,7 @@ Json job_json(const JobRecord& job, const FormatContext& context, const IdNames&
   json.path("mcs/label") = nullptr;
   json["nodes"] = job.allocation.empty() ? std::string("None assigned") : share_node_list(job.allocation);
   json["partition"] = spec.partition;
-  json["priority"] = job.hold != HoldKind::none ? 0u : job.priority != 0 ? job.priority : 1u;
+  json["priority"] = job_priority(job, context.qos);
   json["qos"] = job_qos(job);
   json.path("required/CPUs") = requested_cpus(job.spec.core());
   json.path("required/memory") = spec.mem_per_cpu_mb > 0 ? spec.mem_per_cpu_mb : spec.mem_per_node_mb;

@@ -1515,6 +1515,8 @@ SbatchRequest build_sbatch_request(const SbatchInput& input) {
   apply_gpus_per_socket(s);
   spec.gres = gres_request_of(s.gres, s.gpus, s.gpus_per_node, s.gpus_per_task);
   if (s.ntasks_per_gpu) apply_ntasks_per_gpu(s, spec);
+  // Without -N, Slurm's node count is open: the scheduler may take more nodes for --gpus.
+  spec.nodes_for_gpus = !s.min_nodes && !spec.gres.tres_per_job.empty();
   if (s.cpus_per_gpu) spec.cpus_per_tres = "gres:gpu:" + std::to_string(*s.cpus_per_gpu);
   if (s.mem_per_gpu_mb) spec.mem_per_tres = "gres:gpu:" + std::to_string(*s.mem_per_gpu_mb);
   if (s.gpu_bind) spec.tres_bind = "gpu:" + *s.gpu_bind;
@@ -1529,6 +1531,10 @@ SbatchRequest build_sbatch_request(const SbatchInput& input) {
   if (s.input) spec.stdin_pattern = under(spec.work_dir, *s.input);
   spec.open_mode = s.open_mode.value_or(OpenMode::unset);
   spec.environment = exported_environment(s.export_env, input.environment);
+  if (s.ntasks_per_gpu) {  // sbatch's set_envs: the job's environment says it (srun inside reads it)
+    std::erase_if(spec.environment, [](const std::string& entry) { return entry.starts_with("SLURM_NTASKS_PER_GPU="); });
+    spec.environment.push_back("SLURM_NTASKS_PER_GPU=" + std::to_string(*s.ntasks_per_gpu));
+  }
 
   spec.requeue = s.requeue.value_or(true);
   if (s.signal) {

@@ -129,6 +129,8 @@ int show_jobs(ClusterQueries& client, const ClusterConfig& config, const std::op
     return 1;
   }
   auto context = format_context(config, snapshot.now_us);
+  QosTable qos = client.qos_table();  // Priority= with its QOS part
+  context.qos = &qos;
   for (const auto& job : shown) out << render_scontrol_show_job(job, context, flags.one_liner, flags.details);
   return 0;
 }

@@ -163,7 +163,7 @@ std::string render_scontrol_show_job(const JobRecord& job, const FormatContext& 
   out += line_end;
   out += fmt::format("UserId={} GroupId={} MCS_label=N/A", name_and_id(spec.user_name, spec.uid), group_of(spec));
   out += line_end;
-  out += fmt::format("Priority={} Nice={} Account={} QOS={}", job_priority(job),
+  out += fmt::format("Priority={} Nice={} Account={} QOS={}", job_priority(job, context.qos),
                      spec.nice, or_null(spec.account), job_qos(job));
   out += line_end;
   out += fmt::format("JobState={} Reason={} Dependency={}", state_name(job.state), reason_name(job.reason),

@@ -14,6 +14,7 @@
 #include "common/size_parse.hpp"
 #include "common/slurm_time.hpp"
 #include "events/job_model.hpp"
+#include "events/qos.hpp"
 
 namespace cairn {
 
@@ -44,6 +45,9 @@ struct FormatContext {
   bool preemption_on = false;
   uint32_t preempt_exempt_sec = 0;
   std::vector<std::string> unpreemptable_partitions = {};
+  // The QOS as the controller (or the log, --at) has them: the QOS part of a job's priority and
+  // sacct's QOSRAW. Null: not asked for (the QOS adds nothing, QOSRAW is normal's 1).
+  const QosTable* qos = nullptr;
 };
 
 inline constexpr int64_t kMicrosPerSecond = 1'000'000;

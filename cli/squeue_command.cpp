@@ -95,7 +95,13 @@ int run_squeue(const Args& argv, std::ostream& out, std::ostream& err) {
       out << render_squeue_steps(shown, !args.has("noheader"), format_context(config, snapshot.now_us));
       return 0;
     }
-    out << render_squeue(shown, format, !args.has("noheader"), format_context(config, snapshot.now_us));
+    auto context = format_context(config, snapshot.now_us);
+    QosTable qos;
+    if (squeue_shows_priority(format)) {  // the QOS part of the priority: one more question
+      qos = cluster->qos_table();
+      context.qos = &qos;
+    }
+    out << render_squeue(shown, format, !args.has("noheader"), context);
     return 0;
   });
 }

@@ -92,6 +92,14 @@ FieldFormat parse_long_field_format(std::string_view format) {
   return parsed;
 }
 
+bool squeue_shows_priority(const FieldFormat& format) {
+  for (const auto& field : format.fields) {
+    if (field.name.empty() ? field.letter == 'p' || field.letter == 'Q' : to_lower(field.name).starts_with("prio"))
+      return true;
+  }
+  return false;
+}
+
 // Slurm prints a right-justified field with "%*s" and a left-justified one with
 // "%.*s", which cuts whatever the caller wanted.
 std::string fit_field(const FieldCell& cell, const FieldSpec& field) {
@@ -309,10 +317,10 @@ const std::array kSqueueFields{
     SqueueField{"prefer", "PREFER", [](const JobRecord&, const FormatContext&) { return text("(null)"); }},
     // %p: the priority as a fraction of the largest, "%16.14f".
     SqueueField{"priority", "PRIORITY",
-                [](const JobRecord& job, const FormatContext&) {
-                  return text(fmt::format("{:16.14f}", static_cast<double>(job_priority(job)) / 4294967295.0));
+                [](const JobRecord& job, const FormatContext& context) {
+                  return text(fmt::format("{:16.14f}", static_cast<double>(job_priority(job, context.qos)) / 4294967295.0));
                 }},
-    SqueueField{"priority_long", "PRIORITY", [](const JobRecord& job, const FormatContext&) { return text(std::to_string(job_priority(job))); }},
+    SqueueField{"priority_long", "PRIORITY", [](const JobRecord& job, const FormatContext& context) { return text(std::to_string(job_priority(job, context.qos))); }},
     SqueueField{"profile", "PROFILE", [](const JobRecord&, const FormatContext&) { return text("NotSet"); }},
     SqueueField{"qos", "QOS", [](const JobRecord& job, const FormatContext&) { return text(job_qos(job)); }},
     SqueueField{"reason", "REASON", [](const JobRecord& job, const FormatContext&) { return text(std::string(reason_name(job.reason))); }},

@@ -40,6 +40,9 @@ FieldFormat parse_field_format(std::string_view format);
 // left-justified, with no suffix. Names are not checked here.
 FieldFormat parse_long_field_format(std::string_view format);
 
+// Whether squeue's format prints a priority (%p, %Q, -O priority/prioritylong).
+bool squeue_shows_priority(const FieldFormat& format);
+
 // A value as a field shows it. Slurm cuts a value longer than its field, except
 // run times and node lists in right-justified fields (cut = false).
 struct FieldCell {

@@ -220,6 +220,18 @@ uint32_t count_option(const ParsedArgs& args, const std::string& name) {
   return static_cast<uint32_t>(value);
 }
 
+// SLURM_NTASKS_PER_GPU as srun's environment reads it: its leading number, 0 when none.
+uint32_t whole_or_zero(const char* text) {
+  uint64_t value = std::strtoull(text, nullptr, 10);
+  return value > UINT16_MAX ? 0 : static_cast<uint32_t>(value);
+}
+
+// The GPUs -G asks ("2", "a100:2"): the count, 0 when it does not parse.
+uint64_t gpu_count_of(const std::string& gpus) {
+  auto colon = gpus.rfind(':');
+  return std::strtoull(gpus.c_str() + (colon == std::string::npos ? 0 : colon + 1), nullptr, 10);
+}
+
 // The interactive job: sbatch's own handling of the options srun shares with it. Its
 // errors are srun's ("sbatch: error: X" becomes "srun: error: X").
 JobSpec interactive_job_spec(const ParsedArgs& args, const std::string& name, const std::string& command_line) {
@@ -495,6 +507,32 @@ int run_srun(const Args& argv, std::ostream& out, std::ostream& err) {
     if (job_text) request.job_id = parse_count("--jobid", *job_text);
     // The job's options are checked (and refused) alike in and outside an allocation.
     JobSpec spec = interactive_job_spec(args, step_name(request), command_line);
+    // --ntasks-per-gpu (or SLURM_NTASKS_PER_GPU, which sbatch puts in a job's environment) shapes
+    // the step as Slurm's srun and step_mgr do (_handle_ntasks_per_tres_step).
+    std::optional<uint32_t> ntasks_per_gpu;
+    if (args.get("ntasks-per-gpu"))
+      ntasks_per_gpu = count_option(args, "ntasks-per-gpu");
+    else if (const char* from_env = std::getenv("SLURM_NTASKS_PER_GPU"); from_env && *from_env && !interactive)
+      ntasks_per_gpu = whole_or_zero(from_env);
+    if (ntasks_per_gpu && *ntasks_per_gpu > 0) {
+      uint32_t per_gpu = *ntasks_per_gpu;
+      if (!interactive && request.gpus.empty() && request.num_tasks > 0) {  // -n N: N / K GPUs
+        if (request.num_tasks % per_gpu != 0)
+          throw UsageError("srun: error: Unable to create step for job " + std::to_string(request.job_id) +
+                           ": Invalid generic resource (gres) specification");
+        request.gpus = std::to_string(request.num_tasks / per_gpu);
+      } else if (!interactive && !request.gpus.empty()) {  // -G G: at least G x K tasks
+        uint64_t gpus = gpu_count_of(request.gpus);
+        if (gpus > 0 && request.num_tasks < gpus * per_gpu)
+          request.num_tasks = static_cast<uint32_t>(std::min<uint64_t>(gpus * per_gpu, INT32_MAX));
+      } else if (interactive && request.num_tasks == 0) {
+        request.num_tasks = spec.num_tasks;  // the job's GPUs x K
+      }
+      // The implicit binding: each GPU to K tasks in turn (launch.c); the tasks see the count.
+      if (request.tres_bind.empty()) request.tres_bind = "gpu:single:" + std::to_string(per_gpu);
+      std::erase_if(request.environment, [](const std::string& entry) { return entry.starts_with("SLURM_NTASKS_PER_TRES="); });
+      request.environment.push_back("SLURM_NTASKS_PER_TRES=" + std::to_string(per_gpu));
+    }
 
     auto config = load_cli_config(args.get("conf"));
     ControllerClient client(config);

@@ -923,6 +923,8 @@ class Reducer {
     if (!job) return unknown_job(update.getJobId());
     if (is_final(job->state)) return illegal(*job, "a finished job cannot be updated");
     JobFieldChanges changes = read_job_changes(update.getChanges());
+    if (changes.qos && job->state != JobState::PENDING) return illegal(*job, "only a pending job's QOS can change");
+    if (changes.qos && !state_.accounts.qos.contains(*changes.qos)) return illegal(*job, "QOS " + *changes.qos + " does not exist");
     std::vector<JobRecord*> owner_pending;
     if (changes.top) {
       if (job->state != JobState::PENDING) return illegal(*job, "only a pending job can be put on top");

@@ -192,6 +192,34 @@ std::vector<ConfigSetting> config_settings(const ClusterConfig& c) {
   };
 }
 
+namespace {
+
+// A node's GRES units as the audit names them: "gpu:a100=/dev/gpu0,gpu:a100=counted".
+std::string units_text(const std::vector<GresUnit>& units) {
+  std::string out;
+  for (const auto& unit : units) {
+    if (!out.empty()) out += ",";
+    out += unit.name + (unit.type.empty() ? "" : ":" + unit.type) + "=" + (unit.file.empty() ? "counted" : unit.file);
+  }
+  return out.empty() ? "none" : out;
+}
+
+// gres.conf (read with cairn.conf): changed at all, and each node whose units it changed.
+void diff_gres_conf(const ClusterConfig& running, const ClusterConfig& next, ConfigChange& out) {
+  if (running.gres_conf == next.gres_conf) return;
+  out.changes.push_back("gres.conf changed");
+  for (const auto& node : next.nodes) {
+    if (!named(running.nodes, node.name)) continue;  // an added node is named as such
+    auto before = running.gres_units(node.name);
+    auto after = next.gres_units(node.name);
+    if (before != after)
+      out.changes.push_back("NodeName=" + node.name + " GRES units " + units_text(after) + " (was " +
+                            units_text(before) + ")");
+  }
+}
+
+}  // namespace
+
 ConfigChange diff_config(const ClusterConfig& running, const ClusterConfig& next) {
   ConfigChange out;
   auto before = config_settings(running);
@@ -206,6 +234,7 @@ ConfigChange diff_config(const ClusterConfig& running, const ClusterConfig& next
   diff_nodes(running, next, out);
   diff_partitions(running, next, out);
   diff_pools(running, next, out);
+  diff_gres_conf(running, next, out);
   return out;
 }
 

@@ -241,6 +241,7 @@ void write_spec(schema::JobSpec::Builder out, const JobSpec& spec) {
   out.setTresBind(spec.tres_bind);
   out.setDeadlineUs(spec.deadline_us);
   out.setQos(spec.qos);
+  out.setNodesForGpus(spec.nodes_for_gpus);
   const TaskLayout& layout = spec.task_layout;
   if (layout != TaskLayout{}) {  // older specs and most jobs carry none
     auto wire = out.initTaskLayout();
@@ -400,6 +401,7 @@ JobSpecCore read_spec_core(schema::JobSpec::Reader in) {
   core.tres_bind = in.getTresBind();
   core.deadline_us = in.getDeadlineUs();
   core.qos = in.getQos();
+  core.nodes_for_gpus = in.getNodesForGpus();
   return core;
 }
 

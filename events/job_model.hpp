@@ -96,6 +96,9 @@ struct JobSpecCore {
   std::string tres_bind = {};      // --gpu-bind: "gres:gpu:closest"
   int64_t deadline_us = 0;   // --deadline; 0: none
   std::string qos = {};      // --qos, else the association's default (events/qos.hpp); empty: normal
+  // --gpus without -N: num_nodes is the least; the scheduler takes more nodes when one does not
+  // hold the GPUs (Slurm's cons_tres), giving each node's free GPUs in turn (_set_job_bits1).
+  bool nodes_for_gpus = false;
   bool operator==(const JobSpecCore&) const = default;
 };
 

@@ -136,6 +136,7 @@ StepLaunch step_launch_for(const JobRecord& job, const StepRequest& request, con
     launch.job_cpus.push_back(share.cpus);
   }
   launch.account = spec.account;
+  launch.qos = spec.qos.empty() ? "normal" : spec.qos;
   return launch;
 }
 

@@ -95,6 +95,7 @@ struct StepLaunch {
   std::vector<std::string> job_nodes;  // the job's whole allocation
   std::vector<uint32_t> job_cpus;      // its CPUs on each of job_nodes (SLURM_JOB_CPUS_PER_NODE)
   std::string account;                 // the job's (SLURM_JOB_ACCOUNT); empty: none
+  std::string qos;                     // the job's (SLURM_JOB_QOS); empty: not sent (an older controller)
   bool operator==(const StepLaunch&) const = default;
 };
 

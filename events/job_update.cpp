@@ -3,9 +3,11 @@
 #include <algorithm>
 
 #include "common/slurm_time.hpp"
+#include "common/string_util.hpp"
 #include "events/accounts.hpp"
 #include "events/job_dependency.hpp"
 #include "events/node_features.hpp"
+#include "events/qos.hpp"
 #include "events/submission_limits.hpp"
 
 namespace cairn {
@@ -41,12 +43,6 @@ const PartitionPolicy* partition_named(const std::vector<PartitionPolicy>& parti
   return nullptr;
 }
 
-// The priority a job shows (Priority=): an operator's, else 1; 0 while held.
-uint32_t shown_priority(const JobRecord& job) {
-  if (job.hold != HoldKind::none) return 0;
-  return job.priority != 0 ? job.priority : 1;
-}
-
 }  // namespace
 
 bool JobFieldChanges::empty() const { return job_change_count(*this) == 0; }
@@ -56,7 +52,8 @@ size_t job_change_count(const JobFieldChanges& c) {
          c.comment.has_value() + c.partition.has_value() + c.account.has_value() + c.num_nodes.has_value() +
          c.num_tasks.has_value() + c.mem_per_node_mb.has_value() + c.features.has_value() +
          c.dependency.has_value() + c.begin_time_us.has_value() + c.req_nodes.has_value() +
-         c.exc_nodes.has_value() + c.array_throttle.has_value() + c.requeue.has_value() + (c.top ? 1 : 0);
+         c.exc_nodes.has_value() + c.array_throttle.has_value() + c.requeue.has_value() + c.qos.has_value() +
+         (c.top ? 1 : 0);
 }
 
 void write_job_changes(capnp::List<schema::JobChange>::Builder out, const JobFieldChanges& c) {
@@ -80,6 +77,7 @@ void write_job_changes(capnp::List<schema::JobChange>::Builder out, const JobFie
   if (c.array_throttle) next().setArrayThrottle(*c.array_throttle);
   if (c.requeue) next().setRequeue(*c.requeue);
   if (c.top) next().setTop();
+  if (c.qos) next().setQos(*c.qos);
 }
 
 JobFieldChanges read_job_changes(capnp::List<schema::JobChange>::Reader in) {
@@ -104,6 +102,7 @@ JobFieldChanges read_job_changes(capnp::List<schema::JobChange>::Reader in) {
       case schema::JobChange::ARRAY_THROTTLE: c.array_throttle = change.getArrayThrottle(); break;
       case schema::JobChange::REQUEUE: c.requeue = change.getRequeue(); break;
       case schema::JobChange::TOP: c.top = true; break;
+      case schema::JobChange::QOS: c.qos = text_of(change.getQos()); break;
     }
   }
   return c;
@@ -172,9 +171,26 @@ JobUpdatePlan plan_job_update(const JobRecord& job, const JobUpdateRequest& requ
       }
     }
   }
-  // Changing a job's QOS is not supported yet: its own QOS (or normal) is accepted as a no-op.
-  if (request.qos && *request.qos != (spec.qos.empty() ? std::string(kNormalQos) : spec.qos))
-    return refuse(std::string(kInvalidQos));
+  // _update_job's QOS: "" is the association's default; the QOS must exist and, for a user under
+  // AccountingStorageEnforce, be one the (new) association allows; an operator may give any.
+  if (request.qos) {
+    std::string current = spec.qos.empty() ? std::string(kNormalQos) : spec.qos;
+    std::string wanted = to_lower(*request.qos);
+    if (context.accounts) {
+      const std::string& account = out.account ? *out.account : spec.account;
+      auto choice = choose_job_qos(*context.accounts, spec.user_name, account, *request.qos,
+                                   context.enforce_associations && !op);
+      if (!choice.ok) return refuse(choice.error);
+      wanted = choice.qos;
+    } else if (wanted.empty()) {
+      wanted = current;
+    }
+    if (wanted != current) {
+      if (!pending) return refuse(kNotPending);
+      out.qos = wanted;
+      plan.check_qos_limits = !op;
+    }
+  }
   if (asked.req_nodes || asked.exc_nodes) {
     if (!pending) return refuse(kNotPending);
     for (const auto* list : {&asked.req_nodes, &asked.exc_nodes}) {
@@ -208,7 +224,7 @@ JobUpdatePlan plan_job_update(const JobRecord& job, const JobUpdateRequest& requ
     out.time_limit_sec = wanted;
   }
   if (asked.priority) {
-    uint32_t current = shown_priority(job);
+    uint32_t current = shown_priority(job, context.accounts ? &context.accounts->qos : nullptr);
     uint32_t wanted = *asked.priority;
     if (wanted == current) {
       // nothing to do
@@ -265,7 +281,7 @@ void apply_job_changes(JobRecord& job, const JobFieldChanges& c, int64_t now_us,
                        const std::vector<JobRecord*>& owner_pending) {
   bool spec_changes = c.time_limit_sec || c.nice || c.name || c.comment || c.partition || c.account || c.num_nodes ||
                       c.num_tasks || c.mem_per_node_mb || c.features || c.dependency || c.begin_time_us ||
-                      c.req_nodes || c.exc_nodes || c.requeue || (c.priority && job.spec->nice != 0);
+                      c.req_nodes || c.exc_nodes || c.requeue || c.qos || (c.priority && job.spec->nice != 0);
   if (spec_changes) {
     JobSpec spec = job.spec.full();
     if (c.time_limit_sec) spec.time_limit_sec = *c.time_limit_sec;
@@ -286,6 +302,7 @@ void apply_job_changes(JobRecord& job, const JobFieldChanges& c, int64_t now_us,
     if (c.req_nodes) spec.req_nodes = *c.req_nodes;
     if (c.exc_nodes) spec.exc_nodes = *c.exc_nodes;
     if (c.requeue) spec.requeue = *c.requeue;
+    if (c.qos) spec.qos = *c.qos;
     bool packed = job.spec.packed();
     job.spec = RecordedSpec(spec);
     if (packed) job.spec.compact();

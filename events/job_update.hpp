@@ -35,6 +35,7 @@ struct JobFieldChanges {
   std::optional<std::vector<std::string>> exc_nodes;
   std::optional<uint32_t> array_throttle;
   std::optional<bool> requeue;
+  std::optional<std::string> qos;  // only in events: a request's QOS= is JobUpdateRequest::qos
   bool top = false;
   bool empty() const;
   bool operator==(const JobFieldChanges&) const = default;
@@ -47,7 +48,7 @@ JobFieldChanges read_job_changes(capnp::List<schema::JobChange>::Reader in);
 struct JobUpdateRequest {
   uint64_t job_id = 0;
   JobFieldChanges changes;
-  std::optional<std::string> qos;  // Cairn has one QOS, "normal"
+  std::optional<std::string> qos;  // QOS=: a QOS's name; empty: the association's default
   Caller caller;
 };
 
@@ -64,6 +65,9 @@ struct JobUpdatePlan {
   std::string error;          // Slurm's text; empty: allowed
   JobFieldChanges changes;    // what actually changes (values equal to the current ones left out)
   std::optional<bool> hold;   // Priority=0: hold the job (true: by an operator)
+  // A user's QOS change meets its new QOS's submission limits (MaxSubmitJobsPerUser, DenyOnLimit),
+  // which count the queue: the caller checks them (qos_submit_error) before the event.
+  bool check_qos_limits = false;
 };
 
 JobUpdatePlan plan_job_update(const JobRecord& job, const JobUpdateRequest& request, const JobUpdateContext& context);

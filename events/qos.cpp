@@ -412,6 +412,23 @@ int64_t qos_priority_bonus(const QosTable& table, const std::string& qos) {
   return it == table.end() ? 0 : it->second.priority;
 }
 
+int64_t scheduling_priority(const JobRecord& job, const QosTable& table) {
+  if (job.priority != 0) return job.priority;
+  return 1 + qos_priority_bonus(table, job.spec->qos);
+}
+
+uint32_t shown_priority(const JobRecord& job, const QosTable* table) {
+  if (job.hold != HoldKind::none) return 0;
+  if (job.priority != 0) return job.priority;
+  int64_t priority = table ? scheduling_priority(job, *table) : 1;
+  return static_cast<uint32_t>(std::min<int64_t>(priority, UINT32_MAX));
+}
+
+uint32_t qos_id(const QosTable& table, const std::string& qos) {
+  auto it = table.find(qos.empty() ? std::string(kNormalQos) : qos);
+  return it == table.end() ? 0 : it->second.id;
+}
+
 bool qos_may_preempt(const QosTable& table, const std::string& preemptor, const std::string& victim) {
   auto it = table.find(preemptor.empty() ? std::string(kNormalQos) : preemptor);
   if (it == table.end()) return false;

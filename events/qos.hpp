@@ -144,6 +144,16 @@ void take_qos_usage(QosUsage& usage, const QosDemand& demand, const std::string&
 // as given).
 int64_t qos_priority_bonus(const QosTable& table, const std::string& qos);
 
+// The priority the scheduler ranks a job by: an operator's Priority= as set, else 1 plus its
+// QOS's Priority (a QOS the table lacks adds nothing).
+int64_t scheduling_priority(const JobRecord& job, const QosTable& table);
+// The priority Slurm shows (squeue %Q, scontrol Priority=, sacct): 0 while held, else
+// scheduling_priority(), at most 4294967295. Without a table, the QOS adds nothing.
+uint32_t shown_priority(const JobRecord& job, const QosTable* table);
+// A QOS's id (sacct's QOSRAW): normal's 1 for a job that records none; 0 for a QOS the table
+// lacks (deleted since).
+uint32_t qos_id(const QosTable& table, const std::string& qos);
+
 // preempt/qos: whether a job of QOS `preemptor` may preempt a job of QOS `victim`.
 bool qos_may_preempt(const QosTable& table, const std::string& preemptor, const std::string& victim);
 

@@ -106,7 +106,40 @@ struct Shape {
   const ReservationGate* reservations = nullptr;  // --reservation's nodes, nodes reserved in its time
   bool wants_gres = false;
   const NodeGresMap* node_gres = nullptr;
+  // --gpus (tres_per_job) alone: the GPUs go over the nodes as their free ones allow (Slurm's
+  // _set_job_bits1), each node giving at least one; with nodes_for_gpus, up to max_nodes nodes.
+  std::optional<GresCount> gpus_per_job;
+  uint32_t max_nodes = 1;
 };
+
+// The units of `want`'s name and type (any type when none) that `busy` leaves free.
+uint64_t free_units(const GresCount& want, const std::vector<GresUnit>& units, const std::vector<GresHeld>& busy) {
+  uint64_t free = 0;
+  for (const auto& unit : units) {
+    if (unit.name != want.name || (!want.type.empty() && unit.type != want.type)) continue;
+    bool held = std::any_of(busy.begin(), busy.end(), [&](const GresHeld& item) {
+      return item.name == unit.name && std::find(item.indices.begin(), item.indices.end(), unit.index) != item.indices.end();
+    });
+    if (!held) ++free;
+  }
+  return free;
+}
+
+// Slurm's _set_job_bits1 over the job's nodes in order: each takes what it has free, leaving
+// one for each node after it. Empty when the nodes do not hold `total` that way.
+std::vector<uint64_t> spread_over_nodes(uint64_t total, const std::vector<uint64_t>& free) {
+  std::vector<uint64_t> shares;
+  uint64_t left = total;
+  for (size_t i = 0; i < free.size(); ++i) {
+    uint64_t after = free.size() - i - 1;
+    uint64_t share = std::min(free[i], left - std::min<uint64_t>(after, left == 0 ? 0 : left - 1));
+    if (share == 0 && left > 0) return {};
+    shares.push_back(share);
+    left -= share;
+  }
+  if (left != 0) return {};
+  return shares;
+}
 
 // Whether the node's free GRES units can hold what the job asks of its first node (the most,
 // as per-job counts spread with the remainder first).
@@ -116,6 +149,7 @@ bool gres_fit(const std::string& node, const FreeCapacity& free, const Shape& sh
   const std::vector<GresUnit>* units = &kNone;
   if (shape.node_gres)
     if (auto it = shape.node_gres->find(node); it != shape.node_gres->end()) units = &it->second;
+  if (shape.gpus_per_job) return free_units(*shape.gpus_per_job, *units, free.gres_busy) > 0;  // one at least
   return choose_gres(job_gres_on_node(*shape.spec, 0, shape.nodes), *units, free.gres_busy).has_value();
 }
 
@@ -132,6 +166,13 @@ Shape shape_of(const JobSpecCore& spec, const PartitionPolicy& partition, const 
       static_cast<uint32_t>(std::clamp<uint64_t>((cpus + shape.nodes - 1) / shape.nodes, 1, UINT32_MAX));
   shape.mem_per_node_mb = memory_per_node_mb(spec, shape.cpus_per_node, partition);
   shape.wants_gres = !spec.gres.empty();
+  if (shape.wants_gres) {
+    shape.gpus_per_job = gpus_per_job_alone(spec);
+    if (shape.gpus_per_job && spec.nodes_for_gpus)
+      shape.max_nodes = static_cast<uint32_t>(std::clamp<uint64_t>(shape.gpus_per_job->count, shape.nodes, UINT32_MAX));
+    else
+      shape.max_nodes = shape.nodes;
+  }
   if (shape.wants_gres) {
     // --cpus-per-gpu and --mem-per-gpu (without --mem) scale with the GPUs of the first node.
     uint64_t gpus = job_gres_on_node(spec, 0, shape.nodes).count("gpu");
@@ -408,7 +449,7 @@ class Scheduler {
       int64_t tier = partition ? partition->priority_tier : 1;
       ScheduleRank rank = schedule_rank(*job);
       // Its QOS's Priority adds to a job's (PriorityWeightQOS, docs/decisions.md); an operator's Priority= stands.
-      if (job->priority == 0) std::get<0>(rank) -= qos_priority_bonus(in_.state->accounts.qos, job->spec->qos);
+      std::get<0>(rank) = -scheduling_priority(*job, in_.state->accounts.qos);
       ranked.push_back({{-tier, rank}, job});
     }
     std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -609,7 +650,9 @@ class Scheduler {
     shape.node_gres = in_.node_gres;
     uint32_t limit = effective_time_limit(job.spec.core(), partition);
     int64_t end_us = limit == 0 ? kNever : in_.now_us + static_cast<int64_t>(limit) * kMicros;
-    auto nodes = candidate_nodes(partition, free_, shape, reserved_until_, end_us, index_of(partition));
+    std::vector<uint64_t> gpu_shares;
+    auto nodes = shape.gpus_per_job ? nodes_for_gpus(partition, shape, end_us, gpu_shares)
+                                    : candidate_nodes(partition, free_, shape, reserved_until_, end_us, index_of(partition));
     if (nodes.size() == shape.nodes) {
       Placement placement{job.id, {}, limit};
       if (array_task) {
@@ -622,9 +665,16 @@ class Scheduler {
         uint32_t cpus = share_cpus(free, shape);
         take_cpus(name, free, cpus);
         free.mem_mb -= shape.mem_per_node_mb;
-        std::string gres = shape.wants_gres ? choose_node_gres(job.spec.core(), name, free, static_cast<uint32_t>(i),
-                                                               static_cast<uint32_t>(nodes.size()))
-                                            : std::string();
+        std::string gres;
+        if (shape.gpus_per_job) {
+          GresCount share = *shape.gpus_per_job;
+          share.count = gpu_shares[i];
+          gres = hold_node_gres(GresPerNode{{share}}, name, free);
+        } else if (shape.wants_gres) {
+          gres = hold_node_gres(job_gres_on_node(job.spec.core(), static_cast<uint32_t>(i),
+                                                 static_cast<uint32_t>(nodes.size())),
+                                name, free);
+        }
         placement.nodes.push_back({name, cpus, shape.mem_per_node_mb, gres});
       }
       releases_.push_back({end_us, placement.nodes});
@@ -660,17 +710,46 @@ class Scheduler {
   }
 
   // The device indices the job gets on a node (the lowest free of the asked types), now held.
-  std::string choose_node_gres(const JobSpecCore& spec, const std::string& node, FreeCapacity& free, uint32_t index,
-                               uint32_t count) {
-    static const std::vector<GresUnit> kNone;
-    const std::vector<GresUnit>* units = &kNone;
-    if (in_.node_gres)
-      if (auto it = in_.node_gres->find(node); it != in_.node_gres->end()) units = &it->second;
-    auto chosen = choose_gres(job_gres_on_node(spec, index, count), *units, free.gres_busy);
+  std::string hold_node_gres(const GresPerNode& want, const std::string& node, FreeCapacity& free) {
+    auto chosen = choose_gres(want, units_of(node), free.gres_busy);
     if (!chosen) return {};  // gres_fit checked the first node's share, the most any node takes
     std::string text = gres_held_text(*chosen);
     hold_gres(free.gres_busy, text);
     return text;
+  }
+
+  const std::vector<GresUnit>& units_of(const std::string& node) const {
+    static const std::vector<GresUnit> kNone;
+    if (in_.node_gres)
+      if (auto it = in_.node_gres->find(node); it != in_.node_gres->end()) return it->second;
+    return kNone;
+  }
+
+  // --gpus alone: the fewest nodes from the job's least count up (to max_nodes) whose free GPUs
+  // hold it (cons_tres adds nodes until gres_sched_test passes), CPUs spread over them; `shares`:
+  // each node's GPUs. `shape` is left with the node count found.
+  std::vector<std::string> nodes_for_gpus(const PartitionPolicy& partition, Shape& shape, int64_t end_us,
+                                          std::vector<uint64_t>& shares) {
+    const JobSpecCore& spec = *shape.spec;
+    const Shape asked = shape;
+    uint64_t cpus = total_cpus(spec);
+    uint32_t least = shape.nodes;
+    uint32_t most = std::min<uint32_t>(shape.max_nodes, static_cast<uint32_t>(partition.nodes.size()));
+    for (uint32_t count = least; count <= most; ++count) {
+      shape.nodes = count;
+      if (count != least) {
+        shape.cpus_per_node = static_cast<uint32_t>(std::clamp<uint64_t>((cpus + count - 1) / count, 1, UINT32_MAX));
+        shape.mem_per_node_mb = memory_per_node_mb(spec, shape.cpus_per_node, partition);
+      }
+      auto nodes = candidate_nodes(partition, free_, shape, reserved_until_, end_us, index_of(partition));
+      if (nodes.size() < count) continue;  // fewer CPUs each on more nodes may fit
+      std::vector<uint64_t> free;
+      for (const auto& name : nodes) free.push_back(free_units(*shape.gpus_per_job, units_of(name), free_[name].gres_busy));
+      shares = spread_over_nodes(shape.gpus_per_job->count, free);
+      if (!shares.empty()) return nodes;
+    }
+    shape = asked;
+    return {};
   }
 
   // A job suspended by preemption resumes once its preemptor no longer runs and its CPUs are free.
@@ -833,6 +912,14 @@ NodeGresMap node_gres_map(const ClusterConfig& config) {
   for (const auto& node : config.nodes)
     if (!node.gres.empty()) out[node.name] = config.gres_units(node.name);
   return out;
+}
+
+std::optional<GresCount> gpus_per_job_alone(const JobSpecCore& spec) {
+  if (spec.gres.tres_per_job.empty() || !spec.gres.tres_per_node.empty() || !spec.gres.tres_per_task.empty())
+    return std::nullopt;
+  auto items = parse_gres_items(spec.gres.tres_per_job).value_or(std::vector<GresCount>{});
+  if (items.size() != 1 || items[0].name != "gpu" || items[0].count == 0) return std::nullopt;
+  return items[0];
 }
 
 GresPerNode job_gres_on_node(const JobSpecCore& spec, uint32_t node_index, uint32_t node_count) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -122,6 +123,9 @@ struct SchedulingInput {
 
 // What a job asks of node `node_index` of its allocation (tasks spread as the step layout does).
 GresPerNode job_gres_on_node(const JobSpecCore& spec, uint32_t node_index, uint32_t node_count);
+// --gpus alone (no per-node or per-task GRES): its one "gpu[:type]:N", which goes over the job's
+// nodes as their free GPUs allow (and over more nodes with nodes_for_gpus); else nothing.
+std::optional<GresCount> gpus_per_job_alone(const JobSpecCore& spec);
 // --cpus-per-gpu and --mem-per-gpu (MB) from their tres texts; 0: not given.
 uint64_t cpus_per_gpu(const JobSpecCore& spec);
 uint64_t mem_per_gpu_mb(const JobSpecCore& spec);

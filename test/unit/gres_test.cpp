@@ -233,6 +233,56 @@ TEST_CASE("gres: the scheduler places GPU jobs by count and type, and refuses wh
   CHECK(gres_request_error(spec, {}) == kInvalidGres);  // no GresTypes=
 }
 
+TEST_CASE("gres: --gpus over several nodes, as Slurm's cons_tres spreads them") {
+  auto config = gpu_cluster();
+  auto node_gres = node_gres_map(config);
+  Timeline t;
+  for (const char* node : {"g1", "g2"}) t.feed(make::node_registered(by_agent(-100), {node, 8, 8000, {"debug"}, false, "", {}}));
+  auto gpus_job = [](uint64_t gpus, uint32_t nodes, bool nodes_given) {
+    auto spec = simple_spec("j", 60);
+    spec.gres = {"", "gres:gpu:" + std::to_string(gpus), ""};
+    spec.num_nodes = nodes;
+    spec.nodes_for_gpus = !nodes_given;
+    return spec;
+  };
+  PartitionPolicy partition;
+  partition.name = "debug";
+  partition.nodes = {"g1", "g2"};
+  partition.is_default = true;
+  SchedulingInput input{&t.state, {partition}, {}, kT0 + 10'000'000};
+  input.node_gres = &node_gres;
+  // One scheduling pass: each placed job's nodes and GPUs, then allocated as the controller would.
+  auto pass = [&] {
+    auto decision = schedule(input);
+    std::map<uint64_t, std::vector<std::string>> out;
+    for (const auto& placement : decision.placements) {
+      for (const auto& share : placement.nodes) out[placement.job_id].push_back(share.node + " " + share.gres);
+      t.feed(make::job_allocated(by_system(20), placement.job_id, placement.nodes, 60));
+    }
+    return out;
+  };
+  using Placed = std::map<uint64_t, std::vector<std::string>>;
+  // Without -N: six GPUs take a second node; the first gives all it has (_set_job_bits1).
+  t.feed(make::job_submitted(at(1), 1, gpus_job(6, 1, false)));
+  CHECK(pass() == Placed{{1, {"g1 gpu:mi300x:4(IDX:0-3)", "g2 gpu:mi300x:2(IDX:0-1)"}}});
+  CHECK(t.job(1).allocation.size() == 2);
+  // What is left (g2's two) holds two more; three wait, with -N 1 a job never spans two.
+  t.feed(make::job_submitted(at(2), 2, gpus_job(3, 1, false)));
+  t.feed(make::job_submitted(at(3), 3, gpus_job(2, 1, true)));
+  CHECK(pass() == Placed{{3, {"g2 gpu:mi300x:2(IDX:2-3)"}}});
+  // -N 2 --gpus=4 on idle nodes: node after node, each leaving one for the next: 3 and 1, not 2 and 2.
+  Timeline idle;
+  for (const char* node : {"g1", "g2"}) idle.feed(make::node_registered(by_agent(-100), {node, 8, 8000, {"debug"}, false, "", {}}));
+  idle.feed(make::job_submitted(at(5), 4, gpus_job(4, 2, true)));
+  input.state = &idle.state;
+  auto decision = schedule(input);
+  REQUIRE(decision.placements.size() == 1);
+  const auto& nodes = decision.placements[0].nodes;
+  REQUIRE(nodes.size() == 2);
+  CHECK(nodes[0].gres == "gpu:mi300x:3(IDX:0-2)");
+  CHECK(nodes[1].gres == "gpu:mi300x:1(IDX:0)");
+}
+
 TEST_CASE("gres: --cpus-per-gpu and --mem-per-gpu size the node's share") {
   auto config = gpu_cluster();
   auto node_gres = node_gres_map(config);

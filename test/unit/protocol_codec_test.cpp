@@ -51,6 +51,7 @@ JobSpec full_spec() {
   spec.environment = {"PATH=/bin", "HOME=/home/alice"};
   spec.array_spec = "1-4%2";
   spec.deadline_us = 1795000000000000;  // --deadline
+  spec.nodes_for_gpus = true;  // --gpus without -N
   return spec;
 }
 
@@ -312,7 +313,7 @@ TEST_CASE("step codec: srun's request, an agent's part of a step, the exits, run
             [](auto in) { return read_step_request(in); }) == request);
   StepLaunch launch{7,      3,      1,       request, {{"n1", 1, 64}, {"n2", 1, 64}}, 1,       2,          2,
                     {2, 2}, 1001,   1002,    "alice", "cluster",                      "codec", "debug", 1 << 20,
-                    {"n1", "n2", "n3"}, {4, 2, 2}, "physics"};
+                    {"n1", "n2", "n3"}, {4, 2, 2}, "physics", "high"};
   CHECK(round_trip<rpc::StepLaunch>(
             launch, [](auto out, const StepLaunch& value) { write_step_launch(out, value); },
             [](auto in) { return read_step_launch(in); }) == launch);

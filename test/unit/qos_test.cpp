@@ -4,8 +4,12 @@
 // pending reasons), the QOS priority and preempt/qos in the scheduling pass.
 #include <doctest/doctest.h>
 
+#include "cli/sacct_format.hpp"
 #include "cli/sacctmgr_format.hpp"
+#include "cli/scontrol_format.hpp"
+#include "cli/squeue_format.hpp"
 #include "common/option_parser.hpp"
+#include "events/job_update.hpp"
 #include "events/qos.hpp"
 #include "events/scheduling_policy.hpp"
 #include "events/state_snapshot.hpp"
@@ -329,4 +333,165 @@ TEST_CASE("qos: preempt/qos preempts jobs of the QOS in the preemptor's Preempt=
   CHECK(decision.preemptions[0].victim == 1);
   CHECK(decision.preemptions[0].preemptor == 3);
   CHECK(decision.preemptions[0].action == PreemptAction::requeue);  // low's own PreemptMode
+}
+
+// ---- the QOS part of a job's priority; scontrol update QOS= (issue 23's remaining gaps) ----
+
+namespace {
+
+// A timeline where alice (physics) may use normal and low; high exists but is not hers.
+Timeline physics_with_qos() {
+  Timeline t;
+  t.feed(make::node_registered(by_agent(-10), {"n1", 4, 8000, {"debug"}, true, "v1", {}}));
+  REQUIRE(run(t, {"add", "qos", "low", "Priority=10", "MaxWall=1"}).error.empty());
+  REQUIRE(run(t, {"add", "qos", "high", "Priority=1000"}).error.empty());
+  REQUIRE(run(t, {"add", "qos", "capped", "MaxSubmitJobsPerUser=1"}).error.empty());
+  REQUIRE(run(t, {"add", "account", "physics"}).error.empty());
+  REQUIRE(run(t, {"add", "user", "alice", "account=physics", "QOS=normal,low,capped", "DefaultQOS=normal"}).error.empty());
+  return t;
+}
+
+JobSpec physics_spec(const std::string& name, const std::string& qos) {
+  JobSpec spec = simple_spec(name, 300);
+  spec.account = "physics";
+  spec.qos = qos;
+  spec.cpus_per_task = 1;
+  return spec;
+}
+
+Caller alice_caller() {
+  Caller caller;
+  caller.uid = 1000;
+  caller.user = "alice";
+  return caller;
+}
+
+Caller root_caller() {
+  Caller caller;
+  caller.uid = 0;
+  caller.user = "root";
+  caller.is_operator = true;
+  return caller;
+}
+
+JobUpdatePlan plan_qos(const Timeline& t, uint64_t job, const Caller& caller, std::string qos) {
+  static const std::vector<PartitionPolicy> kNone;
+  JobUpdateRequest request{job, {}, std::move(qos), caller};
+  JobUpdateContext context{&kNone, {"n1"}, &t.state.accounts, true, false};
+  return plan_job_update(t.job(job), request, context);
+}
+
+}  // namespace
+
+TEST_CASE("qos: a job's priority includes its QOS's Priority in squeue, scontrol and sacct (golden)") {
+  UtcTimeZone utc;
+  Timeline t = physics_with_qos();
+  t.feed(make::job_submitted(at(1), 1, physics_spec("plain", "normal")));
+  t.feed(make::job_submitted(at(2), 2, physics_spec("urgent", "high")));
+  t.feed(make::job_submitted(at(3), 3, physics_spec("held", "high")));
+  t.feed(make::job_held(by_operator(4), 3, true));
+  JobFieldChanges set_priority;
+  set_priority.priority = 50;
+  t.feed(make::job_submitted(at(5), 4, physics_spec("fixed", "high")));
+  t.feed(make::job_updated(by_operator(6), 4, set_priority));
+  const QosTable& qos = t.state.accounts.qos;
+  CHECK(scheduling_priority(t.job(1), qos) == 1);
+  CHECK(scheduling_priority(t.job(2), qos) == 1001);
+  CHECK(shown_priority(t.job(2), &qos) == 1001);
+  CHECK(shown_priority(t.job(2), nullptr) == 1);  // no table: as before QOS existed
+  CHECK(shown_priority(t.job(3), &qos) == 0);     // held
+  CHECK(shown_priority(t.job(4), &qos) == 50);    // an operator's Priority= stands
+  CHECK(qos_id(qos, "high") == 3);
+  CHECK(qos_id(qos, "") == 1);
+  CHECK(qos_id(qos, "gone") == 0);
+
+  FormatContext context{"cluster", kT0 + 10'000'000};
+  context.qos = &qos;
+  std::vector<const JobRecord*> jobs;
+  for (uint64_t id = 1; id <= 4; ++id) jobs.push_back(&t.job(id));
+  std::string shown = "$ squeue -o '%.4i %.8j %.6q %.10Q %p'\n" +
+                      render_squeue(jobs, "%.4i %.8j %.6q %.10Q %p", true, context);
+  shown += "$ squeue -O jobid:6,qos:8,prioritylong:12,priority\n" +
+           render_squeue(jobs, parse_long_field_format("jobid:6,qos:8,prioritylong:12,priority"), true, context);
+  SacctOptions sacct;
+  sacct.fields = {"JobID", "QOS", "QOSRAW", "Priority"};
+  shown += "$ sacct -o JobID,QOS,QOSRAW,Priority\n" + render_sacct(jobs, sacct, context);
+  check_golden("qos_priority.txt", shown);
+  CHECK(render_scontrol_show_job(t.job(2), context).find("Priority=1001 Nice=0 Account=physics QOS=high\n") !=
+        std::string::npos);
+  CHECK(squeue_shows_priority(parse_field_format("%i %Q")));
+  CHECK(squeue_shows_priority(parse_long_field_format("jobid,PriorityLong")));
+  CHECK(!squeue_shows_priority(parse_field_format("%i %q %P")));
+}
+
+TEST_CASE("qos: scontrol update QOS= as Slurm's _update_job allows it") {
+  Timeline t = physics_with_qos();
+  t.feed(make::job_submitted(at(1), 1, physics_spec("queued", "normal")));
+  // The owner: a QOS of the association; one it may not use, or none such: Slurm's text.
+  auto to_low = plan_qos(t, 1, alice_caller(), "LOW");
+  CHECK(to_low.error.empty());
+  CHECK(to_low.changes.qos == "low");
+  CHECK(to_low.check_qos_limits);  // the owner meets the new QOS's submission limits
+  CHECK(plan_qos(t, 1, alice_caller(), "high").error == "Invalid qos specification");
+  CHECK(plan_qos(t, 1, alice_caller(), "nosuch").error == "Invalid qos specification");
+  // An operator: any QOS that exists, no limits checked.
+  auto to_high = plan_qos(t, 1, root_caller(), "high");
+  CHECK(to_high.changes.qos == "high");
+  CHECK(!to_high.check_qos_limits);
+  CHECK(plan_qos(t, 1, root_caller(), "nosuch").error == "Invalid qos specification");
+  // The same QOS, or "" (the association's default, normal here): nothing changes.
+  CHECK(plan_qos(t, 1, alice_caller(), "normal").changes.empty());
+  CHECK(plan_qos(t, 1, alice_caller(), "").changes.empty());
+  // A stranger may not.
+  Caller bob;
+  bob.uid = 1001;
+  bob.user = "bob";
+  CHECK(plan_qos(t, 1, bob, "low").error == "Invalid user id");
+
+  // The event: the spec's QOS; the QOS's limits and priority apply from then on.
+  JobFieldChanges change;
+  change.qos = "low";
+  CHECK(t.feed(make::job_updated(at(2), 1, change)) == ApplyResult::applied);
+  CHECK(t.job(1).spec->qos == "low");
+  CHECK(plan_qos(t, 1, alice_caller(), "").changes.qos == "normal");  // back to the default
+  PartitionPolicy debug;
+  debug.name = "debug";
+  debug.nodes = {"n1"};
+  debug.is_default = true;
+  SchedulingInput input;
+  input.state = &t.state;
+  input.partitions = {debug};
+  input.now_us = kT0 + 10'000'000;
+  // low's MaxWall=1 (minute) and the job's 5 minutes: it waits with Slurm's reason.
+  auto decision = schedule(input);
+  CHECK(decision.placements.empty());
+  CHECK(decision.pending_reasons.at(1) == Reason::qos_max_wall_per_job);
+  change.qos = "normal";
+  CHECK(t.feed(make::job_updated(at(3), 1, change)) == ApplyResult::applied);
+  decision = schedule(input);
+  REQUIRE(decision.placements.size() == 1);
+  CHECK(decision.placements[0].job_id == 1);
+
+  // Running: the same QOS is no change; another is refused (ESLURM_JOB_NOT_PENDING), and the
+  // reducer rejects such an event.
+  t.feed(make::job_allocated(by_system(4), 1, {{"n1", 1, 100}}, 300));
+  t.feed(make::job_started(by_agent(4.1), 1, "n1"));
+  CHECK(plan_qos(t, 1, alice_caller(), "normal").changes.empty());
+  CHECK(plan_qos(t, 1, alice_caller(), "low").error == "Job is no longer pending execution");
+  CHECK(plan_qos(t, 1, root_caller(), "high").error == "Job is no longer pending execution");
+  change.qos = "low";
+  CHECK(t.feed(make::job_updated(at(5), 1, change)) == ApplyResult::rejected);
+  CHECK(t.job(1).spec->qos == "normal");
+}
+
+TEST_CASE("qos: the submission limits a user's QOS change meets (MaxSubmitJobsPerUser)") {
+  Timeline t = physics_with_qos();
+  t.feed(make::job_submitted(at(1), 1, physics_spec("first", "capped")));
+  t.feed(make::job_submitted(at(2), 2, physics_spec("second", "normal")));
+  auto usage = qos_usage(t.state);
+  // Job 2 into capped: the user already has one there; the refusal scontrol prints is the second line.
+  std::string error = qos_submit_error(t.state.accounts.qos.at("capped"), qos_demand(t.job(2).spec.core()),
+                                       usage["capped"], "alice");
+  CHECK(error == "QOSMaxSubmitJobPerUserLimit\n" + std::string(kQosMaxSubmitRefusal));
+  CHECK(plan_qos(t, 2, alice_caller(), "capped").check_qos_limits);
 }
