@@ -4,6 +4,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "events/allocation_cpus.hpp"
+
 namespace cairn {
 
 namespace {
@@ -136,6 +138,7 @@ StepLaunch step_launch_for(const JobRecord& job, const StepRequest& request, con
     launch.job_cpus.push_back(share.cpus);
   }
   launch.account = spec.account;
+  launch.job_cpu_ids = job_cpu_ids_on(job, layout.nodes[index].node);
   return launch;
 }
 

@@ -44,6 +44,7 @@ void write_step_launch(rpc::StepLaunch::Builder out, const StepLaunch& launch) {
   auto job_cpus = out.initJobCpus(static_cast<unsigned>(launch.job_cpus.size()));
   for (size_t i = 0; i < launch.job_cpus.size(); ++i) job_cpus.set(static_cast<unsigned>(i), launch.job_cpus[i]);
   out.setAccount(launch.account);
+  out.setJobCpuIds(launch.job_cpu_ids);
 }
 
 StepRequest read_step_request(rpc::StepRequest::Reader in) {
@@ -85,6 +86,7 @@ StepLaunch read_step_launch(rpc::StepLaunch::Reader in) {
   for (auto cpus : in.getJobCpus()) launch.job_cpus.push_back(cpus);
   if (launch.job_cpus.size() != launch.job_nodes.size()) launch.job_cpus.clear();  // an older controller's
   launch.account = in.getAccount();
+  launch.job_cpu_ids = in.getJobCpuIds();
   if (launch.node_index >= launch.nodes.size()) launch.node_index = 0;
   return launch;
 }
