@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "events/allocation_cpus.hpp"
 #include "events/burst_buffer_plan.hpp"
 #include "actors/actors.hpp"
 #include "actors/command_event.hpp"
@@ -113,8 +114,9 @@ std::string bb_directory_of(const ControllerContext& context, const JobRecord& j
 }
 
 JobLaunch launch_order(const ControllerContext& context, const JobRecord& job) {
+  std::string cpu_ids = job.allocation.empty() ? std::string() : job_cpu_ids_on(job, job.allocation.front().node);
   return {job.id,         job.spec.full(), job.allocation, job.restarts, context.config().cluster_name, job.time_limit_sec,
-          bb_directory_of(context, job), job.array};
+          bb_directory_of(context, job), job.array, std::move(cpu_ids)};
 }
 
 // ---- burst buffer: reserve (scheduler) -> stage in -> run -> stage out -> tear down, release ----
@@ -551,7 +553,9 @@ void on_oom(JobSelf self, const std::string& node, const JobOom& report) {
   append(self, std::move(draft));
 }
 
-// The agent's answer to the launch: the CPUs the run holds there, recorded once (a launch
+// The agent's answer to the launch: the CPUs the run holds there. The controller picked them
+// at allocation and the agent binds to those, so this records nothing unless an older agent
+// picked others (or a run allocated by an older controller reports its own, once: a launch
 // repeated after a restart answers the same ids again). Other nodes of the allocation answer
 // a step's launch: the first ids heard of for the node stand (later steps may pick others).
 void on_cpus_bound(JobSelf self, const std::string& node, uint64_t id, uint32_t run, const std::string& cpu_ids) {

@@ -14,11 +14,13 @@
 #include <optional>
 #include <cstdlib>
 #include <thread>
+#include <unordered_map>
 
 #include "actors/actors.hpp"
 #include "actors/readable_view.hpp"
 #include "events/batch_runs.hpp"
 #include "events/shard_ownership.hpp"
+#include "events/allocation_cpus.hpp"
 #include "events/job_id.hpp"
 #include "events/controller_stats.hpp"
 #include "events/config_change.hpp"
@@ -66,6 +68,9 @@ struct QueryViewState {
   uint64_t jobs_version = 0;
   uint64_t batch_runs_version = UINT64_MAX;
   BatchRunsByNode batch_runs;
+  // Each configured node's CPU topology, for the CPU ids of placements; rebuilt per configuration.
+  const RunningConfig* topologies_for = nullptr;
+  std::unordered_map<std::string, CpuTopology> topologies;
   static inline const char* name = "query_view";
 };
 
@@ -106,6 +111,19 @@ void publish_node_features(QueryView* self) {
 constexpr auto kPurgeEvery = std::chrono::seconds(5);
 constexpr size_t kPurgeBatch = 5000;
 
+CpuTopology node_topology(QueryView* self, const std::string& node) {
+  auto& st = self->state;
+  const RunningConfig& current = st.context->running->current();
+  if (st.topologies_for != &current) {
+    st.topologies.clear();
+    for (const auto& configured : current.config.nodes) st.topologies.emplace(configured.name, node_cpu_topology(configured));
+    st.topologies_for = &current;
+  }
+  if (auto it = st.topologies.find(node); it != st.topologies.end()) return it->second;
+  auto record = st.state.nodes.find(node);
+  return flat_topology(record == st.state.nodes.end() ? 1 : record->second.cpus);
+}
+
 SchedulingDecision run_pass(QueryView* self) {
   auto& st = self->state;
   auto began = std::chrono::steady_clock::now();
@@ -119,6 +137,7 @@ SchedulingDecision run_pass(QueryView* self) {
                             config.kill_invalid_depend, &features, &config.licenses, &weights,
                             &st.context->running->current().node_gres, preemption});
   keep_owned_shards(decision, st.context->ownership);
+  choose_cpu_ids(decision, st.state, [self](const std::string& node) { return node_topology(self, node); });
   auto spent = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - began);
   // The queue the pass looked at: the jobs it left waiting and those it placed.
   st.context->metrics->scheduling_pass(static_cast<uint64_t>(spent.count()),

@@ -64,13 +64,14 @@ EventDraft allocation_draft(const Placement& placement) {
   if (placement.array_task) {  // the task becomes a job of its own, with a new id, as it starts
     EventDraft draft = system_draft(placement.job_id, [placement](const EventMeta& meta) {
       return make::job_allocated(meta, meta.job_id, placement.nodes, placement.time_limit_sec, placement.job_id,
-                                 placement.task_id);
+                                 placement.task_id, placement.cpu_ids);
     });
     draft.new_job_id = true;
     return draft;
   }
   return system_draft(placement.job_id, [placement](const EventMeta& meta) {
-    return make::job_allocated(meta, placement.job_id, placement.nodes, placement.time_limit_sec);
+    return make::job_allocated(meta, placement.job_id, placement.nodes, placement.time_limit_sec, 0, 0,
+                               placement.cpu_ids);
   });
 }
 

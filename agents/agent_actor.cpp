@@ -53,7 +53,8 @@ struct AgentState {
 
 using AgentActor = caf::stateful_actor<AgentState>;
 
-// The controller counted the CPUs; the ids are picked here, apart from every other job's.
+// The job's CPU ids here: those the controller picked as it allocated the job; from an older
+// controller, which only counted the CPUs, picked here apart from every other job's.
 // --hint, --threads-per-core and --ntasks-per-core (the spec's task layout) say how many
 // threads of each core the job may take.
 CpuIds take_job_cpus(AgentActor* self, const JobLaunch& job) {
@@ -64,7 +65,13 @@ CpuIds take_job_cpus(AgentActor* self, const JobLaunch& job) {
   uint32_t threads = job_threads_per_core(layout.hint, layout.threads_per_core, layout.ntasks_per_core,
                                           job.spec.cpus_per_task);
   CpuIds used = st.cpus.used();
-  CpuIds cpus = st.cpus.take_job(job_id, count, threads);
+  // The controller's pick (JobAllocated); an older controller leaves it to this agent.
+  CpuIds cpus;
+  if (auto given = parse_cpu_ids(job.cpu_ids)) {
+    st.cpus.hold_job(job_id, *given);
+    cpus = st.cpus.job_cpus(job_id);
+  }
+  if (cpus.empty()) cpus = st.cpus.take_job(job_id, count, threads);
   bool shared = std::any_of(cpus.begin(), cpus.end(),
                             [&](uint32_t cpu) { return std::binary_search(used.begin(), used.end(), cpu); });
   if (shared)
@@ -128,10 +135,13 @@ void on_step_launch(AgentActor* self, StepLaunch launch, const StepLaunched& lau
     return;
   }
   uint32_t count = launch.node_index < launch.nodes.size() ? launch.nodes[launch.node_index].cpus : 1;
-  CpuIds cpus = st.cpus.take_step(key.first, key.second, count);
-  // The job's CPU ids here for scontrol show job -d: the job's own on its batch host, else (a
-  // node only its steps reach) this step's; the controller keeps the first it hears of per node.
+  CpuIds allocated = parse_cpu_ids(launch.job_cpu_ids).value_or(CpuIds{});
+  CpuIds cpus = st.cpus.take_step(key.first, key.second, count, 0, allocated);
+  // The job's CPU ids here for scontrol show job -d: the job's own on its batch host, else those
+  // of its allocation (the controller's pick, which it knows), else (an older controller) this
+  // step's; the controller keeps the first it hears of per node.
   CpuIds job_cpus = st.cpus.job_cpus(key.first);
+  if (job_cpus.empty()) job_cpus = allocated;
   std::string cpu_ids = format_cpu_ids(job_cpus.empty() ? cpus : job_cpus);
   StepStarted started = [launched, cpu_ids](std::vector<StepTaskOutput> outputs) {
     launched(std::move(outputs), cpu_ids);

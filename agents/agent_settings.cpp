@@ -12,9 +12,7 @@ AgentSettings agent_settings_for(const ClusterConfig& config, const std::string&
   AgentSettings settings;
   settings.node = record->name;
   settings.cpus = record->cpus;
-  settings.cpu_topology = record->threads_per_core == 0
-                              ? flat_topology(record->cpus)
-                              : CpuTopology{record->sockets, record->cores_per_socket, record->threads_per_core};
+  settings.cpu_topology = node_cpu_topology(*record);
   settings.constrain_cores = config.constrain_cores;
   settings.mem_mb = record->real_memory_mb;
   settings.cluster_name = config.cluster_name;

@@ -188,6 +188,10 @@ struct JobAllocated {
   # Set when this allocation starts a pending task of a job array: the task is first split
   # off the array's record as a new job (jobId, assigned by the writer), then allocated.
   arrayTask @3 :ArrayTaskRef;
+  unassigned4 @4 :Void;      # another branch's ordinal (merge)
+  # The CPU ids (ordinals, "0-1,4") the controller picked on each node of `nodes`, in the
+  # same order; empty (older logs): the agents picked them and said so (JobCpusBound).
+  cpuIds @5 :List(Text);
 }
 
 struct JobStarted {

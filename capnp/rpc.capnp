@@ -56,6 +56,8 @@ struct LaunchRequest {
   timeLimitSec @5 :UInt32;
   bbJobDir @6 :Text;          # the job's burst-buffer directory ($BB_JOB_DIR); empty: none
   array @7 :Records.ArrayView; # the task of a job array this job is (arrayJobId 0: none)
+  unassigned8 @8 :Void;        # another branch's ordinal (merge)
+  cpuIds @9 :Text;             # the batch host's CPU ids (ordinals) the controller picked; empty: the agent picks
 }
 
 # Burst-buffer staging on one node: copy `paths` into (stage-in) or out of
@@ -134,6 +136,7 @@ struct StepLaunch {
   jobCpus @17 :List(UInt32);   # its CPUs on each of jobNodes (SLURM_JOB_CPUS_PER_NODE)
   account @18 :Text;           # the job's account (SLURM_JOB_ACCOUNT)
   qos @19 :Text;               # the job's QOS (SLURM_JOB_QOS); empty: an older controller's
+  jobCpuIds @20 :Text;         # the job's CPU ids on this node (allocation); empty: unknown
 }
 
 # Why a job or step is stopped (events/stop_reason.hpp, same ordinals): the line slurmstepd

@@ -105,9 +105,10 @@ std::string render_scontrol_show_step(const JobRecord& job, const ScontrolStep& 
 }
 
 // Slurm's job_resources lines (scontrol -d): JOB_GRES, then one line per group of
-// consecutive nodes with the same CPU ids and memory. Cairn knows the ids its agents
-// reported (JobCpusBound); nodes without them are left out, and a job without any shows
-// none of these lines, as a Slurm job without resources.
+// consecutive nodes with the same CPU ids and memory. The controller picks the ids as it
+// allocates (JobAllocated); a run allocated before it did knows those its agents reported
+// (JobCpusBound): nodes without them are left out, and a job without any shows none of
+// these lines, as a Slurm job without resources.
 static std::string job_resources_lines(const JobRecord& job, std::string_view line_end) {
   struct Group {
     std::vector<std::string> nodes;

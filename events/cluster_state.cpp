@@ -274,6 +274,11 @@ class Reducer {
       records[i]->alloc_cpus += shares[i].cpus;
       records[i]->alloc_mem_mb += shares[i].mem_mb;
     }
+    // The controller's pick of CPU ids (older logs have none: JobCpusBound says them).
+    job->cpu_ids.clear();
+    auto cpu_ids = allocated.getCpuIds();
+    for (unsigned i = 0; i < cpu_ids.size() && i < shares.size(); ++i)
+      if (cpu_ids[i].size() > 0) job->cpu_ids.push_back({shares[i].node, cpu_ids[i]});
     job->allocation = std::move(shares);
     job->state = JobState::RUNNING;
     job->reason = Reason::none;

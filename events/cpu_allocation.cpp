@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "common/config.hpp"
+
 namespace cairn {
 namespace {
 
@@ -51,6 +53,11 @@ CpuIds widen(const CpuIds& task_cpus, const CpuIds& allowed, auto&& group_of) {
 }  // namespace
 
 CpuTopology flat_topology(uint32_t cpus) { return CpuTopology{1, std::max<uint32_t>(1, cpus), 1}; }
+
+CpuTopology node_cpu_topology(const NodeConfig& node) {
+  if (node.threads_per_core == 0) return flat_topology(node.cpus);
+  return CpuTopology{node.sockets, node.cores_per_socket, node.threads_per_core};
+}
 
 std::string format_cpu_ids(const CpuIds& cpus) {
   std::string text;
@@ -207,12 +214,17 @@ CpuIds CpuBook::job_cpus(uint64_t job_id) const {
   return job == jobs_.end() ? CpuIds{} : job->second;
 }
 
-CpuIds CpuBook::take_step(uint64_t job_id, uint32_t step_id, uint32_t count, uint32_t threads_per_core) {
+CpuIds CpuBook::take_step(uint64_t job_id, uint32_t step_id, uint32_t count, uint32_t threads_per_core,
+                          const CpuIds& allocated) {
   steps_.erase({job_id, step_id});
   count = std::max<uint32_t>(count, 1);
   CpuIds picked;
-  if (auto job = jobs_.find(job_id); job != jobs_.end()) {
-    const CpuIds& mine = job->second;
+  CpuIds allocated_here;
+  for (uint32_t cpu : allocated)
+    if (cpu < topology_.cpus()) allocated_here.push_back(cpu);
+  auto job = jobs_.find(job_id);
+  if (job != jobs_.end() || !allocated_here.empty()) {
+    const CpuIds& mine = job != jobs_.end() ? job->second : allocated_here;
     std::set<uint32_t> busy;
     for (auto step = steps_.lower_bound({job_id, 0}); step != steps_.end() && step->first.first == job_id; ++step)
       busy.insert(step->second.begin(), step->second.end());

@@ -1,6 +1,7 @@
 // Which CPUs of a node a job and its steps get (Slurm's task/affinity): the controller
-// allocates counts, the agent picks the ids here (docs/decisions.md, "Job and step
-// cgroups nested; CPUs confined"). CPU ids are the node's ordinals, numbered core by
+// picks a job's ids as it allocates (events/allocation_cpus.hpp), the agent its steps'
+// within them (docs/decisions.md, "Job and step cgroups nested; CPUs confined", "CPU ids
+// chosen at allocation"). CPU ids are the node's ordinals, numbered core by
 // core as Slurm numbers them (CPU c is thread c % threads_per_core of core
 // c / threads_per_core). Pure functions and one plain book.
 #pragma once
@@ -29,6 +30,9 @@ struct CpuTopology {
 
 // `cpus` CPUs as one socket of single-thread cores (a node configured by CPUs= only).
 CpuTopology flat_topology(uint32_t cpus);
+// A configured node's: Sockets=, CoresPerSocket=, ThreadsPerCore= when given, else flat_topology(CPUs=).
+struct NodeConfig;
+CpuTopology node_cpu_topology(const NodeConfig& node);
 
 // "0-3,6": Slurm's CPU_IDs= and taskset -c's form; "" for none.
 std::string format_cpu_ids(const CpuIds& cpus);
@@ -92,8 +96,11 @@ class CpuBook {
   CpuIds job_cpus(uint64_t job_id) const;
 
   // `count` CPUs of the job's for step `step_id`, those its other steps do not use
-  // first; where the job holds none here, free CPUs of the node.
-  CpuIds take_step(uint64_t job_id, uint32_t step_id, uint32_t count, uint32_t threads_per_core = 0);
+  // first. Where the job holds none here (a node without its batch script): of
+  // `allocated`, the job's CPUs on the node as the controller picked them, else free
+  // CPUs of the node.
+  CpuIds take_step(uint64_t job_id, uint32_t step_id, uint32_t count, uint32_t threads_per_core = 0,
+                   const CpuIds& allocated = {});
   void release_step(uint64_t job_id, uint32_t step_id);
 
   // Every CPU in use, by jobs and by steps that hold their own.

@@ -35,9 +35,13 @@ Bytes job_submitted(EventMeta meta, uint64_t job_id, const JobSpec& spec) {
 }
 
 Bytes job_allocated(EventMeta meta, uint64_t job_id, const std::vector<NodeShare>& nodes, uint32_t time_limit_sec,
-                    uint64_t array_job_id, uint32_t task_id) {
+                    uint64_t array_job_id, uint32_t task_id, const std::vector<std::string>& cpu_ids) {
   EventBuilder event(for_job(std::move(meta), job_id));
   auto body = event.body().initJobAllocated();
+  if (!cpu_ids.empty()) {
+    auto ids = body.initCpuIds(static_cast<unsigned>(cpu_ids.size()));
+    for (unsigned i = 0; i < cpu_ids.size(); ++i) ids.set(i, cpu_ids[i]);
+  }
   body.setJobId(job_id);
   body.setTimeLimitSec(time_limit_sec);
   if (array_job_id != 0) {

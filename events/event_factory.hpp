@@ -50,8 +50,9 @@ struct StepNodeEnd {
 
 Bytes job_submitted(EventMeta meta, uint64_t job_id, const JobSpec& spec);
 // array_job_id != 0: job_id is a new job, task `task_id` of that array, split off it and allocated.
+// cpu_ids: the CPU ids picked on each node (in the order of `nodes`); empty: none picked.
 Bytes job_allocated(EventMeta meta, uint64_t job_id, const std::vector<NodeShare>& nodes, uint32_t time_limit_sec,
-                    uint64_t array_job_id = 0, uint32_t task_id = 0);
+                    uint64_t array_job_id = 0, uint32_t task_id = 0, const std::vector<std::string>& cpu_ids = {});
 // Task `task_id` of array `array_job_id` becomes the pending job `job_id`.
 Bytes array_task_split(EventMeta meta, uint64_t job_id, uint64_t array_job_id, uint32_t task_id);
 Bytes job_started(EventMeta meta, uint64_t job_id, const std::string& node);

@@ -319,8 +319,9 @@ struct JobRecord {
   // <uid>"; kNotCancelledByUid when nobody did.
   uint32_t cancelled_by_uid = kNotCancelledByUid;
 
-  // The CPUs (ordinals, "0-1") the current run's agents confined it to, by node, in the order
-  // they said so (JobCpusBound): scontrol -d's CPU_IDs=. A requeue clears them.
+  // The CPUs (ordinals, "0-1") of the current run by node: the controller's pick for every
+  // node (JobAllocated), or, in older logs, what its agents said they confined it to
+  // (JobCpusBound), in that order: scontrol -d's CPU_IDs=. A requeue clears them.
   std::vector<NodeCpuIds> cpu_ids;
   ResourceUsage batch_usage{};  // the current run's batch script, from its JobEnded
   // The current run's preemption (JobPreempted): by which job, how, with which GraceTime.

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "events/allocation_cpus.hpp"
+
 namespace cairn {
 
 namespace {
@@ -137,6 +139,7 @@ StepLaunch step_launch_for(const JobRecord& job, const StepRequest& request, con
   }
   launch.account = spec.account;
   launch.qos = spec.qos.empty() ? "normal" : spec.qos;
+  launch.job_cpu_ids = job_cpu_ids_on(job, layout.nodes[index].node);
   return launch;
 }
 

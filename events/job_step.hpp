@@ -96,6 +96,7 @@ struct StepLaunch {
   std::vector<uint32_t> job_cpus;      // its CPUs on each of job_nodes (SLURM_JOB_CPUS_PER_NODE)
   std::string account;                 // the job's (SLURM_JOB_ACCOUNT); empty: none
   std::string qos;                     // the job's (SLURM_JOB_QOS); empty: not sent (an older controller)
+  std::string job_cpu_ids = {};        // the job's CPU ids on this node (its allocation's); empty: unknown
   bool operator==(const StepLaunch&) const = default;
 };
 

@@ -38,6 +38,7 @@ struct Placement {
   // A pending task of the job array job_id: it becomes a new job as it starts.
   bool array_task = false;
   uint32_t task_id = 0;
+  std::vector<std::string> cpu_ids = {};  // per node of `nodes`: filled by choose_cpu_ids (events/allocation_cpus.hpp)
 };
 
 struct BbReservation {

@@ -15,6 +15,7 @@ void write_launch_request(rpc::LaunchRequest::Builder out, const JobLaunch& laun
   out.setTimeLimitSec(launch.time_limit_sec);
   out.setBbJobDir(launch.bb_job_dir);
   if (launch.array.array_job_id != 0) write_array_view(out.initArray(), launch.array);
+  out.setCpuIds(launch.cpu_ids);
 }
 
 JobLaunch read_launch_request(rpc::LaunchRequest::Reader request) {
@@ -27,6 +28,7 @@ JobLaunch read_launch_request(rpc::LaunchRequest::Reader request) {
   job.time_limit_sec = request.getTimeLimitSec();
   job.bb_job_dir = request.getBbJobDir();
   if (request.hasArray()) job.array = read_array_view(request.getArray());
+  job.cpu_ids = request.getCpuIds();
   return job;
 }
 

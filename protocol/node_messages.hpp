@@ -22,6 +22,7 @@ struct JobLaunch {
   uint32_t time_limit_sec = 0;
   std::string bb_job_dir;        // the job's burst-buffer directory; empty: none
   ArrayTaskInfo array;           // the array task this job is (array_job_id 0: none)
+  std::string cpu_ids = {};      // the batch host's CPU ids the controller picked ("0-1"); empty: the agent picks
   bool operator==(const JobLaunch&) const = default;
 };
 

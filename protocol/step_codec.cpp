@@ -45,6 +45,7 @@ void write_step_launch(rpc::StepLaunch::Builder out, const StepLaunch& launch) {
   for (size_t i = 0; i < launch.job_cpus.size(); ++i) job_cpus.set(static_cast<unsigned>(i), launch.job_cpus[i]);
   out.setAccount(launch.account);
   out.setQos(launch.qos);
+  out.setJobCpuIds(launch.job_cpu_ids);
 }
 
 StepRequest read_step_request(rpc::StepRequest::Reader in) {
@@ -87,6 +88,7 @@ StepLaunch read_step_launch(rpc::StepLaunch::Reader in) {
   if (launch.job_cpus.size() != launch.job_nodes.size()) launch.job_cpus.clear();  // an older controller's
   launch.account = in.getAccount();
   launch.qos = in.getQos();
+  launch.job_cpu_ids = in.getJobCpuIds();
   if (launch.node_index >= launch.nodes.size()) launch.node_index = 0;
   return launch;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The CPUs an agent confines a job to come back to the controller (JobCpusBound) and
-# `scontrol show job -d` prints them as Slurm 22.05 does (`  Nodes=n1 CPU_IDs=0 Mem=...`),
+# The CPUs the controller picks for a job at allocation, which its agent confines it to, are
+# printed by `scontrol show job -d` as Slurm 22.05 does (`  Nodes=n1 CPU_IDs=0 Mem=...`),
 # also after a controller restart; with ConstrainCores=yes and a cpuset controller, a job
 # that widens its own affinity (taskset -p) still runs on its CPUs only; on a node with
 # ThreadsPerCore=2, --hint=nomultithread (and --threads-per-core=1, --ntasks-per-core=1)
@@ -18,7 +18,7 @@ wait_file() {  # path
 }
 allowed() { sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$1"; }
 cpu_ids_line() { scontrol show job -d "$1" | sed -n 's/^ *Nodes=n1 CPU_IDs=\([^ ]*\) Mem=[0-9]* GRES=$/\1/p'; }
-wait_cpu_ids() {  # job -> its CPU_IDs (polled: the agent's answer to the launch is recorded after the start)
+wait_cpu_ids() {  # job -> its CPU_IDs (polled, though the allocation that records them comes before RUNNING)
   local ids=""
   for _ in $(seq 400); do
     ids=$(cpu_ids_line "$1")
@@ -73,14 +73,16 @@ else
   wait_state "$second" COMPLETED
 fi
 
-# 3. ThreadsPerCore=2: the agent, restarted with the node's topology, gives a job asking for one
-#    thread per core one thread of each core (CPU ids are ordinals: no SMT hardware is needed).
+# 3. ThreadsPerCore=2: the controller (reconfigured) and the agent (restarted) with the node's
+#    topology give a job asking for one thread per core one thread of each core (CPU ids are
+#    ordinals: no SMT hardware is needed).
 registered=$(registrations_of n1)
 kill_hard "$(local_agent_pid n1)"
 sed -i 's/^NodeName=n\[1-1\] CPUs=4 RealMemory=1000$/& Sockets=1 CoresPerSocket=2 ThreadsPerCore=2/' "$CAIRN_CONF"
 grep -q "ThreadsPerCore=2" "$CAIRN_CONF" || fail "cannot give n1 a topology: $(grep NodeName "$CAIRN_CONF")"
 restart_agent n1
 wait_registrations n1 $((registered + 1))
+scontrol reconfigure
 for option in --hint=nomultithread --threads-per-core=1 --ntasks-per-core=1 --hint=compute_bound ""; do
   job=$(sbatch --parsable -n2 $option --wrap "$holder")
   wait_state "$job" RUNNING

@@ -112,6 +112,24 @@ TEST_CASE("CpuBook: jobs get disjoint CPUs, steps share out their job's, release
   CHECK(book.job_cpus(99).empty());
 }
 
+TEST_CASE("CpuBook: a step on a node without its job's batch script takes its CPUs among the job's ids there") {
+  CpuBook book(flat_topology(4));
+  book.hold_job(1, {0});  // another job, on CPU 0
+  // Job 2 holds CPUs 2-3 here by its allocation (the controller's pick): its steps share them out.
+  CHECK(book.take_step(2, 0, 1, 0, {2, 3}) == CpuIds{2});
+  CHECK(book.take_step(2, 1, 1, 0, {2, 3}) == CpuIds{3});
+  CHECK(book.take_step(2, 2, 1, 0, {2, 3}) == CpuIds{2});  // then shared
+  CHECK(book.take_step(2, 3, 4, 0, {2, 3}) == CpuIds{2, 3});  // never more than the job's
+  CHECK(book.used() == CpuIds{0, 2, 3});
+  book.release_step(2, 0);
+  book.release_step(2, 1);
+  book.release_step(2, 2);
+  book.release_step(2, 3);
+  CHECK(book.used() == CpuIds{0});
+  // Ids beyond the node are dropped; none left: free CPUs of the node, as without ids.
+  CHECK(book.take_step(3, 0, 1, 0, {7}) == CpuIds{1});
+}
+
 TEST_CASE("SLURM_CPU_BIND*: what a bound task sees, as slurmd sets it") {
   std::vector<std::string> inherited{"PATH=/usr/bin", "SLURM_CPU_BIND=q", "SLURM_CPU_BIND_LIST=0x9"};
   auto has = [](const std::vector<std::string>& env, const std::string& entry) {

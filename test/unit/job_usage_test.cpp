@@ -120,6 +120,40 @@ TEST_CASE("job usage: a step's tasks and nodes together") {
   CHECK_FALSE(usage_of_tasks({}, "n1").measured);
 }
 
+TEST_CASE("job usage: every per-task extreme keeps its value, node and task; a tie keeps the first") {
+  // n1: task 0 has the most RSS and reads, task 1 the most writes, VM and pages, the least CPU.
+  ResourceUsage n1 = usage_of_tasks({{0, 500, 40, 10, 70, 1, 100, 1}, {1, 200, 4, 1, 5, 90, 800, 9}}, "n1");
+  // n2: task 2 has the most CPU, reads as much as task 0 (a tie) and the least CPU is not here.
+  ResourceUsage n2 = usage_of_tasks({{2, 100, 900, 100, 70, 2, 50, 0}}, "n2");
+  merge_usage(n1, n2);
+  struct Seen {
+    uint64_t value;
+    std::string node;
+    uint32_t task;
+    bool operator==(const Seen&) const = default;
+  };
+  CHECK(Seen{n1.max_rss_bytes, n1.max_rss_node, n1.max_rss_task} == Seen{500, "n1", 0});
+  CHECK(Seen{n1.min_cpu_us, n1.min_cpu_node, n1.min_cpu_task} == Seen{5, "n1", 1});
+  CHECK(Seen{n1.max_cpu_us, n1.max_cpu_node, n1.max_cpu_task} == Seen{1000, "n2", 2});
+  CHECK(Seen{n1.max_read_bytes, n1.max_read_node, n1.max_read_task} == Seen{70, "n1", 0});  // the tie
+  CHECK(Seen{n1.max_write_bytes, n1.max_write_node, n1.max_write_task} == Seen{90, "n1", 1});
+  CHECK(Seen{n1.max_vm_bytes, n1.max_vm_node, n1.max_vm_task} == Seen{800, "n1", 1});
+  CHECK(Seen{n1.max_pages, n1.max_pages_node, n1.max_pages_task} == Seen{9, "n1", 1});
+  CHECK(n1.total_vm_bytes == 950);
+  CHECK(n1.total_pages == 10);
+  // A report of an end (no VM size, no pages) names no node or task for them.
+  ResourceUsage ended = usage_of_tasks({task(3, 100, 1, 1)}, "n3");
+  CHECK(ended.max_rss_node == "n3");
+  CHECK(ended.max_vm_node.empty());
+  CHECK(ended.max_pages_node.empty());
+  CHECK(ended.max_vm_task == 0);
+  // The other way round: n2 first, n1 merged into it, gives the same extremes.
+  ResourceUsage reversed = usage_of_tasks({{2, 100, 900, 100, 70, 2, 50, 0}}, "n2");
+  merge_usage(reversed, usage_of_tasks({{0, 500, 40, 10, 70, 1, 100, 1}, {1, 200, 4, 1, 5, 90, 800, 9}}, "n1"));
+  CHECK(Seen{reversed.max_read_bytes, reversed.max_read_node, reversed.max_read_task} == Seen{70, "n2", 2});
+  CHECK(Seen{reversed.min_cpu_us, reversed.min_cpu_node, reversed.min_cpu_task} == Seen{5, "n1", 1});
+}
+
 TEST_CASE("job usage: cairn-stepd's usage line in the run record") {
   RunUsage usage{1'500'000, 20'000, 7 << 20, 4096, 8192};
   std::string text = launch_line({12, 0, "/spool/job12.0.sh", "", 0, ""}) + usage_line(usage) + exit_line({0, 0});

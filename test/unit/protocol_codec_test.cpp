@@ -313,7 +313,7 @@ TEST_CASE("step codec: srun's request, an agent's part of a step, the exits, run
             [](auto in) { return read_step_request(in); }) == request);
   StepLaunch launch{7,      3,      1,       request, {{"n1", 1, 64}, {"n2", 1, 64}}, 1,       2,          2,
                     {2, 2}, 1001,   1002,    "alice", "cluster",                      "codec", "debug", 1 << 20,
-                    {"n1", "n2", "n3"}, {4, 2, 2}, "physics", "high"};
+                    {"n1", "n2", "n3"}, {4, 2, 2}, "physics", "high", "2-3"};
   CHECK(round_trip<rpc::StepLaunch>(
             launch, [](auto out, const StepLaunch& value) { write_step_launch(out, value); },
             [](auto in) { return read_step_launch(in); }) == launch);
@@ -340,12 +340,13 @@ TEST_CASE("step codec: srun's request, an agent's part of a step, the exits, run
 
 TEST_CASE("node codec: a launch order carries every field, the cluster's name too") {
   JobLaunch launch{7, full_spec(), {{"n1", 2, 256}, {"n2", 2, 256}}, 1, "the-cluster", 600, "/bb/fast/7",
-                   {5, 2, 4, 1, 4, 2}};
+                   {5, 2, 4, 1, 4, 2}, "0-1,4"};
   JobLaunch read = round_trip<rpc::LaunchRequest>(
       launch, [](auto out, const JobLaunch& value) { write_launch_request(out, value); },
       [](auto in) { return read_launch_request(in); });
   CHECK(read == launch);
   CHECK(read.cluster_name == "the-cluster");
+  CHECK(read.cpu_ids == "0-1,4");
   launch.array = {};  // not a task of an array
   CHECK(round_trip<rpc::LaunchRequest>(
             launch, [](auto out, const JobLaunch& value) { write_launch_request(out, value); },

@@ -32,6 +32,26 @@ AccountPlan run(Timeline& t, std::vector<std::string> args, double seconds = 1) 
   return plan;
 }
 
+// One node, n1 (4 CPUs, 8000 MB), for the scheduling passes.
+Timeline one_node_cluster() {
+  Timeline t;
+  t.feed(make::node_registered(by_agent(-10), {"n1", 4, 8000, {"debug"}, true, "v1", {}}));
+  return t;
+}
+
+// A scheduling pass over `t`'s state at t=10 s: partition debug (the default) of n1.
+SchedulingInput pass_input(const Timeline& t) {
+  PartitionPolicy debug;
+  debug.name = "debug";
+  debug.nodes = {"n1"};
+  debug.is_default = true;
+  SchedulingInput input;
+  input.state = &t.state;
+  input.partitions = {debug};
+  input.now_us = kT0 + 10'000'000;
+  return input;
+}
+
 QosRecord qos_named(const std::string& name, std::vector<std::string> preempt = {}) {
   QosRecord qos;
   qos.name = name;
@@ -265,8 +285,7 @@ TEST_CASE("qos: the limits table: refusals at submission and pending reasons, in
 }
 
 TEST_CASE("qos: the scheduling pass holds jobs at their QOS limits and orders by QOS priority") {
-  Timeline t;
-  t.feed(make::node_registered(by_agent(-10), {"n1", 4, 8000, {"debug"}, true, "v1", {}}));
+  Timeline t = one_node_cluster();
   REQUIRE(run(t, {"add", "qos", "one", "MaxJobsPerUser=1"}).error.empty());
   REQUIRE(run(t, {"add", "qos", "urgent", "Priority=1000"}).error.empty());
   JobSpec spec = simple_spec("a", 600);
@@ -280,15 +299,7 @@ TEST_CASE("qos: the scheduling pass holds jobs at their QOS limits and orders by
   JobSpec urgent = plain;
   urgent.qos = "urgent";
   t.feed(make::job_submitted(at(4), 4, urgent));
-  PartitionPolicy debug;
-  debug.name = "debug";
-  debug.nodes = {"n1"};
-  debug.is_default = true;
-  SchedulingInput input;
-  input.state = &t.state;
-  input.partitions = {debug};
-  input.now_us = kT0 + 10'000'000;
-  auto decision = schedule(input);
+  auto decision = schedule(pass_input(t));
   // The urgent QOS's job 4 goes first, though submitted after job 3; job 1 starts; job 2 waits at
   // its QOS's MaxJobsPerUser (job 1 runs under it now); job 3 finds one CPU left.
   REQUIRE(decision.placements.size() == 2);
@@ -299,8 +310,7 @@ TEST_CASE("qos: the scheduling pass holds jobs at their QOS limits and orders by
 }
 
 TEST_CASE("qos: preempt/qos preempts jobs of the QOS in the preemptor's Preempt= list, in its QOS's mode") {
-  Timeline t;
-  t.feed(make::node_registered(by_agent(-10), {"n1", 4, 8000, {"debug"}, true, "v1", {}}));
+  Timeline t = one_node_cluster();
   REQUIRE(run(t, {"add", "qos", "low", "PreemptMode=requeue"}).error.empty());
   REQUIRE(run(t, {"add", "qos", "high", "Preempt=low"}).error.empty());
   JobSpec low = simple_spec("low", 600);
@@ -315,14 +325,7 @@ TEST_CASE("qos: preempt/qos preempts jobs of the QOS in the preemptor's Preempt=
   t.feed(make::job_submitted(at(3), 2, plain));
   JobSpec high = low;
   high.qos = "high";
-  PartitionPolicy debug;
-  debug.name = "debug";
-  debug.nodes = {"n1"};
-  debug.is_default = true;
-  SchedulingInput input;
-  input.state = &t.state;
-  input.partitions = {debug};
-  input.now_us = kT0 + 10'000'000;
+  SchedulingInput input = pass_input(t);
   input.preemption.by_qos = true;
   input.preemption.mode.mode = PreemptMode::cancel;
   auto decision = schedule(input);

@@ -30,6 +30,21 @@ struct AuditLog {
     add(make::node_registered(by_agent(-100), {"n2", 4, 8000, {"debug"}, true, "v2", {}}));
   }
   void submit(double t, uint64_t id, JobSpec spec = test::simple_spec()) { add(make::job_submitted(at(t), id, spec)); }
+  // two_nodes(), then jobs 1 and 2 submitted at t=0.
+  void two_nodes_two_jobs(const JobSpec& spec = test::simple_spec()) {
+    two_nodes();
+    submit(0, 1, spec);
+    submit(0, 2, spec);
+  }
+  // Job 1 on n1's 4 CPUs from t=0, preempted by suspension for job 2 at t=2 (with the
+  // JobSuspend the controller also appends, when `suspend_event`); job 2 starts on the lent
+  // CPUs at t=3.
+  void job_2_on_job_1s_lent_cpus(bool suspend_event = true) {
+    start(0, 1, {{"n1", 4, 1000}});
+    add(make::job_preempted(by_system(2), 1, 2, schema::PreemptAction::SUSPEND, 0));
+    if (suspend_event) add(make::job_suspend(by_system(2), 1));
+    start(3, 2, {{"n1", 4, 1000}});
+  }
   void start(double t, uint64_t id, std::vector<NodeShare> shares, uint32_t limit_sec = 0) {
     add(make::job_allocated(by_system(t), id, shares, limit_sec));
   }
@@ -46,9 +61,7 @@ std::vector<AuditRule> rules_of(const ScheduleAuditReport& report) {
 
 TEST_CASE("schedule audit: a clean schedule has no violation and exact figures") {
   AuditLog log;
-  log.two_nodes();
-  log.submit(0, 1);
-  log.submit(0, 2);
+  log.two_nodes_two_jobs();
   log.start(0, 1, {{"n1", 4, 1000}});
   log.start(10, 2, {{"n2", 2, 1000}});
   log.end(100, 1);
@@ -73,13 +86,8 @@ TEST_CASE("schedule audit: a clean schedule has no violation and exact figures")
 
 TEST_CASE("schedule audit: a job suspended by its preemptor lends it its CPUs until resumed") {
   AuditLog log;
-  log.two_nodes();
-  log.submit(0, 1);
-  log.submit(1, 2);
-  log.start(0, 1, {{"n1", 4, 1000}});
-  log.add(make::job_preempted(by_system(2), 1, 2, schema::PreemptAction::SUSPEND, 0));
-  log.add(make::job_suspend(by_system(2), 1));
-  log.start(3, 2, {{"n1", 4, 1000}});  // on the lent CPUs: no violation
+  log.two_nodes_two_jobs();
+  log.job_2_on_job_1s_lent_cpus();  // on the lent CPUs: no violation
   CHECK(log.audit().violations.empty());
   AuditLog early = log;
   early.add(make::job_resume(by_system(4), 1));  // resumed while the preemptor still holds them
@@ -94,13 +102,8 @@ TEST_CASE("schedule audit: a job suspended by its preemptor lends it its CPUs un
 // CPUs count once, 4 x (2 + 2 + 3) CPU-seconds over 8 CPUs x 9 s, not job 1's whole 9 s too.
 TEST_CASE("schedule audit: utilisation counts CPUs lent by a suspended job once") {
   AuditLog log;
-  log.two_nodes();
-  log.submit(0, 1);
-  log.submit(0, 2);
-  log.start(0, 1, {{"n1", 4, 1000}});
-  log.add(make::job_preempted(by_system(2), 1, 2, schema::PreemptAction::SUSPEND, 0));
-  log.add(make::job_suspend(by_system(2), 1));
-  log.start(3, 2, {{"n1", 4, 1000}});
+  log.two_nodes_two_jobs();
+  log.job_2_on_job_1s_lent_cpus();
   log.end(5, 2);
   log.add(make::job_resume(by_system(6), 1));
   log.end(9, 1);
@@ -110,12 +113,8 @@ TEST_CASE("schedule audit: utilisation counts CPUs lent by a suspended job once"
   CHECK(report.figures.utilisation == doctest::Approx(4.0 * (2 + 2 + 3) / (8.0 * 9)));
   SUBCASE("a lender that ends while its CPUs are lent adds nothing after the lending") {
     AuditLog cut;
-    cut.two_nodes();
-    cut.submit(0, 1);
-    cut.submit(0, 2);
-    cut.start(0, 1, {{"n1", 4, 1000}});
-    cut.add(make::job_preempted(by_system(2), 1, 2, schema::PreemptAction::SUSPEND, 0));
-    cut.start(3, 2, {{"n1", 4, 1000}});
+    cut.two_nodes_two_jobs();
+    cut.job_2_on_job_1s_lent_cpus(false);
     cut.end(4, 1);  // cancelled while suspended
     cut.end(10, 2);
     CHECK(cut.audit().figures.utilisation == doctest::Approx(4.0 * (2 + 7) / (8.0 * 10)));
@@ -125,11 +124,9 @@ TEST_CASE("schedule audit: utilisation counts CPUs lent by a suspended job once"
 TEST_CASE("schedule audit: Licenses= counts are never exceeded") {
   AuditLog log;
   log.add(make::config_applied(by_system(-200), "Licenses=matlab:3\n", "cairn.conf", {}));
-  log.two_nodes();
   JobSpec two = test::simple_spec();
   two.licenses = "matlab:2";
-  log.submit(0, 1, two);
-  log.submit(0, 2, two);
+  log.two_nodes_two_jobs(two);
   log.start(1, 1, {{"n1", 1, 100}});
   SUBCASE("over") {
     log.start(2, 2, {{"n2", 1, 100}});
@@ -157,9 +154,7 @@ TEST_CASE("schedule audit: Licenses= counts are never exceeded") {
   }
   SUBCASE("without a configuration, not checked") {
     AuditLog bare;
-    bare.two_nodes();
-    bare.submit(0, 1, two);
-    bare.submit(0, 2, two);
+    bare.two_nodes_two_jobs(two);
     bare.start(1, 1, {{"n1", 1, 100}});
     bare.start(2, 2, {{"n2", 1, 100}});
     auto report = bare.audit();
@@ -180,9 +175,7 @@ TEST_CASE("schedule audit: bounded slowdown counts runs shorter than tau as tau"
 
 TEST_CASE("schedule audit: a node's CPUs or memory given twice") {
   AuditLog log;
-  log.two_nodes();
-  log.submit(0, 1);
-  log.submit(0, 2);
+  log.two_nodes_two_jobs();
   log.start(1, 1, {{"n1", 3, 1000}});
   SUBCASE("CPUs") {
     log.start(2, 2, {{"n1", 2, 1000}});
@@ -240,9 +233,7 @@ TEST_CASE("schedule audit: a start before the dependency allowed it") {
 TEST_CASE("schedule audit: a burst-buffer pool over its capacity") {
   AuditLog log;
   log.add(make::config_applied(by_system(-200), "BurstBuffer=Pool=fast Capacity=1G Path=/bb Default=YES\n", "cairn.conf", {}));
-  log.two_nodes();
-  log.submit(0, 1);
-  log.submit(0, 2);
+  log.two_nodes_two_jobs();
   log.add(make::bb_reserved(by_system(1), 1, "fast", 600ull << 20));
   SUBCASE("over") {
     log.add(make::bb_reserved(by_system(2), 2, "fast", 600ull << 20));
