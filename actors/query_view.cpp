@@ -120,8 +120,8 @@ CpuTopology node_topology(QueryView* self, const std::string& node) {
     st.topologies_for = &current;
   }
   if (auto it = st.topologies.find(node); it != st.topologies.end()) return it->second;
-  auto record = st.state.nodes.find(node);
-  return flat_topology(record == st.state.nodes.end() ? 1 : record->second.cpus);
+  auto record = st.view->state.nodes.find(node);
+  return flat_topology(record == st.view->state.nodes.end() ? 1 : record->second.cpus);
 }
 
 SchedulingDecision run_pass(QueryView* self) {
@@ -137,7 +137,7 @@ SchedulingDecision run_pass(QueryView* self) {
                             config.kill_invalid_depend, &features, &config.licenses, &weights,
                             &st.context->running->current().node_gres, preemption});
   keep_owned_shards(decision, st.context->ownership);
-  choose_cpu_ids(decision, st.state, [self](const std::string& node) { return node_topology(self, node); });
+  choose_cpu_ids(decision, st.view->state, [self](const std::string& node) { return node_topology(self, node); });
   auto spent = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - began);
   // The queue the pass looked at: the jobs it left waiting and those it placed.
   st.context->metrics->scheduling_pass(static_cast<uint64_t>(spent.count()),
