@@ -50,9 +50,26 @@ namespace {
 
 // Set when the file log saw another controller take one of this one's shards.
 std::atomic<bool> g_fenced{false};
+// Set when a shard of --takeover lost its owner: this controller stops and starts again, in
+// place (the same command line, the same pid), and takes that shard with its own.
+std::atomic<bool> g_restart{false};
+char** g_argv = nullptr;
+
+// How the process ends: exit, or, to take a shard over, the same command line again.
+[[noreturn]] void finish(int status) {
+  spdlog::default_logger()->flush();
+  if (g_restart) {
+    ::execv("/proc/self/exe", g_argv);
+    spdlog::critical("cannot restart to take a shard over: {}", std::strerror(errno));
+    spdlog::default_logger()->flush();
+    std::_Exit(1);
+  }
+  std::_Exit(status);
+}
 
 constexpr const char* kUsage =
-    "Usage: cairnctld [--conf FILE] [-D] [--accept-log-loss] [--standby] [--shards LIST] [--socket PATH]\n"
+    "Usage: cairnctld [--conf FILE] [-D] [--accept-log-loss] [--standby] [--shards LIST] [--takeover LIST]\n"
+    "                 [--socket PATH]\n"
     "\n"
     "The Cairn controller: replays the event log (EventLog=), takes the writer's claim on\n"
     "its shard, schedules, and serves the CLI and the node agents on ControllerSocket= and\n"
@@ -71,6 +88,9 @@ constexpr const char* kUsage =
     "      --shards LIST      write only these shards of the file event log (as in 0,2), each\n"
     "                         under its own lock and lease; read the others, written by other\n"
     "                         controllers, into the views; commands on their jobs go to them\n"
+    "      --takeover LIST    with --shards: also write these shards once their owner is gone (it\n"
+    "                         died, or stopped renewing its lease): this controller then starts\n"
+    "                         again in place and takes them with its own\n"
     "      --socket PATH      listen on PATH rather than ControllerSocket= (a second controller\n"
     "                         on the same host)\n"
     "  -h, --help             show this help and exit\n"
@@ -119,8 +139,10 @@ void prepare_private_directories(const ClusterConfig& config) {
 // the kernel tears it down: wait for it a little rather than fail a restart.
 // Kafka brokers out of reach: say so and retry with backoff until they answer.
 // A standby (--standby) waits on the lock for as long as its holder lives.
+// With --shards, `ownership` is what --shards names and whichever shard of `takeover` has lost
+// its owner (on return: what the log was opened with).
 std::unique_ptr<EventLog> open_log_waiting(const ClusterConfig& config, bool accept_log_loss, bool standby,
-                                           const ShardOwnership& ownership) {
+                                           bool per_shard, ShardOwnership& ownership, const ShardOwnership& takeover) {
   constexpr auto kLockWait = std::chrono::seconds(10);
   constexpr auto kMaxBackoff = std::chrono::seconds(30);
   auto lock_deadline = std::chrono::steady_clock::now() + kLockWait;
@@ -128,20 +150,32 @@ std::unique_ptr<EventLog> open_log_waiting(const ClusterConfig& config, bool acc
   bool said_locked = false;
   while (true) {
     try {
-      if (ownership.owns_all()) return open_configured_log(config, accept_log_loss);
+      if (!per_shard) return open_configured_log(config, accept_log_loss);
+      ShardOwnership attempt = ownership;
+      std::vector<std::string> taking;
+      for (uint32_t shard : takeover.owned()) {
+        if (ownership.owns(shard)) continue;
+        if (auto why = shard_free_to_take(config.event_log.substr(5), shard, ShardOwnerOptions{}.lease_timeout)) {
+          attempt = attempt.with(shard);
+          taking.push_back(*why);
+        }
+      }
       FileLogOptions file;
       file.partitions = config.shards;
       file.segment_bytes = config.event_log_segment_bytes;
       file.accept_loss = accept_log_loss;
       ShardOwnerOptions owners;
-      owners.owned = ownership.owned();
+      owners.owned = attempt.owned();
       // Another controller took one of this one's shards (it stopped renewing its lease):
       // every later append fails; stop as a fenced controller does.
       owners.on_fenced = [](const std::string&) {
         g_fenced = true;
         ::kill(::getpid(), SIGTERM);
       };
-      return open_file_log(config.event_log.substr(5), file, owners);
+      auto log = open_file_log(config.event_log.substr(5), file, owners);
+      for (const auto& why : taking) spdlog::warn("--takeover: {}: this controller writes it now", why);
+      ownership = attempt;
+      return log;
     } catch (const LogLoss& e) {
       throw LogLoss(fmt::format("{}. Restore what is missing, or, if the loss is known and accepted, start cairnctld "
                                 "with --accept-log-loss (job ids go on after the highest ever issued)",
@@ -174,6 +208,33 @@ struct ForeignShardTails {
   ~ForeignShardTails() {
     stopping = true;
     for (auto& thread : threads) thread.join();
+  }
+};
+
+// --takeover: watches the shards named there, written by other controllers; once one's owner is
+// gone, stops this controller so that it starts again in place and takes it (finish()).
+struct TakeoverWatch {
+  std::atomic<bool> stopping{false};
+  std::thread thread;
+  ~TakeoverWatch() {
+    stopping = true;
+    if (thread.joinable()) thread.join();
+  }
+  void start(std::string log_dir, std::vector<uint32_t> shards, std::string owned) {
+    if (shards.empty()) return;
+    thread = std::thread([this, log_dir = std::move(log_dir), shards = std::move(shards), owned = std::move(owned)] {
+      while (!stopping) {
+        for (uint32_t shard : shards) {
+          if (auto why = shard_free_to_take(log_dir, shard, ShardOwnerOptions{}.lease_timeout)) {
+            spdlog::warn("--takeover: {}: restarting to write shards {},{}", *why, owned, shard);
+            g_restart = true;
+            ::kill(::getpid(), SIGTERM);
+            return;
+          }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    });
   }
 };
 
@@ -279,7 +340,11 @@ int run(const ParsedArgs& args) {
     spdlog::warn("--standby waits on the file event log's lock; EventLog={} has none: starting as a writer",
                  config.event_log);
   ShardOwnership ownership = ShardOwnership::all(config.shards);
-  if (args.has("shards")) {
+  ShardOwnership takeover;  // none
+  const bool per_shard = args.has("shards");
+  if (args.has("takeover") && !per_shard)
+    throw UsageError("cairnctld: --takeover needs --shards (a controller without it writes every shard)");
+  if (per_shard) {
     try {
       ownership = ShardOwnership::parse(*args.get("shards"), config.shards);
     } catch (const std::invalid_argument& e) {
@@ -289,10 +354,17 @@ int run(const ParsedArgs& args) {
       throw std::runtime_error(fmt::format("--shards {}: a controller of some shards is built on the file event log "
                                            "only so far, not on EventLog={}",
                                            *args.get("shards"), config.event_log));
+    if (args.has("takeover")) {
+      try {
+        takeover = ShardOwnership::parse(*args.get("takeover"), config.shards, "--takeover");
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("cairnctld: ") + e.what());
+      }
+    }
   }
   if (args.has("socket")) config.controller_socket = *args.get("socket");
   notify_status("opening the event log " + config.event_log);
-  auto log = open_log_waiting(config, accept_log_loss, standby, ownership);
+  auto log = open_log_waiting(config, accept_log_loss, standby, per_shard, ownership, takeover);
   refuse_shard_mismatch(config, *log);
   if (standby) exposer = serve_metrics(config, *metrics);
   notify_status("replaying the event log");
@@ -454,7 +526,7 @@ int run(const ParsedArgs& args) {
   }
   RpcListener& listener = *bound;
   std::error_code ignored_error;
-  if (!ownership.owns_all()) {
+  if (per_shard) {
     publish_endpoint(config, ownership, listener.unix_endpoint());
   } else if (config.event_log.starts_with("file:")) {
     // The writer of every shard: agents and other controllers find it at ControllerSocket=.
@@ -463,11 +535,19 @@ int run(const ParsedArgs& args) {
   }
   spdlog::info("{} ready: {}{}, {} live jobs, listening on {}{}", context->controller_name,
                shards == 1 ? fmt::format("epoch {}", epoch) : fmt::format("{} shards, epochs {}", shards, join_numbers(epochs)),
-               ownership.owns_all() ? "" : fmt::format(", writing shards {}", ownership.text()),
+               per_shard ? fmt::format(", writing shards {}", ownership.text()) : "",
                live.size(),
                listener.unix_endpoint(), listen.tcp_address.empty() ? "" : " and " + listener.tcp_endpoint());
   notify_ready(fmt::format("serving: epoch {}, listening on {}{}", epoch, listener.unix_endpoint(),
                            listen.tcp_address.empty() ? "" : " and " + listener.tcp_endpoint()));
+
+  TakeoverWatch takeover_watch;  // stopped before the log closes
+  {
+    std::vector<uint32_t> watched;
+    for (uint32_t shard : takeover.owned())
+      if (!ownership.owns(shard)) watched.push_back(shard);
+    takeover_watch.start(config.event_log.substr(5), watched, ownership.text());
+  }
 
   // SIGHUP: as `scontrol reconfigure` by the controller's own user (who may signal it).
   Caller hangup = caller_for_uid(getuid(), getgid(), config);
@@ -479,7 +559,8 @@ int run(const ParsedArgs& args) {
   });
   notify_stopping();
   if (g_fenced) fenced = true;
-  if (!fenced) spdlog::info("signal {} received: shutting down", received);
+  if (g_restart) spdlog::info("stopping, to start again with the shard to take over");
+  else if (!fenced) spdlog::info("signal {} received: shutting down", received);
   listener.close();
   loop.stop();
   log->flush();
@@ -491,8 +572,7 @@ int run(const ParsedArgs& args) {
   std::thread([status] {
     std::this_thread::sleep_for(std::chrono::seconds(10));
     spdlog::warn("the shutdown did not finish within 10 s; exiting without it");
-    spdlog::default_logger()->flush();
-    std::_Exit(status);
+    finish(status);
   }).detach();
   return status;
 }
@@ -500,6 +580,7 @@ int run(const ParsedArgs& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  g_argv = argv;
   // Before any thread exists, so that only sigwait sees these signals.
   block_daemon_signals({SIGHUP});
   log_to_stderr();
@@ -511,6 +592,7 @@ int main(int argc, char** argv) {
                                {0, "accept-log-loss", false, ""},
                                {0, "standby", false, ""},
                                {0, "shards", true, ""},
+                               {0, "takeover", true, ""},
                                {0, "socket", true, ""},
                                {'h', "help", false, ""},
                                {'V', "version", false, ""}},
@@ -526,7 +608,7 @@ int main(int argc, char** argv) {
     if (!args.positionals.empty())
       throw UsageError("cairnctld: unexpected argument '" + args.positionals.front() + "'");
     int status = run(args);
-    std::_Exit(status);  // actors with pending timers would keep the runtime alive
+    finish(status);  // actors with pending timers would keep the runtime alive
   } catch (const UsageError& e) {
     std::cerr << e.what() << "\n" << kUsage;
     return 2;

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <map>
 #include <optional>
+#include <set>
 #include <variant>
 #include <mutex>
 #include <unordered_map>
@@ -490,9 +491,30 @@ class ControllerImpl final : public rpc::Controller::Server {
     });
   }
 
+  // Read-your-writes at any controller: a query that names jobs of shards other controllers
+  // write answers once this controller's view has read those shards up to their end as they
+  // stand now, so it shows every command acknowledged on them before (whichever controller
+  // took it). A query that names no job is not held back.
+  kj::Promise<void> named_jobs_read(const std::vector<uint64_t>& job_ids) {
+    std::set<uint32_t> shards;
+    for (uint64_t id : job_ids)
+      if (auto shard = foreign_shard_of_job(context_->ownership, id)) shards.insert(*shard);
+    kj::Promise<void> ready = kj::READY_NOW;
+    for (uint32_t shard : shards)
+      ready = ready.then([forwarder = forwarder_, shard] { return forwarder->read_to_end(shard); });
+    return ready;
+  }
+
   kj::Promise<void> queryJobs(QueryJobsContext context) override {
     JobQuery query = read_job_query(context.getParams().getQuery());
     restrict_to_visible(query);
+    if (query.ids.empty()) return answer_jobs(context, std::move(query));
+    auto ids = query.ids;
+    return named_jobs_read(ids).then(
+        [this, context, query = std::move(query)]() mutable { return answer_jobs(context, std::move(query)); });
+  }
+
+  kj::Promise<void> answer_jobs(QueryJobsContext context, JobQuery query) {
     auto answer = ask<JobsAnswer>(*context_, context_->actors.query_view, query_jobs_atom_v, query);
     Caller caller = caller_;
     return answer.then([context, caller, query](JobsAnswer snapshot) mutable {
@@ -509,6 +531,13 @@ class ControllerImpl final : public rpc::Controller::Server {
     JobQuery query = read_job_query(params.getQuery());
     restrict_to_visible(query);
     HistoryCursor cursor = read_history_cursor(params.getFrom());
+    auto ids = query.ids;
+    return named_jobs_read(ids).then([this, context, query, cursor]() mutable {
+      return answer_history(context, std::move(query), cursor);
+    });
+  }
+
+  kj::Promise<void> answer_history(QueryHistoryContext context, JobQuery query, HistoryCursor cursor) {
     auto answer = ask<HistoryPage>(*context_, context_->actors.history, query_history_atom_v, query, cursor);
     return answer.then([context](HistoryPage page) mutable {
       if (!page.error.empty()) kj::throwFatalException(failure(page.error));

@@ -102,6 +102,11 @@ kj::Promise<void> ShardForwarder::send(uint32_t shard, const Caller& caller, uin
       });
 }
 
+kj::Promise<void> ShardForwarder::read_to_end(uint32_t shard) {
+  uint64_t end = context_->shard_end ? context_->shard_end(shard) : 0;
+  return caught_up(shard, end, wall_clock_us() + kCatchUpUs);
+}
+
 kj::Promise<void> ShardForwarder::caught_up(uint32_t shard, uint64_t end, int64_t deadline_us) {
   if (shard >= context_->shard_applied_end->size() ||
       (*context_->shard_applied_end)[shard].load(std::memory_order_acquire) >= end)

@@ -30,6 +30,9 @@ class ShardForwarder {
 
   kj::Promise<void> forward(uint32_t shard, const Caller& caller, uint64_t interface_id, uint16_t method_id,
                             capnp::CallContext<capnp::AnyPointer, capnp::AnyPointer> call);
+  // Resolves once this controller's view has read `shard`, written by another controller, up to
+  // the shard's end as it is now (10 s at most): every event acknowledged there before the call.
+  kj::Promise<void> read_to_end(uint32_t shard);
 
  private:
   struct Link;
