@@ -408,6 +408,7 @@ int run(const ParsedArgs& args) {
 
   auto context = std::make_shared<ControllerContext>();
   context->metrics = metrics;
+  if (args.has("socket")) context->socket_override = config.controller_socket;
   context->boot_time_us = wall_clock_us();
   context->running->install(make_running_config(config, config_text, config_path, context->boot_time_us, {}));
   context->partitions->set(effective_partitions(context->configured_partitions(), state.partition_table));

@@ -410,6 +410,9 @@ std::optional<uint32_t> foreign_target(const ControllerContext& context, uint16_
   }
 }
 
+// Controller.reconfigure's method ordinal (rpc.capnp): the command every controller runs.
+constexpr uint16_t kReconfigureMethod = 28;
+
 class ControllerImpl final : public rpc::Controller::Server {
  public:
   ControllerImpl(KjLoopThread& loop, std::shared_ptr<const ControllerContext> context, Caller caller, bool local,
@@ -430,6 +433,9 @@ class ControllerImpl final : public rpc::Controller::Server {
       if (interface_id == capnp::typeId<rpc::Controller>() && caller_.may_write) {
         if (auto shard = foreign_target(*context_, method_id, call.getParams()))
           return {forwarder_->forward(*shard, caller_, interface_id, method_id, call), false};
+        if (method_id == kReconfigureMethod && !forwarded_ && !context_->ownership.owns_all() &&
+            context_->ownership.shards() > 0)
+          return {reconfigure_everywhere(interface_id, call), false};
       }
       return rpc::Controller::Server::dispatchCall(interface_id, method_id, call);
     });
@@ -669,6 +675,31 @@ class ControllerImpl final : public rpc::Controller::Server {
     });
   }
 
+  // A forwarded command does not go on to other controllers.
+  void set_forwarded() { forwarded_ = true; }
+
+  // scontrol reconfigure with several controllers: shard 0's owner first (it records
+  // ConfigApplied), then this controller and every other one, each reading its own cairn.conf.
+  // The first refusal is the answer.
+  kj::Promise<void> reconfigure_everywhere(uint64_t interface_id,
+                                           capnp::CallContext<capnp::AnyPointer, capnp::AnyPointer> call) {
+    auto others = forwarder_->other_owners();
+    auto zero = std::find(others.begin(), others.end(), 0u);
+    kj::Promise<void> done = kj::READY_NOW;
+    if (zero != others.end()) {
+      done = forwarder_->forward(0, caller_, interface_id, kReconfigureMethod, call);
+      others.erase(zero);
+    }
+    done = done.then([this, interface_id, call]() mutable {
+      return rpc::Controller::Server::dispatchCall(interface_id, kReconfigureMethod, call).promise;
+    });
+    for (uint32_t shard : others)
+      done = done.then([this, shard, interface_id, call]() mutable {
+        return forwarder_->forward(shard, caller_, interface_id, kReconfigureMethod, call);
+      });
+    return done;
+  }
+
   kj::Promise<void> reconfigure(ReconfigureContext) override {
     return recorded(ask<Recorded>(*context_, context_->actors.config_admin, reconfigure_atom_v, with_command_id()));
   }
@@ -829,8 +860,9 @@ class ControllerImpl final : public rpc::Controller::Server {
     auto results = context.getResults();
     results.setUid(acting.uid);
     results.setUserName(acting.user);
-    results.setSession(
-        kj::heap<ControllerImpl>(loop_, context_, std::move(acting), local_, peer_, step_io_, agents_, forwarder_));
+    auto session = kj::heap<ControllerImpl>(loop_, context_, std::move(acting), local_, peer_, step_io_, agents_, forwarder_);
+    session->set_forwarded();
+    results.setSession(kj::mv(session));
     return kj::READY_NOW;
   }
 
@@ -901,6 +933,7 @@ class ControllerImpl final : public rpc::Controller::Server {
   std::shared_ptr<StepIoRegistry> step_io_;
   std::shared_ptr<AgentDirectory> agents_;
   std::shared_ptr<ShardForwarder> forwarder_;
+  bool forwarded_ = false;  // a session another controller opened for a command's caller
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <set>
 
 #include "capnp/rpc.capnp.h"
 #include "common/wall_clock.hpp"
@@ -100,6 +101,18 @@ kj::Promise<void> ShardForwarder::send(uint32_t shard, const Caller& caller, uin
         return failure(fmt::format("the controller of shard {} ({}) does not answer: {}", shard, endpoint,
                                    error.getDescription().cStr()));
       });
+}
+
+std::vector<uint32_t> ShardForwarder::other_owners() const {
+  const auto& config = context_->config();
+  std::vector<uint32_t> shards;
+  std::set<std::string> endpoints;
+  for (uint32_t shard : context_->ownership.not_owned()) {
+    std::string endpoint;
+    std::ifstream in(fmt::format("{}/p{}/ENDPOINT", config.event_log.substr(5), shard));
+    if (std::getline(in, endpoint) && !endpoint.empty() && endpoints.insert(endpoint).second) shards.push_back(shard);
+  }
+  return shards;
 }
 
 kj::Promise<void> ShardForwarder::read_to_end(uint32_t shard) {
