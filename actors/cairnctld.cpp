@@ -238,6 +238,37 @@ struct TakeoverWatch {
   }
 };
 
+// For `cairn shards`' reader lags: how far this controller's view applied each shard
+// (LOGDIR/readers/cairnctld@HOST:PID, "SHARD NEXT" lines), rewritten every second, removed at
+// a clean stop (a killed controller's file stays; `cairn shards` skips readers that stopped).
+struct ReaderReport {
+  std::atomic<bool> stopping{false};
+  std::string path;
+  std::thread thread;
+  ~ReaderReport() {
+    stopping = true;
+    if (thread.joinable()) thread.join();
+    std::error_code ignored;
+    if (!path.empty()) std::filesystem::remove(path, ignored);
+  }
+  void start(const std::string& log_dir, std::shared_ptr<const ControllerContext> context, uint32_t shards) {
+    std::error_code error;
+    std::filesystem::create_directories(log_dir + "/readers", error);
+    if (error) return spdlog::warn("cannot make {}/readers: {}", log_dir, error.message());
+    path = log_dir + "/readers/" + context->controller_name;
+    thread = std::thread([this, context, shards] {
+      while (!stopping) {
+        std::string text;
+        for (uint32_t shard = 0; shard < shards && shard < context->shard_applied_end->size(); ++shard)
+          text += fmt::format("{} {}\n", shard, (*context->shard_applied_end)[shard].load(std::memory_order_acquire));
+        std::string temporary = path + ".tmp";
+        if (std::ofstream(temporary, std::ios::trunc) << text) ::rename(temporary.c_str(), path.c_str());
+        for (int i = 0; i < 10 && !stopping; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    });
+  }
+};
+
 std::thread tail_foreign_shard(const EventLog& log, uint32_t shard, uint64_t from, LogActor log_actor,
                                const std::atomic<bool>& stopping) {
   return std::thread([&log, shard, from, log_actor, &stopping] {
@@ -542,6 +573,9 @@ int run(const ParsedArgs& args) {
   notify_ready(fmt::format("serving: epoch {}, listening on {}{}", epoch, listener.unix_endpoint(),
                            listen.tcp_address.empty() ? "" : " and " + listener.tcp_endpoint()));
 
+  ReaderReport reader_report;
+  if (config.event_log.starts_with("file:") && shards > 1)
+    reader_report.start(config.event_log.substr(5), context, shards);
   TakeoverWatch takeover_watch;  // stopped before the log closes
   {
     std::vector<uint32_t> watched;

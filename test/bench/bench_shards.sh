@@ -40,6 +40,7 @@ submit_round() {  # name shards
   local name=$1 shards=$2 client start end ctl_ticks cli_ticks acked
   rm -f ids.*
   ctl_ticks=$(cpu_ticks "$a" "$b") cli_ticks=$(cli_cpu_ticks)
+  local loops=()
   start=$(now)
   for client in $(seq "$clients"); do
     if [ "$shards" = 2 ] && [ $((client % 2)) = 0 ]; then
@@ -47,8 +48,9 @@ submit_round() {  # name shards
     else
       (for _ in $(seq "$per_client"); do sbatch --parsable -H -p p0 --wrap true; done > "ids.$client") &
     fi
+    loops+=($!)
   done
-  wait
+  wait "${loops[@]}"
   end=$(now)
   cli_ticks=$(( $(cli_cpu_ticks) - cli_ticks )) ctl_ticks=$(( $(cpu_ticks "$a" "$b") - ctl_ticks ))
   acked=$(cat ids.* | grep -c '^[0-9][0-9]*$' || true)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `cairn local up --shards 2 --controllers 3` (issue 17): controller 1 writes shard 0 (on
 # ControllerSocket=), controller 2 shard 1 (on DIR/cairnctld-2.sock), controller 3 stands
-# by for controller 1's shards. `cairn shards` names both owners; a kill -9 of controller 1
+# by for controller 1's shards. `cairn shards` names both owners, their addresses and the
+# controllers' reader lags; a kill -9 of controller 1
 # is a takeover a newcomer can watch: the standby takes shard 0 on its socket and serves.
 set -euo pipefail
 build=$1
@@ -23,6 +24,10 @@ j0=$(sbatch --parsable -p p0 -o /dev/null --wrap true)
 j1=$(sbatch --parsable -p p1 -o /dev/null --wrap true)
 wait_state "$j0" COMPLETED 30
 wait_state "$j1" COMPLETED 30
+# Each owner's address, and both controllers' lags on each shard (0 once they read it all).
+cairn shards | finds -E "^1 .* unix:$work/cairnctld-2.sock +" || fail "shard 1's address: $(cairn shards)"
+caught_up() { cairn shards | awk 'NR > 1 && $1 ~ /^[0-9]+$/ { print $NF }' | tr ',' '\n' | sort -u | tr '\n' ' '; }
+poll_until 30 "$(printf '%s\n' "$ctl1:0" "$ctl2:0" | sort | tr '\n' ' ')" caught_up || fail "reader lags: $(cairn shards)"
 
 kill_hard "$ctl1"
 for _ in $(seq 300); do finds "ready.*writing shards 0" "$work/cairnctld-3.log" && break; sleep 0.1; done
