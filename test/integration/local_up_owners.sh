@@ -26,6 +26,8 @@ wait_state "$j0" COMPLETED 30
 wait_state "$j1" COMPLETED 30
 # Each owner's address, and both controllers' lags on each shard (0 once they read it all).
 cairn shards | finds -E "^1 .* unix:$work/cairnctld-2.sock +" || fail "shard 1's address: $(cairn shards)"
+scontrol -o show shards | finds "^ShardId=1 Owner=cairnctld@.*:$ctl2 .* Address=unix:$work/cairnctld-2.sock .* ReaderLags=" ||
+  fail "scontrol show shards: $(scontrol -o show shards)"
 caught_up() { cairn shards | awk 'NR > 1 && $1 ~ /^[0-9]+$/ { print $NF }' | tr ',' '\n' | sort -u | tr '\n' ' '; }
 poll_until 30 "$(printf '%s\n' "$ctl1:0" "$ctl2:0" | sort | tr '\n' ' ')" caught_up || fail "reader lags: $(cairn shards)"
 
