@@ -448,6 +448,8 @@ struct ControllerContext {
       std::make_shared<std::array<std::atomic<uint64_t>, 64>>();
   // The end offset of a shard in the log (forwarded commands wait for the view to reach it).
   std::function<uint64_t(uint32_t)> shard_end;
+  // cairnctld --socket PATH: where it listens instead of ControllerSocket= (kept on reconfigure).
+  std::string socket_override;
   std::string controller_name;
   // Counters and gauges: sdiag and the metrics endpoint (MetricsPort=) read the same ones.
   std::shared_ptr<ControllerMetrics> metrics = std::make_shared<ControllerMetrics>();

@@ -55,9 +55,26 @@ namespace {
 
 // Set when the file log saw another controller take one of this one's shards.
 std::atomic<bool> g_fenced{false};
+// Set when a shard of --takeover lost its owner: this controller stops and starts again, in
+// place (the same command line, the same pid), and takes that shard with its own.
+std::atomic<bool> g_restart{false};
+char** g_argv = nullptr;
+
+// How the process ends: exit, or, to take a shard over, the same command line again.
+[[noreturn]] void finish(int status) {
+  spdlog::default_logger()->flush();
+  if (g_restart) {
+    ::execv("/proc/self/exe", g_argv);
+    spdlog::critical("cannot restart to take a shard over: {}", std::strerror(errno));
+    spdlog::default_logger()->flush();
+    std::_Exit(1);
+  }
+  std::_Exit(status);
+}
 
 constexpr const char* kUsage =
-    "Usage: cairnctld [--conf FILE] [-D] [--accept-log-loss] [--standby] [--shards LIST] [--socket PATH]\n"
+    "Usage: cairnctld [--conf FILE] [-D] [--accept-log-loss] [--standby] [--shards LIST] [--takeover LIST]\n"
+    "                 [--socket PATH]\n"
     "\n"
     "The Cairn controller: replays the event log (EventLog=), takes the writer's claim on\n"
     "its shard, schedules, and serves the CLI and the node agents on ControllerSocket= and\n"
@@ -79,6 +96,9 @@ constexpr const char* kUsage =
     "                         transactional id and the lease of its endpoint file; read the\n"
     "                         others, written by other controllers, into the views; commands\n"
     "                         on their jobs go to them\n"
+    "      --takeover LIST    with --shards, on the file log: also write these shards once their\n"
+    "                         owner is gone (it died, or stopped renewing its lease): this\n"
+    "                         controller then starts again in place and takes them with its own\n"
     "      --socket PATH      listen on PATH rather than ControllerSocket= (a second controller\n"
     "                         on the same host)\n"
     "  -h, --help             show this help and exit\n"
@@ -127,8 +147,10 @@ void prepare_private_directories(const ClusterConfig& config) {
 // the kernel tears it down: wait for it a little rather than fail a restart.
 // Kafka brokers out of reach: say so and retry with backoff until they answer.
 // A standby (--standby) waits on the lock for as long as its holder lives.
+// With --shards, `ownership` is what --shards names and whichever shard of `takeover` has lost
+// its owner (on return: what the log was opened with).
 std::unique_ptr<EventLog> open_log_waiting(const ClusterConfig& config, bool accept_log_loss, bool standby,
-                                           const ShardOwnership& ownership) {
+                                           bool per_shard, ShardOwnership& ownership, const ShardOwnership& takeover) {
   constexpr auto kLockWait = std::chrono::seconds(10);
   constexpr auto kMaxBackoff = std::chrono::seconds(30);
   auto lock_deadline = std::chrono::steady_clock::now() + kLockWait;
@@ -138,21 +160,32 @@ std::unique_ptr<EventLog> open_log_waiting(const ClusterConfig& config, bool acc
     try {
       // Kafka: a writer is started per partition by its first append (the claim), so a controller
       // of some shards opens the log as any other.
-      if (ownership.owns_all() || !config.event_log.starts_with("file:"))
-        return open_configured_log(config, accept_log_loss);
+      if (!per_shard || !config.event_log.starts_with("file:")) return open_configured_log(config, accept_log_loss);
+      ShardOwnership attempt = ownership;
+      std::vector<std::string> taking;
+      for (uint32_t shard : takeover.owned()) {
+        if (ownership.owns(shard)) continue;
+        if (auto why = shard_free_to_take(config.event_log.substr(5), shard, ShardOwnerOptions{}.lease_timeout)) {
+          attempt = attempt.with(shard);
+          taking.push_back(*why);
+        }
+      }
       FileLogOptions file;
       file.partitions = config.shards;
       file.segment_bytes = config.event_log_segment_bytes;
       file.accept_loss = accept_log_loss;
       ShardOwnerOptions owners;
-      owners.owned = ownership.owned();
+      owners.owned = attempt.owned();
       // Another controller took one of this one's shards (it stopped renewing its lease):
       // every later append fails; stop as a fenced controller does.
       owners.on_fenced = [](const std::string&) {
         g_fenced = true;
         ::kill(::getpid(), SIGTERM);
       };
-      return open_file_log(config.event_log.substr(5), file, owners);
+      auto log = open_file_log(config.event_log.substr(5), file, owners);
+      for (const auto& why : taking) spdlog::warn("--takeover: {}: this controller writes it now", why);
+      ownership = attempt;
+      return log;
     } catch (const LogLoss& e) {
       throw LogLoss(fmt::format("{}. Restore what is missing, or, if the loss is known and accepted, start cairnctld "
                                 "with --accept-log-loss (job ids go on after the highest ever issued)",
@@ -185,6 +218,64 @@ struct ForeignShardTails {
   ~ForeignShardTails() {
     stopping = true;
     for (auto& thread : threads) thread.join();
+  }
+};
+
+// --takeover: watches the shards named there, written by other controllers; once one's owner is
+// gone, stops this controller so that it starts again in place and takes it (finish()).
+struct TakeoverWatch {
+  std::atomic<bool> stopping{false};
+  std::thread thread;
+  ~TakeoverWatch() {
+    stopping = true;
+    if (thread.joinable()) thread.join();
+  }
+  void start(std::string log_dir, std::vector<uint32_t> shards, std::string owned) {
+    if (shards.empty()) return;
+    thread = std::thread([this, log_dir = std::move(log_dir), shards = std::move(shards), owned = std::move(owned)] {
+      while (!stopping) {
+        for (uint32_t shard : shards) {
+          if (auto why = shard_free_to_take(log_dir, shard, ShardOwnerOptions{}.lease_timeout)) {
+            spdlog::warn("--takeover: {}: restarting to write shards {},{}", *why, owned, shard);
+            g_restart = true;
+            ::kill(::getpid(), SIGTERM);
+            return;
+          }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    });
+  }
+};
+
+// For `cairn shards`' reader lags: how far this controller's view applied each shard
+// (LOGDIR/readers/cairnctld@HOST:PID, "SHARD NEXT" lines), rewritten every second, removed at
+// a clean stop (a killed controller's file stays; `cairn shards` skips readers that stopped).
+struct ReaderReport {
+  std::atomic<bool> stopping{false};
+  std::string path;
+  std::thread thread;
+  ~ReaderReport() {
+    stopping = true;
+    if (thread.joinable()) thread.join();
+    std::error_code ignored;
+    if (!path.empty()) std::filesystem::remove(path, ignored);
+  }
+  void start(const std::string& log_dir, std::shared_ptr<const ControllerContext> context, uint32_t shards) {
+    std::error_code error;
+    std::filesystem::create_directories(log_dir + "/readers", error);
+    if (error) return spdlog::warn("cannot make {}/readers: {}", log_dir, error.message());
+    path = log_dir + "/readers/" + context->controller_name;
+    thread = std::thread([this, context, shards] {
+      while (!stopping) {
+        std::string text;
+        for (uint32_t shard = 0; shard < shards && shard < context->shard_applied_end->size(); ++shard)
+          text += fmt::format("{} {}\n", shard, (*context->shard_applied_end)[shard].load(std::memory_order_acquire));
+        std::string temporary = path + ".tmp";
+        if (std::ofstream(temporary, std::ios::trunc) << text) ::rename(temporary.c_str(), path.c_str());
+        for (int i = 0; i < 10 && !stopping; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    });
   }
 };
 
@@ -314,11 +405,26 @@ int run(const ParsedArgs& args) {
   if (accept_log_loss && !config.event_log.starts_with("file:"))
     spdlog::warn("--accept-log-loss applies to a file event log only; EventLog={} is not one", config.event_log);
   ShardOwnership ownership = ShardOwnership::all(config.shards);
-  if (args.has("shards")) {
+  ShardOwnership takeover;  // none
+  const bool per_shard = args.has("shards");
+  if (args.has("takeover") && !per_shard)
+    throw UsageError("cairnctld: --takeover needs --shards (a controller without it writes every shard)");
+  if (per_shard) {
     try {
       ownership = ShardOwnership::parse(*args.get("shards"), config.shards);
     } catch (const std::invalid_argument& e) {
       throw UsageError(std::string("cairnctld: ") + e.what());
+    }
+    if (args.has("takeover")) {
+      if (!config.event_log.starts_with("file:"))
+        throw UsageError(fmt::format("cairnctld: --takeover is built on the file event log only so far, not on "
+                                     "EventLog={}",
+                                     config.event_log));
+      try {
+        takeover = ShardOwnership::parse(*args.get("takeover"), config.shards, "--takeover");
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("cairnctld: ") + e.what());
+      }
     }
   }
   bool on_kafka = !config.event_log.starts_with("file:");
@@ -327,7 +433,7 @@ int run(const ParsedArgs& args) {
   // lease); a plain controller of every shard takes them at once, fencing any writer (as before).
   if (on_kafka && (standby || !ownership.owns_all())) wait_for_free_kafka_shards(config, ownership, standby);
   notify_status("opening the event log " + config.event_log);
-  auto log = open_log_waiting(config, accept_log_loss, standby, ownership);
+  auto log = open_log_waiting(config, accept_log_loss, standby, per_shard, ownership, takeover);
   refuse_shard_mismatch(config, *log);
   if (standby) exposer = serve_metrics(config, *metrics);
   notify_status("replaying the event log");
@@ -371,6 +477,7 @@ int run(const ParsedArgs& args) {
 
   auto context = std::make_shared<ControllerContext>();
   context->metrics = metrics;
+  if (args.has("socket")) context->socket_override = config.controller_socket;
   context->boot_time_us = wall_clock_us();
   context->running->install(make_running_config(config, config_text, config_path, context->boot_time_us, {}));
   context->partitions->set(effective_partitions(context->configured_partitions(), state.partition_table));
@@ -498,7 +605,7 @@ int run(const ParsedArgs& args) {
   // Where the shards this controller writes are served (on Kafka, renewed: the owner's lease,
   // which standbys wait on, also when it writes every shard).
   std::optional<ShardEndpoints> endpoints;
-  if (!ownership.owns_all() || on_kafka) {
+  if (per_shard || on_kafka) {
     std::vector<std::string> files;
     for (uint32_t shard : ownership.owned()) files.push_back(shard_endpoint_path(config, shard));
     endpoints.emplace(std::move(files), listener.unix_endpoint(), on_kafka ? kShardLeaseRenewal : std::chrono::milliseconds(0));
@@ -509,11 +616,22 @@ int run(const ParsedArgs& args) {
   }
   spdlog::info("{} ready: {}{}, {} live jobs, listening on {}{}", context->controller_name,
                shards == 1 ? fmt::format("epoch {}", epoch) : fmt::format("{} shards, epochs {}", shards, join_numbers(epochs)),
-               ownership.owns_all() ? "" : fmt::format(", writing shards {}", ownership.text()),
+               per_shard ? fmt::format(", writing shards {}", ownership.text()) : "",
                live.size(),
                listener.unix_endpoint(), listen.tcp_address.empty() ? "" : " and " + listener.tcp_endpoint());
   notify_ready(fmt::format("serving: epoch {}, listening on {}{}", epoch, listener.unix_endpoint(),
                            listen.tcp_address.empty() ? "" : " and " + listener.tcp_endpoint()));
+
+  ReaderReport reader_report;
+  if (config.event_log.starts_with("file:") && shards > 1)
+    reader_report.start(config.event_log.substr(5), context, shards);
+  TakeoverWatch takeover_watch;  // stopped before the log closes
+  {
+    std::vector<uint32_t> watched;
+    for (uint32_t shard : takeover.owned())
+      if (!ownership.owns(shard)) watched.push_back(shard);
+    takeover_watch.start(config.event_log.substr(5), watched, ownership.text());
+  }
 
   // SIGHUP: as `scontrol reconfigure` by the controller's own user (who may signal it).
   Caller hangup = caller_for_uid(getuid(), getgid(), config);
@@ -525,7 +643,8 @@ int run(const ParsedArgs& args) {
   });
   notify_stopping();
   if (g_fenced) fenced = true;
-  if (!fenced) spdlog::info("signal {} received: shutting down", received);
+  if (g_restart) spdlog::info("stopping, to start again with the shard to take over");
+  else if (!fenced) spdlog::info("signal {} received: shutting down", received);
   listener.close();
   loop.stop();
   log->flush();
@@ -537,8 +656,7 @@ int run(const ParsedArgs& args) {
   std::thread([status] {
     std::this_thread::sleep_for(std::chrono::seconds(10));
     spdlog::warn("the shutdown did not finish within 10 s; exiting without it");
-    spdlog::default_logger()->flush();
-    std::_Exit(status);
+    finish(status);
   }).detach();
   return status;
 }
@@ -546,6 +664,7 @@ int run(const ParsedArgs& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  g_argv = argv;
   // Before any thread exists, so that only sigwait sees these signals.
   block_daemon_signals({SIGHUP});
   log_to_stderr();
@@ -557,6 +676,7 @@ int main(int argc, char** argv) {
                                {0, "accept-log-loss", false, ""},
                                {0, "standby", false, ""},
                                {0, "shards", true, ""},
+                               {0, "takeover", true, ""},
                                {0, "socket", true, ""},
                                {'h', "help", false, ""},
                                {'V', "version", false, ""}},
@@ -572,7 +692,7 @@ int main(int argc, char** argv) {
     if (!args.positionals.empty())
       throw UsageError("cairnctld: unexpected argument '" + args.positionals.front() + "'");
     int status = run(args);
-    std::_Exit(status);  // actors with pending timers would keep the runtime alive
+    finish(status);  // actors with pending timers would keep the runtime alive
   } catch (const UsageError& e) {
     std::cerr << e.what() << "\n" << kUsage;
     return 2;

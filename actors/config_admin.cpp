@@ -73,6 +73,17 @@ void append_and_install(ConfigAdmin* self, std::shared_ptr<const ClusterConfig> 
   auto& st = self->state;
   const Caller& caller = st.current->caller;
   std::string source = st.context->running->current().source;
+  if (!st.context->owns(0)) {
+    // Several controllers: ConfigApplied is shard 0's, recorded by its owner (the reconfigure
+    // went there too); this one installs what it read from its own file.
+    install(self, *next, text, source, st.context->now_us());
+    spdlog::info("reconfigure by {} (uid {}): {} change(s) read from {} (recorded by shard 0's owner)", caller.user,
+                 caller.uid, changes.size(), source);
+    for (const auto& change : changes) spdlog::info("reconfigure: {}", change);
+    self->send(st.context->actors.query_view, config_installed_atom_v);
+    self->send(st.context->actors.scheduler, kick_atom_v);
+    return finish(self, true, {});
+  }
   EventDraft draft;
   draft.actor = actor_info(caller);
   draft.command_id = caller.command_id;
@@ -108,6 +119,7 @@ void next_reconfigure(ConfigAdmin* self) {
   try {
     text = read_logged_config(running.source);  // a change of gres.conf alone is a change too
     *next = parse_logged_config(text, running.source);
+    if (!st.context->socket_override.empty()) next->controller_socket = st.context->socket_override;
   } catch (const ConfigError& error) {
     return finish(self, false, error.what());
   }

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <map>
 #include <optional>
+#include <set>
 #include <variant>
 #include <mutex>
 #include <unordered_map>
@@ -410,6 +411,9 @@ std::optional<uint32_t> foreign_target(const ControllerContext& context, uint16_
   }
 }
 
+// Controller.reconfigure's method ordinal (rpc.capnp): the command every controller runs.
+constexpr uint16_t kReconfigureMethod = 28;
+
 class ControllerImpl final : public rpc::Controller::Server {
  public:
   ControllerImpl(KjLoopThread& loop, std::shared_ptr<const ControllerContext> context, Caller caller, bool local,
@@ -430,6 +434,9 @@ class ControllerImpl final : public rpc::Controller::Server {
       if (interface_id == capnp::typeId<rpc::Controller>() && caller_.may_write) {
         if (auto shard = foreign_target(*context_, method_id, call.getParams()))
           return {forwarder_->forward(*shard, caller_, interface_id, method_id, call), false};
+        if (method_id == kReconfigureMethod && !forwarded_ && !context_->ownership.owns_all() &&
+            context_->ownership.shards() > 0)
+          return {reconfigure_everywhere(interface_id, call), false};
       }
       return rpc::Controller::Server::dispatchCall(interface_id, method_id, call);
     });
@@ -491,9 +498,30 @@ class ControllerImpl final : public rpc::Controller::Server {
     });
   }
 
+  // Read-your-writes at any controller: a query that names jobs of shards other controllers
+  // write answers once this controller's view has read those shards up to their end as they
+  // stand now, so it shows every command acknowledged on them before (whichever controller
+  // took it). A query that names no job is not held back.
+  kj::Promise<void> named_jobs_read(const std::vector<uint64_t>& job_ids) {
+    std::set<uint32_t> shards;
+    for (uint64_t id : job_ids)
+      if (auto shard = foreign_shard_of_job(context_->ownership, id)) shards.insert(*shard);
+    kj::Promise<void> ready = kj::READY_NOW;
+    for (uint32_t shard : shards)
+      ready = ready.then([forwarder = forwarder_, shard] { return forwarder->read_to_end(shard); });
+    return ready;
+  }
+
   kj::Promise<void> queryJobs(QueryJobsContext context) override {
     JobQuery query = read_job_query(context.getParams().getQuery());
     restrict_to_visible(query);
+    if (query.ids.empty()) return answer_jobs(context, std::move(query));
+    auto ids = query.ids;
+    return named_jobs_read(ids).then(
+        [this, context, query = std::move(query)]() mutable { return answer_jobs(context, std::move(query)); });
+  }
+
+  kj::Promise<void> answer_jobs(QueryJobsContext context, JobQuery query) {
     auto answer = ask<JobsAnswer>(*context_, context_->actors.query_reader, query_jobs_atom_v, query);
     Caller caller = caller_;
     return answer.then([context, caller, query](JobsAnswer snapshot) mutable {
@@ -510,6 +538,13 @@ class ControllerImpl final : public rpc::Controller::Server {
     JobQuery query = read_job_query(params.getQuery());
     restrict_to_visible(query);
     HistoryCursor cursor = read_history_cursor(params.getFrom());
+    auto ids = query.ids;
+    return named_jobs_read(ids).then([this, context, query, cursor]() mutable {
+      return answer_history(context, std::move(query), cursor);
+    });
+  }
+
+  kj::Promise<void> answer_history(QueryHistoryContext context, JobQuery query, HistoryCursor cursor) {
     auto answer = ask<HistoryPage>(*context_, context_->actors.history, query_history_atom_v, query, cursor);
     return answer.then([context](HistoryPage page) mutable {
       if (!page.error.empty()) kj::throwFatalException(failure(page.error));
@@ -639,6 +674,31 @@ class ControllerImpl final : public rpc::Controller::Server {
       for (size_t i = 0; i < nodes.reservations.size(); ++i)
         write_reservation(list[static_cast<unsigned>(i)], nodes.reservations[i]);
     });
+  }
+
+  // A forwarded command does not go on to other controllers.
+  void set_forwarded() { forwarded_ = true; }
+
+  // scontrol reconfigure with several controllers: shard 0's owner first (it records
+  // ConfigApplied), then this controller and every other one, each reading its own cairn.conf.
+  // The first refusal is the answer.
+  kj::Promise<void> reconfigure_everywhere(uint64_t interface_id,
+                                           capnp::CallContext<capnp::AnyPointer, capnp::AnyPointer> call) {
+    auto others = forwarder_->other_owners();
+    auto zero = std::find(others.begin(), others.end(), 0u);
+    kj::Promise<void> done = kj::READY_NOW;
+    if (zero != others.end()) {
+      done = forwarder_->forward(0, caller_, interface_id, kReconfigureMethod, call);
+      others.erase(zero);
+    }
+    done = done.then([this, interface_id, call]() mutable {
+      return rpc::Controller::Server::dispatchCall(interface_id, kReconfigureMethod, call).promise;
+    });
+    for (uint32_t shard : others)
+      done = done.then([this, shard, interface_id, call]() mutable {
+        return forwarder_->forward(shard, caller_, interface_id, kReconfigureMethod, call);
+      });
+    return done;
   }
 
   kj::Promise<void> reconfigure(ReconfigureContext) override {
@@ -801,8 +861,9 @@ class ControllerImpl final : public rpc::Controller::Server {
     auto results = context.getResults();
     results.setUid(acting.uid);
     results.setUserName(acting.user);
-    results.setSession(
-        kj::heap<ControllerImpl>(loop_, context_, std::move(acting), local_, peer_, step_io_, agents_, forwarder_));
+    auto session = kj::heap<ControllerImpl>(loop_, context_, std::move(acting), local_, peer_, step_io_, agents_, forwarder_);
+    session->set_forwarded();
+    results.setSession(kj::mv(session));
     return kj::READY_NOW;
   }
 
@@ -872,6 +933,7 @@ class ControllerImpl final : public rpc::Controller::Server {
   std::shared_ptr<StepIoRegistry> step_io_;
   std::shared_ptr<AgentDirectory> agents_;
   std::shared_ptr<ShardForwarder> forwarder_;
+  bool forwarded_ = false;  // a session another controller opened for a command's caller
 };
 
 }  // namespace

@@ -60,6 +60,7 @@ JobHistoryActor::behavior_type job_history(JobHistorySelf self, std::shared_ptr<
       },
       [=](query_history_atom, const JobQuery& query, const HistoryCursor& from) -> HistoryPage {
         try {
+          self->state.store->refresh();  // other controllers' purged jobs (several owners of shards)
           return history_page(*self->state.store, query, from);
         } catch (const std::exception& e) {
           spdlog::error("sacct's page of the job history: {}", e.what());

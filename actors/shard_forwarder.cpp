@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <set>
 
 #include "capnp/rpc.capnp.h"
 #include "common/wall_clock.hpp"
@@ -103,6 +104,23 @@ kj::Promise<void> ShardForwarder::send(uint32_t shard, const Caller& caller, uin
         return failure(fmt::format("the controller of shard {} ({}) does not answer: {}", shard, endpoint,
                                    error.getDescription().cStr()));
       });
+}
+
+std::vector<uint32_t> ShardForwarder::other_owners() const {
+  const auto& config = context_->config();
+  std::vector<uint32_t> shards;
+  std::set<std::string> endpoints;
+  for (uint32_t shard : context_->ownership.not_owned()) {
+    std::string endpoint;
+    std::ifstream in(shard_endpoint_path(config, shard));
+    if (std::getline(in, endpoint) && !endpoint.empty() && endpoints.insert(endpoint).second) shards.push_back(shard);
+  }
+  return shards;
+}
+
+kj::Promise<void> ShardForwarder::read_to_end(uint32_t shard) {
+  uint64_t end = context_->shard_end ? context_->shard_end(shard) : 0;
+  return caught_up(shard, end, wall_clock_us() + kCatchUpUs);
 }
 
 kj::Promise<void> ShardForwarder::caught_up(uint32_t shard, uint64_t end, int64_t deadline_us) {

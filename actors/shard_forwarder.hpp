@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "actors/actors.hpp"
 #include "protocol/kj_loop_thread.hpp"
@@ -30,6 +31,12 @@ class ShardForwarder {
 
   kj::Promise<void> forward(uint32_t shard, const Caller& caller, uint64_t interface_id, uint16_t method_id,
                             capnp::CallContext<capnp::AnyPointer, capnp::AnyPointer> call);
+  // Resolves once this controller's view has read `shard`, written by another controller, up to
+  // the shard's end as it is now (10 s at most): every event acknowledged there before the call.
+  kj::Promise<void> read_to_end(uint32_t shard);
+  // One shard of each other controller that says where it listens (pK/ENDPOINT), shard 0's
+  // first: where a command for every controller (scontrol reconfigure) goes.
+  std::vector<uint32_t> other_owners() const;
 
  private:
   struct Link;

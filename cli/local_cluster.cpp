@@ -61,8 +61,11 @@ constexpr const char* kUsage =
     "                           --sim-processes P: the simulated nodes split over P such processes;\n"
     "                           --shards N: Shards=N, partitions p0..pN-1 (p0 the default), one per shard, the\n"
     "                           nodes spread over them in turn (n1 in p0, n2 in p1, ...; at least N nodes);\n"
-    "                           --controllers M: M-1 standby controllers (cairnctld --standby) beside the first,\n"
-    "                           each taking over the file log when the one writing it stops)\n"
+    "                           --controllers M: with one shard (or Kafka), M-1 standby controllers (cairnctld\n"
+    "                           --standby) beside the first, each taking over the log when its writer stops;\n"
+    "                           with --shards N on the file log, min(M,N) owners (cairnctld --shards: shard K\n"
+    "                           to controller K mod M + 1; owner C listens on DIR/cairnctld-C.sock, the first\n"
+    "                           on ControllerSocket=) and M-N standbys, each for one owner's shards, on its socket)\n"
     "       cairn local down   --dir DIR\n"
     "       cairn local status --dir DIR\n";
 
@@ -378,8 +381,30 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
   std::ofstream(conf) << local_cluster_config(dir, nodes, cpus, memory, tcp_port, event_log, features, spool_base,
                                               gres, shards)
                       << extra;
+  // Several owners of the file log's shards: controller c (1-based) writes the shards k with
+  // k mod owners == c-1; the controllers past them stand by, each for one owner's shards.
+  const unsigned owners = event_log.empty() && shards > 1 ? std::min(controllers, shards) : 1;
+  auto share = [&](unsigned c) {
+    std::string list;
+    for (unsigned k = c - 1; k < shards; k += owners) list += (list.empty() ? "" : ",") + std::to_string(k);
+    return list;
+  };
+  auto controller_args = [&](unsigned c) {
+    std::vector<std::string> argv = {daemon_path(bin, "cairnctld"), "--conf", conf};
+    if (owners == 1) {
+      if (c > 1) argv.push_back("--standby");
+      return argv;
+    }
+    unsigned owner = c <= owners ? c : (c - owners - 1) % owners + 1;
+    if (c > owners) argv.push_back("--standby");
+    argv.insert(argv.end(), {"--shards", share(owner)});
+    // A standby listens where its owner did, once it took over.
+    if (owner > 1) argv.insert(argv.end(), {"--socket", fmt::format("{}/cairnctld-{}.sock", dir, owner)});
+    return argv;
+  };
   std::vector<pid_t> pids;
-  pids.push_back(spawn_daemon({daemon_path(bin, "cairnctld"), "--conf", conf}, dir + "/cairnctld.log"));
+  pids.push_back(spawn_daemon(controller_args(1), dir + "/cairnctld.log"));
+  bool owners_started = owners == 1;
   // Simulated nodes: P processes, each a contiguous range of n1..nN.
   for (unsigned process = 0; simulated && process < sim_processes; ++process) {
     unsigned first = nodes * process / sim_processes + 1, last = nodes * (process + 1) / sim_processes;
@@ -410,16 +435,24 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
     try {
       ControllerClient client(config, "unix:" + config.controller_socket);  // the agents' way in, too
       auto snapshot = client.nodes();
+      if (!owners_started) {
+        // The other owners once the first one holds its shards (the log exists by then), after
+        // the agents in DIR/pids; their nodes register once they run.
+        owners_started = true;
+        std::ofstream file(dir + "/pids", std::ios::app);
+        for (unsigned c = 2; c <= owners; ++c) {
+          pids.push_back(spawn_daemon(controller_args(c), fmt::format("{}/cairnctld-{}.log", dir, c)));
+          file << pids.back() << "\n";
+        }
+      }
       size_t up_nodes = 0;
       for (const auto& node : snapshot.nodes) up_nodes += node.status == NodeStatus::up;
       if (up_nodes == nodes) {
         // Standbys once the first controller holds the log (else one of them could take it
         // first), and last in DIR/pids: the controller stays first and agent nN on line N+1.
         std::ofstream file(dir + "/pids", std::ios::app);
-        for (unsigned c = 2; c <= controllers; ++c)
-          file << spawn_daemon({daemon_path(bin, "cairnctld"), "--conf", conf, "--standby"},
-                               fmt::format("{}/cairnctld-{}.log", dir, c))
-               << "\n";
+        for (unsigned c = owners + 1; c <= controllers; ++c)
+          file << spawn_daemon(controller_args(c), fmt::format("{}/cairnctld-{}.log", dir, c)) << "\n";
         out << "export CAIRN_CONF=" << conf << "\n";
         return 0;
       }

@@ -1,5 +1,6 @@
 // scancel: by id, or by user/name/state/partition filters; -s sends a signal instead of cancelling.
 #include <algorithm>
+#include <map>
 #include <ostream>
 
 #include "cli/controller_client.hpp"
@@ -8,6 +9,7 @@
 #include "common/option_parser.hpp"
 #include "common/version.hpp"
 #include "common/signal_names.hpp"
+#include "events/job_id.hpp"
 
 namespace cairn {
 namespace {
@@ -89,9 +91,11 @@ int run_scancel(const Args& argv, std::ostream& out, std::ostream& err) {
     std::vector<uint64_t> selected;
     for (const auto& job : select_refs(client.jobs(query).jobs, refs))
       if (!is_final(job.state)) selected.push_back(job.id);
-    ids = std::move(selected);
-    if (ids.empty()) return 0;
-    report(client.control(verb, ids, signal), "");
+    // One command per shard (job ids name their shard): each goes whole to the shard's owner,
+    // whichever controller this one talks to forwards it (several controllers, cairnctld --shards).
+    std::map<uint32_t, std::vector<uint64_t>> by_shard;
+    for (uint64_t id : selected) by_shard[shard_of_job(id)].push_back(id);
+    for (const auto& [shard, shard_ids] : by_shard) report(client.control(verb, shard_ids, signal), "");
     return status;
   });
 }

@@ -5,6 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <ostream>
 
 #include <kj/exception.h>
@@ -85,7 +88,41 @@ std::string probe_owner_state(const OwnerProcess& process) {
   return ::kill(static_cast<pid_t>(process.pid), 0) == 0 || errno == EPERM ? "running" : "gone";
 }
 
+void add_file_log_readers(std::vector<ShardFacts>& shards, const std::string& log_dir, OwnerStateProbe probe) {
+  for (auto& facts : shards) {
+    std::ifstream endpoint(fmt::format("{}/p{}/ENDPOINT", log_dir, facts.shard));
+    std::string line;
+    if (std::getline(endpoint, line)) facts.address = line;
+  }
+  std::error_code error;
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(log_dir + "/readers", error))
+    names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  for (const auto& name : names) {
+    auto process = owner_process(name);
+    if (!process || probe(*process) == "gone") continue;  // a reader that stopped
+    std::ifstream file(log_dir + "/readers/" + name);
+    uint32_t shard = 0;
+    uint64_t next = 0;
+    while (file >> shard >> next) {
+      if (shard >= shards.size()) continue;
+      uint64_t end = shards[shard].last_offset ? *shards[shard].last_offset + 1 : 0;
+      shards[shard].reader_lags.emplace_back(name, end > next ? end - next : 0);
+    }
+  }
+}
+
 namespace {
+
+std::string lags_text(const ShardFacts& facts) {
+  std::string text;
+  for (const auto& [name, lag] : facts.reader_lags) {
+    auto process = owner_process(name);
+    text += (text.empty() ? "" : ",") + (process ? std::to_string(process->pid) : name) + ":" + std::to_string(lag);
+  }
+  return text.empty() ? "-" : text;
+}
 
 struct ShardRow {
   std::string owner, pid, state, epoch, last_offset, claimed;
@@ -107,12 +144,14 @@ ShardRow row_of(const ShardFacts& facts, OwnerStateProbe probe) {
 
 std::string render_shards_table(const std::vector<ShardFacts>& shards, const std::string& address,
                                 OwnerStateProbe probe) {
-  std::string out = fmt::format("{:<6} {:<32} {:<8} {:<8} {:<6} {:<12} {:<20} {}\n", "SHARD", "OWNER", "PID", "STATE",
-                                "EPOCH", "LAST_OFFSET", "CLAIMED", "TAKEOVERS");
+  std::string out = fmt::format("{:<6} {:<32} {:<8} {:<8} {:<6} {:<12} {:<20} {:<9} {:<24} {}\n", "SHARD", "OWNER",
+                                "PID", "STATE", "EPOCH", "LAST_OFFSET", "CLAIMED", "TAKEOVERS", "ADDRESS",
+                                "READER_LAGS");
   for (const auto& facts : shards) {
     auto row = row_of(facts, probe);
-    out += fmt::format("{:<6} {:<32} {:<8} {:<8} {:<6} {:<12} {:<20} {}\n", facts.shard, row.owner, row.pid, row.state,
-                       row.epoch, row.last_offset, row.claimed, facts.takeovers);
+    out += fmt::format("{:<6} {:<32} {:<8} {:<8} {:<6} {:<12} {:<20} {:<9} {:<24} {}\n", facts.shard, row.owner, row.pid,
+                       row.state, row.epoch, row.last_offset, row.claimed, facts.takeovers,
+                       facts.address.empty() ? address : facts.address, lags_text(facts));
   }
   out += "controllers serve on " + address + "\n";
   return out;
@@ -125,9 +164,10 @@ std::string render_scontrol_show_shards(const std::vector<ShardFacts>& shards, c
   for (const auto& facts : shards) {
     auto row = row_of(facts, probe);
     out += fmt::format("ShardId={} Owner={} OwnerPid={} OwnerState={}{}Address={} Epoch={} LastOffset={}{}"
-                       "Claimed={} Takeovers={}\n",
-                       facts.shard, row.owner, row.pid, row.state, gap, address, row.epoch, row.last_offset, gap,
-                       row.claimed, facts.takeovers);
+                       "Claimed={} Takeovers={} ReaderLags={}\n",
+                       facts.shard, row.owner, row.pid, row.state, gap,
+                       facts.address.empty() ? address : facts.address, row.epoch, row.last_offset, gap,
+                       row.claimed, facts.takeovers, lags_text(facts));
     if (!one_liner) out += "\n";
   }
   return out;
@@ -143,7 +183,11 @@ int run_shards_command(const std::vector<std::string>& argv, std::ostream& out, 
     if (!args.positionals.empty()) throw UsageError("cairn shards: unexpected argument '" + args.positionals[0] + "'");
     auto config = load_config(find_config_path(args.get("conf")));
     auto log = args.get("log") ? open_log_read_only(*args.get("log")) : open_log_read_only(config);
-    out << render_shards_table(read_shard_facts(*log), serving_address(config));
+    auto facts = read_shard_facts(*log);
+    std::string log_dir = args.get("log") ? *args.get("log")
+                          : config.event_log.starts_with("file:") ? config.event_log.substr(5) : "";
+    if (!log_dir.empty()) add_file_log_readers(facts, log_dir);
+    out << render_shards_table(facts, serving_address(config));
     return 0;
   } catch (const UsageError& e) {
     err << e.what() << "\n" << kUsage;

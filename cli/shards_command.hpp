@@ -21,6 +21,9 @@ struct ShardFacts {
   std::string owner;                    // the claimant, "cairnctld@HOST:PID"; empty: never claimed
   int64_t claimed_us = 0;               // when it claimed (its takeover, or its start)
   uint64_t takeovers = 0;               // claims after the shard's first
+  std::string address;                  // its owner's socket (pK/ENDPOINT); empty: where the controllers serve
+  // Each running controller's lag on this shard, in records (LOGDIR/readers/NAME), by name.
+  std::vector<std::pair<std::string, uint64_t>> reader_lags;
 };
 
 // What the log says of each of its shards (reads every shard to its end).
@@ -36,6 +39,12 @@ std::optional<OwnerProcess> owner_process(const std::string& owner);
 // Whether the owner runs: "running" or "gone" (its host is this one), else "unknown".
 using OwnerStateProbe = std::string (*)(const OwnerProcess& process);
 std::string probe_owner_state(const OwnerProcess& process);
+
+// Of a file log at `log_dir`: each shard's owner's address (pK/ENDPOINT) and the lag of every
+// controller that reads it and still runs (LOGDIR/readers/cairnctld@HOST:PID: "SHARD NEXT"
+// lines, the offset its view applied up to, rewritten each second).
+void add_file_log_readers(std::vector<ShardFacts>& shards, const std::string& log_dir,
+                          OwnerStateProbe probe = probe_owner_state);
 
 // Where the controllers serve: "unix:SOCKET[,tcp:ADDR:PORT]".
 std::string serving_address(const ClusterConfig& config);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -79,24 +80,64 @@ std::string job_history_dir(const ClusterConfig& config) { return config.state_s
 
 JobHistory::JobHistory(std::string dir, uint64_t roll_bytes) : dir_(std::move(dir)), roll_bytes_(roll_bytes) {
   make_private_directory(dir_);  // the records name users, commands and directories
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(dir_))
-    if (entry.path().filename().string().starts_with(kFilePrefix)) names.push_back(entry.path().filename().string());
-  std::sort(names.begin(), names.end());
-  for (size_t i = 0; i < names.size(); ++i) open_file(dir_ + "/" + names[i], i + 1 == names.size());
+  std::string lock_path = dir_ + "/LOCK";
+  lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, kPrivateFileMode);
+  if (lock_fd_ < 0) throw io_error("cannot open", lock_path);
+  catch_up(true);
 }
 
-void JobHistory::open_file(const std::string& path, bool last) {
-  UniqueFd fd(::open(path.c_str(), last ? O_RDWR | O_CLOEXEC : O_RDONLY | O_CLOEXEC));
+JobHistory::~JobHistory() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
+void JobHistory::refresh() { catch_up(false); }
+
+// The files and blocks other writers added since this one last looked. Under the exclusive
+// lock no append is in progress, so a torn tail of the newest file is a crashed append: cut.
+void JobHistory::catch_up(bool exclusive) {
+  if (::flock(lock_fd_, exclusive ? LOCK_EX : LOCK_SH) != 0) throw io_error("cannot lock", dir_ + "/LOCK");
+  try {
+    catch_up_locked(exclusive);
+  } catch (...) {
+    ::flock(lock_fd_, LOCK_UN);
+    throw;
+  }
+  ::flock(lock_fd_, LOCK_UN);
+}
+
+void JobHistory::catch_up_locked(bool exclusive) {
+  {
+    std::vector<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(dir_))
+      if (entry.path().filename().string().starts_with(kFilePrefix)) names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
+    for (size_t i = 0; i < names.size(); ++i) {
+      bool newest = i + 1 == names.size();
+      if (i < files_.size()) {
+        load_blocks(files_[i], newest, exclusive && newest);
+      } else {
+        File file{dir_ + "/" + names[i], 0, {}};
+        load_blocks(file, newest, exclusive && newest);
+        files_.push_back(std::move(file));
+      }
+    }
+  }
+}
+
+// The blocks of `file` from file.size (what was read of it before) to its end; a torn or
+// damaged tail is cut when `cut`, else left (and said, unless the file is the newest).
+void JobHistory::load_blocks(File& file, bool newest, bool cut) {
+  const std::string& path = file.path;
+  UniqueFd fd(::open(path.c_str(), cut ? O_RDWR | O_CLOEXEC : O_RDONLY | O_CLOEXEC));
   if (!fd) throw io_error("cannot open", path);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) throw io_error("cannot stat", path);
-  File file{path, static_cast<uint64_t>(st.st_size), {}};
-  uint64_t offset = 0;
+  uint64_t size = static_cast<uint64_t>(st.st_size);
+  uint64_t offset = file.size;
   uint8_t header[kHeaderBytes];
-  while (offset < file.size) {
+  while (offset < size) {
     Block block;
-    bool whole = offset + kHeaderBytes <= file.size && read_exactly(fd.get(), header, kHeaderBytes, offset) &&
+    bool whole = offset + kHeaderBytes <= size && read_exactly(fd.get(), header, kHeaderBytes, offset) &&
                  get<uint32_t>(header, 0) == kMagic;
     if (whole) {
       block = Block{offset,
@@ -107,22 +148,22 @@ void JobHistory::open_file(const std::string& path, bool last) {
                     get<int64_t>(header, 32),
                     get<uint64_t>(header, 40),
                     get<uint32_t>(header, 48)};
-      whole = block.payload_bytes <= file.size - offset - kHeaderBytes;
+      whole = block.payload_bytes <= size - offset - kHeaderBytes;
     }
-    if (whole && last && offset + kHeaderBytes + block.payload_bytes == file.size) {
+    if (whole && newest && offset + kHeaderBytes + block.payload_bytes == size) {
       // The newest block may be an interrupted append: its checksum says.
       std::vector<uint8_t> payload(block.payload_bytes);
       whole = read_exactly(fd.get(), payload.data(), payload.size(), offset + kHeaderBytes) &&
               crc32c(payload.data(), payload.size()) == block.crc;
     }
     if (!whole) {
-      if (last) {
-        spdlog::warn("job history: {}: cutting {} bytes of an interrupted append at offset {}", path,
-                     file.size - offset, offset);
+      if (cut) {
+        spdlog::warn("job history: {}: cutting {} bytes of an interrupted append at offset {}", path, size - offset,
+                     offset);
         if (::ftruncate(fd.get(), static_cast<off_t>(offset)) != 0) throw io_error("cannot truncate", path);
-        file.size = offset;
-      } else {
+      } else if (!newest) {
         spdlog::warn("job history: {}: unreadable from offset {}; sacct will miss what follows", path, offset);
+        size = offset;  // once: an older file is not written again
       }
       break;
     }
@@ -130,11 +171,17 @@ void JobHistory::open_file(const std::string& path, bool last) {
     file.blocks.push_back(block);
     offset += kHeaderBytes + block.payload_bytes;
   }
-  files_.push_back(std::move(file));
+  file.size = offset;
 }
 
 void JobHistory::append(const std::vector<HistoryEntry>& entries) {
   if (entries.empty()) return;
+  if (::flock(lock_fd_, LOCK_EX) != 0) throw io_error("cannot lock", dir_ + "/LOCK");
+  struct Unlock {
+    int fd;
+    ~Unlock() { ::flock(fd, LOCK_UN); }
+  } unlock{lock_fd_};
+  catch_up_locked(true);  // another controller's appends: this one writes after them
   if (files_.empty() || files_.back().size >= roll_bytes_) {
     std::string path = dir_ + "/" + file_name(files_.size());
     UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, kPrivateFileMode));

@@ -53,11 +53,16 @@ class JobHistory {
   // Opens the directory (creating it 0700), reads the block headers and cuts a torn
   // last block (an append a crash interrupted: its jobs were never purged).
   explicit JobHistory(std::string dir, uint64_t roll_bytes = 64u << 20);
+  ~JobHistory();
   JobHistory(const JobHistory&) = delete;
   JobHistory& operator=(const JobHistory&) = delete;
 
-  // One block, durable on return. Throws std::runtime_error on I/O errors.
+  // One block, durable on return. Throws std::runtime_error on I/O errors. Several writers
+  // (controllers of different shards) may share the directory: an append holds DIR/LOCK
+  // exclusively and first reads what the others appended, so it writes at the true end.
   void append(const std::vector<HistoryEntry>& entries);
+  // Reads what other writers appended since (under DIR/LOCK, shared): a scan then sees it.
+  void refresh();
 
   // Visits entries from `from` in blocks the window may match until `visit` returns false
   // (that entry is not consumed). Returns where to go on, or nullopt once all were seen.
@@ -82,13 +87,16 @@ class JobHistory {
     uint64_t size = 0;
     std::vector<Block> blocks;
   };
-  void open_file(const std::string& path, bool last);
+  void load_blocks(File& file, bool newest, bool cut);
+  void catch_up(bool exclusive);
+  void catch_up_locked(bool exclusive);
   bool may_match(const Block& block, const HistoryWindow& window) const;
 
   std::string dir_;
   uint64_t roll_bytes_;
   std::vector<File> files_;
   uint64_t entries_ = 0;
+  int lock_fd_ = -1;  // DIR/LOCK: appends exclusive, refreshes shared
 };
 
 }  // namespace cairn

@@ -15,26 +15,32 @@ ShardOwnership ShardOwnership::all(uint32_t shards) {
   return ownership;
 }
 
-ShardOwnership ShardOwnership::parse(std::string_view text, uint32_t shards) {
+ShardOwnership ShardOwnership::parse(std::string_view text, uint32_t shards, std::string_view option) {
   ShardOwnership ownership;
   ownership.owned_.assign(shards, false);
-  if (text.empty()) throw std::invalid_argument("--shards needs shard numbers, as in --shards 0,2");
+  if (text.empty()) throw std::invalid_argument(fmt::format("{0} needs shard numbers, as in {0} 0,2", option));
   size_t start = 0;
   while (start <= text.size()) {
     size_t comma = text.find(',', start);
     std::string_view item = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     bool digits = !item.empty() && item.size() <= 9 && item.find_first_not_of("0123456789") == std::string_view::npos;
-    if (!digits) throw std::invalid_argument(fmt::format("--shards {}: '{}' is not a shard number", text, item));
+    if (!digits) throw std::invalid_argument(fmt::format("{} {}: '{}' is not a shard number", option, text, item));
     uint32_t shard = static_cast<uint32_t>(std::stoul(std::string(item)));
     if (shard >= shards)
-      throw std::invalid_argument(fmt::format("--shards {}: there is no shard {} (Shards={}: shards 0 to {})", text,
-                                              shard, shards, shards - 1));
+      throw std::invalid_argument(fmt::format("{} {}: there is no shard {} (Shards={}: shards 0 to {})", option,
+                                              text, shard, shards, shards - 1));
     if (ownership.owned_[shard])
-      throw std::invalid_argument(fmt::format("--shards {}: shard {} is named twice", text, shard));
+      throw std::invalid_argument(fmt::format("{} {}: shard {} is named twice", option, text, shard));
     ownership.owned_[shard] = true;
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
+  return ownership;
+}
+
+ShardOwnership ShardOwnership::with(uint32_t shard) const {
+  ShardOwnership ownership = *this;
+  if (shard < ownership.owned_.size()) ownership.owned_[shard] = true;
   return ownership;
 }
 

@@ -17,7 +17,9 @@ class ShardOwnership {
   static ShardOwnership all(uint32_t shards);
   // "0,2" (numbers, comma-separated, each below `shards`, none twice). Throws
   // std::invalid_argument with a one-line message naming --shards.
-  static ShardOwnership parse(std::string_view text, uint32_t shards);
+  static ShardOwnership parse(std::string_view text, uint32_t shards, std::string_view option = "--shards");
+  // This ownership and `shard` too.
+  ShardOwnership with(uint32_t shard) const;
 
   uint32_t shards() const { return static_cast<uint32_t>(owned_.size()); }
   bool owns(uint32_t shard) const { return shard < owned_.size() && owned_[shard]; }

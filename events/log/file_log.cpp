@@ -732,6 +732,30 @@ class FileLog : public EventLog {
     bool holds_owner = false;
   };
 
+  // shard_free_to_take: the test take_owned_partitions makes, without taking.
+ public:
+  static std::optional<std::string> free_to_take(const std::string& log_dir, uint32_t p,
+                                                 std::chrono::milliseconds lease_timeout) {
+    std::string dir = partition_path(log_dir, p);
+    UniqueFd owner_fd(::open((dir + "/OWNER").c_str(), O_RDWR | O_CLOEXEC));
+    UniqueFd fence_fd(::open((dir + "/FENCE").c_str(), O_RDONLY | O_CLOEXEC));
+    if (!owner_fd || !fence_fd) return std::nullopt;  // never had an owner: nobody to take over from
+    bool owner_free = ::flock(owner_fd.get(), LOCK_EX | LOCK_NB) == 0;
+    struct stat st {};
+    ::fstat(fence_fd.get(), &st);
+    auto renewed = std::chrono::system_clock::time_point(std::chrono::seconds(st.st_mtim.tv_sec) +
+                                                         std::chrono::nanoseconds(st.st_mtim.tv_nsec));
+    double age = std::chrono::duration<double>(std::chrono::system_clock::now() - renewed).count();
+    long pid = read_fence(fence_fd.get()).second;
+    if (pid == 0) return std::nullopt;  // a first owner is taking it (FENCE not yet written)
+    bool owner_alive = pid > 0 && pid != ::getpid() && process_runs(pid);
+    if (owner_free && !owner_alive) return fmt::format("shard {}'s owner (pid {}) is gone", p, pid);
+    if (age * 1000 >= static_cast<double>(lease_timeout.count()))
+      return fmt::format("shard {}'s owner (pid {}) has not renewed its lease for {:.1f} s", p, pid, age);
+    return std::nullopt;
+  }
+
+ private:
   // A process of this host that has not exited (a zombie, killed but not yet reaped, has).
   static bool process_runs(long pid) {
     if (::kill(static_cast<pid_t>(pid), 0) != 0) return false;
@@ -874,10 +898,20 @@ class FileLog : public EventLog {
   // Directories 0700 and files 0600, whatever an older build or an operator left.
   bool make_files_private() {
     bool changed = false;
+    // Several writers start at once: another one's META.tmp may be renamed away meanwhile.
+    auto unless_gone = [this](const fs::path& path) {
+      try {
+        return make_private(path.string(), dir_);
+      } catch (...) {
+        std::error_code error;
+        if (owned_mode() && !fs::exists(path, error) && !error) return false;
+        throw;
+      }
+    };
     as_log_error([&] {
       std::error_code error;
       for (const auto& entry : fs::directory_iterator(dir_, error)) {
-        changed = make_private(entry.path().string(), dir_) || changed;
+        changed = unless_gone(entry.path()) || changed;
         if (!entry.is_directory(error)) continue;
         std::string folder = entry.path().filename().string();
         if (owned_mode() && folder.size() > 1 && folder[0] == 'p' &&
@@ -1446,6 +1480,11 @@ std::unique_ptr<EventLog> open_file_log(const std::string& dir, const FileLogOpt
 std::unique_ptr<EventLog> open_file_log(const std::string& dir, const FileLogOptions& options,
                                         const ShardOwnerOptions& owners) {
   return std::make_unique<FileLog>(dir, options, owners);
+}
+
+std::optional<std::string> shard_free_to_take(const std::string& dir, uint32_t shard,
+                                              std::chrono::milliseconds lease_timeout) {
+  return FileLog::free_to_take(dir, shard, lease_timeout);
 }
 
 }  // namespace cairn

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,5 +31,11 @@ struct ShardOwnerOptions {
 // lease throws LogError "event log DIR shard K is locked by another process (...)".
 std::unique_ptr<EventLog> open_file_log(const std::string& dir, const FileLogOptions& options,
                                         const ShardOwnerOptions& owners);
+
+// Whether shard `shard` of the file log at `dir`, which has had an owner, may be taken now, by the rules a taker follows
+// (OWNER's flock free and the pid FENCE names not alive, or a lease older than lease_timeout):
+// why it may (for the log), or nullopt while its owner holds it. Holds nothing afterwards.
+std::optional<std::string> shard_free_to_take(const std::string& dir, uint32_t shard,
+                                              std::chrono::milliseconds lease_timeout);
 
 }  // namespace cairn

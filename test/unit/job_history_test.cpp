@@ -153,6 +153,25 @@ TEST_CASE("job history: an interrupted append is cut at open; a damaged older bl
   CHECK(all_ids(damaged) == std::vector<uint64_t>{2, 5});
 }
 
+TEST_CASE("job history: two writers of one directory (owners of different shards) append in turn and read both") {
+  ScratchDir scratch;
+  for (uint64_t roll : {uint64_t{64} << 20, uint64_t{1}}) {  // one file; a new file at every append
+    std::string dir = scratch.path + "/roll" + std::to_string(roll);
+    JobHistory a(dir, roll), b(dir, roll);
+    a.append({entry_for(1, 0, 1)});
+    b.append({entry_for(67108865, 0, 1), entry_for(67108866, 0, 1)});  // after a's block, not over it
+    a.append({entry_for(2, 0, 1)});
+    std::vector<uint64_t> expected{1, 67108865, 67108866, 2};
+    b.refresh();
+    CHECK(all_ids(b) == expected);
+    CHECK(all_ids(a) == expected);  // its append read b's block first
+    CHECK(a.entry_count() == 4);
+    CHECK(b.entry_count() == 4);
+    JobHistory reopened(dir, roll);
+    CHECK(all_ids(reopened) == expected);
+  }
+}
+
 TEST_CASE("purge: finished jobs older than MinJobAge, except what a dependency or an array still needs") {
   Timeline t;
   t.feed(make::node_registered(by_agent(-10), {"n1", 4, 8000, {"debug"}, true, "v1", {}}));

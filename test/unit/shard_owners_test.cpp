@@ -195,6 +195,38 @@ TEST_CASE("file log owners: a stopped owner's shard is taken once its lease is o
   CHECK_FALSE(reader->next(0));
 }
 
+TEST_CASE("file log owners: --takeover's test: a shard is free to take once its owner is gone or its lease is old") {
+  test::TempDir dir;
+  auto timeout = std::chrono::milliseconds(5000);
+  {
+    auto zero = open_owning(dir.log(), {0});  // shard 1 has never had an owner: nobody to take over from
+    CHECK_FALSE(shard_free_to_take(dir.log(), 1, timeout));
+  }
+  {
+    ShardOwnerOptions stopped;
+    stopped.lease_renewal = std::chrono::hours(1);  // renews nothing, as a stopped process
+    auto one = open_owning(dir.log(), {1}, stopped);
+    CHECK(one->append_sync(1, bytes_of(1)) == 0);
+    CHECK_FALSE(shard_free_to_take(dir.log(), 1, timeout));  // held, lease fresh
+    age_lease(dir.log(), 1);
+    auto why = shard_free_to_take(dir.log(), 1, timeout);  // held, but not renewed: stopped or hung
+    REQUIRE(why);
+    CHECK(why->find("shard 1's owner (pid ") == 0);
+    CHECK(why->find("has not renewed its lease for") != std::string::npos);
+  }
+  // Its owner closed the log (as a killed one does): OWNER is free, FENCE's pid is this
+  // process, which no longer writes it.
+  auto why = shard_free_to_take(dir.log(), 1, timeout);
+  REQUIRE(why);
+  CHECK(why->ends_with("is gone"));
+  // Probing takes nothing: the shard can still be taken.
+  auto taker = open_owning(dir.log(), {1});
+  CHECK(taker->append_sync(1, bytes_of(2)) == 1);
+  CHECK_THROWS_WITH_AS(ShardOwnership::parse("3", 2, "--takeover"),
+                       "--takeover 3: there is no shard 3 (Shards=2: shards 0 to 1)", std::invalid_argument);
+  CHECK(ShardOwnership::parse("0", 2).with(1).owns_all());
+}
+
 TEST_CASE("file log owners: an owner of a shard the log does not have is refused") {
   test::TempDir dir;
   CHECK_THROWS_WITH_AS(open_owning(dir.log(), {2}), doctest::Contains("has no shard 2 (it has 2)"), LogError);

@@ -2,6 +2,8 @@
 // `cairn local up --shards N`'s configuration; `scontrol show shards`' grammar.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "cli/local_cluster.hpp"
@@ -63,7 +65,7 @@ TEST_CASE("shards view: the latest claim of each shard names its writer") {
                    "LastOffset=2\n   Claimed=") == 0);
   std::string one_line = render_scontrol_show_shards(facts, "unix:/s.sock", true, running);
   CHECK(one_line.find("ShardId=2 Owner=(none) OwnerPid=- OwnerState=- Address=unix:/s.sock Epoch=0 LastOffset=- "
-                      "Claimed=- Takeovers=0\n") != std::string::npos);
+                      "Claimed=- Takeovers=0 ReaderLags=-\n") != std::string::npos);
 }
 
 TEST_CASE("shards view: an owner's host and pid") {
@@ -97,4 +99,31 @@ TEST_CASE("shards view: scontrol show shards") {
   CHECK(command.entity == ScontrolEntity::shards);
   CHECK(parse_scontrol_command({"show", "sh"}).entity == ScontrolEntity::shards);
   CHECK(parse_scontrol_command({"show", "shards", "1"}).error == "too many arguments for keyword:show");
+}
+
+TEST_CASE("shards view: each shard's owner address and the lag of every controller that reads it") {
+  test::TempDir dir;
+  std::string log_dir = dir.path.string();
+  std::filesystem::create_directories(log_dir + "/p1");
+  std::filesystem::create_directories(log_dir + "/readers");
+  std::ofstream(log_dir + "/p1/ENDPOINT") << "unix:/run/b.sock\n";
+  std::ofstream(log_dir + "/readers/cairnctld@h:11") << "0 3\n1 1\n";
+  std::ofstream(log_dir + "/readers/cairnctld@h:12") << "0 2\n1 5\n";
+  std::ofstream(log_dir + "/readers/cairnctld@h:13") << "0 0\n";  // stopped: not shown
+  std::vector<ShardFacts> facts(2);
+  facts[0].shard = 0;
+  facts[0].last_offset = 2;
+  facts[1].shard = 1;
+  facts[1].last_offset = 4;
+  add_file_log_readers(facts, log_dir, [](const OwnerProcess& process) -> std::string {
+    return process.pid == 13 ? "gone" : "running";
+  });
+  CHECK(facts[0].address.empty());
+  CHECK(facts[1].address == "unix:/run/b.sock");
+  using Lags = std::vector<std::pair<std::string, uint64_t>>;
+  CHECK(facts[0].reader_lags == Lags{{"cairnctld@h:11", 0}, {"cairnctld@h:12", 1}});
+  CHECK(facts[1].reader_lags == Lags{{"cairnctld@h:11", 4}, {"cairnctld@h:12", 0}});
+  std::string table = render_shards_table(facts, "unix:/s.sock", running);
+  CHECK(table.find(" unix:/run/b.sock         11:4,12:0\n") != std::string::npos);
+  CHECK(table.find(" unix:/s.sock             11:0,12:1\n") != std::string::npos);
 }
