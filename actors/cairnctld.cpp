@@ -648,6 +648,10 @@ int run(const ParsedArgs& args) {
   listener.close();
   loop.stop();
   log->flush();
+  // The query reader has a thread of its own, which the actor system's destructor waits for
+  // until the actor is gone, and it and the context hold each other: stop it, drop the handle.
+  caf::anon_send_exit(context->actors.query_reader, caf::exit_reason::user_shutdown);
+  context->actors.query_reader = nullptr;
   // CAF 0.17's actor_system destructor can deadlock (its clock thread and the coordinator wait
   // on each other) with many nodes' timers. Should the orderly teardown below (which closes the
   // log: META says "closed") not end within 10 s, exit anyway: everything acknowledged is
