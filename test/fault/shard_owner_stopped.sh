@@ -36,12 +36,7 @@ set -e
 finds "shard 1 was taken over by another controller" "$work/ctl-b.log" || fail "B does not say it was fenced: $(tail -5 "$work/ctl-b.log")"
 
 # The agent of n2 follows shard 1 to T.
-for _ in $(seq 300); do
-  finds "registered with the controller.*unix:$work/ctl-t.sock" "$work/cairnd-n2.log" && break
-  sleep 0.1
-done
-finds "registered with the controller.*unix:$work/ctl-t.sock" "$work/cairnd-n2.log" ||
-  fail "n2's agent did not follow shard 1 to T: $(tail -3 "$work/cairnd-n2.log")"
+wait_agent_at n2 "$work/ctl-t.sock" "n2's agent did not follow shard 1 to T"
 
 # Both jobs are there, and T goes on: a release reaches it through A.
 for id in "$before" "$after"; do squeue -h -j "$id" -o %i | finds -x "$id" || fail "job $id is gone"; done

@@ -20,10 +20,7 @@ extra_pids+=("$standby")
 for _ in $(seq 300); do squeue >/dev/null 2>&1 && finds "standby: " "$work/ctl-s.log" && break; sleep 0.1; done
 finds "standby: event log .* shard 1 is locked by another process" "$work/ctl-s.log" ||
   fail "the standby does not wait on shard 1: $(tail -3 "$work/ctl-s.log")"
-for _ in $(seq 300); do
-  finds "registered with the controller.*unix:$work/ctl-b.sock" "$work/cairnd-n2.log" && break
-  sleep 0.1
-done
+wait_agent_at n2 "$work/ctl-b.sock" "n2's agent did not register with ctl-b.sock"
 
 # A job of shard 1 running across the takeover.
 long1=$(sbatch --parsable -p p1 -o "$work/long1.out" --wrap "sleep 5; echo done1")

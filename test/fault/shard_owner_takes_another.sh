@@ -22,12 +22,7 @@ ctl_a=$!
 extra_pids+=("$ctl_a")
 for _ in $(seq 300); do finds "ready.*writing shards 0," "$work/ctl-a.log" && break; sleep 0.1; done
 finds "ready.*writing shards 0," "$work/ctl-a.log" || fail "A is not ready: $(tail -3 "$work/ctl-a.log")"
-for _ in $(seq 300); do
-  finds "registered with the controller.*unix:$work/ctl-b.sock" "$work/cairnd-n2.log" && break
-  sleep 0.1
-done
-finds "registered with the controller.*unix:$work/ctl-b.sock" "$work/cairnd-n2.log" ||
-  fail "n2's agent is not B's: $(tail -3 "$work/cairnd-n2.log")"
+wait_agent_at n2 "$work/ctl-b.sock" "n2's agent is not B's"
 
 # --takeover's bad input: a usage error, exit 2.
 set +e
@@ -61,12 +56,7 @@ exited "$ctl_a" && fail "A exited"
 # Shard 1 is A's now (same pid), at a new epoch; n2's agent followed it.
 cairn shards | finds -E "^1 +cairnctld@[^ ]+:$ctl_a +$ctl_a +running " || fail "cairn shards: $(cairn shards)"
 cairn shards | finds -E "^0 +cairnctld@[^ ]+:$ctl_a +$ctl_a +running " || fail "cairn shards: $(cairn shards)"
-for _ in $(seq 300); do
-  finds "registered with the controller.*unix:$socket" "$work/cairnd-n2.log" && break
-  sleep 0.1
-done
-finds "registered with the controller.*unix:$socket" "$work/cairnd-n2.log" ||
-  fail "n2's agent did not follow shard 1 to A: $(tail -3 "$work/cairnd-n2.log")"
+wait_agent_at n2 "$socket" "n2's agent did not follow shard 1 to A"
 
 wait_state "$long1" COMPLETED 60
 [ "$(cat "$work/long1.out")" = done1 ] || fail "long1's output: $(cat "$work/long1.out")"

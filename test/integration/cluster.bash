@@ -119,6 +119,15 @@ start_shard_owners() {
   ctl_b=$!
   extra_pids+=("$ctl_b")
 }
+# Waits (30 s at most) until node's agent has registered with the controller listening on
+# SOCKET (it follows its shard's owner); else fails with WHY and the agent's last lines.
+wait_agent_at() {  # node socket why
+  for _ in $(seq 300); do
+    finds "registered with the controller.*unix:$2" "$work/cairnd-$1.log" && return 0
+    sleep 0.1
+  done
+  fail "$3: $(tail -3 "$work/cairnd-$1.log")"
+}
 restart_agent() {  # node (n1, n2, ...)
   "$bin/cairnd" --conf "$CAIRN_CONF" --node "$1" 2>>"$work/cairnd-$1.log" &
   agent=$!

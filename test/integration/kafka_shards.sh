@@ -85,12 +85,7 @@ cairn log dump --shard 1 --kind EpochClaimed | tail -1 | finds "controller=cairn
 cairn log dump --shard 0 --kind EpochClaimed | tail -1 | finds "controller=cairnctld@[^ ]*:$ctl_a" ||
   fail "shard 0's last claim is not A's: $(cairn log dump --shard 0 --kind EpochClaimed)"
 # n2's agent follows shard 1 to B.
-for _ in $(seq 300); do
-  finds "registered with the controller.*unix:$work/ctl-b.sock" "$work/cairnd-n2.log" && break
-  sleep 0.1
-done
-finds "registered with the controller.*unix:$work/ctl-b.sock" "$work/cairnd-n2.log" ||
-  fail "n2's agent did not follow shard 1 to B: $(tail -3 "$work/cairnd-n2.log")"
+wait_agent_at n2 "$work/ctl-b.sock" "n2's agent did not follow shard 1 to B"
 a1=$(via_a sbatch --parsable -p p1 -J a1 -o /dev/null --wrap "sleep 300")
 [ "$a1" = $((shard1_first + 2)) ] || fail "job $a1 of p1 through A: expected $((shard1_first + 2))"
 via_a squeue -h -o %i | finds -x "$a1" || fail "A does not show job $a1 (forwarded to B) right away"

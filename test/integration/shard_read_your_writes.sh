@@ -28,10 +28,7 @@ done
 # The CLI through C: the same configuration, C's socket.
 sed "s|^ControllerSocket=.*|ControllerSocket=$work/ctl-c.sock|" "$CAIRN_CONF" > "$work/cairn-c.conf"
 through_c() { CAIRN_CONF="$work/cairn-c.conf" "$@"; }
-for _ in $(seq 300); do
-  finds "registered with the controller.*unix:$work/ctl-b.sock" "$work/cairnd-n2.log" && break
-  sleep 0.1
-done
+wait_agent_at n2 "$work/ctl-b.sock" "n2's agent did not register with ctl-b.sock"
 
 job=$(sbatch --parsable -p p1 -o /dev/null --wrap "sleep 300")
 wait_state "$job" RUNNING 30

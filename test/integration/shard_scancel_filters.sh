@@ -12,10 +12,7 @@ start_shard_owners
 for log in ctl-a ctl-b; do
   for _ in $(seq 300); do finds "ready" "$work/$log.log" && break; sleep 0.1; done
 done
-for _ in $(seq 300); do
-  finds "registered with the controller.*unix:$work/ctl-b.sock" "$work/cairnd-n2.log" && break
-  sleep 0.1
-done
+wait_agent_at n2 "$work/ctl-b.sock" "n2's agent did not register with ctl-b.sock"
 
 # One CPU per node: per shard one job runs and two wait.
 run0=$(sbatch --parsable -p p0 -o /dev/null --wrap "sleep 300")

@@ -31,12 +31,7 @@ for _ in $(seq 300); do
 done
 [ "$(via_a sinfo -h -N -o '%N %t' | sort | tr '\n' ' ')" = "n1 idle n2 idle " ] ||
   fail "the nodes through A: $(via_a sinfo -h -N -o '%N %t')"
-for _ in $(seq 300); do
-  finds "registered with the controller.*unix:$work/ctl-b.sock" "$work/cairnd-n2.log" && break
-  sleep 0.1
-done
-finds "registered with the controller.*unix:$work/ctl-b.sock" "$work/cairnd-n2.log" ||
-  fail "n2's agent did not follow shard 1 to B: $(tail -3 "$work/cairnd-n2.log")"
+wait_agent_at n2 "$work/ctl-b.sock" "n2's agent did not follow shard 1 to B"
 
 # 1. Submissions through either controller, to both partitions; each shown at once where asked.
 a0=$(via_a sbatch --parsable -p p0 -J a0 -o /dev/null --wrap "sleep 300")
