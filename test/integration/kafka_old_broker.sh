@@ -30,7 +30,8 @@ offsets.topic.replication.factor=1
 CONF
 printf 'log4j.rootLogger=INFO, file\nlog4j.appender.file=org.apache.log4j.FileAppender\nlog4j.appender.file.File=%s\nlog4j.appender.file.layout=org.apache.log4j.PatternLayout\nlog4j.appender.file.layout.ConversionPattern=[%%d] %%p %%m%%n\n' \
   "$work/old-broker.log" > log4j.properties
-java_run() { java -Xmx192m -cp "$old_libs/*" -Dlog4j.configuration="file:$work/log4j.properties" "$@"; }
+# exec: the pid that $! gives is then java itself, which the EXIT trap stops.
+java_run() { exec java -Xmx192m -cp "$old_libs/*" -Dlog4j.configuration="file:$work/log4j.properties" "$@"; }
 java_run org.apache.zookeeper.server.ZooKeeperServerMain zk.properties >zk.out 2>&1 &
 extra_pids+=($!)
 java_run kafka.Kafka server.properties >kafka.out 2>&1 &
