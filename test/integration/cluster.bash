@@ -112,6 +112,10 @@ restart_controller() {
 # ControllerSocket=), ctl_b shard 1 (on $work/ctl-b.sock); their logs ctl-a.log, ctl-b.log.
 start_shard_owners() {
   kill_hard "$(head -1 "$work/pids")"
+  start_owner_pair
+}
+# The two owners alone (the log's writer already stopped): also to restart them.
+start_owner_pair() {
   "$bin/cairnctld" --conf "$CAIRN_CONF" --shards 0 >>"$work/ctl-a.log" 2>&1 &
   ctl_a=$!
   extra_pids+=("$ctl_a")

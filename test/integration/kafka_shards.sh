@@ -67,12 +67,7 @@ finds "Shards=3, but the topic of EventLog=kafka:.* has 2 partitions: a shard is
 # 4. Two owners (cairnctld --shards 0 on ControllerSocket=, --shards 1 on a socket of its own):
 #    each claims its shard (its own transactional id), reads the other, forwards what is not its.
 kill_hard "${extra_pids[-1]}"
-"$bin/cairnctld" --conf "$CAIRN_CONF" --shards 0 >>"$work/ctl-a.log" 2>&1 &
-ctl_a=$!
-extra_pids+=("$ctl_a")
-"$bin/cairnctld" --conf "$CAIRN_CONF" --shards 1 --socket "$work/ctl-b.sock" >>"$work/ctl-b.log" 2>&1 &
-ctl_b=$!
-extra_pids+=("$ctl_b")
+start_owner_pair
 via_a() { CAIRN_CONTROLLER="unix:$(sed -n 's/^ControllerSocket=//p' "$CAIRN_CONF")" "$@"; }
 via_b() { CAIRN_CONTROLLER="unix:$work/ctl-b.sock" "$@"; }
 for _ in $(seq 600); do via_a squeue >/dev/null 2>&1 && via_b squeue >/dev/null 2>&1 && break; sleep 0.1; done

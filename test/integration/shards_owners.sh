@@ -99,12 +99,7 @@ ls "$work/state/snapshots" | finds '^snapshot-' || fail "no snapshot was written
 kill "$ctl_a" "$ctl_b"
 wait "$ctl_a" || fail "A did not stop cleanly"
 wait "$ctl_b" || fail "B did not stop cleanly"
-"$bin/cairnctld" --conf "$CAIRN_CONF" --shards 0 >>"$work/ctl-a.log" 2>&1 &
-ctl_a=$!
-extra_pids+=("$ctl_a")
-"$bin/cairnctld" --conf "$CAIRN_CONF" --shards 1 --socket "$work/ctl-b.sock" >>"$work/ctl-b.log" 2>&1 &
-ctl_b=$!
-extra_pids+=("$ctl_b")
+start_owner_pair
 for _ in $(seq 300); do via_a squeue >/dev/null 2>&1 && via_b squeue >/dev/null 2>&1 && break; sleep 0.1; done
 finds "of 2 shards after a snapshot up to offsets" "$work/ctl-a.log" || fail "A did not start from a snapshot: $(grep replayed "$work/ctl-a.log")"
 finds "of 2 shards after a snapshot up to offsets" "$work/ctl-b.log" || fail "B did not start from a snapshot: $(grep replayed "$work/ctl-b.log")"
