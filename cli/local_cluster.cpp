@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <fmt/format.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -66,7 +68,7 @@ constexpr const char* kUsage =
     "                           with --shards N on the file log, min(M,N) owners (cairnctld --shards: shard K\n"
     "                           to controller K mod M + 1; owner C listens on DIR/cairnctld-C.sock, the first\n"
     "                           on ControllerSocket=) and M-N standbys, each for one owner's shards, on its socket)\n"
-    "       cairn local down   --dir DIR\n"
+    "       cairn local down   --dir DIR   (stops the daemons, then the jobs they still ran)\n"
     "       cairn local status --dir DIR\n";
 
 std::string binary_dir() { return fs::canonical("/proc/self/exe").parent_path().string(); }
@@ -171,9 +173,35 @@ std::string make_spool_base(const std::string& dir) {
   return base;
 }
 
+// Ends the jobs whose supervisors outlived the stopped agents (an agent's stop leaves its
+// jobs running, for a restarted agent to take back; `down` ends the whole cluster). A run's
+// record stays locked by its live supervisor (agents/agent_spool.hpp), so a record that can be
+// locked names no live process, and a pid in it may have been reused: it is left alone.
+void end_orphaned_jobs(const std::string& spool_base) {
+  std::error_code ignored;
+  for (const auto& node : fs::directory_iterator(spool_base, ignored)) {
+    for (const auto& record : fs::directory_iterator(node.path() / "runs", ignored)) {
+      if (!record.path().filename().string().starts_with("job")) continue;
+      int fd = ::open(record.path().c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;
+      bool supervised = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+      ::close(fd);
+      if (!supervised) continue;
+      std::ifstream lines(record.path());
+      std::string line;
+      int pid = 0, pgid = 0;
+      while (std::getline(lines, line))
+        if (std::sscanf(line.c_str(), "supervisor pid=%d pgid=%d", &pid, &pgid) == 2) break;
+      if (pgid > 1) ::kill(-pgid, SIGKILL);
+      if (pid > 1) ::kill(pid, SIGKILL);
+    }
+  }
+}
+
 void remove_spool(const std::string& dir) {
   std::string base;
   if (std::ifstream(spool_record(dir)) >> base && base.starts_with(kShmSpoolPrefix)) {
+    end_orphaned_jobs(base);
     std::error_code ignored;
     fs::remove_all(base, ignored);
   }

@@ -133,14 +133,25 @@ scancel "$requeued"
 kill -9 "${extra_pids[@]}" 2>/dev/null || true
 
 # 12. A local cluster keeps the agents' spool (job scripts) on tmpfs when there is one,
-#     and `cairn local down` removes it.
+#     and `cairn local down` removes it, after ending the jobs that still run (an agent's
+#     stop leaves them to their supervisors).
 if [ -s "$work/spool" ]; then
+  left=$(submit -w n2 --wrap 'echo $$ > left.pid; sleep 300')
+  wait_state "$left" RUNNING
+  for _ in $(seq 50); do [ -s left.pid ] && break; sleep 0.1; done
+  left_pid=$(cat left.pid)
+  kill -0 "$left_pid" || fail "job $left's script is not running"
   spool=$(cat "$work/spool")
   case "$spool" in /dev/shm/cairn-local-*) ;; *) fail "unexpected spool base $spool" ;; esac
   grep -qx "SlurmdSpoolDir=$spool/%n" "$CAIRN_CONF" || fail "cairn.conf lacks SlurmdSpoolDir=$spool/%n"
   [ -d "$spool/n1" ] || fail "the agent of n1 does not spool in $spool/n1"
   cairn local down --dir "$work"
   [ ! -e "$spool" ] || fail "cairn local down left $spool behind"
+  for _ in $(seq 50); do kill -0 "$left_pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$left_pid" 2>/dev/null; then
+    orphan_groups+=("$left_pid")
+    fail "cairn local down left job $left's script (pid $left_pid) running"
+  fi
 else
   skip_part "part 12: no writable /dev/shm here, the spool stays under the state directory"
 fi
