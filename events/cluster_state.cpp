@@ -49,6 +49,13 @@ Reason end_reason(JobState state, schema::EndCause cause, int32_t signal) {
   }
 }
 
+// A reservation's window within the years events may be stamped in (the scheduler adds
+// periods and horizons to it).
+bool window_in_range(const Reservation& reservation) {
+  auto in_range = [](int64_t us) { return us >= 0 && us <= kLatestEventTimeUs; };
+  return in_range(reservation.start_us) && in_range(reservation.end_us);
+}
+
 class Reducer {
  public:
   Reducer(ClusterState& state, const DecodedEvent& decoded, RecordedSpec* checked_spec = nullptr)
@@ -61,6 +68,11 @@ class Reducer {
         now_(header_.getTimeUs()) {}
 
   ApplyResult run() {
+    // No writer stamps a time before the epoch or past year 9999; such a time would overflow
+    // the run and suspended times computed from it, so the event is refused as damaged.
+    if (now_ < 0 || now_ > kLatestEventTimeUs)
+      return reject(kind_name(event_.getBody().which()) + " stamped " + std::to_string(now_) +
+                    " us, outside the years 1970-9999");
     auto& shard = state_.shards[header_.getShard()];
     auto body = event_.getBody();
     if (body.which() == Body::EPOCH_CLAIMED) return claim_epoch(shard, body.getEpochClaimed());
@@ -369,7 +381,7 @@ class Reducer {
 
   void close_suspended_interval(JobRecord& job) {
     if (job.suspended_since_us == 0) return;
-    job.suspended_us += std::max<int64_t>(0, now_ - job.suspended_since_us);
+    job.suspended_us = saturating_sum(job.suspended_us, std::max<int64_t>(0, now_ - job.suspended_since_us));
     job.suspended_since_us = 0;
   }
 
@@ -889,6 +901,7 @@ class Reducer {
   ApplyResult reservation_created(schema::Reservation::Reader wire) {
     Reservation reservation = read_reservation(wire);
     if (reservation.name.empty()) return reject("ReservationCreated without a name");
+    if (!window_in_range(reservation)) return reject("ReservationCreated for " + reservation.name + " outside 1970-9999");
     if (state_.reservations.contains(reservation.name))
       return reject("ReservationCreated for existing reservation " + reservation.name);
     state_.reservations_created = std::max(state_.reservations_created, reservation.id);
@@ -901,6 +914,7 @@ class Reducer {
     Reservation reservation = read_reservation(wire);
     auto it = state_.reservations.find(reservation.name);
     if (it == state_.reservations.end()) return reject("ReservationUpdated for unknown reservation " + reservation.name);
+    if (!window_in_range(reservation)) return reject("ReservationUpdated for " + reservation.name + " outside 1970-9999");
     it->second = std::move(reservation);
     return ApplyResult::applied;
   }
@@ -994,20 +1008,21 @@ ApplyResult apply(ClusterState& state, const DecodedEvent& event, RecordedSpec&&
 
 int64_t suspended_time_us(const JobRecord& job, int64_t now_us) {
   int64_t open = job.suspended_since_us != 0 ? std::max<int64_t>(0, now_us - job.suspended_since_us) : 0;
-  return job.suspended_us + open;
+  return saturating_sum(job.suspended_us, open);
 }
 
 int64_t run_time_us(const JobRecord& job, int64_t now_us) {
   if (job.start_us == 0) return 0;
   int64_t until = job.end_us != 0 ? job.end_us : now_us;
   if (job.suspended_since_us != 0) until = std::min(until, job.suspended_since_us);
-  return std::max<int64_t>(0, until - job.start_us - job.suspended_us);
+  int64_t span = until - job.start_us;  // both times of events, so within 1970-9999
+  return span <= job.suspended_us ? 0 : span - job.suspended_us;
 }
 
 int64_t effective_deadline_us(const JobRecord& job) {
   if (job.time_limit_sec == 0 || job.time_limit_sec == kUnlimited || job.start_us == 0 || job.suspended_since_us != 0) return 0;
   if (job.state != JobState::RUNNING) return 0;
-  return job.start_us + static_cast<int64_t>(job.time_limit_sec) * kMicros + job.suspended_us;
+  return saturating_sum(job.start_us + static_cast<int64_t>(job.time_limit_sec) * kMicros, job.suspended_us);
 }
 
 uint64_t next_job_id(const ClusterState& state, uint32_t shard) {

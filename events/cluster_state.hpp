@@ -69,6 +69,17 @@ ApplyResult apply(ClusterState& state, const DecodedEvent& event);
 
 // ---- time arithmetic from event timestamps (now_us only for jobs still running) ----
 
+// The latest time an event may carry (9999-12-31T23:59:59.999999Z); apply() refuses later
+// ones and times before the epoch, so differences of event times cannot overflow.
+inline constexpr int64_t kLatestEventTimeUs = 253'402'300'799'999'999;
+
+// a + b, or the nearer bound of int64_t where that does not fit (sums of many intervals).
+inline int64_t saturating_sum(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
 // Run time excluding suspended intervals.
 int64_t run_time_us(const JobRecord& job, int64_t now_us);
 // Suspended time of the current run, including an open interval up to now_us.

@@ -155,6 +155,34 @@ TEST_CASE("run time and deadline exclude every suspended interval") {
   CHECK(run_time_us(t.job(1), kT0 + 500 * kSec) == 50 * kSec);
 }
 
+TEST_CASE("an event stamped before 1970 or after 9999 is refused; suspended time saturates") {
+  // fuzz_event's finding: a resume stamped near INT64_MAX overflowed the suspended interval.
+  Timeline t;
+  t.cluster_with_running_job();
+  t.feed(make::job_suspend(at(10), 1));
+  EventMeta late = at(0);
+  late.time_us = INT64_MAX - 5;
+  CHECK(t.feed(make::job_resume(late, 1)) == ApplyResult::rejected);
+  EventMeta early = at(0);
+  early.time_us = -1;
+  CHECK(t.feed(make::job_resume(early, 1)) == ApplyResult::rejected);
+  CHECK(t.job(1).state == JobState::SUSPENDED);
+  late.time_us = kLatestEventTimeUs;
+  CHECK(t.feed(make::job_resume(late, 1)) == ApplyResult::applied);
+  CHECK(t.job(1).suspended_us == kLatestEventTimeUs - (kT0 + 10 * kSec));
+  // Intervals from damaged clocks add up without wrapping.
+  for (int round = 0; round < 40; ++round) {
+    EventMeta first = at(0);
+    first.time_us = 0;
+    t.feed(make::job_suspend(first, 1));
+    t.feed(make::job_resume(late, 1));
+  }
+  CHECK(t.job(1).suspended_us == INT64_MAX);
+  CHECK(run_time_us(t.job(1), kLatestEventTimeUs) == 0);
+  CHECK(suspended_time_us(t.job(1), kLatestEventTimeUs) == INT64_MAX);
+  CHECK(saturating_sum(INT64_MIN + 1, -2) == INT64_MIN);
+}
+
 TEST_CASE("cancel, time-out and exit while suspended close the open interval") {
   Timeline cancel;
   cancel.cluster_with_running_job(60);

@@ -220,6 +220,15 @@ TEST_CASE("update and delete change the table; the reducer refuses unknown names
   CHECK(c.t.feed(make::reservation_deleted(at(3), "b")) == ApplyResult::rejected);
   CHECK(c.t.feed(make::reservation_updated(at(3), window(0, 1))) == ApplyResult::rejected);
   CHECK(c.t.feed(make::reservation_created(at(3), updated)) == ApplyResult::rejected);  // "a" exists
+  Reservation damaged = updated;  // a window no controller plans: periods added to it would overflow
+  damaged.end_us = INT64_MAX - 1;
+  CHECK(c.t.feed(make::reservation_updated(at(3), damaged)) == ApplyResult::rejected);
+  damaged.name = "z";
+  CHECK(c.t.feed(make::reservation_created(at(3), damaged)) == ApplyResult::rejected);
+  damaged.end_us = updated.end_us;
+  damaged.start_us = -1;
+  CHECK(c.t.feed(make::reservation_created(at(3), damaged)) == ApplyResult::rejected);
+  CHECK(c.t.state.reservations.at("a") == updated);
   CHECK(c.t.state.reservations_created == 2);
 
   // A snapshot keeps the table and the count of ids.
