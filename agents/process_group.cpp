@@ -424,6 +424,7 @@ SupervisedStart spawn_supervised_batch_script(const SpawnRequest& request, const
   if (server != nullptr)
     forked = server->start({command.argv, command.env, prepared.work_dir.get(), stdin_fd, prepared.stdout_file.get(),
                             stderr_fd, record_fd, status_write.get()});
+  if (forked == SupervisorServer::kUnanswered) fail(cannot, "the supervisor server ended without an answer", EPIPE);
   started.supervisor = forked ? *forked
                               : spawn_command(request, command, prepared.work_dir.get(), prepared.stdout_file.get(),
                                               stderr_fd, &descriptors, stdin_fd);

@@ -58,10 +58,13 @@ std::optional<pid_t> SupervisorServer::start(const SupervisorStart& what) {
   std::vector<int> fds = {what.work_dir_fd, what.stdout_fd, what.stderr_fd, what.record_fd, what.status_fd};
   if (what.stdin_fd >= 0) fds.push_back(what.stdin_fd);
   int32_t answer = 0;
-  if (!wire::send_request(socket_.get(), what.argv, what.env, fds) ||
-      !wire::read_all(socket_.get(), reinterpret_cast<char*>(&answer), sizeof answer)) {
-    socket_.reset();  // gone: another is started next time
+  if (!wire::send_request(socket_.get(), what.argv, what.env, fds)) {
+    socket_.reset();  // gone (a request cut short is dropped there): another is started next time
     return std::nullopt;
+  }
+  if (!wire::read_all(socket_.get(), reinterpret_cast<char*>(&answer), sizeof answer)) {
+    socket_.reset();
+    return kUnanswered;
   }
   if (answer <= 0) return std::nullopt;  // fork failed there: the caller's posix_spawn tells why
   return static_cast<pid_t>(answer);

@@ -35,8 +35,11 @@ class SupervisorServer {
   SupervisorServer& operator=(const SupervisorServer&) = delete;
 
   // The new supervisor's pid, a child of this process; nullopt when the server cannot be
-  // started or reached (the caller starts the supervisor itself). A server that failed is
-  // started again at the next call.
+  // started, or reached, or fork (nothing was started: the caller starts the supervisor
+  // itself); kUnanswered when the server took the request and ended without an answer (a
+  // supervisor may have started: starting another could run the job twice). A server
+  // that failed is started again at the next call.
+  static constexpr pid_t kUnanswered = -1;
   std::optional<pid_t> start(const SupervisorStart& what);
   // The server's pid; 0 before the first start.
   pid_t server_pid() const;

@@ -923,6 +923,22 @@ TEST_CASE("cairn-stepd --server forks each supervisor as the caller's child, wit
   CHECK(wait_for_exit(first.supervisor) == ExitStatus{0, 0});
   CHECK(run.record().exit == RunExit{0, SIGTERM});
   CHECK(run.server.server_pid() == server);  // one server for every job
+  // A server that died: that launch is exec'd as before, the next one forked by a new server.
+  ::kill(server, SIGKILL);
+  CHECK(wait_for_exit(server) == ExitStatus{0, SIGKILL});
+  for (uint64_t job : {13, 14}) {
+    SpawnRequest request = request_in(dir, "#!/bin/sh\nexec sleep 30\n");
+    request.job_id = job;
+    SupervisedStart started = run.start(request);
+    GroupCleanup job_cleanup(started.job_pgid);
+    REQUIRE(started.job_pgid > 1);
+    bool forked = command_line_of(started.supervisor).ends_with(" --server ");
+    signal_job_group(started.job_pgid, started.supervisor, SIGTERM);
+    CHECK(wait_for_exit(started.supervisor) == ExitStatus{0, 0});
+    CHECK(forked == (job == 14));
+  }
+  CHECK(run.server.server_pid() > 1);
+  CHECK(run.server.server_pid() != server);
 }
 
 TEST_CASE("cairn-stepd: a supervisor server that cannot start leaves the supervisor exec'd as before") {
