@@ -22,6 +22,7 @@ class CpusetCgroups;
 class DeviceCgroups;
 class MemoryCgroups;
 class MemoryEventWatch;
+class SupervisorServer;
 
 struct AgentContext {
   AgentSettings settings;
@@ -34,6 +35,7 @@ struct AgentContext {
   // ConstrainDevices=yes where the node has a v1 devices controller and GRES device files; null: none.
   std::shared_ptr<const DeviceCgroups> devices;
   std::string stepd_path;                   // cairn-stepd, next to cairnd (batch jobs' supervisor)
+  std::shared_ptr<SupervisorServer> supervisor_server;  // cairn-stepd --server: forks the supervisors
   const AgentSpool* spool = nullptr;        // outlives the actors
   std::shared_ptr<ScriptBook> scripts = std::make_shared<ScriptBook>();  // batch scripts, by owning run
   MemoryEventWatch* memory_watch = nullptr;  // with cgroups; outlives the actors' use of it

@@ -40,6 +40,7 @@
 #include "agents/memory_event_watch.hpp"
 #include "agents/process_group.hpp"
 #include "agents/sim_agents.hpp"
+#include "agents/supervisor_server.hpp"
 #include "common/config.hpp"
 #include "common/shard_endpoint.hpp"
 #include "common/daemon_log.hpp"
@@ -77,6 +78,9 @@ constexpr const char* kUsage =
     "Logging: stderr (journald under systemd); with SlurmdLogFile=FILE (%n: the node, %h:\n"
     "the host) the log goes to FILE too and stderr keeps warnings and errors. SIGUSR2\n"
     "reopens FILE (logrotate: /etc/logrotate.d/cairn).\n"
+    "\n"
+    "Supervisors are forked by one `cairn-stepd --server`, a child of the agent;\n"
+    "CAIRN_STEPD_SERVER=no in the environment execs cairn-stepd for each job instead.\n"
     "\n"
     "Exit status: 0 after SIGTERM/SIGINT, 1 on an error (said on stderr), 2 on a bad\n"
     "command line.\n"
@@ -329,6 +333,10 @@ int run(const ParsedArgs& args) {
   context->cpusets = cpusets_for(settings, enforcement, cgroup_exec);
   context->devices = devices_for(settings, enforcement, cgroup_exec);
   context->stepd_path = stepd;
+  // CAIRN_STEPD_SERVER=no: each supervisor exec'd (posix_spawn), as before the server: to
+  // measure what it buys, and a way out where clone(CLONE_PARENT) is refused.
+  if (const char* server = std::getenv("CAIRN_STEPD_SERVER"); server == nullptr || std::string_view(server) != "no")
+    context->supervisor_server = std::make_shared<SupervisorServer>(stepd);
   context->spool = &spool;
   context->machine_cpus = MachineCpus::of_this_process();
   if (context->machine_cpus.ids().size() < settings.cpus)

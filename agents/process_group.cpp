@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "agents/supervisor_server.hpp"
 #include "common/string_util.hpp"
 #include "common/unique_fd.hpp"
 
@@ -378,7 +379,7 @@ pid_t spawn_batch_script(const SpawnRequest& request) {
 }
 
 SupervisedStart spawn_supervised_batch_script(const SpawnRequest& request, const std::string& supervisor_path,
-                                              int record_fd) {
+                                              int record_fd, SupervisorServer* server) {
   const PreparedLaunch prepared = prepare_launch(request);
   // The supervisor puts the job in its cgroups and binds it to its CPUs itself: no
   // cairn-cgroup-exec, no taskset to exec on the way.
@@ -418,8 +419,15 @@ SupervisedStart spawn_supervised_batch_script(const SpawnRequest& request, const
   SupervisorDescriptors descriptors{record_fd, status_write.get()};
   int stderr_fd = prepared.stderr_file ? prepared.stderr_file.get() : prepared.stdout_file.get();
   SupervisedStart started;
-  started.supervisor = spawn_command(request, command, prepared.work_dir.get(), prepared.stdout_file.get(), stderr_fd,
-                                     &descriptors, prepared.stdin_file ? prepared.stdin_file.get() : -1);
+  int stdin_fd = prepared.stdin_file ? prepared.stdin_file.get() : -1;
+  std::optional<pid_t> forked;
+  if (server != nullptr)
+    forked = server->start({command.argv, command.env, prepared.work_dir.get(), stdin_fd, prepared.stdout_file.get(),
+                            stderr_fd, record_fd, status_write.get()});
+  if (forked == SupervisorServer::kUnanswered) fail(cannot, "the supervisor server ended without an answer", EPIPE);
+  started.supervisor = forked ? *forked
+                              : spawn_command(request, command, prepared.work_dir.get(), prepared.stdout_file.get(),
+                                              stderr_fd, &descriptors, stdin_fd);
   status_write.reset();  // EOF once the supervisor has said its word, or died
   std::string said;
   char buffer[64];

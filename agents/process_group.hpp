@@ -125,12 +125,15 @@ pid_t spawn_batch_script(const SpawnRequest& request);
 // used), records both in the run's record (record_fd, open and locked: the supervisor
 // keeps it, and the lock, for its lifetime) and says once the script runs. Throws
 // LaunchError when the supervisor cannot be started.
+class SupervisorServer;
 struct SupervisedStart {
   pid_t supervisor = 0;  // cairn-stepd, a child of the caller
   pid_t job_pgid = 0;    // the script, leader of the job's process group; 0: it did not start (see the record)
 };
+// With a `server` (cairn-stepd --server at supervisor_path), the supervisor is forked by it
+// rather than exec'd; where the server fails, posix_spawn as without one.
 SupervisedStart spawn_supervised_batch_script(const SpawnRequest& request, const std::string& supervisor_path,
-                                              int record_fd);
+                                              int record_fd, SupervisorServer* server = nullptr);
 
 // Asks the supervisor of a running batch script to write slurmstepd's line about why the job is
 // stopped into the job's stderr (SIGUSR1 with the reason as the signal's value). Nothing is sent

@@ -18,7 +18,9 @@
 // stopped, when the agent says so with SIGUSR1 and a StopReason as the signal's value
 // (sigqueue), and the OOM kills its cgroup counted, when the script has ended. Being the
 // supervisor, it writes them whether or not the agent that started the job still runs.
-// It replaces cairn-cgroup-exec for batch jobs: one extra exec per job, as before.
+// It replaces cairn-cgroup-exec for batch jobs. cairnd starts it as `cairn-stepd --server`
+// once, and that small process forks each supervisor (agents/stepd_server.cpp): no exec per
+// job; a supervisor exec'd directly (posix_spawn) is the fallback.
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -36,6 +38,7 @@
 #include <string>
 
 #include "agents/run_record.hpp"
+#include "agents/stepd_server.hpp"
 #include "agents/stop_notice.hpp"
 #include "events/cpu_allocation.hpp"
 
@@ -162,7 +165,9 @@ uint64_t oom_kills_of(const char* procs_file) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// One supervisor: argv as cairn-stepd's own command line (argv[0] is not read); descriptors
+// 0-4 and the environment as described above.
+static int supervise(int argc, char** argv) {
   constexpr const char* kUsage =
       "usage: cairn-stepd JOB_ID NODE PROCS_FILE|- [--cpuset=PROCS_FILE] [--devices=PROCS_FILE] [--cpus=LIST] PROGRAM "
       "[ARGS...] (started by "
@@ -337,4 +342,10 @@ int main(int argc, char** argv) {
     sleep_ms(2);
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  // cairn-stepd --server: cairnd's long-lived starter of supervisors, its socket as descriptor 3.
+  if (argc == 2 && std::strcmp(argv[1], "--server") == 0) return cairn::serve_supervisors(3, supervise);
+  return supervise(argc, argv);
 }

@@ -213,7 +213,8 @@ void start_batch_script(TaskActor* self) {
                                                      st.cgroup ? st.cgroup->limit_bytes : 0,
                                                      format_cpu_ids(st.cpus)});
     st.recorded = true;
-    SupervisedStart started = spawn_supervised_batch_script(request, st.context->stepd_path, record.get());
+    SupervisedStart started = spawn_supervised_batch_script(request, st.context->stepd_path, record.get(),
+                                                               st.context->supervisor_server.get());
     st.supervisor = started.supervisor;
     st.shell = started.job_pgid;
     st.shell_alive = st.shell != 0;

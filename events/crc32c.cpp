@@ -5,6 +5,7 @@
 
 #if defined(__x86_64__)
 #include <nmmintrin.h>
+#include <sys/platform/x86.h>
 #endif
 
 namespace cairn {
@@ -44,10 +45,10 @@ __attribute__((target("sse4.2"))) uint32_t update_sse42(const uint8_t* bytes, si
   return crc;
 }
 
-bool cpu_has_sse42() {
-  __builtin_cpu_init();  // needed when this runs from a static initializer, before libgcc's own
-  return __builtin_cpu_supports("sse4.2");
-}
+// glibc's own CPU features, found before any static initializer runs: libgcc's
+// __builtin_cpu_supports would probe the CPU again at every process start (cpuid traps to the
+// hypervisor on a VM: ~0.05 ms of each sbatch; docs/decisions.md, "CPU per job: a supervisor server").
+bool cpu_has_sse42() { return CPU_FEATURE_ACTIVE(SSE4_2); }
 
 const bool kUseSse42 = cpu_has_sse42();
 #endif

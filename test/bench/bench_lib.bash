@@ -37,6 +37,27 @@ children_cpu_ticks() {  # pid...
   echo "$total"
 }
 
+# CPU ticks of the agents' supervisor servers (`cairn-stepd --server`, live children of an
+# agent that lead no session; the supervisors they fork do, and are the agent's children):
+# the agents' children's ticks count a server only once it has ended.
+supervisor_server_ticks() {  # agent pid...
+  local total=0 agent pid
+  for agent; do
+    for pid in $(cat /proc/"$agent"/task/*/children 2>/dev/null); do
+      _stat_fields "$pid" || continue
+      [ "${_fields[3]}" != "$pid" ] || continue
+      [[ $(tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null) == *" --server "* ]] || continue
+      total=$(( total + _fields[11] + _fields[12] ))
+    done
+  done
+  echo "$total"
+}
+
+# The agents' children (supervisors and jobs) with their live supervisor servers.
+agent_children_cpu_ticks() {  # agent pid...
+  echo $(( $(children_cpu_ticks "$@") + $(supervisor_server_ticks "$@") ))
+}
+
 # CPU ticks of every command this script ran and waited for (the CLI: sbatch, squeue...,
 # and the few helpers such as date), read without starting a process.
 cli_cpu_ticks() { children_cpu_ticks "$$"; }

@@ -28,7 +28,7 @@ job_ended_cpu_us() {
   cairn log dump --kind JobEnded --json | { grep -o '"\(user\|system\)CpuUs":"[0-9]*"' || true; } |
     tr -dc '0-9\n' | awk '{ total += $1 } END { printf "%d", total }'
 }
-ctl_ticks=$(cpu_ticks "$ctl") agent_own=$(cpu_ticks "${agents[@]}") agent_children=$(children_cpu_ticks "${agents[@]}")
+ctl_ticks=$(cpu_ticks "$ctl") agent_own=$(cpu_ticks "${agents[@]}") agent_children=$(agent_children_cpu_ticks "${agents[@]}")
 scripts_us=$(job_ended_cpu_us)
 jobs=1000
 start=$(now)
@@ -42,14 +42,14 @@ figure lifecycle.controller_cpu_ms_per_job "$(ticks_per $(( $(cpu_ticks "$ctl") 
 figure lifecycle.agent_cpu_ms_per_job "$(ticks_per $(( $(cpu_ticks "${agents[@]}") - agent_own )) $jobs)" cpu_ms/job "" \
   "both agents' own CPU"
 figure lifecycle.agent_children_cpu_ms_per_job \
-  "$(ticks_per $(( $(children_cpu_ticks "${agents[@]}") - agent_children )) $jobs)" cpu_ms/job "" "supervisors and jobs"
+  "$(ticks_per $(( $(agent_children_cpu_ticks "${agents[@]}") - agent_children )) $jobs)" cpu_ms/job "" "supervisors and jobs"
 figure lifecycle.cli_cpu_ms_per_job "$(ticks_per "$cli_ticks" $jobs)" cpu_ms/job "" "sbatch only, squeue's polls left out"
 # All of Cairn's CPU per job, the job's own shell left out: the scripts' user + system
 # time, as each JobEnded event records it (cairn-stepd's rusage of its reaped script),
 # taken from the agents' children (supervisor + script); sbatch, controller and agents added.
 scripts_us=$(( $(job_ended_cpu_us) - scripts_us ))
 cairn_ms=$(awk -v ctl="$(( $(cpu_ticks "$ctl") - ctl_ticks ))" -v own="$(( $(cpu_ticks "${agents[@]}") - agent_own ))" \
-  -v children="$(( $(children_cpu_ticks "${agents[@]}") - agent_children ))" -v cli="$cli_ticks" -v hz="$clock_ticks_per_s" \
+  -v children="$(( $(agent_children_cpu_ticks "${agents[@]}") - agent_children ))" -v cli="$cli_ticks" -v hz="$clock_ticks_per_s" \
   -v scripts_us="$scripts_us" -v n="$jobs" \
   'BEGIN { printf "%.3f", ((ctl + own + children + cli) * 1000 / hz - scripts_us / 1000) / n }')
 figure lifecycle.cairn_cpu_ms_per_job "$cairn_ms" cpu_ms/job "<= 4" \

@@ -27,6 +27,7 @@
 #include "agents/job_environment.hpp"
 #include "events/output_paths.hpp"
 #include "agents/process_group.hpp"
+#include "agents/supervisor_server.hpp"
 #include "agents/script_book.hpp"
 #include "test/unit/skip.hpp"
 
@@ -869,12 +870,13 @@ TEST_CASE("launch_command: a job with a memory cgroup joins it first, as root, b
 
 namespace {
 
-// `request` under cairn-stepd, with its record in <dir>/agent-spool.
+// `request` under cairn-stepd, with its record in <dir>/agent-spool: forked by a
+// `cairn-stepd --server`, as cairnd starts them.
 struct SupervisedRun {
   explicit SupervisedRun(const TempDir& dir) : spool(dir / "agent-spool") {}
   SupervisedStart start(const SpawnRequest& request) {
     UniqueFd record = spool.create_run({request.job_id, 0, request.script_path, "", 0, ""});
-    return spawn_supervised_batch_script(request, CAIRN_STEPD, record.get());
+    return spawn_supervised_batch_script(request, CAIRN_STEPD, record.get(), &server);
   }
   RunRecord record() const {
     auto record = spool.read_run(12, 0);
@@ -882,9 +884,76 @@ struct SupervisedRun {
     return *record;
   }
   AgentSpool spool;
+  SupervisorServer server{CAIRN_STEPD};
 };
 
+std::string command_line_of(pid_t pid) {
+  std::string text = read_file("/proc/" + std::to_string(pid) + "/cmdline");
+  std::replace(text.begin(), text.end(), '\0', ' ');
+  return text;
+}
+
+// Field 4 of /proc/PID/stat, after the command name in parentheses.
+pid_t parent_of(pid_t pid) {
+  std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  std::string state;
+  pid_t parent = 0;
+  fields >> state >> parent;
+  return parent;
+}
+
 }  // namespace
+
+TEST_CASE("cairn-stepd --server forks each supervisor as the caller's child, without an exec") {
+  SubreaperScope reaper;
+  TempDir dir;
+  SupervisedRun run(dir);
+  SupervisedStart first = run.start(request_in(dir, "#!/bin/sh\nexec sleep 30\n"));
+  GroupCleanup cleanup(first.job_pgid);
+  REQUIRE(first.job_pgid > 1);
+  pid_t server = run.server.server_pid();
+  REQUIRE(server > 1);
+  CHECK(first.supervisor != server);
+  // Not exec'd: the supervisor still has the server's command line; the caller is its parent.
+  CHECK(command_line_of(first.supervisor) == std::string(CAIRN_STEPD) + " --server ");
+  CHECK(parent_of(first.supervisor) == ::getpid());
+  CHECK(::getsid(first.supervisor) == first.supervisor);
+  signal_job_group(first.job_pgid, first.supervisor, SIGTERM);
+  CHECK(wait_for_exit(first.supervisor) == ExitStatus{0, 0});
+  CHECK(run.record().exit == RunExit{0, SIGTERM});
+  CHECK(run.server.server_pid() == server);  // one server for every job
+  // A server that died: that launch is exec'd as before, the next one forked by a new server.
+  ::kill(server, SIGKILL);
+  CHECK(wait_for_exit(server) == ExitStatus{0, SIGKILL});
+  for (uint64_t job : {13, 14}) {
+    SpawnRequest request = request_in(dir, "#!/bin/sh\nexec sleep 30\n");
+    request.job_id = job;
+    SupervisedStart started = run.start(request);
+    GroupCleanup job_cleanup(started.job_pgid);
+    REQUIRE(started.job_pgid > 1);
+    bool forked = command_line_of(started.supervisor).ends_with(" --server ");
+    signal_job_group(started.job_pgid, started.supervisor, SIGTERM);
+    CHECK(wait_for_exit(started.supervisor) == ExitStatus{0, 0});
+    CHECK(forked == (job == 14));
+  }
+  CHECK(run.server.server_pid() > 1);
+  CHECK(run.server.server_pid() != server);
+}
+
+TEST_CASE("cairn-stepd: a supervisor server that cannot start leaves the supervisor exec'd as before") {
+  SubreaperScope reaper;
+  TempDir dir;
+  AgentSpool spool(dir / "agent-spool");
+  SupervisorServer missing(dir / "no-such-stepd");
+  SpawnRequest request = request_in(dir, "#!/bin/sh\necho out\n");
+  UniqueFd record = spool.create_run({request.job_id, 0, request.script_path, "", 0, ""});
+  SupervisedStart started = spawn_supervised_batch_script(request, CAIRN_STEPD, record.get(), &missing);
+  REQUIRE(started.job_pgid > 1);
+  CHECK(wait_for_exit(started.supervisor) == ExitStatus{0, 0});
+  CHECK(read_file(dir / "out.txt") == "out\n");
+  CHECK(missing.server_pid() == 0);
+}
 
 TEST_CASE("cairn-stepd: records itself and the job's group before the job runs, then how it ended") {
   SubreaperScope reaper;
