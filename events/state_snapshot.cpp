@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 
@@ -61,13 +62,18 @@ void read_all_jobs(snapshot::StateSnapshot::Reader in,
   unsigned half = count / 2;
   ClusterState first;
   std::exception_ptr first_error;
-  std::thread reader([&] {
-    try {
-      read_jobs(in, 0, half, environments, first);
-    } catch (...) {
-      first_error = std::current_exception();
-    }
-  });
+  std::thread reader;
+  try {
+    reader = std::thread([&] {
+      try {
+        read_jobs(in, 0, half, environments, first);
+      } catch (...) {
+        first_error = std::current_exception();
+      }
+    });
+  } catch (const std::system_error&) {  // no thread to be had: all on this one
+    return read_jobs(in, 0, count, environments, state);
+  }
   try {
     read_jobs(in, half, count, environments, state);
   } catch (...) {
