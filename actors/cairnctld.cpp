@@ -13,7 +13,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <future>
 #include <chrono>
 #include <optional>
 #include <thread>
@@ -150,22 +149,6 @@ void prepare_private_directories(const ClusterConfig& config) {
 // A standby (--standby) waits on the lock for as long as its holder lives.
 // With --shards, `ownership` is what --shards names and whichever shard of `takeover` has lost
 // its owner (on return: what the log was opened with).
-// The newest usable snapshot of a one-shard log, whatever the log's end, and what was said
-// about those that would not load.
-struct EarlySnapshot {
-  std::optional<StateSnapshot> snapshot;
-  std::vector<std::string> warnings;
-};
-
-std::future<EarlySnapshot> load_snapshot_early(std::string dir) {
-  return std::async(std::launch::async, [dir = std::move(dir)] {
-    EarlySnapshot early;
-    early.snapshot = load_newest_snapshot(dir, 0, {UINT64_MAX, INT64_MAX},
-                                          [&](const std::string& why) { early.warnings.push_back(why); });
-    return early;
-  });
-}
-
 std::unique_ptr<EventLog> open_log_waiting(const ClusterConfig& config, bool accept_log_loss, bool standby,
                                            bool per_shard, ShardOwnership& ownership, const ShardOwnership& takeover) {
   constexpr auto kLockWait = std::chrono::seconds(10);
@@ -449,10 +432,6 @@ int run(const ParsedArgs& args) {
   // On Kafka a standby, and a controller of some shards, wait for the shards' live writer (its
   // lease); a plain controller of every shard takes them at once, fencing any writer (as before).
   if (on_kafka && (standby || !ownership.owns_all())) wait_for_free_kafka_shards(config, ownership, standby);
-  // A snapshot is a cache: the newest one loads while the log opens (the file log checks its
-  // records' checksums, Kafka asks the brokers), and is checked against the log's end after.
-  std::future<EarlySnapshot> early_snapshot;
-  if (config.shards == 1 && !standby) early_snapshot = load_snapshot_early(snapshot_dir(config));
   notify_status("opening the event log " + config.event_log);
   auto log = open_log_waiting(config, accept_log_loss, standby, per_shard, ownership, takeover);
   refuse_shard_mismatch(config, *log);
@@ -467,19 +446,8 @@ int run(const ParsedArgs& args) {
   if (shards == 1) {
     // A snapshot is a cache: any that does not load is said and ignored, and the log replayed from its start.
     uint64_t from = 0;
-    uint64_t log_end = log->end_offset(0);
-    auto warn = [](const std::string& why) { spdlog::warn("{}", why); };
-    std::optional<StateSnapshot> snapshot;
-    bool loaded = false;
-    if (early_snapshot.valid()) {
-      auto early = early_snapshot.get();
-      if (!early.snapshot || early.snapshot->next_offset <= log_end) {  // else: the log lost records since
-        for (const auto& why : early.warnings) warn(why);
-        snapshot = std::move(early.snapshot);
-        loaded = true;
-      }
-    }
-    if (!loaded) snapshot = load_newest_snapshot(snapshot_dir(config), 0, {log_end, INT64_MAX}, warn);
+    auto snapshot = load_newest_snapshot(snapshot_dir(config), 0, {log->end_offset(0), INT64_MAX},
+                                         [](const std::string& why) { spdlog::warn("{}", why); });
     if (snapshot) {
       state = std::move(snapshot->state);
       from = snapshot->next_offset;
