@@ -1,6 +1,7 @@
 #include "events/replay.hpp"
 
 #include <kj/exception.h>
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 
 #include <condition_variable>
@@ -136,7 +137,10 @@ class ReplayPipeline {
  public:
   explicit ReplayPipeline(std::unique_ptr<LogReader> reader) : reader_(std::move(reader)) {
     for (size_t i = 0; i < kBatchesInFlight; ++i) free_.push_back(std::make_unique<RecordBatch>());
-    thread_ = std::thread([this] { read_loop(); });
+    thread_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "cairn-replay-rd");  // for profiles and per-thread CPU figures
+      read_loop();
+    });
   }
   ~ReplayPipeline() {
     {

@@ -11,8 +11,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,6 +43,75 @@ constexpr Volumes kFullVolumes{64'000, 250'000};  // 1,000,100 events to replay
 struct Rate {
   double per_s = 0, cpu_s = 0, units = 0;
   double fold_cpu_s = 0;  // a replay's: of the thread that folds (replay_partition reads on another)
+  std::map<std::string, double> thread_cpu_s;  // a replay's: of the threads it started, by name
+  double first_record_s = 0, after_last_s = 0;  // a replay's: start to its first record, its last to the end
+  double server_cpu_s = 0;  // a replay's: of the broker's JVM
+};
+
+// User + system seconds of a process (or thread) from its /proc stat line; its name beside.
+double proc_cpu_s(const std::string& stat_path, std::string* name = nullptr) {
+  std::ifstream in(stat_path);
+  std::string line;
+  if (!std::getline(in, line)) return 0;
+  auto open = line.find('('), close = line.rfind(')');
+  if (open == std::string::npos || close == std::string::npos) return 0;
+  if (name) *name = line.substr(open + 1, close - open - 1);
+  std::istringstream fields(line.substr(close + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; fields >> field && i <= 15; ++i)
+    if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// The CPU time of this process's threads started while it runs, by thread name: a thread's
+// figures vanish from /proc when it ends (replay_partition's reader and librdkafka's threads end
+// before it returns), so they are sampled every 10 ms and the last sample kept.
+class ThreadCpuSampler {
+ public:
+  ThreadCpuSampler() {
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) before_.insert(task.path().filename());
+    thread_ = std::thread([this] {
+      std::unique_lock lock(mutex_);
+      own_tid_ = std::to_string(::gettid());
+      while (!stop_) {
+        sample();
+        stopped_.wait_for(lock, std::chrono::milliseconds(10));
+      }
+      sample();
+    });
+  }
+  // By name (threads of the same name added up), once the threads ended.
+  std::map<std::string, double> stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    stopped_.notify_all();
+    thread_.join();
+    std::map<std::string, double> by_name;
+    for (const auto& [tid, seen] : seen_) by_name[seen.first] += seen.second;
+    return by_name;
+  }
+
+ private:
+  void sample() {
+    std::error_code ignored;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ignored)) {
+      std::string tid = task.path().filename();
+      if (before_.count(tid) || tid == own_tid_) continue;
+      std::string name;
+      double cpu = proc_cpu_s(task.path() / "stat", &name);
+      if (!name.empty()) seen_[tid] = {name, std::max(cpu, seen_[tid].second)};
+    }
+  }
+  std::set<std::string> before_;
+  std::map<std::string, std::pair<std::string, double>> seen_;
+  std::string own_tid_ = "-";
+  std::mutex mutex_;
+  std::condition_variable stopped_;
+  bool stop_ = false;
+  std::thread thread_;
 };
 
 // Back-to-back appends from `appenders` threads, each waiting for all of its acknowledgements.
@@ -61,19 +135,52 @@ Rate appends_per_s(EventLog& log, int appenders, uint64_t appends) {
   }
   for (auto& thread : threads) thread.join();
   auto done = static_cast<double>(per_appender * static_cast<uint64_t>(appenders));
-  Rate rate{done / stopwatch.wall_s(), stopwatch.cpu_s(), done};
+  Rate rate;
+  rate.per_s = done / stopwatch.wall_s(), rate.cpu_s = stopwatch.cpu_s(), rate.units = done;
   if (failures > 0) throw std::runtime_error(fmt::format("{} appends failed", failures.load()));
   return rate;
 }
 
-Rate replay_per_s(const std::string& spec, uint64_t jobs) {
+// Kafka properties from the environment variable `name` ("key=value,key=value"), for trying
+// settings: BENCH_KAFKA_LOG_WRITE_PROPERTIES (the history's writer), BENCH_KAFKA_LOG_READ_PROPERTIES.
+EventLogOptions options_from(const char* name, bool read_only) {
+  EventLogOptions options{.partitions = 1, .read_only = read_only, .kafka = {}};
+  const char* set = std::getenv(name);
+  std::string_view rest = set ? set : "";
+  while (!rest.empty()) {
+    auto item = rest.substr(0, rest.find(','));
+    rest.remove_prefix(std::min(rest.size(), item.size() + 1));
+    if (auto equals = item.find('='); equals != std::string_view::npos)
+      options.kafka.properties[std::string(item.substr(0, equals))] = std::string(item.substr(equals + 1));
+  }
+  return options;
+}
+
+// `server_pid`: the broker's JVM, whose CPU is counted too (0: none).
+Rate replay_per_s(const std::string& spec, uint64_t jobs, pid_t server_pid = 0) {
   ClusterState state;
-  auto log = open_event_log(spec, EventLogOptions{.partitions = 1, .read_only = true, .kafka = {}});
+  auto log = open_event_log(spec, options_from("BENCH_KAFKA_LOG_READ_PROPERTIES", true));
+  std::string server_stat = server_pid > 0 ? fmt::format("/proc/{}/stat", server_pid) : "";
+  double server_start = server_pid > 0 ? proc_cpu_s(server_stat) : 0;
+  ThreadCpuSampler threads;
   bench::Stopwatch stopwatch;
   bench::Stopwatch fold(RUSAGE_THREAD);
-  auto stats = replay_partition(*log, 0, 0, state);
+  using Clock = std::chrono::steady_clock;
+  auto start = Clock::now();
+  Clock::time_point first{}, last{};
+  auto stats = replay_partition(*log, 0, 0, state, [&](const DecodedEvent&, ApplyResult) {
+    last = Clock::now();
+    if (first == Clock::time_point{}) first = last;
+  });
+  auto end = Clock::now();
   auto events = static_cast<double>(stats.events);
-  Rate rate{events / stopwatch.wall_s(), stopwatch.cpu_s(), events, fold.cpu_s()};
+  Rate rate;
+  rate.per_s = events / stopwatch.wall_s(), rate.cpu_s = stopwatch.cpu_s(), rate.units = events;
+  rate.fold_cpu_s = fold.cpu_s();
+  rate.thread_cpu_s = threads.stop();
+  rate.first_record_s = std::chrono::duration<double>(first - start).count();
+  rate.after_last_s = std::chrono::duration<double>(end - last).count();
+  if (server_pid > 0) rate.server_cpu_s = proc_cpu_s(server_stat) - server_start;
   if (state.jobs.size() != jobs) throw std::runtime_error(fmt::format("replayed {} jobs", state.jobs.size()));
   return rate;
 }
@@ -83,7 +190,7 @@ struct Figures {
 };
 
 // Appends on one log, the synthetic history on another (both created by `open`).
-Figures measure(const std::function<std::string(const std::string&)>& spec_for, Volumes volumes) {
+Figures measure(const std::function<std::string(const std::string&)>& spec_for, Volumes volumes, pid_t server_pid = 0) {
   Figures figures;
   if (volumes.appends > 0) {
     auto log = open_event_log(spec_for("appends"), 1);
@@ -92,11 +199,11 @@ Figures measure(const std::function<std::string(const std::string&)>& spec_for, 
   }
   std::string history = spec_for("history");
   {
-    auto log = open_event_log(history, 1);
+    auto log = open_event_log(history, options_from("BENCH_KAFKA_LOG_WRITE_PROPERTIES", false));
     bench::append_synthetic_history(*log, 100, volumes.replay_jobs, 5'000);
     log->flush();
   }
-  figures.replay = replay_per_s(history, volumes.replay_jobs);
+  figures.replay = replay_per_s(history, volumes.replay_jobs, server_pid);
   return figures;
 }
 
@@ -116,6 +223,18 @@ void print(const std::string& name, const Figures& figures, Volumes volumes, boo
   bench::figure(fmt::format("log.{}.replay.fold_thread.cpu_s_per_1M_events", name),
                 bench::cpu_s_per_million(figures.replay.fold_cpu_s, figures.replay.units), "cpu_s/1M events", "",
                 "of it, the folding thread's; the rest reads, decodes and fetches on other threads");
+  for (const auto& [thread, cpu_s] : figures.replay.thread_cpu_s)
+    bench::figure(fmt::format("log.{}.replay.thread.{}.cpu_s_per_1M_events", name, thread),
+                  bench::cpu_s_per_million(cpu_s, figures.replay.units), "cpu_s/1M events", "",
+                  "a thread the replay started (10 ms ticks)");
+  if (figures.replay.server_cpu_s > 0)
+    bench::figure(fmt::format("log.{}.replay.broker_cpu_s_per_1M_events", name),
+                  bench::cpu_s_per_million(figures.replay.server_cpu_s, figures.replay.units), "cpu_s/1M events", "",
+                  "the broker's JVM");
+  bench::figure(fmt::format("log.{}.replay.first_record_ms", name), figures.replay.first_record_s * 1000, "ms", "",
+                "from the replay's start (the reader's creation) to its first record applied");
+  bench::figure(fmt::format("log.{}.replay.after_last_record_ms", name), figures.replay.after_last_s * 1000, "ms",
+                "", "from its last record applied to its end (the end of the log found, the reader closed)");
 }
 
 }  // namespace
@@ -152,7 +271,7 @@ int main() {
       std::map<std::string, std::string> topics;
       for (const char* name : {"appends", "history"}) topics[name] = broker.make_topic(1);
       Figures real = measure([&](const std::string& name) { return "kafka:" + broker.bootstrap() + "/" + topics[name]; },
-                             full);
+                             full, broker.pid());
       print("kafka_broker", real, full, true);
     }
     return 0;

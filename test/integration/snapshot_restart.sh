@@ -45,4 +45,22 @@ last_replay | finds "from the start" || fail "no full replay after torn snapshot
 [ "$(views)" = "$after_work" ] || fail "state after a full replay differs: $(diff <(echo "$after_work") <(views))"
 cairn log replay --verify | finds "^identical" || fail "replay --verify after a full replay"
 if out=$(cairn log replay 2>&1); then fail "cairn log replay without --verify succeeded"; fi
+# A snapshot past the log's end (the log put back to an earlier copy): said, ignored, and the
+# log's own events are the state.
+rm -f state/snapshots/snapshot-*.capnp
+copied=$(views)
+kill_hard "${extra_pids[-1]}"
+cp -a state/log log-copy
+restart_controller
+for _ in 1 2 3; do last=$(sbatch --parsable --wrap true); done
+wait_state "$last" COMPLETED
+for _ in $(seq 100); do ls state/snapshots/snapshot-*.capnp >/dev/null 2>&1 && break; sleep 0.05; done
+ls state/snapshots/snapshot-*.capnp >/dev/null 2>&1 || fail "no snapshot written after the log's copy"
+kill_hard "${extra_pids[-1]}"
+rm -rf state/log
+mv log-copy state/log
+restart_controller
+finds "past the log's end" < cairnctld.log || fail "a snapshot past the log's end was not reported"
+[ "$(views)" = "$copied" ] || fail "state from the log's copy differs: $(diff <(echo "$copied") <(views))"
+cairn log replay --verify | finds "^identical" || fail "replay --verify after a snapshot past the log's end"
 echo "snapshot_restart: all checks passed"

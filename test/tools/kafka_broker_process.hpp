@@ -73,6 +73,8 @@ class KafkaBroker {
 
   const std::string& bootstrap() const { return bootstrap_; }
   const std::string& dir() const { return dir_; }
+  // The process id of broker `node` (from 1), for its CPU time.
+  pid_t pid(int node = 1) const { return static_cast<pid_t>(std::stol(run({"pid", "--dir", dir_, "--node", std::to_string(node)}))); }
 
   // A new topic with the event log's settings, named uniquely in this process.
   std::string make_topic(uint32_t partitions, uint32_t replicas = 1) {

@@ -194,3 +194,23 @@ TEST_CASE("snapshot: a snapshot is one message segment (a reader resolves no poi
     CHECK(decode_snapshot(bytes).state == state);
   }
 }
+
+TEST_CASE("snapshot: a large snapshot's jobs, read on two threads, come back whole and in order") {
+  ClusterState state = many_jobs(25'001);  // over the two-thread threshold, an odd count
+  for (uint64_t id = 1; id <= 25'001; id += 4) {  // unfinished jobs in both halves
+    state.jobs.at(id).state = id % 8 == 1 ? JobState::PENDING : JobState::RUNNING;
+    track_unfinished(state, state.jobs.at(id));
+  }
+  StateSnapshot loaded = decode_snapshot(encode_snapshot(state, 0, 100'004, 3'000'000));
+  CHECK(loaded.state == state);
+  CHECK(loaded.state.unfinished_jobs == state.unfinished_jobs);
+  CHECK(state_digest(loaded.state) == state_digest(state));
+  REQUIRE(loaded.state.jobs.size() == 25'001);
+  uint64_t expected = 1;
+  for (const auto& [id, job] : loaded.state.jobs) {
+    CHECK(id == expected++);
+    CHECK(job.id == id);
+  }
+  CHECK(loaded.state.jobs.at(12'499).spec->name == "job12499");  // either side of the halves' border
+  CHECK(loaded.state.jobs.at(12'501).spec->name == "job12501");
+}
