@@ -2,7 +2,7 @@
 // nodes of 64 CPUs, the rest pending) in the reduced state; then what `squeue` costs the
 // controller and the CLI, page after page as they do it (Controller.listJobs): the query
 // reader's selection and encoding straight from the state (append_jobs_chunk, pages of
-// kMaxJobPage in chunks of 1,000 jobs), the CLI's decoding (read_jobs_page) and the default
+// 2,000 jobs in chunks of 1,000), the CLI's decoding (read_jobs_page) and the default
 // format (render_squeue). Lean views (what the default format reads: the goal's figure, < 300
 // ms at 100,000 jobs), then whole views (other formats). Prints each part's median CPU time,
 // the sum's, and the wall time of the whole.
@@ -117,9 +117,9 @@ void run(uint32_t node_count, uint32_t job_count) {
       context.now_us = kT0 + 100 * kSec;
       for (bool header = true;; header = false) {
         auto began = thread_cpu_ms();
-        std::string page;  // as the reader's list_jobs: chunks of 1,000 jobs
+        std::string page;  // as the reader's list_jobs: pages of 2,000 jobs in chunks of 1,000
         JobQuery chunk = query;
-        uint32_t left = kMaxJobPage;
+        uint32_t left = 2000;
         for (;;) {
           chunk.page_size = std::min(left, 1000u);
           JobsChunk written = append_jobs_chunk(page, state, reasons, chunk, kT0 + 100 * kSec, 300, lean);
