@@ -118,6 +118,7 @@ CAF_ADD_ATOM(cairn, cairn, control_after_atom, "ctlafter")
 CAF_ADD_ATOM(cairn, cairn, submit_atom, "submit")
 // Queries of the query view.
 CAF_ADD_ATOM(cairn, cairn, query_jobs_atom, "qjobs")
+CAF_ADD_ATOM(cairn, cairn, list_jobs_atom, "ljobs")
 CAF_ADD_ATOM(cairn, cairn, query_nodes_atom, "qnodes")
 CAF_ADD_ATOM(cairn, cairn, query_job_atom, "qjob")
 CAF_ADD_ATOM(cairn, cairn, query_pools_atom, "qpools")
@@ -290,6 +291,7 @@ using QueryViewActor = caf::typed_actor<                                        
 // every event acknowledged before the query arrived (read-your-writes).
 using QueryReaderActor = caf::typed_actor<                     //
     replies_to<query_jobs_atom, JobQuery>::with<JobsAnswer>,  //
+    replies_to<list_jobs_atom, JobQuery, bool>::with<std::string>,  // listJobs' page (lean or not)
     replies_to<query_digest_atom>::with<StateDigestView>,     //
     replies_to<query_pools_atom>::with<PoolsAnswer>,          //
     replies_to<query_nodes_atom>::with<NodesAnswer>           //

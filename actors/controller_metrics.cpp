@@ -118,6 +118,7 @@ struct ControllerMetrics::Impl {
 
   // sdiag's own: what a histogram does not keep, and the figures at the last reset.
   std::atomic<uint64_t> cycle_last_us{0}, cycle_max_us{0}, cycle_depth_sum{0}, append_max_us{0};
+  std::atomic<uint64_t> submit_replies{0}, submit_reply_sum_us{0}, submit_reply_max_us{0};  // since the last reset
   std::atomic<uint32_t> last_queue_length{0};
   mutable std::mutex backfill_mutex;
   BackfillStatistics backfill;  // since the start or the last reset, as slurmctld's reset_stats(1)
@@ -460,6 +461,11 @@ void ControllerMetrics::rpc_finished(uint32_t method_id, std::string_view method
                                      bool ok, uint64_t duration_us) {
   auto& m = *impl_;
   m.rpcs_in_flight.fetch_sub(1, std::memory_order_relaxed);
+  if (method == "submit") {  // how long an acknowledgement took (issue #17: <= 10 ms added by a listing)
+    m.submit_replies.fetch_add(1, std::memory_order_relaxed);
+    m.submit_reply_sum_us.fetch_add(duration_us, std::memory_order_relaxed);
+    max_into(m.submit_reply_max_us, duration_us);
+  }
   double seconds = double(duration_us) / 1e6;
   std::lock_guard lock(m.rpc_mutex);
   auto& slot = m.method_slot(method_id, method);
@@ -531,6 +537,9 @@ ControllerStatistics ControllerMetrics::statistics(int64_t now_us) const {
   s.log_end_offset = m.log_end();
   s.log_applied_offset = m.applied_offset.load();
   s.log_append_latency_max_us = m.append_max_us.load();
+  s.submit_replies = m.submit_replies.load();
+  s.submit_reply_sum_us = m.submit_reply_sum_us.load();
+  s.submit_reply_max_us = m.submit_reply_max_us.load();
   std::lock_guard lock(m.backfill_mutex);
   s.backfill = m.backfill;
   return s;
@@ -545,6 +554,9 @@ void ControllerMetrics::reset(int64_t now_us) {
   m.cycle_last_us = 0;
   m.cycle_max_us = 0;
   m.append_max_us = 0;
+  m.submit_replies = 0;
+  m.submit_reply_sum_us = 0;
+  m.submit_reply_max_us = 0;
   std::lock_guard bf_lock(m.backfill_mutex);
   // slurmctld's reset_stats(1): everything but when the last cycle ran and its table size.
   m.backfill = {.last_cycle_when = m.backfill.last_cycle_when, .last_table_size = m.backfill.last_table_size};

@@ -533,6 +533,24 @@ class ControllerImpl final : public rpc::Controller::Server {
     });
   }
 
+  kj::Promise<void> listJobs(ListJobsContext context) override {
+    auto params = context.getParams();
+    JobQuery query = read_job_query(params.getQuery());
+    query.with_script = query.with_environment = false;  // never in a listing
+    restrict_to_visible(query);
+    bool lean = params.getLean();
+    auto ask_page = [this, context, lean](JobQuery query) mutable {
+      // This thread only copies the encoded page into the reply.
+      return ask<std::string>(*context_, context_->actors.query_reader, list_jobs_atom_v, query, lean)
+          .then([context](std::string page) mutable {
+            context.getResults().setPage(kj::arrayPtr(reinterpret_cast<const kj::byte*>(page.data()), page.size()));
+          });
+    };
+    if (query.ids.empty()) return ask_page(std::move(query));
+    auto ids = query.ids;
+    return named_jobs_read(ids).then([ask_page, query = std::move(query)]() mutable { return ask_page(std::move(query)); });
+  }
+
   kj::Promise<void> queryHistory(QueryHistoryContext context) override {
     auto params = context.getParams();
     JobQuery query = read_job_query(params.getQuery());

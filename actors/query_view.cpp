@@ -95,7 +95,7 @@ void publish_partitions(QueryView* self) {
   auto partitions = effective_partitions(st.context->configured_partitions(), st.view->state.partition_table);
   resolve_preempt_modes(partitions, st.context->config().preempt_mode);
   {
-    std::unique_lock lock(st.view->mutex);
+    auto lock = st.view->write_lock();
     st.view->partitions = partitions;
   }
   st.context->partitions->set(partitions);
@@ -269,7 +269,7 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
   self->state.context = std::move(context);
   self->state.view = std::move(view);
   {
-    std::unique_lock lock(self->state.view->mutex);
+    auto lock = self->state.view->write_lock();
     auto& state = self->state.view->state;
     state = std::move(initial);
     self->state.view->applied_offset = applied_offset;
@@ -314,7 +314,7 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
           counted_before = JobBefore{it->second.state, it->second.restarts, it->second.oom_detected};
         uint64_t purged_before = st.view->state.purged_jobs;
         bool accounts_changed = false, partitions_changed = false, node_settings_changed = false;
-        std::unique_lock fold_lock(st.view->mutex);  // the reader waits for this event only
+        auto fold_lock = st.view->write_lock();  // the reader waits for this event only
         apply_record(st.view->state, event.log_offset, *event.bytes, [&](const DecodedEvent& decoded, ApplyResult result) {
           if (result == ApplyResult::rejected)
             spdlog::warn("{}event at offset {} of shard {} rejected: {}",
@@ -432,7 +432,7 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
         return promise;
       },
       [=](reasons_atom, ReasonMap& reasons) {
-        std::unique_lock lock(self->state.view->mutex);
+        auto lock = self->state.view->write_lock();
         self->state.view->pending_reasons = std::move(reasons);
         self->state.gauges_stale = true;
       },

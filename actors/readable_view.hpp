@@ -8,8 +8,10 @@
 // decode writes the record: no reader may be the first to decode it).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <shared_mutex>
 #include <vector>
 
@@ -21,6 +23,15 @@ namespace cairn {
 
 struct ReadableView {
   mutable std::shared_mutex mutex;
+  // Folds waiting for the exclusive lock: a long listing lets them in between its chunks
+  // (the shared mutex would let the reader take it again first).
+  std::atomic<int> writers_waiting{0};
+  std::unique_lock<std::shared_mutex> write_lock() {
+    ++writers_waiting;
+    std::unique_lock lock(mutex);
+    --writers_waiting;
+    return lock;
+  }
   std::condition_variable_any folded;  // notified after each fold (readers wait to read their writes)
   ClusterState state;
   ReasonMap pending_reasons;                // the last pass's reasons for the jobs it left waiting

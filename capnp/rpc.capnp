@@ -307,6 +307,13 @@ interface Controller {
   # nodePids: each node's processes measured ("1234,1240"), in the order of nodes.
   jobUsage @33 (jobId :UInt64, stepId :UInt32) -> (usage :Events.ResourceUsage, nodes :List(Text),
                                                    nodePids :List(Text));
+  unassigned34 @34 () -> ();  # branch kafka-group's
+  # squeue's listing: a page of queryJobs' answer (same query, same paging), encoded by the
+  # query reader straight from the state, as serialized QueryJobsResults messages one after
+  # the other (one per chunk of the page: the last one says `more` and `nextAfterJobId`).
+  # Never scripts or environments. lean: each view holds only the spec's core and no runs,
+  # steps, CPU ids or batch usage (what squeue's usual columns read).
+  listJobs @35 (query :JobQuery, lean :Bool) -> (page :Data);
 }
 
 enum PartitionVerb {
@@ -418,6 +425,15 @@ struct ControllerStats {
   logAppendLatencySumUs @28 :UInt64;
   logAppendLatencyMaxUs @29 :UInt64;
   backfill @30 :BackfillStats;
+  unassigned31 @31 :Void;  # branch kafka-group's
+  submitReplies @32 :ReplyLatency;  # sbatch: from the request's arrival to its reply
+}
+
+# Times from a request's arrival at the controller to its reply, since start or the last reset.
+struct ReplyLatency {
+  count @0 :UInt64;
+  sumUs @1 :UInt64;
+  maxUs @2 :UInt64;
 }
 
 # sdiag's "Backfilling stats": the backfill part of the scheduling passes.

@@ -19,6 +19,13 @@ class ClusterQueries {
   virtual ~ClusterQueries() = default;
   // Every job the query selects (a live controller answers in pages; this reads them all).
   virtual JobsAnswer jobs(const JobQuery& query) = 0;
+  // squeue's listing: the same jobs, never with scripts or environments, handed over page
+  // by page (a live controller's pages; each page's records are gone once on_page returns);
+  // `lean`: each job only as a lean view has it (JobViewFields::lean: squeue_lean_format).
+  virtual void listing(const JobQuery& query, bool /*lean*/, const std::function<void(JobsAnswer&)>& on_page) {
+    JobsAnswer all = jobs(query);
+    on_page(all);
+  }
   virtual NodesAnswer nodes() = 0;
   // The burst-buffer pools: their sizes then (the configuration in force) and their holders.
   virtual PoolsAnswer burst_buffers() = 0;

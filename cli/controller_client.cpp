@@ -141,6 +141,28 @@ JobsAnswer ControllerClient::jobs(const JobQuery& query) {
   });
 }
 
+void ControllerClient::listing(const JobQuery& query, bool lean, const std::function<void(JobsAnswer&)>& on_page) {
+  JobQuery page = query;
+  if (page.page_size == 0) page.page_size = kMaxJobPage;  // every page is read: the fewest round trips
+  for (bool first = true;; first = false) {
+    auto request = session_->controller.listJobsRequest();
+    write_job_query(request.initQuery(), page);
+    request.setLean(lean);
+    JobsAnswer answer;
+    try {
+      answer = read_jobs_page(session_->connection.wait(request.send()).getPage());
+    } catch (const RpcError& error) {
+      // A controller from before listJobs: the whole views, in one go.
+      if (!first || std::string_view(error.what()).find("not implemented") == std::string_view::npos) throw;
+      answer = jobs(query);
+      answer.more = false;
+    }
+    on_page(answer);
+    if (!answer.more) return;
+    page.after_job_id = answer.next_after_job_id;
+  }
+}
+
 std::vector<JobRecord> ControllerClient::history(const JobQuery& query) {
   std::vector<JobRecord> jobs;
   HistoryCursor from;

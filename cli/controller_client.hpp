@@ -57,6 +57,7 @@ class ControllerClient final : public ClusterQueries {
   std::vector<ControlOutcome> control_array(ControlVerb verb, uint64_t job_id, const std::vector<uint32_t>& tasks,
                                             int32_t signal = 0);
   JobsAnswer jobs(const JobQuery& query) override;
+  void listing(const JobQuery& query, bool lean, const std::function<void(JobsAnswer&)>& on_page) override;
   NodesAnswer nodes() override;
   // sacct: the jobs of the job history (purged MinJobAge after their end) the query selects.
   std::vector<JobRecord> history(const JobQuery& query);

@@ -133,6 +133,12 @@ std::string render_sdiag(ControllerStatistics s, SdiagSort sort) {
   line(fmt::format("\tApplied offset:   {}\n", s.log_applied_offset));
   line(fmt::format("\tReader lag:       {}\n",
                    s.log_end_offset > s.log_applied_offset ? s.log_end_offset - s.log_applied_offset : 0));
+  if (s.submit_replies > 0) {  // from a submission's arrival to its acknowledgement
+    line("\nSubmission replies (microseconds):\n");
+    line(fmt::format("\tReplies:          {}\n", s.submit_replies));
+    line(fmt::format("\tMean reply time:  {}\n", s.submit_reply_sum_us / s.submit_replies));
+    line(fmt::format("\tMax reply time:   {}\n", s.submit_reply_max_us));
+  }
   return out;
 }
 

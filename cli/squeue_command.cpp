@@ -1,5 +1,11 @@
 // squeue: Slurm's options, default format and filters over the controller's read model.
+#if __has_include(<malloc.h>)
+#include <malloc.h>
+#endif
+
 #include <algorithm>
+#include <iterator>
+#include <optional>
 #include <ostream>
 
 #include "cli/controller_client.hpp"
@@ -48,6 +54,16 @@ FieldFormat squeue_format_of(const ParsedArgs& args, const Args& argv) {
   return parse_field_format(squeue_default_format());
 }
 
+// Each page's records, message and text are freed before the next page needs as much again:
+// malloc keeps them for it rather than returning them to the kernel (and faulting them in
+// again), as it would for blocks past its mmap threshold or a heap top past its trim one.
+void keep_freed_memory() {
+#if defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD)  // glibc's
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+}
+
 }  // namespace
 
 int run_squeue(const Args& argv, std::ostream& out, std::ostream& err) {
@@ -82,8 +98,36 @@ int run_squeue(const Args& argv, std::ostream& out, std::ostream& err) {
     // Slurm's default: the jobs not finished (a job named with -j that ended shows nothing,
     // without an error, while the controller still knows it).
     if (!all_states && states.empty()) query.states = squeue_default_states();
-    auto snapshot = cluster->jobs(query);
-    snapshot.jobs = select_refs(snapshot.jobs, refs);
+    // squeue's usual columns need only a lean view of each job (a fraction of the bytes).
+    bool lean = squeue_lean_format(format) && !args.has("steps");
+    QosTable qos;
+    if (squeue_shows_priority(format)) qos = cluster->qos_table();  // the QOS part of the priority
+    keep_freed_memory();
+    if (refs.empty() && !args.has("array") && !args.has("steps")) {
+      // The whole queue: each page printed as it comes and dropped (100,000 jobs never sit in
+      // memory at once); one time for every page's run times, the first page's.
+      std::optional<FormatContext> context;
+      bool header = !args.has("noheader");
+      cluster->listing(query, lean, [&](JobsAnswer& page) {
+        if (!context) {
+          context = format_context(config, page.now_us);
+          if (squeue_shows_priority(format)) context->qos = &qos;
+        }
+        std::vector<const JobRecord*> shown;
+        shown.reserve(page.jobs.size());
+        for (const auto& job : page.jobs) shown.push_back(&job);
+        out << render_squeue(shown, format, header, *context);
+        header = false;
+      });
+      return 0;
+    }
+    JobsAnswer snapshot;
+    cluster->listing(query, lean, [&](JobsAnswer& page) {
+      snapshot.now_us = page.now_us;
+      snapshot.named_found = page.named_found;
+      std::move(page.jobs.begin(), page.jobs.end(), std::back_inserter(snapshot.jobs));
+    });
+    if (!refs.empty()) snapshot.jobs = select_refs(snapshot.jobs, refs);
     if (args.has("array")) snapshot.jobs = expand_array_tasks(snapshot.jobs);
     std::vector<const JobRecord*> shown;
     for (const auto& job : snapshot.jobs) shown.push_back(&job);
@@ -96,11 +140,7 @@ int run_squeue(const Args& argv, std::ostream& out, std::ostream& err) {
       return 0;
     }
     auto context = format_context(config, snapshot.now_us);
-    QosTable qos;
-    if (squeue_shows_priority(format)) {  // the QOS part of the priority: one more question
-      qos = cluster->qos_table();
-      context.qos = &qos;
-    }
+    if (squeue_shows_priority(format)) context.qos = &qos;
     out << render_squeue(shown, format, !args.has("noheader"), context);
     return 0;
   });

@@ -474,7 +474,39 @@ const SqueueField* find_squeue_field(const FieldSpec& spec) {
   return nullptr;
 }
 
+// Columns that read the record's scalars, its allocation and array, and the spec's core only
+// (JobViewFields::lean); squeue_lean_test checks each against the whole view.
+constexpr std::string_view kLeanFieldKeys[] = {
+    "account", "accrue_time", "admin_comment", "alloc_sid", "array_job_id", "array_task_id", "assoc_id",
+    "batch_flag", "boards_per_node", "cluster_features", "cluster_name", "container", "contiguous", "core_spec",
+    "cpus_per_task", "cpus_per_tres", "deadline", "delay_boot", "dependency", "eligible_time", "exc_nodes",
+    "exit_code", "features", "fed_origin", "fed_origin_raw", "fed_siblings_active", "fed_siblings_active_raw",
+    "fed_siblings_viable", "fed_siblings_viable_raw", "group_id", "group_name", "het_job_id", "het_job_id_set",
+    "het_job_offset", "job_id", "job_id2", "job_last_sched_eval", "job_state", "job_state_compact", "licenses",
+    "max_cpus", "max_nodes", "mcs_label", "mem_per_tres", "min_cpus", "min_memory", "min_time", "name", "network",
+    "nice", "nodes", "ntasks_per_board", "num_cpus", "num_nodes", "num_tasks", "over_subscribe", "partition",
+    "preempt_time", "prefer", "priority", "priority_long", "profile", "qos", "reason", "reason_list", "reboot",
+    "req_nodes", "req_switch", "requeue", "reservation", "resize_time", "restart_cnt", "schednodes",
+    "select_jobinfo", "sockets_per_board", "system_comment", "time_end", "time_left", "time_limit", "time_pending",
+    "time_start", "time_submit", "time_used", "tres_bind", "tres_freq", "tres_per_job", "tres_per_node",
+    "tres_per_socket", "tres_per_task", "user_id", "user_name", "wait4switch",
+};
+
 }  // namespace
+
+std::string_view squeue_field_key(const FieldSpec& field) {
+  const SqueueField* column = field.auto_width ? nullptr : find_squeue_field(field);
+  return column ? column->key : std::string_view();
+}
+
+std::vector<std::string_view> squeue_lean_field_keys() { return {std::begin(kLeanFieldKeys), std::end(kLeanFieldKeys)}; }
+
+bool squeue_lean_format(const FieldFormat& format) {
+  return std::all_of(format.fields.begin(), format.fields.end(), [](const FieldSpec& field) {
+    std::string_view key = squeue_field_key(field);
+    return !key.empty() && std::find(std::begin(kLeanFieldKeys), std::end(kLeanFieldKeys), key) != std::end(kLeanFieldKeys);
+  });
+}
 
 std::string squeue_field_letters() {
   std::string letters;

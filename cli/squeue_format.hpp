@@ -43,6 +43,15 @@ FieldFormat parse_long_field_format(std::string_view format);
 // Whether squeue's format prints a priority (%p, %Q, -O priority/prioritylong).
 bool squeue_shows_priority(const FieldFormat& format);
 
+// Whether every column of squeue's format reads only what a lean view of a job holds
+// (JobViewFields::lean: the record without runs, steps, CPU ids or batch usage, the spec's
+// core only): the default and -l formats do. Unknown letters and names: false.
+bool squeue_lean_format(const FieldFormat& format);
+// The columns (squeue -O names' keys) a lean view answers exactly as a whole one.
+std::vector<std::string_view> squeue_lean_field_keys();
+// A column's key ("job_id"), for a "%" letter or a -O name; empty when squeue knows none.
+std::string_view squeue_field_key(const FieldSpec& field);
+
 // A value as a field shows it. Slurm cuts a value longer than its field, except
 // run times and node lists in right-justified fields (cut = false).
 struct FieldCell {

@@ -119,6 +119,8 @@ struct ControllerStatistics {
   uint64_t log_end_offset = 0, log_applied_offset = 0;
   uint64_t log_append_latency_sum_us = 0, log_append_latency_max_us = 0;
   BackfillStatistics backfill;
+  // Submissions (Controller.submit): from the request's arrival to its reply.
+  uint64_t submit_replies = 0, submit_reply_sum_us = 0, submit_reply_max_us = 0;
   bool operator==(const ControllerStatistics&) const = default;
 };
 

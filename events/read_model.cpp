@@ -79,13 +79,18 @@ bool shown_by_default(const JobRecord& job, int64_t now_us, uint32_t min_job_age
   return job.end_us + static_cast<int64_t>(min_job_age_sec) * 1'000'000 >= now_us;
 }
 
-JobRecord with_live_reason(const JobRecord& job, const ReasonMap& reasons) {
-  JobRecord copy = job;
+Reason live_reason(const JobRecord& job, const ReasonMap& reasons) {
   if (job.state == JobState::PENDING) {
     auto it = reasons.find(job.id);
     if (it != reasons.end() && job.reason != Reason::job_held_user && job.reason != Reason::job_held_admin)
-      copy.reason = it->second;
+      return it->second;
   }
+  return job.reason;
+}
+
+JobRecord with_live_reason(const JobRecord& job, const ReasonMap& reasons) {
+  JobRecord copy = job;
+  copy.reason = live_reason(job, reasons);
   return copy;
 }
 
@@ -124,18 +129,18 @@ bool matches_query(const JobRecord& job, const JobQuery& query) {
   return true;
 }
 
-JobsAnswer select_jobs(const ClusterState& state, const ReasonMap& reasons, const JobQuery& query, int64_t now_us,
-                         uint32_t min_job_age_sec) {
+JobsAnswer visit_selected_jobs(const ClusterState& state, const ReasonMap& reasons, const JobQuery& query,
+                               int64_t now_us, uint32_t min_job_age_sec,
+                               const std::function<void(const SelectedJob&)>& visit) {
   JobsAnswer snapshot;
   snapshot.now_us = now_us;
+  size_t selected = 0;
   auto add = [&](const JobRecord& job) {
     if (!matches_query(job, query)) return;
-    snapshot.jobs.push_back(with_live_reason(job, reasons));
-    if (!job.spec->dependency.empty()) {  // shown as Slurm shows it: afterok:12(unfulfilled)
-      JobSpec shown = job.spec.full();
-      shown.dependency = dependency_display(job, state, now_us);
-      snapshot.jobs.back().spec = RecordedSpec(shown);
-    }
+    ++selected;
+    std::optional<std::string> dependency;
+    if (!job.spec->dependency.empty()) dependency = dependency_display(job, state, now_us);
+    visit(SelectedJob{job, live_reason(job, reasons), std::move(dependency)});
   };
   // A job array's record once every task left it stands for nothing any more.
   auto shown = [](const JobRecord& job) { return !is_array_record(job) || !job.array_pending.empty(); };
@@ -145,13 +150,13 @@ JobsAnswer select_jobs(const ClusterState& state, const ReasonMap& reasons, cons
     for (auto it = state.jobs.upper_bound(query.after_job_id); it != state.jobs.end(); ++it) {
       const JobRecord& job = it->second;
       if (!shown(job) || !(query.include_finished || shown_by_default(job, now_us, min_job_age_sec))) continue;
-      if (snapshot.jobs.size() >= page || (bytes >= kJobPageBytes && !snapshot.jobs.empty())) {
+      if (selected >= page || (bytes >= kJobPageBytes && selected != 0)) {
         snapshot.more = true;
         break;
       }
-      size_t before = snapshot.jobs.size();
+      size_t before = selected;
       add(job);
-      if (snapshot.jobs.size() != before) bytes += answer_bytes(job, query);
+      if (selected != before) bytes += answer_bytes(job, query);
       snapshot.next_after_job_id = it->first;
     }
     return snapshot;
@@ -174,6 +179,22 @@ JobsAnswer select_jobs(const ClusterState& state, const ReasonMap& reasons, cons
           std::find(query.ids.begin(), query.ids.end(), id) == query.ids.end())
         add(job);
   }
+  return snapshot;
+}
+
+JobsAnswer select_jobs(const ClusterState& state, const ReasonMap& reasons, const JobQuery& query, int64_t now_us,
+                         uint32_t min_job_age_sec) {
+  std::vector<JobRecord> jobs;
+  JobsAnswer snapshot = visit_selected_jobs(state, reasons, query, now_us, min_job_age_sec, [&](const SelectedJob& selected) {
+    jobs.push_back(selected.job);
+    jobs.back().reason = selected.reason;
+    if (selected.dependency) {  // shown as Slurm shows it: afterok:12(unfulfilled)
+      JobSpec shown = selected.job.spec.full();
+      shown.dependency = *selected.dependency;
+      jobs.back().spec = RecordedSpec(shown);
+    }
+  });
+  snapshot.jobs = std::move(jobs);
   return snapshot;
 }
 

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "common/config.hpp"
@@ -25,6 +28,7 @@ NodeWeightMap node_weight_map(const ClusterConfig& config, const ClusterState* s
 bool shown_by_default(const JobRecord& job, int64_t now_us, uint32_t min_job_age_sec);
 
 // A pending job's reason as the last scheduling pass saw it (holds keep theirs).
+Reason live_reason(const JobRecord& job, const ReasonMap& reasons);
 JobRecord with_live_reason(const JobRecord& job, const ReasonMap& reasons);
 
 // Whether a job passes a query's filters (users, states, partitions, names, time
@@ -37,6 +41,19 @@ bool matches_query(const JobRecord& job, const JobQuery& query);
 // met yet, with "(unfulfilled)" or "(failed)", empty once all are met (dependency_display).
 JobsAnswer select_jobs(const ClusterState& state, const ReasonMap& reasons, const JobQuery& query, int64_t now_us,
                          uint32_t min_job_age_sec);
+
+// One job of select_jobs' answer, not copied: its live reason and, for a job with a
+// --dependency, the conditions as the answer shows them.
+struct SelectedJob {
+  const JobRecord& job;
+  Reason reason;
+  std::optional<std::string> dependency;
+};
+// select_jobs without the copies: visits the answer's jobs in order and returns the rest of
+// the answer (jobs left empty). For a caller that encodes the answer straight from the state.
+JobsAnswer visit_selected_jobs(const ClusterState& state, const ReasonMap& reasons, const JobQuery& query,
+                               int64_t now_us, uint32_t min_job_age_sec,
+                               const std::function<void(const SelectedJob&)>& visit);
 
 // Finished jobs that ended more than MinJobAge before now_us, at most `limit`, oldest id
 // first, each with the offset of its last change (the JobsPurged event's entries). Kept:

@@ -50,9 +50,79 @@ void write_spec_view(records::JobView::Builder view, schema::JobSpec::Reader in,
 
 }  // namespace
 
+// write_spec's order is kept apart: it lays out every logged event's bytes.
+void write_spec_core(schema::JobSpec::Builder out, const JobSpecCore& core) {
+  out.setName(core.name);
+  out.setPartition(core.partition);
+  out.setUserName(core.user_name);
+  out.setUid(core.uid);
+  out.setGid(core.gid);
+  if (!core.account.empty()) out.setAccount(core.account);
+  out.setNumNodes(core.num_nodes);
+  out.setNumTasks(core.num_tasks);
+  out.setCpusPerTask(core.cpus_per_task);
+  out.setMemPerNodeMb(core.mem_per_node_mb);
+  out.setMemPerCpuMb(core.mem_per_cpu_mb);
+  out.setTimeLimitSec(core.time_limit_sec);
+  out.setRequeue(core.requeue);
+  // read_spec_core keeps C++'s defaults for a struct not set.
+  if (core.signal != 0 || core.signal_seconds_before != 0 || core.signal_batch_only) {
+    auto signal = out.initSignal();
+    signal.setSignal(core.signal);
+    signal.setSecondsBefore(core.signal_seconds_before);
+    signal.setBatchOnly(core.signal_batch_only);
+  }
+  out.setBeginTimeUs(core.begin_time_us);
+  out.setHoldAtSubmit(core.hold_at_submit);
+  out.setNice(core.nice);
+  out.setExclusive(core.exclusive);
+  if (core.burst_buffer != BurstBufferSpec{}) {
+    auto bb = out.initBurstBuffer();
+    bb.setPool(core.burst_buffer.pool);
+    bb.setCapacityBytes(core.burst_buffer.capacity_bytes);
+    auto write_stages = [](auto list, const std::vector<StageRequest>& stages) {
+      for (unsigned i = 0; i < stages.size(); ++i) {
+        list[i].setSource(stages[i].source);
+        list[i].setDestination(stages[i].destination);
+      }
+    };
+    write_stages(bb.initStageIn(static_cast<unsigned>(core.burst_buffer.stage_in.size())), core.burst_buffer.stage_in);
+    write_stages(bb.initStageOut(static_cast<unsigned>(core.burst_buffer.stage_out.size())), core.burst_buffer.stage_out);
+  }
+  if (core.resubmit != ResubmitSpec{}) {
+    auto resubmit = out.initResubmit();
+    auto states = resubmit.initOnStates(static_cast<unsigned>(core.resubmit.on_states.size()));
+    for (unsigned i = 0; i < core.resubmit.on_states.size(); ++i) states.set(i, core.resubmit.on_states[i]);
+    auto codes = resubmit.initOnExitCodes(static_cast<unsigned>(core.resubmit.on_exit_codes.size()));
+    for (unsigned i = 0; i < core.resubmit.on_exit_codes.size(); ++i) codes.set(i, core.resubmit.on_exit_codes[i]);
+    resubmit.setMaxRestarts(core.resubmit.max_restarts);
+    resubmit.setDelaySec(core.resubmit.delay_sec);
+  }
+  if (!core.dependency.empty()) out.setDependency(core.dependency);
+  out.setKillOnInvalidDep(static_cast<uint8_t>(core.kill_on_invalid_dep));
+  if (!core.features.empty()) out.setFeatures(core.features);
+  if (!core.req_nodes.empty()) set_texts(out.initReqNodes(static_cast<unsigned>(core.req_nodes.size())), core.req_nodes);
+  if (!core.exc_nodes.empty()) set_texts(out.initExcNodes(static_cast<unsigned>(core.exc_nodes.size())), core.exc_nodes);
+  out.setInteractive(core.interactive);
+  if (!core.licenses.empty()) out.setLicenses(core.licenses);
+  if (!core.reservation.empty()) out.setReservation(core.reservation);
+  if (!core.mail_type.empty()) out.setMailType(core.mail_type);
+  if (!core.gres.tres_per_node.empty()) out.setTresPerNode(core.gres.tres_per_node);
+  if (!core.gres.tres_per_job.empty()) out.setTresPerJob(core.gres.tres_per_job);
+  if (!core.gres.tres_per_task.empty()) out.setTresPerTask(core.gres.tres_per_task);
+  if (!core.cpus_per_tres.empty()) out.setCpusPerTres(core.cpus_per_tres);
+  if (!core.mem_per_tres.empty()) out.setMemPerTres(core.mem_per_tres);
+  if (!core.tres_bind.empty()) out.setTresBind(core.tres_bind);
+  out.setDeadlineUs(core.deadline_us);
+  if (!core.qos.empty()) out.setQos(core.qos);
+  out.setNodesForGpus(core.nodes_for_gpus);
+}
+
 void write_job_view(records::JobView::Builder out, const JobRecord& job, JobViewFields fields) {
   out.setJobId(job.id);
-  if (fields.spec) {
+  if (fields.spec && fields.lean) {
+    write_spec_core(out.initSpec(), job.spec.core());
+  } else if (fields.spec) {
     write_spec_view(out, RecordedSpecReader(job.spec).spec(), fields);
     if (const auto* block = job.spec.environment_block(); block && fields.environment)
       write_environment(out.getSpec(), split_environment(*block));
@@ -85,8 +155,8 @@ void write_job_view(records::JobView::Builder out, const JobRecord& job, JobView
   out.setOomPeakBytes(job.oom_peak_bytes);
   out.setOomLimitBytes(job.oom_limit_bytes);
   out.setOomNode(job.oom_node);
-  auto runs = out.initRuns(static_cast<unsigned>(job.runs.size()));
-  for (size_t i = 0; i < job.runs.size(); ++i) {
+  auto runs = out.initRuns(fields.lean ? 0u : static_cast<unsigned>(job.runs.size()));
+  for (size_t i = 0; i < job.runs.size() && !fields.lean; ++i) {
     const auto& run = job.runs[i];
     runs[i].setRestart(run.restart);
     runs[i].setStartUs(run.start_us);
@@ -113,7 +183,7 @@ void write_job_view(records::JobView::Builder out, const JobRecord& job, JobView
       pending[i].setLast(job.array_pending[i].last);
     }
   }
-  if (!job.steps.empty()) {
+  if (!job.steps.empty() && !fields.lean) {
     auto steps = out.initSteps(static_cast<unsigned>(job.steps.size()));
     for (size_t i = 0; i < job.steps.size(); ++i) write_step_view(steps[i], job.steps[i]);
   }
@@ -126,14 +196,14 @@ void write_job_view(records::JobView::Builder out, const JobRecord& job, JobView
   out.setPreemptAction(static_cast<schema::PreemptAction>(job.preempt_action));
   out.setPreemptGraceSec(job.preempt_grace_sec);
   out.setPreemptTimeUs(job.preempt_us);
-  if (!job.cpu_ids.empty()) {
+  if (!job.cpu_ids.empty() && !fields.lean) {
     auto cpu_ids = out.initCpuIds(static_cast<unsigned>(job.cpu_ids.size()));
     for (size_t i = 0; i < job.cpu_ids.size(); ++i) {
       cpu_ids[i].setNode(job.cpu_ids[i].node);
       cpu_ids[i].setCpuIds(job.cpu_ids[i].cpu_ids);
     }
   }
-  if (job.batch_usage.measured) write_usage(out.initBatchUsage(), job.batch_usage);
+  if (job.batch_usage.measured && !fields.lean) write_usage(out.initBatchUsage(), job.batch_usage);
 }
 
 JobRecord read_job_view(records::JobView::Reader in) { return read_job_view(in, record_spec(in.getSpec())); }

@@ -20,7 +20,12 @@ struct JobViewFields {
   bool script = true;
   bool environment = true;
   bool spec = true;  // false: no spec at all (a snapshot keeps each job's spec apart, as bytes)
+  // squeue's listing: the spec's core only (write_spec_core) and no runs, steps, CPU ids or
+  // batch usage; what a lean listing's formats read (squeue_lean_field) is all there.
+  bool lean = false;
 };
+// The fields of a JobSpecCore, the rest of the spec left unset: read_spec_core reads back `core`.
+void write_spec_core(schema::JobSpec::Builder out, const JobSpecCore& core);
 void write_job_view(records::JobView::Builder out, const JobRecord& job, JobViewFields fields = {});
 JobRecord read_job_view(records::JobView::Reader in);
 // A view written without its spec, and the spec kept apart.

@@ -1,6 +1,14 @@
 #include "protocol/job_codec.hpp"
 
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+
 #include "events/event_codec.hpp"
+#include "events/read_model.hpp"
 #include "events/reservation_codec.hpp"
 
 namespace cairn {
@@ -130,6 +138,66 @@ JobsAnswer read_jobs_answer(rpc::Controller::QueryJobsResults::Reader in) {
   answer.named_found = in.getNamedFound();
   answer.jobs.reserve(in.getJobs().size());
   for (auto job : in.getJobs()) answer.jobs.push_back(read_job_view(job));
+  return answer;
+}
+
+JobsChunk append_jobs_chunk(std::string& page, const ClusterState& state, const ReasonMap& reasons,
+                            const JobQuery& query, int64_t now_us, uint32_t min_job_age_sec, bool lean) {
+  // The records stay where they are: the chunk's jobs are written once they are all known.
+  std::vector<SelectedJob> selected;
+  JobsAnswer answer = visit_selected_jobs(state, reasons, query, now_us, min_job_age_sec,
+                                          [&](const SelectedJob& job) { selected.push_back(job); });
+  capnp::MallocMessageBuilder message(static_cast<unsigned>(64 + selected.size() * (lean ? 48 : 128)));
+  auto out = message.initRoot<rpc::Controller::QueryJobsResults>();
+  out.setNowUs(answer.now_us);
+  out.setMore(answer.more);
+  out.setNextAfterJobId(answer.next_after_job_id);
+  out.setNamedFound(answer.named_found);
+  auto jobs = out.initJobs(static_cast<unsigned>(selected.size()));
+  JobViewFields fields{false, false, true, lean};
+  for (unsigned i = 0; i < selected.size(); ++i) {
+    write_job_view(jobs[i], selected[i].job, fields);
+    jobs[i].setReason(static_cast<uint8_t>(selected[i].reason));
+    if (selected[i].dependency) jobs[i].getSpec().setDependency(*selected[i].dependency);
+  }
+  size_t words = capnp::computeSerializedSizeInWords(message);
+  size_t at = page.size();
+  page.resize(at + words * sizeof(capnp::word));
+  kj::ArrayOutputStream stream(kj::arrayPtr(reinterpret_cast<kj::byte*>(page.data() + at), words * sizeof(capnp::word)));
+  capnp::writeMessage(stream, message);
+  return {selected.size(), answer.more, answer.next_after_job_id};
+}
+
+JobsAnswer read_jobs_page(kj::ArrayPtr<const kj::byte> page) {
+  // The page's bytes as words: read in place when aligned (a Data blob of a message is),
+  // else copied.
+  kj::Array<capnp::word> copy;
+  kj::ArrayPtr<const capnp::word> words;
+  if (reinterpret_cast<uintptr_t>(page.begin()) % alignof(capnp::word) == 0) {
+    words = kj::arrayPtr(reinterpret_cast<const capnp::word*>(page.begin()), page.size() / sizeof(capnp::word));
+  } else {
+    copy = kj::heapArray<capnp::word>(page.size() / sizeof(capnp::word));
+    std::memcpy(copy.begin(), page.begin(), copy.size() * sizeof(capnp::word));
+    words = copy;
+  }
+  capnp::ReaderOptions options;
+  options.traversalLimitInWords = 2 * words.size() + 1;  // each chunk's list is read twice
+  std::vector<std::unique_ptr<capnp::FlatArrayMessageReader>> chunks;
+  size_t job_count = 0;
+  for (kj::ArrayPtr<const capnp::word> rest = words; rest.size() > 0; rest = kj::arrayPtr(chunks.back()->getEnd(), rest.end())) {
+    chunks.push_back(std::make_unique<capnp::FlatArrayMessageReader>(rest, options));
+    job_count += chunks.back()->getRoot<rpc::Controller::QueryJobsResults>().getJobs().size();
+  }
+  JobsAnswer answer;
+  answer.jobs.reserve(job_count);  // records are large: moved once, not at every chunk
+  for (const auto& reader : chunks) {
+    auto chunk = reader->getRoot<rpc::Controller::QueryJobsResults>();
+    answer.now_us = chunk.getNowUs();
+    answer.more = chunk.getMore();
+    answer.next_after_job_id = chunk.getNextAfterJobId();
+    answer.named_found += chunk.getNamedFound();
+    for (auto job : chunk.getJobs()) answer.jobs.push_back(read_job_view(job));
+  }
   return answer;
 }
 

@@ -6,9 +6,11 @@
 
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "capnp/rpc.capnp.h"
+#include "events/cluster_state.hpp"
 #include "events/commands.hpp"
 #include "events/job_history.hpp"
 #include "events/queries.hpp"
@@ -31,6 +33,19 @@ JobQuery read_job_query(rpc::JobQuery::Reader in);  // never sets visible_uid (t
 void write_jobs_answer(rpc::Controller::QueryJobsResults::Builder out, const JobsAnswer& snapshot,
                        const std::function<JobViewFields(const JobRecord&)>& fields);
 JobsAnswer read_jobs_answer(rpc::Controller::QueryJobsResults::Reader in);
+
+// listJobs' page: select_jobs' answer for `query` encoded straight from the state (no record
+// copied), as one serialized QueryJobsResults message appended to `page`; never scripts or
+// environments, the lean view when asked. Returns the answer's jobs count and paging.
+struct JobsChunk {
+  size_t jobs = 0;
+  bool more = false;
+  uint64_t next_after_job_id = 0;
+};
+JobsChunk append_jobs_chunk(std::string& page, const ClusterState& state, const ReasonMap& reasons,
+                            const JobQuery& query, int64_t now_us, uint32_t min_job_age_sec, bool lean);
+// A listJobs page read back: every chunk's jobs, the last chunk's paging.
+JobsAnswer read_jobs_page(kj::ArrayPtr<const kj::byte> page);
 
 void write_history_cursor(rpc::HistoryCursor::Builder out, const HistoryCursor& cursor);
 HistoryCursor read_history_cursor(rpc::HistoryCursor::Reader in);

@@ -60,6 +60,10 @@ void write_controller_stats(rpc::ControllerStats::Builder out, const ControllerS
   out.setLogAppliedOffset(s.log_applied_offset);
   out.setLogAppendLatencySumUs(s.log_append_latency_sum_us);
   out.setLogAppendLatencyMaxUs(s.log_append_latency_max_us);
+  auto replies = out.initSubmitReplies();
+  replies.setCount(s.submit_replies);
+  replies.setSumUs(s.submit_reply_sum_us);
+  replies.setMaxUs(s.submit_reply_max_us);
   auto bf = out.initBackfill();
   bf.setBackfilledJobs(s.backfill.backfilled_jobs);
   bf.setCycleCount(s.backfill.cycle_count);
@@ -109,6 +113,9 @@ ControllerStatistics read_controller_stats(rpc::ControllerStats::Reader in) {
   s.log_applied_offset = in.getLogAppliedOffset();
   s.log_append_latency_sum_us = in.getLogAppendLatencySumUs();
   s.log_append_latency_max_us = in.getLogAppendLatencyMaxUs();
+  s.submit_replies = in.getSubmitReplies().getCount();
+  s.submit_reply_sum_us = in.getSubmitReplies().getSumUs();
+  s.submit_reply_max_us = in.getSubmitReplies().getMaxUs();
   auto bf = in.getBackfill();
   s.backfill = {bf.getBackfilledJobs(), bf.getCycleCount(),   bf.getLastCycleWhen(), bf.getCycleLastUs(),
                 bf.getCycleMaxUs(),     bf.getCycleSumUs(),    bf.getLastDepth(),     bf.getLastDepthTry(),

@@ -86,6 +86,7 @@ StateSaveLocation=$qdir
 ControllerPort=0
 SnapshotInterval=0
 MinJobAge=100000000
+SlurmUser=$(id -un)
 NodeName=n[0-99] CPUs=64 RealMemory=256000
 PartitionName=batch Nodes=ALL Default=YES
 CONF
@@ -101,16 +102,24 @@ sbatch_times() {  # count file: each sbatch's wall time in µs
     echo $(( $(micros) - start ))
   done > "$2"
 }
+# The controller's own time from each submission's arrival to its reply (sdiag, reset before
+# each loop): what a concurrent squeue adds inside the controller, apart from the sbatch
+# processes' and the sockets' share of the machine.
+reply_figure() { sdiag | awk -v key="$1" '$0 ~ key { print $NF }'; }
+sdiag --reset >/dev/null
 sbatch_times 200 quiet.us
+quiet_reply_mean=$(reply_figure 'Mean reply time') quiet_reply_max=$(reply_figure 'Max reply time')
 lines=$(squeue -h -t all | wc -l)
+sdiag --reset >/dev/null
 sbatch_times 400 busy.us & loop=$!
-squeue_walls=() q_ticks=$(cpu_ticks "$q")
+squeue_walls=() q_ticks=$(cpu_ticks "$q") c_ticks=$(cli_cpu_ticks)
 while kill -0 "$loop" 2>/dev/null; do
   start=$(micros)
   squeue -t all >/dev/null
   squeue_walls+=($(( ($(micros) - start) / 1000 )))
 done
 wait "$loop"
+busy_reply_max=$(reply_figure 'Max reply time')
 n=${#squeue_walls[@]}
 figure shards.squeue_with_many_jobs_ms "$(printf '%s\n' "${squeue_walls[@]}" | sort -n | sed -n "$(( (n + 1) / 2 ))p")" ms "" \
   "median of $n squeue -t all ($lines lines) while sbatch runs"
@@ -122,3 +131,9 @@ figure shards.ack_slowest_without_squeue_ms "$(awk -v m="$(sort -n quiet.us | ta
   "the slowest of 200 sbatch without squeue: the machine's own noise, for comparison"
 figure shards.squeue.controller_cpu_ms_per_squeue "$(ticks_per "$(( $(cpu_ticks "$q") - q_ticks ))" "$n")" cpu_ms/squeue "" \
   "with 400 sbatch in the same time"
+figure shards.squeue.cli_cpu_ms_per_squeue "$(ticks_per "$(( $(cli_cpu_ticks) - c_ticks ))" "$n")" cpu_ms/squeue "" \
+  "squeue's and the 400 sbatch processes' CPU, per squeue"
+figure shards.ack_reply_added_by_squeue_ms "$(awk -v m="$busy_reply_max" -v q="$quiet_reply_mean" 'BEGIN { printf "%.1f", (m - q) / 1000 }')" ms "<= 10" \
+  "inside the controller (sdiag): the slowest of 400 submissions' arrival-to-reply during squeue minus the mean without ($(awk -v q="$quiet_reply_mean" 'BEGIN { printf "%.1f", q / 1000 }') ms)"
+figure shards.ack_reply_max_without_squeue_ms "$(awk -v m="$quiet_reply_max" 'BEGIN { printf "%.1f", m / 1000 }')" ms "" \
+  "inside the controller: the slowest of 200 submissions without squeue (the machine's own noise)"

@@ -2,6 +2,8 @@
 // for, the gauges read off a state, and the controller's metric families and labels.
 #include <doctest/doctest.h>
 
+#include <capnp/message.h>
+
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -10,6 +12,7 @@
 #include "cli/sdiag_format.hpp"
 #include "events/controller_stats.hpp"
 #include "events/job_state.hpp"
+#include "protocol/stats_codec.hpp"
 #include "test/unit/golden.hpp"
 
 using namespace cairn;
@@ -105,6 +108,23 @@ TEST_CASE("sdiag: RPC orders by id, total time and average time; no mean before 
   CHECK(contains(fresh, "\tLast cycle when: N/A\n\tLast cycle: 0\n\tMax cycle:  0\n\tLast depth cycle: 0\n"));
   CHECK_FALSE(contains(fresh, "Depth Mean"));
   CHECK(contains(fresh, "\tNo pending RPCs\n"));
+}
+
+TEST_CASE("sdiag: submission replies, once there are some, and through the wire") {
+  ControllerStatistics s = fixed_figures();
+  CHECK(render_sdiag(s, SdiagSort::count).find("Submission replies") == std::string::npos);
+  s.submit_replies = 4;
+  s.submit_reply_sum_us = 10000;
+  s.submit_reply_max_us = 7000;
+  std::string text = render_sdiag(s, SdiagSort::count);
+  CHECK(text.find("\nSubmission replies (microseconds):\n\tReplies:          4\n\tMean reply time:  2500\n"
+                  "\tMax reply time:   7000\n") != std::string::npos);
+  capnp::MallocMessageBuilder message;
+  write_controller_stats(message.initRoot<rpc::ControllerStats>(), s);
+  ControllerStatistics read = read_controller_stats(message.getRoot<rpc::ControllerStats>().asReader());
+  CHECK(read.submit_replies == 4);
+  CHECK(read.submit_reply_sum_us == 10000);
+  CHECK(read.submit_reply_max_us == 7000);
 }
 
 TEST_CASE("job_counts: what each transition counts for") {
@@ -235,6 +255,10 @@ TEST_CASE("ControllerMetrics: the families, their labels, and sdiag's reset") {
   REQUIRE(before.rpc_users.size() == 1);
   CHECK(before.rpc_users[0] == RpcUserFigures{"alice", 1000, 2, 500});
   CHECK(before.log_append_latency_max_us == 1200);
+  // Every submission's time to its reply, failures too (issue #17's acknowledgement delay).
+  CHECK(before.submit_replies == 2);
+  CHECK(before.submit_reply_sum_us == 500);
+  CHECK(before.submit_reply_max_us == 400);
   CHECK(before.backfill == BackfillStatistics{.backfilled_jobs = 2,
                                               .cycle_count = 1,
                                               .last_cycle_when = 50,
@@ -264,6 +288,8 @@ TEST_CASE("ControllerMetrics: the families, their labels, and sdiag's reset") {
   CHECK(after.cycle_max_us == 0);
   CHECK(after.rpc_types.empty());
   CHECK(after.rpc_users.empty());
+  CHECK(after.submit_replies == 0);
+  CHECK(after.submit_reply_max_us == 0);
   CHECK(after.backfill == BackfillStatistics{.last_cycle_when = 50, .last_table_size = 2});
   // The Prometheus counters never go back.
   CHECK(contains(metrics.exposition(), "cairn_jobs_submitted_total 2\n"));

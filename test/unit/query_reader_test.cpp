@@ -11,6 +11,7 @@
 #include "events/event_codec.hpp"
 #include "events/event_factory.hpp"
 #include "events/queries.hpp"
+#include "protocol/job_codec.hpp"
 #include "test/unit/event_fixtures.hpp"
 
 namespace cairn::test {
@@ -94,6 +95,35 @@ TEST_CASE("query reader: answers while another reader (a scheduling pass) holds 
   // long read: the listing is not held up by it.
   std::shared_lock held(site.view->mutex);
   CHECK(site.listed_ids() == std::vector<uint64_t>{1});
+}
+
+TEST_CASE("query reader: a listing's page comes in chunks that hold every job, folds let in between") {
+  ReaderSite site;
+  for (uint64_t id = 1; id <= 2500; ++id) site.fold(make::job_submitted(at(1), id, simple_spec("j")));
+  site.context->acked_end->store(2500);
+  caf::scoped_actor self{*site.system};
+  auto page_of = [&](uint32_t page_size, uint64_t after) {
+    JobQuery query = jobs_with_ids({}, false);
+    query.page_size = page_size;
+    query.after_job_id = after;
+    JobsAnswer answer;
+    self->request(site.reader, caf::infinite, list_jobs_atom_v, query, true)
+        .receive([&](const std::string& page) {
+                   answer = read_jobs_page(kj::arrayPtr(reinterpret_cast<const kj::byte*>(page.data()), page.size()));
+                 },
+                 [&](const caf::error& error) { FAIL(caf::to_string(error)); });
+    return answer;
+  };
+  JobsAnswer first = page_of(1500, 0);  // two chunks of the reader's 1,000
+  REQUIRE(first.jobs.size() == 1500);
+  CHECK(first.jobs.front().id == 1);
+  CHECK(first.jobs.back().id == 1500);
+  CHECK(first.more);
+  CHECK(first.next_after_job_id == 1500);
+  JobsAnswer rest = page_of(kMaxJobPage, first.next_after_job_id);
+  REQUIRE(rest.jobs.size() == 1000);
+  CHECK(rest.jobs.front().id == 1501);
+  CHECK_FALSE(rest.more);
 }
 
 }  // namespace
