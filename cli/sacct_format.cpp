@@ -54,7 +54,7 @@ AccountingLine current_run(const JobRecord& job, int64_t now_us) {
   line.elapsed_sec = whole_seconds(run_time_us(job, now_us));
   line.suspended_sec = whole_seconds(suspended_time_us(job, now_us));
   line.allocation = &job.allocation;
-  line.batch_usage = &job.batch_usage;
+  line.batch_usage = &job.batch_usage.get();
   return line;
 }
 

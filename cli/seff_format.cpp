@@ -56,7 +56,7 @@ SeffFigures seff_figures(const JobRecord& job, const FormatContext& context) {
       figures.ntasks = ntasks;
     }
   };
-  if (job.start_us != 0 && !job.spec->interactive) add_step(job.batch_usage, 1);
+  if (job.start_us != 0 && !job.spec->interactive) add_step(job.batch_usage.get(), 1);
   for (const auto& step : job.steps)
     if (step.restart == job.restarts) add_step(step.usage, step.num_tasks);
   figures.cput_sec = cpu_sec + static_cast<uint64_t>(static_cast<double>(cpu_usec) / 1000000 + 0.5);

@@ -565,8 +565,8 @@ class Reducer {
   // Archives the run that just ended and makes the job pending again (same id).
   void restart(JobRecord& job, uint32_t attempt, uint32_t delay_sec, bool hold) {
     job.runs.push_back({job.restarts, job.start_us, job.end_us, job.state, job.exit_code, job.exit_signal,
-                        job.suspended_us, job.allocation, job.batch_usage});
-    job.batch_usage = {};
+                        job.suspended_us, job.allocation, job.batch_usage.get()});
+    job.batch_usage.reset();
     job.restarts = attempt;
     job.state = JobState::PENDING;
     job.reason = Reason::none;

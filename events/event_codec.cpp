@@ -499,7 +499,7 @@ RecordedSpec::RecordedSpec(const JobSpec& spec) {
   *this = record_spec(DecodedEvent(0, bytes));
 }
 
-const JobSpecCore& RecordedSpec::core() const {
+const JobSpecCore& RecordedSpec::decode_core() const {
   static const JobSpecCore kDefault;
   if (event_bytes().empty()) return kDefault;
   if (!core_) core_ = std::make_shared<const JobSpecCore>(read_spec_core(RecordedSpecReader(*this).spec()));

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/boxed.hpp"
 #include "common/gres.hpp"
 #include "events/job_state.hpp"
 #include "events/job_usage.hpp"
@@ -139,7 +140,8 @@ class RecordedSpec {
   const JobSpecCore* operator->() const { return &core(); }
   // Decoded once per copy of the record (copies made after that share it). Not
   // thread-safe on one object, like the record itself: each actor has its own copy.
-  const JobSpecCore& core() const;
+  // Inline when decoded (a pass reads it several times for each of 100,000 jobs).
+  const JobSpecCore& core() const { return core_ ? *core_ : decode_core(); }
   // The partition alone: the decoded core's if there is one (decoded first when packed),
   // else read from the event's bytes without decoding (and keeping) the rest: the gauges,
   // over every job, need not decode the core of every job a replay left unpacked.
@@ -174,6 +176,7 @@ class RecordedSpec {
   size_t packed_size_ = 0;  // bytes, when packed_
   bool packed_ = false;
   mutable std::shared_ptr<const JobSpecCore> core_;
+  const JobSpecCore& decode_core() const;
   std::shared_ptr<const std::string> environment_;
 };
 
@@ -323,7 +326,8 @@ struct JobRecord {
   // node (JobAllocated), or, in older logs, what its agents said they confined it to
   // (JobCpusBound), in that order: scontrol -d's CPU_IDs=. A requeue clears them.
   std::vector<NodeCpuIds> cpu_ids;
-  ResourceUsage batch_usage{};  // the current run's batch script, from its JobEnded
+  // The current run's batch script, from its JobEnded: boxed, as a queued job has none (424 bytes).
+  Boxed<ResourceUsage> batch_usage{};
   // The current run's preemption (JobPreempted): by which job, how, with which GraceTime.
   uint64_t preempted_by = 0;
   PreemptAction preempt_action = PreemptAction::none;

@@ -203,7 +203,7 @@ void write_job_view(records::JobView::Builder out, const JobRecord& job, JobView
       cpu_ids[i].setCpuIds(job.cpu_ids[i].cpu_ids);
     }
   }
-  if (job.batch_usage.measured && !fields.lean) write_usage(out.initBatchUsage(), job.batch_usage);
+  if (job.batch_usage->measured && !fields.lean) write_usage(out.initBatchUsage(), job.batch_usage);
 }
 
 JobRecord read_job_view(records::JobView::Reader in) { return read_job_view(in, record_spec(in.getSpec())); }

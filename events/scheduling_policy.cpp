@@ -277,6 +277,12 @@ class JobCursor {
   std::map<uint64_t, JobRecord>::const_iterator at_;
 };
 
+// Whether qos_pending_reason() reads what runs under the QOS (its running limits; MaxWall does
+// not): without such a limit anywhere, a pass need not tally every unfinished job by QOS.
+bool limits_running_jobs(const QosRecord& qos) {
+  return qos.max_jobs_per_user || !qos.max_tres_per_user.empty() || !qos.grp_tres.empty();
+}
+
 const PartitionPolicy* find_partition(const std::vector<PartitionPolicy>& partitions, const std::string& name) {
   for (const auto& partition : partitions)
     if (name.empty() ? partition.is_default : partition.name == name) return &partition;
@@ -332,7 +338,9 @@ class Scheduler {
         take_licenses(found->second);
       }
     }
-    qos_usage_ = qos_usage(*input.state);
+    counts_qos_usage_ = std::any_of(in_.state->accounts.qos.begin(), in_.state->accounts.qos.end(),
+                                    [](const auto& entry) { return limits_running_jobs(entry.second); });
+    if (counts_qos_usage_) qos_usage_ = qos_usage(*input.state);
     sort_pending();
     if (!scan_every_node_) index_nodes();
   }
@@ -442,7 +450,7 @@ class Scheduler {
   // Slurm's order: the partition's PriorityTier (higher first), then schedules_before(), with
   // each job's keys read once rather than at every comparison.
   void sort_pending() {
-    std::vector<std::pair<std::pair<int64_t, ScheduleRank>, const JobRecord*>> ranked;
+    std::vector<std::pair<std::pair<int64_t, ScheduleRank>, std::pair<const JobRecord*, const PartitionPolicy*>>> ranked;
     ranked.reserve(pending_.size());
     for (const auto* job : pending_) {
       const auto* partition = find_partition(in_.partitions, job->spec->partition);
@@ -450,10 +458,11 @@ class Scheduler {
       ScheduleRank rank = schedule_rank(*job);
       // Its QOS's Priority adds to a job's (PriorityWeightQOS, docs/decisions.md); an operator's Priority= stands.
       std::get<0>(rank) = -scheduling_priority(*job, in_.state->accounts.qos);
-      ranked.push_back({{-tier, rank}, job});
+      ranked.push_back({{-tier, rank}, {job, partition}});
     }
     std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (size_t i = 0; i < ranked.size(); ++i) pending_[i] = ranked[i].second;
+    pending_partitions_.resize(ranked.size());
+    for (size_t i = 0; i < ranked.size(); ++i) std::tie(pending_[i], pending_partitions_[i]) = ranked[i].second;
   }
 
   SchedulingDecision run() {
@@ -462,7 +471,7 @@ class Scheduler {
     for (size_t i = 0; i < pending_.size(); ++i) {
       bool backfilling = reservations_ > 0;
       size_t placed = decision_.placements.size();
-      set_reason(pending_[i]->id, consider(*pending_[i]));
+      set_reason(pending_[i]->id, consider(*pending_[i], pending_partitions_[i]));
       auto& figures = decision_.backfill;
       if (backfilling) {
         ++figures.depth;
@@ -478,8 +487,10 @@ class Scheduler {
   }
 
  private:
-  Reason consider(const JobRecord& job) {
-    const auto* partition = find_partition(in_.partitions, job.spec->partition);
+  Reason consider(const JobRecord& job) { return consider(job, find_partition(in_.partitions, job.spec->partition)); }
+
+  // `partition`: the job's (find_partition), found when the queue was sorted.
+  Reason consider(const JobRecord& job, const PartitionPolicy* partition) {
     if (!partition) return Reason::invalid_partition;
     if (job.hold == HoldKind::user) return Reason::job_held_user;
     if (job.hold == HoldKind::admin) return Reason::job_held_admin;
@@ -527,7 +538,9 @@ class Scheduler {
   Reason qos_gate(const JobRecord& job) {
     const QosRecord* qos = qos_of(job);
     if (!qos) return Reason::none;
-    return qos_pending_reason(*qos, qos_demand(job.spec.core()), qos_usage_[qos->name], job.spec->user_name);
+    static const QosUsage kNothingCounted;  // read only for MaxWall: limits_running_jobs() is false
+    const QosUsage& usage = limits_running_jobs(*qos) ? qos_usage_[qos->name] : kNothingCounted;
+    return qos_pending_reason(*qos, qos_demand(job.spec.core()), usage, job.spec->user_name);
   }
 
   // Slurm: a held job shows its hold; then an unmet dependency, before begin time and resources.
@@ -651,8 +664,13 @@ class Scheduler {
     uint32_t limit = effective_time_limit(job.spec.core(), partition);
     int64_t end_us = limit == 0 ? kNever : in_.now_us + static_cast<int64_t>(limit) * kMicros;
     std::vector<uint64_t> gpu_shares;
-    auto nodes = shape.gpus_per_job ? nodes_for_gpus(partition, shape, end_us, gpu_shares)
-                                    : candidate_nodes(partition, free_, shape, reserved_until_, end_us, index_of(partition));
+    bool plain = plain_request(shape);
+    std::vector<std::string> nodes;
+    if (!plain || !known_not_to_fit(partition, shape, end_us)) {
+      nodes = shape.gpus_per_job ? nodes_for_gpus(partition, shape, end_us, gpu_shares)
+                                 : candidate_nodes(partition, free_, shape, reserved_until_, end_us, index_of(partition));
+      if (plain && nodes.size() != shape.nodes) remember_no_fit(partition, shape, end_us);
+    }
     if (nodes.size() == shape.nodes) {
       Placement placement{job.id, {}, limit};
       if (array_task) {
@@ -679,7 +697,7 @@ class Scheduler {
       }
       releases_.push_back({end_us, placement.nodes});
       take_licenses(job);
-      if (const QosRecord* qos = qos_of(job)) {
+      if (const QosRecord* qos = counts_qos_usage_ ? qos_of(job) : nullptr) {
         QosDemand taken;
         for (const auto& share : placement.nodes) {
           taken.cpus += share.cpus;
@@ -707,6 +725,45 @@ class Scheduler {
       }
     }
     return first_blocked ? Reason::resources : Reason::priority;
+  }
+
+  // A request that did not fit earlier in this pass. Within a pass nodes only fill up and
+  // reservations only grow (reserved_until_ only falls), so a request at least as large in
+  // nodes, CPUs and memory per node, ending no earlier, in the same partition, cannot fit
+  // either: at a full site most of the queue is answered without looking at nodes.
+  struct NoFit {
+    uint32_t nodes = 0;
+    uint32_t cpus_per_node = 0;
+    uint64_t mem_per_node_mb = 0;
+    int64_t end_us = 0;
+    bool covers(const NoFit& other) const {  // `other` asks at least as much
+      return other.nodes >= nodes && other.cpus_per_node >= cpus_per_node && other.mem_per_node_mb >= mem_per_node_mb &&
+             other.end_us >= end_us;
+    }
+  };
+  static constexpr size_t kMaxNoFits = 32;  // per partition; beyond, failures are not remembered
+
+  // Whether the request's fit depends only on nodes, CPUs, memory and end (not on which nodes):
+  // no -w/-x/-C, no GRES, no reservation gate; not --exclusive (it needs whole free nodes, which
+  // an --exclusive failure does not say of others). The reference pass remembers nothing.
+  bool plain_request(const Shape& shape) const {
+    return !scan_every_node_ && !in_.preemption.any() && !shape.wants_gres && !shape.exclusive &&
+           shape.spec->req_nodes.empty() && shape.spec->exc_nodes.empty() && shape.spec->features.empty() &&
+           !gate_.only_nodes && gate_.kept_off.empty();
+  }
+
+  bool known_not_to_fit(const PartitionPolicy& partition, const Shape& shape, int64_t end_us) const {
+    auto it = no_fits_.find(&partition);
+    if (it == no_fits_.end()) return false;
+    NoFit asked{shape.nodes, shape.cpus_per_node, shape.mem_per_node_mb, end_us};
+    return std::any_of(it->second.begin(), it->second.end(), [&](const NoFit& failed) { return failed.covers(asked); });
+  }
+
+  void remember_no_fit(const PartitionPolicy& partition, const Shape& shape, int64_t end_us) {
+    auto& failed = no_fits_[&partition];
+    NoFit entry{shape.nodes, shape.cpus_per_node, shape.mem_per_node_mb, end_us};
+    std::erase_if(failed, [&](const NoFit& known) { return entry.covers(known); });
+    if (failed.size() < kMaxNoFits) failed.push_back(entry);
   }
 
   // The device indices the job gets on a node (the lowest free of the asked types), now held.
@@ -868,6 +925,7 @@ class Scheduler {
 
   const SchedulingInput& in_;
   std::map<std::string, QosUsage> qos_usage_;  // what runs under each QOS, with this pass's placements
+  bool counts_qos_usage_ = false;              // some QOS limits its running jobs: qos_usage_ is kept
   bool scan_every_node_ = false;
   std::vector<FreeCpuIndex> indexes_;  // one per partition of in_.partitions, in its order
   std::unordered_map<std::string, std::vector<std::pair<FreeCpuIndex*, size_t>>> node_slots_;
@@ -882,6 +940,8 @@ class Scheduler {
   std::set<std::string> blocked_partitions_;
   std::set<std::pair<std::string, std::string>> singletons_;  // user and name of singletons let through
   std::vector<const JobRecord*> pending_;  // in schedules_before() order
+  std::vector<const PartitionPolicy*> pending_partitions_;  // each one's partition (null: none)
+  std::map<const PartitionPolicy*, std::vector<NoFit>> no_fits_;  // requests that did not fit in this pass
   std::vector<const JobRecord*> held_;
   std::vector<Release> releases_;
   std::vector<size_t> by_end_;  // releases_by_end()

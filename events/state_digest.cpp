@@ -99,7 +99,7 @@ class Hasher {
 
     if (j.cancelled_by_uid != kNotCancelledByUid) add(j.cancelled_by_uid);           // as for arrays
     for (const auto& entry : j.cpu_ids) add(entry.node), add(entry.cpu_ids);          // as for arrays
-    add(j.batch_usage);
+    add(j.batch_usage.get());
     if (j.preempted_by != 0 || j.preempt_action != PreemptAction::none)  // as for arrays
       add(j.preempted_by), add(j.preempt_action), add(j.preempt_grace_sec), add(j.preempt_us);
   }

@@ -167,8 +167,8 @@ TEST_CASE("job usage: cairn-stepd's usage line in the run record") {
 TEST_CASE("job usage: the events carry it into the records, steps merged over their nodes") {
   Timeline t = measured_jobs();
   const JobRecord& job = t.job(1);
-  CHECK(job.batch_usage.measured);
-  CHECK(job.batch_usage.user_cpu_us == 12'345);
+  CHECK(job.batch_usage->measured);
+  CHECK(job.batch_usage->user_cpu_us == 12'345);
   const StepRecord& step = job.steps.at(0);
   CHECK(step.usage.tasks == 3);
   CHECK(step.usage.max_rss_bytes == 300u << 20);
@@ -186,7 +186,7 @@ TEST_CASE("job usage: the events carry it into the records, steps merged over th
   Timeline requeued = measured_jobs();
   requeued.feed(make::job_requeued(at(200), 1, JobState::COMPLETED, 1, false, 0, false));
   CHECK(requeued.job(1).runs.at(0).batch_usage == job.batch_usage);
-  CHECK_FALSE(requeued.job(1).batch_usage.measured);
+  CHECK_FALSE(requeued.job(1).batch_usage->measured);
 }
 
 TEST_CASE("job usage: the agent's reports carry it (JobExit, stepEnded)") {

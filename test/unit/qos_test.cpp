@@ -309,6 +309,35 @@ TEST_CASE("qos: the scheduling pass holds jobs at their QOS limits and orders by
   CHECK(decision.pending_reasons.at(3) == Reason::resources);
 }
 
+// A pass tallies what runs under each QOS only when some QOS limits running jobs: MaxWall alone
+// still holds a job, and a running limit added later is counted from every running job.
+TEST_CASE("qos: a pass without running limits still applies MaxWall; a limit added later counts what runs") {
+  Timeline t = one_node_cluster();
+  REQUIRE(run(t, {"add", "qos", "short", "MaxWall=10"}).error.empty());
+  JobSpec spec = simple_spec("a", 600);
+  spec.cpus_per_task = 1;
+  t.feed(make::job_submitted(at(1), 1, spec));
+  JobSpec longer = spec;
+  longer.qos = "short";
+  longer.time_limit_sec = 20 * 60;
+  t.feed(make::job_submitted(at(2), 2, longer));
+  auto decision = schedule(pass_input(t));
+  REQUIRE(decision.placements.size() == 1);
+  CHECK(decision.placements[0].job_id == 1);
+  CHECK(decision.pending_reasons.at(2) == Reason::qos_max_wall_per_job);
+  t.feed(make::job_allocated(at(3), 1, decision.placements[0].nodes, decision.placements[0].time_limit_sec));
+  REQUIRE(run(t, {"add", "qos", "one", "MaxJobsPerUser=1"}, 4).error.empty());
+  JobSpec limited = spec;
+  limited.qos = "one";
+  t.feed(make::job_submitted(at(5), 3, limited));
+  t.feed(make::job_submitted(at(6), 4, limited));
+  decision = schedule(pass_input(t));
+  REQUIRE(decision.placements.size() == 1);
+  CHECK(decision.placements[0].job_id == 3);
+  CHECK(decision.pending_reasons.at(4) == Reason::qos_max_jobs_per_user);
+  CHECK(decision.pending_reasons.at(2) == Reason::qos_max_wall_per_job);
+}
+
 TEST_CASE("qos: preempt/qos preempts jobs of the QOS in the preemptor's Preempt= list, in its QOS's mode") {
   Timeline t = one_node_cluster();
   REQUIRE(run(t, {"add", "qos", "low", "PreemptMode=requeue"}).error.empty());

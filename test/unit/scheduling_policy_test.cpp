@@ -455,3 +455,23 @@ TEST_CASE("scheduling with the free-CPU node index picks what a scan of every no
     check_same_decision(indexed, linear);
   }
 }
+
+// Within a pass a request that did not fit stands for every larger or longer one after it
+// (nodes only fill up, reservations only grow); a shorter one is still tried and may backfill.
+TEST_CASE("scheduling: a request that did not fit earlier in the pass answers larger ones, not shorter ones") {
+  Cluster c(1);
+  c.submit(1, cpus_job(1, 3, 60), 0);
+  c.run(1, {{"n1", 3, 0}}, 60, 0);
+  c.submit(2, cpus_job(1, 4, 60), 1);   // blocked: reserves n1 from t=60
+  c.submit(3, cpus_job(1, 1, 120), 2);  // would run past t=60
+  c.submit(4, cpus_job(1, 1, 300), 3);  // longer still: answered by job 3's failure
+  c.submit(5, cpus_job(1, 2, 30), 4);   // shorter but 2 CPUs: one is free
+  c.submit(6, cpus_job(1, 1, 30), 5);   // shorter: backfills
+  c.submit(7, cpus_job(1, 1, 20), 6);   // shorter still, but the CPU is taken now
+  auto decision = c.decide(10);
+  REQUIRE(decision.placements.size() == 1);
+  CHECK(decision.placements[0].job_id == 6);
+  CHECK(decision.pending_reasons.at(2) == Reason::resources);
+  for (uint64_t id : {3, 4, 5, 7}) CHECK(decision.pending_reasons.at(id) == Reason::priority);
+  check_same_decision(decision, schedule_scanning_every_node({&c.t.state, {debug_partition()}, {}, kT0 + 10 * kSec}));
+}
