@@ -159,6 +159,7 @@ std::vector<ConfigSetting> config_settings(const ClusterConfig& c) {
       {"KafkaTopic", c.kafka_topic, false},
       {"KafkaPartitions", n(c.kafka_partitions), false},
       {"KafkaTransactionalIdPrefix", c.kafka_transactional_id_prefix, false},
+      {"KafkaControllerGroup", c.kafka_controller_group, false},
       {"Shards", n(c.shards), false},
       {"kafka.*", kafka_extra, false},
       {"SlurmdSpoolDir", c.slurmd_spool_dir, false},

@@ -38,6 +38,18 @@ ShardOwnership ShardOwnership::parse(std::string_view text, uint32_t shards, std
   return ownership;
 }
 
+ShardOwnership ShardOwnership::of(const std::vector<uint32_t>& owned, uint32_t shards) {
+  ShardOwnership ownership;
+  ownership.owned_.assign(shards, false);
+  for (uint32_t shard : owned)
+    if (shard < shards) ownership.owned_[shard] = true;
+  return ownership;
+}
+
+bool ShardOwnership::owns_none() const {
+  return std::none_of(owned_.begin(), owned_.end(), [](bool owned) { return owned; });
+}
+
 ShardOwnership ShardOwnership::with(uint32_t shard) const {
   ShardOwnership ownership = *this;
   if (shard < ownership.owned_.size()) ownership.owned_[shard] = true;
@@ -67,7 +79,7 @@ std::vector<uint32_t> ShardOwnership::not_owned() const {
 std::string ShardOwnership::text() const {
   std::string text;
   for (uint32_t k : owned()) text += (text.empty() ? "" : ",") + std::to_string(k);
-  return text;
+  return text.empty() ? "none" : text;
 }
 
 std::optional<uint32_t> foreign_shard_of_job(const ShardOwnership& ownership, uint64_t job_id) {
