@@ -375,8 +375,8 @@ std::unique_ptr<KafkaControllerGroup> join_controller_group(const ClusterConfig&
   gethostname(host, sizeof host - 1);
   auto group = std::make_unique<KafkaControllerGroup>(
       parse_kafka_spec(config.event_log, config.kafka_topic), kafka_properties(config.extra),
-      config.kafka_controller_group, controller_group_instance_id(host, config.controller_socket));
-  notify_status("joining the consumer group " + config.kafka_controller_group);
+      kafka_controller_group(config), controller_group_instance_id(host, config.controller_socket));
+  notify_status("joining the consumer group " + kafka_controller_group(config));
   std::vector<uint32_t> assigned;
   for (bool waiting = true; waiting;) {
     try {
@@ -391,10 +391,10 @@ std::unique_ptr<KafkaControllerGroup> join_controller_group(const ClusterConfig&
     assigned = group->membership().assigned;
     if (assigned == settled) break;
   }
-  ownership = ShardOwnership::of(assigned, config.shards);
+  ownership = ownership_of_assignment(assigned, config.shards, kafka_controller_group(config));
   auto membership = group->membership();
   spdlog::info("KafkaControllerGroup={}: member {} (instance {}, generation {}) writes shards {}",
-               config.kafka_controller_group, membership.member_id, membership.instance_id, membership.generation,
+               kafka_controller_group(config), membership.member_id, membership.instance_id, membership.generation,
                ownership.text());
   return group;
 }
@@ -406,7 +406,7 @@ std::unique_ptr<KafkaControllerGroup> join_controller_group(const ClusterConfig&
 // fences this controller, which exits 3.
 void follow_controller_group(KafkaControllerGroup& group, EventLog& log, const ShardOwnership& ownership,
                              const ClusterConfig& config) {
-  const std::string name = config.kafka_controller_group;
+  const std::string name = kafka_controller_group(config);
   auto restart = [name](const std::string& why) {
     spdlog::warn("KafkaControllerGroup={}: {}: restarting in place to write the group's new assignment", name, why);
     g_restart = true;
@@ -424,7 +424,7 @@ void follow_controller_group(KafkaControllerGroup& group, EventLog& log, const S
     }
     bool lost = change == KafkaControllerGroup::Change::lost;
     for (uint32_t shard : owned)
-      log.relinquish(shard, fmt::format("shard {} was {} this controller by KafkaControllerGroup={}; its next owner "
+      relinquish_kafka_partition(log, shard, fmt::format("shard {} was {} this controller by KafkaControllerGroup={}; its next owner "
                                         "writes it",
                                         shard, lost ? "taken from" : "revoked from", name));
     if (owned.empty()) return;
@@ -435,7 +435,7 @@ void follow_controller_group(KafkaControllerGroup& group, EventLog& log, const S
     g_fenced = true;
     ::kill(::getpid(), SIGTERM);
   });
-  if (ShardOwnership::of(current, ownership.shards()).owned() != ownership.owned())
+  if (ownership_of_assignment(current, ownership.shards(), name).owned() != ownership.owned())
     restart(fmt::format("the assignment changed while starting (now shards {})", fmt::join(current, ",")));
 }
 
@@ -519,12 +519,12 @@ int run(const ParsedArgs& args) {
   }
   bool on_kafka = !config.event_log.starts_with("file:");
   if (args.has("socket")) config.controller_socket = *args.get("socket");
-  const bool in_group = !config.kafka_controller_group.empty();  // parse_config: on Kafka only
+  const bool in_group = !kafka_controller_group(config).empty();  // parse_config: on Kafka only
   if (in_group && (per_shard || standby))
     throw UsageError(fmt::format("cairnctld: {} and KafkaControllerGroup={}: the consumer group decides which shards "
                                  "this controller writes; remove one of them",
                                  per_shard ? "--shards " + *args.get("shards") : std::string("--standby"),
-                                 config.kafka_controller_group));
+                                 kafka_controller_group(config)));
   std::unique_ptr<KafkaControllerGroup> group;  // outlives the log's writers; never leaves the group
   if (in_group) group = join_controller_group(config, ownership);
   // On Kafka a standby, and a controller of some shards, wait for the shards' live writer (its
@@ -606,7 +606,7 @@ int run(const ParsedArgs& args) {
   context->ownership = ownership;
   EventLog* raw_log = log.get();
   context->shard_end = [raw_log](uint32_t shard) { return raw_log->end_offset(shard); };
-  context->shard = ownership.owns_none() ? 0 : ownership.owned().front();  // none: a read replica
+  context->shard = ownership.owned().empty() ? 0 : ownership.owned().front();  // none: a read replica
   context->epoch = epochs[context->shard];
   if (shards > 1) context->shard_epochs = epochs;
   uint64_t epoch = context->epoch;

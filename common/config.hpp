@@ -181,9 +181,6 @@ struct ClusterConfig {
   std::string kafka_topic;                            // KafkaTopic=: overrides the EventLog value's topic
   uint32_t kafka_partitions = 0;                      // KafkaPartitions=: the count the topic must have (0: any)
   std::string kafka_transactional_id_prefix = "cairn";  // KafkaTransactionalIdPrefix=: empty turns transactions off
-  // KafkaControllerGroup=: the consumer group whose assignment of the topic's partitions decides
-  // which shards a controller started without --shards writes; empty: no group.
-  std::string kafka_controller_group;
   // Shards=: the log's shards (file log: sub-directories p0..pN-1; Kafka: the topic's partitions).
   uint32_t shards = 1;
 

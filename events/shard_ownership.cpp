@@ -18,6 +18,8 @@ ShardOwnership ShardOwnership::all(uint32_t shards) {
 ShardOwnership ShardOwnership::parse(std::string_view text, uint32_t shards, std::string_view option) {
   ShardOwnership ownership;
   ownership.owned_.assign(shards, false);
+  // A consumer group's assignment (KafkaControllerGroup=) may be empty: a read replica.
+  if (text.empty() && option.starts_with("KafkaControllerGroup=")) return ownership;
   if (text.empty()) throw std::invalid_argument(fmt::format("{0} needs shard numbers, as in {0} 0,2", option));
   size_t start = 0;
   while (start <= text.size()) {
@@ -36,18 +38,6 @@ ShardOwnership ShardOwnership::parse(std::string_view text, uint32_t shards, std
     start = comma + 1;
   }
   return ownership;
-}
-
-ShardOwnership ShardOwnership::of(const std::vector<uint32_t>& owned, uint32_t shards) {
-  ShardOwnership ownership;
-  ownership.owned_.assign(shards, false);
-  for (uint32_t shard : owned)
-    if (shard < shards) ownership.owned_[shard] = true;
-  return ownership;
-}
-
-bool ShardOwnership::owns_none() const {
-  return std::none_of(owned_.begin(), owned_.end(), [](bool owned) { return owned; });
 }
 
 ShardOwnership ShardOwnership::with(uint32_t shard) const {

@@ -18,9 +18,6 @@ class ShardOwnership {
   // "0,2" (numbers, comma-separated, each below `shards`, none twice). Throws
   // std::invalid_argument with a one-line message naming --shards.
   static ShardOwnership parse(std::string_view text, uint32_t shards, std::string_view option = "--shards");
-  // Exactly `owned` (possibly none: a read replica), e.g. a consumer group's assignment;
-  // numbers at or above `shards` are left out.
-  static ShardOwnership of(const std::vector<uint32_t>& owned, uint32_t shards);
   // This ownership and `shard` too.
   ShardOwnership with(uint32_t shard) const;
 
@@ -29,8 +26,7 @@ class ShardOwnership {
   bool owns_all() const;
   std::vector<uint32_t> owned() const;
   std::vector<uint32_t> not_owned() const;
-  bool owns_none() const;
-  // "0,2"; "none" when it owns none
+  // "0,2"
   std::string text() const;
 
  private:

@@ -135,11 +135,6 @@ class EventLog {
   // (Kafka's transactional id) tells that loser from a successor with it.
   virtual void writer_claimed(uint32_t /*partition*/, uint64_t /*epoch*/, uint64_t /*claim_offset*/) {}
 
-  // This process no longer writes `partition` (KafkaControllerGroup= revoked it): a batch being
-  // written ends first, then every append to it fails, giving `why`. Returns once nothing more
-  // of this process can become durable in it.
-  virtual void relinquish(uint32_t /*partition*/, const std::string& /*why*/) {}
-
   // The writer notes each job id it issues, so that the log's description keeps the
   // highest (the file log: in META, written at the writer's start, a segment roll and a
   // clean close, never per append); noted_job_id() gives it back after a restart, so

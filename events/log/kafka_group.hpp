@@ -19,6 +19,13 @@
 
 namespace cairn {
 
+class EventLog;
+
+// This process no longer writes `partition` of a Kafka log (KafkaControllerGroup= revoked it): a
+// batch being written ends first, then every append to it fails, giving `why`. Returns once
+// nothing more of this process can become durable in it. Nothing for other logs.
+void relinquish_kafka_partition(EventLog& log, uint32_t partition, const std::string& why);
+
 class KafkaControllerGroup {
  public:
   enum class Change {

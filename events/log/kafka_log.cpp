@@ -294,7 +294,7 @@ class KafkaLog : public EventLog {
     if (partition < partition_count_) writer(partition).claimed(epoch, claim_offset);
   }
 
-  void relinquish(uint32_t partition, const std::string& why) override {
+  void relinquish(uint32_t partition, const std::string& why) {
     if (partition < partition_count_) writer(partition).relinquish(why);
   }
 
@@ -1052,6 +1052,10 @@ std::unique_ptr<LogReader> KafkaLog::read(uint32_t partition, uint64_t from) con
 
 std::unique_ptr<EventLog> open_kafka_log(const std::string& spec, const KafkaLogOptions& options) {
   return std::make_unique<KafkaLog>(parse_kafka_spec(spec, options.topic), options);
+}
+
+void relinquish_kafka_partition(EventLog& log, uint32_t partition, const std::string& why) {
+  if (auto* kafka = dynamic_cast<KafkaLog*>(&log)) kafka->relinquish(partition, why);
 }
 
 }  // namespace cairn

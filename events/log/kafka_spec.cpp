@@ -115,6 +115,19 @@ std::map<std::string, std::string> controller_group_properties(const std::map<st
   return properties;
 }
 
+std::string kafka_controller_group(const ClusterConfig& config) {
+  auto it = config.extra.find(std::string(kKafkaControllerGroupKey));
+  return it == config.extra.end() ? std::string() : it->second;
+}
+
+ShardOwnership ownership_of_assignment(const std::vector<uint32_t>& partitions, uint32_t shards,
+                                       std::string_view group) {
+  std::string text;
+  for (uint32_t partition : partitions)
+    if (partition < shards) text += (text.empty() ? "" : ",") + std::to_string(partition);
+  return ShardOwnership::parse(text, shards, fmt::format("KafkaControllerGroup={}", group));
+}
+
 std::optional<int32_t> join_group_generation(std::string_view text) {
   constexpr std::string_view kPrefix = "JoinGroup response: GenerationId ";
   auto at = text.find(kPrefix);

@@ -7,6 +7,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "common/config.hpp"
+#include "events/shard_ownership.hpp"
 
 namespace cairn {
 
@@ -59,6 +63,16 @@ std::string controller_group_instance_id(std::string_view host, std::string_view
 // (no offsets committed, nothing read: the controller's own readers read the shards).
 std::map<std::string, std::string> controller_group_properties(const std::map<std::string, std::string>& user,
                                                                std::string_view group, std::string_view instance_id);
+
+// KafkaControllerGroup=NAME of a configuration (kept with the kafka.* keys, under
+// kKafkaControllerGroupKey); empty: none.
+inline constexpr std::string_view kKafkaControllerGroupKey = "kafkacontrollergroup";
+std::string kafka_controller_group(const ClusterConfig& config);
+
+// The shards a group's assignment gives (possibly none: a read replica); numbers at or above
+// `shards` are left out.
+ShardOwnership ownership_of_assignment(const std::vector<uint32_t>& partitions, uint32_t shards,
+                                       std::string_view group);
 
 // The generation in librdkafka's debug line of a JoinGroup response ("JoinGroup response:
 // GenerationId 7, ..."); nullopt for other lines.

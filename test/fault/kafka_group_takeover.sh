@@ -28,8 +28,8 @@ set +e
 "$bin/cairnctld" --conf "$work/bad-file.conf" --shards 0 >"$work/bad-shards.out" 2>&1; status=$?
 set -e
 [ "$status" = 2 ] || fail "--shards with KafkaControllerGroup= exited $status, not 2: $(cat "$work/bad-shards.out")"
-head -1 "$work/bad-shards.out" | finds -- "--shards 0 and KafkaControllerGroup=ctl: the consumer group decides" ||
-  fail "the refusal of --shards with a group does not name both: $(head -1 "$work/bad-shards.out")"
+finds -- "^cairnctld: --shards 0 and KafkaControllerGroup=ctl: the consumer group decides" "$work/bad-shards.out" ||
+  fail "the refusal of --shards with a group does not name both: $(cat "$work/bad-shards.out")"
 
 source "$(dirname "$0")/kafka_cluster.bash"
 brokers=${KAFKA_BROKERS:-3}

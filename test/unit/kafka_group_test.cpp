@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -25,8 +26,9 @@ constexpr const char* kBase = "NodeName=n1 CPUs=1 RealMemory=1000\nPartitionName
 TEST_CASE("KafkaControllerGroup=: parsed on Kafka, refused on the file log naming the key") {
   auto config = parse_config(std::string(kBase) + "EventLog=kafka:127.0.0.1:9092/t\nKafkaControllerGroup=ctl\n",
                              "test.conf");
-  CHECK(config.kafka_controller_group == "ctl");
-  CHECK(parse_config(kBase, "test.conf").kafka_controller_group.empty());
+  CHECK(kafka_controller_group(config) == "ctl");
+  CHECK(kafka_properties(config.extra).empty());  // not a librdkafka property
+  CHECK(kafka_controller_group(parse_config(kBase, "test.conf")).empty());
   try {
     parse_config(std::string(kBase) + "KafkaControllerGroup=ctl\n", "test.conf");
     FAIL("a group on the file log was accepted");
@@ -79,16 +81,16 @@ TEST_CASE("KafkaControllerGroup=: the generation of a join, from librdkafka's de
 }
 
 TEST_CASE("KafkaControllerGroup=: an ownership made of an assignment, possibly empty") {
-  auto some = ShardOwnership::of({1, 3, 9}, 4);
+  auto some = ownership_of_assignment({1, 3, 9}, 4, "ctl");
   CHECK(some.owned() == std::vector<uint32_t>{1, 3});
   CHECK(some.not_owned() == std::vector<uint32_t>{0, 2});
   CHECK(some.text() == "1,3");
-  auto none = ShardOwnership::of({}, 2);
-  CHECK(none.owns_none());
+  auto none = ownership_of_assignment({}, 2, "ctl");
+  CHECK(none.owned().empty());
   CHECK_FALSE(none.owns_all());
   CHECK(none.text() == "none");
   CHECK(none.not_owned() == std::vector<uint32_t>{0, 1});
-  CHECK_FALSE(some.owns_none());
+  CHECK_THROWS_AS(ShardOwnership::parse("", 2), std::invalid_argument);  // --shards still needs some
 }
 
 TEST_CASE("KafkaControllerGroup=: cairn shards shows each shard's group member and generation") {
