@@ -432,6 +432,7 @@ void follow_controller_group(KafkaControllerGroup& group, EventLog& log, const S
     spdlog::critical("fenced: KafkaControllerGroup={} gave shards {} to another member (this member's session "
                      "expired); this controller stops writing",
                      name, fmt::join(owned, ","));
+    group.stop_joining();
     g_fenced = true;
     ::kill(::getpid(), SIGTERM);
   });
@@ -750,6 +751,7 @@ int run(const ParsedArgs& args) {
   });
   notify_stopping();
   if (g_fenced) fenced = true;
+  if (fenced && group) group->stop_joining();  // a fenced member takes no shard on its way out
   if (g_restart) spdlog::info("stopping, to start again with the shard to take over");
   else if (!fenced) spdlog::info("signal {} received: shutting down", received);
   listener.close();

@@ -202,6 +202,11 @@ std::vector<uint32_t> KafkaControllerGroup::listen(Listener listener) {
   return state_->membership.assigned;
 }
 
+void KafkaControllerGroup::stop_joining() {
+  if (rd_kafka_resp_err_t error = rd_kafka_unsubscribe(state_->handle))
+    spdlog::warn("{}: cannot unsubscribe: {}", state_->where, rd_kafka_err2str(error));
+}
+
 KafkaControllerGroup::Membership KafkaControllerGroup::membership() const {
   std::lock_guard lock(state_->mutex);
   return state_->membership;

@@ -60,6 +60,9 @@ class KafkaControllerGroup {
   // returns the assignment as it is then.
   std::vector<uint32_t> listen(Listener listener);
   Membership membership() const;
+  // No more joins: a fenced controller (its assignment lost) leaves the group's rebalances to
+  // the others rather than rejoin and be given shards it will not write. From the listener too.
+  void stop_joining();
 
   struct State;
 

@@ -153,5 +153,6 @@ set -e
 [ "$status" = 3 ] || fail "the fenced owner exited $status, not 3: $(tail -5 "$(log_of "$stopped")")"
 finds "fenced" "$(log_of "$stopped")" || fail "the stopped owner did not say it was fenced"
 cairn log dump --kind JobSubmitted --json | finds '"zombie"' && fail "the zombie's submission is in the log"
-via "$last" squeue -h -t all -o %j | finds -x successor || fail "the last member does not show its job"
+shows_successor() { via "$last" squeue -h -t all -o %j 2>/dev/null | finds -x successor && echo ok; }
+poll_until 60 ok shows_successor || fail "the last member does not show its job"
 pass "kafka_group_takeover: $(wc -l <acked.txt) acknowledged ($refused refused during the takeover), none lost or twice; the stopped owner was fenced"
