@@ -74,6 +74,14 @@ done
 finds "KafkaControllerGroup=cairn-test-ctl: member .* writes shards none" "$(log_of "$replica")" ||
   fail "the third member does not say it writes no shard: $(tail -3 "$(log_of "$replica")")"
 
+# cairn shards: each shard's group member and generation, and the three readers' lags.
+group_view() {
+  cairn shards >shards.txt 2>&1 || return 1
+  finds "GROUP_MEMBER(GENERATION)" shards.txt && [ "$(grep -cE '^[01] .*([0-9]+:[0-9]+,){2}[0-9]+:[0-9]+ +cairnctld\.[^ ]*\([0-9]+\)$' shards.txt)" = 2 ] &&
+    echo ok
+}
+poll_until 30 ok group_view || fail "cairn shards does not show each shard's member and three readers: $(cat shards.txt)"
+
 # A job of shard 1 running on n2 (shard 1's owner's agent) through the takeover.
 wait_agent_at n2 "$owner1" "n2's agent did not follow shard 1 to its owner"
 running=$(via "$replica" sbatch --parsable -p p1 -J through -o /dev/null --wrap "while [ ! -e $work/go ]; do sleep 0.05; done")
