@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -61,12 +62,16 @@ std::atomic<bool> g_fenced{false};
 // place (the same command line, the same pid), and takes that shard with its own.
 std::atomic<bool> g_restart{false};
 char** g_argv = nullptr;
+// Set in the environment of a restart in place (finish()): a group member that rejoins with its
+// instance id gets its assignment back at once and need not wait for the group to settle.
+constexpr const char* kRestartedInPlace = "CAIRN_CONTROLLER_RESTARTED_IN_PLACE";
 
 // How the process ends: exit, or, to take a shard over (or to write what KafkaControllerGroup=
 // assigned now), the same command line again; a fenced controller exits.
 [[noreturn]] void finish(int status) {
   spdlog::default_logger()->flush();
   if (g_restart && status != 3) {
+    ::setenv(kRestartedInPlace, "1", 1);
     ::execv("/proc/self/exe", g_argv);
     spdlog::critical("cannot restart to take a shard over: {}", std::strerror(errno));
     spdlog::default_logger()->flush();
@@ -386,7 +391,9 @@ std::unique_ptr<KafkaControllerGroup> join_controller_group(const ClusterConfig&
       spdlog::warn("{}; still waiting", e.what());
     }
   }
-  for (auto settled = assigned;; settled = assigned) {
+  bool restarted = std::getenv(kRestartedInPlace) != nullptr;
+  ::unsetenv(kRestartedInPlace);
+  for (auto settled = assigned; !restarted; settled = assigned) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
     assigned = group->membership().assigned;
     if (assigned == settled) break;

@@ -55,14 +55,15 @@ log_of() { case "$1" in "$socket_a") echo "$work/cairnctld.log" ;; *) echo "${1%
 via() { CAIRN_CONTROLLER="unix:$1" "${@:2}"; }
 owner_of() { sed -n 's|^unix:||p' "$state_dir/shard-endpoints/p$1" 2>/dev/null; }
 serves() { via "$1" squeue -h >/dev/null 2>&1; }
+# The controller on socket $1 last started writing shard $2 (its latest "ready" line says so).
+writes() { grep "ready:" "$(log_of "$1")" 2>/dev/null | tail -1 | finds -E "writing shards ([0-9]+,)*$2(,[0-9]+)*,"; }
 # Settled: each shard's endpoint names a controller that answers, both differ, all three answer.
 settled() {
   local o0 o1
   o0=$(owner_of 0) o1=$(owner_of 1)
   [ -n "$o0" ] && [ -n "$o1" ] && [ "$o0" != "$o1" ] || return 1
   for socket in "$socket_a" "$work/ctl-b.sock" "$work/ctl-c.sock"; do serves "$socket" || return 1; done
-  finds "writing shards .*0" "$(log_of "$o0")" >/dev/null && finds "writing shards .*1" "$(log_of "$o1")" >/dev/null &&
-    echo ok
+  writes "$o0" 0 && writes "$o1" 1 && echo ok
 }
 poll_until 120 ok settled || fail "the group did not settle on two owners: p0=$(owner_of 0) p1=$(owner_of 1)"
 owner1=$(owner_of 1)
@@ -112,7 +113,8 @@ wait "${submitters[@]}"
 echo "takeover of shard 1 by the group: $(awk "BEGIN { printf \"%.2f\", $taken_at - $killed_at }") s from kill -9 of its owner to the next acknowledgement (session.timeout.ms=$session_ms)"
 new_owner1=$(owner_of 1)
 [ -n "$new_owner1" ] && [ "$new_owner1" != "$owner1" ] || fail "shard 1's endpoint still names the killed owner"
-finds "writing shards .*1" "$(log_of "$new_owner1")" || fail "the new owner does not say it writes shard 1"
+poll_until 30 "" bash -c "grep 'ready:' $(log_of "$new_owner1") | tail -1 | grep -qE 'writing shards ([0-9]+,)*1(,[0-9]+)*,' || echo no" ||
+  fail "the new owner does not say it writes shard 1"
 finds "restarting in place" "$(log_of "$new_owner1")" || fail "the new owner did not restart in place"
 survivors=("$owner0")
 [ "$replica" = "$owner0" ] || survivors+=("$replica")
