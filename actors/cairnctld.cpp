@@ -6,10 +6,12 @@
 #include <prometheus/exposer.h>
 #include <pwd.h>
 #include <signal.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -42,6 +44,7 @@
 #include "events/log/event_log_config.hpp"
 #include "events/log/fence_watch.hpp"
 #include "events/log/file_log_owners.hpp"
+#include "events/log/kafka_group.hpp"
 #include "events/log/kafka_spec.hpp"
 #include "events/log/shard_claim.hpp"
 #include "events/replay.hpp"
@@ -59,11 +62,16 @@ std::atomic<bool> g_fenced{false};
 // place (the same command line, the same pid), and takes that shard with its own.
 std::atomic<bool> g_restart{false};
 char** g_argv = nullptr;
+// Set in the environment of a restart in place (finish()): a group member that rejoins with its
+// instance id gets its assignment back at once and need not wait for the group to settle.
+constexpr const char* kRestartedInPlace = "CAIRN_CONTROLLER_RESTARTED_IN_PLACE";
 
-// How the process ends: exit, or, to take a shard over, the same command line again.
+// How the process ends: exit, or, to take a shard over (or to write what KafkaControllerGroup=
+// assigned now), the same command line again; a fenced controller exits.
 [[noreturn]] void finish(int status) {
   spdlog::default_logger()->flush();
-  if (g_restart) {
+  if (g_restart && status != 3) {
+    ::setenv(kRestartedInPlace, "1", 1);
     ::execv("/proc/self/exe", g_argv);
     spdlog::critical("cannot restart to take a shard over: {}", std::strerror(errno));
     spdlog::default_logger()->flush();
@@ -103,6 +111,11 @@ constexpr const char* kUsage =
     "                         on the same host)\n"
     "  -h, --help             show this help and exit\n"
     "  -V, --version          print the version (cairn X.Y.Z) and exit\n"
+    "\n"
+    "With KafkaControllerGroup=NAME (Kafka only) a controller joins that consumer group and writes\n"
+    "the shards the group assigns it (none: it reads and forwards); when the assignment changes it\n"
+    "starts again in place (same pid and sockets) to write the new set. Not with --shards or\n"
+    "--standby: the group decides.\n"
     "\n"
     "Logging: stderr (journald under systemd); with SlurmctldLogFile=FILE the log goes to FILE\n"
     "too and stderr keeps warnings and errors. SIGUSR2 reopens FILE (logrotate:\n"
@@ -249,7 +262,7 @@ struct TakeoverWatch {
 };
 
 // For `cairn shards`' reader lags: how far this controller's view applied each shard
-// (LOGDIR/readers/cairnctld@HOST:PID, "SHARD NEXT" lines), rewritten every second, removed at
+// (shard_readers_dir()/cairnctld@HOST:PID, "SHARD NEXT" lines), rewritten every second, removed at
 // a clean stop (a killed controller's file stays; `cairn shards` skips readers that stopped).
 struct ReaderReport {
   std::atomic<bool> stopping{false};
@@ -261,11 +274,11 @@ struct ReaderReport {
     std::error_code ignored;
     if (!path.empty()) std::filesystem::remove(path, ignored);
   }
-  void start(const std::string& log_dir, std::shared_ptr<const ControllerContext> context, uint32_t shards) {
+  void start(const std::string& dir, std::shared_ptr<const ControllerContext> context, uint32_t shards) {
     std::error_code error;
-    std::filesystem::create_directories(log_dir + "/readers", error);
-    if (error) return spdlog::warn("cannot make {}/readers: {}", log_dir, error.message());
-    path = log_dir + "/readers/" + context->controller_name;
+    std::filesystem::create_directories(dir, error);
+    if (error) return spdlog::warn("cannot make {}: {}", dir, error.message());
+    path = dir + "/" + context->controller_name;
     thread = std::thread([this, context, shards] {
       while (!stopping) {
         std::string text;
@@ -349,6 +362,91 @@ void wait_for_free_kafka_shards(const ClusterConfig& config, const ShardOwnershi
   }
 }
 
+// For `cairn shards`: the member of the group that owns each of this controller's shards.
+void write_group_member_files(const ClusterConfig& config, const ShardOwnership& ownership,
+                              const KafkaControllerGroup::Membership& membership) {
+  for (uint32_t shard : ownership.owned()) {
+    std::string path = shard_group_member_path(config, shard), temporary = path + ".tmp";
+    if (std::ofstream(temporary, std::ios::trunc) << membership.member_id << " " << membership.generation << "\n")
+      ::rename(temporary.c_str(), path.c_str());
+  }
+}
+
+// KafkaControllerGroup=: joins the group and waits for its first assignment (for as long as it
+// takes: the brokers may be out of reach, as for the log's open), then for the group to settle
+// (a cooperative rebalance gives a newcomer its partitions in a second round).
+std::unique_ptr<KafkaControllerGroup> join_controller_group(const ClusterConfig& config, ShardOwnership& ownership) {
+  char host[256] = "localhost";
+  gethostname(host, sizeof host - 1);
+  auto group = std::make_unique<KafkaControllerGroup>(
+      parse_kafka_spec(config.event_log, config.kafka_topic), kafka_properties(config.extra),
+      kafka_controller_group(config), controller_group_instance_id(host, config.controller_socket));
+  notify_status("joining the consumer group " + kafka_controller_group(config));
+  std::vector<uint32_t> assigned;
+  for (bool waiting = true; waiting;) {
+    try {
+      assigned = group->wait_for_assignment(std::chrono::seconds(10));
+      waiting = false;
+    } catch (const LogUnavailable& e) {
+      spdlog::warn("{}; still waiting", e.what());
+    }
+  }
+  bool restarted = std::getenv(kRestartedInPlace) != nullptr;
+  ::unsetenv(kRestartedInPlace);
+  for (auto settled = assigned; !restarted; settled = assigned) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    assigned = group->membership().assigned;
+    if (assigned == settled) break;
+  }
+  ownership = ownership_of_assignment(assigned, config.shards, kafka_controller_group(config));
+  auto membership = group->membership();
+  spdlog::info("KafkaControllerGroup={}: member {} (instance {}, generation {}) writes shards {}",
+               kafka_controller_group(config), membership.member_id, membership.instance_id, membership.generation,
+               ownership.text());
+  return group;
+}
+
+// From now on a change of the group's assignment restarts this controller in place (finish()),
+// which joins again with the same instance id and writes the new set. A revoked shard is
+// relinquished first: once the rebalance goes on, nothing more of this controller becomes
+// durable in it. A lost one (this member's session expired: the group already gave it away)
+// fences this controller, which exits 3.
+void follow_controller_group(KafkaControllerGroup& group, EventLog& log, const ShardOwnership& ownership,
+                             const ClusterConfig& config) {
+  const std::string name = kafka_controller_group(config);
+  auto restart = [name](const std::string& why) {
+    spdlog::warn("KafkaControllerGroup={}: {}: restarting in place to write the group's new assignment", name, why);
+    g_restart = true;
+    ::kill(::getpid(), SIGTERM);
+  };
+  auto current = group.listen([&group, &log, ownership, name, restart, config](KafkaControllerGroup::Change change,
+                                                                             const std::vector<uint32_t>& partitions) {
+    std::vector<uint32_t> owned;
+    for (uint32_t shard : partitions)
+      if (ownership.owns(shard)) owned.push_back(shard);
+    if (change == KafkaControllerGroup::Change::assigned) {
+      if (owned.size() != partitions.size()) return restart(fmt::format("assigned shards {}", fmt::join(partitions, ",")));
+      write_group_member_files(config, ownership, group.membership());  // a rebalance that kept them: a new generation
+      return;
+    }
+    bool lost = change == KafkaControllerGroup::Change::lost;
+    for (uint32_t shard : owned)
+      relinquish_kafka_partition(log, shard, fmt::format("shard {} was {} this controller by KafkaControllerGroup={}; its next owner "
+                                        "writes it",
+                                        shard, lost ? "taken from" : "revoked from", name));
+    if (owned.empty()) return;
+    if (!lost) return restart(fmt::format("shards {} revoked", fmt::join(owned, ",")));
+    spdlog::critical("fenced: KafkaControllerGroup={} gave shards {} to another member (this member's session "
+                     "expired); this controller stops writing",
+                     name, fmt::join(owned, ","));
+    group.stop_joining();
+    g_fenced = true;
+    ::kill(::getpid(), SIGTERM);
+  });
+  if (ownership_of_assignment(current, ownership.shards(), name).owned() != ownership.owned())
+    restart(fmt::format("the assignment changed while starting (now shards {})", fmt::join(current, ",")));
+}
+
 std::string join_numbers(const std::vector<uint64_t>& numbers) {
   std::string text;
   for (uint64_t number : numbers) text += (text.empty() ? "" : ",") + std::to_string(number);
@@ -429,12 +527,29 @@ int run(const ParsedArgs& args) {
   }
   bool on_kafka = !config.event_log.starts_with("file:");
   if (args.has("socket")) config.controller_socket = *args.get("socket");
+  const bool in_group = !kafka_controller_group(config).empty();  // parse_config: on Kafka only
+  if (in_group && (per_shard || standby))
+    throw UsageError(fmt::format("cairnctld: {} and KafkaControllerGroup={}: the consumer group decides which shards "
+                                 "this controller writes; remove one of them",
+                                 per_shard ? "--shards " + *args.get("shards") : std::string("--standby"),
+                                 kafka_controller_group(config)));
+  std::unique_ptr<KafkaControllerGroup> group;  // outlives the log's writers; never leaves the group
+  if (in_group) group = join_controller_group(config, ownership);
   // On Kafka a standby, and a controller of some shards, wait for the shards' live writer (its
-  // lease); a plain controller of every shard takes them at once, fencing any writer (as before).
-  if (on_kafka && (standby || !ownership.owns_all())) wait_for_free_kafka_shards(config, ownership, standby);
+  // lease); a plain controller of every shard takes them at once, fencing any writer (as before),
+  // and so does a member of a group: the group gave it the shard, a stopped owner is fenced.
+  if (on_kafka && !in_group && (standby || !ownership.owns_all()))
+    wait_for_free_kafka_shards(config, ownership, standby);
   notify_status("opening the event log " + config.event_log);
   auto log = open_log_waiting(config, accept_log_loss, standby, per_shard, ownership, takeover);
   refuse_shard_mismatch(config, *log);
+  if (group) follow_controller_group(*group, *log, ownership, config);
+  struct StopFollowing {  // before the log closes, however run() ends
+    KafkaControllerGroup* group;
+    ~StopFollowing() {
+      if (group) group->listen(nullptr);
+    }
+  } stop_following{group.get()};
   if (standby) exposer = serve_metrics(config, *metrics);
   notify_status("replaying the event log");
   ClusterState state;
@@ -499,7 +614,7 @@ int run(const ParsedArgs& args) {
   context->ownership = ownership;
   EventLog* raw_log = log.get();
   context->shard_end = [raw_log](uint32_t shard) { return raw_log->end_offset(shard); };
-  context->shard = ownership.owned().front();
+  context->shard = ownership.owned().empty() ? 0 : ownership.owned().front();  // none: a read replica
   context->epoch = epochs[context->shard];
   if (shards > 1) context->shard_epochs = epochs;
   uint64_t epoch = context->epoch;
@@ -616,15 +731,15 @@ int run(const ParsedArgs& args) {
   }
   spdlog::info("{} ready: {}{}, {} live jobs, listening on {}{}", context->controller_name,
                shards == 1 ? fmt::format("epoch {}", epoch) : fmt::format("{} shards, epochs {}", shards, join_numbers(epochs)),
-               per_shard ? fmt::format(", writing shards {}", ownership.text()) : "",
+               per_shard || in_group ? fmt::format(", writing shards {}", ownership.text()) : "",
                live.size(),
                listener.unix_endpoint(), listen.tcp_address.empty() ? "" : " and " + listener.tcp_endpoint());
   notify_ready(fmt::format("serving: epoch {}, listening on {}{}", epoch, listener.unix_endpoint(),
                            listen.tcp_address.empty() ? "" : " and " + listener.tcp_endpoint()));
 
   ReaderReport reader_report;
-  if (config.event_log.starts_with("file:") && shards > 1)
-    reader_report.start(config.event_log.substr(5), context, shards);
+  if (shards > 1) reader_report.start(shard_readers_dir(config), context, shards);
+  if (group) write_group_member_files(config, ownership, group->membership());
   TakeoverWatch takeover_watch;  // stopped before the log closes
   {
     std::vector<uint32_t> watched;
@@ -643,6 +758,7 @@ int run(const ParsedArgs& args) {
   });
   notify_stopping();
   if (g_fenced) fenced = true;
+  if (fenced && group) group->stop_joining();  // a fenced member takes no shard on its way out
   if (g_restart) spdlog::info("stopping, to start again with the shard to take over");
   else if (!fenced) spdlog::info("signal {} received: shutting down", received);
   listener.close();
@@ -705,6 +821,7 @@ int main(int argc, char** argv) {
     return 3;
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
+    if (g_restart) finish(1);  // KafkaControllerGroup= took a shard away while starting: start again
     return 1;
   }
 }

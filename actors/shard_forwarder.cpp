@@ -36,14 +36,17 @@ kj::Exception failure(const std::string& text) { return KJ_EXCEPTION(FAILED, tex
 ShardForwarder::ShardForwarder(KjLoopThread& loop, std::shared_ptr<const ControllerContext> context)
     : loop_(loop), context_(std::move(context)) {}
 
-ShardForwarder::~ShardForwarder() = default;
+ShardForwarder::~ShardForwarder() { *gone_ = true; }
 
 kj::Promise<void> ShardForwarder::forward(uint32_t shard, const Caller& caller, uint64_t interface_id,
                                           uint16_t method_id,
                                           capnp::CallContext<capnp::AnyPointer, capnp::AnyPointer> call) {
   if (!hooked_) {
     hooked_ = true;
-    loop_.add_stop_hook([links = links_] { links->clear(); });
+    loop_.add_stop_hook([links = links_, gone = gone_] {
+      *gone = true;
+      links->clear();
+    });
   }
   return send(shard, caller, interface_id, method_id, call, false);
 }
@@ -91,12 +94,15 @@ kj::Promise<void> ShardForwarder::send(uint32_t shard, const Caller& caller, uin
         .attach(kj::mv(acting), kj::mv(session));
   });
   return answered.then(
-      [this, shard]() {
+      [this, shard, gone = gone_]() -> kj::Promise<void> {
+        if (*gone) return failure("this controller is stopping");
         // The owner answered once its event was durable: the shard's end now includes it.
         uint64_t end = context_->shard_end ? context_->shard_end(shard) : 0;
         return caught_up(shard, end, wall_clock_us() + kCatchUpUs);
       },
-      [this, shard, caller, interface_id, method_id, call, endpoint, again](kj::Exception&& error) mutable -> kj::Promise<void> {
+      [this, shard, caller, interface_id, method_id, call, endpoint, again,
+       gone = gone_](kj::Exception&& error) mutable -> kj::Promise<void> {
+        if (*gone) return failure("this controller is stopping");
         if (error.getType() != kj::Exception::Type::DISCONNECTED) return kj::mv(error);
         links_->erase(endpoint);
         // A new owner (a takeover) may listen elsewhere: once more, from its ENDPOINT.
@@ -132,9 +138,11 @@ kj::Promise<void> ShardForwarder::caught_up(uint32_t shard, uint64_t end, int64_
                  shard, end, kCatchUpUs / 1'000'000);
     return kj::READY_NOW;
   }
-  return loop_.io().provider->getTimer().afterDelay(2 * kj::MILLISECONDS).then([this, shard, end, deadline_us] {
-    return caught_up(shard, end, deadline_us);
-  });
+  return loop_.io().provider->getTimer().afterDelay(2 * kj::MILLISECONDS).then(
+      [this, shard, end, deadline_us, gone = gone_]() -> kj::Promise<void> {
+        if (*gone) return kj::READY_NOW;
+        return caught_up(shard, end, deadline_us);
+      });
 }
 
 }  // namespace cairn

@@ -50,6 +50,10 @@ class ShardForwarder {
   // Shared with the loop's stop hook, which frees the connections on the loop thread even
   // when the forwarder (held by the listener's factory) is gone by then.
   std::shared_ptr<Links> links_ = std::make_shared<Links>();
+  // Set when the forwarder or the loop goes away: a forward still under way (its connection
+  // freed by the stop hook) then ends without touching this object (a controller restarting
+  // in place, KafkaControllerGroup=, stops with forwards in flight).
+  std::shared_ptr<bool> gone_ = std::make_shared<bool>(false);
   bool hooked_ = false;
 };
 

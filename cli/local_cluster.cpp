@@ -26,6 +26,7 @@
 #include "cli/controller_client.hpp"
 #include "common/gres.hpp"
 #include "common/option_parser.hpp"
+#include "common/string_util.hpp"
 #include "events/log/event_log.hpp"
 #include "events/log/kafka_admin.hpp"
 
@@ -67,7 +68,10 @@ constexpr const char* kUsage =
     "                           --standby) beside the first, each taking over the log when its writer stops;\n"
     "                           with --shards N on the file log, min(M,N) owners (cairnctld --shards: shard K\n"
     "                           to controller K mod M + 1; owner C listens on DIR/cairnctld-C.sock, the first\n"
-    "                           on ControllerSocket=) and M-N standbys, each for one owner's shards, on its socket)\n"
+    "                           on ControllerSocket=) and M-N standbys, each for one owner's shards, on its socket;\n"
+    "                           with --shards N on Kafka, M controllers in one consumer group\n"
+    "                           (KafkaControllerGroup=), which decides who writes which shard; controller C\n"
+    "                           listens on DIR/cairnctld-C.sock, the first on ControllerSocket=)\n"
     "       cairn local down   --dir DIR   (stops the daemons, then the jobs they still ran)\n"
     "       cairn local status --dir DIR\n";
 
@@ -406,12 +410,19 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
   }
   remove_spool(dir);  // of an earlier cluster in this directory
   std::string spool_base = make_spool_base(dir);
+  // Several controllers of several shards on Kafka: a consumer group decides who writes what
+  // (KafkaControllerGroup=, a session timeout of 6 s: a takeover a newcomer can watch), each
+  // controller on its own socket; an --extra-config that names a group keeps its own.
+  const bool group = !event_log.empty() && shards > 1 && controllers > 1;
+  if (group && to_lower(extra).find("kafkacontrollergroup") == std::string::npos)
+    extra += fmt::format("KafkaControllerGroup=cairn-local-controllers\nkafka.session.timeout.ms=6000\n");
   std::ofstream(conf) << local_cluster_config(dir, nodes, cpus, memory, tcp_port, event_log, features, spool_base,
                                               gres, shards)
                       << extra;
   // Several owners of the file log's shards: controller c (1-based) writes the shards k with
   // k mod owners == c-1; the controllers past them stand by, each for one owner's shards.
-  const unsigned owners = event_log.empty() && shards > 1 ? std::min(controllers, shards) : 1;
+  // In a group, every controller is a member (started after the first, as owners are).
+  const unsigned owners = group ? controllers : event_log.empty() && shards > 1 ? std::min(controllers, shards) : 1;
   auto share = [&](unsigned c) {
     std::string list;
     for (unsigned k = c - 1; k < shards; k += owners) list += (list.empty() ? "" : ",") + std::to_string(k);
@@ -419,6 +430,10 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
   };
   auto controller_args = [&](unsigned c) {
     std::vector<std::string> argv = {daemon_path(bin, "cairnctld"), "--conf", conf};
+    if (group) {
+      if (c > 1) argv.insert(argv.end(), {"--socket", fmt::format("{}/cairnctld-{}.sock", dir, c)});
+      return argv;
+    }
     if (owners == 1) {
       if (c > 1) argv.push_back("--standby");
       return argv;

@@ -579,7 +579,7 @@ int run_scontrol(const Args& argv, std::ostream& out, std::ostream& err) {
     if (command.kind == ScontrolCommand::Kind::show && command.entity == ScontrolEntity::shards) {
       if (args.has("at")) throw UsageError("scontrol: error: --at applies to show job, step, node, partition, licenses, reservation, burstbuffer, config");
       auto facts = read_shard_facts(*open_log_read_only(config));
-      if (config.event_log.starts_with("file:")) add_file_log_readers(facts, config.event_log.substr(5));
+      add_configured_shard_readers(facts, config);
       out << render_scontrol_show_shards(facts, serving_address(config), flags.one_liner);
       return 0;
     }

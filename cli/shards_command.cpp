@@ -15,6 +15,7 @@
 #include "cli/controller_client.hpp"
 #include "cli/log_access.hpp"
 #include "common/option_parser.hpp"
+#include "common/shard_endpoint.hpp"
 #include "common/slurm_time.hpp"
 #include "common/string_util.hpp"
 #include "events/event_codec.hpp"
@@ -89,20 +90,38 @@ std::string probe_owner_state(const OwnerProcess& process) {
 }
 
 void add_file_log_readers(std::vector<ShardFacts>& shards, const std::string& log_dir, OwnerStateProbe probe) {
-  for (auto& facts : shards) {
-    std::ifstream endpoint(fmt::format("{}/p{}/ENDPOINT", log_dir, facts.shard));
+  std::vector<std::string> endpoint_files;
+  for (const auto& facts : shards) endpoint_files.push_back(fmt::format("{}/p{}/ENDPOINT", log_dir, facts.shard));
+  add_shard_readers(shards, endpoint_files, log_dir + "/readers", probe);
+}
+
+void add_configured_shard_readers(std::vector<ShardFacts>& shards, const ClusterConfig& config) {
+  std::vector<std::string> endpoint_files;
+  for (const auto& facts : shards) endpoint_files.push_back(shard_endpoint_path(config, facts.shard));
+  add_shard_readers(shards, endpoint_files, shard_readers_dir(config));
+}
+
+void add_shard_readers(std::vector<ShardFacts>& shards, const std::vector<std::string>& endpoint_files,
+                       const std::string& readers_dir, OwnerStateProbe probe) {
+  for (size_t i = 0; i < shards.size() && i < endpoint_files.size(); ++i) {
+    auto& facts = shards[i];
+    std::ifstream endpoint(endpoint_files[i]);
     std::string line;
     if (std::getline(endpoint, line)) facts.address = line;
+    std::ifstream member(endpoint_files[i] + ".group");
+    std::string member_id;
+    int64_t generation = -1;
+    if (member >> member_id >> generation) facts.group_member = member_id, facts.group_generation = generation;
   }
   std::error_code error;
   std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(log_dir + "/readers", error))
-    names.push_back(entry.path().filename().string());
+  for (const auto& entry : std::filesystem::directory_iterator(readers_dir, error))
+    if (!entry.path().filename().string().ends_with(".tmp")) names.push_back(entry.path().filename().string());
   std::sort(names.begin(), names.end());
   for (const auto& name : names) {
     auto process = owner_process(name);
     if (!process || probe(*process) == "gone") continue;  // a reader that stopped
-    std::ifstream file(log_dir + "/readers/" + name);
+    std::ifstream file(readers_dir + "/" + name);
     uint32_t shard = 0;
     uint64_t next = 0;
     while (file >> shard >> next) {
@@ -144,14 +163,20 @@ ShardRow row_of(const ShardFacts& facts, OwnerStateProbe probe) {
 
 std::string render_shards_table(const std::vector<ShardFacts>& shards, const std::string& address,
                                 OwnerStateProbe probe) {
-  std::string out = fmt::format("{:<6} {:<32} {:<8} {:<8} {:<6} {:<12} {:<20} {:<9} {:<24} {}\n", "SHARD", "OWNER",
+  // KafkaControllerGroup=: one more column, the owning member and the group's generation.
+  bool grouped = std::any_of(shards.begin(), shards.end(), [](const ShardFacts& f) { return !f.group_member.empty(); });
+  std::string out = fmt::format("{:<6} {:<32} {:<8} {:<8} {:<6} {:<12} {:<20} {:<9} {:<24} {}{}\n", "SHARD", "OWNER",
                                 "PID", "STATE", "EPOCH", "LAST_OFFSET", "CLAIMED", "TAKEOVERS", "ADDRESS",
-                                "READER_LAGS");
+                                grouped ? fmt::format("{:<24} ", "READER_LAGS") : "READER_LAGS",
+                                grouped ? "GROUP_MEMBER(GENERATION)" : "");
   for (const auto& facts : shards) {
     auto row = row_of(facts, probe);
-    out += fmt::format("{:<6} {:<32} {:<8} {:<8} {:<6} {:<12} {:<20} {:<9} {:<24} {}\n", facts.shard, row.owner, row.pid,
-                       row.state, row.epoch, row.last_offset, row.claimed, facts.takeovers,
-                       facts.address.empty() ? address : facts.address, lags_text(facts));
+    std::string lags = lags_text(facts);
+    out += fmt::format("{:<6} {:<32} {:<8} {:<8} {:<6} {:<12} {:<20} {:<9} {:<24} {}{}\n", facts.shard, row.owner,
+                       row.pid, row.state, row.epoch, row.last_offset, row.claimed, facts.takeovers,
+                       facts.address.empty() ? address : facts.address, grouped ? fmt::format("{:<24} ", lags) : lags,
+                       !grouped ? "" : facts.group_member.empty() ? "-"
+                                     : fmt::format("{}({})", facts.group_member, facts.group_generation));
   }
   out += "controllers serve on " + address + "\n";
   return out;
@@ -168,6 +193,10 @@ std::string render_scontrol_show_shards(const std::vector<ShardFacts>& shards, c
                        facts.shard, row.owner, row.pid, row.state, gap,
                        facts.address.empty() ? address : facts.address, row.epoch, row.last_offset, gap,
                        row.claimed, facts.takeovers, lags_text(facts));
+    if (!facts.group_member.empty()) {
+      out.pop_back();
+      out += fmt::format("{}GroupMember={} GroupGeneration={}\n", gap, facts.group_member, facts.group_generation);
+    }
     if (!one_liner) out += "\n";
   }
   return out;
@@ -184,9 +213,11 @@ int run_shards_command(const std::vector<std::string>& argv, std::ostream& out, 
     auto config = load_config(find_config_path(args.get("conf")));
     auto log = args.get("log") ? open_log_read_only(*args.get("log")) : open_log_read_only(config);
     auto facts = read_shard_facts(*log);
-    std::string log_dir = args.get("log") ? *args.get("log")
-                          : config.event_log.starts_with("file:") ? config.event_log.substr(5) : "";
-    if (!log_dir.empty()) add_file_log_readers(facts, log_dir);
+    if (args.get("log")) {
+      if (!args.get("log")->starts_with("kafka:")) add_file_log_readers(facts, *args.get("log"));
+    } else {
+      add_configured_shard_readers(facts, config);
+    }
     out << render_shards_table(facts, serving_address(config));
     return 0;
   } catch (const UsageError& e) {

@@ -24,6 +24,9 @@ struct ShardFacts {
   std::string address;                  // its owner's socket (pK/ENDPOINT); empty: where the controllers serve
   // Each running controller's lag on this shard, in records (LOGDIR/readers/NAME), by name.
   std::vector<std::pair<std::string, uint64_t>> reader_lags;
+  // KafkaControllerGroup=: the group member that owns it and the group's generation; empty: no group.
+  std::string group_member;
+  int64_t group_generation = -1;
 };
 
 // What the log says of each of its shards (reads every shard to its end).
@@ -45,6 +48,12 @@ std::string probe_owner_state(const OwnerProcess& process);
 // lines, the offset its view applied up to, rewritten each second).
 void add_file_log_readers(std::vector<ShardFacts>& shards, const std::string& log_dir,
                           OwnerStateProbe probe = probe_owner_state);
+// The same for any log: each shard's endpoint file (its first line, the owner's address; beside
+// it, FILE.group: "MEMBER GENERATION" of a KafkaControllerGroup= owner) and the readers' files.
+void add_shard_readers(std::vector<ShardFacts>& shards, const std::vector<std::string>& endpoint_files,
+                       const std::string& readers_dir, OwnerStateProbe probe = probe_owner_state);
+// add_shard_readers with the paths of `config` (shard_endpoint_path, shard_readers_dir).
+void add_configured_shard_readers(std::vector<ShardFacts>& shards, const ClusterConfig& config);
 
 // Where the controllers serve: "unix:SOCKET[,tcp:ADDR:PORT]".
 std::string serving_address(const ClusterConfig& config);

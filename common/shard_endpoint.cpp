@@ -9,4 +9,13 @@ std::string shard_endpoint_path(const ClusterConfig& config, uint32_t shard) {
   return fmt::format("{}/shard-endpoints/p{}", config.state_save_location, shard);
 }
 
+std::string shard_group_member_path(const ClusterConfig& config, uint32_t shard) {
+  return shard_endpoint_path(config, shard) + ".group";
+}
+
+std::string shard_readers_dir(const ClusterConfig& config) {
+  if (config.event_log.starts_with("file:")) return config.event_log.substr(5) + "/readers";
+  return config.state_save_location + "/shard-readers";
+}
+
 }  // namespace cairn

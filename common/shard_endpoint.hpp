@@ -12,5 +12,12 @@
 namespace cairn {
 
 std::string shard_endpoint_path(const ClusterConfig& config, uint32_t shard);
+// KafkaControllerGroup=: the group member that owns the shard, beside its endpoint file
+// ("MEMBER_ID GENERATION", one line, rewritten by the owner at each rebalance).
+std::string shard_group_member_path(const ClusterConfig& config, uint32_t shard);
+// Where each controller of a log of several shards says how far its view applied each shard
+// (NAME files of "SHARD NEXT" lines, for `cairn shards`' reader lags): the file log's
+// LOGDIR/readers, Kafka's StateSaveLocation/shard-readers.
+std::string shard_readers_dir(const ClusterConfig& config);
 
 }  // namespace cairn

@@ -18,6 +18,8 @@ ShardOwnership ShardOwnership::all(uint32_t shards) {
 ShardOwnership ShardOwnership::parse(std::string_view text, uint32_t shards, std::string_view option) {
   ShardOwnership ownership;
   ownership.owned_.assign(shards, false);
+  // A consumer group's assignment (KafkaControllerGroup=) may be empty: a read replica.
+  if (text.empty() && option.starts_with("KafkaControllerGroup=")) return ownership;
   if (text.empty()) throw std::invalid_argument(fmt::format("{0} needs shard numbers, as in {0} 0,2", option));
   size_t start = 0;
   while (start <= text.size()) {
@@ -67,7 +69,7 @@ std::vector<uint32_t> ShardOwnership::not_owned() const {
 std::string ShardOwnership::text() const {
   std::string text;
   for (uint32_t k : owned()) text += (text.empty() ? "" : ",") + std::to_string(k);
-  return text;
+  return text.empty() ? "none" : text;
 }
 
 std::optional<uint32_t> foreign_shard_of_job(const ShardOwnership& ownership, uint64_t job_id) {

@@ -139,6 +139,8 @@ transaction.state.log.num.partitions=1
 share.coordinator.state.topic.replication.factor=$rf
 share.coordinator.state.topic.min.isr=$min_isr
 group.initial.rebalance.delay.ms=0
+# KafkaControllerGroup= in the tests: session timeouts of a few seconds.
+group.min.session.timeout.ms=1000
 # Two cores shared with the tests: few threads.
 num.network.threads=2
 num.io.threads=2

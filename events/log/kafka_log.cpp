@@ -224,6 +224,10 @@ class PartitionWriter {
     claim_offset_ = offset;
     claimed_epoch_ = epoch;
   }
+  void relinquish(const std::string& why) {
+    std::lock_guard lock(commit_mutex_);  // waits for the batch being written
+    relinquished_ = why;
+  }
 
  private:
   void run();
@@ -257,6 +261,8 @@ class PartitionWriter {
   std::condition_variable queued_;
   std::deque<QueuedAppend> queue_;
   bool stopping_ = false;
+  std::mutex commit_mutex_;   // held while a batch is written
+  std::string relinquished_;  // under commit_mutex_: why this process no longer writes the partition
   std::thread thread_;
 };
 
@@ -286,6 +292,10 @@ class KafkaLog : public EventLog {
 
   void writer_claimed(uint32_t partition, uint64_t epoch, uint64_t claim_offset) override {
     if (partition < partition_count_) writer(partition).claimed(epoch, claim_offset);
+  }
+
+  void relinquish(uint32_t partition, const std::string& why) {
+    if (partition < partition_count_) writer(partition).relinquish(why);
   }
 
   void append(uint32_t partition, std::vector<uint8_t> payload, AppendCallback done) override {
@@ -515,7 +525,10 @@ void PartitionWriter::run() {
         queue_.erase(queue_.begin(), end);
       }
     }
-    commit(batch);
+    {
+      std::lock_guard commit_lock(commit_mutex_);
+      commit(batch);
+    }
     batch.clear();
   }
 }
@@ -612,7 +625,7 @@ void PartitionWriter::commit(std::deque<QueuedAppend>& batch) {
   // batch is still answered within the timeout (under the CLI's).
   auto deadline = batch.front().deadline;
   auto began = Clock::now();
-  std::string error = fatal_;
+  std::string error = fatal_.empty() ? relinquished_ : fatal_;
   if (error.empty() && Clock::now() >= deadline) error = "not durable: no time left to write it (the brokers were slow)";
   bool retried = false;
   while (error.empty()) {
@@ -1039,6 +1052,10 @@ std::unique_ptr<LogReader> KafkaLog::read(uint32_t partition, uint64_t from) con
 
 std::unique_ptr<EventLog> open_kafka_log(const std::string& spec, const KafkaLogOptions& options) {
   return std::make_unique<KafkaLog>(parse_kafka_spec(spec, options.topic), options);
+}
+
+void relinquish_kafka_partition(EventLog& log, uint32_t partition, const std::string& why) {
+  if (auto* kafka = dynamic_cast<KafkaLog*>(&log)) kafka->relinquish(partition, why);
 }
 
 }  // namespace cairn

@@ -73,3 +73,74 @@ std::map<std::string, std::string> audit_topic_config(uint32_t replicas) {
 }
 
 }  // namespace cairn
+
+namespace cairn {
+
+std::string controller_group_instance_id(std::string_view host, std::string_view socket_path) {
+  std::string name = fmt::format("cairnctld.{}.{}", host, socket_path);
+  for (char& c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+          c == '-'))
+      c = '_';
+  constexpr size_t kMax = 249;
+  if (name.size() <= kMax) return name;
+  uint64_t hash = 1469598103934665603ull;  // FNV-1a of the whole name: two long names stay apart
+  for (unsigned char c : name) hash = (hash ^ c) * 1099511628211ull;
+  std::string suffix = fmt::format(".{:016x}", hash);
+  return "cairnctld." + name.substr(name.size() - (kMax - suffix.size() - 10)) + suffix;
+}
+
+std::map<std::string, std::string> controller_group_properties(const std::map<std::string, std::string>& user,
+                                                               std::string_view group, std::string_view instance_id) {
+  auto properties = user;
+  if (!properties.contains("heartbeat.interval.ms")) {
+    int session_ms = 45000;  // librdkafka's default session.timeout.ms
+    if (auto it = properties.find("session.timeout.ms"); it != properties.end()) {
+      try {
+        session_ms = std::stoi(it->second);
+      } catch (const std::exception&) {
+      }  // librdkafka refuses it, naming the key
+    }
+    properties["heartbeat.interval.ms"] = std::to_string(std::max(100, session_ms / 3));
+  }
+  // Cooperative rebalancing moves only the partitions that change owner: a controller keeps
+  // writing its other shards through a rebalance (eager would revoke every shard of every member).
+  properties.emplace("partition.assignment.strategy", "cooperative-sticky");
+  properties["group.id"] = std::string(group);
+  properties["group.instance.id"] = std::string(instance_id);
+  properties["enable.auto.commit"] = "false";
+  properties["enable.auto.offset.store"] = "false";
+  properties["auto.offset.reset"] = "latest";
+  properties["enable.partition.eof"] = "false";
+  return properties;
+}
+
+std::string kafka_controller_group(const ClusterConfig& config) {
+  auto it = config.extra.find(std::string(kKafkaControllerGroupKey));
+  return it == config.extra.end() ? std::string() : it->second;
+}
+
+ShardOwnership ownership_of_assignment(const std::vector<uint32_t>& partitions, uint32_t shards,
+                                       std::string_view group) {
+  std::string text;
+  for (uint32_t partition : partitions)
+    if (partition < shards) text += (text.empty() ? "" : ",") + std::to_string(partition);
+  return ShardOwnership::parse(text, shards, fmt::format("KafkaControllerGroup={}", group));
+}
+
+std::optional<int32_t> join_group_generation(std::string_view text) {
+  constexpr std::string_view kPrefix = "JoinGroup response: GenerationId ";
+  auto at = text.find(kPrefix);
+  if (at == std::string_view::npos) return std::nullopt;
+  auto digits = text.substr(at + kPrefix.size());
+  bool negative = digits.starts_with('-');
+  if (negative) digits.remove_prefix(1);
+  int64_t value = 0;
+  size_t used = 0;
+  while (used < digits.size() && used < 10 && digits[used] >= '0' && digits[used] <= '9')
+    value = value * 10 + (digits[used++] - '0');
+  if (used == 0 || value > INT32_MAX) return std::nullopt;
+  return static_cast<int32_t>(negative ? -value : value);
+}
+
+}  // namespace cairn

@@ -4,8 +4,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "common/config.hpp"
+#include "events/shard_ownership.hpp"
 
 namespace cairn {
 
@@ -42,5 +47,35 @@ namespace cairn {
 // same): never expired (the log is the source of truth), `replicas - 1` replicas in
 // sync before a record counts as written (at least 1), no unclean leader election.
 std::map<std::string, std::string> audit_topic_config(uint32_t replicas);
+
+}  // namespace cairn
+
+namespace cairn {
+
+// KafkaControllerGroup=: a controller's static member name in the group (group.instance.id),
+// stable across its restarts (same host, same socket), so that a restart in place keeps its
+// assignment. Kafka allows 1..249 characters of [a-zA-Z0-9._-]: others become '_', a longer
+// name keeps its end and a hash of the whole.
+std::string controller_group_instance_id(std::string_view host, std::string_view socket_path);
+
+// The properties of the group's consumer: the operator's kafka.* first (session.timeout.ms ...),
+// a heartbeat a third of the session timeout unless set, then what the group's use needs
+// (no offsets committed, nothing read: the controller's own readers read the shards).
+std::map<std::string, std::string> controller_group_properties(const std::map<std::string, std::string>& user,
+                                                               std::string_view group, std::string_view instance_id);
+
+// KafkaControllerGroup=NAME of a configuration (kept with the kafka.* keys, under
+// kKafkaControllerGroupKey); empty: none.
+inline constexpr std::string_view kKafkaControllerGroupKey = "kafkacontrollergroup";
+std::string kafka_controller_group(const ClusterConfig& config);
+
+// The shards a group's assignment gives (possibly none: a read replica); numbers at or above
+// `shards` are left out.
+ShardOwnership ownership_of_assignment(const std::vector<uint32_t>& partitions, uint32_t shards,
+                                       std::string_view group);
+
+// The generation in librdkafka's debug line of a JoinGroup response ("JoinGroup response:
+// GenerationId 7, ..."); nullopt for other lines.
+std::optional<int32_t> join_group_generation(std::string_view text);
 
 }  // namespace cairn
