@@ -37,6 +37,37 @@ kafka_leader() {
 # Job ids of every JobSubmitted event a read_committed reader of the log sees.
 logged_submissions() { cairn log dump --kind JobSubmitted | sed -n "s/.*job=\([0-9]*\).*/\1/p" | sort; }
 
+# A submission storm: 4 loops, each running COMMAND (which prints an acknowledged job id)
+# COUNT/4 times, the ids into acked.N and the refusals into refused.N; their pids in
+# storm_pids. Returns once COUNT/8 were acknowledged (60 s at most), so a fault hits a
+# storm under way.
+start_submission_storm() {  # count command...
+  local count=$1 s
+  shift
+  storm_pids=()
+  for s in 1 2 3 4; do
+    (
+      for _ in $(seq $((count / 4))); do
+        if id=$("$@" 2>>"refused.$s"); then echo "$id" >>"acked.$s"; fi
+      done
+    ) &
+    storm_pids+=($!)
+  done
+  for _ in $(seq 600); do [ "$(cat acked.* 2>/dev/null | wc -l)" -ge $((count / 8)) ] && break; sleep 0.1; done
+}
+
+# Every acknowledged id (acked.*) is in the log, and no job was logged twice; leaves the
+# sorted ids in acked.txt and logged.txt.
+check_acknowledged_logged_once() {
+  sort acked.* > acked.txt
+  logged_submissions > logged.txt
+  local dups missing
+  dups=$(uniq -d logged.txt)
+  [ -z "$dups" ] || fail "jobs submitted twice in the log: $dups"
+  missing=$(comm -23 acked.txt logged.txt)
+  [ -z "$missing" ] || fail "acknowledged but not in the log: $missing"
+}
+
 # The usual start of a fault test: 3 brokers, a one-node cluster on them and one held job
 # acknowledged before the fault ($before_fault; $controller is the controller's pid).
 start_site_on_three_brokers() {

@@ -89,15 +89,7 @@ running=$(via "$replica" sbatch --parsable -p p1 -J through -o /dev/null --wrap 
 wait_state "$running" RUNNING
 
 # The storm goes through the owner of shard 0 (forwarded to shard 1's owner).
-submitter() {  # count name
-  for _ in $(seq "$1"); do
-    if id=$(via "$owner0" sbatch --parsable -p p1 -H --wrap true 2>>"refused.$2"); then echo "$id" >>"acked.$2"; fi
-  done
-}
-submitters=()
-for s in 1 2 3 4; do submitter $((storm / 4)) "$s" & submitters+=($!); done
-acked_count() { cat acked.* 2>/dev/null | wc -l; }
-for _ in $(seq 600); do [ "$(acked_count)" -ge $((storm / 8)) ] && break; sleep 0.1; done
+start_submission_storm "$storm" via "$owner0" sbatch --parsable -p p1 -H --wrap true
 killed_at=$(date +%s.%N)
 kill_hard "${pid_of[$owner1]}"
 # The takeover: kill -9 of shard 1's owner until a submission to shard 1 is acknowledged again.
@@ -109,7 +101,7 @@ done
 taken_at=$(date +%s.%N)
 [ -n "$taken" ] || fail "nobody took shard 1 over: $(tail -5 "$(log_of "$replica")")"
 echo "$taken" >>acked.taken
-wait "${submitters[@]}"
+wait "${storm_pids[@]}"
 echo "takeover of shard 1 by the group: $(awk "BEGIN { printf \"%.2f\", $taken_at - $killed_at }") s from kill -9 of its owner to the next acknowledgement (session.timeout.ms=$session_ms)"
 new_owner1=$(owner_of 1)
 [ -n "$new_owner1" ] && [ "$new_owner1" != "$owner1" ] || fail "shard 1's endpoint still names the killed owner"
@@ -120,12 +112,7 @@ survivors=("$owner0")
 [ "$replica" = "$owner0" ] || survivors+=("$replica")
 [ "$new_owner1" = "$owner0" ] || [ "$new_owner1" = "$replica" ] || fail "shard 1 went to $new_owner1"
 
-sort acked.* > acked.txt
-logged_submissions > logged.txt
-dups=$(uniq -d logged.txt)
-[ -z "$dups" ] || fail "jobs submitted twice in the log: $dups"
-missing=$(comm -23 acked.txt logged.txt)
-[ -z "$missing" ] || fail "acknowledged but not in the log: $missing"
+check_acknowledged_logged_once
 unknown_to() { comm -23 acked.txt <(via "$1" squeue -h -t all -o %i | sort); }
 for socket in "${survivors[@]}"; do
   poll_until 30 "" unknown_to "$socket" || fail "acknowledged but unknown to the controller on $socket: $(unknown_to "$socket" | head -5)"

@@ -13,14 +13,7 @@ start_cluster 1 2 1000
 controller=$(head -1 pids)
 leader=$(kafka_leader)
 
-submitter() {  # count name
-  for _ in $(seq "$1"); do
-    if id=$(sbatch --parsable -H --wrap true 2>>"refused.$2"); then echo "$id" >>"acked.$2"; fi
-  done
-}
-for s in 1 2 3 4; do submitter $((storm / 4)) "$s" & done
-acked_count() { cat acked.* 2>/dev/null | wc -l; }
-for _ in $(seq 600); do [ "$(acked_count)" -ge $((storm / 8)) ] && break; sleep 0.1; done
+start_submission_storm "$storm" sbatch --parsable -H --wrap true
 broker kill --node "$leader"
 wait
 [ -e "/proc/$controller" ] || fail "the controller died with the leader"
@@ -32,12 +25,7 @@ for _ in $(seq 60); do after=$(sbatch --parsable -H --wrap true 2>/dev/null) && 
 echo "$after" >>acked.after
 broker restart --node "$leader"
 
-sort acked.* > acked.txt
-logged_submissions > logged.txt
-dups=$(uniq -d logged.txt)
-[ -z "$dups" ] || fail "jobs submitted twice in the log: $dups"
-missing=$(comm -23 acked.txt logged.txt)
-[ -z "$missing" ] || fail "acknowledged but not in the log: $missing"
+check_acknowledged_logged_once
 squeue -h -t all -o %i | sort > known.txt
 missing=$(comm -23 acked.txt known.txt)
 [ -z "$missing" ] || fail "acknowledged but unknown to the controller: $missing"

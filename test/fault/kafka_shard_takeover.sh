@@ -43,15 +43,7 @@ poll_until 60 ok bash -c "grep -q 'registered with the controller.*ctl-b.sock' $
 running=$(via_a sbatch --parsable -p p1 -J through -o /dev/null --wrap "while [ ! -e $work/go ]; do sleep 0.05; done")
 wait_state "$running" RUNNING
 
-submitter() {  # count name
-  for _ in $(seq "$1"); do
-    if id=$(via_a sbatch --parsable -p p1 -H --wrap true 2>>"refused.$2"); then echo "$id" >>"acked.$2"; fi
-  done
-}
-submitters=()
-for s in 1 2 3 4; do submitter $((storm / 4)) "$s" & submitters+=($!); done
-acked_count() { cat acked.* 2>/dev/null | wc -l; }
-for _ in $(seq 600); do [ "$(acked_count)" -ge $((storm / 8)) ] && break; sleep 0.1; done
+start_submission_storm "$storm" via_a sbatch --parsable -p p1 -H --wrap true
 killed_at=$(date +%s.%N)
 kill_hard "$ctl_b"
 # The takeover: kill -9 of B until C acknowledged a submission to shard 1.
@@ -63,17 +55,12 @@ done
 taken_at=$(date +%s.%N)
 [ -n "$taken" ] || fail "C did not take shard 1 over: $(tail -5 "$work/ctl-c.log")"
 echo "$taken" >>acked.taken
-wait "${submitters[@]}"
+wait "${storm_pids[@]}"
 echo "takeover of shard 1 on Kafka: $(awk "BEGIN { printf \"%.2f\", $taken_at - $killed_at }") s from kill -9 of its owner to the standby's first acknowledgement (lease timeout 5 s, not needed for a dead owner)"
 finds "writing shards 1" "$work/ctl-c.log" || fail "C does not say it writes shard 1"
 via_a sbatch --parsable -p p1 -H --wrap true >>acked.after || fail "a submission to shard 1 through A after the takeover"
 
-sort acked.* > acked.txt
-logged_submissions > logged.txt
-dups=$(uniq -d logged.txt)
-[ -z "$dups" ] || fail "jobs submitted twice in the log: $dups"
-missing=$(comm -23 acked.txt logged.txt)
-[ -z "$missing" ] || fail "acknowledged but not in the log: $missing"
+check_acknowledged_logged_once
 unknown_to() { comm -23 acked.txt <(CAIRN_CONTROLLER="$1" squeue -h -t all -o %i | sort); }
 for socket in "$socket_a" "$work/ctl-c.sock"; do
   poll_until 20 "" unknown_to "unix:$socket" || fail "acknowledged but unknown to the controller on $socket: $(unknown_to "unix:$socket" | head -5)"
