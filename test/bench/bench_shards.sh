@@ -6,7 +6,8 @@
 # 2. Acknowledged submissions/s of 16 concurrent sbatch loops (held jobs), all to shard 0
 #    through A, then half to shard 0 through A and half to shard 1 through its owner; same
 #    run, same machine. CPU time of the controllers and of the sbatch processes per sbatch.
-# 3. squeue with BENCH_SHARDS_JOBS (100,000) jobs in the state while one sbatch loop goes on:
+# 3. squeue with BENCH_SHARDS_JOBS (100,000) jobs in the state, alone (goal < 300 ms), then
+#    while one sbatch loop goes on:
 #    squeue's wall time, and the largest acknowledgement delay meanwhile (the slowest sbatch
 #    minus the median sbatch without squeue running; goal <= 10 ms), beside the slowest sbatch
 #    without squeue (the machine's noise).
@@ -110,6 +111,17 @@ sdiag --reset >/dev/null
 sbatch_times 200 quiet.us
 quiet_reply_mean=$(reply_figure 'Mean reply time') quiet_reply_max=$(reply_figure 'Max reply time')
 lines=$(squeue -h -t all | wc -l)
+# squeue alone: issue #18's goal, squeue over 100,000 jobs in < 300 ms end to end.
+alone_walls=() q_ticks=$(cpu_ticks "$q") c_ticks=$(cli_cpu_ticks)
+for _ in 1 2 3 4 5; do
+  start=$(micros)
+  squeue -t all >/dev/null
+  alone_walls+=($(( ($(micros) - start) / 1000 )))
+done
+figure shards.squeue_alone_ms "$(printf '%s\n' "${alone_walls[@]}" | sort -n | sed -n 3p)" ms "< 300" \
+  "median of 5 squeue -t all ($lines lines), nothing else running"
+figure shards.squeue_alone.controller_cpu_ms_per_squeue "$(ticks_per "$(( $(cpu_ticks "$q") - q_ticks ))" 5)" cpu_ms/squeue
+figure shards.squeue_alone.cli_cpu_ms_per_squeue "$(ticks_per "$(( $(cli_cpu_ticks) - c_ticks ))" 5)" cpu_ms/squeue
 sdiag --reset >/dev/null
 sbatch_times 400 busy.us & loop=$!
 squeue_walls=() q_ticks=$(cpu_ticks "$q") c_ticks=$(cli_cpu_ticks)
