@@ -1085,8 +1085,13 @@ class FileLog : public EventLog {
   void commit(std::vector<QueuedAppend>& batch) {
     if (owned_mode()) {
       std::string lost = lock_fences();
+      defer_resolving_ = true;
       if (lost.empty()) commit_chunks(batch);
+      defer_resolving_ = false;
       unlock_fences();
+      // Acknowledged only now: a writer stopped (SIGSTOP, a paused VM) right after an
+      // acknowledgement holds no FENCE lock, which its successor must take to fence it.
+      resolve_deferred(batch);
       if (lost.empty()) return;
       fenced(lost);
       std::vector<QueuedAppend> behind;
@@ -1122,12 +1127,18 @@ class FileLog : public EventLog {
         error = fail_chunk(touched, e.what(), false, behind);
       }
       if (!error.empty()) {
+        resolve_deferred(batch);
         finish(batch, done, batch.size(), error, syncs, 0);
         finish(behind, 0, behind.size(), error, 0, 0);
         return;
       }
       for (Partition* partition : touched) partition->tail_crc = partition->unwritten_tail_crc;
-      finish(batch, done, end, {}, syncs, bytes);
+      if (defer_resolving_) {
+        record_finished(batch, done, end, {}, syncs, bytes);
+        deferred_.push_back({done, end});
+      } else {
+        finish(batch, done, end, {}, syncs, bytes);
+      }
       done = end;
     }
   }
@@ -1135,6 +1146,12 @@ class FileLog : public EventLog {
   // Records, resolves and counts batch[from, to).
   void finish(const std::vector<QueuedAppend>& batch, size_t from, size_t to, const std::string& error, uint64_t syncs,
               uint64_t bytes) {
+    record_finished(batch, from, to, error, syncs, bytes);
+    resolve(batch, from, to, error);
+  }
+
+  void record_finished(const std::vector<QueuedAppend>& batch, size_t from, size_t to, const std::string& error,
+                       uint64_t syncs, uint64_t bytes) {
     {
       std::lock_guard lock(mutex_);
       stats_.syncs += syncs;
@@ -1145,6 +1162,15 @@ class FileLog : public EventLog {
       }
     }
     committed_changed_.notify_all();
+  }
+
+  // The durable chunks of batch whose callbacks waited for the FENCE locks' release.
+  void resolve_deferred(const std::vector<QueuedAppend>& batch) {
+    for (auto [from, to] : deferred_) resolve(batch, from, to, {});
+    deferred_.clear();
+  }
+
+  void resolve(const std::vector<QueuedAppend>& batch, size_t from, size_t to, const std::string& error) {
     run_callbacks(batch, from, to, error);
     {
       std::lock_guard lock(mutex_);
@@ -1354,6 +1380,8 @@ class FileLog : public EventLog {
   const ShardOwnerOptions owners_;
   UniqueFd lock_fd_;
   std::vector<ShardLease> leases_;  // FileLogOptions::owned
+  bool defer_resolving_ = false;                   // the writer thread's, while it holds FENCE locks
+  std::vector<std::pair<size_t, size_t>> deferred_;  // chunks [from, to) of the batch it commits
   std::thread lease_keeper_;
   std::condition_variable lease_wait_;
   std::atomic<bool> fence_told_{false};
