@@ -18,4 +18,7 @@ interface TestBridge {
 
   # Fails with the given message: for error reporting.
   fail @4 (message :Text) -> ();
+
+  # Not implemented by the test server: a method newer than the server.
+  newer @5 () -> ();
 }

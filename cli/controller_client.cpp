@@ -153,7 +153,7 @@ void ControllerClient::listing(const JobQuery& query, bool lean, const std::func
       answer = read_jobs_page(session_->connection.wait(request.send()).getPage());
     } catch (const RpcError& error) {
       // A controller from before listJobs: the whole views, in one go.
-      if (!first || std::string_view(error.what()).find("not implemented") == std::string_view::npos) throw;
+      if (!first || !error.unimplemented()) throw;
       answer = jobs(query);
       answer.more = false;
     }
@@ -190,7 +190,7 @@ std::vector<Reservation> ControllerClient::reservations() {
     for (auto wire : answer.getReservations()) out.push_back(read_reservation(wire));
   } catch (const RpcError& error) {
     // A controller from before reservations has none.
-    if (std::string_view(error.what()).find("not implemented") == std::string_view::npos) throw;
+    if (!error.unimplemented()) throw;
   }
   return out;
 }

@@ -140,7 +140,8 @@ void RpcConnection::throw_as_rpc_error(const kj::Exception& error, bool timed_ou
     throw RpcError(RpcError::Kind::disconnected,
                    "lost the connection to " + peer + " at " + state_->endpoint + ": " + io_reason(error));
   }
-  throw RpcError(RpcError::Kind::remote, plain_description(error));
+  throw RpcError(RpcError::Kind::remote, plain_description(error),
+                 error.getType() == kj::Exception::Type::UNIMPLEMENTED);
 }
 
 const std::string& RpcConnection::endpoint() const { return state_->endpoint; }

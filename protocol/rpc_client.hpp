@@ -23,11 +23,15 @@ class RpcError : public std::runtime_error {
     disconnected,  // the connection broke during the call
     remote,        // the server answered with an error; what() is its message
   };
-  RpcError(Kind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  RpcError(Kind kind, const std::string& message, bool unimplemented = false)
+      : std::runtime_error(message), kind_(kind), unimplemented_(unimplemented) {}
   Kind kind() const { return kind_; }
+  // A remote error saying the server has no such method (a server older than the call).
+  bool unimplemented() const { return unimplemented_; }
 
  private:
   Kind kind_;
+  bool unimplemented_;
 };
 
 struct RpcConnectOptions {

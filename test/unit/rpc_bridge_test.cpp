@@ -328,6 +328,12 @@ TEST_CASE("rpc bridge: errors reach the client as RpcError") {
     auto error = expect_rpc_error([&] { connection.wait(request.send()); });
     CHECK(error.kind() == RpcError::Kind::remote);
     CHECK(std::string(error.what()) == "Invalid job id specified");
+    CHECK_FALSE(error.unimplemented());
+  }
+  SUBCASE("a method the server does not have (a client newer than its server)") {
+    auto error = expect_rpc_error([&] { connection.wait(bridge.newerRequest().send()); });
+    CHECK(error.kind() == RpcError::Kind::remote);
+    CHECK(error.unimplemented());
   }
   SUBCASE("a request dropped unanswered") {
     auto request = bridge.failRequest();
