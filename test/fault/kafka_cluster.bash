@@ -56,6 +56,27 @@ start_submission_storm() {  # count command...
   for _ in $(seq 600); do [ "$(cat acked.* 2>/dev/null | wc -l)" -ge $((count / 8)) ] && break; sleep 0.1; done
 }
 
+# An owner stopped (SIGSTOP) and taken over is resumed: a submission that reached it while
+# stopped (COMMAND..., given -J zombie) is refused, the owner (PID, a child of this shell)
+# exits 3 saying in LOG that it was fenced, and the submission is not in the log.
+check_stopped_owner_fenced() {  # pid log command...
+  local pid=$1 log=$2 submitter status
+  shift 2
+  (set +e; "$@" -J zombie --wrap true >zombie.out 2>&1; echo $? >zombie.rc) &
+  submitter=$!
+  sleep 0.5  # lets the CLI connect and send (it waits for the answer; nothing is asserted on time)
+  kill -CONT "$pid"
+  wait "$submitter" || true
+  [ "$(cat zombie.rc)" != 0 ] || fail "the stopped owner acknowledged a submission after its takeover: $(cat zombie.out)"
+  set +e
+  wait "$pid"; status=$?
+  set -e
+  [ "$status" = 3 ] || fail "the fenced owner exited $status, not 3: $(tail -5 "$log")"
+  finds "fenced" "$log" || fail "the stopped owner did not say it was fenced"
+  cairn log dump --kind JobSubmitted --json | finds '"zombie"' && fail "the zombie's submission is in the log"
+  return 0
+}
+
 # Every acknowledged id (acked.*) is in the log, and no job was logged twice; leaves the
 # sorted ids in acked.txt and logged.txt.
 check_acknowledged_logged_once() {

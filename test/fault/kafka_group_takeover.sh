@@ -138,18 +138,7 @@ for _ in $(seq 1200); do
 done
 [ -n "$successor" ] || { kill -CONT "${pid_of[$stopped]}"; fail "the last member did not take shard 1: $(tail -5 "$(log_of "$last")")"; }
 [ "$(owner_of 1)" = "$last" ] || fail "shard 1's endpoint does not name the last member"
-(set +e; via "$stopped" sbatch --parsable -p p1 -H -J zombie --wrap true >zombie.out 2>&1; echo $? >zombie.rc) &
-submitter_pid=$!
-sleep 0.5  # lets the CLI connect and send (it waits for the answer; nothing is asserted on time)
-kill -CONT "${pid_of[$stopped]}"
-wait "$submitter_pid" || true
-[ "$(cat zombie.rc)" != 0 ] || fail "the stopped owner acknowledged a submission after its takeover: $(cat zombie.out)"
-set +e
-wait "${pid_of[$stopped]}"; status=$?
-set -e
-[ "$status" = 3 ] || fail "the fenced owner exited $status, not 3: $(tail -5 "$(log_of "$stopped")")"
-finds "fenced" "$(log_of "$stopped")" || fail "the stopped owner did not say it was fenced"
-cairn log dump --kind JobSubmitted --json | finds '"zombie"' && fail "the zombie's submission is in the log"
+check_stopped_owner_fenced "${pid_of[$stopped]}" "$(log_of "$stopped")" via "$stopped" sbatch --parsable -p p1 -H
 shows_successor() { via "$last" squeue -h -t all -o %j 2>/dev/null | finds -x successor && echo ok; }
 poll_until 60 ok shows_successor || fail "the last member does not show its job"
 pass "kafka_group_takeover: $(wc -l <acked.txt) acknowledged ($refused refused during the takeover), none lost or twice; the stopped owner was fenced"

@@ -79,17 +79,6 @@ for _ in $(seq 600); do
   sleep 0.1
 done
 [ -n "$successor" ] || { kill -CONT "$ctl_c"; fail "D did not take shard 1 from the stopped C: $(tail -5 "$work/ctl-d.log")"; }
-(set +e; via c sbatch --parsable -p p1 -H -J zombie --wrap true >zombie.out 2>&1; echo $? >zombie.rc) &
-submitter_pid=$!
-sleep 0.5  # lets the CLI connect and send (it waits for the answer; nothing is asserted on time)
-kill -CONT "$ctl_c"
-wait "$submitter_pid" || true
-[ "$(cat zombie.rc)" != 0 ] || fail "the stopped owner acknowledged a submission after its takeover: $(cat zombie.out)"
-set +e
-wait "$ctl_c"; status=$?
-set -e
-[ "$status" = 3 ] || fail "the fenced owner C exited $status, not 3: $(tail -5 "$work/ctl-c.log")"
-finds "fenced" "$work/ctl-c.log" || fail "C did not say it was fenced"
-cairn log dump --kind JobSubmitted --json | finds '"zombie"' && fail "the zombie's submission is in the log"
+check_stopped_owner_fenced "$ctl_c" "$work/ctl-c.log" via c sbatch --parsable -p p1 -H
 via_a squeue -h -t all -o %j | finds -x successor || fail "A does not show D's job"
 pass "kafka_shard_takeover: $(wc -l <acked.txt) acknowledged ($refused refused during the takeover), none lost or twice; the stopped owner was fenced"
