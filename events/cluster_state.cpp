@@ -49,11 +49,12 @@ Reason end_reason(JobState state, schema::EndCause cause, int32_t signal) {
   }
 }
 
-// A reservation's window within the years events may be stamped in (the scheduler adds
-// periods and horizons to it).
+// Within the years a writer stamps events in (1970-9999): differences of such times fit.
+bool in_event_years(int64_t us) { return us >= 0 && us <= kLatestEventTimeUs; }
+
+// A reservation's window within those years (the scheduler adds periods and horizons to it).
 bool window_in_range(const Reservation& reservation) {
-  auto in_range = [](int64_t us) { return us >= 0 && us <= kLatestEventTimeUs; };
-  return in_range(reservation.start_us) && in_range(reservation.end_us);
+  return in_event_years(reservation.start_us) && in_event_years(reservation.end_us);
 }
 
 class Reducer {
@@ -70,7 +71,7 @@ class Reducer {
   ApplyResult run() {
     // No writer stamps a time before the epoch or past year 9999; such a time would overflow
     // the run and suspended times computed from it, so the event is refused as damaged.
-    if (now_ < 0 || now_ > kLatestEventTimeUs)
+    if (!in_event_years(now_))
       return reject(kind_name(event_.getBody().which()) + " stamped " + std::to_string(now_) +
                     " us, outside the years 1970-9999");
     auto& shard = state_.shards[header_.getShard()];
