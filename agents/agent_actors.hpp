@@ -12,7 +12,7 @@
 #include "agents/agent_ports.hpp"
 #include "agents/cpu_binding.hpp"
 #include "agents/agent_settings.hpp"
-#include "agents/run_record.hpp"
+#include "common/run_record.hpp"
 #include "agents/script_book.hpp"
 
 namespace cairn {

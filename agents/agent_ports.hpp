@@ -13,7 +13,7 @@
 #include "agents/child_reaper.hpp"
 #include "events/burst_buffer_staging.hpp"
 #include "agents/job_launch.hpp"
-#include "agents/run_record.hpp"
+#include "common/run_record.hpp"
 #include "events/job_step.hpp"
 #include "events/stop_reason.hpp"
 

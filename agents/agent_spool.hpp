@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/run_record.hpp"
+#include "common/run_record.hpp"
 #include "common/unique_fd.hpp"
 
 namespace cairn {

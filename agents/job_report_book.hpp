@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "agents/job_launch.hpp"
-#include "agents/run_record.hpp"
+#include "common/run_record.hpp"
 
 namespace cairn {
 

@@ -37,7 +37,7 @@
 #include <cstring>
 #include <string>
 
-#include "agents/run_record.hpp"
+#include "common/run_record.hpp"
 #include "agents/stepd_server.hpp"
 #include "agents/stop_notice.hpp"
 #include "events/cpu_allocation.hpp"

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/run_record.hpp"
+#include "common/run_record.hpp"
 #include "agents/supervisor_wire.hpp"
 
 extern char** environ;

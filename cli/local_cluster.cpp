@@ -26,6 +26,7 @@
 #include "cli/controller_client.hpp"
 #include "common/gres.hpp"
 #include "common/option_parser.hpp"
+#include "common/run_record.hpp"
 #include "common/string_util.hpp"
 #include "events/log/event_log.hpp"
 #include "events/log/kafka_admin.hpp"
@@ -185,19 +186,18 @@ void end_orphaned_jobs(const std::string& spool_base) {
   std::error_code ignored;
   for (const auto& node : fs::directory_iterator(spool_base, ignored)) {
     for (const auto& record : fs::directory_iterator(node.path() / "runs", ignored)) {
-      if (!record.path().filename().string().starts_with("job")) continue;
+      if (!parse_run_file_name(record.path().filename().string())) continue;
       int fd = ::open(record.path().c_str(), O_RDONLY | O_CLOEXEC);
       if (fd < 0) continue;
       bool supervised = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
       ::close(fd);
       if (!supervised) continue;
-      std::ifstream lines(record.path());
-      std::string line;
-      int pid = 0, pgid = 0;
-      while (std::getline(lines, line))
-        if (std::sscanf(line.c_str(), "supervisor pid=%d pgid=%d", &pid, &pgid) == 2) break;
-      if (pgid > 1) ::kill(-pgid, SIGKILL);
-      if (pid > 1) ::kill(pid, SIGKILL);
+      std::ifstream file(record.path());
+      std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+      auto run = parse_run_record(text);
+      if (!run || !run->supervisor) continue;
+      if (run->supervisor->pgid > 1) ::kill(-run->supervisor->pgid, SIGKILL);
+      if (run->supervisor->pid > 1) ::kill(run->supervisor->pid, SIGKILL);
     }
   }
 }

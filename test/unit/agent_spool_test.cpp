@@ -1,4 +1,4 @@
-// The spool's run records (agents/run_record.hpp) and the spool itself (agents/agent_spool.hpp):
+// The spool's run records (common/run_record.hpp) and the spool itself (agents/agent_spool.hpp):
 // what a restarted agent reads to take its jobs back.
 #include <doctest/doctest.h>
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "agents/agent_spool.hpp"
-#include "agents/run_record.hpp"
+#include "common/run_record.hpp"
 
 using namespace cairn;
 

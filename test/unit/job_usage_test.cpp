@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "agents/cgroup_usage.hpp"
-#include "agents/run_record.hpp"
+#include "common/run_record.hpp"
 #include "cli/sacct_format.hpp"
 #include "cli/seff_format.hpp"
 #include "cli/sstat_format.hpp"

@@ -1,4 +1,4 @@
-#include "agents/run_record.hpp"
+#include "common/run_record.hpp"
 
 #include <charconv>
 #include <cstdio>
