@@ -324,11 +324,9 @@ std::string format_timestamp_or(int64_t unix_seconds, std::string_view if_zero) 
 std::string format_timestamp(int64_t unix_seconds) { return format_timestamp_or(unix_seconds, "Unknown"); }
 
 std::optional<int64_t> parse_begin_time(std::string_view text, int64_t now_unix) {
-  // Beyond year 9999 a time is no date anyone means, and its microseconds (what events
-  // carry) would no longer fit in 64 bits (found by fuzz_sbatch: --begin=now+20000000weeks).
-  constexpr int64_t kLatest = 253'402'300'799;  // 9999-12-31T23:59:59Z
+  // Found by fuzz_sbatch: --begin=now+20000000weeks.
   auto parsed = BeginTimeParser(text, now_unix).parse();
-  if (parsed && (*parsed > kLatest || *parsed < -kLatest)) return std::nullopt;
+  if (parsed && (*parsed > kLatestUnixSecond || *parsed < -kLatestUnixSecond)) return std::nullopt;
   return parsed;
 }
 

@@ -8,6 +8,10 @@
 
 namespace cairn {
 
+// The latest time Cairn accepts, 9999-12-31T23:59:59Z: later ones are no date anyone means,
+// and their microseconds (what events carry) would no longer fit in 64 bits.
+inline constexpr int64_t kLatestUnixSecond = 253'402'300'799;
+
 // Slurm's INFINITE: no time limit (also "no node limit" in partition configs).
 inline constexpr uint32_t kUnlimited = UINT32_MAX;
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "capnp/events.capnp.h"
+#include "common/slurm_time.hpp"
 #include "events/accounts.hpp"
 #include "events/job_model.hpp"
 #include "events/partition_table.hpp"
@@ -71,7 +72,7 @@ ApplyResult apply(ClusterState& state, const DecodedEvent& event);
 
 // The latest time an event may carry (9999-12-31T23:59:59.999999Z); apply() refuses later
 // ones and times before the epoch, so differences of event times cannot overflow.
-inline constexpr int64_t kLatestEventTimeUs = 253'402'300'799'999'999;
+inline constexpr int64_t kLatestEventTimeUs = kLatestUnixSecond * 1'000'000 + 999'999;
 
 // a + b, or the nearer bound of int64_t where that does not fit (sums of many intervals).
 inline int64_t saturating_sum(int64_t a, int64_t b) {
