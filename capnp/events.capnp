@@ -132,7 +132,7 @@ struct JobSpec {
   taskLayout @43 :TaskLayout;  # task placement hints that the agent may honour
   stdinPattern @44 :Text;      # sbatch -i/--input: the batch script's stdin (a path pattern as -o); empty: /dev/null
   deadlineUs @45 :Int64;       # sbatch --deadline; 0: none
-  unassigned46 @46 :Void;      # held for the preemption branch, unused
+  unassigned46 @46 :Void;      # never used: a placeholder from a merge
   tresPerNode @47 :Text;       # --gres, --gpus-per-node as Slurm's tres_per_node: "gres:gpu:mi300x:2,gres:nic:1"
   tresPerJob @48 :Text;        # --gpus: "gres:gpu:4"
   tresPerTask @49 :Text;       # --gpus-per-task: "gres:gpu:1"
@@ -188,7 +188,7 @@ struct JobAllocated {
   # Set when this allocation starts a pending task of a job array: the task is first split
   # off the array's record as a new job (jobId, assigned by the writer), then allocated.
   arrayTask @3 :ArrayTaskRef;
-  unassigned4 @4 :Void;      # another branch's ordinal (merge)
+  unassigned4 @4 :Void;      # never used: a placeholder from a merge
   # The CPU ids (ordinals, "0-1,4") the controller picked on each node of `nodes`, in the
   # same order; empty (older logs): the agents picked them and said so (JobCpusBound).
   cpuIds @5 :List(Text);

@@ -125,8 +125,8 @@ struct JobView {
   preemptedBy @58 :UInt64;       # the job that preempted the current run (JobPreempted); 0: none
   preemptAction @59 :Events.PreemptAction;  # how; suspend: its CPUs are lent until it resumes
   preemptGraceSec @60 :UInt32;   # the JobPreempted's GraceTime
-  unassigned61 @61 :Void;       # branch qos
-  unassigned62 @62 :Void;       # branch qos
+  unassigned61 @61 :Void;       # never used: a placeholder from a merge
+  unassigned62 @62 :Void;       # never used: a placeholder from a merge
   preemptTimeUs @63 :Int64;      # when the current run was preempted (scontrol's PreemptTime=); 0: never
 }
 

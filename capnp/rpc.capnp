@@ -56,7 +56,7 @@ struct LaunchRequest {
   timeLimitSec @5 :UInt32;
   bbJobDir @6 :Text;          # the job's burst-buffer directory ($BB_JOB_DIR); empty: none
   array @7 :Records.ArrayView; # the task of a job array this job is (arrayJobId 0: none)
-  unassigned8 @8 :Void;        # another branch's ordinal (merge)
+  unassigned8 @8 :Void;        # never used: a placeholder from a merge
   cpuIds @9 :Text;             # the batch host's CPU ids (ordinals) the controller picked; empty: the agent picks
 }
 
@@ -307,7 +307,7 @@ interface Controller {
   # nodePids: each node's processes measured ("1234,1240"), in the order of nodes.
   jobUsage @33 (jobId :UInt64, stepId :UInt32) -> (usage :Events.ResourceUsage, nodes :List(Text),
                                                    nodePids :List(Text));
-  unassigned34 @34 () -> ();  # branch kafka-group's
+  unassigned34 @34 () -> ();  # never used: a placeholder from a merge
   # squeue's listing: a page of queryJobs' answer (same query, same paging), encoded by the
   # query reader straight from the state, as serialized QueryJobsResults messages one after
   # the other (one per chunk of the page: the last one says `more` and `nextAfterJobId`).
@@ -425,7 +425,7 @@ struct ControllerStats {
   logAppendLatencySumUs @28 :UInt64;
   logAppendLatencyMaxUs @29 :UInt64;
   backfill @30 :BackfillStats;
-  unassigned31 @31 :Void;  # branch kafka-group's
+  unassigned31 @31 :Void;  # never used: a placeholder from a merge
   submitReplies @32 :ReplyLatency;  # sbatch: from the request's arrival to its reply
 }
 
