@@ -1,6 +1,7 @@
-// The header on every Kafka record of the event log: the version of the event
-// schema (capnp/events.capnp) its writer was built with. Readers decode any
-// version (Cap'n Proto evolution only adds), and warn once about newer ones.
+// The header on the first Kafka record of each group commit of the event log (on
+// every record before): the version of the event schema (capnp/events.capnp) its
+// writer was built with. Readers decode any version (Cap'n Proto evolution only
+// adds), and warn once about newer ones.
 #pragma once
 
 #include <cstdint>
