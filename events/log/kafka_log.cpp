@@ -944,16 +944,12 @@ class KafkaLogReader : public LogReader {
     }
     if (next_in_batch_ < batch_.size()) {
       // Parsing a record's headers costs a quarter of a replay's reading (librdkafka allocates
-      // them), but asking a record without headers costs nothing. Records of this build carry
-      // the schema header on a group commit's first record only: every record is checked
-      // while the last one checked had none. Records of older builds carry it on every
-      // record: it is then read from the first and last records of a batch (and those beside
-      // an event, such as the end of the partition). A writer's records are contiguous in
-      // its partition, so a change of version shows at one end of a batch unless it changes
-      // and changes back within one.
+      // them, and a buffer even for a record without any): the schema header is read where a
+      // group commit may start, or a writer of another version may have written.
       size_t at = next_in_batch_;
-      schema_check_due_ = !last_had_header_ || at == 0 || at + 1 == batch_.size() || batch_[at + 1]->err ||
-                          batch_[at - 1]->err;
+      bool event_beside = at > 0 && (batch_[at - 1]->err || (at + 1 < batch_.size() && batch_[at + 1]->err));
+      schema_check_due_ = at == 0 || schema_header_due(at, batch_.size(), event_beside, batch_[at]->offset,
+                                                       batch_[at - 1]->offset);
       return batch_[next_in_batch_++];
     }
     if (timeout_ms == 0) return nullptr;
@@ -1014,8 +1010,8 @@ class KafkaLogReader : public LogReader {
     const void* value = nullptr;
     size_t size = 0;
     std::optional<uint32_t> version;
-    last_had_header_ = rd_kafka_message_headers(message, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR;
-    if (!last_had_header_) return;  // within a group commit whose first record said the version
+    if (rd_kafka_message_headers(message, &headers) != RD_KAFKA_RESP_ERR_NO_ERROR)
+      return;  // within a group commit whose first record said the version
     if (rd_kafka_header_get_last(headers, kSchemaHeaderName.data(), &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR && value)
       version = decode_schema_version({static_cast<const uint8_t*>(value), size});
     auto compatibility = schema_compatibility(version);
@@ -1039,7 +1035,6 @@ class KafkaLogReader : public LogReader {
   size_t next_in_batch_ = 0;
   Message single_{nullptr, rd_kafka_message_destroy};  // taken by the last waiting poll
   bool schema_check_due_ = true;  // for the message poll() returned last
-  bool last_had_header_ = false;  // the last record checked had headers (an older build's: every record)
   bool at_end_ = false;
   std::optional<uint64_t> end_position_;
   bool warned_newer_ = false, warned_unknown_ = false;

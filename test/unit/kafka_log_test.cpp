@@ -2,12 +2,16 @@
 // from cairn.conf) and what only Kafka does (the schema header of records,
 // unreachable brokers), against the mock cluster.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <librdkafka/rdkafka.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <fstream>
 #include <iterator>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include "common/config.hpp"
@@ -70,6 +74,14 @@ TEST_CASE("record header: the schema version in decimal, strictly parsed") {
   CHECK(schema_compatibility(kEventSchemaVersion + 1) == SchemaCompatibility::newer);
   CHECK(schema_compatibility(1, 2) == SchemaCompatibility::older);
   CHECK(schema_compatibility(std::nullopt) == SchemaCompatibility::unknown);
+}
+
+TEST_CASE("record header: read at a batch's ends, beside an event and after a gap (a transaction's first record)") {
+  CHECK(schema_header_due(0, 10, false, 5, 4));
+  CHECK(schema_header_due(9, 10, false, 14, 13));
+  CHECK_FALSE(schema_header_due(4, 10, false, 9, 8));  // within a group commit
+  CHECK(schema_header_due(4, 10, false, 10, 8));       // a commit marker took offset 9
+  CHECK(schema_header_due(4, 10, true, 9, 8));
 }
 
 TEST_CASE("epoch rules: claims must rise; older events after a newer claim are stale") {
@@ -212,6 +224,44 @@ TEST_CASE("kafka: records of older builds (a key and the schema header on every 
     CHECK(DecodedEvent(offset, payload).event().getHeader().getJobId() == static_cast<uint64_t>(read));
   }
   CHECK(read == kRecords);
+}
+
+TEST_CASE("kafka: a newer schema version on a transaction's first record is warned about, mid-batch too") {
+  KafkaMock mock(1);
+  auto log = open_kafka_log(mock.spec());
+  for (int i = 1; i <= 20; ++i) log->append_sync(0, make::job_cancelled(at(0), static_cast<uint64_t>(i), 9));
+  {  // a writer of a newer build, in a transaction of its own
+    char error[512];
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "bootstrap.servers", mock.bootstrap().c_str(), error, sizeof error);
+    rd_kafka_conf_set(conf, "transactional.id", "newer-build", error, sizeof error);
+    rd_kafka_t* producer = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
+    REQUIRE(producer);
+    REQUIRE_FALSE(rd_kafka_init_transactions(producer, 10000));
+    REQUIRE_FALSE(rd_kafka_begin_transaction(producer));
+    auto payload = make::job_cancelled(at(0), 21, 9);
+    std::string newer = encode_schema_version(kEventSchemaVersion + 1);
+    REQUIRE(rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(mock.topic().c_str()), RD_KAFKA_V_PARTITION(0),
+                              RD_KAFKA_V_VALUE(payload.data(), payload.size()),
+                              RD_KAFKA_V_HEADER(kSchemaHeaderName.data(), newer.data(), static_cast<ssize_t>(newer.size())),
+                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END) == RD_KAFKA_RESP_ERR_NO_ERROR);
+    REQUIRE_FALSE(rd_kafka_commit_transaction(producer, 10000));
+    rd_kafka_destroy(producer);
+  }
+  for (int i = 22; i <= 40; ++i) log->append_sync(0, make::job_cancelled(at(0), static_cast<uint64_t>(i), 9));
+  std::ostringstream captured;
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(
+      std::make_shared<spdlog::logger>("captured", std::make_shared<spdlog::sinks::ostream_sink_mt>(captured)));
+  int read = 0;
+  {
+    auto reader = log->read(0, 0);
+    while (reader->next()) ++read;
+  }
+  spdlog::set_default_logger(previous);
+  CHECK(read == 40);
+  CHECK(captured.str().find(fmt::format("holds events of schema version {}", kEventSchemaVersion + 1)) !=
+        std::string::npos);
 }
 
 TEST_CASE("kafka: a topic with the wrong partition count or a missing topic is refused") {
