@@ -5,8 +5,9 @@
 // broker supports it) and its own thread that group-commits: it takes every
 // queued append, produces them in one transaction and resolves them once the
 // commit (or, without transactions, the acks=all delivery reports) came back.
-// Records carry the job id as key (one job's events stay in order on one
-// partition) and a "cairn.schema" header. Readers are read_committed consumers
+// Records have no key (the partition is chosen explicitly) and the first record
+// of each group commit carries a "cairn.schema" header (the rest of the
+// transaction was written by the same build). Readers are read_committed consumers
 // assigned to one partition; payloads are copied out of librdkafka's buffers
 // (DecodedEvent then aligns them for Cap'n Proto).
 #include <fmt/format.h>
@@ -182,18 +183,6 @@ struct ErrorDeleter {
   void operator()(rd_kafka_error_t* error) const { rd_kafka_error_destroy(error); }
 };
 using TxnError = std::unique_ptr<rd_kafka_error_t, ErrorDeleter>;
-
-// The job (or node) an event is about, as the record key; empty when the payload does not decode.
-std::string record_key(const std::vector<uint8_t>& payload) {
-  try {
-    DecodedEvent decoded(0, payload);
-    auto header = decoded.event().getHeader();
-    if (header.getJobId() != 0) return std::to_string(header.getJobId());
-    return std::string(header.getNodeName().cStr());
-  } catch (...) {
-    return {};
-  }
-}
 
 struct QueuedAppend {
   std::vector<uint8_t> payload;
@@ -662,16 +651,24 @@ std::string PartitionWriter::produce_and_commit(std::deque<QueuedAppend>& batch,
       return fmt::format("cannot begin a transaction: {}", rd_kafka_error_string(begun.get()));
     }
   }
+  // No key, and the schema header on the batch's first record only: they were ~10% of a
+  // record's bytes, and a reader checks the header wherever it finds one.
   std::string header = encode_schema_version();
   for (auto& item : batch) {
-    std::string key = record_key(item.payload);
+    bool first = &item == &batch.front();
     auto backoff = kInitialBackoff;
     while (true) {
-      auto error = rd_kafka_producev(
-          producer, RD_KAFKA_V_TOPIC(log_.spec().topic.c_str()), RD_KAFKA_V_PARTITION(static_cast<int32_t>(partition_)),
-          RD_KAFKA_V_VALUE(item.payload.data(), item.payload.size()), RD_KAFKA_V_KEY(key.data(), key.size()),
-          RD_KAFKA_V_HEADER(kSchemaHeaderName.data(), header.data(), static_cast<ssize_t>(header.size())),
-          RD_KAFKA_V_OPAQUE(&item), RD_KAFKA_V_END);
+      rd_kafka_resp_err_t error;
+      if (first)
+        error = rd_kafka_producev(
+            producer, RD_KAFKA_V_TOPIC(log_.spec().topic.c_str()), RD_KAFKA_V_PARTITION(static_cast<int32_t>(partition_)),
+            RD_KAFKA_V_VALUE(item.payload.data(), item.payload.size()),
+            RD_KAFKA_V_HEADER(kSchemaHeaderName.data(), header.data(), static_cast<ssize_t>(header.size())),
+            RD_KAFKA_V_OPAQUE(&item), RD_KAFKA_V_END);
+      else
+        error = rd_kafka_producev(
+            producer, RD_KAFKA_V_TOPIC(log_.spec().topic.c_str()), RD_KAFKA_V_PARTITION(static_cast<int32_t>(partition_)),
+            RD_KAFKA_V_VALUE(item.payload.data(), item.payload.size()), RD_KAFKA_V_OPAQUE(&item), RD_KAFKA_V_END);
       if (!error) break;
       if (error == RD_KAFKA_RESP_ERR__FATAL) {
         char reason[512] = "";
@@ -947,12 +944,12 @@ class KafkaLogReader : public LogReader {
     }
     if (next_in_batch_ < batch_.size()) {
       // Parsing a record's headers costs a quarter of a replay's reading (librdkafka allocates
-      // them): the schema header is read from the first and last records of a batch (and
-      // those beside an event, such as the end of the partition). A
-      // writer's records are contiguous in its partition, so a change of version shows
-      // at one end of a batch unless it changes and changes back within one.
+      // them, and a buffer even for a record without any): the schema header is read where a
+      // group commit may start, or a writer of another version may have written.
       size_t at = next_in_batch_;
-      schema_check_due_ = at == 0 || at + 1 == batch_.size() || batch_[at + 1]->err || batch_[at - 1]->err;
+      bool event_beside = at > 0 && (batch_[at - 1]->err || (at + 1 < batch_.size() && batch_[at + 1]->err));
+      schema_check_due_ = at == 0 || schema_header_due(at, batch_.size(), event_beside, batch_[at]->offset,
+                                                       batch_[at - 1]->offset);
       return batch_[next_in_batch_++];
     }
     if (timeout_ms == 0) return nullptr;
@@ -1013,9 +1010,9 @@ class KafkaLogReader : public LogReader {
     const void* value = nullptr;
     size_t size = 0;
     std::optional<uint32_t> version;
-    if (rd_kafka_message_headers(message, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-        rd_kafka_header_get_last(headers, kSchemaHeaderName.data(), &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-        value)
+    if (rd_kafka_message_headers(message, &headers) != RD_KAFKA_RESP_ERR_NO_ERROR)
+      return;  // within a group commit whose first record said the version
+    if (rd_kafka_header_get_last(headers, kSchemaHeaderName.data(), &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR && value)
       version = decode_schema_version({static_cast<const uint8_t*>(value), size});
     auto compatibility = schema_compatibility(version);
     if (compatibility == SchemaCompatibility::newer && !warned_newer_) {

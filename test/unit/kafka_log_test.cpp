@@ -1,16 +1,23 @@
 // The Kafka backend: its pure parts (spec, record header, epoch rules, options
-// from cairn.conf) and what only Kafka does (headers and keys on records,
+// from cairn.conf) and what only Kafka does (the schema header of records,
 // unreachable brokers), against the mock cluster.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <librdkafka/rdkafka.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <fstream>
 #include <iterator>
+#include <optional>
+#include <sstream>
+#include <string>
 
 #include "common/config.hpp"
 #include "event_fixtures.hpp"
 #include "events/epoch_rules.hpp"
+#include "events/event_codec.hpp"
 #include "events/log/event_log_config.hpp"
 #include "events/log/fence_watch.hpp"
 #include "events/log/kafka_spec.hpp"
@@ -69,6 +76,14 @@ TEST_CASE("record header: the schema version in decimal, strictly parsed") {
   CHECK(schema_compatibility(std::nullopt) == SchemaCompatibility::unknown);
 }
 
+TEST_CASE("record header: read at a batch's ends, beside an event and after a gap (a transaction's first record)") {
+  CHECK(schema_header_due(0, 10, false, 5, 4));
+  CHECK(schema_header_due(9, 10, false, 14, 13));
+  CHECK_FALSE(schema_header_due(4, 10, false, 9, 8));  // within a group commit
+  CHECK(schema_header_due(4, 10, false, 10, 8));       // a commit marker took offset 9
+  CHECK(schema_header_due(4, 10, true, 9, 8));
+}
+
 TEST_CASE("epoch rules: claims must rise; older events after a newer claim are stale") {
   CHECK(judge_epoch(0, 0, 1) == EpochVerdict::claim_accepted);
   CHECK(judge_epoch(2, 2, 2) == EpochVerdict::claim_stale);
@@ -101,38 +116,152 @@ TEST_CASE("fencing_claim: only a higher claim on the writer's own shard fences i
   CHECK_FALSE(shard_claim_in({1, make::job_cancelled(at(0), 1, 9)}, 0));
 }
 
-TEST_CASE("kafka: records carry the schema header and the job id as key") {
+namespace {
+
+// A plain consumer of one partition, as kcat would read it.
+struct PlainConsumer {
+  PlainConsumer(const KafkaMock& mock, int32_t partition) {
+    char error[512];
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "bootstrap.servers", mock.bootstrap().c_str(), error, sizeof error);
+    rd_kafka_conf_set(conf, "group.id", "test", error, sizeof error);
+    rd_kafka_conf_set(conf, "isolation.level", "read_committed", error, sizeof error);
+    consumer = rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof error);
+    REQUIRE(consumer);
+    auto* list = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(list, mock.topic().c_str(), partition)->offset = 0;
+    rd_kafka_assign(consumer, list);
+    rd_kafka_topic_partition_list_destroy(list);
+  }
+  ~PlainConsumer() {
+    rd_kafka_consumer_close(consumer);
+    rd_kafka_destroy(consumer);
+  }
+  // The next record (the caller destroys it), or null after ~10 s.
+  rd_kafka_message_t* next() {
+    for (int i = 0; i < 50; ++i) {
+      rd_kafka_message_t* message = rd_kafka_consumer_poll(consumer, 200);
+      if (message && !message->err) return message;
+      if (message) rd_kafka_message_destroy(message);
+    }
+    return nullptr;
+  }
+  rd_kafka_t* consumer = nullptr;
+};
+
+// The record's schema header, if it has one.
+std::optional<std::string> schema_header(const rd_kafka_message_t* message) {
+  rd_kafka_headers_t* headers = nullptr;
+  const void* value = nullptr;
+  size_t size = 0;
+  if (rd_kafka_message_headers(message, &headers) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+      rd_kafka_header_get_last(headers, kSchemaHeaderName.data(), &value, &size) != RD_KAFKA_RESP_ERR_NO_ERROR)
+    return std::nullopt;
+  return std::string(static_cast<const char*>(value), size);
+}
+
+}  // namespace
+
+TEST_CASE("kafka: records have no key; the first record of each group commit carries the schema header") {
   KafkaMock mock(2);
   auto log = open_kafka_log(mock.spec());
-  auto offset = log->append_sync(1, make::job_cancelled(at(0), 42, 9));
-  // A plain consumer, as kcat would read it.
+  constexpr int kRecords = 200;
+  for (int i = 1; i <= kRecords; ++i) log->append(1, make::job_cancelled(at(0), static_cast<uint64_t>(i), 9), {});
+  log->flush();
+  auto commits = log->stats().syncs;
+  REQUIRE(log->stats().appends == kRecords);
+  PlainConsumer plain(mock, 1);
+  int with_header = 0;
+  for (int i = 1; i <= kRecords; ++i) {
+    rd_kafka_message_t* message = plain.next();
+    REQUIRE(message);
+    CHECK(message->key_len == 0);
+    auto header = schema_header(message);
+    if (i == 1) CHECK(header);  // the first record of the first commit
+    if (header) {
+      CHECK(*header == encode_schema_version());
+      ++with_header;
+    }
+    rd_kafka_message_destroy(message);
+  }
+  CHECK(with_header == static_cast<int>(commits));  // one per commit, not one per record
+  // The log's own reader reads them all, in order.
+  auto reader = log->read(1, 0);
+  int read = 0;
+  while (auto record = reader->next()) {
+    ++read;
+    CHECK(DecodedEvent(record->offset, record->payload).event().getHeader().getJobId() == static_cast<uint64_t>(read));
+  }
+  CHECK(read == kRecords);
+}
+
+TEST_CASE("kafka: records of older builds (a key and the schema header on every record) still read") {
+  KafkaMock mock(1);
   char error[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   rd_kafka_conf_set(conf, "bootstrap.servers", mock.bootstrap().c_str(), error, sizeof error);
-  rd_kafka_conf_set(conf, "group.id", "test", error, sizeof error);
-  rd_kafka_t* consumer = rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof error);
-  REQUIRE(consumer);
-  auto* list = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(list, mock.topic().c_str(), 1)->offset = static_cast<int64_t>(offset);
-  rd_kafka_assign(consumer, list);
-  rd_kafka_topic_partition_list_destroy(list);
-  rd_kafka_message_t* message = nullptr;
-  for (int i = 0; i < 50 && (!message || message->err); ++i) {
-    if (message) rd_kafka_message_destroy(message);
-    message = rd_kafka_consumer_poll(consumer, 200);
+  rd_kafka_t* producer = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
+  REQUIRE(producer);
+  constexpr int kRecords = 50;
+  std::string header = encode_schema_version();
+  for (int i = 1; i <= kRecords; ++i) {
+    auto payload = make::job_cancelled(at(0), static_cast<uint64_t>(i), 9);
+    std::string key = std::to_string(i);
+    REQUIRE(rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(mock.topic().c_str()), RD_KAFKA_V_PARTITION(0),
+                              RD_KAFKA_V_VALUE(payload.data(), payload.size()), RD_KAFKA_V_KEY(key.data(), key.size()),
+                              RD_KAFKA_V_HEADER(kSchemaHeaderName.data(), header.data(), static_cast<ssize_t>(header.size())),
+                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END) == RD_KAFKA_RESP_ERR_NO_ERROR);
   }
-  REQUIRE(message);
-  REQUIRE(message->err == RD_KAFKA_RESP_ERR_NO_ERROR);
-  CHECK(std::string(static_cast<const char*>(message->key), message->key_len) == "42");
-  rd_kafka_headers_t* headers = nullptr;
-  REQUIRE(rd_kafka_message_headers(message, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR);
-  const void* value = nullptr;
-  size_t size = 0;
-  REQUIRE(rd_kafka_header_get_last(headers, kSchemaHeaderName.data(), &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR);
-  CHECK(std::string(static_cast<const char*>(value), size) == encode_schema_version());
-  rd_kafka_message_destroy(message);
-  rd_kafka_consumer_close(consumer);
-  rd_kafka_destroy(consumer);
+  REQUIRE(rd_kafka_flush(producer, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR);
+  rd_kafka_destroy(producer);
+  auto log = open_kafka_log(mock.spec());
+  auto reader = log->read(0, 0);
+  int read = 0;
+  uint64_t offset = 0;
+  std::span<const uint8_t> payload;
+  while (reader->next_view(offset, payload)) {
+    ++read;
+    CHECK(DecodedEvent(offset, payload).event().getHeader().getJobId() == static_cast<uint64_t>(read));
+  }
+  CHECK(read == kRecords);
+}
+
+TEST_CASE("kafka: a newer schema version on a transaction's first record is warned about, mid-batch too") {
+  KafkaMock mock(1);
+  auto log = open_kafka_log(mock.spec());
+  for (int i = 1; i <= 20; ++i) log->append_sync(0, make::job_cancelled(at(0), static_cast<uint64_t>(i), 9));
+  {  // a writer of a newer build, in a transaction of its own
+    char error[512];
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "bootstrap.servers", mock.bootstrap().c_str(), error, sizeof error);
+    rd_kafka_conf_set(conf, "transactional.id", "newer-build", error, sizeof error);
+    rd_kafka_t* producer = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
+    REQUIRE(producer);
+    REQUIRE_FALSE(rd_kafka_init_transactions(producer, 10000));
+    REQUIRE_FALSE(rd_kafka_begin_transaction(producer));
+    auto payload = make::job_cancelled(at(0), 21, 9);
+    std::string newer = encode_schema_version(kEventSchemaVersion + 1);
+    REQUIRE(rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(mock.topic().c_str()), RD_KAFKA_V_PARTITION(0),
+                              RD_KAFKA_V_VALUE(payload.data(), payload.size()),
+                              RD_KAFKA_V_HEADER(kSchemaHeaderName.data(), newer.data(), static_cast<ssize_t>(newer.size())),
+                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END) == RD_KAFKA_RESP_ERR_NO_ERROR);
+    REQUIRE_FALSE(rd_kafka_commit_transaction(producer, 10000));
+    rd_kafka_destroy(producer);
+  }
+  for (int i = 22; i <= 40; ++i) log->append_sync(0, make::job_cancelled(at(0), static_cast<uint64_t>(i), 9));
+  std::ostringstream captured;
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(
+      std::make_shared<spdlog::logger>("captured", std::make_shared<spdlog::sinks::ostream_sink_mt>(captured)));
+  int read = 0;
+  {
+    auto reader = log->read(0, 0);
+    while (reader->next()) ++read;
+  }
+  spdlog::set_default_logger(previous);
+  CHECK(read == 40);
+  CHECK(captured.str().find(fmt::format("holds events of schema version {}", kEventSchemaVersion + 1)) !=
+        std::string::npos);
 }
 
 TEST_CASE("kafka: a topic with the wrong partition count or a missing topic is refused") {
