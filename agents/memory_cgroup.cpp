@@ -10,8 +10,6 @@
 #include <cerrno>
 #include <csignal>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <system_error>
 
@@ -25,12 +23,20 @@ namespace {
 
 std::string errno_text(int error_number) { return std::system_category().message(error_number); }
 
+// Plain read(2)s: a job's start and end read several cgroup files, and an ifstream
+// (its locale, its buffer) costs more than the read itself.
 std::optional<std::string> read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return std::nullopt;
+  std::string text;
+  char buffer[4096];
+  for (;;) {
+    ssize_t got = ::read(fd.get(), buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return std::nullopt;
+    if (got == 0) return text;
+    text.append(buffer, static_cast<size_t>(got));
+  }
 }
 
 bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
@@ -183,10 +189,18 @@ MemoryCgroups::MemoryCgroups(MemoryCgroupLocation location, std::string node, st
     }
   } else if (!exists(dir + "/memory.limit_in_bytes")) {
     throw std::runtime_error(fmt::format("{} is not a cgroup v1 memory cgroup", dir));
+  } else if (exists(dir + "/cpuacct.usage_user")) {
+    // cpuacct's files are in every cgroup of its hierarchy or in none: looked for once.
+    v1_cpuacct_ = V1Cpuacct::usage_user_sys;
+  } else if (exists(dir + "/cpuacct.stat")) {
+    v1_cpuacct_ = V1Cpuacct::stat;
   }
   // Prove that job cgroups can be made here: permissions, a read-only mount, nesting limits.
   JobCgroup probe = create(0, 0, 0);
   try {
+    // A new cgroup's limit is not written (create_at): the probe proves that it can be.
+    bool v1 = location_.version == CgroupVersion::v1;
+    write_or_throw(probe.path + (v1 ? "/memory.limit_in_bytes" : "/memory.max"), v1 ? "-1" : "max");
     ::rmdir(create_batch(probe).path.c_str());
   } catch (...) {
     ::rmdir(probe.path.c_str());
@@ -235,16 +249,21 @@ void MemoryCgroups::remove_if_unused(uint64_t job_id, uint32_t run) const {
 
 JobCgroup MemoryCgroups::create_at(const std::string& path, uint64_t limit_bytes, bool parent) const {
   JobCgroup cgroup{path, limit_bytes};
-  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
+  bool made = ::mkdir(path.c_str(), 0755) == 0;
+  if (!made && errno != EEXIST)
     throw std::runtime_error(fmt::format("cannot create the memory cgroup {}: {}", path, errno_text(errno)));
+  // A new cgroup has no limit of its own (the kernel's default): "none" is written only
+  // to a cgroup left with an older limit.
+  bool write_limit = limit_bytes > 0 || !made;
   try {
     if (location_.version == CgroupVersion::v1) {
-      write_or_throw(path + "/memory.limit_in_bytes", limit_bytes > 0 ? std::to_string(limit_bytes) : "-1");
+      if (write_limit)
+        write_or_throw(path + "/memory.limit_in_bytes", limit_bytes > 0 ? std::to_string(limit_bytes) : "-1");
       // Without a swap limit a job over its memory would swap instead of being killed.
       if (limit_bytes > 0 && exists(path + "/memory.memsw.limit_in_bytes"))
         write_text(path + "/memory.memsw.limit_in_bytes", std::to_string(limit_bytes));
     } else {
-      write_or_throw(path + "/memory.max", limit_bytes > 0 ? std::to_string(limit_bytes) : "max");
+      if (write_limit) write_or_throw(path + "/memory.max", limit_bytes > 0 ? std::to_string(limit_bytes) : "max");
       if (limit_bytes > 0 && exists(path + "/memory.swap.max")) write_text(path + "/memory.swap.max", "0");
       // One OOM kill ends the whole job, as Slurm's task/cgroup does.
       if (exists(path + "/memory.oom.group")) write_text(path + "/memory.oom.group", "1");
@@ -286,8 +305,12 @@ CgroupUsage MemoryCgroups::usage(const JobCgroup& cgroup) const {
   }
   usage.peak_bytes = read_number(dir + "/memory.max_usage_in_bytes");
   // cpuacct only where it is mounted with the memory controller (cpu,cpuacct,memory).
-  auto user_ns = read_number(dir + "/cpuacct.usage_user");
-  auto system_ns = read_number(dir + "/cpuacct.usage_sys");
+  if (v1_cpuacct_ == V1Cpuacct::none) return usage;
+  std::optional<uint64_t> user_ns, system_ns;
+  if (v1_cpuacct_ == V1Cpuacct::usage_user_sys) {
+    user_ns = read_number(dir + "/cpuacct.usage_user");
+    system_ns = read_number(dir + "/cpuacct.usage_sys");
+  }
   if (user_ns && system_ns) {
     usage.user_cpu_us = *user_ns / 1000;
     usage.system_cpu_us = *system_ns / 1000;
@@ -302,7 +325,9 @@ CgroupUsage MemoryCgroups::usage(const JobCgroup& cgroup) const {
 std::optional<OomCount> MemoryCgroups::run_oom_count(const JobCgroup& job) const {
   auto count = oom_count(job);
   if (location_.version == CgroupVersion::v2 || !count) return count;
-  if (auto batch = oom_count(JobCgroup{job.path + "/batch", 0})) count->oom_kills += batch->oom_kills;
+  // The script's kills only: the run's peak covers the script's.
+  if (auto batch = read_text(job.path + "/batch/memory.oom_control"))
+    count->oom_kills += keyed_counter(*batch, "oom_kill").value_or(0);
   return count;
 }
 
@@ -336,11 +361,16 @@ UniqueFd watch_oom_events(CgroupVersion version, const std::string& path) {
 }
 
 UniqueFd MemoryCgroups::watch_run_oom(const JobCgroup& job) const {
-  UniqueFd fd = watch_oom(job);
-  std::string batch = job.path + "/batch";
-  if (location_.version == CgroupVersion::v1 && exists(batch + "/memory.oom_control"))
-    register_oom_eventfd(fd.get(), batch);
-  return fd;
+  // v1 signals an OOM to the eventfds of the cgroup whose limit was hit and of every
+  // cgroup inside it (mem_cgroup_oom_notify): the script's cgroup, inside the run's,
+  // hears both; one registration. Without it (an adopted run's may be gone), the run's.
+  if (location_.version == CgroupVersion::v1) {
+    try {
+      return watch_oom_events(location_.version, job.path + "/batch");
+    } catch (const std::runtime_error&) {
+    }
+  }
+  return watch_oom(job);
 }
 
 void MemoryCgroups::drain_oom_watch(int fd) {
@@ -350,10 +380,14 @@ void MemoryCgroups::drain_oom_watch(int fd) {
 }
 
 bool MemoryCgroups::kill_and_remove(const JobCgroup& cgroup) const {
+  // Empty (no process, no cgroup inside): one rmdir, as it goes for most jobs. The kernel
+  // refuses it (EBUSY) while anything is left, and the walk below finds what.
+  if (::rmdir(cgroup.path.c_str()) == 0 || errno == ENOENT) return true;
   bool children_gone = true;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(cgroup.path, error))
     if (entry.is_directory(error)) children_gone = kill_and_remove(JobCgroup{entry.path().string(), 0}) && children_gone;
+  if (children_gone && (::rmdir(cgroup.path.c_str()) == 0 || errno == ENOENT)) return true;
   if (auto procs = read_text(MemoryCgroups::procs_file(cgroup))) {
     for (auto line : split(*procs, '\n')) {
       auto pid = parse_unsigned<uint32_t>(trim(line));

@@ -112,9 +112,9 @@ class MemoryCgroups {
 
   // See watch_oom_events.
   UniqueFd watch_oom(const JobCgroup& cgroup) const { return watch_oom_events(location_.version, cgroup.path); }
-  // The same for a run's cgroup and its batch script's: v1 registers the one eventfd with
-  // both (an OOM is signalled only in the cgroup whose limit was hit), v2's memory.events
-  // of the run changes with its children's.
+  // The same for a run's cgroup and its batch script's: v1 registers the eventfd with the
+  // script's cgroup (an OOM is signalled in the cgroup whose limit was hit and in every
+  // cgroup inside it), v2's memory.events of the run changes with its children's.
   UniqueFd watch_run_oom(const JobCgroup& job) const;
   static void drain_oom_watch(int fd);
 
@@ -142,7 +142,11 @@ class MemoryCgroups {
   // mkdir and the limit; `parent`: v2 gives its children the memory controller.
   JobCgroup create_at(const std::string& path, uint64_t limit_bytes, bool parent) const;
 
+  // v1: which cpuacct files the cgroups have (where cpuacct shares the memory hierarchy).
+  enum class V1Cpuacct { none, usage_user_sys, stat };
+
   MemoryCgroupLocation location_;
+  V1Cpuacct v1_cpuacct_ = V1Cpuacct::none;
   std::string spool_prefix_;  // "cairnd-<node>-<spool instance>-"
   std::string prefix_;        // spool_prefix_ + "<agent pid>."
 };

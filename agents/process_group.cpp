@@ -237,14 +237,15 @@ std::string write_script_file(const std::string& spool_dir, uint64_t job_id, con
                               const std::optional<FileOwner>& owner) {
   const std::string cannot_write = fmt::format("cannot write the script of job {}", job_id);
   const std::string dir = fmt::format("{}/job{:05}", spool_dir, job_id);
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) fail(cannot_write, dir, errno);
+  bool made = ::mkdir(dir.c_str(), 0700) == 0;
+  if (!made && errno != EEXIST) fail(cannot_write, dir, errno);
   UniqueFd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!dir_fd || (owner && ::fchown(dir_fd.get(), owner->uid, owner->gid) != 0) || ::fchmod(dir_fd.get(), 0700) != 0)
     fail(cannot_write, dir, errno);
 
   // A new file rather than a rewritten one: an earlier run may still hold the old one.
   std::string path = dir + "/slurm_script";
-  if (::unlinkat(dir_fd.get(), "slurm_script", 0) != 0 && errno != ENOENT) fail(cannot_write, path, errno);
+  if (!made && ::unlinkat(dir_fd.get(), "slurm_script", 0) != 0 && errno != ENOENT) fail(cannot_write, path, errno);
   UniqueFd file(::openat(dir_fd.get(), "slurm_script", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0700));
   if (!file) fail(cannot_write, path, errno);
   for (size_t written = 0; written < script.size();) {
@@ -260,10 +261,9 @@ std::string write_script_file(const std::string& spool_dir, uint64_t job_id, con
 }
 
 void remove_script_file(const std::string& script_path) {
-  std::error_code ignored;
   std::filesystem::path path(script_path);
-  std::filesystem::remove(path, ignored);
-  std::filesystem::remove(path.parent_path(), ignored);  // only if empty
+  ::unlink(path.c_str());
+  ::rmdir(path.parent_path().c_str());  // only if empty
 }
 
 LaunchCommand launch_command(const SpawnRequest& request, bool script_has_interpreter_line) {

@@ -46,6 +46,8 @@ namespace {
 
 constexpr int kRecordFd = 3;
 constexpr int kStatusFd = 4;
+// Signals meant for the agent or a terminal end neither the job nor its supervision.
+constexpr int kSupervisorIgnored[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGUSR2, SIGTSTP, SIGTTIN, SIGTTOU, SIGALRM};
 // How long the script's killed group is waited for before the supervisor leaves.
 constexpr int kGroupReapMs = 2000;
 // A SIGKILLed script may be reaped a moment before the kernel counts the OOM kill behind it.
@@ -121,7 +123,9 @@ void sleep_ms(int ms) {
     child_fails(failure_fd, 4, errno);
   if (confinement.devices_procs_file != nullptr && !join_cgroup(confinement.devices_procs_file))
     child_fails(failure_fd, 5, errno);
-  for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
+  // The supervisor catches no signal (an exec would reset a caught one anyway) and was
+  // started with the defaults (posix_spawn's or the server's): only its ignored ones go back.
+  for (int sig : kSupervisorIgnored) ::signal(sig, SIG_DFL);
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -222,9 +226,7 @@ static int supervise(int argc, char** argv) {
     for (uint32_t id : *ids) CPU_SET_S(id, confinement.cpus_size, confinement.cpus);
   }
   ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-  // Signals meant for the agent or a terminal end neither the job nor its supervision.
-  for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGUSR2, SIGTSTP, SIGTTIN, SIGTTOU, SIGALRM})
-    ::signal(sig, SIG_IGN);
+  for (int sig : kSupervisorIgnored) ::signal(sig, SIG_IGN);
   // Taken with sigwaitinfo: the job's ends (SIGCHLD) and the agent's notices (SIGUSR1). The job
   // gets an empty mask back (become_job).
   sigset_t waited;

@@ -23,6 +23,10 @@ namespace {
 
 namespace wire = supervisor_wire;
 
+// Signals meant for the agent's terminal or group leave the server running; it ends
+// when the agent's end of the socket closes.
+constexpr int kServerIgnored[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGUSR1, SIGUSR2, SIGTSTP, SIGTTIN, SIGTTOU};
+
 std::vector<char*> c_strings(std::vector<std::string>& texts) {
   std::vector<char*> pointers;
   pointers.reserve(texts.size() + 1);
@@ -57,7 +61,9 @@ std::vector<char*> c_strings(std::vector<std::string>& texts) {
       ::dup2(fds[wire::status], 4) < 0)
     fails("dup2");
   ::syscall(SYS_close_range, 5u, ~0u, 0u);
-  for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
+  // The server's dispositions are the defaults but its ignored ones (serve_supervisors) and
+  // it catches none: those are all a supervisor must reset (one system call each).
+  for (int sig : kServerIgnored) ::signal(sig, SIG_DFL);
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -71,10 +77,10 @@ std::vector<char*> c_strings(std::vector<std::string>& texts) {
 }  // namespace
 
 int serve_supervisors(int socket_fd, SuperviseMain supervise) {
-  // Signals meant for the agent's terminal or group leave the server running; it ends
-  // when the agent's end of the socket closes.
-  for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGUSR1, SIGUSR2, SIGTSTP, SIGTTIN, SIGTTOU})
-    ::signal(sig, SIG_IGN);
+  // Every signal's default once here (cairnd spawns it so, but the supervisors' reset counts
+  // on it), then the server's ignored ones.
+  for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
+  for (int sig : kServerIgnored) ::signal(sig, SIG_IGN);
   if (::fcntl(socket_fd, F_SETFD, FD_CLOEXEC) != 0) return 2;
   wire::Request request;
   while (wire::receive_request(socket_fd, request)) {

@@ -955,6 +955,30 @@ TEST_CASE("cairn-stepd: a supervisor server that cannot start leaves the supervi
   CHECK(missing.server_pid() == 0);
 }
 
+TEST_CASE("cairn-stepd: the job gets no ignored or blocked signal, from a forked or an exec'd supervisor") {
+  SubreaperScope reaper;
+  TempDir dir;
+  AgentSpool spool(dir / "agent-spool");
+  SupervisorServer server(CAIRN_STEPD), missing(dir / "no-such-stepd");
+  // The supervisor and the server ignore signals of their own and reset only those for the job.
+  for (SupervisorServer* through : {&server, &missing}) {
+    SpawnRequest request = request_in(dir, "#!/bin/sh\ngrep -E '^(SigBlk|SigIgn|SigCgt):' /proc/self/status\n");
+    UniqueFd record = spool.create_run({request.job_id, 0, request.script_path, "", 0, ""});
+    SupervisedStart started = spawn_supervised_batch_script(request, CAIRN_STEPD, record.get(), through);
+    REQUIRE(started.job_pgid > 1);
+    CHECK(wait_for_exit(started.supervisor) == ExitStatus{0, 0});
+    CHECK((through->server_pid() > 1) == (through == &server));  // forked by the server, or exec'd
+    std::istringstream lines(read_file(dir / "out.txt"));
+    std::map<std::string, uint64_t> masks;
+    for (std::string name, value; lines >> name >> value;) masks[name] = std::stoull(value, nullptr, 16);
+    REQUIRE(masks.size() == 3);
+    CHECK(masks["SigBlk:"] == 0);
+    constexpr uint64_t kGlibcInternalSignals = (1ull << (32 - 1)) | (1ull << (33 - 1));  // see above
+    CHECK((masks["SigIgn:"] & ~kGlibcInternalSignals) == 0);
+    spool.remove_run(request.job_id, 0);
+  }
+}
+
 TEST_CASE("cairn-stepd: records itself and the job's group before the job runs, then how it ended") {
   SubreaperScope reaper;
   TempDir dir;

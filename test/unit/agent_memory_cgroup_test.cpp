@@ -129,9 +129,40 @@ TEST_CASE("cgroup v1 backend: job cgroup with its limit, the OOM counter rising 
   root.write("cairnd-n1-5a1e-4242.job13.1/memory.memsw.limit_in_bytes", "9223372036854771712");
   cgroups.create(13, 1, 64u << 20);
   CHECK(root.read("cairnd-n1-5a1e-4242.job13.1/memory.memsw.limit_in_bytes") == "67108864");
-  // No limit asked: unlimited, but still a cgroup to count OOM kills in.
+  // No limit asked: unlimited, but still a cgroup to count OOM kills in. A new cgroup is
+  // unlimited already (nothing written); one left with an older limit is made unlimited.
   cgroups.create(14, 0, 0);
-  CHECK(root.read("cairnd-n1-5a1e-4242.job14.0/memory.limit_in_bytes") == "-1");
+  CHECK_FALSE(root.has("cairnd-n1-5a1e-4242.job14.0/memory.limit_in_bytes"));
+  root.write("cairnd-n1-5a1e-4242.job15.0/memory.limit_in_bytes", "1048576");
+  cgroups.create(15, 0, 0);
+  CHECK(root.read("cairnd-n1-5a1e-4242.job15.0/memory.limit_in_bytes") == "-1");
+}
+
+TEST_CASE("cgroup v1 usage: the peak, and CPU times where cpuacct shares the memory hierarchy") {
+  FakeRoot root;
+  root.write("memory.limit_in_bytes", "-1");
+  MemoryCgroups without({CgroupVersion::v1, root.dir}, "n1", "5a1e", 4242);
+  root.write("cpuacct.usage_user", "0\n");
+  MemoryCgroups with({CgroupVersion::v1, root.dir}, "n1", "5a1e", 4243);
+  root.write("cpuacct.stat", "user 0\nsystem 0\n");
+  root.write("x/memory.max_usage_in_bytes", "4096\n");
+  root.write("x/cpuacct.usage_user", "3000000\n");
+  root.write("x/cpuacct.usage_sys", "1000000\n");
+  root.write("x/cpuacct.stat", "user 7\nsystem 2\n");
+  JobCgroup x{root.dir + "/x", 0};
+  CgroupUsage seen = with.usage(x);
+  CHECK(seen.peak_bytes == 4096u);
+  CHECK(seen.user_cpu_us == 3000u);
+  CHECK(seen.system_cpu_us == 1000u);
+  // The hierarchy had no cpuacct files when the agent started: none are looked for.
+  CgroupUsage unseen = without.usage(x);
+  CHECK(unseen.peak_bytes == 4096u);
+  CHECK_FALSE(unseen.user_cpu_us.has_value());
+  // Only cpuacct.stat (older kernels), in clock ticks.
+  fs::remove(root.dir + "/cpuacct.usage_user");
+  MemoryCgroups stat_only({CgroupVersion::v1, root.dir}, "n1", "5a1e", 4244);
+  long ticks = ::sysconf(_SC_CLK_TCK);
+  CHECK(stat_only.usage(x).user_cpu_us == 7u * 1000000u / static_cast<uint64_t>(ticks));
 }
 
 TEST_CASE("nested cgroups: the job's limit over its batch script and its steps, each with its own") {
@@ -213,7 +244,10 @@ TEST_CASE("cgroup v2 backend: the agent moves to a leaf, children get the memory
   CHECK(cgroups.oom_count(job)->peak_bytes == 67100000);
 
   cgroups.create(6, 0, 0);
-  CHECK(root.read("cairnd-n1-5a1e-4242.job6.0/memory.max") == "max");
+  CHECK_FALSE(root.has("cairnd-n1-5a1e-4242.job6.0/memory.max"));  // new: "max" already
+  root.write("cairnd-n1-5a1e-4242.job7.0/memory.max", "1048576");
+  cgroups.create(7, 0, 0);
+  CHECK(root.read("cairnd-n1-5a1e-4242.job7.0/memory.max") == "max");
 }
 
 TEST_CASE("cgroup v2 backend: refused without the memory controller") {
