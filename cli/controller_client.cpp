@@ -150,7 +150,7 @@ void ControllerClient::listing(const JobQuery& query, bool lean, const std::func
     request.setLean(lean);
     JobsAnswer answer;
     try {
-      answer = read_jobs_page(session_->connection.wait(request.send()).getPage());
+      answer = read_jobs_page(session_->connection.wait(request.send()).getPage(), lean);
     } catch (const RpcError& error) {
       // A controller from before listJobs: the whole views, in one go.
       if (!first || !error.unimplemented()) throw;

@@ -139,7 +139,8 @@ JobRecord through_view(const JobRecord& job, JobViewFields fields) {
   capnp::MallocMessageBuilder message;
   auto view = message.initRoot<records::JobView>();
   write_job_view(view, job, fields);
-  return read_job_view(view.asReader());
+  // A lean view is read as squeue reads it: into a spec known by its core.
+  return fields.lean ? read_lean_job_view(view.asReader()) : read_job_view(view.asReader());
 }
 
 std::string rendered(const std::vector<JobRecord>& jobs, const FieldFormat& format) {
@@ -234,7 +235,7 @@ std::vector<JobsAnswer> listed_pages(const ClusterState& state, const ReasonMap&
       if (!written.more || left == 0) break;
       chunk.after_job_id = written.next_after_job_id;
     }
-    pages.push_back(read_jobs_page(kj::arrayPtr(reinterpret_cast<const kj::byte*>(page.data()), page.size())));
+    pages.push_back(read_jobs_page(kj::arrayPtr(reinterpret_cast<const kj::byte*>(page.data()), page.size()), lean));
     if (!pages.back().more) return pages;
     query.after_job_id = pages.back().next_after_job_id;
   }
@@ -288,7 +289,7 @@ TEST_CASE("squeue listing: a page read back from nothing but its own bytes; name
   CHECK_FALSE(written.more);
   // A Data blob need not be word-aligned when it arrives: read from an odd address.
   std::string shifted = " " + page;
-  JobsAnswer answer = read_jobs_page(kj::arrayPtr(reinterpret_cast<const kj::byte*>(shifted.data()) + 1, page.size()));
+  JobsAnswer answer = read_jobs_page(kj::arrayPtr(reinterpret_cast<const kj::byte*>(shifted.data()) + 1, page.size()), true);
   REQUIRE(answer.jobs.size() == 2);
   CHECK(answer.jobs[0].id == 2);
   CHECK(answer.jobs[1].id == 5);
