@@ -193,26 +193,48 @@ JobsChunk append_jobs_chunk(std::string& page, const ClusterState& state, const 
   return {selected.size(), answer.more, answer.next_after_job_id};
 }
 
-JobsAnswer read_jobs_page(kj::ArrayPtr<const kj::byte> page, bool lean) {
+namespace {
+
+// A listJobs page's chunks, read in place.
+struct PageChunks {
+  kj::Array<capnp::word> copy;
+  std::vector<std::unique_ptr<capnp::FlatArrayMessageReader>> readers;
+};
+
+PageChunks read_chunks(kj::ArrayPtr<const kj::byte> page) {
   // The page's bytes as words: read in place when aligned (a Data blob of a message is),
   // else copied.
-  kj::Array<capnp::word> copy;
+  PageChunks chunks;
   kj::ArrayPtr<const capnp::word> words;
   if (reinterpret_cast<uintptr_t>(page.begin()) % alignof(capnp::word) == 0) {
     words = kj::arrayPtr(reinterpret_cast<const capnp::word*>(page.begin()), page.size() / sizeof(capnp::word));
   } else {
-    copy = kj::heapArray<capnp::word>(page.size() / sizeof(capnp::word));
-    std::memcpy(copy.begin(), page.begin(), copy.size() * sizeof(capnp::word));
-    words = copy;
+    chunks.copy = kj::heapArray<capnp::word>(page.size() / sizeof(capnp::word));
+    std::memcpy(chunks.copy.begin(), page.begin(), chunks.copy.size() * sizeof(capnp::word));
+    words = chunks.copy;
   }
   capnp::ReaderOptions options;
   options.traversalLimitInWords = 2 * words.size() + 1;  // each chunk's list is read twice
-  std::vector<std::unique_ptr<capnp::FlatArrayMessageReader>> chunks;
+  for (kj::ArrayPtr<const capnp::word> rest = words; rest.size() > 0;
+       rest = kj::arrayPtr(chunks.readers.back()->getEnd(), rest.end()))
+    chunks.readers.push_back(std::make_unique<capnp::FlatArrayMessageReader>(rest, options));
+  return chunks;
+}
+
+}  // namespace
+
+JobsPaging read_jobs_page_paging(kj::ArrayPtr<const kj::byte> page) {
+  PageChunks chunks = read_chunks(page);
+  if (chunks.readers.empty()) return {};
+  auto last = chunks.readers.back()->getRoot<rpc::Controller::QueryJobsResults>();
+  return {last.getMore(), last.getNextAfterJobId()};
+}
+
+JobsAnswer read_jobs_page(kj::ArrayPtr<const kj::byte> page, bool lean) {
+  PageChunks read = read_chunks(page);
+  const auto& chunks = read.readers;
   size_t job_count = 0;
-  for (kj::ArrayPtr<const capnp::word> rest = words; rest.size() > 0; rest = kj::arrayPtr(chunks.back()->getEnd(), rest.end())) {
-    chunks.push_back(std::make_unique<capnp::FlatArrayMessageReader>(rest, options));
-    job_count += chunks.back()->getRoot<rpc::Controller::QueryJobsResults>().getJobs().size();
-  }
+  for (const auto& reader : chunks) job_count += reader->getRoot<rpc::Controller::QueryJobsResults>().getJobs().size();
   JobsAnswer answer;
   answer.jobs.reserve(job_count);  // records are large: moved once, not at every chunk
   for (const auto& reader : chunks) {

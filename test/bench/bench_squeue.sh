@@ -34,6 +34,7 @@ CONF
   if [ "$i" = 0 ]; then "$build/test/make_bench_log" "$dir/0" "$jobs" >/dev/null; else cp -r "$dir/0/log" "$dir/$i/log"; fi
   "${builds[$i]}/bin/cairnctld" --conf "$dir/$i/cairn.conf" >>"$dir/$i/cairnctld.log" 2>&1 &
   ctls+=($!)
+  disown
 done
 squeue_of() { CAIRN_CONF=$dir/$1/cairn.conf "${builds[$1]}/bin/squeue" "${@:2}"; }
 for i in "${!builds[@]}"; do

@@ -235,7 +235,12 @@ std::vector<JobsAnswer> listed_pages(const ClusterState& state, const ReasonMap&
       if (!written.more || left == 0) break;
       chunk.after_job_id = written.next_after_job_id;
     }
-    pages.push_back(read_jobs_page(kj::arrayPtr(reinterpret_cast<const kj::byte*>(page.data()), page.size()), lean));
+    auto bytes = kj::arrayPtr(reinterpret_cast<const kj::byte*>(page.data()), page.size());
+    pages.push_back(read_jobs_page(bytes, lean));
+    // What the CLI reads first, to ask for the next page before it reads this one.
+    JobsPaging paging = read_jobs_page_paging(bytes);
+    CHECK(paging.more == pages.back().more);
+    CHECK(paging.next_after_job_id == pages.back().next_after_job_id);
     if (!pages.back().more) return pages;
     query.after_job_id = pages.back().next_after_job_id;
   }
