@@ -285,6 +285,21 @@ TEST_CASE("squeue listing: the default format prints the same from lean pages as
   CHECK(pages[0].jobs.size() == 25);
 }
 
+TEST_CASE("squeue listing: a chunk larger than the reader's kept segment spans several, read back whole") {
+  ClusterState state = queue_of(800);
+  for (auto& [id, job] : state.jobs) job.message = std::string(4000, static_cast<char>('a' + id % 26));  // ~3.2 MB
+  JobQuery query = jobs_with_ids({}, false);
+  query.states = squeue_default_states();
+  query.page_size = kMaxJobPage;
+  auto pages = listed_pages(state, {}, query, true, 1000);
+  REQUIRE(pages.size() == 1);
+  REQUIRE(pages[0].jobs.size() == 800);
+  for (const auto& job : pages[0].jobs) {
+    CAPTURE(job.id);
+    CHECK(job.message == state.jobs.at(job.id).message);
+  }
+}
+
 TEST_CASE("squeue listing: a page read back from nothing but its own bytes; named jobs in one chunk") {
   ClusterState state = queue_of(6);
   JobQuery query = jobs_with_ids({2, 5, 99}, false);
