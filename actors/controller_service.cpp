@@ -76,7 +76,8 @@ kj::Promise<T> ask(const ControllerContext& context, const Handle& target, Ts...
   auto [promise, reply] = make_rpc_reply<T>();
   context.system->spawn([target, message..., reply = reply](caf::event_based_actor* self) {
     self->request(target, caf::infinite, message...)
-        .then([reply](const T& answer) { reply.fulfill(answer); },
+        // Moved, not copied: a listJobs page is megabytes (CAF hands an unshared reply over).
+        .then([reply](T& answer) { reply.fulfill(std::move(answer)); },
               [self, reply](const caf::error& error) { reply.reject(self->system().render(error)); });
   });
   return kj::mv(promise);

@@ -144,22 +144,44 @@ JobsAnswer ControllerClient::jobs(const JobQuery& query) {
 void ControllerClient::listing(const JobQuery& query, bool lean, const std::function<void(JobsAnswer&)>& on_page) {
   JobQuery page = query;
   if (page.page_size == 0) page.page_size = kMaxJobPage;  // every page is read: the fewest round trips
-  for (bool first = true;; first = false) {
+  auto ask = [&] {
     auto request = session_->controller.listJobsRequest();
     write_job_query(request.initQuery(), page);
     request.setLean(lean);
-    JobsAnswer answer;
-    try {
-      answer = read_jobs_page(session_->connection.wait(request.send()).getPage());
-    } catch (const RpcError& error) {
-      // A controller from before listJobs: the whole views, in one go.
-      if (!first || !error.unimplemented()) throw;
-      answer = jobs(query);
-      answer.more = false;
-    }
+    auto sent = request.send();
+    session_->connection.wait_scope().poll();  // on its way now, not at the next wait
+    return sent;
+  };
+  using Page = capnp::Response<rpc::Controller::ListJobsResults>;
+  kj::Maybe<Page> response;
+  try {
+    response = session_->connection.wait(ask());
+  } catch (const RpcError& error) {
+    // A controller from before listJobs: the whole views, in one go.
+    if (!error.unimplemented()) throw;
+    JobsAnswer answer = jobs(query);
+    answer.more = false;
     on_page(answer);
-    if (!answer.more) return;
-    page.after_job_id = answer.next_after_job_id;
+    return;
+  }
+  for (;;) {
+    Page current = kj::mv(KJ_ASSERT_NONNULL(response));
+    auto bytes = current.getPage();
+    // The next page is asked for before this one is read and printed: the controller
+    // encodes it meanwhile.
+    JobsPaging paging = read_jobs_page_paging(bytes);
+    kj::Maybe<capnp::RemotePromise<rpc::Controller::ListJobsResults>> next;
+    if (paging.more) {
+      page.after_job_id = paging.next_after_job_id;
+      next = ask();
+    }
+    JobsAnswer answer = read_jobs_page(bytes, lean);
+    on_page(answer);
+    KJ_IF_MAYBE (promise, next) {
+      response = session_->connection.wait(kj::mv(*promise));
+    } else {
+      return;
+    }
   }
 }
 

@@ -102,19 +102,32 @@ bool squeue_shows_priority(const FieldFormat& format) {
 
 // Slurm prints a right-justified field with "%*s" and a left-justified one with
 // "%.*s", which cuts whatever the caller wanted.
-std::string fit_field(const FieldCell& cell, const FieldSpec& field) {
+void append_fitted(std::string& out, const FieldCell& cell, const FieldSpec& field) {
   const std::string& text = cell.text;
   size_t width = field.width;
-  if (width == 0) return text;
-  if (text.size() >= width) return field.right_justify && !cell.cut ? text : text.substr(0, width);
-  std::string padding(width - text.size(), ' ');
-  return field.right_justify ? padding + text : text + padding;
+  if (width == 0 || (text.size() >= width && field.right_justify && !cell.cut)) {
+    out += text;
+  } else if (text.size() >= width) {
+    out.append(text, 0, width);
+  } else if (field.right_justify) {
+    out.append(width - text.size(), ' ');
+    out += text;
+  } else {
+    out += text;
+    out.append(width - text.size(), ' ');
+  }
+}
+
+std::string fit_field(const FieldCell& cell, const FieldSpec& field) {
+  std::string fitted;
+  append_fitted(fitted, cell, field);
+  return fitted;
 }
 
 std::string render_field_line(const FieldFormat& format, const std::function<FieldCell(const FieldSpec&)>& cell_of) {
   std::string line = format.prefix;
   for (const auto& field : format.fields) {
-    line += fit_field(cell_of(field), field);
+    append_fitted(line, cell_of(field), field);
     line += field.suffix;
   }
   line += '\n';
@@ -560,8 +573,18 @@ std::string render_squeue(const std::vector<const JobRecord*>& jobs, const Field
       const auto* column = column_of(field);
       return FieldCell{std::string(column->title), column->cut_title};
     });
-  for (const JobRecord* job : jobs)
-    out += render_field_line(format, [&](const FieldSpec& field) { return column_of(field)->cell(*job, context); });
+  // Every line straight into one text (100,000 lines a listing): no line or cell copied twice.
+  size_t line_bytes = format.prefix.size() + 1;
+  for (const auto& field : format.fields) line_bytes += field.width + field.suffix.size();
+  out.reserve(out.size() + jobs.size() * (line_bytes + 8));
+  for (const JobRecord* job : jobs) {
+    out += format.prefix;
+    for (size_t i = 0; i < format.fields.size(); ++i) {
+      append_fitted(out, columns[i]->cell(*job, context), format.fields[i]);
+      out += format.fields[i].suffix;
+    }
+    out += '\n';
+  }
   return out;
 }
 

@@ -61,6 +61,8 @@ struct FieldCell {
 
 // Pads (and cuts) one value to a field: width 0 shows the value as is.
 std::string fit_field(const FieldCell& cell, const FieldSpec& field);
+// The same, appended to `out`.
+void append_fitted(std::string& out, const FieldCell& cell, const FieldSpec& field);
 
 // One output line: the prefix, then each field's fitted cell and its suffix, then '\n'.
 std::string render_field_line(const FieldFormat& format, const std::function<FieldCell(const FieldSpec&)>& cell_of);

@@ -1,6 +1,7 @@
 #include "common/slurm_time.hpp"
 
 #include <array>
+#include <charconv>
 #include <cstdio>
 #include <ctime>
 #include <utility>
@@ -36,10 +37,29 @@ Clock split_seconds(uint64_t seconds) {
   return {seconds / kDay, seconds / kHour % 24, seconds / kMinute % 60, seconds % 60};
 }
 
-std::string format_clock(const char* format, auto... values) {
-  std::array<char, 64> buffer{};
-  std::snprintf(buffer.data(), buffer.size(), format, static_cast<unsigned long long>(values)...);
-  return buffer.data();
+// `value` in decimal, zero-padded to `width` digits (printf's "%02llu" for 2); squeue prints
+// a few of these for each of 100,000 lines: no printf.
+void append_digits(std::string& out, uint64_t value, size_t width) {
+  std::array<char, 20> buffer;
+  auto end = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value).ptr;
+  size_t digits = static_cast<size_t>(end - buffer.data());
+  if (digits < width) out.append(width - digits, '0');
+  out.append(buffer.data(), digits);
+}
+
+// "[days-]hours:minutes:seconds"; hours `hours_width` digits at least when there are no days.
+std::string clock_text(uint64_t days, uint64_t hours, uint64_t minutes, uint64_t seconds, size_t hours_width) {
+  std::string text;
+  if (days > 0) {
+    append_digits(text, days, 1);
+    text += '-';
+  }
+  append_digits(text, hours, days > 0 ? 2 : hours_width);
+  text += ':';
+  append_digits(text, minutes, 2);
+  text += ':';
+  append_digits(text, seconds, 2);
+  return text;
 }
 
 std::tm local_tm(int64_t unix_seconds) {
@@ -294,15 +314,17 @@ std::optional<uint32_t> parse_time_limit(std::string_view text) {
 
 std::string format_elapsed_compact(uint64_t seconds) {
   auto [d, h, m, s] = split_seconds(seconds);
-  if (d > 0) return format_clock("%llu-%02llu:%02llu:%02llu", d, h, m, s);
-  if (h > 0) return format_clock("%llu:%02llu:%02llu", h, m, s);
-  return format_clock("%llu:%02llu", m, s);
+  if (d > 0 || h > 0) return clock_text(d, h, m, s, 1);
+  std::string text;  // "m:ss"
+  append_digits(text, m, 1);
+  text += ':';
+  append_digits(text, s, 2);
+  return text;
 }
 
 std::string format_hms(uint64_t seconds) {
   auto [d, h, m, s] = split_seconds(seconds);
-  if (d > 0) return format_clock("%llu-%02llu:%02llu:%02llu", d, h, m, s);
-  return format_clock("%02llu:%02llu:%02llu", h, m, s);
+  return clock_text(d, h, m, s, 2);
 }
 
 std::string format_time_limit(uint32_t seconds) {

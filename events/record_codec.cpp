@@ -208,6 +208,8 @@ void write_job_view(records::JobView::Builder out, const JobRecord& job, JobView
 
 JobRecord read_job_view(records::JobView::Reader in) { return read_job_view(in, record_spec(in.getSpec())); }
 
+JobRecord read_lean_job_view(records::JobView::Reader in) { return read_job_view(in); }
+
 JobRecord read_job_view(records::JobView::Reader in, RecordedSpec spec) {
   JobRecord job;
   job.id = in.getJobId();
@@ -265,7 +267,7 @@ JobRecord read_job_view(records::JobView::Reader in, RecordedSpec spec) {
   job.preempt_grace_sec = in.getPreemptGraceSec();
   job.preempt_us = in.getPreemptTimeUs();
   for (auto entry : in.getCpuIds()) job.cpu_ids.push_back({entry.getNode(), entry.getCpuIds()});
-  job.batch_usage = read_usage(in.getBatchUsage());
+  if (in.hasBatchUsage()) job.batch_usage = read_usage(in.getBatchUsage());
   return job;
 }
 

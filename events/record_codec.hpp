@@ -30,6 +30,9 @@ void write_job_view(records::JobView::Builder out, const JobRecord& job, JobView
 JobRecord read_job_view(records::JobView::Reader in);
 // A view written without its spec, and the spec kept apart.
 JobRecord read_job_view(records::JobView::Reader in, RecordedSpec spec);
+// A lean view (JobViewFields::lean): its spec decoded into a core (RecordedSpec::from_core),
+// not copied into a message of its own, and the parts a lean view leaves out not looked for.
+JobRecord read_lean_job_view(records::JobView::Reader in);
 
 void write_node_view(records::NodeView::Builder out, const NodeRecord& node);
 NodeRecord read_node_view(records::NodeView::Reader in);

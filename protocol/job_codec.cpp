@@ -141,13 +141,42 @@ JobsAnswer read_jobs_answer(rpc::Controller::QueryJobsResults::Reader in) {
   return answer;
 }
 
+namespace {
+
+// A chunk's message is built in one segment kept by the reader's thread for the next chunk
+// (capnp zeroes what it used when the builder goes): no fresh pages faulted in for every
+// chunk, and one segment, so no far pointers for the CLI to follow. 1,000 lean views take
+// ~100k words, whole ones up to ~300k; a larger chunk grows into more segments as before.
+constexpr size_t kChunkSegmentWords = 384u << 10;
+
+kj::ArrayPtr<capnp::word> chunk_segment() {
+  thread_local std::unique_ptr<capnp::word[]> words;
+  if (!words) words = std::make_unique<capnp::word[]>(kChunkSegmentWords);  // zeroed, as capnp wants it
+  return kj::arrayPtr(words.get(), kChunkSegmentWords);
+}
+
+// Cap'n Proto's stream framing (the segment table, then the segments), appended to `out`
+// without zero-filling the room first.
+void append_message(std::string& out, capnp::MessageBuilder& message) {
+  auto segments = message.getSegmentsForOutput();
+  size_t table_words = segments.size() / 2 + 1;
+  kj::Array<uint32_t> table = kj::heapArray<uint32_t>(table_words * 2);
+  table[0] = static_cast<uint32_t>(segments.size() - 1);
+  for (size_t i = 0; i < segments.size(); ++i) table[i + 1] = static_cast<uint32_t>(segments[i].size());
+  if (segments.size() % 2 == 0) table[segments.size() + 1] = 0;
+  out.append(reinterpret_cast<const char*>(table.begin()), table.size() * sizeof(uint32_t));
+  for (auto segment : segments) out.append(reinterpret_cast<const char*>(segment.begin()), segment.size() * sizeof(capnp::word));
+}
+
+}  // namespace
+
 JobsChunk append_jobs_chunk(std::string& page, const ClusterState& state, const ReasonMap& reasons,
                             const JobQuery& query, int64_t now_us, uint32_t min_job_age_sec, bool lean) {
   // The records stay where they are: the chunk's jobs are written once they are all known.
   std::vector<SelectedJob> selected;
   JobsAnswer answer = visit_selected_jobs(state, reasons, query, now_us, min_job_age_sec,
                                           [&](const SelectedJob& job) { selected.push_back(job); });
-  capnp::MallocMessageBuilder message(static_cast<unsigned>(64 + selected.size() * (lean ? 48 : 128)));
+  capnp::MallocMessageBuilder message(chunk_segment());
   auto out = message.initRoot<rpc::Controller::QueryJobsResults>();
   out.setNowUs(answer.now_us);
   out.setMore(answer.more);
@@ -160,34 +189,52 @@ JobsChunk append_jobs_chunk(std::string& page, const ClusterState& state, const 
     jobs[i].setReason(static_cast<uint8_t>(selected[i].reason));
     if (selected[i].dependency) jobs[i].getSpec().setDependency(*selected[i].dependency);
   }
-  size_t words = capnp::computeSerializedSizeInWords(message);
-  size_t at = page.size();
-  page.resize(at + words * sizeof(capnp::word));
-  kj::ArrayOutputStream stream(kj::arrayPtr(reinterpret_cast<kj::byte*>(page.data() + at), words * sizeof(capnp::word)));
-  capnp::writeMessage(stream, message);
+  append_message(page, message);
   return {selected.size(), answer.more, answer.next_after_job_id};
 }
 
-JobsAnswer read_jobs_page(kj::ArrayPtr<const kj::byte> page) {
+namespace {
+
+// A listJobs page's chunks, read in place.
+struct PageChunks {
+  kj::Array<capnp::word> copy;
+  std::vector<std::unique_ptr<capnp::FlatArrayMessageReader>> readers;
+};
+
+PageChunks read_chunks(kj::ArrayPtr<const kj::byte> page) {
   // The page's bytes as words: read in place when aligned (a Data blob of a message is),
   // else copied.
-  kj::Array<capnp::word> copy;
+  PageChunks chunks;
   kj::ArrayPtr<const capnp::word> words;
   if (reinterpret_cast<uintptr_t>(page.begin()) % alignof(capnp::word) == 0) {
     words = kj::arrayPtr(reinterpret_cast<const capnp::word*>(page.begin()), page.size() / sizeof(capnp::word));
   } else {
-    copy = kj::heapArray<capnp::word>(page.size() / sizeof(capnp::word));
-    std::memcpy(copy.begin(), page.begin(), copy.size() * sizeof(capnp::word));
-    words = copy;
+    chunks.copy = kj::heapArray<capnp::word>(page.size() / sizeof(capnp::word));
+    std::memcpy(chunks.copy.begin(), page.begin(), chunks.copy.size() * sizeof(capnp::word));
+    words = chunks.copy;
   }
   capnp::ReaderOptions options;
   options.traversalLimitInWords = 2 * words.size() + 1;  // each chunk's list is read twice
-  std::vector<std::unique_ptr<capnp::FlatArrayMessageReader>> chunks;
+  for (kj::ArrayPtr<const capnp::word> rest = words; rest.size() > 0;
+       rest = kj::arrayPtr(chunks.readers.back()->getEnd(), rest.end()))
+    chunks.readers.push_back(std::make_unique<capnp::FlatArrayMessageReader>(rest, options));
+  return chunks;
+}
+
+}  // namespace
+
+JobsPaging read_jobs_page_paging(kj::ArrayPtr<const kj::byte> page) {
+  PageChunks chunks = read_chunks(page);
+  if (chunks.readers.empty()) return {};
+  auto last = chunks.readers.back()->getRoot<rpc::Controller::QueryJobsResults>();
+  return {last.getMore(), last.getNextAfterJobId()};
+}
+
+JobsAnswer read_jobs_page(kj::ArrayPtr<const kj::byte> page, bool lean) {
+  PageChunks read = read_chunks(page);
+  const auto& chunks = read.readers;
   size_t job_count = 0;
-  for (kj::ArrayPtr<const capnp::word> rest = words; rest.size() > 0; rest = kj::arrayPtr(chunks.back()->getEnd(), rest.end())) {
-    chunks.push_back(std::make_unique<capnp::FlatArrayMessageReader>(rest, options));
-    job_count += chunks.back()->getRoot<rpc::Controller::QueryJobsResults>().getJobs().size();
-  }
+  for (const auto& reader : chunks) job_count += reader->getRoot<rpc::Controller::QueryJobsResults>().getJobs().size();
   JobsAnswer answer;
   answer.jobs.reserve(job_count);  // records are large: moved once, not at every chunk
   for (const auto& reader : chunks) {
@@ -196,7 +243,7 @@ JobsAnswer read_jobs_page(kj::ArrayPtr<const kj::byte> page) {
     answer.more = chunk.getMore();
     answer.next_after_job_id = chunk.getNextAfterJobId();
     answer.named_found += chunk.getNamedFound();
-    for (auto job : chunk.getJobs()) answer.jobs.push_back(read_job_view(job));
+    for (auto job : chunk.getJobs()) answer.jobs.push_back(lean ? read_lean_job_view(job) : read_job_view(job));
   }
   return answer;
 }

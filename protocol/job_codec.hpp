@@ -44,8 +44,15 @@ struct JobsChunk {
 };
 JobsChunk append_jobs_chunk(std::string& page, const ClusterState& state, const ReasonMap& reasons,
                             const JobQuery& query, int64_t now_us, uint32_t min_job_age_sec, bool lean);
-// A listJobs page read back: every chunk's jobs, the last chunk's paging.
-JobsAnswer read_jobs_page(kj::ArrayPtr<const kj::byte> page);
+// A listJobs page read back: every chunk's jobs, the last chunk's paging; `lean` as asked.
+JobsAnswer read_jobs_page(kj::ArrayPtr<const kj::byte> page, bool lean);
+// The page's paging alone (more, next_after_job_id), its jobs not read: the client asks for
+// the next page before it reads and prints this one.
+struct JobsPaging {
+  bool more = false;
+  uint64_t next_after_job_id = 0;
+};
+JobsPaging read_jobs_page_paging(kj::ArrayPtr<const kj::byte> page);
 
 void write_history_cursor(rpc::HistoryCursor::Builder out, const HistoryCursor& cursor);
 HistoryCursor read_history_cursor(rpc::HistoryCursor::Reader in);

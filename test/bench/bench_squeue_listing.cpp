@@ -130,7 +130,7 @@ void run(uint32_t node_count, uint32_t job_count) {
         encode += ms_since(began);
         bytes += page.size();
         began = thread_cpu_ms();
-        JobsAnswer answer = read_jobs_page(kj::arrayPtr(reinterpret_cast<const kj::byte*>(page.data()), page.size()));
+        JobsAnswer answer = read_jobs_page(kj::arrayPtr(reinterpret_cast<const kj::byte*>(page.data()), page.size()), lean);
         decode += ms_since(began);
         began = thread_cpu_ms();
         // As squeue prints the whole queue: page by page, each dropped once printed.

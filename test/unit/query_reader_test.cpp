@@ -109,7 +109,7 @@ TEST_CASE("query reader: a listing's page comes in chunks that hold every job, f
     JobsAnswer answer;
     self->request(site.reader, caf::infinite, list_jobs_atom_v, query, true)
         .receive([&](const std::string& page) {
-                   answer = read_jobs_page(kj::arrayPtr(reinterpret_cast<const kj::byte*>(page.data()), page.size()));
+                   answer = read_jobs_page(kj::arrayPtr(reinterpret_cast<const kj::byte*>(page.data()), page.size()), true);
                  },
                  [&](const caf::error& error) { FAIL(caf::to_string(error)); });
     return answer;

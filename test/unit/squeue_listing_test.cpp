@@ -139,7 +139,8 @@ JobRecord through_view(const JobRecord& job, JobViewFields fields) {
   capnp::MallocMessageBuilder message;
   auto view = message.initRoot<records::JobView>();
   write_job_view(view, job, fields);
-  return read_job_view(view.asReader());
+  // A lean view is read as squeue reads it: into a spec known by its core.
+  return fields.lean ? read_lean_job_view(view.asReader()) : read_job_view(view.asReader());
 }
 
 std::string rendered(const std::vector<JobRecord>& jobs, const FieldFormat& format) {
@@ -234,7 +235,12 @@ std::vector<JobsAnswer> listed_pages(const ClusterState& state, const ReasonMap&
       if (!written.more || left == 0) break;
       chunk.after_job_id = written.next_after_job_id;
     }
-    pages.push_back(read_jobs_page(kj::arrayPtr(reinterpret_cast<const kj::byte*>(page.data()), page.size())));
+    auto bytes = kj::arrayPtr(reinterpret_cast<const kj::byte*>(page.data()), page.size());
+    pages.push_back(read_jobs_page(bytes, lean));
+    // What the CLI reads first, to ask for the next page before it reads this one.
+    JobsPaging paging = read_jobs_page_paging(bytes);
+    CHECK(paging.more == pages.back().more);
+    CHECK(paging.next_after_job_id == pages.back().next_after_job_id);
     if (!pages.back().more) return pages;
     query.after_job_id = pages.back().next_after_job_id;
   }
@@ -279,6 +285,21 @@ TEST_CASE("squeue listing: the default format prints the same from lean pages as
   CHECK(pages[0].jobs.size() == 25);
 }
 
+TEST_CASE("squeue listing: a chunk larger than the reader's kept segment spans several, read back whole") {
+  ClusterState state = queue_of(800);
+  for (auto& [id, job] : state.jobs) job.message = std::string(4000, static_cast<char>('a' + id % 26));  // ~3.2 MB
+  JobQuery query = jobs_with_ids({}, false);
+  query.states = squeue_default_states();
+  query.page_size = kMaxJobPage;
+  auto pages = listed_pages(state, {}, query, true, 1000);
+  REQUIRE(pages.size() == 1);
+  REQUIRE(pages[0].jobs.size() == 800);
+  for (const auto& job : pages[0].jobs) {
+    CAPTURE(job.id);
+    CHECK(job.message == state.jobs.at(job.id).message);
+  }
+}
+
 TEST_CASE("squeue listing: a page read back from nothing but its own bytes; named jobs in one chunk") {
   ClusterState state = queue_of(6);
   JobQuery query = jobs_with_ids({2, 5, 99}, false);
@@ -288,7 +309,7 @@ TEST_CASE("squeue listing: a page read back from nothing but its own bytes; name
   CHECK_FALSE(written.more);
   // A Data blob need not be word-aligned when it arrives: read from an odd address.
   std::string shifted = " " + page;
-  JobsAnswer answer = read_jobs_page(kj::arrayPtr(reinterpret_cast<const kj::byte*>(shifted.data()) + 1, page.size()));
+  JobsAnswer answer = read_jobs_page(kj::arrayPtr(reinterpret_cast<const kj::byte*>(shifted.data()) + 1, page.size()), true);
   REQUIRE(answer.jobs.size() == 2);
   CHECK(answer.jobs[0].id == 2);
   CHECK(answer.jobs[1].id == 5);
