@@ -515,12 +515,11 @@ class Scheduler {
       if (!placement.array_task) placed.push_back(placement.job_id);
     if (!placed.empty()) {
       std::sort(placed.begin(), placed.end());
-      std::erase_if(reasons_, [&](const std::pair<uint64_t, Reason>& item) {
+      std::erase_if(reasons_, [&](const ReasonMap::value_type& item) {
         return std::binary_search(placed.begin(), placed.end(), item.first);
       });
     }
-    // In id order: each is added at the map's end, at no search.
-    for (const auto& [id, reason] : reasons_) decision_.pending_reasons.emplace_hint(decision_.pending_reasons.end(), id, reason);
+    decision_.pending_reasons = ReasonMap::from_sorted(std::move(reasons_));
     return std::move(decision_);
   }
 
@@ -986,7 +985,7 @@ class Scheduler {
     uint32_t slot = 0;
   };
   std::vector<QueuedJob> pending_;  // in schedules_before() order
-  std::vector<std::pair<uint64_t, Reason>> reasons_;  // of every pending job (held ones too), in id order
+  std::vector<ReasonMap::value_type> reasons_;  // of every pending job (held ones too), in id order
   std::map<const PartitionPolicy*, std::vector<NoFit>> no_fits_;  // requests that did not fit in this pass
   std::vector<QueuedJob> held_;
   std::vector<Release> releases_;
