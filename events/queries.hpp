@@ -86,7 +86,7 @@ struct StateDigestView {
   uint32_t partition = 0;
 };
 
-// A pending job's reason as the last scheduling pass saw it, by job id.
-using ReasonMap = std::map<uint64_t, Reason>;
+// A pending job's reason as the last scheduling pass saw it, by job id: ReasonMap
+// (events/reason_map.hpp, through scheduling_policy.hpp).
 
 }  // namespace cairn

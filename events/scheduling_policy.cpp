@@ -31,6 +31,7 @@ struct FreeCapacity {
   uint64_t mem_mb = 0;
   uint32_t total_cpus = 0;  // the node's: an exclusive job needs them all free, and takes them
   std::vector<GresHeld> gres_busy;  // GRES units held by running (or just placed) jobs
+  uint32_t ordinal = 0;  // the node's place among the up nodes: its slots in the node indexes
 };
 
 // Units of `held` (a NodeShare's gres text) taken out of, or given back to, a node's busy ones.
@@ -292,6 +293,9 @@ const PartitionPolicy* find_partition(const std::vector<PartitionPolicy>& partit
 
 class Scheduler {
  public:
+  // A node's place in one partition's index.
+  using Slot = std::pair<FreeCpuIndex*, size_t>;
+
   // scan_every_node: without the node index (schedule_scanning_every_node).
   Scheduler(const SchedulingInput& input, bool scan_every_node) : in_(input), scan_every_node_(scan_every_node) {
     for (const auto& [name, node] : input.state->nodes) {
@@ -305,13 +309,24 @@ class Scheduler {
       pool_free_[pool.name] = pool.capacity_bytes - std::min(pool.capacity_bytes, reserved);
     }
     JobCursor cursor(input.state->jobs);
+    // Upper bounds: no reallocation (and copy) of the larger vectors as a pass fills them.
+    releases_.reserve(input.state->unfinished_jobs.size());
+    reasons_.reserve(input.state->unfinished_jobs.size());
     for (uint64_t id : input.state->unfinished_jobs) {
       const JobRecord* found = cursor.find(id);
       if (!found) continue;
       const JobRecord& job = *found;
       // A held job waits whatever runs: it needs no place in the order (a queue of held
-      // jobs, as in the memory bench, then costs no sort at every event).
-      if (job.state == JobState::PENDING) (job.hold == HoldKind::none ? pending_ : held_).push_back(&job);
+      // jobs, as in the memory bench, then costs no sort at every event). Each pending job
+      // has its reason's slot, in id order.
+      if (job.state == JobState::PENDING) {
+        auto slot = static_cast<uint32_t>(reasons_.size());
+        reasons_.emplace_back(job.id, Reason::none);
+        if (job.hold == HoldKind::none)
+          pending_.push_back({&job, nullptr, slot});
+        else
+          held_.push_back({&job, nullptr, slot});
+      }
       if (job.state == JobState::PENDING && job.hold == HoldKind::none && job.array.array_job_id != 0 &&
           !is_array_record(job) && job.eligible_us <= input.now_us)
         arrays_with_split_task_.insert(job.array.array_job_id);
@@ -345,17 +360,13 @@ class Scheduler {
     if (!scan_every_node_) index_nodes();
   }
 
-  // Jobs come mostly in id order (submit order): those are added at the map's end, at no search.
-  void set_reason(uint64_t id, Reason reason) {
-    auto& reasons = decision_.pending_reasons;
-    if (reasons.empty() || reasons.rbegin()->first < id)
-      reasons.emplace_hint(reasons.end(), id, reason);
-    else
-      reasons[id] = reason;
-  }
 
-  // Each partition's FreeCpuIndex, and where each node sits in them.
+  // Each partition's FreeCpuIndex, and where each node sits in them: slots_ grouped by node
+  // ordinal (a flat table built at every pass, not a map of vectors: no allocation per node).
   void index_nodes() {
+    uint32_t ordinal = 0;
+    for (auto& [name, free] : free_) free.ordinal = ordinal++;
+    std::vector<std::pair<uint32_t, Slot>> found;  // (node ordinal, slot)
     indexes_.reserve(in_.partitions.size());
     for (const auto& partition : in_.partitions) {
       auto& index = indexes_.emplace_back(partition.nodes.size());
@@ -363,9 +374,21 @@ class Scheduler {
         auto it = free_.find(partition.nodes[i]);
         if (it == free_.end()) continue;
         index.set(i, it->second.cpus);
-        node_slots_[partition.nodes[i]].push_back({&index, i});
+        found.push_back({it->second.ordinal, {&index, i}});
       }
     }
+    slots_begin_.assign(free_.size() + 1, 0);
+    for (const auto& item : found) ++slots_begin_[item.first + 1];
+    for (size_t i = 1; i < slots_begin_.size(); ++i) slots_begin_[i] += slots_begin_[i - 1];
+    slots_.resize(found.size());
+    std::vector<uint32_t> next(slots_begin_.begin(), slots_begin_.end() - 1);
+    for (const auto& [node, slot] : found) slots_[next[node]++] = slot;
+  }
+
+  // The node's places in the partitions' indexes (none without indexes).
+  std::span<const Slot> slots_of(const FreeCapacity& free) const {
+    if (slots_begin_.empty()) return {};
+    return std::span<const Slot>(slots_).subspan(slots_begin_[free.ordinal], slots_begin_[free.ordinal + 1] - slots_begin_[free.ordinal]);
   }
 
   const FreeCpuIndex* index_of(const PartitionPolicy& partition) const {
@@ -375,11 +398,9 @@ class Scheduler {
   }
 
   // CPUs taken on a node in this pass: the indexes follow.
-  void take_cpus(const std::string& name, FreeCapacity& free, uint32_t cpus) {
+  void take_cpus(FreeCapacity& free, uint32_t cpus) {
     free.cpus -= std::min(free.cpus, cpus);
-    auto slots = node_slots_.find(name);
-    if (slots == node_slots_.end()) return;
-    for (auto [index, position] : slots->second) index->set(position, free.cpus);
+    for (auto [index, position] : slots_of(free)) index->set(position, free.cpus);
   }
 
   // The allocations in the order they are expected to end (for shadow times), ties in the
@@ -387,9 +408,13 @@ class Scheduler {
   const std::vector<size_t>& releases_by_end() {
     size_t sorted = by_end_.size();
     if (sorted == releases_.size()) return by_end_;
-    for (size_t i = sorted; i < releases_.size(); ++i) by_end_.push_back(i);
+    // Sorted on (end, position) side by side: a stable sort by end, without an indirection per comparison.
+    std::vector<std::pair<int64_t, size_t>> keyed;
+    keyed.reserve(releases_.size() - sorted);
+    for (size_t i = sorted; i < releases_.size(); ++i) keyed.push_back({releases_[i].end_us, i});
+    std::sort(keyed.begin(), keyed.end());
+    for (const auto& item : keyed) by_end_.push_back(item.second);
     auto earlier = [this](size_t a, size_t b) { return releases_[a].end_us < releases_[b].end_us; };
-    std::stable_sort(by_end_.begin() + static_cast<std::ptrdiff_t>(sorted), by_end_.end(), earlier);
     std::inplace_merge(by_end_.begin(), by_end_.begin() + static_cast<std::ptrdiff_t>(sorted), by_end_.end(), earlier);
     return by_end_;
   }
@@ -421,14 +446,14 @@ class Scheduler {
       const Release& release = releases_[i];
       if (release.end_us == kNever) break;
       for (const auto& share : release.nodes) {
-        auto slots = node_slots_.find(share.node);  // absent: down, or in no partition
-        if (slots == node_slots_.end()) continue;
-        size_t position = FreeCpuIndex::npos;
-        for (auto [slot_index, slot_position] : slots->second)
+        auto node = free_.find(share.node);  // absent: down
+        if (node == free_.end()) continue;
+        size_t position = FreeCpuIndex::npos;  // stays npos for a node of another partition
+        for (auto [slot_index, slot_position] : slots_of(node->second))
           if (slot_index == index) position = slot_position;
         if (position == FreeCpuIndex::npos) continue;
         auto [it, first] = released.try_emplace(share.node);
-        if (first) it->second = free_.at(share.node);
+        if (first) it->second = node->second;
         it->second.cpus += share.cpus;
         it->second.mem_mb += share.mem_mb;
         release_gres(it->second.gres_busy, share.gres);
@@ -450,28 +475,31 @@ class Scheduler {
   // Slurm's order: the partition's PriorityTier (higher first), then schedules_before(), with
   // each job's keys read once rather than at every comparison.
   void sort_pending() {
-    std::vector<std::pair<std::pair<int64_t, ScheduleRank>, std::pair<const JobRecord*, const PartitionPolicy*>>> ranked;
+    std::vector<std::pair<std::pair<int64_t, ScheduleRank>, QueuedJob>> ranked;
     ranked.reserve(pending_.size());
-    for (const auto* job : pending_) {
-      const auto* partition = find_partition(in_.partitions, job->spec->partition);
-      int64_t tier = partition ? partition->priority_tier : 1;
-      ScheduleRank rank = schedule_rank(*job);
+    for (auto queued : pending_) {
+      const JobRecord& job = *queued.job;
+      queued.partition = find_partition(in_.partitions, job.spec->partition);
+      int64_t tier = queued.partition ? queued.partition->priority_tier : 1;
+      ScheduleRank rank = schedule_rank(job);
       // Its QOS's Priority adds to a job's (PriorityWeightQOS, docs/decisions.md); an operator's Priority= stands.
-      std::get<0>(rank) = -scheduling_priority(*job, in_.state->accounts.qos);
-      ranked.push_back({{-tier, rank}, {job, partition}});
+      std::get<0>(rank) = -scheduling_priority(job, in_.state->accounts.qos);
+      ranked.push_back({{-tier, rank}, queued});
     }
-    std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    pending_partitions_.resize(ranked.size());
-    for (size_t i = 0; i < ranked.size(); ++i) std::tie(pending_[i], pending_partitions_[i]) = ranked[i].second;
+    // Keys are unique (the id is the last): a queue already in order (one priority, submit
+    // order) is left as it is, and any other is sorted into the one order there is.
+    auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
+    if (!std::is_sorted(ranked.begin(), ranked.end(), by_key)) std::sort(ranked.begin(), ranked.end(), by_key);
+    for (size_t i = 0; i < ranked.size(); ++i) pending_[i] = ranked[i].second;
   }
 
   SchedulingDecision run() {
     resume_lenders();
-    for (const auto* job : held_) set_reason(job->id, consider(*job));
+    for (const auto& held : held_) reasons_[held.slot].second = consider(*held.job);
     for (size_t i = 0; i < pending_.size(); ++i) {
       bool backfilling = reservations_ > 0;
       size_t placed = decision_.placements.size();
-      set_reason(pending_[i]->id, consider(*pending_[i], pending_partitions_[i]));
+      reasons_[pending_[i].slot].second = consider(*pending_[i].job, pending_[i].partition);
       auto& figures = decision_.backfill;
       if (backfilling) {
         ++figures.depth;
@@ -481,8 +509,17 @@ class Scheduler {
       }
     }
     decision_.backfill.table_size = static_cast<uint32_t>(reserved_until_.size());
+    // A job placed whole has no reason left (an array keeps its remainder's).
+    std::vector<uint64_t> placed;
     for (const auto& placement : decision_.placements)
-      if (!placement.array_task) decision_.pending_reasons.erase(placement.job_id);
+      if (!placement.array_task) placed.push_back(placement.job_id);
+    if (!placed.empty()) {
+      std::sort(placed.begin(), placed.end());
+      std::erase_if(reasons_, [&](const ReasonMap::value_type& item) {
+        return std::binary_search(placed.begin(), placed.end(), item.first);
+      });
+    }
+    decision_.pending_reasons = ReasonMap::from_sorted(std::move(reasons_));
     return std::move(decision_);
   }
 
@@ -681,7 +718,7 @@ class Scheduler {
         const std::string& name = nodes[i];
         auto& free = free_[name];
         uint32_t cpus = share_cpus(free, shape);
-        take_cpus(name, free, cpus);
+        take_cpus(free, cpus);
         free.mem_mb -= shape.mem_per_node_mb;
         std::string gres;
         if (shape.gpus_per_job) {
@@ -818,7 +855,7 @@ class Scheduler {
         return it != free_.end() && it->second.cpus >= share.cpus;
       });
       if (!free) continue;
-      for (const auto& share : job->allocation) take_cpus(share.node, free_[share.node], share.cpus);
+      for (const auto& share : job->allocation) take_cpus(free_[share.node], share.cpus);
       decision_.resumes.push_back(job->id);
     }
   }
@@ -928,7 +965,9 @@ class Scheduler {
   bool counts_qos_usage_ = false;              // some QOS limits its running jobs: qos_usage_ is kept
   bool scan_every_node_ = false;
   std::vector<FreeCpuIndex> indexes_;  // one per partition of in_.partitions, in its order
-  std::unordered_map<std::string, std::vector<std::pair<FreeCpuIndex*, size_t>>> node_slots_;
+  // Every node's slots, slots_begin_ where each node's begin.
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> slots_begin_;  // by node ordinal, one more at the end
   std::vector<const JobRecord*> lenders_;  // suspended by preemption
   std::vector<const JobRecord*> running_;  // preemption candidates, when preemption is on
   std::vector<const JobRecord*> leaving_;  // preempted, being killed or requeued
@@ -939,10 +978,16 @@ class Scheduler {
   std::set<std::string> blocked_pools_;
   std::set<std::string> blocked_partitions_;
   std::set<std::pair<std::string, std::string>> singletons_;  // user and name of singletons let through
-  std::vector<const JobRecord*> pending_;  // in schedules_before() order
-  std::vector<const PartitionPolicy*> pending_partitions_;  // each one's partition (null: none)
+  // A pending job, its partition (null: none; found when the queue is sorted) and its reason's slot.
+  struct QueuedJob {
+    const JobRecord* job = nullptr;
+    const PartitionPolicy* partition = nullptr;
+    uint32_t slot = 0;
+  };
+  std::vector<QueuedJob> pending_;  // in schedules_before() order
+  std::vector<ReasonMap::value_type> reasons_;  // of every pending job (held ones too), in id order
   std::map<const PartitionPolicy*, std::vector<NoFit>> no_fits_;  // requests that did not fit in this pass
-  std::vector<const JobRecord*> held_;
+  std::vector<QueuedJob> held_;
   std::vector<Release> releases_;
   std::vector<size_t> by_end_;  // releases_by_end()
   std::map<std::string, int64_t> reserved_until_;

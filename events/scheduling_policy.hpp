@@ -16,6 +16,7 @@
 #include "common/config.hpp"
 #include "common/gres.hpp"
 #include "events/preemption.hpp"
+#include "events/reason_map.hpp"
 #include "common/licenses.hpp"
 
 namespace cairn {
@@ -87,7 +88,7 @@ struct SchedulingDecision {
   std::vector<Placement> placements;
   std::vector<BbReservation> bb_reservations;
   std::vector<BbStageIn> bb_stage_ins;  // after the reservations: new ones, and any left without a node
-  std::map<uint64_t, Reason> pending_reasons;  // every pending job that was not placed (an array: its remainder)
+  ReasonMap pending_reasons;  // every pending job that was not placed (an array: its remainder)
   // Pending jobs whose dependency can never be met and that are to be cancelled
   // (--kill-on-invalid-dep=yes, or the cluster's DependencyParameters=kill_invalid_depend).
   std::vector<uint64_t> dependency_cancels;

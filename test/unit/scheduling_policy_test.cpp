@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "events/job_update.hpp"
 #include "events/scheduling_policy.hpp"
 #include "events/scheduling_reference.hpp"
 #include "test/unit/event_fixtures.hpp"
@@ -82,6 +83,28 @@ TEST_CASE("jobs start in submit order while resources last; the first blocked wa
   CHECK(decision.pending_reasons.at(3) == Reason::priority);
   REQUIRE(placement_of(decision, 4));
   CHECK_FALSE(decision.pending_reasons.contains(4));
+}
+
+// A pass writes reasons into slots kept in id order while it walks the queue in priority
+// order: each reason must still land on its own job, and a placed job must have none.
+TEST_CASE("scheduling: reasons belong to their jobs when the queue's order is not the ids' order") {
+  Cluster c(1);
+  for (uint64_t id = 1; id <= 6; ++id) c.submit(id, cpus_job(1, 2, 60), static_cast<double>(id));
+  c.t.feed(make::job_held(at(7), 3, false));
+  // Priorities reverse the ids: 6 first, then 5, ...; job 1 keeps the default (lowest).
+  for (uint64_t id = 2; id <= 6; ++id) {
+    JobFieldChanges raise;
+    raise.priority = static_cast<uint32_t>(100 * id);
+    c.t.feed(make::job_updated(at(8, schema::ActorKind::OPERATOR, 0, "root"), id, raise));
+  }
+  auto decision = c.decide(10);
+  // Four CPUs: jobs 6 and 5 start; 4 waits for Resources, 2 and 1 for Priority; 3 is held.
+  REQUIRE(decision.placements.size() == 2);
+  CHECK(decision.placements[0].job_id == 6);
+  CHECK(decision.placements[1].job_id == 5);
+  CHECK(decision.pending_reasons ==
+        decltype(decision.pending_reasons){{1, Reason::priority}, {2, Reason::priority}, {3, Reason::job_held_user},
+                                           {4, Reason::resources}});
 }
 
 TEST_CASE("backfill: a short job may use idle nodes only if it ends before the head job can start") {
