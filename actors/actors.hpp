@@ -17,6 +17,7 @@
 #include <array>
 #include <atomic>
 
+#include "events/shard_owner.hpp"
 #include "events/shard_ownership.hpp"
 #include <caf/fwd.hpp>
 #include <caf/replies_to.hpp>
@@ -448,6 +449,10 @@ struct ControllerContext {
   // several shards records it.
   std::shared_ptr<std::array<std::atomic<uint64_t>, 64>> shard_applied_end =
       std::make_shared<std::array<std::atomic<uint64_t>, 64>>();
+  // Each shard's owner as its latest EpochClaimed names it (kept by the query view): where
+  // commands and agents go when the owner is not on this host.
+  std::shared_ptr<SharedValue<std::map<uint32_t, ShardOwnerAddress>>> shard_owners =
+      std::make_shared<SharedValue<std::map<uint32_t, ShardOwnerAddress>>>();
   // The end offset of a shard in the log (forwarded commands wait for the view to reach it).
   std::function<uint64_t(uint32_t)> shard_end;
   // cairnctld --socket PATH: where it listens instead of ControllerSocket= (kept on reconfigure).

@@ -8,6 +8,8 @@
 #include <signal.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
+#include <netdb.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -372,6 +374,41 @@ void write_group_member_files(const ClusterConfig& config, const ShardOwnership&
   }
 }
 
+// ControllerAddr='s entries, in order; {""} (the Unix socket only) with ControllerPort=0.
+std::vector<std::string> controller_listen_addresses(const ClusterConfig& config) {
+  std::vector<std::string> addresses;
+  for (auto address : split(config.controller_addr, ','))
+    if (!trim(address).empty()) addresses.emplace_back(trim(address));
+  if (config.controller_port == 0 || addresses.empty()) addresses = {""};
+  return addresses;
+}
+
+// The first address this host can bind at `port` (an address of this host not already served):
+// the one the listener takes. The last one when none binds (the listener then says why).
+size_t first_bindable_address(const std::vector<std::string>& addresses, uint16_t port) {
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    if (addresses[i].empty()) return i;
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    addrinfo* found = nullptr;
+    std::string host = addresses[i] == "*" ? std::string() : addresses[i];
+    if (getaddrinfo(host.empty() ? nullptr : host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) continue;
+    bool bindable = false;
+    for (addrinfo* at = found; at && !bindable; at = at->ai_next) {
+      int fd = ::socket(at->ai_family, at->ai_socktype | SOCK_CLOEXEC, at->ai_protocol);
+      if (fd < 0) continue;
+      int on = 1;
+      ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+      bindable = ::bind(fd, at->ai_addr, at->ai_addrlen) == 0;
+      ::close(fd);
+    }
+    freeaddrinfo(found);
+    if (bindable) return i;
+  }
+  return addresses.size() - 1;
+}
+
 // KafkaControllerGroup=: joins the group and waits for its first assignment (for as long as it
 // takes: the brokers may be out of reach, as for the log's open), then for the group to settle
 // (a cooperative rebalance gives a newcomer its partitions in a second round).
@@ -380,8 +417,8 @@ std::unique_ptr<KafkaControllerGroup> join_controller_group(const ClusterConfig&
   gethostname(host, sizeof host - 1);
   auto group = std::make_unique<KafkaControllerGroup>(
       parse_kafka_spec(config.event_log, config.kafka_topic), kafka_properties(config.extra),
-      kafka_controller_group(config), controller_group_instance_id(host, config.controller_socket));
-  notify_status("joining the consumer group " + kafka_controller_group(config));
+      config.kafka_controller_group, controller_group_instance_id(host, config.controller_socket));
+  notify_status("joining the consumer group " + config.kafka_controller_group);
   std::vector<uint32_t> assigned;
   for (bool waiting = true; waiting;) {
     try {
@@ -398,10 +435,10 @@ std::unique_ptr<KafkaControllerGroup> join_controller_group(const ClusterConfig&
     assigned = group->membership().assigned;
     if (assigned == settled) break;
   }
-  ownership = ownership_of_assignment(assigned, config.shards, kafka_controller_group(config));
+  ownership = ownership_of_assignment(assigned, config.shards, config.kafka_controller_group);
   auto membership = group->membership();
   spdlog::info("KafkaControllerGroup={}: member {} (instance {}, generation {}) writes shards {}",
-               kafka_controller_group(config), membership.member_id, membership.instance_id, membership.generation,
+               config.kafka_controller_group, membership.member_id, membership.instance_id, membership.generation,
                ownership.text());
   return group;
 }
@@ -413,7 +450,7 @@ std::unique_ptr<KafkaControllerGroup> join_controller_group(const ClusterConfig&
 // fences this controller, which exits 3.
 void follow_controller_group(KafkaControllerGroup& group, EventLog& log, const ShardOwnership& ownership,
                              const ClusterConfig& config) {
-  const std::string name = kafka_controller_group(config);
+  const std::string name = config.kafka_controller_group;
   auto restart = [name](const std::string& why) {
     spdlog::warn("KafkaControllerGroup={}: {}: restarting in place to write the group's new assignment", name, why);
     g_restart = true;
@@ -527,12 +564,12 @@ int run(const ParsedArgs& args) {
   }
   bool on_kafka = !config.event_log.starts_with("file:");
   if (args.has("socket")) config.controller_socket = *args.get("socket");
-  const bool in_group = !kafka_controller_group(config).empty();  // parse_config: on Kafka only
+  const bool in_group = !config.kafka_controller_group.empty();  // parse_config: on Kafka only
   if (in_group && (per_shard || standby))
     throw UsageError(fmt::format("cairnctld: {} and KafkaControllerGroup={}: the consumer group decides which shards "
                                  "this controller writes; remove one of them",
                                  per_shard ? "--shards " + *args.get("shards") : std::string("--standby"),
-                                 kafka_controller_group(config)));
+                                 config.kafka_controller_group));
   std::unique_ptr<KafkaControllerGroup> group;  // outlives the log's writers; never leaves the group
   if (in_group) group = join_controller_group(config, ownership);
   // On Kafka a standby, and a controller of some shards, wait for the shards' live writer (its
@@ -599,6 +636,17 @@ int run(const ParsedArgs& args) {
   char host[256] = "localhost";
   gethostname(host, sizeof host - 1);
   context->controller_name = fmt::format("cairnctld@{}:{}", host, getpid());
+  // ControllerAddr= may list several controllers (a writer and its standbys, other hosts):
+  // this one listens on the first of them it can bind, and names it in its claims so that
+  // controllers and agents on other hosts find it through the log.
+  const std::vector<std::string> listen_addresses = controller_listen_addresses(config);
+  const size_t listen_first = first_bindable_address(listen_addresses, config.controller_port);
+  const ShardOwnerAddress owner_address{
+      context->controller_name,
+      listen_addresses[listen_first].empty()
+          ? "unix:" + config.controller_socket
+          : fmt::format("tcp:{}:{}", listen_addresses[listen_first], config.controller_port),
+      host, static_cast<uint32_t>(getpid())};
   // The writer's claim on every shard it writes: the next epoch of each (fences a previous writer's leftovers).
   std::vector<uint64_t> epochs(shards), claim_offsets(shards);
   for (uint32_t shard = 0; shard < shards; ++shard) {
@@ -609,7 +657,7 @@ int run(const ParsedArgs& args) {
     claim.shard = shard;
     claim.epoch = epochs[shard] = state.shards[shard].epoch + 1;
     claim.actor = {static_cast<uint32_t>(getuid()), "cairnctld", schema::ActorKind::SYSTEM};
-    claim_offsets[shard] = claim_shard(*log, claim, context->controller_name, state, shard_ends[shard]);
+    claim_offsets[shard] = claim_shard(*log, claim, owner_address, state, shard_ends[shard]);
   }
   context->ownership = ownership;
   EventLog* raw_log = log.get();
@@ -699,21 +747,22 @@ int run(const ParsedArgs& args) {
   KjLoopThread loop;
   RpcListenerOptions listen;
   listen.unix_path = config.controller_socket;
-  // ControllerAddr= may list several controllers (a writer and its standbys): this one
-  // listens on the first of them it can bind.
-  std::vector<std::string> addresses;
-  for (auto address : split(config.controller_addr, ','))
-    if (!trim(address).empty()) addresses.emplace_back(trim(address));
-  if (config.controller_port == 0 || addresses.empty()) addresses = {""};
   std::optional<RpcListener> bound;
-  for (size_t i = 0; !bound; ++i) {
-    if (!addresses[i].empty()) listen.tcp_address = fmt::format("{}:{}", addresses[i], config.controller_port);
+  for (size_t i = listen_first; !bound; ++i) {
+    if (!listen_addresses[i].empty())
+      listen.tcp_address = fmt::format("{}:{}", listen_addresses[i], config.controller_port);
     try {
       bound.emplace(loop, listen, controller_bootstrap(loop, context));
     } catch (const std::runtime_error& e) {
-      if (i + 1 == addresses.size()) throw;
+      if (i + 1 == listen_addresses.size()) throw;
       spdlog::info("{}; trying the next ControllerAddr", e.what());
     }
+    // The claims name where this controller listens: another process took that address since.
+    if (bound && i != listen_first && ownership.owned().size() > 0)
+      throw std::runtime_error(fmt::format(
+          "ControllerAddr={}: {}:{} was taken by another process after this controller named it in its shard "
+          "claims; start it again",
+          config.controller_addr, listen_addresses[listen_first], config.controller_port));
   }
   RpcListener& listener = *bound;
   std::error_code ignored_error;

@@ -697,6 +697,23 @@ class ControllerImpl final : public rpc::Controller::Server {
 
   // A forwarded command does not go on to other controllers.
   void set_forwarded() { forwarded_ = true; }
+  void set_munge_verified() { munge_verified_ = true; }
+
+  // Agents on other hosts ask any controller where their node's shard is written.
+  kj::Promise<void> shardOwner(ShardOwnerContext context) override {
+    uint32_t shard = context.getParams().getShard();
+    uint32_t shards = context_->config().shards;
+    if (shard >= shards) return failure(fmt::format("there is no shard {} (Shards={})", shard, shards));
+    auto owners = context_->shard_owners->get();
+    auto owner = owners->find(shard);
+    if (owner == owners->end()) return kj::READY_NOW;
+    auto results = context.getResults();
+    results.setEndpoint(owner->second.endpoint);
+    results.setHost(owner->second.host);
+    results.setPid(owner->second.pid);
+    results.setController(owner->second.controller);
+    return kj::READY_NOW;
+  }
 
   // scontrol reconfigure with several controllers: shard 0's owner first (it records
   // ConfigApplied), then this controller and every other one, each reading its own cairn.conf.
@@ -859,19 +876,53 @@ class ControllerImpl final : public rpc::Controller::Server {
     }
     if (auto mismatch = auth_payload_mismatch(identity.payload, config.cluster_name, nonce)) return refuse(*mismatch);
     Caller verified = caller_for_uid(identity.uid, identity.gid, config);
+    std::optional<ForwardedIdentity> forwarded;
+    try {
+      forwarded = auth_payload_forwarded(identity.payload);
+    } catch (const std::invalid_argument& error) {
+      return refuse(error.what());
+    }
+    if (forwarded) return act_for_remote_caller(context, verified, *forwarded);
     spdlog::info("rpc: {} authenticated with MUNGE as {} (uid {})", peer_, verified.user, verified.uid);
     auto results = context.getResults();
     results.setUid(verified.uid);
     results.setUserName(verified.user);
-    results.setSession(
-        kj::heap<ControllerImpl>(loop_, context_, std::move(verified), false, peer_, step_io_, agents_, forwarder_));
+    auto session = kj::heap<ControllerImpl>(loop_, context_, std::move(verified), false, peer_, step_io_, agents_, forwarder_);
+    session->set_munge_verified();
+    results.setSession(kj::mv(session));
+    return kj::READY_NOW;
+  }
+
+  // Root, the controller's own user and SlurmUser: the controllers and the agents.
+  bool is_daemon_user(const Caller& caller) const {
+    return caller.uid == 0 || caller.uid == getuid() || caller.user == context_->config().slurm_user;
+  }
+
+  // A controller on another host forwards a command for a shard this one writes, over TCP: its
+  // MUNGE credential (checked above) names the command's caller. Only a credential of root or
+  // SlurmUser may act for another user; anyone else asking is refused and changes nothing.
+  kj::Promise<void> act_for_remote_caller(AuthenticateContext context, const Caller& signer,
+                                          const ForwardedIdentity& forwarded) {
+    if (!is_daemon_user(signer)) {
+      spdlog::warn("rpc: refused {} (uid {}) from {} acting for uid {}: not root or SlurmUser", signer.user, signer.uid,
+                   peer_, forwarded.uid);
+      return failure("Access/permission denied: only root or SlurmUser may act for another user");
+    }
+    Caller acting = caller_for_uid(forwarded.uid, forwarded.gid, context_->config());
+    spdlog::debug("rpc: {} ({}) acts for {} (uid {})", peer_, signer.user, acting.user, acting.uid);
+    auto results = context.getResults();
+    results.setUid(acting.uid);
+    results.setUserName(acting.user);
+    auto session = kj::heap<ControllerImpl>(loop_, context_, std::move(acting), false, peer_, step_io_, agents_, forwarder_);
+    session->set_forwarded();
+    results.setSession(kj::mv(session));
     return kj::READY_NOW;
   }
 
   // Another controller (cairnctld --shards) forwards a command for a shard this one writes: a
   // session acting as its caller. Root and SlurmUser on this host's socket only.
   kj::Promise<void> act_for_forwarded_caller(AuthenticateContext context, const std::string& credential) {
-    bool trusted = local_ && (caller_.uid == 0 || caller_.uid == getuid() || caller_.user == context_->config().slurm_user);
+    bool trusted = local_ && is_daemon_user(caller_);
     if (!trusted) return failure("Access/permission denied: only root or SlurmUser may act for another user");
     unsigned long uid = 0, gid = 0;
     if (std::sscanf(credential.c_str() + kForwardedCredential.size(), "%lu:%lu", &uid, &gid) != 2)
@@ -887,8 +938,8 @@ class ControllerImpl final : public rpc::Controller::Server {
   }
 
   kj::Promise<void> registerAgent(RegisterAgentContext context) override {
-    // Agents run as root or the SlurmUser, on this host's socket.
-    bool trusted = local_ && (caller_.uid == 0 || caller_.uid == getuid() || caller_.user == context_->config().slurm_user);
+    // Agents run as root or the SlurmUser, on this host's socket or over TCP with MUNGE.
+    bool trusted = (local_ || munge_verified_) && !forwarded_ && is_daemon_user(caller_);
     if (!trusted) return failure("Access/permission denied: only root or SlurmUser may register a node");
     auto params = context.getParams();
     AgentInfo info = read_agent_info(params.getInfo());
@@ -953,6 +1004,7 @@ class ControllerImpl final : public rpc::Controller::Server {
   std::shared_ptr<AgentDirectory> agents_;
   std::shared_ptr<ShardForwarder> forwarder_;
   bool forwarded_ = false;  // a session another controller opened for a command's caller
+  bool munge_verified_ = false;  // a session of a MUNGE credential's own uid (over TCP)
 };
 
 }  // namespace

@@ -101,6 +101,15 @@ void publish_partitions(QueryView* self) {
   st.context->partitions->set(partitions);
 }
 
+// Each shard's owner as the log names it, for the forwarder and shardOwner (agents).
+void publish_shard_owners(QueryView* self) {
+  auto& st = self->state;
+  std::map<uint32_t, ShardOwnerAddress> owners;
+  for (const auto& [shard, cursor] : st.view->state.shards)
+    if (!cursor.owner.controller.empty()) owners[shard] = cursor.owner;
+  st.context->shard_owners->set(owners);
+}
+
 // The active features in force, for the scheduler's submissions and scheduling passes.
 void publish_node_features(QueryView* self) {
   auto& st = self->state;
@@ -284,6 +293,7 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
   self->state.context->accounts->set(self->state.view->state.accounts);
   publish_partitions(self);
   publish_node_features(self);
+  publish_shard_owners(self);
   if (self->state.context->actors.history) self->delayed_send(self, kPurgeEvery, purge_atom_v);
   self->state.context->metrics->applied(applied_offset);
   publish_gauges(self);
@@ -314,6 +324,7 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
           counted_before = JobBefore{it->second.state, it->second.restarts, it->second.oom_detected};
         uint64_t purged_before = st.view->state.purged_jobs;
         bool accounts_changed = false, partitions_changed = false, node_settings_changed = false;
+        bool owner_changed = false;
         auto fold_lock = st.view->write_lock();  // the reader waits for this event only
         apply_record(st.view->state, event.log_offset, *event.bytes, [&](const DecodedEvent& decoded, ApplyResult result) {
           if (result == ApplyResult::rejected)
@@ -327,6 +338,7 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
           node_settings_changed = result == ApplyResult::applied && (kind == schema::Event::Body::NODE_UPDATED ||
                                                                      kind == schema::Event::Body::CONFIG_APPLIED);
           if (kind != schema::Event::Body::NODE_REGISTERED) ++st.jobs_version;
+          owner_changed = result == ApplyResult::applied && kind == schema::Event::Body::EPOCH_CLAIMED;
         });
         if (event.job_id != 0) {  // a new or changed spec: compacted and decoded before a reader sees it
           auto it = st.view->state.jobs.find(event.job_id);
@@ -341,6 +353,7 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
         if (accounts_changed) st.context->accounts->set(st.view->state.accounts);
         if (partitions_changed) publish_partitions(self);
         if (node_settings_changed) publish_node_features(self);
+        if (owner_changed) publish_shard_owners(self);
         if (event.shard < st.context->shard_applied_end->size())
           (*st.context->shard_applied_end)[event.shard].store(event.log_offset + 1, std::memory_order_release);
         st.gauges_stale = true;

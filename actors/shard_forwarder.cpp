@@ -9,12 +9,16 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <fstream>
 #include <set>
 
 #include "capnp/rpc.capnp.h"
 #include "common/wall_clock.hpp"
+#include "protocol/auth_payload.hpp"
+#include "protocol/munge_credential.hpp"
 
 namespace cairn {
 
@@ -30,6 +34,25 @@ namespace {
 constexpr int64_t kCatchUpUs = 10'000'000;
 
 kj::Exception failure(const std::string& text) { return KJ_EXCEPTION(FAILED, text); }
+
+constexpr std::string_view kTcp = "tcp:";
+
+// The owner's session acting for the caller, and the authentication call it is pipelined on
+// (kept until the forwarded call is answered); null when the session came in the answer.
+struct ActingSession {
+  rpc::Controller::Client session;
+  kj::Own<capnp::RemotePromise<rpc::Controller::AuthenticateResults>> authenticating;
+};
+
+// The owner's Unix socket from its endpoint file, when the file names one that is on this host.
+std::string local_endpoint(const std::string& endpoint_file) {
+  std::ifstream in(endpoint_file);
+  std::string endpoint;
+  if (!std::getline(in, endpoint) || !endpoint.starts_with("unix:")) return {};
+  struct stat st {};
+  if (::stat(endpoint.c_str() + 5, &st) != 0 || !S_ISSOCK(st.st_mode)) return {};
+  return endpoint;
+}
 
 }  // namespace
 
@@ -55,13 +78,16 @@ kj::Promise<void> ShardForwarder::send(uint32_t shard, const Caller& caller, uin
                                        uint16_t method_id,
                                        capnp::CallContext<capnp::AnyPointer, capnp::AnyPointer> call, bool again) {
   const auto& config = context_->config();
-  std::string endpoint;
-  std::string endpoint_file = shard_endpoint_path(config, shard);
-  std::ifstream in(endpoint_file);
-  if (!std::getline(in, endpoint) || endpoint.empty())
+  std::string endpoint = owner_endpoint(shard);
+  if (endpoint.empty())
     return failure(fmt::format("shard {} is written by another controller, and none says where it listens "
-                               "(no {}): is its controller running?",
-                               shard, endpoint_file));
+                               "(no {}, and no claim of the shard names an endpoint): is its controller running?",
+                               shard, shard_endpoint_path(config, shard)));
+  const bool over_tcp = endpoint.starts_with(kTcp);
+  if (over_tcp && config.auth_type != "auth/munge")
+    return failure(fmt::format("shard {} is written by the controller at {}, on another host: forwarding over TCP "
+                               "needs AuthType=auth/munge (AuthType={})",
+                               shard, endpoint, config.auth_type));
   kj::Promise<rpc::Controller::Client> connected = nullptr;
   auto found = links_->find(endpoint);
   if (found != links_->end()) {
@@ -70,7 +96,7 @@ kj::Promise<void> ShardForwarder::send(uint32_t shard, const Caller& caller, uin
     auto link = std::make_shared<Link>();
     connected = loop_.io()
                     .provider->getNetwork()
-                    .parseAddress(endpoint)
+                    .parseAddress(over_tcp ? endpoint.substr(kTcp.size()) : endpoint)
                     .then([](kj::Own<kj::NetworkAddress> address) { return address->connect().attach(kj::mv(address)); })
                     .then([links = links_, link, endpoint](kj::Own<kj::AsyncIoStream> stream) -> rpc::Controller::Client {
                       link->stream = kj::mv(stream);
@@ -81,17 +107,36 @@ kj::Promise<void> ShardForwarder::send(uint32_t shard, const Caller& caller, uin
                     });
   }
   uint32_t uid = caller.uid, gid = caller.gid;
-  auto answered = connected.then([uid, gid, interface_id, method_id, call](rpc::Controller::Client owner) mutable {
-    auto act = owner.authenticateRequest();
-    act.setCredential(fmt::format("{}{}:{}", kForwardedCredential, uid, gid));
-    auto acting = act.send();
-    auto session = acting.getSession();
+  // The owner's session acting as the caller: on its Unix socket, the kernel vouches for this
+  // controller; over TCP, a MUNGE credential of this controller's user naming the caller.
+  std::string cluster = config.cluster_name, munge_socket = config.munge_socket;
+  uint32_t ttl = config.munge_ttl_sec;
+  auto acting_session = connected.then([uid, gid, over_tcp, cluster, munge_socket, ttl](rpc::Controller::Client owner)
+                                           -> kj::Promise<ActingSession> {
+    if (!over_tcp) {  // pipelined: the call goes out with the authentication
+      auto act = owner.authenticateRequest();
+      act.setCredential(fmt::format("{}{}:{}", kForwardedCredential, uid, gid));
+      auto authenticating = kj::heap(act.send());
+      auto session = authenticating->getSession();
+      return ActingSession{kj::mv(session), kj::mv(authenticating)};
+    }
+    return owner.authNonceRequest().send().then(
+        [owner, uid, gid, cluster, munge_socket, ttl](capnp::Response<rpc::Controller::AuthNonceResults> nonce) mutable {
+          auto act = owner.authenticateRequest();
+          act.setCredential(munge_encode_payload(
+              munge_socket, ttl, auth_payload(cluster, nonce.getNonce().cStr(), ForwardedIdentity{uid, gid})));
+          return act.send().then([](capnp::Response<rpc::Controller::AuthenticateResults> acting) {
+            return ActingSession{acting.getSession(), {}};
+          });
+        });
+  });
+  auto answered = acting_session.then([interface_id, method_id, call](ActingSession acting) mutable {
     auto params = call.getParams();
-    auto request = session.typelessRequest(interface_id, method_id, params.targetSize());
+    auto request = acting.session.typelessRequest(interface_id, method_id, params.targetSize());
     request.set(params);
     return request.send()
         .then([call](capnp::Response<capnp::AnyPointer> response) mutable { call.getResults().set(response); })
-        .attach(kj::mv(acting), kj::mv(session));
+        .attach(kj::mv(acting));
   });
   return answered.then(
       [this, shard, gone = gone_]() -> kj::Promise<void> {
@@ -112,14 +157,27 @@ kj::Promise<void> ShardForwarder::send(uint32_t shard, const Caller& caller, uin
       });
 }
 
-std::vector<uint32_t> ShardForwarder::other_owners() const {
+std::string ShardForwarder::owner_endpoint(uint32_t shard) const {
   const auto& config = context_->config();
+  // An endpoint file naming this controller's own socket was written before a restart in place
+  // gave the shard up (KafkaControllerGroup=): with a StateSaveLocation of its own, no next owner
+  // replaces it. Forwarding there would go round in circles, as to its own claim below.
+  std::string local = local_endpoint(shard_endpoint_path(config, shard));
+  if (!local.empty() && local != "unix:" + config.controller_socket) return local;
+  auto owners = context_->shard_owners->get();
+  auto owner = owners->find(shard);
+  // This controller's own claim from before it gave the shard up: the next owner has not
+  // claimed it yet.
+  if (owner == owners->end() || owner->second.controller == context_->controller_name) return {};
+  return owner->second.endpoint;
+}
+
+std::vector<uint32_t> ShardForwarder::other_owners() const {
   std::vector<uint32_t> shards;
   std::set<std::string> endpoints;
   for (uint32_t shard : context_->ownership.not_owned()) {
-    std::string endpoint;
-    std::ifstream in(shard_endpoint_path(config, shard));
-    if (std::getline(in, endpoint) && !endpoint.empty() && endpoints.insert(endpoint).second) shards.push_back(shard);
+    std::string endpoint = owner_endpoint(shard);
+    if (!endpoint.empty() && endpoints.insert(endpoint).second) shards.push_back(shard);
   }
   return shards;
 }

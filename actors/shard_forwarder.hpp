@@ -1,7 +1,9 @@
 // Several controllers (cairnctld --shards): a command for a shard this controller does not
-// write goes to that shard's owner (found in the file log's pK/ENDPOINT), through a session
-// acting as the command's caller (Controller.authenticate with a kForwardedCredential, which
-// the owner accepts from root or SlurmUser on its Unix socket only); its answer comes back as the owner gave
+// write goes to that shard's owner (its endpoint file on this host, else the endpoint its claim
+// in the log names), through a session acting as the command's caller: Controller.authenticate
+// with a kForwardedCredential on the owner's Unix socket (accepted from root or SlurmUser), or
+// over TCP a MUNGE credential naming the caller (auth_payload's forwarded=, accepted from a
+// credential of root or SlurmUser); its answer comes back as the owner gave
 // it, once this controller's view has read the shard up to where it stood after the answer
 // (read-your-writes: a query here right after sees the command's effect). Loop thread only.
 #pragma once
@@ -34,9 +36,12 @@ class ShardForwarder {
   // Resolves once this controller's view has read `shard`, written by another controller, up to
   // the shard's end as it is now (10 s at most): every event acknowledged there before the call.
   kj::Promise<void> read_to_end(uint32_t shard);
-  // One shard of each other controller that says where it listens (pK/ENDPOINT), shard 0's
-  // first: where a command for every controller (scontrol reconfigure) goes.
+  // One shard of each other controller that says where it listens, shard 0's first: where a
+  // command for every controller (scontrol reconfigure) goes.
   std::vector<uint32_t> other_owners() const;
+  // Where the owner of `shard` serves: its Unix socket when its endpoint file names one on this
+  // host, else the endpoint its latest claim names (tcp:HOST:PORT from another host); empty: none.
+  std::string owner_endpoint(uint32_t shard) const;
 
  private:
   struct Link;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/string_util.hpp"
+
 namespace cairn {
 
 AgentSettings agent_settings_for(const ClusterConfig& config, const std::string& node,
@@ -25,6 +27,16 @@ AgentSettings agent_settings_for(const ClusterConfig& config, const std::string&
     settings.spool_dir = config.state_save_location + "/cairnd-" + node;
   }
   settings.controller_endpoint = "unix:" + config.controller_socket;
+  // Over TCP an agent proves who it is with MUNGE; without it, the Unix socket only (as before).
+  if (config.controller_port != 0 && config.auth_type == "auth/munge")
+    for (auto address : split(config.controller_addr, ','))
+      if (!trim(address).empty())
+        settings.tcp_endpoints.push_back("tcp:" + std::string(trim(address)) + ":" + std::to_string(config.controller_port));
+  settings.auth_type = config.auth_type;
+  settings.munge_socket = config.munge_socket;
+  settings.munge_ttl_sec = config.munge_ttl_sec;
+  settings.sharded = config.shards > 1;
+  settings.shard = config.shard_of_node(record->name);
   // 0 would make the heartbeat loop spin.
   settings.heartbeat_interval_sec = std::max<uint32_t>(1, config.heartbeat_interval_sec);
   settings.constrain_ram = config.constrain_ram_space;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/config.hpp"
 #include "events/cpu_allocation.hpp"
@@ -21,6 +22,16 @@ struct AgentSettings {
   std::string cluster_name;
   std::string spool_dir;            // job scripts are written below it
   std::string controller_endpoint;  // "unix:<ControllerSocket>"
+  // ControllerAddr='s controllers at ControllerPort ("tcp:HOST:PORT"), tried in turn when the
+  // Unix socket is not on this host; empty with ControllerPort=0 or without AuthType=auth/munge.
+  std::vector<std::string> tcp_endpoints;
+  // AuthType=auth/munge: how the agent proves over TCP that it runs as root or SlurmUser.
+  std::string auth_type = "auth/none";
+  std::string munge_socket;
+  uint32_t munge_ttl_sec = 0;
+  // Shards>1: the shard of the node, whose owner the agent registers with.
+  uint32_t shard = 0;
+  bool sharded = false;
   uint32_t heartbeat_interval_sec = 5;
   bool constrain_ram = true;  // ConstrainRAMSpace=: jobs in memory cgroups where the node allows
   // Found at start (registerAgent): "cgroup/v1", "cgroup/v2", or "none" with enforcement off.

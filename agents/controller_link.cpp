@@ -16,6 +16,8 @@
 
 #include "agents/agent_service.hpp"
 #include "capnp/rpc.capnp.h"
+#include "protocol/auth_payload.hpp"
+#include "protocol/munge_credential.hpp"
 #include "protocol/node_codec.hpp"
 
 namespace cairn {
@@ -117,26 +119,45 @@ bool ControllerLink::is_current(uint64_t generation) const {
 }
 
 namespace {
-// The controller that writes the node's shard, when one says so and its socket is there;
-// else ControllerSocket=.
-std::string shard_owner_endpoint(const std::string& endpoint_file, const std::string& fallback) {
-  if (endpoint_file.empty()) return fallback;
+
+constexpr std::string_view kTcp = "tcp:";
+
+bool is_local_socket(const std::string& endpoint) {
+  if (!endpoint.starts_with("unix:")) return false;
+  struct stat st {};
+  return ::stat(endpoint.c_str() + 5, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+// The socket an owner of the node's shard on this host names in its endpoint file; empty: none.
+std::string socket_in_file(const std::string& endpoint_file) {
+  if (endpoint_file.empty()) return {};
   std::ifstream in(endpoint_file);
   std::string endpoint;
-  if (!std::getline(in, endpoint) || !endpoint.starts_with("unix:")) return fallback;
-  struct stat st {};
-  if (::stat(endpoint.c_str() + 5, &st) != 0 || !S_ISSOCK(st.st_mode)) return fallback;
+  if (!std::getline(in, endpoint) || !is_local_socket(endpoint)) return {};
   return endpoint;
 }
+
+// What a controller answers when the node is another shard's (registerAgent).
+constexpr std::string_view kOtherShard = "written by another controller";
+
 }  // namespace
+
+std::string ControllerLink::next_endpoint() {
+  if (auto local = socket_in_file(shard_endpoint_file_); !local.empty()) return local;
+  if (!named_owner_.empty()) return named_owner_;
+  if (is_local_socket(settings_.controller_endpoint) || settings_.tcp_endpoints.empty())
+    return settings_.controller_endpoint;
+  return settings_.tcp_endpoints[next_tcp_ % settings_.tcp_endpoints.size()];
+}
 
 void ControllerLink::connect() {
   retry_scheduled_ = false;
   uint64_t generation = ++generation_;
-  endpoint_ = shard_owner_endpoint(shard_endpoint_file_, settings_.controller_endpoint);
+  endpoint_ = next_endpoint();
+  const bool over_tcp = endpoint_.starts_with(kTcp);
   auto connecting = loop_.io()
                         .provider->getNetwork()
-                        .parseAddress(endpoint_)
+                        .parseAddress(over_tcp ? endpoint_.substr(kTcp.size()) : endpoint_)
                         .then([](kj::Own<kj::NetworkAddress> address) {
                           return address->connect().attach(kj::mv(address));
                         })
@@ -144,7 +165,7 @@ void ControllerLink::connect() {
                           kj::throwFatalException(KJ_EXCEPTION(OVERLOADED, "no connection within 5 s"));
                         }));
   loop_.tasks().add(connecting.then(
-      [this, generation](kj::Own<kj::AsyncIoStream> stream) {
+      [this, generation, over_tcp](kj::Own<kj::AsyncIoStream> stream) {
         if (generation != generation_) return;
         // Whatever fails here must still end in a retry.
         try {
@@ -153,7 +174,8 @@ void ControllerLink::connect() {
           connection_->client = kj::heap<capnp::TwoPartyClient>(*connection_->stream);
           connection_->tasks.add(connection_->client->onDisconnect().then(
               [this, generation]() { on_failure(generation, "the controller closed the connection"); }));
-          register_agent(generation);
+          if (over_tcp) authenticate_and_register(generation);
+          else register_agent(generation, connection_->client->bootstrap().castAs<rpc::Controller>());
         } catch (const kj::Exception& error) {
           on_failure(generation, reason_of(error));
         } catch (const std::exception& error) {
@@ -162,12 +184,69 @@ void ControllerLink::connect() {
       },
       [this, generation](kj::Exception&& error) {
         if (generation != generation_) return;
+        // Unreachable: a named owner is forgotten (it moved or died), else the next controller.
+        if (endpoint_ == named_owner_) named_owner_.clear();
+        else ++next_tcp_;
         on_failure(generation, reason_of(error));
       }));
 }
 
-void ControllerLink::register_agent(uint64_t generation) {
+// Over TCP the controller's bootstrap is anonymous: a MUNGE credential of this process's user
+// (root or SlurmUser) gets a session that may register the node.
+void ControllerLink::authenticate_and_register(uint64_t generation) {
   auto controller = connection_->client->bootstrap().castAs<rpc::Controller>();
+  if (settings_.auth_type != "auth/munge") {
+    ++next_tcp_;
+    on_failure(generation, "registering over TCP (" + endpoint_ + ") needs AuthType=auth/munge (AuthType=" +
+                               settings_.auth_type + ")");
+    return;
+  }
+  connection_->tasks.add(controller.authNonceRequest().send().then(
+      [this, generation, controller](capnp::Response<rpc::Controller::AuthNonceResults>&& nonce) mutable {
+        if (!is_current(generation)) return;
+        auto request = controller.authenticateRequest();
+        try {
+          request.setCredential(munge_encode_payload(settings_.munge_socket, settings_.munge_ttl_sec,
+                                                     auth_payload(settings_.cluster_name, nonce.getNonce().cStr())));
+        } catch (const MungeError& error) {
+          on_failure(generation, error.what());
+          return;
+        }
+        connection_->tasks.add(request.send().then(
+            [this, generation](capnp::Response<rpc::Controller::AuthenticateResults>&& session) {
+              if (is_current(generation)) register_agent(generation, session.getSession());
+            },
+            [this, generation](kj::Exception&& error) { on_failure(generation, reason_of(error)); }));
+      },
+      [this, generation](kj::Exception&& error) { on_failure(generation, reason_of(error)); }));
+}
+
+// The controller refused the node as another shard's: ask it who writes the node's shard (its
+// view of the log's claims), and go there next.
+void ControllerLink::ask_shard_owner(uint64_t generation, rpc::Controller::Client controller, const std::string& why) {
+  auto request = controller.shardOwnerRequest();
+  request.setShard(settings_.shard);
+  connection_->tasks.add(request.send().then(
+      [this, generation, why](capnp::Response<rpc::Controller::ShardOwnerResults>&& owner) {
+        if (!is_current(generation)) return;
+        std::string endpoint = owner.getEndpoint().cStr();
+        named_owner_ = endpoint == endpoint_ ? std::string() : endpoint;  // itself: its view lags
+        if (named_owner_.empty()) {
+          ++next_tcp_;
+          on_failure(generation, why);
+          return;
+        }
+        spdlog::info("shard {} of node {} is written by {} at {}: registering there", settings_.shard, settings_.node,
+                     owner.getController().cStr(), named_owner_);
+        on_failure(generation, why + "; its owner serves at " + named_owner_);
+      },
+      [this, generation, why](kj::Exception&&) {
+        ++next_tcp_;
+        on_failure(generation, why);
+      }));
+}
+
+void ControllerLink::register_agent(uint64_t generation, rpc::Controller::Client controller) {
   auto request = controller.registerAgentRequest();
   AgentInfo info{settings_.node, settings_.cpus, settings_.mem_mb, settings_.memory_enforced, settings_.cgroup_backend,
                  {}, {}, settings_.spool_instance};
@@ -187,7 +266,14 @@ void ControllerLink::register_agent(uint64_t generation) {
         connection_->session = response.getSession();
         on_registered(generation, response.getHeartbeatSec());
       },
-      [this, generation](kj::Exception&& error) { on_failure(generation, reason_of(error)); });
+      [this, generation, controller](kj::Exception&& error) mutable {
+        std::string why = reason_of(error);
+        if (!is_current(generation)) return;
+        if (endpoint_ == named_owner_) named_owner_.clear();  // it no longer writes the shard
+        if (settings_.sharded && why.find(kOtherShard) != std::string::npos)
+          return ask_shard_owner(generation, controller, why);
+        on_failure(generation, why);
+      });
   auto unanswered = timer_of(loop_).afterDelay(kRegisterTimeout).then([this, generation]() {
     on_failure(generation, "registerAgent got no answer within 10 s");
   });

@@ -20,6 +20,7 @@
 #include "agents/agent_settings.hpp"
 #include "agents/job_report_book.hpp"
 #include "agents/step_streams.hpp"
+#include "capnp/rpc.capnp.h"
 #include "protocol/kj_loop_thread.hpp"
 
 namespace cairn {
@@ -30,7 +31,9 @@ class ControllerLink final : public JobReports {
   // shard_endpoint_file: with Shards>1, shard_endpoint_path() of the node's shard.
   // When it names a live socket (a controller that writes some shards, cairnctld --shards),
   // the agent connects there, looked up anew at each connection: it follows its shard to a
-  // new owner. Otherwise, or when empty, settings.controller_endpoint.
+  // new owner. Otherwise the owner a controller named (shardOwner, from the log) once one
+  // refused the node as another shard's, else settings.controller_endpoint when that socket is
+  // on this host, else settings.tcp_endpoints in turn (over TCP with a MUNGE credential).
   ControllerLink(KjLoopThread& loop, AgentSettings settings, std::string shard_endpoint_file = {});
   ~ControllerLink();
   ControllerLink(const ControllerLink&) = delete;
@@ -70,7 +73,10 @@ class ControllerLink final : public JobReports {
 
   // Loop thread only, like everything below.
   void connect();
-  void register_agent(uint64_t generation);
+  std::string next_endpoint();
+  void register_agent(uint64_t generation, rpc::Controller::Client controller);
+  void authenticate_and_register(uint64_t generation);
+  void ask_shard_owner(uint64_t generation, rpc::Controller::Client controller, const std::string& why);
   void on_registered(uint64_t generation, uint32_t heartbeat_sec);
   void on_failure(uint64_t generation, const std::string& why);
   void retry_later();
@@ -84,6 +90,8 @@ class ControllerLink final : public JobReports {
   const AgentSettings settings_;
   const std::string shard_endpoint_file_;
   std::string endpoint_;  // where the current (or last) connection goes
+  std::string named_owner_;  // the node's shard's owner as a controller named it; empty: none
+  size_t next_tcp_ = 0;      // the next of settings_.tcp_endpoints to try
   JobOrders* orders_ = nullptr;
   JobReportBook book_;
   kj::Own<TaskErrors> task_errors_;

@@ -350,6 +350,11 @@ struct EpochClaimed {
   shard @0 :UInt32;
   epoch @1 :UInt64;
   controller @2 :Text;
+  # Where the claimant serves its shard, reachable from other hosts ("tcp:HOST:PORT", else its
+  # Unix socket "unix:PATH"), its host name and pid: readers learn each shard's owner here.
+  endpoint @3 :Text;
+  host @4 :Text;
+  pid @5 :UInt32;
 }
 
 # ---- job arrays (docs/decisions.md, "Job arrays") ----

@@ -314,6 +314,10 @@ interface Controller {
   # Never scripts or environments. lean: each view holds only the spec's core and no runs,
   # steps, CPU ids or batch usage (what squeue's usual columns read).
   listJobs @35 (query :JobQuery, lean :Bool) -> (page :Data);
+  # The owner of a shard as this controller's view read it from the log (the shard's latest
+  # EpochClaimed): where agents of the shard's nodes and forwarding controllers go.
+  # endpoint empty: no claim names one.
+  shardOwner @36 (shard :UInt32) -> (endpoint :Text, host :Text, pid :UInt32, controller :Text);
 }
 
 enum PartitionVerb {

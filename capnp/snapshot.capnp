@@ -47,6 +47,15 @@ struct StateSnapshot {
   # Several shards (partition = 0xFFFFFFFF): the first event of each shard not folded in, by
   # shard; nextOffset is their sum. Empty: a snapshot of one shard (partition).
   shardNextOffsets @27 :List(UInt64);
+  shardOwners @28 :List(ShardOwner);  # each shard's owner, from its latest EpochClaimed
+
+  struct ShardOwner {
+    shard @0 :UInt32;
+    controller @1 :Text;
+    endpoint @2 :Text;
+    host @3 :Text;
+    pid @4 :UInt32;
+  }
 
   struct ReservationTable {
     reservations @0 :List(Events.Reservation);

@@ -63,6 +63,7 @@ std::vector<ShardFacts> read_shard_facts(const EventLog& log) {
         if (claim.getEpoch() <= facts.epoch) continue;  // a stale claim: readers ignore it
         facts.epoch = claim.getEpoch();
         facts.owner = claim.getController().cStr();
+        facts.claimed_endpoint = claim.getEndpoint().cStr();
         facts.claimed_us = decoded.event().getHeader().getTimeUs();
         ++claims;
       } catch (const kj::Exception&) {
@@ -147,6 +148,13 @@ struct ShardRow {
   std::string owner, pid, state, epoch, last_offset, claimed;
 };
 
+// Where the owner serves: what its claim says (every host reads it from the log), else its
+// endpoint file (claims before owners named it), else where the controllers serve.
+std::string address_of(const ShardFacts& facts, const std::string& serving) {
+  if (!facts.claimed_endpoint.empty()) return facts.claimed_endpoint;
+  return facts.address.empty() ? serving : facts.address;
+}
+
 ShardRow row_of(const ShardFacts& facts, OwnerStateProbe probe) {
   ShardRow row;
   auto process = owner_process(facts.owner);
@@ -174,7 +182,7 @@ std::string render_shards_table(const std::vector<ShardFacts>& shards, const std
     std::string lags = lags_text(facts);
     out += fmt::format("{:<6} {:<32} {:<8} {:<8} {:<6} {:<12} {:<20} {:<9} {:<24} {}{}\n", facts.shard, row.owner,
                        row.pid, row.state, row.epoch, row.last_offset, row.claimed, facts.takeovers,
-                       facts.address.empty() ? address : facts.address, grouped ? fmt::format("{:<24} ", lags) : lags,
+                       address_of(facts, address), grouped ? fmt::format("{:<24} ", lags) : lags,
                        !grouped ? "" : facts.group_member.empty() ? "-"
                                      : fmt::format("{}({})", facts.group_member, facts.group_generation));
   }
@@ -191,7 +199,7 @@ std::string render_scontrol_show_shards(const std::vector<ShardFacts>& shards, c
     out += fmt::format("ShardId={} Owner={} OwnerPid={} OwnerState={}{}Address={} Epoch={} LastOffset={}{}"
                        "Claimed={} Takeovers={} ReaderLags={}\n",
                        facts.shard, row.owner, row.pid, row.state, gap,
-                       facts.address.empty() ? address : facts.address, row.epoch, row.last_offset, gap,
+                       address_of(facts, address), row.epoch, row.last_offset, gap,
                        row.claimed, facts.takeovers, lags_text(facts));
     if (!facts.group_member.empty()) {
       out.pop_back();

@@ -22,6 +22,7 @@ struct ShardFacts {
   int64_t claimed_us = 0;               // when it claimed (its takeover, or its start)
   uint64_t takeovers = 0;               // claims after the shard's first
   std::string address;                  // its owner's socket (pK/ENDPOINT); empty: where the controllers serve
+  std::string claimed_endpoint;         // where its claim says the owner serves (tcp:HOST:PORT, unix:PATH)
   // Each running controller's lag on this shard, in records (LOGDIR/readers/NAME), by name.
   std::vector<std::pair<std::string, uint64_t>> reader_lags;
   // KafkaControllerGroup=: the group member that owns it and the group's generation; empty: no group.

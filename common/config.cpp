@@ -290,9 +290,8 @@ class ConfigParser {
          }},
         {"kafkatransactionalidprefix",
          [](ConfigParser& p, const Pair& v) { p.config_.kafka_transactional_id_prefix = v.value; }},
-        // Kept with the kafka.* keys (kafka_controller_group() reads it; kafka_properties() skips it).
         {"kafkacontrollergroup",
-         [](ConfigParser& p, const Pair& v) { p.config_.extra["kafkacontrollergroup"] = p.non_empty(v); }},
+         [](ConfigParser& p, const Pair& v) { p.config_.kafka_controller_group = p.non_empty(v); }},
         {"constraincores", [](ConfigParser& p, const Pair& v) { p.config_.constrain_cores = p.boolean(v); }},
         {"constrainramspace",
          [](ConfigParser& p, const Pair& v) { p.config_.constrain_ram_space = p.boolean(v); }},
@@ -631,9 +630,9 @@ class ConfigParser {
 
     if (config_.controller_socket.empty()) config_.controller_socket = config_.state_save_location + "/cairnctld.sock";
     if (config_.event_log.empty()) config_.event_log = "file:" + config_.state_save_location + "/log";
-    if (config_.extra.contains("kafkacontrollergroup") && !config_.event_log.starts_with("kafka:"))
+    if (!config_.kafka_controller_group.empty() && !config_.event_log.starts_with("kafka:"))
       fail_at(line_of("kafkacontrollergroup"),
-              "KafkaControllerGroup=" + config_.extra.at("kafkacontrollergroup") +
+              "KafkaControllerGroup=" + config_.kafka_controller_group +
                   " needs EventLog=kafka:...: on the file event log (EventLog=" + config_.event_log +
                   ") a controller's shards are chosen by cairnctld --shards and --standby");
   }

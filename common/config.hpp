@@ -181,6 +181,7 @@ struct ClusterConfig {
   std::string kafka_topic;                            // KafkaTopic=: overrides the EventLog value's topic
   uint32_t kafka_partitions = 0;                      // KafkaPartitions=: the count the topic must have (0: any)
   std::string kafka_transactional_id_prefix = "cairn";  // KafkaTransactionalIdPrefix=: empty turns transactions off
+  std::string kafka_controller_group;  // KafkaControllerGroup=: the consumer group that decides shard owners
   // Shards=: the log's shards (file log: sub-directories p0..pN-1; Kafka: the topic's partitions).
   uint32_t shards = 1;
 

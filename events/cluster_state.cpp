@@ -196,6 +196,8 @@ class Reducer {
       return reject("stale epoch claim " + std::to_string(claim.getEpoch()) + " by " +
                     std::string(claim.getController()) + " (current " + std::to_string(shard.epoch) + ")");
     shard.epoch = claim.getEpoch();
+    shard.owner = ShardOwnerAddress{claim.getController().cStr(), claim.getEndpoint().cStr(), claim.getHost().cStr(),
+                                    claim.getPid()};
     ++shard.applied;
     return ApplyResult::applied;
   }

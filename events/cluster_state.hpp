@@ -14,6 +14,7 @@
 #include "events/job_model.hpp"
 #include "events/partition_table.hpp"
 #include "events/reservation.hpp"
+#include "events/shard_owner.hpp"
 
 namespace cairn {
 
@@ -28,6 +29,7 @@ struct ShardCursor {
   uint64_t epoch = 0;          // highest claimed writer epoch
   uint64_t next_job_id = 0;    // 0: first_job_id(shard)
   uint64_t applied = 0;        // events applied from this shard
+  ShardOwnerAddress owner;     // of the claim of `epoch`
   bool operator==(const ShardCursor&) const = default;
 };
 

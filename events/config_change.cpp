@@ -142,11 +142,7 @@ void diff_pools(const ClusterConfig& running, const ClusterConfig& next, ConfigC
 std::vector<ConfigSetting> config_settings(const ClusterConfig& c) {
   auto n = [](uint64_t value) { return std::to_string(value); };
   std::string kafka_extra;
-  std::string controller_group;  // KafkaControllerGroup=, kept with the kafka.* keys
-  for (const auto& [key, value] : c.extra) {
-    if (key == "kafkacontrollergroup") controller_group = value;
-    else kafka_extra += (kafka_extra.empty() ? "" : " ") + key + "=" + value;
-  }
+  for (const auto& [key, value] : c.extra) kafka_extra += (kafka_extra.empty() ? "" : " ") + key + "=" + value;
   std::string auth_info;
   if (!c.munge_socket.empty()) auth_info = "socket=" + c.munge_socket;
   if (c.munge_ttl_sec) auth_info += (auth_info.empty() ? "" : ",") + std::string("ttl=") + n(c.munge_ttl_sec);
@@ -163,7 +159,7 @@ std::vector<ConfigSetting> config_settings(const ClusterConfig& c) {
       {"KafkaTopic", c.kafka_topic, false},
       {"KafkaPartitions", n(c.kafka_partitions), false},
       {"KafkaTransactionalIdPrefix", c.kafka_transactional_id_prefix, false},
-      {"KafkaControllerGroup", controller_group, false},
+      {"KafkaControllerGroup", c.kafka_controller_group, false},
       {"Shards", n(c.shards), false},
       {"kafka.*", kafka_extra, false},
       {"SlurmdSpoolDir", c.slurmd_spool_dir, false},

@@ -327,12 +327,15 @@ Bytes node_up(EventMeta meta, const std::string& node) {
   return event.bytes();
 }
 
-Bytes epoch_claimed(EventMeta meta, uint32_t shard, uint64_t epoch, const std::string& controller) {
+Bytes epoch_claimed(EventMeta meta, uint32_t shard, uint64_t epoch, const ShardOwnerAddress& owner) {
   EventBuilder event(std::move(meta));
   auto body = event.body().initEpochClaimed();
   body.setShard(shard);
   body.setEpoch(epoch);
-  body.setController(controller);
+  body.setController(owner.controller);
+  if (!owner.endpoint.empty()) body.setEndpoint(owner.endpoint);
+  if (!owner.host.empty()) body.setHost(owner.host);
+  body.setPid(owner.pid);
   return event.bytes();
 }
 

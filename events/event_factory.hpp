@@ -12,6 +12,7 @@
 #include "events/node_update.hpp"
 #include "events/partition_table.hpp"
 #include "events/reservation.hpp"
+#include "events/shard_owner.hpp"
 
 namespace cairn::make {
 
@@ -90,7 +91,10 @@ Bytes bb_released(EventMeta meta, uint64_t job_id, const std::string& pool, uint
 Bytes node_registered(EventMeta meta, const NodeRegistration& node, const std::string& instance = {});
 Bytes node_down(EventMeta meta, const std::string& node, const std::string& reason);
 Bytes node_up(EventMeta meta, const std::string& node);
-Bytes epoch_claimed(EventMeta meta, uint32_t shard, uint64_t epoch, const std::string& controller);
+Bytes epoch_claimed(EventMeta meta, uint32_t shard, uint64_t epoch, const ShardOwnerAddress& owner);
+inline Bytes epoch_claimed(EventMeta meta, uint32_t shard, uint64_t epoch, const std::string& controller) {
+  return epoch_claimed(std::move(meta), shard, epoch, ShardOwnerAddress{controller, {}, {}, 0});
+}
 // sacctmgr: accounts and associations.
 Bytes account_added(EventMeta meta, const AccountRecord& account);
 Bytes account_removed(EventMeta meta, const std::string& name);

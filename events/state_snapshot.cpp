@@ -162,6 +162,21 @@ std::vector<uint8_t> encode_snapshot(const ClusterState& state, uint32_t partiti
     shard.setNextJobId(cursor.next_job_id);
     shard.setApplied(cursor.applied);
   }
+  size_t owned = 0;
+  for (const auto& [number, cursor] : state.shards) owned += cursor.owner.controller.empty() ? 0 : 1;
+  if (owned > 0) {  // none (shards never claimed): the snapshot is as before
+    auto owners = out.initShardOwners(static_cast<unsigned>(owned));
+    i = 0;
+    for (const auto& [number, cursor] : state.shards) {
+      if (cursor.owner.controller.empty()) continue;
+      auto owner = owners[i++];
+      owner.setShard(number);
+      owner.setController(cursor.owner.controller);
+      owner.setEndpoint(cursor.owner.endpoint);
+      owner.setHost(cursor.owner.host);
+      owner.setPid(cursor.owner.pid);
+    }
+  }
   auto anomalies = out.initAnomalies(static_cast<unsigned>(state.anomalies.size()));
   for (i = 0; i < state.anomalies.size(); ++i) {
     anomalies[i].setOffset(state.anomalies[i].offset);
@@ -250,7 +265,11 @@ StateSnapshot decode_snapshot(std::span<const uint8_t> bytes) {
       for (unsigned j = 0; j < ids.size(); ++j) ledger.reserved_by_job[ids[j]] = reserved[j];
     }
     for (auto shard : in.getShards())
-      state.shards[shard.getShard()] = ShardCursor{shard.getEpoch(), shard.getNextJobId(), shard.getApplied()};
+      state.shards[shard.getShard()] = ShardCursor{shard.getEpoch(), shard.getNextJobId(), shard.getApplied(), {}};
+    for (auto owner : in.getShardOwners())
+      state.shards[owner.getShard()].owner =
+          ShardOwnerAddress{owner.getController().cStr(), owner.getEndpoint().cStr(), owner.getHost().cStr(),
+                            owner.getPid()};
     for (auto anomaly : in.getAnomalies()) state.anomalies.push_back({anomaly.getOffset(), anomaly.getText()});
     state.anomaly_count = in.getAnomalyCount();
     state.skipped_unknown = in.getSkippedUnknown();

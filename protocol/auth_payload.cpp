@@ -1,6 +1,7 @@
 #include "protocol/auth_payload.hpp"
 
 #include <map>
+#include <stdexcept>
 
 #include "common/string_util.hpp"
 
@@ -11,8 +12,24 @@ constexpr std::string_view kMagic = "cairn-auth/1";
 
 }  // namespace
 
-std::string auth_payload(std::string_view cluster, std::string_view nonce) {
-  return std::string(kMagic) + " cluster=" + std::string(cluster) + " nonce=" + std::string(nonce);
+std::string auth_payload(std::string_view cluster, std::string_view nonce, std::optional<ForwardedIdentity> forwarded) {
+  std::string payload = std::string(kMagic) + " cluster=" + std::string(cluster) + " nonce=" + std::string(nonce);
+  if (forwarded) payload += " forwarded=" + std::to_string(forwarded->uid) + ":" + std::to_string(forwarded->gid);
+  return payload;
+}
+
+std::optional<ForwardedIdentity> auth_payload_forwarded(std::string_view payload) {
+  constexpr std::string_view kField = "forwarded=";
+  for (auto word : split(payload, ' ')) {
+    if (!word.starts_with(kField)) continue;
+    auto value = word.substr(kField.size());
+    auto colon = value.find(':');
+    auto uid = colon == std::string_view::npos ? std::nullopt : parse_unsigned<uint32_t>(value.substr(0, colon));
+    auto gid = colon == std::string_view::npos ? std::nullopt : parse_unsigned<uint32_t>(value.substr(colon + 1));
+    if (!uid || !gid) throw std::invalid_argument("the credential's forwarded identity is malformed");
+    return ForwardedIdentity{*uid, *gid};
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> auth_payload_mismatch(std::string_view payload, std::string_view cluster,

@@ -9,8 +9,23 @@
 
 namespace cairn {
 
-// "cairn-auth/1 cluster=<cluster> nonce=<nonce>"
-std::string auth_payload(std::string_view cluster, std::string_view nonce);
+// A controller forwarding a command (to another host's owner of the command's shard) acts
+// for the command's caller: "forwarded=UID:GID" in the payload. The owner accepts it only from
+// a credential of root or SlurmUser.
+struct ForwardedIdentity {
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  bool operator==(const ForwardedIdentity&) const = default;
+};
+
+// "cairn-auth/1 cluster=<cluster> nonce=<nonce>[ forwarded=<uid>:<gid>]"
+std::string auth_payload(std::string_view cluster, std::string_view nonce,
+                         std::optional<ForwardedIdentity> forwarded = std::nullopt);
+
+// The caller a payload asks to act for; nullopt: none (the credential's own uid and gid).
+// Throws std::invalid_argument ("the credential's forwarded identity is malformed") when the
+// field is there but is not UID:GID.
+std::optional<ForwardedIdentity> auth_payload_forwarded(std::string_view payload);
 
 // Why a decoded payload does not authenticate this connection to this cluster, e.g.
 // "the credential is for cluster 'other', not 'local'"; nullopt when it does.

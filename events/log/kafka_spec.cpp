@@ -115,11 +115,6 @@ std::map<std::string, std::string> controller_group_properties(const std::map<st
   return properties;
 }
 
-std::string kafka_controller_group(const ClusterConfig& config) {
-  auto it = config.extra.find(std::string(kKafkaControllerGroupKey));
-  return it == config.extra.end() ? std::string() : it->second;
-}
-
 ShardOwnership ownership_of_assignment(const std::vector<uint32_t>& partitions, uint32_t shards,
                                        std::string_view group) {
   std::string text;

@@ -64,11 +64,6 @@ std::string controller_group_instance_id(std::string_view host, std::string_view
 std::map<std::string, std::string> controller_group_properties(const std::map<std::string, std::string>& user,
                                                                std::string_view group, std::string_view instance_id);
 
-// KafkaControllerGroup=NAME of a configuration (kept with the kafka.* keys, under
-// kKafkaControllerGroupKey); empty: none.
-inline constexpr std::string_view kKafkaControllerGroupKey = "kafkacontrollergroup";
-std::string kafka_controller_group(const ClusterConfig& config);
-
 // The shards a group's assignment gives (possibly none: a read replica); numbers at or above
 // `shards` are left out.
 ShardOwnership ownership_of_assignment(const std::vector<uint32_t>& partitions, uint32_t shards,

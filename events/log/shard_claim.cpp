@@ -39,12 +39,12 @@ std::string taken_message(uint32_t shard, const FenceNotice& winner, uint64_t ep
 
 }  // namespace
 
-uint64_t claim_shard(EventLog& log, const EventMeta& meta, const std::string& controller, ClusterState& state,
+uint64_t claim_shard(EventLog& log, const EventMeta& meta, const ShardOwnerAddress& owner, ClusterState& state,
                      uint64_t& next_offset) {
   uint32_t shard = meta.shard;
   uint64_t claim_offset = 0;
   try {
-    claim_offset = log.append_sync(shard, make::epoch_claimed(meta, shard, meta.epoch, controller));
+    claim_offset = log.append_sync(shard, make::epoch_claimed(meta, shard, meta.epoch, owner));
   } catch (const LogError& e) {
     // Refused because a rival's writer fenced this one (Kafka): the rival's claim is in the log.
     // A log no second writer can open (the file log's lock) has no rival to look for.

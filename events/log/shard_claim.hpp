@@ -23,7 +23,11 @@ class ShardTaken : public LogError {
 // Returns the claim's offset and tells the log (EventLog::writer_claimed). Throws
 // ShardTaken when the claim did not win (another controller claimed this epoch or a
 // higher one first), LogError when it could not be written for another reason.
-uint64_t claim_shard(EventLog& log, const EventMeta& meta, const std::string& controller, ClusterState& state,
+uint64_t claim_shard(EventLog& log, const EventMeta& meta, const ShardOwnerAddress& owner, ClusterState& state,
                      uint64_t& next_offset);
+inline uint64_t claim_shard(EventLog& log, const EventMeta& meta, const std::string& controller, ClusterState& state,
+                            uint64_t& next_offset) {
+  return claim_shard(log, meta, ShardOwnerAddress{controller, {}, {}, 0}, state, next_offset);
+}
 
 }  // namespace cairn

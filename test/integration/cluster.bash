@@ -156,6 +156,29 @@ wait_registrations() {  # node count
   fail "$1 registered $(registrations_of "$1") times, expected $2"
 }
 
+# A munged of our own (munge_auth.sh, kafka_multi_host.sh): its socket directory must be
+# searchable by all, its key private.
+start_munged() {  # dir
+  mkdir -p "$1"
+  chmod 755 "$1"
+  dd if=/dev/urandom of="$1/munge.key" bs=1024 count=1 status=none
+  chmod 600 "$1/munge.key"
+  munged --foreground --socket="$1/munge.sock" --key-file="$1/munge.key" --pid-file="$1/munged.pid" \
+    --log-file="$1/munged.log" --seed-file="$1/munged.seed" >"$1/stderr.log" 2>&1 &
+  local pid=$!
+  extra_pids+=("$pid")
+  for _ in $(seq 100); do
+    [ -S "$1/munge.sock" ] && munge --socket="$1/munge.sock" -n >/dev/null 2>&1 && return 0
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  skip_test "munged does not start here: $(tail -2 "$1/stderr.log" | tr '\n' ' ')"
+}
+stop_munged() {  # pid: TERM, by PID only
+  kill "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
+
 # True once `command...` prints `expected` (polled every 50 ms), false after `seconds`.
 poll_until() {  # seconds expected command...
   local deadline=$((SECONDS + $1)) expected=$2

@@ -12,6 +12,7 @@
 
 #include "cli/shards_command.hpp"
 #include "common/config.hpp"
+#include "events/config_change.hpp"
 #include "events/log/kafka_spec.hpp"
 #include "events/shard_ownership.hpp"
 
@@ -26,9 +27,16 @@ constexpr const char* kBase = "NodeName=n1 CPUs=1 RealMemory=1000\nPartitionName
 TEST_CASE("KafkaControllerGroup=: parsed on Kafka, refused on the file log naming the key") {
   auto config = parse_config(std::string(kBase) + "EventLog=kafka:127.0.0.1:9092/t\nKafkaControllerGroup=ctl\n",
                              "test.conf");
-  CHECK(kafka_controller_group(config) == "ctl");
+  CHECK(config.kafka_controller_group == "ctl");
   CHECK(kafka_properties(config.extra).empty());  // not a librdkafka property
-  CHECK(kafka_controller_group(parse_config(kBase, "test.conf")).empty());
+  CHECK(parse_config(kBase, "test.conf").kafka_controller_group.empty());
+  // scontrol show config lists it as a key of its own, not among the kafka.* properties.
+  bool shown = false;
+  for (const auto& setting : config_settings(config)) {
+    if (setting.key == "KafkaControllerGroup") shown = setting.value == "ctl";
+    if (setting.key == "kafka.*") CHECK(setting.value.find("ctl") == std::string::npos);
+  }
+  CHECK(shown);
   try {
     parse_config(std::string(kBase) + "KafkaControllerGroup=ctl\n", "test.conf");
     FAIL("a group on the file log was accepted");

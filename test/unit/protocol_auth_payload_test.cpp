@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <set>
+#include <stdexcept>
 #include <string>
 
 #include "protocol/auth_payload.hpp"
@@ -55,4 +56,17 @@ TEST_CASE("munge: a munged that is not there is a clear error") {
   } catch (const cairn::MungeError& error) {
     CHECK(std::string(error.what()).starts_with("cannot verify a MUNGE credential with munged at /nonexistent/munge.sock: "));
   }
+}
+
+TEST_CASE("auth payload: a forwarding controller names the caller it acts for") {
+  using cairn::auth_payload_forwarded;
+  using cairn::ForwardedIdentity;
+  std::string payload = cairn::auth_payload("local", "n1", ForwardedIdentity{1000, 100});
+  CHECK(payload == "cairn-auth/1 cluster=local nonce=n1 forwarded=1000:100");
+  CHECK_FALSE(auth_payload_mismatch(payload, "local", "n1").has_value());  // still bound to the cluster and nonce
+  CHECK(auth_payload_forwarded(payload) == ForwardedIdentity{1000, 100});
+  CHECK_FALSE(auth_payload_forwarded(cairn::auth_payload("local", "n1")).has_value());
+  CHECK_THROWS_WITH_AS(auth_payload_forwarded("cairn-auth/1 cluster=local nonce=n1 forwarded=root"),
+                       "the credential's forwarded identity is malformed", std::invalid_argument);
+  CHECK_THROWS_AS(auth_payload_forwarded("cairn-auth/1 cluster=local nonce=n1 forwarded=5:"), std::invalid_argument);
 }

@@ -293,6 +293,23 @@ TEST_CASE("writer epochs fence a stale controller") {
   CHECK(t.feed(make::job_submitted(fresh, 1, simple_spec())) == ApplyResult::applied);
 }
 
+TEST_CASE("a shard's owner is the one its latest accepted claim names: endpoint, host and pid") {
+  Timeline t;
+  auto meta = by_system(0);
+  meta.epoch = 2;
+  ShardOwnerAddress owner{"cairnctld@ctl-b:42", "tcp:ctl-b:6817", "ctl-b", 42};
+  CHECK(t.feed(make::epoch_claimed(meta, 0, 2, owner)) == ApplyResult::applied);
+  CHECK(t.state.shards[0].owner == owner);
+  // A stale claim names no owner.
+  CHECK(t.feed(make::epoch_claimed(by_system(1), 0, 1, ShardOwnerAddress{"cairnctld@ctl-a:7", "tcp:ctl-a:6817", "ctl-a", 7})) ==
+        ApplyResult::rejected);
+  CHECK(t.state.shards[0].owner == owner);
+  // A claim of an older build names only the controller.
+  meta.epoch = 3;
+  CHECK(t.feed(make::epoch_claimed(meta, 0, 3, "cairnctld@old:5")) == ApplyResult::applied);
+  CHECK(t.state.shards[0].owner == ShardOwnerAddress{"cairnctld@old:5", "", "", 0});
+}
+
 TEST_CASE("job ids encode their shard and continue after the highest seen") {
   Timeline t;
   CHECK(next_job_id(t.state, 0) == 1);

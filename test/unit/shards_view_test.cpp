@@ -93,6 +93,30 @@ TEST_CASE("shards view: cairn local up --shards deals the nodes out over one par
   CHECK(single.partitions.front().name == "debug");
 }
 
+TEST_CASE("shards view: the owner's endpoint is the one its claim names, on any host") {
+  test::TempDir dir;
+  FileLogOptions options;
+  options.partitions = 2;
+  options.sync = false;
+  auto log = open_file_log(dir.log(), options);
+  EventMeta meta;
+  meta.time_us = 1'000'000;
+  meta.shard = 1;
+  meta.epoch = 1;
+  meta.actor = {0, "cairnctld", schema::ActorKind::SYSTEM};
+  log->append_sync(1, make::epoch_claimed(meta, 1, 1, ShardOwnerAddress{"cairnctld@b:11", "tcp:b:6817", "b", 11}));
+  auto facts = read_shard_facts(*log);
+  REQUIRE(facts.size() == 2);
+  CHECK(facts[1].claimed_endpoint == "tcp:b:6817");
+  facts[1].address = "unix:/a-local.sock";  // an endpoint file: the claim wins, every host sees the same
+  std::string table = render_shards_table(facts, "unix:/s.sock", running);
+  CHECK(table.find("\n1      cairnctld@b:11") != std::string::npos);
+  CHECK(table.find(" tcp:b:6817 ") != std::string::npos);
+  CHECK(render_scontrol_show_shards(facts, "unix:/s.sock", true, running).find("ShardId=1 Owner=cairnctld@b:11 OwnerPid=11 "
+                                                                               "OwnerState=running Address=tcp:b:6817 ") !=
+        std::string::npos);
+}
+
 TEST_CASE("shards view: scontrol show shards") {
   auto command = parse_scontrol_command({"show", "shards"});
   CHECK(command.kind == ScontrolCommand::Kind::show);

@@ -130,7 +130,7 @@ ClusterState golden_state() {
   state.nodes.emplace(node.name, node);
 
   state.pools["fast"] = PoolLedger{{{7, 4096}}, 4096};
-  state.shards[0] = ShardCursor{3, 8, 42};
+  state.shards[0] = ShardCursor{3, 8, 42, {}};
   state.anomalies = {{12, "JobResumed of job 9: unknown job"}};
   state.anomaly_count = 2;
   state.skipped_unknown = 1;
@@ -202,6 +202,14 @@ TEST_CASE("snapshot: format 2 (specs as bytes) written when it was introduced lo
   CHECK(loaded.state.jobs.at(5).spec.full() == golden_spec());
   CHECK(loaded.state.jobs.at(9).spec.event_bytes().empty());
   CHECK(loaded.digest == state_digest(expected));
+}
+
+TEST_CASE("snapshot: each shard's owner, as its claim named it, is kept") {
+  ClusterState state = golden_state();
+  state.shards[1] = ShardCursor{2, 0, 3, ShardOwnerAddress{"cairnctld@b:9", "tcp:b:6817", "b", 9}};
+  StateSnapshot loaded = decode_snapshot(encode_snapshot(state, kAllShards, 50, 3'000'000, {42, 8}));
+  CHECK(loaded.state.shards == state.shards);
+  CHECK(loaded.state.shards.at(1).owner.endpoint == "tcp:b:6817");
 }
 
 TEST_CASE("snapshot: a spec loads as the very bytes it was kept as, environments shared once per block") {
