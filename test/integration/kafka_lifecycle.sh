@@ -105,6 +105,8 @@ head -1 kcat.txt | finds ' cairn.schema=1$' || fail "the first record has no sch
 # 6. A second controller on the same shard fences the first, which stops.
 first=${extra_pids[-1]}
 sed "s|^ControllerSocket=.*|ControllerSocket=$work/second.sock|" "$CAIRN_CONF" > second.conf
+# Its appends give up after 3 s instead of 5 (librdkafka's message.timeout.ms): part 7's refusal comes sooner.
+echo "kafka.message.timeout.ms=3000" >> second.conf
 "$bin/cairnctld" --conf second.conf >"$work/second.log" 2>&1 &
 extra_pids+=($!)
 disown

@@ -76,7 +76,7 @@ fi
 
 # 4. A maintenance reservation starting soon on every node holds back a job that would still
 # run when it starts; the job runs once the window has passed.
-out=$(scontrol create reservation ReservationName=maint StartTime=now+15 Duration=0:30 Nodes=n[1-2] Users=root Flags=MAINT)
+out=$(scontrol create reservation ReservationName=maint StartTime=now+6 Duration=0:10 Nodes=n[1-2] Users=root Flags=MAINT)
 [ "$out" = "Reservation created: maint" ] || fail "create maint: $out"
 scontrol show reservation maint | finds " Flags=MAINT,SPEC_NODES$" || fail "maint flags: $(scontrol show res maint)"
 held=$(sbatch --parsable -t 1 -o /dev/null --wrap true)

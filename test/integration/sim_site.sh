@@ -63,7 +63,7 @@ echo "25 100 0 oops 2 -1 -1 2 60 -1 1 4 1 -1 1 1 -1 -1" >> trace.swf
 echo "26 101 0 5 64 -1 -1 64 60 -1 1 4 1 -1 1 1 -1 -1" >> trace.swf
 lines=$(wc -l < trace.swf)
 set +e
-cairn sim replay trace.swf --speed 10 >replay.out 2>replay.err
+cairn sim replay trace.swf --speed 20 >replay.out 2>replay.err
 status=$?
 set -e
 [ "$status" = 1 ] || fail "replay exited $status: $(cat replay.out replay.err)"
