@@ -1,4 +1,5 @@
 #include "events/scheduling_policy.hpp"
+#include "events/scheduling_skip.hpp"
 #include "events/scheduling_reference.hpp"
 
 #include "events/node_update.hpp"
@@ -284,12 +285,16 @@ bool limits_running_jobs(const QosRecord& qos) {
   return qos.max_jobs_per_user || !qos.max_tres_per_user.empty() || !qos.grp_tres.empty();
 }
 
+}  // namespace
+
 const PartitionPolicy* find_partition(const std::vector<PartitionPolicy>& partitions, const std::string& name) {
   for (const auto& partition : partitions)
     if (name.empty() ? partition.is_default : partition.name == name) return &partition;
   if (name.empty() && !partitions.empty()) return &partitions.front();
   return nullptr;
 }
+
+namespace {
 
 class Scheduler {
  public:
