@@ -1,6 +1,13 @@
 // When a scheduling pass may be skipped: the state it reads has not changed since the last
-// pass and no instant at which the same state could decide differently has come. The pass
-// compares the clock with the state in a few gates only; each gives such an instant.
+// pass, that pass asked for nothing, and no instant at which the same state could decide
+// differently has come (SchedulingDecision::stable_until_us, noted by the pass itself where its
+// gates compare the clock with the state: a pending job's begin time (eligible_us), its
+// --deadline and the deadline less its time limit, an `after:id+minutes` delay, a reservation
+// window's start and end and its start less the job's time limit, the end of a running job's
+// PreemptExemptTime; a pending job in a burst-buffer phase gives now itself: never skipped).
+// Backfill's other comparisons of now plus a limit with the running jobs' expected ends only
+// turn a fit into a no-fit as the clock advances: a pass that placed nothing places nothing
+// later, with the same reasons (test/unit/scheduling_skip_test.cpp checks it all).
 #pragma once
 
 #include <cstdint>
@@ -8,21 +15,6 @@
 #include "events/scheduling_policy.hpp"
 
 namespace cairn {
-
-// The job's partition (its own, else the default) among those in force, as a pass finds it; null: none.
-const PartitionPolicy* find_partition(const std::vector<PartitionPolicy>& partitions, const std::string& name);
-
-// The earliest instant after input.now_us at which schedule() on the same input but a later
-// clock could decide differently, for a decision that acts on nothing (decision_acts() false):
-// a pending job's begin time (eligible_us), its --deadline (and the deadline less its time
-// limit), an `after:id+minutes` delay, a reservation window's start and end (and each less the
-// job's time limit: the job's run would reach into the window), the end of a running job's
-// PreemptExemptTime. INT64_MAX: none. A pending job in a burst-buffer phase gives now_us itself
-// (never skipped): whether it fits now picks its reason, and backfill's shadow times are
-// compared with now plus its limit. Backfill's other comparisons of now plus a limit with
-// expected ends only turn a fit into a no-fit as the clock advances: a decision that placed
-// nothing places nothing later, with the same reasons.
-int64_t decision_stable_until_us(const SchedulingInput& input);
 
 // The decision asks for an event (a placement, a preemption, a burst-buffer reservation, ...):
 // the next pass must run even on the same state (the events may not have been appended).
@@ -42,7 +34,7 @@ PassMemo remember_pass(const SchedulingInput& input, const SchedulingDecision& d
                        const void* configuration);
 
 // Whether a pass now, on the view at applied_offset and this configuration, would give the
-// memo's decision again (one that acts on nothing): then it need not run.
+// memo's decision again (one that asks for nothing): then it need not run.
 bool may_skip_pass(const PassMemo& memo, uint64_t applied_offset, const void* configuration, int64_t now_us);
 
 }  // namespace cairn
