@@ -30,6 +30,7 @@
 #include "common/wall_clock.hpp"
 #include "events/event_codec.hpp"
 #include "events/replay.hpp"
+#include "events/scheduling_skip.hpp"
 
 namespace cairn {
 namespace {
@@ -62,6 +63,8 @@ struct QueryViewState {
   uint64_t purge_offset = 0;
   bool purge_backlog = false;  // the last purge was a full batch: the next follows its event at once
   bool gauges_stale = true;    // something changed since the gauges were last published
+  // The last pass, to skip the next while its answer cannot differ (events/scheduling_skip.hpp).
+  PassMemo last_pass;
   // Registering agents (10,000 after a restart) ask for their node's batch runs: answered
   // from one scan of the jobs, kept until a fold may have changed a job (any event but a
   // node's registration, which the storm itself appends).
@@ -135,16 +138,22 @@ CpuTopology node_topology(QueryView* self, const std::string& node) {
 
 SchedulingDecision run_pass(QueryView* self) {
   auto& st = self->state;
+  int64_t now_us = st.context->now_us();
+  const RunningConfig* configuration = &st.context->running->current();
+  if (may_skip_pass(st.last_pass, st.view->applied_offset, configuration, now_us)) {
+    return {};  // nothing to act on; the reasons in force stand, and the gauges with them
+  }
   auto began = std::chrono::steady_clock::now();
   auto features = node_feature_map(st.context->config(), &st.view->state);
   auto weights = node_weight_map(st.context->config(), &st.view->state);
   const auto& config = st.context->config();
   PreemptionPolicy preemption{config.preempt_type == "preempt/partition_prio", config.preempt_exempt_time_sec,
                               config.preempt_mode, config.preempt_type == "preempt/qos"};
-  int64_t now_us = st.context->now_us();
-  auto decision = schedule({&st.view->state, st.view->partitions, st.context->pools(), now_us,
-                            config.kill_invalid_depend, &features, &config.licenses, &weights,
-                            &st.context->running->current().node_gres, preemption});
+  SchedulingInput input{&st.view->state, st.view->partitions, st.context->pools(), now_us,
+                        config.kill_invalid_depend, &features, &config.licenses, &weights,
+                        &configuration->node_gres, preemption};
+  auto decision = schedule(input);
+  st.last_pass = remember_pass(input, decision, st.view->applied_offset, configuration);
   keep_owned_shards(decision, st.context->ownership);
   choose_cpu_ids(decision, st.view->state, [self](const std::string& node) { return node_topology(self, node); });
   auto spent = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - began);
@@ -152,6 +161,12 @@ SchedulingDecision run_pass(QueryView* self) {
   st.context->metrics->scheduling_pass(static_cast<uint64_t>(spent.count()),
                                        static_cast<uint32_t>(decision.pending_reasons.size() + decision.placements.size()));
   st.context->metrics->backfill_pass(static_cast<uint64_t>(spent.count()), decision.backfill, now_us);
+  {  // the reasons are this view's: the scheduler acts on the rest
+    auto lock = st.view->write_lock();
+    st.view->pending_reasons = std::move(decision.pending_reasons);
+  }
+  decision.pending_reasons = {};
+  st.gauges_stale = true;
   return decision;
 }
 

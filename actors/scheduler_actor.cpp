@@ -140,7 +140,6 @@ void run_pass(Scheduler* self) {
   self->request(actors.query_view, caf::infinite, schedule_atom_v, st.min_offset)
       .then([=](SchedulingDecision& decision) {
         auto& actors = self->state.context->actors;
-        self->send(actors.query_view, reasons_atom_v, std::move(decision.pending_reasons));
         std::vector<EventDraft> drafts;
         for (auto job_id : decision.resumes) drafts.push_back(resume_draft(job_id));
         for (const auto& preemption : decision.preemptions) drafts.push_back(preemption_draft(preemption));

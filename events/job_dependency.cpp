@@ -155,6 +155,18 @@ DependencyStatus array_condition_status(const DependencyCondition& condition, co
 
 }  // namespace
 
+namespace {
+
+// When an `after` condition's delay starts for a job (not an array): its start, or its end
+// when it was cancelled before it started; 0: neither yet.
+int64_t after_since_us(const JobRecord& target) {
+  if (has_started(target)) return target.start_us != 0 ? target.start_us : target.runs.front().start_us;
+  if (is_finished(target)) return target.end_us;
+  return 0;
+}
+
+}  // namespace
+
 DependencyStatus condition_status(const DependencyCondition& condition, const JobRecord& job,
                                   const ClusterState& state, int64_t now_us) {
   if (condition.type == DependencyType::singleton) {
@@ -171,14 +183,8 @@ DependencyStatus condition_status(const DependencyCondition& condition, const Jo
   const bool finished = is_finished(target);
   switch (condition.type) {
     case DependencyType::after: {
-      int64_t since_us = 0;
-      if (has_started(target)) {
-        since_us = target.start_us != 0 ? target.start_us : target.runs.front().start_us;
-      } else if (finished) {
-        since_us = target.end_us;  // cancelled before it started
-      } else {
-        return DependencyStatus::waiting;
-      }
+      int64_t since_us = after_since_us(target);
+      if (since_us == 0) return DependencyStatus::waiting;
       return now_us >= since_us + condition.delay_min * kMicrosPerMinute ? DependencyStatus::satisfied
                                                                           : DependencyStatus::waiting;
     }
@@ -192,6 +198,24 @@ DependencyStatus condition_status(const DependencyCondition& condition, const Jo
     case DependencyType::singleton: break;
   }
   return DependencyStatus::satisfied;
+}
+
+int64_t dependency_recheck_us(const JobRecord& job, const ClusterState& state, int64_t now_us) {
+  int64_t earliest = INT64_MAX;
+  if (job.spec->dependency.empty()) return earliest;
+  auto parsed = parse_dependency(job.spec->dependency);
+  if (!parsed.dependency) return earliest;
+  for (const auto& condition : parsed.dependency->conditions) {
+    if (condition.type != DependencyType::after || condition.delay_min == 0) continue;
+    auto it = state.jobs.find(condition.job_id);
+    if (it == state.jobs.end()) continue;
+    if (is_array_record(it->second)) return now_us;  // its tasks' first start: not worked out here
+    int64_t since_us = after_since_us(it->second);
+    if (since_us == 0) continue;  // waits for an event, not for the clock
+    int64_t at_us = since_us + condition.delay_min * kMicrosPerMinute;
+    if (at_us > now_us) earliest = std::min(earliest, at_us);
+  }
+  return earliest;
 }
 
 DependencyStatus dependency_status(const JobRecord& job, const ClusterState& state, int64_t now_us) {

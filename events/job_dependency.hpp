@@ -51,6 +51,9 @@ DependencyStatus condition_status(const DependencyCondition& condition, const Jo
 
 // The status of the job's whole --dependency (satisfied when it has none or it cannot be parsed).
 DependencyStatus dependency_status(const JobRecord& job, const ClusterState& state, int64_t now_us);
+// The earliest instant after now_us at which the job's `after:id+minutes` delays could change
+// dependency_status() with no event (INT64_MAX: never; now_us: not known, ask at every pass).
+int64_t dependency_recheck_us(const JobRecord& job, const ClusterState& state, int64_t now_us);
 
 // What scontrol show job prints as Dependency=: the conditions not yet met, each
 // with "(unfulfilled)" or "(failed)" ("afterok:12(unfulfilled),singleton(unfulfilled)"),

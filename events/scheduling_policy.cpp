@@ -327,9 +327,13 @@ class Scheduler {
         else
           held_.push_back({&job, nullptr, slot});
       }
+      if (job.state == JobState::PENDING && job.hold == HoldKind::none) note_instant(job.eligible_us);
       if (job.state == JobState::PENDING && job.hold == HoldKind::none && job.array.array_job_id != 0 &&
           !is_array_record(job) && job.eligible_us <= input.now_us)
         arrays_with_split_task_.insert(job.array.array_job_id);
+      // preemptable_now(): a run becomes a candidate victim once its PreemptExemptTime is over.
+      if (job.state == JobState::RUNNING && in_.preemption.any() && in_.preemption.exempt_time_sec > 0)
+        note_instant(job.start_us + static_cast<int64_t>(in_.preemption.exempt_time_sec) * kMicros);
       if (job.state == JobState::SUSPENDED && job.preempt_action == PreemptAction::suspend) lenders_.push_back(&job);
       if (job.state == JobState::RUNNING && in_.preemption.any()) running_.push_back(&job);
       // A preempted run on its way out: its room is the preemptor's soon.
@@ -520,6 +524,7 @@ class Scheduler {
       });
     }
     decision_.pending_reasons = ReasonMap::from_sorted(std::move(reasons_));
+    decision_.stable_until_us = stable_until_us_;
     return std::move(decision_);
   }
 
@@ -531,6 +536,7 @@ class Scheduler {
     if (!partition) return Reason::invalid_partition;
     if (job.hold == HoldKind::user) return Reason::job_held_user;
     if (job.hold == HoldKind::admin) return Reason::job_held_admin;
+    note_clock_instants(job, *partition);
     if (auto reason = dependency_gate(job); reason != Reason::none) return reason;
     if (job.eligible_us > in_.now_us) return Reason::begin_time;
     if (misses_deadline(job.spec.core(), *partition, in_.now_us)) {
@@ -563,6 +569,38 @@ class Scheduler {
       return fits_now(job, *partition) ? reason : Reason::resources;
     }
     return place(job, *partition);
+  }
+
+  // An instant after now at which this pass could decide otherwise on the same state.
+  void note_instant(int64_t at_us) {
+    if (at_us > in_.now_us) stable_until_us_ = std::min(stable_until_us_, at_us);
+  }
+
+  // The instants at which the job's gates that read the clock could answer otherwise, whichever
+  // gate stops it in this pass (its begin time is noted as the queue is gathered).
+  void note_clock_instants(const JobRecord& job, const PartitionPolicy& partition) {
+    // Whether it fits now picks the reason of a job reserving or staging in its burst buffer.
+    if (job.bb_phase == BbPhase::waiting || job.bb_phase == BbPhase::staging_in) stable_until_us_ = in_.now_us;
+    if (!job.spec->dependency.empty()) {
+      int64_t at_us = dependency_recheck_us(job, *in_.state, in_.now_us);
+      if (at_us <= in_.now_us) stable_until_us_ = in_.now_us;  // not worked out: every pass
+      note_instant(at_us);
+    }
+    const auto& spec = job.spec.core();
+    if (spec.deadline_us == 0 && in_.state->reservations.empty()) return;
+    int64_t limit_us = static_cast<int64_t>(effective_time_limit(spec, partition)) * kMicros;  // 0: unlimited
+    if (spec.deadline_us != 0) {  // misses_deadline(): now >= deadline, or now + limit > deadline
+      note_instant(spec.deadline_us);
+      if (limit_us != 0) note_instant(spec.deadline_us - limit_us + 1);
+    }
+    // reservation_gate(): a window is active from its start to its end, and keeps the job off
+    // its nodes while it begins before now + limit and ends after now.
+    for (const auto& [name, reservation] : in_.state->reservations) {
+      ReservationWindow window = current_window(reservation, in_.now_us);
+      note_instant(window.start_us);
+      note_instant(window.end_us);
+      if (limit_us != 0) note_instant(window.start_us - limit_us + 1);
+    }
   }
 
   const QosRecord* qos_of(const JobRecord& job) const {
@@ -996,6 +1034,7 @@ class Scheduler {
   size_t reservations_ = 0;
   ReservationGate gate_;  // of the job being considered
   SchedulingDecision decision_;
+  int64_t stable_until_us_ = INT64_MAX;
 };
 
 }  // namespace

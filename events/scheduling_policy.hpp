@@ -99,6 +99,9 @@ struct SchedulingDecision {
   std::vector<uint64_t> deadline_misses;
   std::vector<TaskSplit> task_splits;
   BackfillFigures backfill;
+  // The earliest instant after now at which the same state could decide differently (a gate
+  // compares the clock with it): events/scheduling_skip.hpp says what counts. INT64_MAX: none.
+  int64_t stable_until_us = INT64_MAX;
 };
 
 // Feature= of each configured node (nodes without features may be absent).
