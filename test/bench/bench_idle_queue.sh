@@ -6,20 +6,14 @@
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 source "$(dirname "$0")/bench_lib.bash"
+source "$(dirname "$0")/bench_site.bash"
 export PATH="$build/bin:$PATH"
 jobs=${BENCH_IDLE_JOBS:-20000}
 seconds=${BENCH_IDLE_SECONDS:-20}
 dir=$(mktemp -d /tmp/cairn-bench-idle-XXXXXX)
 pid=
 trap '[ -z "$pid" ] || { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; }; rm -rf "$dir"' EXIT
-cat > "$dir/cairn.conf" <<CONF
-ClusterName=bench
-StateSaveLocation=$dir
-ControllerPort=0
-SnapshotInterval=0
-NodeName=n[0-99] CPUs=64 RealMemory=256000
-PartitionName=batch Nodes=ALL Default=YES
-CONF
+write_bench_site_conf "$dir/cairn.conf" "$dir"
 conf=(--conf "$dir/cairn.conf")
 cairnctld "${conf[@]}" >>"$dir/cairnctld.log" 2>&1 &
 pid=$!

@@ -8,20 +8,13 @@
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 source "$(dirname "$0")/bench_lib.bash"
+source "$(dirname "$0")/bench_site.bash"
 export PATH="$build/bin:$PATH"
 jobs=${BENCH_QUERY_JOBS:-1000000}
 dir=$(mktemp -d /tmp/cairn-bench-query-XXXXXX)
 pid=
 trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
-cat > "$dir/cairn.conf" <<CONF
-ClusterName=bench
-StateSaveLocation=$dir
-ControllerPort=0
-SnapshotInterval=0
-MinJobAge=300
-NodeName=n[0-99] CPUs=64 RealMemory=256000
-PartitionName=batch Nodes=ALL Default=YES
-CONF
+write_bench_site_conf "$dir/cairn.conf" "$dir" MinJobAge=300
 export CAIRN_CONF=$dir/cairn.conf
 "$build/test/make_bench_log" "$dir" "$jobs" >/dev/null
 micros() { echo $(( ${EPOCHREALTIME/./} )); }

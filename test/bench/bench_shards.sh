@@ -14,6 +14,7 @@
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 source "$(dirname "$0")/bench_lib.bash"
+source "$(dirname "$0")/bench_site.bash"
 export PATH="$build/bin:$PATH"
 micros() { echo $(( ${EPOCHREALTIME/./} )); }
 dir=$(mktemp -d /tmp/cairn-bench-shards-XXXXXX)
@@ -81,16 +82,7 @@ for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
 jobs=${BENCH_SHARDS_JOBS:-100000}
 qdir=$dir/query
 mkdir -p "$qdir"
-cat > "$qdir/cairn.conf" <<CONF
-ClusterName=bench
-StateSaveLocation=$qdir
-ControllerPort=0
-SnapshotInterval=0
-MinJobAge=100000000
-SlurmUser=$(id -un)
-NodeName=n[0-99] CPUs=64 RealMemory=256000
-PartitionName=batch Nodes=ALL Default=YES
-CONF
+write_bench_site_conf "$qdir/cairn.conf" "$qdir" MinJobAge=100000000 "SlurmUser=$(id -un)"
 export CAIRN_CONF=$qdir/cairn.conf
 "$build/test/make_bench_log" "$qdir" "$jobs" >/dev/null
 cairnctld --conf "$CAIRN_CONF" >>"$qdir/cairnctld.log" 2>&1 & q=$!; pids+=($q)

@@ -11,6 +11,7 @@ set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 other=${2:+$(cd "$2" && pwd)}
 source "$(dirname "$0")/bench_lib.bash"
+source "$(dirname "$0")/bench_site.bash"
 jobs=${BENCH_SQUEUE_JOBS:-100000}
 runs=${SQUEUE_RUNS:-7}
 dir=$(mktemp -d /tmp/cairn-bench-squeue-XXXXXX)
@@ -21,16 +22,7 @@ builds=("$build")
 [ -n "$other" ] && builds+=("$other")
 for i in "${!builds[@]}"; do
   mkdir -p "$dir/$i"
-  cat > "$dir/$i/cairn.conf" <<CONF
-ClusterName=bench
-StateSaveLocation=$dir/$i
-ControllerPort=0
-SnapshotInterval=0
-MinJobAge=100000000
-SlurmUser=$(id -un)
-NodeName=n[0-99] CPUs=64 RealMemory=256000
-PartitionName=batch Nodes=ALL Default=YES
-CONF
+  write_bench_site_conf "$dir/$i/cairn.conf" "$dir/$i" MinJobAge=100000000 "SlurmUser=$(id -un)"
   if [ "$i" = 0 ]; then "$build/test/make_bench_log" "$dir/0" "$jobs" >/dev/null; else cp -r "$dir/0/log" "$dir/$i/log"; fi
   "${builds[$i]}/bin/cairnctld" --conf "$dir/$i/cairn.conf" >>"$dir/$i/cairnctld.log" 2>&1 &
   ctls+=($!)

@@ -6,18 +6,10 @@
 set -euo pipefail
 build=$1
 source "$(dirname "$0")/cluster.bash"
+source "$(dirname "$0")/../bench/bench_site.bash"
 jobs=5000
 mkdir -p "$work/pages"
-cat > "$work/cairn.conf" <<CONF
-ClusterName=pages
-StateSaveLocation=$work/pages
-ControllerPort=0
-SnapshotInterval=0
-MinJobAge=100000000
-SlurmUser=$(id -un)
-NodeName=n[0-99] CPUs=64 RealMemory=256000
-PartitionName=batch Nodes=ALL Default=YES
-CONF
+write_bench_site_conf "$work/cairn.conf" "$work/pages" MinJobAge=100000000 "SlurmUser=$(id -un)"
 export CAIRN_CONF=$work/cairn.conf
 "$build/test/make_bench_log" "$work/pages" "$jobs" >/dev/null || fail "make_bench_log failed"
 "$bin/cairnctld" --conf "$CAIRN_CONF" >>"$work/cairnctld.log" 2>&1 &
