@@ -884,11 +884,19 @@ class ControllerImpl final : public rpc::Controller::Server {
     }
     if (forwarded) return act_for_remote_caller(context, verified, *forwarded);
     spdlog::info("rpc: {} authenticated with MUNGE as {} (uid {})", peer_, verified.user, verified.uid);
+    return open_session(context, std::move(verified), false, SessionOrigin::munge);
+  }
+
+  enum class SessionOrigin { munge, forwarded };
+
+  // Answers authenticate with a session of its own acting as `acting`.
+  kj::Promise<void> open_session(AuthenticateContext& context, Caller acting, bool local, SessionOrigin origin) {
     auto results = context.getResults();
-    results.setUid(verified.uid);
-    results.setUserName(verified.user);
-    auto session = kj::heap<ControllerImpl>(loop_, context_, std::move(verified), false, peer_, step_io_, agents_, forwarder_);
-    session->set_munge_verified();
+    results.setUid(acting.uid);
+    results.setUserName(acting.user);
+    auto session = kj::heap<ControllerImpl>(loop_, context_, std::move(acting), local, peer_, step_io_, agents_, forwarder_);
+    if (origin == SessionOrigin::munge) session->set_munge_verified();
+    else session->set_forwarded();
     results.setSession(kj::mv(session));
     return kj::READY_NOW;
   }
@@ -910,13 +918,7 @@ class ControllerImpl final : public rpc::Controller::Server {
     }
     Caller acting = caller_for_uid(forwarded.uid, forwarded.gid, context_->config());
     spdlog::debug("rpc: {} ({}) acts for {} (uid {})", peer_, signer.user, acting.user, acting.uid);
-    auto results = context.getResults();
-    results.setUid(acting.uid);
-    results.setUserName(acting.user);
-    auto session = kj::heap<ControllerImpl>(loop_, context_, std::move(acting), false, peer_, step_io_, agents_, forwarder_);
-    session->set_forwarded();
-    results.setSession(kj::mv(session));
-    return kj::READY_NOW;
+    return open_session(context, std::move(acting), false, SessionOrigin::forwarded);
   }
 
   // Another controller (cairnctld --shards) forwards a command for a shard this one writes: a
@@ -928,13 +930,7 @@ class ControllerImpl final : public rpc::Controller::Server {
     if (std::sscanf(credential.c_str() + kForwardedCredential.size(), "%lu:%lu", &uid, &gid) != 2)
       return failure("Authentication refused: a malformed forwarded credential");
     Caller acting = caller_for_uid(static_cast<uint32_t>(uid), static_cast<uint32_t>(gid), context_->config());
-    auto results = context.getResults();
-    results.setUid(acting.uid);
-    results.setUserName(acting.user);
-    auto session = kj::heap<ControllerImpl>(loop_, context_, std::move(acting), local_, peer_, step_io_, agents_, forwarder_);
-    session->set_forwarded();
-    results.setSession(kj::mv(session));
-    return kj::READY_NOW;
+    return open_session(context, std::move(acting), local_, SessionOrigin::forwarded);
   }
 
   kj::Promise<void> registerAgent(RegisterAgentContext context) override {
