@@ -28,14 +28,19 @@ void claim(EventLog& log, uint32_t shard, uint64_t epoch, const std::string& con
 
 std::string running(const OwnerProcess& process) { return process.pid == 11 ? "running" : "gone"; }
 
+// A file log of `shards` partitions, unsynced (a test's log need not survive a crash).
+std::unique_ptr<EventLog> shard_log(const test::TempDir& dir, uint32_t shards) {
+  FileLogOptions options;
+  options.partitions = shards;
+  options.sync = false;
+  return open_file_log(dir.log(), options);
+}
+
 }  // namespace
 
 TEST_CASE("shards view: the latest claim of each shard names its writer") {
   test::TempDir dir;
-  FileLogOptions options;
-  options.partitions = 3;
-  options.sync = false;
-  auto log = open_file_log(dir.log(), options);
+  auto log = shard_log(dir, 3);
   claim(*log, 0, 1, "cairnctld@h:10", 1'000'000);
   claim(*log, 1, 1, "cairnctld@h:10", 1'000'000);
   claim(*log, 0, 2, "cairnctld@h:11", 5'000'000);
@@ -95,10 +100,7 @@ TEST_CASE("shards view: cairn local up --shards deals the nodes out over one par
 
 TEST_CASE("shards view: the owner's endpoint is the one its claim names, on any host") {
   test::TempDir dir;
-  FileLogOptions options;
-  options.partitions = 2;
-  options.sync = false;
-  auto log = open_file_log(dir.log(), options);
+  auto log = shard_log(dir, 2);
   EventMeta meta;
   meta.time_us = 1'000'000;
   meta.shard = 1;
