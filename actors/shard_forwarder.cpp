@@ -9,10 +9,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <sys/stat.h>
-
 #include <chrono>
-#include <fstream>
 #include <set>
 
 #include "capnp/rpc.capnp.h"
@@ -35,24 +32,12 @@ constexpr int64_t kCatchUpUs = 10'000'000;
 
 kj::Exception failure(const std::string& text) { return KJ_EXCEPTION(FAILED, text); }
 
-constexpr std::string_view kTcp = "tcp:";
-
 // The owner's session acting for the caller, and the authentication call it is pipelined on
 // (kept until the forwarded call is answered); null when the session came in the answer.
 struct ActingSession {
   rpc::Controller::Client session;
   kj::Own<capnp::RemotePromise<rpc::Controller::AuthenticateResults>> authenticating;
 };
-
-// The owner's Unix socket from its endpoint file, when the file names one that is on this host.
-std::string local_endpoint(const std::string& endpoint_file) {
-  std::ifstream in(endpoint_file);
-  std::string endpoint;
-  if (!std::getline(in, endpoint) || !endpoint.starts_with("unix:")) return {};
-  struct stat st {};
-  if (::stat(endpoint.c_str() + 5, &st) != 0 || !S_ISSOCK(st.st_mode)) return {};
-  return endpoint;
-}
 
 }  // namespace
 
@@ -83,7 +68,7 @@ kj::Promise<void> ShardForwarder::send(uint32_t shard, const Caller& caller, uin
     return failure(fmt::format("shard {} is written by another controller, and none says where it listens "
                                "(no {}, and no claim of the shard names an endpoint): is its controller running?",
                                shard, shard_endpoint_path(config, shard)));
-  const bool over_tcp = endpoint.starts_with(kTcp);
+  const bool over_tcp = endpoint.starts_with("tcp:");
   if (over_tcp && config.auth_type != "auth/munge")
     return failure(fmt::format("shard {} is written by the controller at {}, on another host: forwarding over TCP "
                                "needs AuthType=auth/munge (AuthType={})",
@@ -96,7 +81,7 @@ kj::Promise<void> ShardForwarder::send(uint32_t shard, const Caller& caller, uin
     auto link = std::make_shared<Link>();
     connected = loop_.io()
                     .provider->getNetwork()
-                    .parseAddress(over_tcp ? endpoint.substr(kTcp.size()) : endpoint)
+                    .parseAddress(network_address(endpoint))
                     .then([](kj::Own<kj::NetworkAddress> address) { return address->connect().attach(kj::mv(address)); })
                     .then([links = links_, link, endpoint](kj::Own<kj::AsyncIoStream> stream) -> rpc::Controller::Client {
                       link->stream = kj::mv(stream);
@@ -162,7 +147,7 @@ std::string ShardForwarder::owner_endpoint(uint32_t shard) const {
   // An endpoint file naming this controller's own socket was written before a restart in place
   // gave the shard up (KafkaControllerGroup=): with a StateSaveLocation of its own, no next owner
   // replaces it. Forwarding there would go round in circles, as to its own claim below.
-  std::string local = local_endpoint(shard_endpoint_path(config, shard));
+  std::string local = local_socket_in(shard_endpoint_path(config, shard));
   if (!local.empty() && local != "unix:" + config.controller_socket) return local;
   auto owners = context_->shard_owners->get();
   auto owner = owners->find(shard);

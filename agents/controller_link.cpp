@@ -3,10 +3,6 @@
 
 #include "agents/controller_link.hpp"
 
-#include <sys/stat.h>
-
-#include <fstream>
-
 #include <capnp/rpc-twoparty.h>
 #include <kj/async-io.h>
 #include <spdlog/spdlog.h>
@@ -16,6 +12,7 @@
 
 #include "agents/agent_service.hpp"
 #include "capnp/rpc.capnp.h"
+#include "common/shard_endpoint.hpp"
 #include "protocol/auth_payload.hpp"
 #include "protocol/munge_credential.hpp"
 #include "protocol/node_codec.hpp"
@@ -120,30 +117,13 @@ bool ControllerLink::is_current(uint64_t generation) const {
 
 namespace {
 
-constexpr std::string_view kTcp = "tcp:";
-
-bool is_local_socket(const std::string& endpoint) {
-  if (!endpoint.starts_with("unix:")) return false;
-  struct stat st {};
-  return ::stat(endpoint.c_str() + 5, &st) == 0 && S_ISSOCK(st.st_mode);
-}
-
-// The socket an owner of the node's shard on this host names in its endpoint file; empty: none.
-std::string socket_in_file(const std::string& endpoint_file) {
-  if (endpoint_file.empty()) return {};
-  std::ifstream in(endpoint_file);
-  std::string endpoint;
-  if (!std::getline(in, endpoint) || !is_local_socket(endpoint)) return {};
-  return endpoint;
-}
-
 // What a controller answers when the node is another shard's (registerAgent).
 constexpr std::string_view kOtherShard = "written by another controller";
 
 }  // namespace
 
 std::string ControllerLink::next_endpoint() {
-  if (auto local = socket_in_file(shard_endpoint_file_); !local.empty()) return local;
+  if (auto local = local_socket_in(shard_endpoint_file_); !local.empty()) return local;
   if (!named_owner_.empty()) return named_owner_;
   if (is_local_socket(settings_.controller_endpoint) || settings_.tcp_endpoints.empty())
     return settings_.controller_endpoint;
@@ -154,10 +134,10 @@ void ControllerLink::connect() {
   retry_scheduled_ = false;
   uint64_t generation = ++generation_;
   endpoint_ = next_endpoint();
-  const bool over_tcp = endpoint_.starts_with(kTcp);
+  const bool over_tcp = endpoint_.starts_with("tcp:");
   auto connecting = loop_.io()
                         .provider->getNetwork()
-                        .parseAddress(over_tcp ? endpoint_.substr(kTcp.size()) : endpoint_)
+                        .parseAddress(network_address(endpoint_))
                         .then([](kj::Own<kj::NetworkAddress> address) {
                           return address->connect().attach(kj::mv(address));
                         })

@@ -20,4 +20,11 @@ std::string shard_group_member_path(const ClusterConfig& config, uint32_t shard)
 // LOGDIR/readers, Kafka's StateSaveLocation/shard-readers.
 std::string shard_readers_dir(const ClusterConfig& config);
 
+// "unix:PATH" naming a socket that exists on this host.
+bool is_local_socket(const std::string& endpoint);
+// The socket an endpoint file names, when it is one on this host (its owner runs here); empty: none.
+std::string local_socket_in(const std::string& endpoint_file);
+// What kj's network parses for an endpoint: "unix:PATH" as it is, "tcp:HOST:PORT" without "tcp:".
+std::string network_address(const std::string& endpoint);
+
 }  // namespace cairn
