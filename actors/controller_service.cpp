@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <atomic>
 #include <map>
 #include <optional>
@@ -926,10 +925,9 @@ class ControllerImpl final : public rpc::Controller::Server {
   kj::Promise<void> act_for_forwarded_caller(AuthenticateContext context, const std::string& credential) {
     bool trusted = local_ && is_daemon_user(caller_);
     if (!trusted) return failure("Access/permission denied: only root or SlurmUser may act for another user");
-    unsigned long uid = 0, gid = 0;
-    if (std::sscanf(credential.c_str() + kForwardedCredential.size(), "%lu:%lu", &uid, &gid) != 2)
-      return failure("Authentication refused: a malformed forwarded credential");
-    Caller acting = caller_for_uid(static_cast<uint32_t>(uid), static_cast<uint32_t>(gid), context_->config());
+    auto identity = parse_forwarded_identity(std::string_view(credential).substr(kForwardedCredential.size()));
+    if (!identity) return failure("Authentication refused: a malformed forwarded credential");
+    Caller acting = caller_for_uid(identity->uid, identity->gid, context_->config());
     return open_session(context, std::move(acting), local_, SessionOrigin::forwarded);
   }
 

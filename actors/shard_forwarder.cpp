@@ -100,7 +100,7 @@ kj::Promise<void> ShardForwarder::send(uint32_t shard, const Caller& caller, uin
                                            -> kj::Promise<ActingSession> {
     if (!over_tcp) {  // pipelined: the call goes out with the authentication
       auto act = owner.authenticateRequest();
-      act.setCredential(fmt::format("{}{}:{}", kForwardedCredential, uid, gid));
+      act.setCredential(std::string(kForwardedCredential) + format_forwarded_identity({uid, gid}));
       auto authenticating = kj::heap(act.send());
       auto session = authenticating->getSession();
       return ActingSession{kj::mv(session), kj::mv(authenticating)};

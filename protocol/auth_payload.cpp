@@ -12,9 +12,22 @@ constexpr std::string_view kMagic = "cairn-auth/1";
 
 }  // namespace
 
+std::string format_forwarded_identity(ForwardedIdentity identity) {
+  return std::to_string(identity.uid) + ":" + std::to_string(identity.gid);
+}
+
+std::optional<ForwardedIdentity> parse_forwarded_identity(std::string_view text) {
+  auto colon = text.find(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  auto uid = parse_unsigned<uint32_t>(text.substr(0, colon));
+  auto gid = parse_unsigned<uint32_t>(text.substr(colon + 1));
+  if (!uid || !gid) return std::nullopt;
+  return ForwardedIdentity{*uid, *gid};
+}
+
 std::string auth_payload(std::string_view cluster, std::string_view nonce, std::optional<ForwardedIdentity> forwarded) {
   std::string payload = std::string(kMagic) + " cluster=" + std::string(cluster) + " nonce=" + std::string(nonce);
-  if (forwarded) payload += " forwarded=" + std::to_string(forwarded->uid) + ":" + std::to_string(forwarded->gid);
+  if (forwarded) payload += " forwarded=" + format_forwarded_identity(*forwarded);
   return payload;
 }
 
@@ -22,12 +35,9 @@ std::optional<ForwardedIdentity> auth_payload_forwarded(std::string_view payload
   constexpr std::string_view kField = "forwarded=";
   for (auto word : split(payload, ' ')) {
     if (!word.starts_with(kField)) continue;
-    auto value = word.substr(kField.size());
-    auto colon = value.find(':');
-    auto uid = colon == std::string_view::npos ? std::nullopt : parse_unsigned<uint32_t>(value.substr(0, colon));
-    auto gid = colon == std::string_view::npos ? std::nullopt : parse_unsigned<uint32_t>(value.substr(colon + 1));
-    if (!uid || !gid) throw std::invalid_argument("the credential's forwarded identity is malformed");
-    return ForwardedIdentity{*uid, *gid};
+    auto identity = parse_forwarded_identity(word.substr(kField.size()));
+    if (!identity) throw std::invalid_argument("the credential's forwarded identity is malformed");
+    return identity;
   }
   return std::nullopt;
 }

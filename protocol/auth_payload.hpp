@@ -18,6 +18,10 @@ struct ForwardedIdentity {
   bool operator==(const ForwardedIdentity&) const = default;
 };
 
+// "UID:GID", as both forwarded credentials (MUNGE's payload, the local cairn-forwarded:) spell it.
+std::string format_forwarded_identity(ForwardedIdentity identity);
+std::optional<ForwardedIdentity> parse_forwarded_identity(std::string_view text);  // nullopt: not UID:GID
+
 // "cairn-auth/1 cluster=<cluster> nonce=<nonce>[ forwarded=<uid>:<gid>]"
 std::string auth_payload(std::string_view cluster, std::string_view nonce,
                          std::optional<ForwardedIdentity> forwarded = std::nullopt);

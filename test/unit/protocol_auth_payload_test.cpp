@@ -70,3 +70,12 @@ TEST_CASE("auth payload: a forwarding controller names the caller it acts for") 
                        "the credential's forwarded identity is malformed", std::invalid_argument);
   CHECK_THROWS_AS(auth_payload_forwarded("cairn-auth/1 cluster=local nonce=n1 forwarded=5:"), std::invalid_argument);
 }
+
+TEST_CASE("forwarded identity: UID:GID, the one spelling of both forwarded credentials") {
+  using cairn::ForwardedIdentity;
+  CHECK(cairn::format_forwarded_identity({1000, 100}) == "1000:100");
+  CHECK(cairn::parse_forwarded_identity("1000:100") == ForwardedIdentity{1000, 100});
+  CHECK(cairn::parse_forwarded_identity("0:0") == ForwardedIdentity{0, 0});
+  for (const char* bad : {"", "1000", "1000:", ":100", "a:100", "1000:100x", "-1:0", "4294967296:0"})
+    CHECK_MESSAGE(!cairn::parse_forwarded_identity(bad).has_value(), bad);
+}
