@@ -12,6 +12,7 @@
 #include <mutex>
 #include <span>
 #include <unordered_map>
+#include <vector>
 
 #include "events/event_factory.hpp"
 #include "events/log/event_log.hpp"
@@ -107,19 +108,24 @@ class EnvironmentPool {
  public:
   using Block = std::shared_ptr<const std::string>;
 
-  Block intern(std::string block) {
-    size_t hash = std::hash<std::string>()(block);
+  Block intern(std::string block) { return find_or_add(block, &block); }
+  // A block copied only when not pooled yet (compact()'s, kept by its thread for the next job).
+  Block intern_copy(std::string_view block) { return find_or_add(block, nullptr); }
+
+ private:
+  // `owned`, when given, is moved into the pool instead of copying `block`.
+  Block find_or_add(std::string_view block, std::string* owned) {
+    size_t hash = std::hash<std::string_view>()(block);
     std::lock_guard lock(mutex_);
     if (++interned_ % 4096 == 0) sweep();
     auto& same_hash = pool_[hash];
     for (const auto& weak : same_hash)
       if (auto shared = weak.lock(); shared && *shared == block) return shared;
-    auto shared = std::make_shared<const std::string>(std::move(block));
+    auto shared = owned ? std::make_shared<const std::string>(std::move(*owned)) : std::make_shared<const std::string>(block);
     same_hash.push_back(shared);
     return shared;
   }
 
- private:
   void sweep() {
     for (auto it = pool_.begin(); it != pool_.end();) {
       std::erase_if(it->second, [](const auto& weak) { return weak.expired(); });
@@ -530,30 +536,71 @@ JobSpec RecordedSpec::full() const {
   return spec;
 }
 
+namespace {
+
+// compact()'s temporaries, kept by each thread that compacts (the folding ones) for the next
+// job: an environment block, a message's first segment and the packed output. Made and freed
+// for every job, they left holes between the records that outlive them in malloc's arenas
+// (~10% of the controller's RSS growth per pending job; docs/decisions.md, branch live-mem).
+constexpr size_t kPackSegmentWords = 4096;  // a larger spec grows into more segments, as before
+
+kj::ArrayPtr<capnp::word> pack_segment() {
+  thread_local std::unique_ptr<capnp::word[]> words;
+  if (!words) words = std::make_unique<capnp::word[]>(kPackSegmentWords);  // zeroed, as capnp wants it
+  return kj::arrayPtr(words.get(), kPackSegmentWords);
+}
+
+// A BufferedOutputStream over a buffer that outlives it: written from the start, grown when full.
+class ReusedOutput final : public kj::BufferedOutputStream {
+ public:
+  explicit ReusedOutput(std::vector<kj::byte>& buffer) : buffer_(buffer) {
+    if (buffer_.size() < 4096) buffer_.resize(4096);
+  }
+  kj::ArrayPtr<kj::byte> getWriteBuffer() override { return kj::arrayPtr(buffer_.data() + used_, buffer_.size() - used_); }
+  void write(const void* data, size_t size) override {
+    if (data == buffer_.data() + used_) {  // written in place, into getWriteBuffer()
+      used_ += size;
+      return;
+    }
+    if (buffer_.size() - used_ < size) buffer_.resize(std::max(buffer_.size() * 2, used_ + size));
+    std::memcpy(buffer_.data() + used_, data, size);
+    used_ += size;
+  }
+  std::span<const kj::byte> written() const { return {buffer_.data(), used_}; }
+
+ private:
+  std::vector<kj::byte>& buffer_;
+  size_t used_ = 0;
+};
+
+}  // namespace
+
 void RecordedSpec::compact() {
   if (event_bytes().empty() || packed_) return;
-  std::string block;  // one allocation, where a decoded list would take one per entry
-  kj::VectorOutputStream packed;
+  thread_local std::string block;  // one allocation, where a decoded list would take one per entry
+  thread_local std::vector<kj::byte> packed_buffer;
+  block.clear();
+  ReusedOutput packed(packed_buffer);
   {
     RecordedSpecReader reader(*this);
     auto wire = reader.spec();
     if (!core_) core_ = std::make_shared<const JobSpecCore>(read_spec_core(wire));
     for (auto entry : wire.getEnvironment()) block.append(entry.cStr(), entry.size()).push_back('\0');
-    capnp::MallocMessageBuilder message;
+    capnp::MallocMessageBuilder message(pack_segment());
     auto submitted = message.initRoot<schema::Event>().getBody().initJobSubmitted();
     submitted.setSpec(wire);
     submitted.getSpec().disownEnvironment();
     capnp::writePackedMessage(packed, message);
   }
-  auto bytes = packed.getArray();
+  auto bytes = packed.written();
   size_t words = (bytes.size() + sizeof(uint64_t) - 1) / sizeof(uint64_t);
   auto copy = std::make_shared<uint64_t[]>(words);  // zeroed: the padding is defined
-  std::memcpy(copy.get(), bytes.begin(), bytes.size());
+  std::memcpy(copy.get(), bytes.data(), bytes.size());
   words_ = std::move(copy);
   word_count_ = words;
   packed_size_ = bytes.size();
   packed_ = true;
-  environment_ = environment_pool().intern(std::move(block));
+  environment_ = environment_pool().intern_copy(block);
 }
 
 std::shared_ptr<const std::string> intern_environment_block(std::string block) {

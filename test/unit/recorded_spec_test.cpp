@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <string>
+#include <vector>
+
 #include "events/event_codec.hpp"
 #include "test/unit/event_fixtures.hpp"
 
@@ -102,4 +105,29 @@ TEST_CASE("a recorded spec's partition reads the same from its bytes, packed or 
   CHECK(packed.core().partition == "debug");
   CHECK(packed.partition() == "debug");  // from the decoded core
   CHECK(RecordedSpec().partition().empty());
+}
+
+TEST_CASE("compact() reuses its thread's scratch: a large spec, then a small one, then a large one keep their values") {
+  // The large one overflows the kept message segment (32 KiB) and output buffer (4 KiB): more
+  // segments and a grown buffer; the small one after it must not see what the large one left.
+  JobSpec large = busy_spec();
+  large.script = "#!/bin/sh\n" + std::string(100'000, 'x') + "\n";
+  for (int i = 0; i < 2'000; ++i) large.environment.push_back("VARIABLE_" + std::to_string(i) + "=" + std::string(20, 'v'));
+  JobSpec small = simple_spec("small", 60);
+  small.environment = {"ONLY=1"};
+  std::vector<JobSpec> specs = {large, small, large, small};
+  specs[2].name = "large again";
+  std::vector<RecordedSpec> recorded;
+  for (const auto& spec : specs) recorded.emplace_back(spec);
+  for (auto& spec : recorded) spec.compact();
+  for (size_t i = 0; i < specs.size(); ++i) {
+    CAPTURE(i);
+    CHECK(recorded[i].packed());
+    CHECK(recorded[i].full() == specs[i]);
+    CHECK(recorded[i].core() == static_cast<const JobSpecCore&>(specs[i]));
+    REQUIRE(recorded[i].environment_block() != nullptr);
+    CHECK(split_environment(*recorded[i].environment_block()) == specs[i].environment);
+  }
+  CHECK(recorded[0].environment_block() == recorded[2].environment_block());  // pooled, as before
+  CHECK(recorded[1].environment_block() == recorded[3].environment_block());
 }
