@@ -601,6 +601,10 @@ void RecordedSpec::compact() {
   packed_size_ = bytes.size();
   packed_ = true;
   environment_ = environment_pool().intern_copy(block);
+  // A rare huge spec's room is not kept for the thread's life.
+  constexpr size_t kKeptScratchBytes = 1 << 20;
+  if (block.capacity() > kKeptScratchBytes) std::string().swap(block);
+  if (packed_buffer.size() > kKeptScratchBytes) std::vector<kj::byte>().swap(packed_buffer);
 }
 
 std::shared_ptr<const std::string> intern_environment_block(std::string block) {

@@ -107,7 +107,7 @@ TEST_CASE("a recorded spec's partition reads the same from its bytes, packed or 
   CHECK(RecordedSpec().partition().empty());
 }
 
-TEST_CASE("compact() reuses its thread's scratch: a large spec, then a small one, then a large one keep their values") {
+TEST_CASE("compact() reuses its thread's scratch: large, small and huge specs in turn keep their values") {
   // The large one overflows the kept message segment (32 KiB) and output buffer (4 KiB): more
   // segments and a grown buffer; the small one after it must not see what the large one left.
   JobSpec large = busy_spec();
@@ -115,7 +115,11 @@ TEST_CASE("compact() reuses its thread's scratch: a large spec, then a small one
   for (int i = 0; i < 2'000; ++i) large.environment.push_back("VARIABLE_" + std::to_string(i) + "=" + std::string(20, 'v'));
   JobSpec small = simple_spec("small", 60);
   small.environment = {"ONLY=1"};
-  std::vector<JobSpec> specs = {large, small, large, small};
+  JobSpec huge = large;  // over the 1 MiB a thread keeps: its room is let go after it
+  huge.name = "huge";
+  huge.script = "#!/bin/sh\n" + std::string(2 << 20, 'y') + "\n";
+  huge.environment.push_back("BIG=" + std::string(1'100'000, 'b'));
+  std::vector<JobSpec> specs = {large, small, large, small, huge, small};
   specs[2].name = "large again";
   std::vector<RecordedSpec> recorded;
   for (const auto& spec : specs) recorded.emplace_back(spec);
@@ -130,4 +134,5 @@ TEST_CASE("compact() reuses its thread's scratch: a large spec, then a small one
   }
   CHECK(recorded[0].environment_block() == recorded[2].environment_block());  // pooled, as before
   CHECK(recorded[1].environment_block() == recorded[3].environment_block());
+  CHECK(recorded[3].environment_block() == recorded[5].environment_block());
 }
