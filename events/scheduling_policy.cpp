@@ -508,6 +508,7 @@ class Scheduler {
   SchedulingDecision run() {
     resume_lenders();
     for (const auto& held : held_) reasons_[held.slot].second = consider(*held.job);
+    held_ = {};  // not read again: a plan kept between passes holds no entry per held job
     for (size_t i = 0; i < pending_.size(); ++i) reasons_[pending_[i].slot].second = consider_queued(i);
     return finish(std::move(reasons_));
   }
