@@ -63,8 +63,12 @@ struct QueryViewState {
   uint64_t purge_offset = 0;
   bool purge_backlog = false;  // the last purge was a full batch: the next follows its event at once
   bool gauges_stale = true;    // something changed since the gauges were last published
-  // The last pass, to skip the next while its answer cannot differ (events/scheduling_skip.hpp).
+  // The last pass, to skip the next while its answer cannot differ (events/scheduling_skip.hpp),
+  // and its plan, for a pass over the jobs submitted since; the maps its input points to.
   PassMemo last_pass;
+  PlanHandle plan;
+  NodeFeatureMap plan_features;
+  NodeWeightMap plan_weights;
   // Registering agents (10,000 after a restart) ask for their node's batch runs: answered
   // from one scan of the jobs, kept until a fold may have changed a job (any event but a
   // node's registration, which the storm itself appends).
@@ -144,27 +148,39 @@ SchedulingDecision run_pass(QueryView* self) {
     return {};  // nothing to act on; the reasons in force stand, and the gauges with them
   }
   auto began = std::chrono::steady_clock::now();
-  auto features = node_feature_map(st.context->config(), &st.view->state);
-  auto weights = node_weight_map(st.context->config(), &st.view->state);
-  const auto& config = st.context->config();
-  PreemptionPolicy preemption{config.preempt_type == "preempt/partition_prio", config.preempt_exempt_time_sec,
-                              config.preempt_mode, config.preempt_type == "preempt/qos"};
-  SchedulingInput input{&st.view->state, st.view->partitions, st.context->pools(), now_us,
-                        config.kill_invalid_depend, &features, &config.licenses, &weights,
-                        &configuration->node_gres, preemption};
-  auto decision = schedule(input);
-  st.last_pass = remember_pass(input, decision, st.view->applied_offset, configuration);
+  // Only jobs submitted since the last pass (which asked for nothing): they alone are considered.
+  std::optional<SchedulingDecision> over_new_jobs;
+  if (st.plan && may_pass_over_new_jobs(st.last_pass, st.view->applied_offset, configuration, now_us))
+    over_new_jobs = schedule_submissions(*st.plan, st.last_pass.new_jobs, now_us);
+  SchedulingDecision decision;
+  if (over_new_jobs) {
+    decision = std::move(*over_new_jobs);
+  } else {
+    st.plan.reset();  // its scheduler points into the maps rebuilt here
+    st.plan_features = node_feature_map(st.context->config(), &st.view->state);
+    st.plan_weights = node_weight_map(st.context->config(), &st.view->state);
+    const auto& config = st.context->config();
+    PreemptionPolicy preemption{config.preempt_type == "preempt/partition_prio", config.preempt_exempt_time_sec,
+                                config.preempt_mode, config.preempt_type == "preempt/qos"};
+    SchedulingInput input{&st.view->state, st.view->partitions, st.context->pools(), now_us,
+                          config.kill_invalid_depend, &st.plan_features, &config.licenses, &st.plan_weights,
+                          &configuration->node_gres, preemption};
+    decision = schedule(input, st.plan);
+  }
+  st.last_pass = remember_pass(now_us, decision, st.view->applied_offset, configuration);
+  if (!st.last_pass.valid) st.plan.reset();  // it acts: the next pass is a full one
   keep_owned_shards(decision, st.context->ownership);
   choose_cpu_ids(decision, st.view->state, [self](const std::string& node) { return node_topology(self, node); });
   auto spent = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - began);
-  // The queue the pass looked at: the jobs it left waiting and those it placed.
-  st.context->metrics->scheduling_pass(static_cast<uint64_t>(spent.count()),
-                                       static_cast<uint32_t>(decision.pending_reasons.size() + decision.placements.size()));
-  st.context->metrics->backfill_pass(static_cast<uint64_t>(spent.count()), decision.backfill, now_us);
   {  // the reasons are this view's: the scheduler acts on the rest
     auto lock = st.view->write_lock();
-    st.view->pending_reasons = std::move(decision.pending_reasons);
+    if (over_new_jobs) merge_reasons(st.view->pending_reasons, decision.pending_reasons);
+    else st.view->pending_reasons = std::move(decision.pending_reasons);
   }
+  // The queue the pass looked at: the jobs it left waiting and those it placed.
+  st.context->metrics->scheduling_pass(static_cast<uint64_t>(spent.count()),
+                                       static_cast<uint32_t>(st.view->pending_reasons.size() + decision.placements.size()));
+  st.context->metrics->backfill_pass(static_cast<uint64_t>(spent.count()), decision.backfill, now_us);
   decision.pending_reasons = {};
   st.gauges_stale = true;
   return decision;
@@ -340,6 +356,21 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
         uint64_t purged_before = st.view->state.purged_jobs;
         bool accounts_changed = false, partitions_changed = false, node_settings_changed = false;
         bool owner_changed = false;
+        // Whether the event keeps the last pass's answer (events/scheduling_skip.hpp): a node's
+        // registration is compared with the node as it was.
+        bool keeps_pass = false;
+        bool memo_reads_event = st.last_pass.valid && st.last_pass.offset_with_new_jobs == event.offset;
+        uint64_t new_job = 0;
+        std::optional<NodeAsScheduled> node_before;
+        if (memo_reads_event && event.job_id == 0) {
+          try {
+            DecodedEvent peeked(event.log_offset, *event.bytes);
+            if (auto node = node_to_watch(peeked.event()); !node.empty()) node_before = node_as_scheduled(st.view->state, node);
+          } catch (const std::exception&) {
+            // undecodable: apply_record reports it, and the memo is not carried past it
+          } catch (const kj::Exception&) {
+          }
+        }
         auto fold_lock = st.view->write_lock();  // the reader waits for this event only
         apply_record(st.view->state, event.log_offset, *event.bytes, [&](const DecodedEvent& decoded, ApplyResult result) {
           if (result == ApplyResult::rejected)
@@ -354,6 +385,8 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
                                                                      kind == schema::Event::Body::CONFIG_APPLIED);
           if (kind != schema::Event::Body::NODE_REGISTERED) ++st.jobs_version;
           owner_changed = result == ApplyResult::applied && kind == schema::Event::Body::EPOCH_CLAIMED;
+          if (memo_reads_event) keeps_pass = keeps_pass_answer(decoded.event(), node_before, st.view->state);
+          new_job = submitted_job(decoded.event(), result);
         });
         if (event.job_id != 0) {  // a new or changed spec: compacted and decoded before a reader sees it
           auto it = st.view->state.jobs.find(event.job_id);
@@ -363,6 +396,7 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
           }
         }
         st.view->applied_offset = event.offset + 1;
+        carry_memo(st.last_pass, event.offset, keeps_pass, new_job);
         fold_lock.unlock();
         st.view->folded.notify_all();
         if (accounts_changed) st.context->accounts->set(st.view->state.accounts);

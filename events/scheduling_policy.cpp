@@ -3,6 +3,7 @@
 
 #include "events/node_update.hpp"
 #include "events/reservation_plan.hpp"
+#include "events/scheduling_skip.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -476,59 +477,127 @@ class Scheduler {
     return {kNever, partition.nodes};
   }
 
+  // A pending job's place in the queue (its partition's tier, then its rank).
+  using QueueKey = std::pair<int64_t, ScheduleRank>;
+
+  QueueKey queue_key(const JobRecord& job, const PartitionPolicy* partition) const {
+    int64_t tier = partition ? partition->priority_tier : 1;
+    ScheduleRank rank = schedule_rank(job);
+    // Its QOS's Priority adds to a job's (PriorityWeightQOS, docs/decisions.md); an operator's Priority= stands.
+    std::get<0>(rank) = -scheduling_priority(job, in_.state->accounts.qos);
+    return {-tier, rank};
+  }
+
   // Slurm's order: the partition's PriorityTier (higher first), then schedules_before(), with
   // each job's keys read once rather than at every comparison.
   void sort_pending() {
-    std::vector<std::pair<std::pair<int64_t, ScheduleRank>, QueuedJob>> ranked;
+    std::vector<std::pair<QueueKey, QueuedJob>> ranked;
     ranked.reserve(pending_.size());
     for (auto queued : pending_) {
-      const JobRecord& job = *queued.job;
-      queued.partition = find_partition(in_.partitions, job.spec->partition);
-      int64_t tier = queued.partition ? queued.partition->priority_tier : 1;
-      ScheduleRank rank = schedule_rank(job);
-      // Its QOS's Priority adds to a job's (PriorityWeightQOS, docs/decisions.md); an operator's Priority= stands.
-      std::get<0>(rank) = -scheduling_priority(job, in_.state->accounts.qos);
-      ranked.push_back({{-tier, rank}, queued});
+      queued.partition = find_partition(in_.partitions, queued.job->spec->partition);
+      ranked.push_back({queue_key(*queued.job, queued.partition), queued});
     }
     // Keys are unique (the id is the last): a queue already in order (one priority, submit
     // order) is left as it is, and any other is sorted into the one order there is.
     auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
     if (!std::is_sorted(ranked.begin(), ranked.end(), by_key)) std::sort(ranked.begin(), ranked.end(), by_key);
     for (size_t i = 0; i < ranked.size(); ++i) pending_[i] = ranked[i].second;
+    if (!ranked.empty()) last_key_ = ranked.back().first;
   }
 
   SchedulingDecision run() {
     resume_lenders();
     for (const auto& held : held_) reasons_[held.slot].second = consider(*held.job);
-    for (size_t i = 0; i < pending_.size(); ++i) {
-      bool backfilling = reservations_ > 0;
-      size_t placed = decision_.placements.size();
-      reasons_[pending_[i].slot].second = consider(*pending_[i].job, pending_[i].partition);
-      auto& figures = decision_.backfill;
-      if (backfilling) {
-        ++figures.depth;
-        figures.backfilled += static_cast<uint32_t>(decision_.placements.size() - placed);
-      } else if (reservations_ > 0) {
-        figures.queue_length = static_cast<uint32_t>(pending_.size() - i - 1);
+    held_ = {};  // not read again: a plan kept between passes holds no entry per held job
+    for (size_t i = 0; i < pending_.size(); ++i) reasons_[pending_[i].slot].second = consider_queued(i);
+    return finish(std::move(reasons_));
+  }
+
+  // After run() asked for nothing, the state changed only by `new_jobs` (pending, just
+  // submitted), and no instant of the clock the pass noted has come: the pass on that state at
+  // now_us, considering only them, each where a full pass would (after every job of the queue).
+  // Its reasons are only theirs. Nullopt, the plan untouched, where that could differ from a
+  // full pass: then run one.
+  std::optional<SchedulingDecision> run_submissions(const std::vector<uint64_t>& new_jobs, int64_t now_us) {
+    // The tally by QOS counts pending jobs too: a new one changes what the others were judged against.
+    if (acted_ || counts_qos_usage_ || now_us < in_.now_us || now_us >= stable_until_us_) return std::nullopt;
+    std::vector<std::pair<QueueKey, QueuedJob>> queued;
+    std::vector<const JobRecord*> held;
+    for (uint64_t id : new_jobs) {
+      auto it = in_.state->jobs.find(id);
+      if (it == in_.state->jobs.end()) return std::nullopt;
+      const JobRecord& job = it->second;
+      if (job.state != JobState::PENDING || (job.array.array_job_id != 0 && !is_array_record(job))) return std::nullopt;
+      if (unknown_targets_.contains(id)) return std::nullopt;  // a job waiting on this id took it for long gone
+      if (job.hold != HoldKind::none) {
+        held.push_back(&job);
+        continue;
       }
+      const PartitionPolicy* partition = find_partition(in_.partitions, job.spec->partition);
+      QueueKey key = queue_key(job, partition);
+      if (last_key_ && key <= *last_key_) return std::nullopt;  // it would go before a job already considered
+      queued.push_back({key, {&job, partition, 0}});
     }
+    std::sort(queued.begin(), queued.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<ReasonMap::value_type> reasons;
+    for (const JobRecord* job : held) reasons.emplace_back(job->id, Reason::none);
+    for (auto& [key, job] : queued) reasons.emplace_back(job.job->id, Reason::none);
+    std::sort(reasons.begin(), reasons.end());
+    auto slot_of = [&](uint64_t id) {
+      return static_cast<uint32_t>(std::lower_bound(reasons.begin(), reasons.end(), ReasonMap::value_type{id, Reason::none}) -
+                                   reasons.begin());
+    };
+    const_cast<SchedulingInput&>(in_).now_us = now_us;  // the plan owns its input (SchedulingPlan)
+    decision_ = {};
+    decision_.backfill = figures_;
+    for (const JobRecord* job : held) reasons[slot_of(job->id)].second = consider(*job);
+    for (auto& [key, job] : queued) {
+      note_instant(job.job->eligible_us);  // as the queue is gathered
+      job.slot = slot_of(job.job->id);
+      pending_.push_back(job);
+      last_key_ = key;
+      reasons[job.slot].second = consider_queued(pending_.size() - 1);
+    }
+    return finish(std::move(reasons));
+  }
+
+ private:
+  // The queue's i-th job, and the backfill figures it adds to.
+  Reason consider_queued(size_t i) {
+    bool backfilling = reservations_ > 0;
+    size_t placed = decision_.placements.size();
+    Reason reason = consider(*pending_[i].job, pending_[i].partition);
+    auto& figures = decision_.backfill;
+    if (backfilling) {
+      ++figures.depth;
+      figures.backfilled += static_cast<uint32_t>(decision_.placements.size() - placed);
+    } else if (reservations_ > 0) {
+      first_reserved_at_ = i;
+    }
+    return reason;
+  }
+
+  SchedulingDecision finish(std::vector<ReasonMap::value_type> reasons) {
+    // The pending jobs left to consider when the first reservation was made.
+    if (first_reserved_at_ != kNone) decision_.backfill.queue_length = static_cast<uint32_t>(pending_.size() - first_reserved_at_ - 1);
     decision_.backfill.table_size = static_cast<uint32_t>(reserved_until_.size());
+    figures_ = decision_.backfill;
     // A job placed whole has no reason left (an array keeps its remainder's).
     std::vector<uint64_t> placed;
     for (const auto& placement : decision_.placements)
       if (!placement.array_task) placed.push_back(placement.job_id);
     if (!placed.empty()) {
       std::sort(placed.begin(), placed.end());
-      std::erase_if(reasons_, [&](const ReasonMap::value_type& item) {
+      std::erase_if(reasons, [&](const ReasonMap::value_type& item) {
         return std::binary_search(placed.begin(), placed.end(), item.first);
       });
     }
-    decision_.pending_reasons = ReasonMap::from_sorted(std::move(reasons_));
+    decision_.pending_reasons = ReasonMap::from_sorted(std::move(reasons));
     decision_.stable_until_us = stable_until_us_;
+    acted_ = decision_acts(decision_);
     return std::move(decision_);
   }
 
- private:
   Reason consider(const JobRecord& job) { return consider(job, find_partition(in_.partitions, job.spec->partition)); }
 
   // `partition`: the job's (find_partition), found when the queue was sorted.
@@ -622,6 +691,7 @@ class Scheduler {
   // Of several pending singletons of one name and user, only the first may start in a pass.
   Reason dependency_gate(const JobRecord& job) {
     if (job.spec->dependency.empty()) return Reason::none;
+    note_unknown_targets(job);
     switch (dependency_status(job, *in_.state, in_.now_us)) {
       case DependencyStatus::waiting: return Reason::dependency;
       case DependencyStatus::never: {
@@ -636,6 +706,16 @@ class Scheduler {
         !singletons_.insert({job.spec->user_name, job.spec->name}).second)
       return Reason::dependency;
     return Reason::none;
+  }
+
+  // Ids a dependency names that no job has (satisfied: long gone): a job submitted with one
+  // would change that job's answer, so it is not considered incrementally.
+  void note_unknown_targets(const JobRecord& job) {
+    auto parsed = parse_dependency(job.spec->dependency);
+    if (!parsed.dependency) return;
+    for (const auto& condition : parsed.dependency->conditions)
+      if (condition.type != DependencyType::singleton && !in_.state->jobs.contains(condition.job_id))
+        unknown_targets_.insert(condition.job_id);
   }
 
   // Capacity is reserved highest priority first; a job runs only once staged in.
@@ -1035,6 +1115,14 @@ class Scheduler {
   ReservationGate gate_;  // of the job being considered
   SchedulingDecision decision_;
   int64_t stable_until_us_ = INT64_MAX;
+  // Kept for run_submissions(): the last queued job's key, the figures so far, where the first
+  // reservation was made, the ids dependencies name that no job has.
+  std::optional<QueueKey> last_key_;
+  BackfillFigures figures_;
+  static constexpr size_t kNone = SIZE_MAX;
+  size_t first_reserved_at_ = kNone;
+  std::set<uint64_t> unknown_targets_;
+  bool acted_ = false;  // the last decision asks for events: the state will not stay as planned
 };
 
 }  // namespace
@@ -1147,11 +1235,14 @@ bool schedules_before(const JobRecord& a, const JobRecord& b) { return schedule_
 
 namespace {
 
+bool weighed_alike(const SchedulingInput& input) {
+  return !input.node_weights || std::all_of(input.node_weights->begin(), input.node_weights->end(),
+                                            [](const auto& entry) { return entry.second == 1; });
+}
+
 SchedulingDecision schedule_with(const SchedulingInput& input, bool scan_every_node) {
   // Nodes of the default weight (1) keep their partition order: no copy of the node lists to sort.
-  bool weighed_alike = !input.node_weights || std::all_of(input.node_weights->begin(), input.node_weights->end(),
-                                                          [](const auto& entry) { return entry.second == 1; });
-  if (weighed_alike) return Scheduler(input, scan_every_node).run();
+  if (weighed_alike(input)) return Scheduler(input, scan_every_node).run();
   // Every choice of nodes goes through the partitions' node lists: lighter nodes first.
   SchedulingInput weighed = input;
   for (auto& partition : weighed.partitions) order_by_weight(partition.nodes, *input.node_weights);
@@ -1161,6 +1252,27 @@ SchedulingDecision schedule_with(const SchedulingInput& input, bool scan_every_n
 }  // namespace
 
 SchedulingDecision schedule(const SchedulingInput& input) { return schedule_with(input, false); }
+
+// The input a plan's scheduler reads (its own copy, weighed) and the scheduler after its pass.
+struct SchedulingPlan {
+  SchedulingInput input;
+  std::optional<Scheduler> scheduler;
+};
+
+void SchedulingPlanDeleter::operator()(SchedulingPlan* plan) const { delete plan; }
+
+SchedulingDecision schedule(const SchedulingInput& input, PlanHandle& plan) {
+  plan.reset(new SchedulingPlan{input, std::nullopt});
+  if (!weighed_alike(input))
+    for (auto& partition : plan->input.partitions) order_by_weight(partition.nodes, *input.node_weights);
+  return plan->scheduler.emplace(plan->input, false).run();
+}
+
+std::optional<SchedulingDecision> schedule_submissions(SchedulingPlan& plan, const std::vector<uint64_t>& new_jobs,
+                                                       int64_t now_us) {
+  if (!plan.scheduler) return std::nullopt;
+  return plan.scheduler->run_submissions(new_jobs, now_us);
+}
 
 SchedulingDecision schedule_scanning_every_node(const SchedulingInput& input) { return schedule_with(input, true); }
 

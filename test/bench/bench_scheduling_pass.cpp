@@ -4,7 +4,9 @@
 // the reduced state. Prints the median, p99 and CPU time of the passes after nothing changed
 // and of the passes after a running job ended (its CPUs taken again by what the pass placed),
 // the placements of the first pass (backfill into the free CPUs left), and the state's
-// resident bytes per pending job (the reducer's records; the controller's RSS is in `make scale`).
+// resident bytes per pending job (the reducer's records; the controller's RSS is in `make scale`);
+// then the passes as the controller runs them after one submission (over the new job only) and
+// after an event that keeps the last answer (a step's start: skipped), the event's fold included.
 // Usage: bench_scheduling_pass [NODES:PENDING ...]   (default 1000:10000 10000:100000)
 #include <fmt/format.h>
 #include <malloc.h>
@@ -22,6 +24,7 @@
 #include "events/event_codec.hpp"
 #include "events/event_factory.hpp"
 #include "events/scheduling_reference.hpp"
+#include "events/scheduling_skip.hpp"
 
 using namespace cairn;
 
@@ -175,6 +178,85 @@ void run(uint32_t node_count, uint32_t pending) {
     site.feed(make::job_ended(meta_at(input.now_us, schema::ActorKind::AGENT), ending, schema::EndCause::EXITED, 0, 0,
                               site.state.jobs.at(ending).allocation.at(0).node));
     input.now_us += kSec;
+  });
+  // The controller's passes after events (actors/query_view.cpp): a memo of the last pass that
+  // asked for nothing, and its plan. A full pass first, until one asks for nothing.
+  PlanHandle plan;
+  PassMemo memo;
+  for (int tries = 0; tries < 10 && !memo.valid; ++tries) {
+    auto decision = schedule(input, plan);
+    memo = remember_pass(input, decision, site.offset, nullptr);
+    for (const auto& placement : decision.placements)
+      site.feed(make::job_allocated(meta_at(input.now_us, schema::ActorKind::SYSTEM), placement.job_id, placement.nodes,
+                                    placement.time_limit_sec));
+    input.now_us += kSec;
+  }
+  // Feeds an event as the query view applies it: the memo goes past it when it keeps its answer.
+  auto feed_carrying = [&](const std::vector<uint8_t>& bytes) {
+    uint64_t at = site.offset;
+    DecodedEvent decoded(at, bytes);
+    std::optional<NodeAsScheduled> node_before;
+    if (auto node = node_to_watch(decoded.event()); !node.empty()) node_before = node_as_scheduled(site.state, node);
+    ApplyResult result = apply(site.state, decoded);
+    ++site.offset;
+    if (result == ApplyResult::applied && decoded.event().getBody().which() == schema::Event::Body::JOB_SUBMITTED)
+      site.state.jobs.rbegin()->second.spec.compact();  // as the query view keeps a new job
+    carry_memo(memo, at, keeps_pass_answer(decoded.event(), node_before, site.state), submitted_job(decoded.event(), result));
+  };
+  // The pass as the query view runs it: skipped, over the new jobs only, or full (keeping its plan).
+  int skipped = 0, over_new = 0, full = 0;
+  auto controller_pass = [&]() {
+    if (may_skip_pass(memo, site.offset, nullptr, input.now_us)) {
+      ++skipped;
+      return SchedulingDecision{};
+    }
+    SchedulingDecision decision;
+    std::optional<SchedulingDecision> answer;
+    if (plan && may_pass_over_new_jobs(memo, site.offset, nullptr, input.now_us))
+      answer = schedule_submissions(*plan, memo.new_jobs, input.now_us);
+    if (answer) {
+      ++over_new;
+      decision = std::move(*answer);
+    } else {
+      ++full;
+      decision = schedule(input, plan);
+    }
+    memo = remember_pass(input, decision, site.offset, nullptr);
+    if (!memo.valid) plan.reset();
+    return decision;
+  };
+  auto time_controller_passes = [&](const std::string& name, const std::string& note, auto before) {
+    std::vector<double> ms, cpu_ms;
+    skipped = over_new = full = 0;
+    for (int i = 0; i < passes; ++i) {
+      auto began = std::chrono::steady_clock::now();
+      double cpu_began = thread_cpu_ms();
+      before(i);  // the event, applied and classified, is part of what is timed
+      auto decision = controller_pass();
+      cpu_ms.push_back(thread_cpu_ms() - cpu_began);
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count());
+      for (const auto& placement : decision.placements)
+        feed_carrying(make::job_allocated(meta_at(input.now_us, schema::ActorKind::SYSTEM), placement.job_id,
+                                          placement.nodes, placement.time_limit_sec));
+      input.now_us += kSec;
+    }
+    std::sort(ms.begin(), ms.end());
+    std::sort(cpu_ms.begin(), cpu_ms.end());
+    std::string counts = fmt::format("{}; passes skipped {}, over the new jobs only {}, full {}", note, skipped, over_new, full);
+    bench::figure(name + ".median_ms", quantile(0.5, ms), "ms", "<= 50", counts);
+    bench::figure(name + ".cpu_median_ms", quantile(0.5, cpu_ms), "ms", "", "the event's fold and the pass, CPU time");
+  };
+  // One job submitted before each pass, ranked after the queue (a later submission of the same priority).
+  time_controller_passes(p + ".after_submission", "one 64-CPU job submitted before each pass", [&](int) {
+    auto spec = workload_spec(dice, kCpus);
+    feed_carrying(make::job_submitted(meta_at(input.now_us, schema::ActorKind::USER), ++id, spec));
+  });
+  // A step starts in a running job before each pass: an event that keeps the last pass's answer.
+  time_controller_passes(p + ".after_step_start", "a step started in a running job before each pass", [&](int i) {
+    uint64_t running = 2 + static_cast<uint64_t>(i) * 5;
+    const auto& job = site.state.jobs.at(running);
+    feed_carrying(make::step_started(meta_at(input.now_us, schema::ActorKind::AGENT), running,
+                                     {job.next_step_id, "a.out", job.allocation, 1, 1, "a.out"}));
   });
   size_t spec_bytes = 0, queued = 0;
   for (uint64_t job_id : site.state.unfinished_jobs)
