@@ -58,6 +58,10 @@ struct QueryViewState {
   std::multimap<uint64_t, caf::typed_response_promise<bool>> deferred_catch_ups;
   int64_t last_event_us = 0;
   uint64_t snapshot_offset = 0;  // next_offset of the last snapshot written (or loaded)
+  // Shards (a bit each) whose last applied event was not the last of its Kafka record: no
+  // snapshot until they are, since a snapshot's positions must fall between records.
+  uint64_t records_open = 0;
+  uint64_t applied_events = 0;  // counted: the events of one Kafka record share an offset
   // A purge is under way until its JobsPurged event is applied (offset known once appended).
   bool purge_in_flight = false;
   uint64_t purge_offset = 0;
@@ -140,7 +144,7 @@ SchedulingDecision run_pass(QueryView* self) {
   auto& st = self->state;
   int64_t now_us = st.context->now_us();
   const RunningConfig* configuration = &st.context->running->current();
-  if (may_skip_pass(st.last_pass, st.view->applied_offset, configuration, now_us)) {
+  if (may_skip_pass(st.last_pass, st.applied_events, configuration, now_us)) {
     return {};  // nothing to act on; the reasons in force stand, and the gauges with them
   }
   auto began = std::chrono::steady_clock::now();
@@ -153,7 +157,7 @@ SchedulingDecision run_pass(QueryView* self) {
                         config.kill_invalid_depend, &features, &config.licenses, &weights,
                         &configuration->node_gres, preemption};
   auto decision = schedule(input);
-  st.last_pass = remember_pass(input, decision, st.view->applied_offset, configuration);
+  st.last_pass = remember_pass(input, decision, st.applied_events, configuration);
   keep_owned_shards(decision, st.context->ownership);
   choose_cpu_ids(decision, st.view->state, [self](const std::string& node) { return node_topology(self, node); });
   auto spent = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - began);
@@ -186,7 +190,7 @@ void publish_gauges(QueryView* self) {
 void maybe_snapshot(QueryView* self) {
   auto& st = self->state;
   uint32_t interval = st.context->config().snapshot_interval;
-  if (interval == 0 || st.view->applied_offset < st.snapshot_offset + interval) return;
+  if (interval == 0 || st.records_open != 0 || st.view->applied_offset < st.snapshot_offset + interval) return;
   st.snapshot_offset = st.view->applied_offset;
   // Several shards: a snapshot of every shard, with how far each was folded (any controller
   // may write it: each folds every shard); named by their sum.
@@ -362,7 +366,12 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
             it->second.spec.core();
           }
         }
-        st.view->applied_offset = event.offset + 1;
+        // Within a Kafka record (its events share the offset) the view has not applied the
+        // record yet: read-your-writes waits for its last event.
+        st.view->applied_offset = position_after(event.offset, event.ends_record);
+        ++st.applied_events;
+        uint64_t shard_bit = uint64_t{1} << (event.shard % 64);
+        st.records_open = event.ends_record ? st.records_open & ~shard_bit : st.records_open | shard_bit;
         fold_lock.unlock();
         st.view->folded.notify_all();
         if (accounts_changed) st.context->accounts->set(st.view->state.accounts);
@@ -370,7 +379,8 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
         if (node_settings_changed) publish_node_features(self);
         if (owner_changed) publish_shard_owners(self);
         if (event.shard < st.context->shard_applied_end->size())
-          (*st.context->shard_applied_end)[event.shard].store(event.log_offset + 1, std::memory_order_release);
+          (*st.context->shard_applied_end)[event.shard].store(position_after(event.log_offset, event.ends_record),
+                                                              std::memory_order_release);
         st.gauges_stale = true;
         st.context->metrics->applied(st.view->applied_offset);
         if (event.job_id != 0) {

@@ -23,18 +23,20 @@ bool decision_acts(const SchedulingDecision& decision);
 // What the last pass read and until when its answer stands.
 struct PassMemo {
   bool valid = false;
-  uint64_t applied_offset = 0;          // the view's, when the pass read it
+  // The view's count of applied events when the pass read it (not its offset: the events of
+  // one Kafka record share an offset, and a pass may run between two of them).
+  uint64_t applied_events = 0;
   const void* configuration = nullptr;  // the running configuration it read
   int64_t now_us = 0;
   int64_t stable_until_us = 0;
 };
 
 // The memo of a pass that gave `decision` (before any filtering of it) on `input`.
-PassMemo remember_pass(const SchedulingInput& input, const SchedulingDecision& decision, uint64_t applied_offset,
+PassMemo remember_pass(const SchedulingInput& input, const SchedulingDecision& decision, uint64_t applied_events,
                        const void* configuration);
 
-// Whether a pass now, on the view at applied_offset and this configuration, would give the
+// Whether a pass now, on the view after applied_events and this configuration, would give the
 // memo's decision again (one that asks for nothing): then it need not run.
-bool may_skip_pass(const PassMemo& memo, uint64_t applied_offset, const void* configuration, int64_t now_us);
+bool may_skip_pass(const PassMemo& memo, uint64_t applied_events, const void* configuration, int64_t now_us);
 
 }  // namespace cairn
