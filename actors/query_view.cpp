@@ -57,11 +57,11 @@ struct QueryViewState {
   // Job actors waiting to take up a command until every acknowledged event is applied, by min_offset.
   std::multimap<uint64_t, caf::typed_response_promise<bool>> deferred_catch_ups;
   int64_t last_event_us = 0;
-  uint64_t snapshot_offset = 0;  // next_offset of the last snapshot written (or loaded)
   // Shards (a bit each) whose last applied event was not the last of its Kafka record: no
   // snapshot until they are, since a snapshot's positions must fall between records.
   uint64_t records_open = 0;
   uint64_t applied_events = 0;  // counted: the events of one Kafka record share an offset
+  uint64_t snapshot_events = 0;  // applied_events at the last snapshot written
   // A purge is under way until its JobsPurged event is applied (offset known once appended).
   bool purge_in_flight = false;
   uint64_t purge_offset = 0;
@@ -190,8 +190,9 @@ void publish_gauges(QueryView* self) {
 void maybe_snapshot(QueryView* self) {
   auto& st = self->state;
   uint32_t interval = st.context->config().snapshot_interval;
-  if (interval == 0 || st.records_open != 0 || st.view->applied_offset < st.snapshot_offset + interval) return;
-  st.snapshot_offset = st.view->applied_offset;
+  // Counted in events, not offsets: Kafka's records hold several, and markers take offsets.
+  if (interval == 0 || st.records_open != 0 || st.applied_events < st.snapshot_events + interval) return;
+  st.snapshot_events = st.applied_events;
   // Several shards: a snapshot of every shard, with how far each was folded (any controller
   // may write it: each folds every shard); named by their sum.
   uint32_t partition = st.context->shard;
@@ -307,7 +308,6 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
       if (auto it = state.jobs.find(id); it != state.jobs.end()) it->second.spec.compact();
     for (const auto& [id, job] : state.jobs) job.spec.core();
   }
-  self->state.snapshot_offset = applied_offset;
   log_failed_requests(self, "query_view");
   self->state.context->accounts->set(self->state.view->state.accounts);
   publish_partitions(self);
