@@ -506,7 +506,7 @@ typename Inspector::result_type inspect(Inspector& f, AppendAck& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, AppendResult& x) {
-  return f(x.ok, x.offset, x.error);
+  return f(x.ok, x.offset, x.error, x.ends_record);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Recorded& x) {

@@ -322,7 +322,8 @@ std::thread tail_foreign_shard(const EventLog& log, uint32_t shard, uint64_t fro
           job_id = decoded.event().getHeader().getJobId();
         } catch (const kj::Exception&) {
         }
-        caf::anon_send(log_actor, foreign_atom_v, CommittedEvent{0, bytes, job_id, record->offset, shard});
+        caf::anon_send(log_actor, foreign_atom_v,
+                       CommittedEvent{0, bytes, job_id, record->offset, shard, reader->record_ended()});
       }
     } catch (const std::exception& e) {
       spdlog::critical("reading shard {}, written by another controller: {}; stopping", shard, e.what());

@@ -68,6 +68,9 @@ struct CommittedEvent {
   uint64_t job_id = 0;  // the job the event is about; 0 for a node event
   uint64_t log_offset = 0;  // in its shard
   uint32_t shard = 0;
+  // The last event of its log record: the events of one Kafka record share log_offset,
+  // and the record is applied (log_offset + 1 reached) only with its last.
+  bool ends_record = true;
 };
 
 // ---- job steps (srun) ----

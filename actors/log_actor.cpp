@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <tuple>
 
 #include "actors/actors.hpp"
 #include "events/job_id.hpp"
@@ -25,12 +26,13 @@ struct LogActorState {
   std::map<uint64_t, caf::typed_response_promise<AppendAck>> waiting;
   std::string fenced;  // why appends are refused, once a newer writer claimed the shard
   // Durable events held until their shard's fence watch has read past them without
-  // meeting a newer claim (only then do readers count them), by shard and offset in it.
+  // meeting a newer claim (only then do readers count them), by shard, offset in it and
+  // token (the events of one Kafka record share its offset).
   struct Unverified {
     uint64_t token;
     CommittedEvent event;
   };
-  std::map<std::pair<uint32_t, uint64_t>, Unverified> unverified;
+  std::map<std::tuple<uint32_t, uint64_t, uint64_t>, Unverified> unverified;
   std::vector<uint64_t> verified_end;  // by shard: every offset below it was checked
   uint64_t failed_in_a_row = 0;  // appends failed since the last that succeeded: logged once
   static inline const char* name = "log_actor";
@@ -116,7 +118,8 @@ LogActor::behavior_type log_actor(LogSelf self, EventLog* log, std::shared_ptr<c
                                                               std::chrono::steady_clock::now() - appended)
                                                               .count()));
           // Runs on the log's commit thread: hand the outcome back to the actor.
-          caf::anon_send(me, durable_atom_v, token, result, CommittedEvent{result.offset, bytes, job_id, result.offset, shard});
+          caf::anon_send(me, durable_atom_v, token, result,
+                         CommittedEvent{result.offset, bytes, job_id, result.offset, shard, result.ends_record});
         });
         return promise;
       },
@@ -131,8 +134,9 @@ LogActor::behavior_type log_actor(LogSelf self, EventLog* log, std::shared_ptr<c
         auto& st = self->state;
         if (shard >= st.verified_end.size()) return;
         st.verified_end[shard] = std::max(st.verified_end[shard], end);
-        auto it = st.unverified.lower_bound({shard, 0});
-        while (it != st.unverified.end() && it->first.first == shard && it->first.second < st.verified_end[shard]) {
+        auto it = st.unverified.lower_bound({shard, 0, 0});
+        while (it != st.unverified.end() && std::get<0>(it->first) == shard &&
+               std::get<1>(it->first) < st.verified_end[shard]) {
           auto item = std::move(it->second);
           it = st.unverified.erase(it);
           release(self, item.token, std::move(item.event));
@@ -143,7 +147,7 @@ LogActor::behavior_type log_actor(LogSelf self, EventLog* log, std::shared_ptr<c
         auto& st = self->state;
         st.fenced = fmt::format("this controller was fenced: {} took the shard with writer epoch {}", controller, epoch);
         for (auto& [where, item] : st.unverified)
-          answer(self, item.token, AppendAck{false, where.second, item.event.job_id, st.fenced});
+          answer(self, item.token, AppendAck{false, std::get<1>(where), item.event.job_id, st.fenced});
         st.unverified.clear();
       },
       [=](durable_atom, uint64_t token, AppendResult result, CommittedEvent event) {
@@ -167,7 +171,8 @@ LogActor::behavior_type log_actor(LogSelf self, EventLog* log, std::shared_ptr<c
         } else if (event.log_offset < st.verified_end[shard]) {
           release(self, token, std::move(event));
         } else {
-          st.unverified.emplace(std::make_pair(shard, event.log_offset), LogActorState::Unverified{token, std::move(event)});
+          st.unverified.emplace(std::make_tuple(shard, event.log_offset, token),
+                                LogActorState::Unverified{token, std::move(event)});
         }
       },
   };

@@ -57,7 +57,11 @@ struct QueryViewState {
   // Job actors waiting to take up a command until every acknowledged event is applied, by min_offset.
   std::multimap<uint64_t, caf::typed_response_promise<bool>> deferred_catch_ups;
   int64_t last_event_us = 0;
-  uint64_t snapshot_offset = 0;  // next_offset of the last snapshot written (or loaded)
+  // Shards (a bit each) whose last applied event was not the last of its Kafka record: no
+  // snapshot until they are, since a snapshot's positions must fall between records.
+  uint64_t records_open = 0;
+  uint64_t applied_events = 0;  // counted: the events of one Kafka record share an offset
+  uint64_t snapshot_events = 0;  // applied_events at the last snapshot written
   // A purge is under way until its JobsPurged event is applied (offset known once appended).
   bool purge_in_flight = false;
   uint64_t purge_offset = 0;
@@ -144,13 +148,13 @@ SchedulingDecision run_pass(QueryView* self) {
   auto& st = self->state;
   int64_t now_us = st.context->now_us();
   const RunningConfig* configuration = &st.context->running->current();
-  if (may_skip_pass(st.last_pass, st.view->applied_offset, configuration, now_us)) {
+  if (may_skip_pass(st.last_pass, st.applied_events, configuration, now_us)) {
     return {};  // nothing to act on; the reasons in force stand, and the gauges with them
   }
   auto began = std::chrono::steady_clock::now();
   // Only jobs submitted since the last pass (which asked for nothing): they alone are considered.
   std::optional<SchedulingDecision> over_new_jobs;
-  if (st.plan && may_pass_over_new_jobs(st.last_pass, st.view->applied_offset, configuration, now_us))
+  if (st.plan && may_pass_over_new_jobs(st.last_pass, st.applied_events, configuration, now_us))
     over_new_jobs = schedule_submissions(*st.plan, st.last_pass.new_jobs, now_us);
   SchedulingDecision decision;
   if (over_new_jobs) {
@@ -167,7 +171,7 @@ SchedulingDecision run_pass(QueryView* self) {
                           &configuration->node_gres, preemption};
     decision = schedule(input, st.plan);
   }
-  st.last_pass = remember_pass(now_us, decision, st.view->applied_offset, configuration);
+  st.last_pass = remember_pass(now_us, decision, st.applied_events, configuration);
   if (!st.last_pass.valid) st.plan.reset();  // it acts: the next pass is a full one
   keep_owned_shards(decision, st.context->ownership);
   choose_cpu_ids(decision, st.view->state, [self](const std::string& node) { return node_topology(self, node); });
@@ -202,8 +206,9 @@ void publish_gauges(QueryView* self) {
 void maybe_snapshot(QueryView* self) {
   auto& st = self->state;
   uint32_t interval = st.context->config().snapshot_interval;
-  if (interval == 0 || st.view->applied_offset < st.snapshot_offset + interval) return;
-  st.snapshot_offset = st.view->applied_offset;
+  // Counted in events, not offsets: Kafka's records hold several, and markers take offsets.
+  if (interval == 0 || st.records_open != 0 || st.applied_events < st.snapshot_events + interval) return;
+  st.snapshot_events = st.applied_events;
   // Several shards: a snapshot of every shard, with how far each was folded (any controller
   // may write it: each folds every shard); named by their sum.
   uint32_t partition = st.context->shard;
@@ -319,7 +324,6 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
       if (auto it = state.jobs.find(id); it != state.jobs.end()) it->second.spec.compact();
     for (const auto& [id, job] : state.jobs) job.spec.core();
   }
-  self->state.snapshot_offset = applied_offset;
   log_failed_requests(self, "query_view");
   self->state.context->accounts->set(self->state.view->state.accounts);
   publish_partitions(self);
@@ -359,7 +363,7 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
         // Whether the event keeps the last pass's answer (events/scheduling_skip.hpp): a node's
         // registration is compared with the node as it was.
         bool keeps_pass = false;
-        bool memo_reads_event = st.last_pass.valid && st.last_pass.offset_with_new_jobs == event.offset;
+        bool memo_reads_event = st.last_pass.valid && st.last_pass.events_with_new_jobs == st.applied_events;
         uint64_t new_job = 0;
         std::optional<NodeAsScheduled> node_before;
         if (memo_reads_event && event.job_id == 0) {
@@ -395,8 +399,13 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
             it->second.spec.core();
           }
         }
-        st.view->applied_offset = event.offset + 1;
-        carry_memo(st.last_pass, event.offset, keeps_pass, new_job);
+        // Within a Kafka record (its events share the offset) the view has not applied the
+        // record yet: read-your-writes waits for its last event.
+        st.view->applied_offset = position_after(event.offset, event.ends_record);
+        carry_memo(st.last_pass, st.applied_events, keeps_pass, new_job);
+        ++st.applied_events;
+        uint64_t shard_bit = uint64_t{1} << (event.shard % 64);
+        st.records_open = event.ends_record ? st.records_open & ~shard_bit : st.records_open | shard_bit;
         fold_lock.unlock();
         st.view->folded.notify_all();
         if (accounts_changed) st.context->accounts->set(st.view->state.accounts);
@@ -404,7 +413,8 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
         if (node_settings_changed) publish_node_features(self);
         if (owner_changed) publish_shard_owners(self);
         if (event.shard < st.context->shard_applied_end->size())
-          (*st.context->shard_applied_end)[event.shard].store(event.log_offset + 1, std::memory_order_release);
+          (*st.context->shard_applied_end)[event.shard].store(position_after(event.log_offset, event.ends_record),
+                                                              std::memory_order_release);
         st.gauges_stale = true;
         st.context->metrics->applied(st.view->applied_offset);
         if (event.job_id != 0) {

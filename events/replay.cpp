@@ -85,7 +85,7 @@ ReplayStats replay_while(const EventLog& log, uint32_t partition, uint64_t from,
     if (!keep(offset, payload)) break;
     ++stats.events;
     if (!apply_record(state, offset, payload, observe)) ++stats.undecodable;
-    stats.next_offset = offset + 1;
+    stats.next_offset = position_after(offset, reader->record_ended());
   }
   return stats;
 }
@@ -107,6 +107,7 @@ constexpr size_t kBatchesInFlight = 8;
 
 struct PreparedRecord {
   uint64_t offset = 0;
+  bool ends_record = true;  // the last event of its log record
   size_t first_word = 0;  // of its payload in RecordBatch::words
   size_t bytes = 0;
   std::optional<DecodedEvent> decoded;  // empty: it did not decode
@@ -201,6 +202,7 @@ class ReplayPipeline {
         }
         auto& record = batch.records[batch.count++];
         record.offset = offset;
+        record.ends_record = reader_->record_ended();
         record.first_word = batch.words.size();
         record.bytes = payload.size();
         batch.words.resize(batch.words.size() + (payload.size() + sizeof(uint64_t) - 1) / sizeof(uint64_t));
@@ -253,7 +255,7 @@ ReplayStats replay_partition(const EventLog& log, uint32_t partition, uint64_t f
                                          })
                                : apply_record(state, record.offset, batch->payload(record), observe);
       if (!ok) ++stats.undecodable;
-      stats.next_offset = record.offset + 1;
+      stats.next_offset = position_after(record.offset, record.ends_record);
     }
     bool end = batch->end;
     auto error = batch->error;

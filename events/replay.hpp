@@ -18,6 +18,11 @@ struct ReplayStats {
   uint64_t next_offset = 0;  // of the last partition replayed
 };
 
+// Where to read from after an event at `offset`: past its record once the record ended,
+// else the record itself (several events of a Kafka record share its offset; a replay that
+// stops within one, at a time, gives that record's offset: re-read, it is applied again).
+inline uint64_t position_after(uint64_t offset, bool ends_record) { return ends_record ? offset + 1 : offset; }
+
 // apply(), for a JobSubmitted event whose spec was already checked (check_spec) and copied
 // (a replay's reading thread does both): the reducer takes `checked_spec` instead.
 ApplyResult apply(ClusterState& state, const DecodedEvent& event, RecordedSpec&& checked_spec);

@@ -10,19 +10,19 @@ bool decision_acts(const SchedulingDecision& decision) {
          !decision.deadline_misses.empty() || !decision.task_splits.empty();
 }
 
-PassMemo remember_pass(int64_t now_us, const SchedulingDecision& decision, uint64_t applied_offset,
+PassMemo remember_pass(int64_t now_us, const SchedulingDecision& decision, uint64_t applied_events,
                        const void* configuration) {
   if (decision_acts(decision)) return {};
-  return {true, applied_offset, configuration, now_us, decision.stable_until_us, {}, applied_offset};
+  return {true, applied_events, configuration, now_us, decision.stable_until_us, {}, applied_events};
 }
 
-PassMemo remember_pass(const SchedulingInput& input, const SchedulingDecision& decision, uint64_t applied_offset,
+PassMemo remember_pass(const SchedulingInput& input, const SchedulingDecision& decision, uint64_t applied_events,
                        const void* configuration) {
-  return remember_pass(input.now_us, decision, applied_offset, configuration);
+  return remember_pass(input.now_us, decision, applied_events, configuration);
 }
 
-bool may_skip_pass(const PassMemo& memo, uint64_t applied_offset, const void* configuration, int64_t now_us) {
-  return memo.valid && memo.applied_offset == applied_offset && memo.configuration == configuration &&
+bool may_skip_pass(const PassMemo& memo, uint64_t applied_events, const void* configuration, int64_t now_us) {
+  return memo.valid && memo.applied_events == applied_events && memo.configuration == configuration &&
          now_us >= memo.now_us && now_us < memo.stable_until_us;
 }
 
@@ -83,16 +83,16 @@ uint64_t submitted_job(schema::Event::Reader event, ApplyResult result) {
   return body.getJobSubmitted().getJobId();
 }
 
-void carry_memo(PassMemo& memo, uint64_t offset, bool keeps, uint64_t new_job) {
+void carry_memo(PassMemo& memo, uint64_t event_index, bool keeps, uint64_t new_job) {
   if (!memo.valid) return;
-  if (keeps && memo.new_jobs.empty() && memo.applied_offset == offset) memo.applied_offset = offset + 1;
-  if (memo.offset_with_new_jobs != offset || (!keeps && new_job == 0)) return;
+  if (keeps && memo.new_jobs.empty() && memo.applied_events == event_index) memo.applied_events = event_index + 1;
+  if (memo.events_with_new_jobs != event_index || (!keeps && new_job == 0)) return;
   if (new_job != 0) memo.new_jobs.push_back(new_job);
-  memo.offset_with_new_jobs = offset + 1;
+  memo.events_with_new_jobs = event_index + 1;
 }
 
-bool may_pass_over_new_jobs(const PassMemo& memo, uint64_t applied_offset, const void* configuration, int64_t now_us) {
-  return memo.valid && !memo.new_jobs.empty() && memo.offset_with_new_jobs == applied_offset &&
+bool may_pass_over_new_jobs(const PassMemo& memo, uint64_t applied_events, const void* configuration, int64_t now_us) {
+  return memo.valid && !memo.new_jobs.empty() && memo.events_with_new_jobs == applied_events &&
          memo.configuration == configuration && now_us >= memo.now_us && now_us < memo.stable_until_us;
 }
 

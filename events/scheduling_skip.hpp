@@ -55,25 +55,28 @@ bool decision_acts(const SchedulingDecision& decision);
 // What the last pass read and until when its answer stands.
 struct PassMemo {
   bool valid = false;
-  uint64_t applied_offset = 0;          // the view's, when the pass read it
+  // The view's count of applied events when the pass read it (not its offset: the events of
+  // one Kafka record share an offset, and a pass may run between two of them).
+  uint64_t applied_events = 0;
   const void* configuration = nullptr;  // the running configuration it read
   int64_t now_us = 0;
   int64_t stable_until_us = 0;
-  // Pending jobs submitted since, in log order, and the view's offset up to which nothing else
-  // changed what the pass reads: a pass there may consider only them (schedule_submissions).
+  // Pending jobs submitted since, in log order, and the view's count of applied events up to
+  // which nothing else changed what the pass reads: a pass there may consider only them
+  // (schedule_submissions).
   std::vector<uint64_t> new_jobs = {};
-  uint64_t offset_with_new_jobs = 0;
+  uint64_t events_with_new_jobs = 0;
 };
 
 // The memo of a pass that gave `decision` (before any filtering of it) on `input`.
-PassMemo remember_pass(const SchedulingInput& input, const SchedulingDecision& decision, uint64_t applied_offset,
+PassMemo remember_pass(const SchedulingInput& input, const SchedulingDecision& decision, uint64_t applied_events,
                        const void* configuration);
-PassMemo remember_pass(int64_t now_us, const SchedulingDecision& decision, uint64_t applied_offset,
+PassMemo remember_pass(int64_t now_us, const SchedulingDecision& decision, uint64_t applied_events,
                        const void* configuration);
 
-// Whether a pass now, on the view at applied_offset and this configuration, would give the
+// Whether a pass now, on the view after applied_events and this configuration, would give the
 // memo's decision again (one that asks for nothing): then it need not run.
-bool may_skip_pass(const PassMemo& memo, uint64_t applied_offset, const void* configuration, int64_t now_us);
+bool may_skip_pass(const PassMemo& memo, uint64_t applied_events, const void* configuration, int64_t now_us);
 
 // What an event of this kind does to the last pass's answer, from what schedule() reads.
 enum class PassEffect : uint8_t {
@@ -110,13 +113,13 @@ bool keeps_pass_answer(schema::Event::Reader event, const std::optional<NodeAsSc
 // The job a submission event applied on `after` added, pending: 0 for any other event.
 uint64_t submitted_job(schema::Event::Reader event, ApplyResult result);
 
-// After the event at `offset` was applied: the memo still stands for the view past it when it
+// After the event numbered `event_index` (the view's count of events applied before it) was applied: the memo still stands for the view past it when it
 // had read every event before it and this one keeps its answer; past a submission (new_job: its
 // id) it stands for a pass over the new jobs only.
-void carry_memo(PassMemo& memo, uint64_t offset, bool keeps, uint64_t new_job = 0);
+void carry_memo(PassMemo& memo, uint64_t event_index, bool keeps, uint64_t new_job = 0);
 
-// Whether a pass now, on the view at applied_offset, may consider only the memo's new jobs
+// Whether a pass now, on the view at applied_events, may consider only the memo's new jobs
 // against the last pass's plan (schedule_submissions says whether it can).
-bool may_pass_over_new_jobs(const PassMemo& memo, uint64_t applied_offset, const void* configuration, int64_t now_us);
+bool may_pass_over_new_jobs(const PassMemo& memo, uint64_t applied_events, const void* configuration, int64_t now_us);
 
 }  // namespace cairn

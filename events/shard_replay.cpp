@@ -55,7 +55,7 @@ ReplayStats replay_shards_in_time_order(const EventLog& log, std::vector<uint64_
     if (!first || first->time_us > until_us) break;
     ++stats.events;
     if (!apply_record(state, first->offset, first->payload)) ++stats.undecodable;
-    next_offsets[first_shard] = first->offset + 1;
+    next_offsets[first_shard] = position_after(first->offset, first->reader->record_ended());
     advance(*first);
   }
   return stats;

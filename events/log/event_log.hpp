@@ -2,6 +2,10 @@
 // A log has a fixed number of log partitions (one per shard); each is a sequence
 // of opaque records addressed by increasing offsets: dense from 0 in the file log,
 // with gaps in Kafka (transaction markers take offsets), so nothing may assume density.
+// A Kafka record may hold several events of one group commit (events/log/event_frame.hpp):
+// they share its offset and are read in order, one by one; a position after an event is
+// its offset + 1 only once its record ended (LogReader::record_ended), so positions kept
+// (snapshots, claims, acknowledgements) always fall between records.
 #pragma once
 
 #include <cstdint>
@@ -50,8 +54,9 @@ struct LogRecord {
 // Outcome of one append, delivered once the record is durable (or failed).
 struct AppendResult {
   bool ok = false;
-  uint64_t offset = 0;
+  uint64_t offset = 0;  // its record's: appends written in one Kafka record share it
   std::string error;
+  bool ends_record = true;  // the last append of its record
 };
 
 using AppendCallback = std::function<void(const AppendResult&)>;
@@ -93,6 +98,10 @@ class LogReader {
   // offset of its end-of-partition event, past transaction markers that next() never
   // returns); nullopt otherwise (the file log: dense, its end is the last record's offset + 1).
   virtual std::optional<uint64_t> end_position() const { return std::nullopt; }
+  // Whether the event last returned was the last of its record (Kafka records may hold
+  // several, returned one by one with the record's offset): only then is everything up to
+  // its offset + 1 read. Always true in the file log.
+  virtual bool record_ended() const { return true; }
 
  private:
   LogRecord held_;  // next_view's record, for readers that only implement next()
@@ -176,6 +185,10 @@ struct KafkaLogOptions {
   std::string transactional_id_prefix = "cairn";  // one transactional.id per shard; empty: none
   std::map<std::string, std::string> properties;  // librdkafka properties (cairn.conf's kafka.* keys)
   int open_timeout_ms = 10000;           // to reach the brokers on open (then LogUnavailable)
+  // A group commit's events are written in records of at most this many bytes (a frame
+  // each; a lone event as it is): well under the 1 MB that librdkafka (message.max.bytes)
+  // and the broker (max.message.bytes) accept by default. 0: one event per record.
+  size_t frame_cap_bytes = 256u << 10;
 };
 
 // Opens the Kafka log "kafka:BROKERS/TOPIC": appends are produced with acks=all

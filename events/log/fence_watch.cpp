@@ -55,11 +55,12 @@ void FenceWatch::run(uint64_t from) {
       while (!stopping_) {
         auto record = reader->next(kPollMs);
         if (!record) continue;
-        next = record->offset + 1;
         if (auto notice = fencing_claim(*record, shard_, own_epoch_)) {
           fenced_(*notice);
           return;
         }
+        if (!reader->record_ended()) continue;  // a frame's events share its offset: checked once all are
+        next = record->offset + 1;
         if (checked_) checked_(next);
       }
     } catch (const LogError& e) {

@@ -5,11 +5,12 @@
 // broker supports it) and its own thread that group-commits: it takes every
 // queued append, produces them in one transaction and resolves them once the
 // commit (or, without transactions, the acks=all delivery reports) came back.
-// Records have no key (the partition is chosen explicitly) and the first record
-// of each group commit carries a "cairn.schema" header (the rest of the
-// transaction was written by the same build). Readers are read_committed consumers
-// assigned to one partition; payloads are copied out of librdkafka's buffers
-// (DecodedEvent then aligns them for Cap'n Proto).
+// Each group commit is written as few records as fit under a byte cap: its events framed
+// together (event_frame.hpp), a lone event as it is. Records have no key (the partition is
+// chosen explicitly) and the first record of each group commit carries a "cairn.schema"
+// header (the rest of the transaction was written by the same build). Readers are
+// read_committed consumers assigned to one partition that hand a frame's events out one by
+// one, each with the record's offset; DecodedEvent copies each to aligned words.
 #include <fmt/format.h>
 #include <librdkafka/rdkafka.h>
 #include <spdlog/spdlog.h>
@@ -26,6 +27,7 @@
 #include <thread>
 
 #include "events/event_codec.hpp"
+#include "events/log/event_frame.hpp"
 #include "events/log/event_log.hpp"
 #include "events/log/fence_watch.hpp"
 #include "events/log/kafka_spec.hpp"
@@ -188,17 +190,25 @@ struct QueuedAppend {
   std::vector<uint8_t> payload;
   AppendCallback done;
   Clock::time_point deadline;  // answered by then, whatever it waited behind
+  bool ends_record = true;  // the last append of its Kafka record
   // Filled by the delivery report.
   bool delivered = false;
   rd_kafka_resp_err_t error = RD_KAFKA_RESP_ERR_NO_ERROR;
   int64_t offset = -1;
 };
 
+// One Kafka record of a batch: one append as it is, or a frame of several.
+struct OutgoingRecord {
+  std::vector<QueuedAppend*> items;
+  std::vector<uint8_t> frame;  // empty: the one item's payload is the record
+};
+
 void delivery_report(rd_kafka_t*, const rd_kafka_message_t* message, void*) {
-  auto* item = static_cast<QueuedAppend*>(message->_private);
-  item->delivered = true;
-  item->error = message->err;
-  item->offset = message->offset;
+  for (auto* item : static_cast<OutgoingRecord*>(message->_private)->items) {
+    item->delivered = true;
+    item->error = message->err;
+    item->offset = message->offset;
+  }
 }
 
 class KafkaLog;
@@ -225,6 +235,8 @@ class PartitionWriter {
   void wait_until_readable(int64_t offset, Clock::time_point deadline);
   void commit(std::deque<QueuedAppend>& batch);
   std::string produce_and_commit(std::deque<QueuedAppend>& batch, Clock::time_point deadline);
+  void frame(std::deque<QueuedAppend>& batch);
+  rd_kafka_resp_err_t produce(OutgoingRecord& record, const std::string* header);
   std::string wait_for_deliveries(std::deque<QueuedAppend>& batch, Clock::time_point deadline);
   // `commit_us`: from the batch's first produce to its acknowledgement (and transaction's commit).
   void resolve(std::deque<QueuedAppend>& batch, const std::string& error, uint64_t commit_us);
@@ -245,6 +257,8 @@ class PartitionWriter {
   std::optional<uint64_t> loser_seen_;  // the offset of the last loser's claim met after a fence
   Handle tail_;            // a read_committed consumer following the partition (wait_until_readable)
   int64_t readable_ = -1;  // the highest offset it has seen readable
+  // The records of the batch being written (delivery reports point at them).
+  std::deque<OutgoingRecord> outgoing_;
 
   std::mutex mutex_;
   std::condition_variable queued_;
@@ -654,21 +668,12 @@ std::string PartitionWriter::produce_and_commit(std::deque<QueuedAppend>& batch,
   // No key, and the schema header on the batch's first record only: they were ~10% of a
   // record's bytes, and a reader checks the header wherever it finds one.
   std::string header = encode_schema_version();
-  for (auto& item : batch) {
-    bool first = &item == &batch.front();
+  frame(batch);
+  for (auto& record : outgoing_) {
+    bool first = &record == &outgoing_.front();
     auto backoff = kInitialBackoff;
     while (true) {
-      rd_kafka_resp_err_t error;
-      if (first)
-        error = rd_kafka_producev(
-            producer, RD_KAFKA_V_TOPIC(log_.spec().topic.c_str()), RD_KAFKA_V_PARTITION(static_cast<int32_t>(partition_)),
-            RD_KAFKA_V_VALUE(item.payload.data(), item.payload.size()),
-            RD_KAFKA_V_HEADER(kSchemaHeaderName.data(), header.data(), static_cast<ssize_t>(header.size())),
-            RD_KAFKA_V_OPAQUE(&item), RD_KAFKA_V_END);
-      else
-        error = rd_kafka_producev(
-            producer, RD_KAFKA_V_TOPIC(log_.spec().topic.c_str()), RD_KAFKA_V_PARTITION(static_cast<int32_t>(partition_)),
-            RD_KAFKA_V_VALUE(item.payload.data(), item.payload.size()), RD_KAFKA_V_OPAQUE(&item), RD_KAFKA_V_END);
+      rd_kafka_resp_err_t error = produce(record, first ? &header : nullptr);
       if (!error) break;
       if (error == RD_KAFKA_RESP_ERR__FATAL) {
         char reason[512] = "";
@@ -721,6 +726,54 @@ std::string PartitionWriter::produce_and_commit(std::deque<QueuedAppend>& batch,
   }
   wait_until_readable(last, deadline);
   return {};
+}
+
+// The batch's records: runs of appends framed together up to the cap, a lone one as it is.
+// A frame is part of one group commit, so no acknowledged position falls inside one.
+void PartitionWriter::frame(std::deque<QueuedAppend>& batch) {
+  outgoing_.clear();
+  std::vector<size_t> sizes;
+  sizes.reserve(batch.size());
+  for (const auto& item : batch) sizes.push_back(item.payload.size());
+  std::vector<std::span<const uint8_t>> payloads;
+  for (const auto& piece : plan_event_frames(sizes, log_.options().frame_cap_bytes)) {
+    auto& record = outgoing_.emplace_back();
+    payloads.clear();
+    for (size_t i = piece.first; i < piece.first + piece.count; ++i) {
+      batch[i].ends_record = i + 1 == piece.first + piece.count;
+      record.items.push_back(&batch[i]);
+      payloads.emplace_back(batch[i].payload);
+    }
+    if (piece.count > 1) encode_event_frame(payloads, record.frame);
+  }
+}
+
+// Queues one record with librdkafka (without copying it: the batch outlives its delivery),
+// with the schema header when `header` is given.
+rd_kafka_resp_err_t PartitionWriter::produce(OutgoingRecord& record, const std::string* header) {
+  auto& value = record.frame.empty() ? record.items.front()->payload : record.frame;
+  rd_kafka_vu_t fields[5];
+  size_t count = 0;
+  fields[count].vtype = RD_KAFKA_VTYPE_TOPIC;
+  fields[count++].u.cstr = log_.spec().topic.c_str();
+  fields[count].vtype = RD_KAFKA_VTYPE_PARTITION;
+  fields[count++].u.i32 = static_cast<int32_t>(partition_);
+  fields[count].vtype = RD_KAFKA_VTYPE_VALUE;
+  fields[count].u.mem.ptr = value.data();
+  fields[count++].u.mem.size = value.size();
+  if (header) {
+    fields[count].vtype = RD_KAFKA_VTYPE_HEADER;
+    fields[count].u.header.name = kSchemaHeaderName.data();
+    fields[count].u.header.val = header->data();
+    fields[count++].u.header.size = static_cast<ssize_t>(header->size());
+  }
+  fields[count].vtype = RD_KAFKA_VTYPE_OPAQUE;
+  fields[count++].u.ptr = &record;
+  rd_kafka_error_t* error = rd_kafka_produceva(producer_.get(), fields, count);
+  if (!error) return RD_KAFKA_RESP_ERR_NO_ERROR;
+  auto code = rd_kafka_error_code(error);
+  rd_kafka_error_destroy(error);
+  return code;
 }
 
 std::string PartitionWriter::refusal(rd_kafka_resp_err_t code) const {
@@ -834,7 +887,8 @@ void PartitionWriter::resolve(std::deque<QueuedAppend>& batch, const std::string
     if (!item.done) continue;
     try {
       item.done({error.empty(), error.empty() ? static_cast<uint64_t>(item.offset) : 0,
-                 error.empty() ? std::string() : fmt::format("event log {}: {}", log_.where(), error)});
+                 error.empty() ? std::string() : fmt::format("event log {}: {}", log_.where(), error),
+                 item.ends_record});
     } catch (const std::exception& e) {
       spdlog::error("event log {}: append callback threw: {}", log_.where(), e.what());
     }
@@ -888,24 +942,28 @@ class KafkaLogReader : public LogReader {
   // With wait_ms <= 0, "the current end" is where the broker last said the
   // partition ends (a partition-EOF event); until one came, it asks.
   std::optional<LogRecord> next(int wait_ms) override {
-    rd_kafka_message_t* message = next_message(wait_ms);
-    if (!message) return std::nullopt;
     LogRecord record;
-    record.offset = static_cast<uint64_t>(message->offset);
-    const auto* bytes = static_cast<const uint8_t*>(message->payload);
-    record.payload.assign(bytes, bytes + message->len);  // out of librdkafka's buffer (and aligned)
+    std::span<const uint8_t> payload;
+    if (!next_view(record.offset, payload, wait_ms)) return std::nullopt;
+    record.payload.assign(payload.begin(), payload.end());  // out of librdkafka's buffer (and aligned)
     return record;
   }
 
   std::optional<uint64_t> end_position() const override { return end_position_; }
+  bool record_ended() const override { return events_.ended(); }
 
-  // Without a copy: the payload stays in librdkafka's buffer until the next call.
+  // Without a copy: the payload stays in librdkafka's buffer until the next call. A frame's
+  // events come one by one, each with its record's offset.
   bool next_view(uint64_t& offset, std::span<const uint8_t>& payload, int wait_ms) override {
+    if (!events_.ended()) {  // the record taken last is a frame with events left; it is still held
+      offset = record_offset_;
+      return events_.next(payload);
+    }
     rd_kafka_message_t* message = next_message(wait_ms);
     if (!message) return false;
-    offset = static_cast<uint64_t>(message->offset);
-    payload = {static_cast<const uint8_t*>(message->payload), message->len};
-    return true;
+    offset = record_offset_ = static_cast<uint64_t>(message->offset);
+    events_.start({static_cast<const uint8_t*>(message->payload), message->len});
+    return events_.next(payload);
   }
 
  private:
@@ -1038,6 +1096,8 @@ class KafkaLogReader : public LogReader {
   bool at_end_ = false;
   std::optional<uint64_t> end_position_;
   bool warned_newer_ = false, warned_unknown_ = false;
+  RecordEvents events_;  // of the record taken last (held until the next message is taken)
+  uint64_t record_offset_ = 0;
 };
 
 std::unique_ptr<LogReader> KafkaLog::read(uint32_t partition, uint64_t from) const {

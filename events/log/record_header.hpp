@@ -14,8 +14,10 @@
 namespace cairn {
 
 inline constexpr std::string_view kSchemaHeaderName = "cairn.schema";
-// Raise when capnp/events.capnp gains a field or an event kind.
-inline constexpr uint32_t kEventSchemaVersion = 1;
+// Raise when capnp/events.capnp gains a field or an event kind, or records change form.
+// 2: a record may be a frame of several events (event_frame.hpp); a reader of version 1
+// warns that a newer writer wrote, then reports each frame as an undecodable record.
+inline constexpr uint32_t kEventSchemaVersion = 2;
 
 // The header value: the version in decimal ("1"), readable with kcat.
 std::string encode_schema_version(uint32_t version = kEventSchemaVersion);

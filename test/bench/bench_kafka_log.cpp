@@ -12,7 +12,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -144,8 +143,12 @@ Rate appends_per_s(EventLog& log, int appenders, uint64_t appends) {
 
 // Kafka properties from the environment variable `name` ("key=value,key=value"), for trying
 // settings: BENCH_KAFKA_LOG_WRITE_PROPERTIES (the history's writer), BENCH_KAFKA_LOG_READ_PROPERTIES.
+// BENCH_KAFKA_LOG_FRAME_CAP_BYTES: the writer's KafkaLogOptions::frame_cap_bytes (0: one event
+// per record, as builds before frames wrote).
 EventLogOptions options_from(const char* name, bool read_only) {
   EventLogOptions options{.partitions = 1, .read_only = read_only, .kafka = {}};
+  if (const char* cap = std::getenv("BENCH_KAFKA_LOG_FRAME_CAP_BYTES"); cap && *cap && !read_only)
+    options.kafka.frame_cap_bytes = std::stoul(cap);
   const char* set = std::getenv(name);
   std::string_view rest = set ? set : "";
   while (!rest.empty()) {
@@ -190,95 +193,6 @@ Rate replay_per_s(const std::string& spec, uint64_t jobs, pid_t server_pid = 0) 
   if (server_pid > 0) rate.server_cpu_s = proc_cpu_s(server_stat) - server_start;
   if (state.jobs.size() != jobs) throw std::runtime_error(fmt::format("replayed {} jobs", state.jobs.size()));
   return rate;
-}
-
-// ---- the upside of several events per Kafka record (BENCH_KAFKA_LOG_EVENTS_PER_RECORD=N) ----
-// Not a format of the log: the same history written as frames of N events (each a 4-byte
-// length and the payload) and read without decoding, beside the same history one event per
-// record, to see what fetching costs per event either way. The reading thread copies each
-// event to aligned words, as replay_partition's does; decoding and folding are the same
-// whatever the framing and are left out.
-std::vector<std::vector<uint8_t>> synthetic_payloads(const std::filesystem::path& dir, uint64_t jobs) {
-  std::string spec = "file:" + (dir / "payloads").string();
-  {
-    auto log = open_event_log(spec, 1);
-    bench::append_synthetic_history(*log, 100, jobs);
-  }
-  auto log = open_event_log(spec, EventLogOptions{.partitions = 1, .read_only = true, .kafka = {}});
-  std::vector<std::vector<uint8_t>> payloads;
-  auto reader = log->read(0, 0);
-  while (auto record = reader->next()) payloads.push_back(std::move(record->payload));
-  return payloads;
-}
-
-void append_framed(const std::string& spec, const std::vector<std::vector<uint8_t>>& payloads, size_t per_record) {
-  auto log = open_event_log(spec, 1);
-  std::vector<uint8_t> frame;
-  for (size_t i = 0, records = 0; i < payloads.size(); ++records) {
-    frame.clear();
-    for (size_t n = 0; n < per_record && i < payloads.size(); ++n, ++i) {
-      if (per_record > 1) {
-        auto size = static_cast<uint32_t>(payloads[i].size());
-        frame.insert(frame.end(), reinterpret_cast<const uint8_t*>(&size), reinterpret_cast<const uint8_t*>(&size) + 4);
-      }
-      frame.insert(frame.end(), payloads[i].begin(), payloads[i].end());
-    }
-    log->append(0, frame, {});
-    if (records % 5'000 == 4'999) log->flush();
-  }
-  log->flush();
-}
-
-void raw_read(const std::string& name, const std::string& spec, size_t per_record, uint64_t expected, pid_t server_pid) {
-  auto log = open_event_log(spec, options_from("BENCH_KAFKA_LOG_READ_PROPERTIES", true));
-  std::string server_stat = fmt::format("/proc/{}/stat", server_pid);
-  double server_start = proc_cpu_s(server_stat);
-  ThreadCpuSampler threads;
-  bench::Stopwatch stopwatch, reading(RUSAGE_THREAD);
-  uint64_t events = 0;
-  std::vector<uint64_t> words;
-  auto copy = [&](const uint8_t* data, size_t size) {
-    words.resize((size + 7) / 8);
-    std::memcpy(words.data(), data, size);
-    ++events;
-  };
-  {
-    auto reader = log->read(0, 0);
-    uint64_t offset = 0;
-    std::span<const uint8_t> payload;
-    while (reader->next_view(offset, payload)) {
-      if (per_record == 1) {
-        copy(payload.data(), payload.size());
-        continue;
-      }
-      for (size_t at = 0; at + 4 <= payload.size();) {
-        uint32_t size = 0;
-        std::memcpy(&size, payload.data() + at, 4);
-        copy(payload.data() + at + 4, size);
-        at += 4 + size;
-      }
-    }
-  }
-  double wall = stopwatch.wall_s(), read_cpu = reading.cpu_s();
-  auto by_thread = threads.stop();
-  double server = proc_cpu_s(server_stat) - server_start;
-  if (events != expected) throw std::runtime_error(fmt::format("{}: read {} events of {}", name, events, expected));
-  auto per_m = [&](double s) { return bench::cpu_s_per_million(s, static_cast<double>(events)); };
-  auto e = static_cast<double>(events);
-  bench::figure(fmt::format("framing.{}.raw_events_per_s", name), e / wall, "events/s", "", "read, no decoding");
-  bench::figure(fmt::format("framing.{}.reading_thread.cpu_s_per_1M_events", name), per_m(read_cpu), "cpu_s/1M events");
-  for (const auto& [thread, cpu_s] : by_thread)
-    bench::figure(fmt::format("framing.{}.thread.{}.cpu_s_per_1M_events", name, thread), per_m(cpu_s), "cpu_s/1M events");
-  bench::figure(fmt::format("framing.{}.broker_cpu_s_per_1M_events", name), per_m(server), "cpu_s/1M events");
-}
-
-void framing_upside(test::KafkaBroker& broker, const std::filesystem::path& dir, uint64_t jobs, size_t per_record) {
-  auto payloads = synthetic_payloads(dir, jobs);
-  for (size_t n : {size_t{1}, per_record}) {
-    std::string spec = "kafka:" + broker.bootstrap() + "/" + broker.make_topic(1);
-    append_framed(spec, payloads, n);
-    raw_read(fmt::format("events_per_record_{}", n), spec, n, payloads.size(), broker.pid());
-  }
 }
 
 struct Figures {
@@ -351,14 +265,6 @@ int main() {
     if (wanted("file")) {
       Figures file = measure([&](const std::string& name) { return "file:" + (dir / name).string(); }, full);
       print("file", file, full, false);
-    }
-    if (const char* per_record = std::getenv("BENCH_KAFKA_LOG_EVENTS_PER_RECORD"); per_record && *per_record) {
-      if (std::string missing = test::KafkaBroker::missing_reason(); !missing.empty())
-        throw std::runtime_error("framing: " + missing);
-      test::KafkaBroker broker(1);
-      framing_upside(broker, dir, full.replay_jobs, std::stoul(per_record));
-      std::filesystem::remove_all(dir);
-      return 0;
     }
     std::filesystem::remove_all(dir);
     if (wanted("kafka_mock")) {

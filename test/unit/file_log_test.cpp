@@ -228,7 +228,7 @@ TEST_CASE("group commit: 16 threads x 500 concurrent appends share syncs and get
   auto log = open_file_log(dir.log(), options_with(1, 64ull << 20, true));
   constexpr int kThreads = 16, kPerThread = 500, kTotal = kThreads * kPerThread;
   // Callbacks run on the writer thread, in offset order.
-  auto [failures, callback_order] = append_concurrently(*log, kThreads, kPerThread);
+  auto [failures, callback_order, ends_record] = append_concurrently(*log, kThreads, kPerThread);
   auto stats = log->stats();
   CHECK(failures == 0);
   CHECK(stats.appends == kTotal);
@@ -237,6 +237,7 @@ TEST_CASE("group commit: 16 threads x 500 concurrent appends share syncs and get
   CHECK(stats.syncs < stats.appends);
   REQUIRE(callback_order.size() == kTotal);
   for (uint64_t i = 0; i < kTotal; ++i) CHECK(callback_order[i] == i);  // distinct, dense, in order
+  for (bool ends : ends_record) CHECK(ends);  // one event per record
   CHECK(read_all(*log, 0).size() == kTotal);
   MESSAGE("appends " << stats.appends << ", syncs " << stats.syncs);
 }

@@ -7,10 +7,14 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -19,9 +23,11 @@
 #include "events/epoch_rules.hpp"
 #include "events/event_codec.hpp"
 #include "events/log/event_log_config.hpp"
+#include "events/log/event_frame.hpp"
 #include "events/log/fence_watch.hpp"
 #include "events/log/kafka_spec.hpp"
 #include "events/log/record_header.hpp"
+#include "events/replay.hpp"
 #include "test/tools/kafka_mock_process.hpp"
 
 using namespace cairn;
@@ -170,9 +176,11 @@ TEST_CASE("kafka: records have no key; the first record of each group commit car
   log->flush();
   auto commits = log->stats().syncs;
   REQUIRE(log->stats().appends == kRecords);
+  std::set<uint64_t> offsets;  // of the records: a commit of several events is one record (a frame)
+  for (auto reader = log->read(1, 0); auto record = reader->next();) offsets.insert(record->offset);
   PlainConsumer plain(mock, 1);
   int with_header = 0;
-  for (int i = 1; i <= kRecords; ++i) {
+  for (size_t i = 1; i <= offsets.size(); ++i) {
     rd_kafka_message_t* message = plain.next();
     REQUIRE(message);
     CHECK(message->key_len == 0);
@@ -224,6 +232,186 @@ TEST_CASE("kafka: records of older builds (a key and the schema header on every 
     CHECK(DecodedEvent(offset, payload).event().getHeader().getJobId() == static_cast<uint64_t>(read));
   }
   CHECK(read == kRecords);
+}
+
+namespace {
+
+struct Appended {
+  std::vector<AppendResult> results;  // in callback order (offset order)
+  std::mutex mutex;
+};
+
+// Queues every payload at once (so that group commits hold several) and waits for them all.
+void append_all(EventLog& log, uint32_t partition, const std::vector<std::vector<uint8_t>>& payloads, Appended& into) {
+  for (const auto& payload : payloads)
+    log.append(partition, payload, [&into](const AppendResult& result) {
+      std::lock_guard lock(into.mutex);
+      into.results.push_back(result);
+    });
+  log.flush();
+}
+
+// Records of an older build: one event each, with a key and the schema header of version 1.
+void append_as_older_build(const KafkaMock& mock, const std::vector<std::vector<uint8_t>>& payloads) {
+  char error[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", mock.bootstrap().c_str(), error, sizeof error);
+  rd_kafka_t* producer = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
+  REQUIRE(producer);
+  std::string header = encode_schema_version(1);
+  for (const auto& payload : payloads) {
+    std::string key = "job";
+    REQUIRE(rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(mock.topic().c_str()), RD_KAFKA_V_PARTITION(0),
+                              RD_KAFKA_V_VALUE(const_cast<uint8_t*>(payload.data()), payload.size()),
+                              RD_KAFKA_V_KEY(key.data(), key.size()),
+                              RD_KAFKA_V_HEADER(kSchemaHeaderName.data(), header.data(), static_cast<ssize_t>(header.size())),
+                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END) == RD_KAFKA_RESP_ERR_NO_ERROR);
+  }
+  REQUIRE(rd_kafka_flush(producer, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR);
+  rd_kafka_destroy(producer);
+}
+
+struct ReadEvent {
+  uint64_t offset = 0;
+  std::vector<uint8_t> payload;
+  bool ends_record = true;
+};
+
+std::vector<ReadEvent> read_events(const EventLog& log, uint32_t partition, uint64_t from = 0) {
+  std::vector<ReadEvent> events;
+  auto reader = log.read(partition, from);
+  uint64_t offset = 0;
+  std::span<const uint8_t> payload;
+  while (reader->next_view(offset, payload))
+    events.push_back({offset, std::vector<uint8_t>(payload.begin(), payload.end()), reader->record_ended()});
+  return events;
+}
+
+std::vector<std::vector<uint8_t>> cancellations(uint64_t first, uint64_t count) {
+  std::vector<std::vector<uint8_t>> payloads;
+  for (uint64_t id = first; id < first + count; ++id) payloads.push_back(make::job_cancelled(at(0), id, 9));
+  return payloads;
+}
+
+}  // namespace
+
+TEST_CASE("kafka: a group commit is one record, a frame; its events read one by one with the record's offset") {
+  KafkaMock mock(1);
+  auto log = open_kafka_log(mock.spec());
+  auto payloads = cancellations(1, 300);
+  Appended appended;
+  append_all(*log, 0, payloads, appended);
+  REQUIRE(appended.results.size() == payloads.size());
+  std::map<uint64_t, size_t> per_record;
+  for (const auto& result : appended.results) {
+    REQUIRE(result.ok);
+    ++per_record[result.offset];
+  }
+  auto commits = log->stats().syncs;
+  CHECK(log->stats().appends == payloads.size());
+  CHECK(per_record.size() == commits);  // 300 small events: one record per group commit
+  CHECK(commits < payloads.size());     // ... and the commits held several
+  // Only the last append of a record ends it.
+  for (size_t i = 0; i + 1 < appended.results.size(); ++i)
+    CHECK(appended.results[i].ends_record == (appended.results[i + 1].offset != appended.results[i].offset));
+  CHECK(appended.results.back().ends_record);
+  // As a plain client sees them: a frame where a commit held several, the event itself where one.
+  PlainConsumer plain(mock, 0);
+  for (const auto& [offset, count] : per_record) {
+    rd_kafka_message_t* message = plain.next();
+    REQUIRE(message);
+    CHECK(static_cast<uint64_t>(message->offset) == offset);
+    CHECK(looks_like_event_frame({static_cast<const uint8_t*>(message->payload), message->len}) == (count > 1));
+    CHECK(message->key_len == 0);
+    rd_kafka_message_destroy(message);
+  }
+  // The log's reader: every event in order, with its record's offset; record_ended at each record's last.
+  auto events = read_events(*log, 0);
+  REQUIRE(events.size() == payloads.size());
+  for (size_t i = 0; i < events.size(); ++i) {
+    CAPTURE(i);
+    CHECK(events[i].payload == payloads[i]);
+    CHECK(events[i].offset == appended.results[i].offset);
+    CHECK(events[i].ends_record == appended.results[i].ends_record);
+  }
+  // Reading from a record's offset starts at its first event; from one past it, at the next record.
+  auto framed = std::find_if(per_record.begin(), per_record.end(), [](const auto& record) { return record.second > 1; });
+  REQUIRE(framed != per_record.end());
+  size_t first = 0;
+  while (events[first].offset != framed->first) ++first;
+  auto from_frame = read_events(*log, 0, framed->first);
+  REQUIRE(from_frame.size() == events.size() - first);
+  CHECK(from_frame.front().payload == payloads[first]);
+  auto after_frame = read_events(*log, 0, framed->first + 1);
+  REQUIRE(after_frame.size() == events.size() - first - framed->second);
+}
+
+TEST_CASE("kafka: a group commit larger than the frame cap is split into several records, none past the cap") {
+  KafkaMock mock(1);
+  auto payloads = cancellations(1, 200);
+  KafkaLogOptions options;
+  options.frame_cap_bytes = event_frame_bytes(3, 3 * payloads.front().size());  // three events a record
+  auto log = open_kafka_log(mock.spec(), options);
+  Appended appended;
+  append_all(*log, 0, payloads, appended);
+  std::map<uint64_t, size_t> per_record;
+  for (const auto& result : appended.results) ++per_record[result.offset];
+  CHECK(per_record.size() > log->stats().syncs);  // some commit was split
+  for (const auto& [offset, count] : per_record) CHECK(count <= 3);
+  auto events = read_events(*log, 0);
+  REQUIRE(events.size() == payloads.size());
+  for (size_t i = 0; i < events.size(); ++i) CHECK(events[i].payload == payloads[i]);
+}
+
+TEST_CASE("kafka: a log of one-event records of an older build, appended to in frames, replays to the same state") {
+  KafkaMock mock(1);
+  std::vector<std::vector<uint8_t>> history;
+  history.push_back(make::node_registered(by_agent(-10), {"n1", 4, 8000, {"debug"}, true, "v1", {}}));
+  for (uint64_t id = 1; id <= 120; ++id) {
+    history.push_back(make::job_submitted(at(static_cast<double>(id)), id, simple_spec("job")));
+    if (id % 3 == 0) history.push_back(make::job_cancelled(at(static_cast<double>(id) + 0.5), id, 9));
+  }
+  size_t older = history.size() / 2;
+  append_as_older_build(mock, {history.begin(), history.begin() + static_cast<std::ptrdiff_t>(older)});
+  auto log = open_kafka_log(mock.spec());
+  Appended appended;
+  append_all(*log, 0, {history.begin() + static_cast<std::ptrdiff_t>(older), history.end()}, appended);
+  CHECK(log->stats().syncs < history.size() - older);  // frames were written
+
+  // The same events folded one by one, as written.
+  ClusterState expected;
+  for (size_t i = 0; i < history.size(); ++i) REQUIRE(apply(expected, DecodedEvent(i, history[i])) == ApplyResult::applied);
+  auto same_jobs = [&](const ClusterState& state) {
+    REQUIRE(state.jobs.size() == expected.jobs.size());
+    CHECK(state.anomaly_count == 0);
+    for (const auto& [id, job] : expected.jobs) {
+      CAPTURE(id);
+      REQUIRE(state.jobs.count(id) == 1);
+      CHECK(state.jobs.at(id).state == job.state);
+    }
+    CHECK(state.nodes.size() == expected.nodes.size());
+  };
+  ClusterState whole;
+  auto replayed = replay_partition(*log, 0, 0, whole);
+  CHECK(replayed.events == history.size());
+  CHECK(replayed.next_offset == log->end_offset(0));
+  same_jobs(whole);
+  // Resumed from every record boundary (where snapshots fall): the state of a replay of the
+  // whole log, to the byte (record offsets included); no frame's event is applied twice or lost.
+  auto events = read_events(*log, 0);
+  REQUIRE(events.size() == history.size());
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (!events[i].ends_record) continue;
+    CAPTURE(i);
+    uint64_t boundary = events[i].offset + 1;
+    ClusterState resumed;
+    auto before = replay_range(*log, 0, 0, boundary, resumed);
+    CHECK(before.events == i + 1);
+    CHECK(before.next_offset == boundary);
+    auto after = replay_partition(*log, 0, before.next_offset, resumed);
+    CHECK(before.events + after.events == history.size());
+    CHECK(state_digest(resumed) == state_digest(whole));
+  }
 }
 
 TEST_CASE("kafka: a newer schema version on a transaction's first record is warned about, mid-batch too") {

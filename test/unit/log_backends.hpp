@@ -99,6 +99,7 @@ inline std::vector<LogRecord> read_all(const EventLog& log, uint32_t partition, 
 struct ConcurrentAppends {
   int failures = 0;
   std::vector<uint64_t> callback_order;  // offsets, in the order their callbacks ran
+  std::vector<bool> ends_record;          // AppendResult::ends_record, in the same order
 };
 
 // `threads` threads each append `per_thread` 100-byte records to partition 0 back to
@@ -115,6 +116,7 @@ inline ConcurrentAppends append_concurrently(EventLog& log, int threads, int per
           if (!appended.ok) ++failures;
           std::lock_guard lock(mutex);
           result.callback_order.push_back(appended.offset);
+          result.ends_record.push_back(appended.ends_record);
         });
       }
     });

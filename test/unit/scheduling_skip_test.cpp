@@ -315,11 +315,11 @@ TEST_CASE("skipped scheduling passes: which events keep the last pass's answer")
   // The memo goes past an event only when it had read every event before it.
   PassMemo memo{true, 10, nullptr, 0, INT64_MAX, {}, 10};
   carry_memo(memo, 10, true);
-  CHECK(memo.applied_offset == 11);
+  CHECK(memo.applied_events == 11);
   carry_memo(memo, 12, true);  // offset 11 was not carried (it voided): nothing past it either
-  CHECK(memo.applied_offset == 11);
+  CHECK(memo.applied_events == 11);
   carry_memo(memo, 11, false);
-  CHECK(memo.applied_offset == 11);
+  CHECK(memo.applied_events == 11);
   CHECK_FALSE(may_skip_pass(memo, 12, nullptr, 0));
 }
 
