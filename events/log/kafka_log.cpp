@@ -771,7 +771,9 @@ rd_kafka_resp_err_t PartitionWriter::produce(OutgoingRecord& record, const std::
   fields[count++].u.ptr = &record;
   rd_kafka_error_t* error = rd_kafka_produceva(producer_.get(), fields, count);
   if (!error) return RD_KAFKA_RESP_ERR_NO_ERROR;
-  auto code = rd_kafka_error_code(error);
+  // As rd_kafka_producev says it: a fatal error's code is the producer's (rd_kafka_fatal_error),
+  // produceva's is its cause (an idempotent producer on a pre-0.11 broker: UNSUPPORTED_FEATURE).
+  auto code = rd_kafka_error_is_fatal(error) ? RD_KAFKA_RESP_ERR__FATAL : rd_kafka_error_code(error);
   rd_kafka_error_destroy(error);
   return code;
 }
