@@ -463,6 +463,8 @@ TEST_CASE("config: load_config on a missing file") {
   } catch (const ConfigError& error) {
     CHECK(std::string(error.what()) == path + ": cannot open: No such file or directory");
   }
+  // Opened but unreadable (a directory): said apart from a missing file.
+  CHECK_THROWS_WITH_AS(load_config(dir.path()), (dir.path() + ": cannot read: Is a directory").c_str(), ConfigError);
   // Errors from a loaded file carry its path.
   std::string bad = dir.write("bad.conf", "ClusterName=x\nBogus=1\n");
   CHECK_THROWS_WITH_AS(load_config(bad), (bad + ":2: unknown key 'Bogus'").c_str(), ConfigError);
