@@ -284,6 +284,7 @@ class ConfigParser {
         {"kafkatopic", [](ConfigParser& p, const Pair& v) { p.config_.kafka_topic = p.non_empty(v); }},
         {"kafkapartitions", [](ConfigParser& p, const Pair& v) { p.config_.kafka_partitions = p.number32(v, 1); }},
         {"shards", [](ConfigParser& p, const Pair& v) { p.config_.shards = static_cast<uint32_t>(p.number(v, 1, kMaxShards)); }},
+        {"logwriterwait", [](ConfigParser& p, const Pair& v) { p.config_.log_writer_wait_sec = p.number32(v); }},
         {"eventlogsegmentsize", [](ConfigParser& p, const Pair& v) {
            p.config_.event_log_segment_bytes = p.size_bytes(v);
            if (p.config_.event_log_segment_bytes < 4096) p.fail("EventLogSegmentSize must be at least 4K");
