@@ -159,16 +159,16 @@ void prepare_private_directories(const ClusterConfig& config) {
 }
 
 // A predecessor killed a moment ago may still hold the file log's lock while
-// the kernel tears it down: wait for it a little rather than fail a restart.
+// the kernel tears it down: wait for it LogWriterWait rather than fail a restart.
 // Kafka brokers out of reach: say so and retry with backoff until they answer.
 // A standby (--standby) waits on the lock for as long as its holder lives.
 // With --shards, `ownership` is what --shards names and whichever shard of `takeover` has lost
 // its owner (on return: what the log was opened with).
 std::unique_ptr<EventLog> open_log_waiting(const ClusterConfig& config, bool accept_log_loss, bool standby,
                                            bool per_shard, ShardOwnership& ownership, const ShardOwnership& takeover) {
-  constexpr auto kLockWait = std::chrono::seconds(10);
   constexpr auto kMaxBackoff = std::chrono::seconds(30);
-  auto lock_deadline = std::chrono::steady_clock::now() + kLockWait;
+  const std::chrono::seconds lock_wait(config.log_writer_wait_sec);
+  auto lock_deadline = std::chrono::steady_clock::now() + lock_wait;
   auto backoff = std::chrono::milliseconds(500);
   bool said_locked = false;
   while (true) {
@@ -217,7 +217,7 @@ std::unique_ptr<EventLog> open_log_waiting(const ClusterConfig& config, bool acc
         spdlog::info("standby: {}; taking over when it stops", e.what());
         notify_status("standby: waiting for the event log's writer to stop");
       } else if (!said_locked) {
-        spdlog::warn("{}; waiting up to {} s for it to stop", e.what(), kLockWait.count());
+        spdlog::warn("{}; waiting up to {} s for it to stop (LogWriterWait)", e.what(), lock_wait.count());
       }
       said_locked = true;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -334,11 +334,11 @@ std::thread tail_foreign_shard(const EventLog& log, uint32_t shard, uint64_t fro
 
 // Kafka has no lock beside a shard: a controller of some shards, or a standby, takes each only
 // when no live controller holds it (ShardEndpoints' lease). Like the file log's lock, a plain
-// start waits 10 s for a holder to go (a stopped one's lease runs out in 5 s), a standby for as
-// long as it lives.
+// start waits LogWriterWait (10 s) for a holder to go (a stopped one's lease runs out in 5 s), a
+// standby for as long as it lives.
 void wait_for_free_kafka_shards(const ClusterConfig& config, const ShardOwnership& ownership, bool standby) {
-  constexpr auto kWait = std::chrono::seconds(10);
-  auto deadline = std::chrono::steady_clock::now() + kWait;
+  const std::chrono::seconds wait(config.log_writer_wait_sec);
+  auto deadline = std::chrono::steady_clock::now() + wait;
   bool said = false;
   while (true) {
     std::string held;
@@ -358,7 +358,7 @@ void wait_for_free_kafka_shards(const ClusterConfig& config, const ShardOwnershi
       spdlog::info("standby: {}; taking over when it stops", held);
       notify_status("standby: waiting for the shard's writer to stop");
     } else if (!said) {
-      spdlog::warn("{}; waiting up to {} s for it to stop", held, kWait.count());
+      spdlog::warn("{}; waiting up to {} s for it to stop (LogWriterWait)", held, wait.count());
     }
     said = true;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

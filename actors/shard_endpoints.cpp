@@ -14,15 +14,10 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "common/small_file.hpp"
+
 namespace cairn {
 namespace {
-
-std::string first_line(const std::string& file) {
-  std::ifstream in(file);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
 
 // A Unix socket that accepts connections (or whose backlog is full): a listener is there.
 bool socket_answers(const std::string& endpoint) {
@@ -45,7 +40,7 @@ bool socket_answers(const std::string& endpoint) {
 std::string shard_holder(const std::string& endpoint_file, std::chrono::milliseconds lease_timeout) {
   struct stat st {};
   if (::stat(endpoint_file.c_str(), &st) != 0) return {};
-  std::string endpoint = first_line(endpoint_file);
+  std::string endpoint = read_first_line(endpoint_file);
   if (endpoint.empty() || !socket_answers(endpoint)) return {};
   timespec now{};
   ::clock_gettime(CLOCK_REALTIME, &now);
@@ -80,7 +75,7 @@ void ShardEndpoints::renew(std::chrono::milliseconds every) {
   constexpr auto kStep = std::chrono::milliseconds(50);
   while (!stopping_) {
     for (const auto& path : files_)
-      if (first_line(path) == endpoint_) ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);
+      if (read_first_line(path) == endpoint_) ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);
     for (auto waited = std::chrono::milliseconds(0); waited < every && !stopping_; waited += kStep)
       std::this_thread::sleep_for(kStep);
   }

@@ -15,7 +15,7 @@
 #include "capnp/rpc.capnp.h"
 #include "common/wall_clock.hpp"
 #include "protocol/auth_payload.hpp"
-#include "protocol/munge_credential.hpp"
+#include "protocol/munge_handshake.hpp"
 
 namespace cairn {
 
@@ -94,9 +94,8 @@ kj::Promise<void> ShardForwarder::send(uint32_t shard, const Caller& caller, uin
   uint32_t uid = caller.uid, gid = caller.gid;
   // The owner's session acting as the caller: on its Unix socket, the kernel vouches for this
   // controller; over TCP, a MUNGE credential of this controller's user naming the caller.
-  std::string cluster = config.cluster_name, munge_socket = config.munge_socket;
-  uint32_t ttl = config.munge_ttl_sec;
-  auto acting_session = connected.then([uid, gid, over_tcp, cluster, munge_socket, ttl](rpc::Controller::Client owner)
+  MungeHandshake handshake{config.cluster_name, config.munge_socket, config.munge_ttl_sec, ForwardedIdentity{uid, gid}};
+  auto acting_session = connected.then([uid, gid, over_tcp, handshake](rpc::Controller::Client owner) mutable
                                            -> kj::Promise<ActingSession> {
     if (!over_tcp) {  // pipelined: the call goes out with the authentication
       auto act = owner.authenticateRequest();
@@ -105,15 +104,9 @@ kj::Promise<void> ShardForwarder::send(uint32_t shard, const Caller& caller, uin
       auto session = authenticating->getSession();
       return ActingSession{kj::mv(session), kj::mv(authenticating)};
     }
-    return owner.authNonceRequest().send().then(
-        [owner, uid, gid, cluster, munge_socket, ttl](capnp::Response<rpc::Controller::AuthNonceResults> nonce) mutable {
-          auto act = owner.authenticateRequest();
-          act.setCredential(munge_encode_payload(
-              munge_socket, ttl, auth_payload(cluster, nonce.getNonce().cStr(), ForwardedIdentity{uid, gid})));
-          return act.send().then([](capnp::Response<rpc::Controller::AuthenticateResults> acting) {
-            return ActingSession{acting.getSession(), {}};
-          });
-        });
+    return munge_authenticate(kj::mv(owner), kj::mv(handshake)).then([](rpc::Controller::Client session) {
+      return ActingSession{kj::mv(session), {}};
+    });
   });
   auto answered = acting_session.then([interface_id, method_id, call](ActingSession acting) mutable {
     auto params = call.getParams();

@@ -16,6 +16,8 @@
 
 #include <fmt/format.h>
 
+#include "common/small_file.hpp"
+
 namespace cairn {
 namespace {
 
@@ -28,25 +30,10 @@ std::string errno_text(int error_number) { return std::system_category().message
   throw std::runtime_error(fmt::format("{} {}: {}", what, path, errno_text(error_number)));
 }
 
-// Small regular files: a short read is the end (one read for a run's record).
-std::optional<std::string> read_fd(int fd) {
-  std::string text;
-  char buffer[4096];
-  off_t offset = 0;
-  while (true) {
-    ssize_t length = ::pread(fd, buffer, sizeof buffer, offset);
-    if (length < 0 && errno == EINTR) continue;
-    if (length < 0) return std::nullopt;
-    text.append(buffer, static_cast<size_t>(length));
-    if (static_cast<size_t>(length) < sizeof buffer) return text;
-    offset += length;
-  }
-}
-
-std::optional<std::string> read_file(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (!fd) return std::nullopt;
-  return read_fd(fd.get());
+// A run's record as far as it is written (a failed read: none).
+std::optional<RunRecord> read_run_record(int fd) {
+  auto file = read_small_fd(fd);
+  return file.ok() ? parse_run_record(file.text) : std::nullopt;
 }
 
 bool write_all(int fd, std::string_view text) {
@@ -89,8 +76,8 @@ std::string new_instance() {
 // The spool's instance, made (atomically) when the spool is new or the file unreadable.
 std::string spool_instance(const std::string& dir) {
   const std::string path = dir + "/instance";
-  if (auto text = read_file(path)) {
-    std::string_view value = *text;
+  if (auto file = read_small_file(path, O_NOFOLLOW); file.ok()) {
+    std::string_view value = file.text;
     while (!value.empty() && (value.back() == '\n' || value.back() == ' ')) value.remove_suffix(1);
     if (is_instance(value)) return std::string(value);
   }
@@ -121,7 +108,7 @@ AgentSpool::AgentSpool(std::string dir) : dir_(std::move(dir)), runs_dir_(dir_ +
   if (!lock_) fail("cannot open", lock_path, errno);
   if (::flock(lock_.get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK) fail("cannot lock", lock_path, errno);
-    auto holder = read_fd(lock_.get()).value_or("");
+    auto holder = read_small_fd(lock_.get()).text;
     while (!holder.empty() && holder.back() == '\n') holder.pop_back();
     throw std::runtime_error(fmt::format("another cairnd{} uses the spool directory {}",
                                          holder.empty() ? "" : " (pid " + holder + ")", dir_));
@@ -150,9 +137,9 @@ UniqueFd AgentSpool::create_run(const RunLaunchFacts& facts) const {
 }
 
 std::optional<RunRecord> AgentSpool::read_run(uint64_t job_id, uint32_t run) const {
-  auto text = read_file(run_path(job_id, run));
-  if (!text) return std::nullopt;
-  return parse_run_record(*text);
+  auto file = read_small_file(run_path(job_id, run), O_NOFOLLOW);
+  if (!file.ok()) return std::nullopt;
+  return parse_run_record(file.text);
 }
 
 bool AgentSpool::append_run(uint64_t job_id, uint32_t run, const std::string& line) const {
@@ -182,13 +169,13 @@ std::vector<FoundRun> AgentSpool::take_runs() const {
     UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
     if (!fd) continue;
     bool alive = held_elsewhere(fd.get());
-    auto record = parse_run_record(read_fd(fd.get()).value_or(""));
+    auto record = read_run_record(fd.get());
     // A supervisor that has just started records itself in a moment.
     for (auto deadline = std::chrono::steady_clock::now() + kSupervisorStartWait;
          alive && (!record || !record->supervisor) && std::chrono::steady_clock::now() < deadline;) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
       alive = held_elsewhere(fd.get());
-      record = parse_run_record(read_fd(fd.get()).value_or(""));
+      record = read_run_record(fd.get());
     }
     if (!record) {  // the agent died while writing it: nothing ran
       if (!alive) ::unlink(path.c_str());
@@ -201,7 +188,7 @@ std::vector<FoundRun> AgentSpool::take_runs() const {
       if (!run.pidfd || !held_elsewhere(fd.get())) {
         alive = false;
         run.pidfd.reset();
-        record = parse_run_record(read_fd(fd.get()).value_or(""));  // it may have ended meanwhile
+        record = read_run_record(fd.get());  // it may have ended meanwhile
         if (!record) continue;
       }
     } else {
@@ -220,8 +207,8 @@ std::vector<StepRunRecord> AgentSpool::take_steps() const {
   for (const auto& entry : std::filesystem::directory_iterator(runs_dir_, error)) {
     const std::string name = entry.path().filename().string();
     if (!is_step_file_name(name)) continue;
-    if (auto text = read_file(entry.path().string()))
-      if (auto record = parse_step_record(*text)) steps.push_back(std::move(*record));
+    if (auto file = read_small_file(entry.path().string(), O_NOFOLLOW); file.ok())
+      if (auto record = parse_step_record(file.text)) steps.push_back(std::move(*record));
     ::unlink(entry.path().c_str());
   }
   return steps;

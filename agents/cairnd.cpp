@@ -20,8 +20,6 @@
 #include <string_view>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <iostream>
 #include <set>
 #include <thread>
@@ -47,6 +45,7 @@
 #include "common/daemon_signals.hpp"
 #include "common/option_parser.hpp"
 #include "common/service_notify.hpp"
+#include "common/small_file.hpp"
 #include "common/version.hpp"
 #include "common/worker_threads.hpp"
 
@@ -153,14 +152,9 @@ std::shared_ptr<const DeviceCgroups> devices_for(const AgentSettings& settings, 
   bool has_files = std::any_of(settings.gres_units.begin(), settings.gres_units.end(),
                                [](const GresUnit& unit) { return !unit.file.empty(); });
   if (!settings.constrain_devices || !has_files) return nullptr;
-  auto read = [](const char* path) {
-    std::ifstream in(path);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-  };
   std::string why_not;
-  auto dir = locate_v1_hierarchy(read("/proc/self/cgroup"), read("/proc/self/mountinfo"), "devices");
+  auto dir = locate_v1_hierarchy(read_small_file("/proc/self/cgroup").text, read_small_file("/proc/self/mountinfo").text,
+                                 "devices");
   if (!dir && memory.cgroups && memory.cgroups->version() == CgroupVersion::v2 &&
       ::access(cgroup_exec.c_str(), X_OK) == 0) {
     try {  // cgroup v2: a BPF device program on each run's and step's memory cgroup
@@ -210,13 +204,7 @@ std::shared_ptr<const CpusetCgroups> cpusets_for(const AgentSettings& settings, 
   if (memory.cgroups && memory.cgroups->version() == CgroupVersion::v2) {
     location = CpusetLocation{CgroupVersion::v2, memory.cgroups->dir()};
   } else {
-    auto read = [](const char* path) {
-      std::ifstream in(path);
-      std::ostringstream text;
-      text << in.rdbuf();
-      return text.str();
-    };
-    location = locate_v1_cpuset(read("/proc/self/cgroup"), read("/proc/self/mountinfo"));
+    location = locate_v1_cpuset(read_small_file("/proc/self/cgroup").text, read_small_file("/proc/self/mountinfo").text);
     if (!location) why_not = "no cpuset controller is mounted (cgroup v1), and cgroup v2 needs memory enforcement";
   }
   if (location && ::access(cgroup_exec.c_str(), X_OK) != 0) {

@@ -3,10 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "agents/memory_cgroup.hpp"
+#include "common/small_file.hpp"
 #include "common/string_util.hpp"
 
 namespace cairn {
@@ -63,21 +62,17 @@ TaskUsage sample_task_usage(uint32_t task_id, const std::vector<int>& pids) {
   TaskUsage usage;
   usage.task_id = task_id;
   for (int pid : pids) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-    std::ostringstream text;
-    text << in.rdbuf();
-    auto sample = parse_proc_stat(text.str(), ticks, page);
+    auto stat = read_small_file("/proc/" + std::to_string(pid) + "/stat");
+    auto sample = parse_proc_stat(stat.text, ticks, page);
     if (!sample) continue;  // gone meanwhile
     usage.user_cpu_us += sample->user_us;
     usage.system_cpu_us += sample->system_us;
     usage.max_rss_bytes += sample->rss_bytes;
     usage.vm_bytes += sample->vm_bytes;
     usage.pages += sample->major_faults;
-    std::ifstream io("/proc/" + std::to_string(pid) + "/io");  // only for the owner (or root)
-    std::ostringstream io_text;
-    io_text << io.rdbuf();
-    usage.read_bytes += keyed_counter(io_text.str(), "read_bytes:").value_or(0);
-    usage.write_bytes += keyed_counter(io_text.str(), "write_bytes:").value_or(0);
+    auto io = read_small_file("/proc/" + std::to_string(pid) + "/io");  // only for the owner (or root)
+    usage.read_bytes += keyed_counter(io.text, "read_bytes:").value_or(0);
+    usage.write_bytes += keyed_counter(io.text, "write_bytes:").value_or(0);
   }
   return usage;
 }

@@ -13,8 +13,7 @@
 #include "agents/agent_service.hpp"
 #include "capnp/rpc.capnp.h"
 #include "common/shard_endpoint.hpp"
-#include "protocol/auth_payload.hpp"
-#include "protocol/munge_credential.hpp"
+#include "protocol/munge_handshake.hpp"
 #include "protocol/node_codec.hpp"
 
 namespace cairn {
@@ -181,24 +180,13 @@ void ControllerLink::authenticate_and_register(uint64_t generation) {
                                settings_.auth_type + ")");
     return;
   }
-  connection_->tasks.add(controller.authNonceRequest().send().then(
-      [this, generation, controller](capnp::Response<rpc::Controller::AuthNonceResults>&& nonce) mutable {
-        if (!is_current(generation)) return;
-        auto request = controller.authenticateRequest();
-        try {
-          request.setCredential(munge_encode_payload(settings_.munge_socket, settings_.munge_ttl_sec,
-                                                     auth_payload(settings_.cluster_name, nonce.getNonce().cStr())));
-        } catch (const MungeError& error) {
-          on_failure(generation, error.what());
-          return;
-        }
-        connection_->tasks.add(request.send().then(
-            [this, generation](capnp::Response<rpc::Controller::AuthenticateResults>&& session) {
-              if (is_current(generation)) register_agent(generation, session.getSession());
-            },
-            [this, generation](kj::Exception&& error) { on_failure(generation, reason_of(error)); }));
-      },
-      [this, generation](kj::Exception&& error) { on_failure(generation, reason_of(error)); }));
+  MungeHandshake handshake{settings_.cluster_name, settings_.munge_socket, settings_.munge_ttl_sec, std::nullopt};
+  connection_->tasks.add(munge_authenticate(controller, std::move(handshake))
+                             .then(
+                                 [this, generation](rpc::Controller::Client session) {
+                                   if (is_current(generation)) register_agent(generation, std::move(session));
+                                 },
+                                 [this, generation](kj::Exception&& error) { on_failure(generation, reason_of(error)); }));
 }
 
 // The controller refused the node as another shard's: ask it who writes the node's shard (its

@@ -5,13 +5,12 @@
 
 #include <cerrno>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <system_error>
 
 #include <fmt/format.h>
 
+#include "common/small_file.hpp"
 #include "common/string_util.hpp"
 #include "common/unique_fd.hpp"
 
@@ -19,10 +18,9 @@ namespace cairn {
 namespace {
 
 std::string read_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) throw std::runtime_error("cannot read " + path);
-  return std::string(trim(line));
+  auto file = read_small_file(path);
+  if (!file.ok() || file.text.empty()) throw std::runtime_error("cannot read " + path);
+  return std::string(trim(first_line(file.text)));
 }
 
 // Cgroup files take one write; O_CREAT serves fake roots in tests.

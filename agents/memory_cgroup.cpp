@@ -16,28 +16,13 @@
 #include <fmt/format.h>
 
 #include "agents/cpuset_cgroup.hpp"
+#include "common/small_file.hpp"
 #include "common/string_util.hpp"
 
 namespace cairn {
 namespace {
 
 std::string errno_text(int error_number) { return std::system_category().message(error_number); }
-
-// Plain read(2)s: a job's start and end read several cgroup files, and an ifstream
-// (its locale, its buffer) costs more than the read itself.
-std::optional<std::string> read_text(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return std::nullopt;
-  std::string text;
-  char buffer[4096];
-  for (;;) {
-    ssize_t got = ::read(fd.get(), buffer, sizeof buffer);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) return std::nullopt;
-    if (got == 0) return text;
-    text.append(buffer, static_cast<size_t>(got));
-  }
-}
 
 bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
 
@@ -55,9 +40,9 @@ void write_or_throw(const std::string& path, std::string_view text) {
 }
 
 std::optional<uint64_t> read_number(const std::string& path) {
-  auto text = read_text(path);
-  if (!text) return std::nullopt;
-  return parse_unsigned<uint64_t>(trim(*text));
+  auto file = read_small_file(path);
+  if (!file.ok()) return std::nullopt;
+  return parse_unsigned<uint64_t>(trim(file.text));
 }
 
 bool has_word(std::string_view list, std::string_view word, char separator) {
@@ -171,8 +156,8 @@ MemoryCgroups::MemoryCgroups(MemoryCgroupLocation location, std::string node, st
       prefix_(fmt::format("{}{}.", spool_prefix_, agent_pid)) {
   const std::string& dir = location_.dir;
   if (location_.version == CgroupVersion::v2) {
-    auto controllers = read_text(dir + "/cgroup.controllers");
-    if (!controllers || !has_word(trim(*controllers), "memory", ' '))
+    auto controllers = read_small_file(dir + "/cgroup.controllers");
+    if (!controllers.ok() || !has_word(trim(controllers.text), "memory", ' '))
       throw std::runtime_error(fmt::format("cgroup v2 at {} has no memory controller", dir));
     // The agent leaves its cgroup for a leaf so that the cgroup may give its children the controller.
     std::string daemon = dir + "/" + prefix_ + "daemon";
@@ -279,9 +264,9 @@ JobCgroup MemoryCgroups::create_at(const std::string& path, uint64_t limit_bytes
 
 std::optional<OomCount> MemoryCgroups::oom_count(const JobCgroup& cgroup) const {
   bool v1 = location_.version == CgroupVersion::v1;
-  auto events = read_text(cgroup.path + (v1 ? "/memory.oom_control" : "/memory.events"));
-  if (!events) return std::nullopt;
-  auto kills = keyed_counter(*events, "oom_kill");
+  auto events = read_small_file(cgroup.path + (v1 ? "/memory.oom_control" : "/memory.events"));
+  if (!events.ok()) return std::nullopt;
+  auto kills = keyed_counter(events.text, "oom_kill");
   if (!kills) return std::nullopt;
   auto peak = read_number(cgroup.path + (v1 ? "/memory.max_usage_in_bytes" : "/memory.peak"));
   return OomCount{*kills, peak.value_or(0)};
@@ -292,11 +277,11 @@ CgroupUsage MemoryCgroups::usage(const JobCgroup& cgroup) const {
   const std::string& dir = cgroup.path;
   if (location_.version == CgroupVersion::v2) {
     usage.peak_bytes = read_number(dir + "/memory.peak");
-    if (auto stat = read_text(dir + "/cpu.stat"))
-      if (auto cpu = parse_cpu_stat(*stat)) usage.user_cpu_us = cpu->user_us, usage.system_cpu_us = cpu->system_us;
+    if (auto stat = read_small_file(dir + "/cpu.stat"); stat.ok())
+      if (auto cpu = parse_cpu_stat(stat.text)) usage.user_cpu_us = cpu->user_us, usage.system_cpu_us = cpu->system_us;
     auto pressure = [&](const char* file) {
-      auto text = read_text(dir + file);
-      return text ? parse_pressure_total(*text).value_or(0) : 0;
+      auto text = read_small_file(dir + file);
+      return text.ok() ? parse_pressure_total(text.text).value_or(0) : 0;
     };
     usage.cpu_pressure_us = pressure("/cpu.pressure");
     usage.memory_pressure_us = pressure("/memory.pressure");
@@ -314,9 +299,9 @@ CgroupUsage MemoryCgroups::usage(const JobCgroup& cgroup) const {
   if (user_ns && system_ns) {
     usage.user_cpu_us = *user_ns / 1000;
     usage.system_cpu_us = *system_ns / 1000;
-  } else if (auto stat = read_text(dir + "/cpuacct.stat")) {
+  } else if (auto stat = read_small_file(dir + "/cpuacct.stat"); stat.ok()) {
     long ticks = ::sysconf(_SC_CLK_TCK);
-    if (auto cpu = parse_cpuacct_stat(*stat, ticks > 0 ? static_cast<uint64_t>(ticks) : 100))
+    if (auto cpu = parse_cpuacct_stat(stat.text, ticks > 0 ? static_cast<uint64_t>(ticks) : 100))
       usage.user_cpu_us = cpu->user_us, usage.system_cpu_us = cpu->system_us;
   }
   return usage;
@@ -326,15 +311,15 @@ std::optional<OomCount> MemoryCgroups::run_oom_count(const JobCgroup& job) const
   auto count = oom_count(job);
   if (location_.version == CgroupVersion::v2 || !count) return count;
   // The script's kills only: the run's peak covers the script's.
-  if (auto batch = read_text(job.path + "/batch/memory.oom_control"))
-    count->oom_kills += keyed_counter(*batch, "oom_kill").value_or(0);
+  if (auto batch = read_small_file(job.path + "/batch/memory.oom_control"); batch.ok())
+    count->oom_kills += keyed_counter(batch.text, "oom_kill").value_or(0);
   return count;
 }
 
 uint64_t MemoryCgroups::run_level_oom_kills(uint64_t job_id, uint32_t run) const {
   bool v1 = location_.version == CgroupVersion::v1;
-  auto events = read_text(job_cgroup_path(job_id, run) + (v1 ? "/memory.oom_control" : "/memory.events.local"));
-  return events ? keyed_counter(*events, "oom_kill").value_or(0) : 0;
+  auto events = read_small_file(job_cgroup_path(job_id, run) + (v1 ? "/memory.oom_control" : "/memory.events.local"));
+  return events.ok() ? keyed_counter(events.text, "oom_kill").value_or(0) : 0;
 }
 
 // v1: the eventfd fires when the memory cgroup at path goes under OOM (one eventfd may serve several).
@@ -388,8 +373,8 @@ bool MemoryCgroups::kill_and_remove(const JobCgroup& cgroup) const {
   for (const auto& entry : std::filesystem::directory_iterator(cgroup.path, error))
     if (entry.is_directory(error)) children_gone = kill_and_remove(JobCgroup{entry.path().string(), 0}) && children_gone;
   if (children_gone && (::rmdir(cgroup.path.c_str()) == 0 || errno == ENOENT)) return true;
-  if (auto procs = read_text(MemoryCgroups::procs_file(cgroup))) {
-    for (auto line : split(*procs, '\n')) {
+  if (auto procs = read_small_file(MemoryCgroups::procs_file(cgroup)); procs.ok()) {
+    for (auto line : split(procs.text, '\n')) {
       auto pid = parse_unsigned<uint32_t>(trim(line));
       if (pid && *pid > 1 && *pid < (1u << 22)) ::kill(static_cast<pid_t>(*pid), SIGKILL);
     }
@@ -424,9 +409,10 @@ size_t MemoryCgroups::remove_stale(const std::set<std::string>& keep) const {
 MemoryEnforcement open_memory_enforcement(const std::string& node, const std::string& spool_instance,
                                           const std::set<std::string>& keep) {
   MemoryEnforcement result;
-  auto self_cgroup = read_text("/proc/self/cgroup");
-  auto mountinfo = read_text("/proc/self/mountinfo");
-  auto location = self_cgroup && mountinfo ? locate_memory_cgroup(*self_cgroup, *mountinfo) : std::nullopt;
+  auto self_cgroup = read_small_file("/proc/self/cgroup");
+  auto mountinfo = read_small_file("/proc/self/mountinfo");
+  auto location =
+      self_cgroup.ok() && mountinfo.ok() ? locate_memory_cgroup(self_cgroup.text, mountinfo.text) : std::nullopt;
   if (!location) {
     result.why_off = "no memory cgroup is mounted";
     return result;

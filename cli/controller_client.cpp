@@ -9,8 +9,7 @@
 #include "common/string_util.hpp"
 #include "events/record_codec.hpp"
 #include "protocol/stats_codec.hpp"
-#include "protocol/auth_payload.hpp"
-#include "protocol/munge_credential.hpp"
+#include "protocol/munge_handshake.hpp"
 #include "protocol/rpc_client.hpp"
 #include "events/event_codec.hpp"
 #include "protocol/account_codec.hpp"
@@ -56,12 +55,8 @@ struct ControllerClient::Session {
 
   // Swaps the read-only bootstrap for a session acting as this process's uid (see rpc.capnp).
   void authenticate(const ClusterConfig& config) {
-    auto nonce = connection.wait(controller.authNonceRequest().send());
-    std::string payload = auth_payload(config.cluster_name, nonce.getNonce().cStr());
-    auto request = controller.authenticateRequest();
-    request.setCredential(munge_encode_payload(config.munge_socket, config.munge_ttl_sec, payload));
-    auto response = connection.wait(request.send());
-    controller = response.getSession();
+    controller = connection.wait(
+        munge_authenticate(controller, {config.cluster_name, config.munge_socket, config.munge_ttl_sec, std::nullopt}));
   }
 };
 

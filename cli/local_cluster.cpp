@@ -27,7 +27,9 @@
 #include "common/gres.hpp"
 #include "common/option_parser.hpp"
 #include "common/run_record.hpp"
+#include "common/small_file.hpp"
 #include "common/string_util.hpp"
+#include "common/unique_fd.hpp"
 #include "events/log/event_log.hpp"
 #include "events/log/kafka_admin.hpp"
 
@@ -123,6 +125,11 @@ uint16_t free_loopback_port() {
   return ntohs(addr.sin_port);
 }
 
+// A pid file's process; 0 when the file is missing or names none.
+pid_t read_pid(const std::string& path) {
+  return static_cast<pid_t>(parse_unsigned<uint32_t>(trim(read_first_line(path))).value_or(0));
+}
+
 std::vector<pid_t> read_pids(const std::string& dir) {
   std::vector<pid_t> pids;
   std::ifstream file(dir + "/pids");
@@ -138,9 +145,8 @@ std::vector<pid_t> broker_pids(const std::string& dir) {
   std::vector<pid_t> pids;
   std::error_code ignored;
   for (const auto& entry : fs::directory_iterator(dir + "/kafka", ignored)) {
-    std::ifstream file(entry.path() / "pid");
-    pid_t pid = 0;
-    if (entry.path().filename().string().starts_with("node-") && file >> pid && pid > 0) pids.push_back(pid);
+    pid_t pid = read_pid((entry.path() / "pid").string());
+    if (entry.path().filename().string().starts_with("node-") && pid > 0) pids.push_back(pid);
   }
   return pids;
 }
@@ -187,14 +193,11 @@ void end_orphaned_jobs(const std::string& spool_base) {
   for (const auto& node : fs::directory_iterator(spool_base, ignored)) {
     for (const auto& record : fs::directory_iterator(node.path() / "runs", ignored)) {
       if (!parse_run_file_name(record.path().filename().string())) continue;
-      int fd = ::open(record.path().c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) continue;
-      bool supervised = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-      ::close(fd);
+      UniqueFd fd(::open(record.path().c_str(), O_RDONLY | O_CLOEXEC));
+      if (!fd) continue;
+      bool supervised = ::flock(fd.get(), LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
       if (!supervised) continue;
-      std::ifstream file(record.path());
-      std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-      auto run = parse_run_record(text);
+      auto run = parse_run_record(read_small_fd(fd.get()).text);
       if (!run || !run->supervisor) continue;
       if (run->supervisor->pgid > 1) ::kill(-run->supervisor->pgid, SIGKILL);
       if (run->supervisor->pid > 1) ::kill(run->supervisor->pid, SIGKILL);
@@ -203,8 +206,8 @@ void end_orphaned_jobs(const std::string& spool_base) {
 }
 
 void remove_spool(const std::string& dir) {
-  std::string base;
-  if (std::ifstream(spool_record(dir)) >> base && base.starts_with(kShmSpoolPrefix)) {
+  std::string base(trim(read_first_line(spool_record(dir))));
+  if (base.starts_with(kShmSpoolPrefix)) {
     end_orphaned_jobs(base);
     std::error_code ignored;
     fs::remove_all(base, ignored);
@@ -258,9 +261,7 @@ void stop_cluster(const std::string& dir) {
   stop_pids(read_pids(dir));
   fs::remove(dir + "/pids");
   remove_spool(dir);
-  std::ifstream file(mock_pid_path(dir));
-  pid_t mock = 0;
-  if (file >> mock && mock > 0) stop_pids({mock});
+  if (pid_t mock = read_pid(mock_pid_path(dir)); mock > 0) stop_pids({mock});
   fs::remove(mock_pid_path(dir));
   if (fs::exists(broker_dir(dir) + "/bootstrap"))
     run_broker_script(binary_dir(), {"stop", "--dir", broker_dir(dir)}, "/dev/null", dir + "/kafka-broker.log");
@@ -346,9 +347,7 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
   for (pid_t pid : read_pids(dir))
     if (alive(pid)) throw UsageError("cairn local up: a cluster already runs in " + dir + " (cairn local down first)");
   {
-    std::ifstream mock_file(mock_pid_path(dir));
-    pid_t mock = 0;
-    if (mock_file >> mock && mock > 0 && alive(mock))
+    if (pid_t mock = read_pid(mock_pid_path(dir)); mock > 0 && alive(mock))
       throw UsageError("cairn local up: a Kafka mock still runs for " + dir + " (cairn local down first)");
     for (pid_t broker : broker_pids(dir))
       if (alive(broker))
@@ -358,9 +357,9 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
   std::string conf = dir + "/cairn.conf";
   std::string extra;  // appended lines, e.g. BurstBuffer=Pool=...
   if (auto path = args.get("extra-config")) {
-    std::ifstream file(*path);
-    if (!file) throw UsageError("cairn local up: cannot read --extra-config " + *path);
-    extra.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+    auto file = read_small_file(*path);
+    if (!file.ok()) throw UsageError("cairn local up: cannot read --extra-config " + *path);
+    extra = std::move(file.text);
   }
   uint16_t tcp_port = args.has("tcp") ? free_loopback_port() : 0;
   std::string bin = binary_dir();
@@ -512,9 +511,7 @@ int up(const ParsedArgs& args, const std::string& dir, std::ostream& out, std::o
 
 int status(const std::string& dir, std::ostream& out) {
   auto pids = read_pids(dir);
-  std::ifstream mock_file(mock_pid_path(dir));
-  pid_t mock = 0;
-  if (mock_file >> mock && mock > 0) pids.push_back(mock);
+  if (pid_t mock = read_pid(mock_pid_path(dir)); mock > 0) pids.push_back(mock);
   for (pid_t broker : broker_pids(dir)) pids.push_back(broker);
   int running = 0;
   for (pid_t pid : pids) running += alive(pid);

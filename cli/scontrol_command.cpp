@@ -28,6 +28,7 @@
 #include "common/slurm_debug_level.hpp"
 #include "common/hostlist.hpp"
 #include "common/option_parser.hpp"
+#include "common/small_file.hpp"
 #include "common/version.hpp"
 #include "common/string_util.hpp"
 
@@ -235,9 +236,9 @@ struct JobProcess {
 };
 
 std::optional<JobProcess> job_process(const std::filesystem::path& dir) {
-  std::ifstream environ_file(dir / "environ", std::ios::binary);
-  if (!environ_file) return std::nullopt;  // another user's process: not ours to list
-  std::string block((std::istreambuf_iterator<char>(environ_file)), std::istreambuf_iterator<char>());
+  auto environ_file = read_small_file(dir / "environ");
+  if (!environ_file.ok()) return std::nullopt;  // another user's process: not ours to list
+  const std::string& block = environ_file.text;
   JobProcess process;
   std::string job;
   for (size_t start = 0; start < block.size();) {
@@ -255,8 +256,7 @@ std::optional<JobProcess> job_process(const std::filesystem::path& dir) {
   process.job_id = leading_number(job);
   if (process.step.empty()) process.step = "batch";
   process.pid = static_cast<pid_t>(leading_number(dir.filename().string()));
-  std::ifstream stat_file(dir / "stat");
-  std::string stat((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
+  std::string stat = read_small_file(dir / "stat").text;
   if (auto close = stat.rfind(')'); close != std::string::npos) {  // "pid (comm) state ppid ..."
     std::istringstream fields(stat.substr(close + 1));
     std::string state;
@@ -336,14 +336,12 @@ int show_hosts(ScontrolEntity entity, const std::optional<std::string>& value, s
   }
   std::string text = *list;
   if (entity != ScontrolEntity::hostnames && text.starts_with('/')) {  // a file of names, by commas or lines
-    std::ifstream file(text, std::ios::binary);
-    if (!file) {
+    auto file = read_small_file(text);
+    if (!file.ok()) {
       err << "Can not open " << text << "\n";
       return 1;
     }
-    std::stringstream contents;
-    contents << file.rdbuf();
-    text = contents.str();
+    text = std::move(file.text);
     std::replace(text.begin(), text.end(), '\n', ',');
   }
   std::vector<std::string> names;

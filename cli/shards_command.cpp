@@ -16,6 +16,7 @@
 #include "cli/log_access.hpp"
 #include "common/option_parser.hpp"
 #include "common/shard_endpoint.hpp"
+#include "common/small_file.hpp"
 #include "common/slurm_time.hpp"
 #include "common/string_util.hpp"
 #include "events/event_codec.hpp"
@@ -106,9 +107,7 @@ void add_shard_readers(std::vector<ShardFacts>& shards, const std::vector<std::s
                        const std::string& readers_dir, OwnerStateProbe probe) {
   for (size_t i = 0; i < shards.size() && i < endpoint_files.size(); ++i) {
     auto& facts = shards[i];
-    std::ifstream endpoint(endpoint_files[i]);
-    std::string line;
-    if (std::getline(endpoint, line)) facts.address = line;
+    if (auto line = read_first_line(endpoint_files[i]); !line.empty()) facts.address = line;
     std::ifstream member(endpoint_files[i] + ".group");
     std::string member_id;
     int64_t generation = -1;

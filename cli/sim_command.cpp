@@ -6,7 +6,6 @@
 #include <chrono>
 #include <fstream>
 #include <ostream>
-#include <sstream>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -15,6 +14,7 @@
 #include "cli/front_ends.hpp"
 #include "cli/sbatch_request.hpp"
 #include "common/option_parser.hpp"
+#include "common/small_file.hpp"
 #include "events/swf_trace.hpp"
 
 namespace cairn {
@@ -110,11 +110,9 @@ int replay(const ParsedArgs& args, std::ostream& out, std::ostream& err) {
   auto partition = args.get("partition");
   size_t clients = args.get("clients") ? static_cast<size_t>(parse_count("--clients", *args.get("clients"))) : 1;
   if (clients == 0 || clients > 64) throw UsageError("cairn sim replay: --clients must be between 1 and 64");
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw std::runtime_error("cannot read " + path);
-  std::stringstream text;
-  text << file.rdbuf();
-  SwfTrace trace = parse_swf(text.str());
+  auto file = read_small_file(path);
+  if (!file.ok()) throw std::runtime_error("cannot read " + path);
+  SwfTrace trace = parse_swf(file.text);
 
   auto config = load_cli_config(args.get("conf"));
   ControllerClient client(config);

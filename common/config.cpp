@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <initializer_list>
 #include <limits>
@@ -14,6 +13,7 @@
 #include <utility>
 
 #include "common/hostlist.hpp"
+#include "common/small_file.hpp"
 #include "common/string_util.hpp"
 
 namespace cairn {
@@ -284,6 +284,7 @@ class ConfigParser {
         {"kafkatopic", [](ConfigParser& p, const Pair& v) { p.config_.kafka_topic = p.non_empty(v); }},
         {"kafkapartitions", [](ConfigParser& p, const Pair& v) { p.config_.kafka_partitions = p.number32(v, 1); }},
         {"shards", [](ConfigParser& p, const Pair& v) { p.config_.shards = static_cast<uint32_t>(p.number(v, 1, kMaxShards)); }},
+        {"logwriterwait", [](ConfigParser& p, const Pair& v) { p.config_.log_writer_wait_sec = p.number32(v); }},
         {"eventlogsegmentsize", [](ConfigParser& p, const Pair& v) {
            p.config_.event_log_segment_bytes = p.size_bytes(v);
            if (p.config_.event_log_segment_bytes < 4096) p.fail("EventLogSegmentSize must be at least 4K");
@@ -818,26 +819,30 @@ void attach_gres_conf(ClusterConfig& config, std::string_view text, const std::s
   }
 }
 
+namespace {
+
+// A configuration file's text; ConfigError "PATH: cannot open: REASON" or "PATH: cannot read: REASON".
+std::string config_file_text(const std::string& path) {
+  auto file = read_small_file(path);
+  if (file.open_error) throw ConfigError(path + ": cannot open: " + std::strerror(file.open_error));
+  if (file.read_error) throw ConfigError(path + ": cannot read: " + std::strerror(file.read_error));
+  return std::move(file.text);
+}
+
+}  // namespace
+
 void load_gres_conf_beside(ClusterConfig& config, const std::string& config_path) {
   auto path = std::filesystem::path(config_path).parent_path() / "gres.conf";
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error)) return;
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw ConfigError(path.string() + ": cannot open: " + std::strerror(errno));
-  std::ostringstream text;
-  text << file.rdbuf();
-  attach_gres_conf(config, text.str(), path.string());
+  attach_gres_conf(config, config_file_text(path.string()), path.string());
 }
 
 std::string read_config_file(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw ConfigError(path + ": cannot open: " + std::strerror(errno));
-  std::ostringstream text;
-  text << file.rdbuf();
-  if (file.bad()) throw ConfigError(path + ": cannot read: " + std::strerror(errno));
+  std::string text = config_file_text(path);
   // A controller started on an empty file would run on defaults without a word.
-  if (!has_settings(text.str())) throw ConfigError(path + ": the configuration file is empty (no Key=Value setting)");
-  return text.str();
+  if (!has_settings(text)) throw ConfigError(path + ": the configuration file is empty (no Key=Value setting)");
+  return text;
 }
 
 std::string find_config_path(std::optional<std::string> cli_conf) {

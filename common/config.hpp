@@ -184,6 +184,9 @@ struct ClusterConfig {
   std::string kafka_controller_group;  // KafkaControllerGroup=: the consumer group that decides shard owners
   // Shards=: the log's shards (file log: sub-directories p0..pN-1; Kafka: the topic's partitions).
   uint32_t shards = 1;
+  // LogWriterWait=: how long a controller started without --standby waits for the log's (or its
+  // shards') last writer to let go -- one killed a moment ago, say -- before it gives up.
+  uint32_t log_writer_wait_sec = 10;
 
   const PartitionConfig* partition(std::string_view name) const;
   const PartitionConfig* default_partition() const;

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
-#include <fstream>
+#include "common/small_file.hpp"
 
 namespace cairn {
 
@@ -29,10 +29,8 @@ bool is_local_socket(const std::string& endpoint) {
 
 std::string local_socket_in(const std::string& endpoint_file) {
   if (endpoint_file.empty()) return {};
-  std::ifstream in(endpoint_file);
-  std::string endpoint;
-  if (!std::getline(in, endpoint) || !is_local_socket(endpoint)) return {};
-  return endpoint;
+  std::string endpoint = read_first_line(endpoint_file);
+  return is_local_socket(endpoint) ? endpoint : std::string();
 }
 
 std::string network_address(const std::string& endpoint) {

@@ -161,6 +161,7 @@ std::vector<ConfigSetting> config_settings(const ClusterConfig& c) {
       {"KafkaTransactionalIdPrefix", c.kafka_transactional_id_prefix, false},
       {"KafkaControllerGroup", c.kafka_controller_group, false},
       {"Shards", n(c.shards), false},
+      {"LogWriterWait", n(c.log_writer_wait_sec), false},
       {"kafka.*", kafka_extra, false},
       {"SlurmdSpoolDir", c.slurmd_spool_dir, false},
       {"SlurmctldLogFile", c.slurmctld_log_file, false},

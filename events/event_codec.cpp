@@ -72,6 +72,10 @@ std::vector<std::string> read_texts(List list) {
   return out;
 }
 
+void write_texts(capnp::List<capnp::Text>::Builder out, const std::vector<std::string>& texts) {
+  for (size_t i = 0; i < texts.size(); ++i) out.set(static_cast<unsigned>(i), texts[i]);
+}
+
 std::vector<StageRequest> read_stages(capnp::List<schema::StagePath>::Reader list) {
   list = bounded_list(list);
   std::vector<StageRequest> out;
@@ -175,23 +179,82 @@ bool parse_kind(std::string_view name, EventKind& kind) {
 }
 
 void write_environment(schema::JobSpec::Builder out, const std::vector<std::string>& environment) {
-  auto list = out.initEnvironment(static_cast<unsigned>(environment.size()));
-  for (size_t i = 0; i < environment.size(); ++i) list.set(static_cast<unsigned>(i), environment[i]);
+  write_texts(out.initEnvironment(static_cast<unsigned>(environment.size())), environment);
 }
 
+namespace {
+
+// The core's fields. A logged spec (write_spec) sets every one, as `cairn log dump --json` has
+// always shown them; a lean view (write_spec_core) leaves empty texts and default structs unset.
+void write_core_fields(schema::JobSpec::Builder out, const JobSpecCore& core, bool every_field) {
+  out.setName(core.name);
+  out.setPartition(core.partition);
+  out.setUserName(core.user_name);
+  out.setUid(core.uid);
+  out.setGid(core.gid);
+  if (every_field || !core.account.empty()) out.setAccount(core.account);
+  out.setNumNodes(core.num_nodes);
+  out.setNumTasks(core.num_tasks);
+  out.setCpusPerTask(core.cpus_per_task);
+  out.setMemPerNodeMb(core.mem_per_node_mb);
+  out.setMemPerCpuMb(core.mem_per_cpu_mb);
+  out.setTimeLimitSec(core.time_limit_sec);
+  out.setRequeue(core.requeue);
+  // read_spec_core keeps C++'s defaults for a struct not set.
+  if (every_field || core.signal != 0 || core.signal_seconds_before != 0 || core.signal_batch_only) {
+    auto signal = out.initSignal();
+    signal.setSignal(core.signal);
+    signal.setSecondsBefore(core.signal_seconds_before);
+    signal.setBatchOnly(core.signal_batch_only);
+  }
+  out.setBeginTimeUs(core.begin_time_us);
+  out.setHoldAtSubmit(core.hold_at_submit);
+  out.setNice(core.nice);
+  out.setExclusive(core.exclusive);
+  if (every_field || core.burst_buffer != BurstBufferSpec{}) {
+    auto bb = out.initBurstBuffer();
+    bb.setPool(core.burst_buffer.pool);
+    bb.setCapacityBytes(core.burst_buffer.capacity_bytes);
+    write_stages(bb.initStageIn(static_cast<unsigned>(core.burst_buffer.stage_in.size())), core.burst_buffer.stage_in);
+    write_stages(bb.initStageOut(static_cast<unsigned>(core.burst_buffer.stage_out.size())), core.burst_buffer.stage_out);
+  }
+  if (every_field || core.resubmit != ResubmitSpec{}) {
+    auto resubmit = out.initResubmit();
+    auto states = resubmit.initOnStates(static_cast<unsigned>(core.resubmit.on_states.size()));
+    for (unsigned i = 0; i < core.resubmit.on_states.size(); ++i) states.set(i, core.resubmit.on_states[i]);
+    auto codes = resubmit.initOnExitCodes(static_cast<unsigned>(core.resubmit.on_exit_codes.size()));
+    for (unsigned i = 0; i < core.resubmit.on_exit_codes.size(); ++i) codes.set(i, core.resubmit.on_exit_codes[i]);
+    resubmit.setMaxRestarts(core.resubmit.max_restarts);
+    resubmit.setDelaySec(core.resubmit.delay_sec);
+  }
+  if (every_field || !core.dependency.empty()) out.setDependency(core.dependency);
+  out.setKillOnInvalidDep(static_cast<uint8_t>(core.kill_on_invalid_dep));
+  if (every_field || !core.features.empty()) out.setFeatures(core.features);
+  if (every_field || !core.req_nodes.empty()) write_texts(out.initReqNodes(static_cast<unsigned>(core.req_nodes.size())), core.req_nodes);
+  if (every_field || !core.exc_nodes.empty()) write_texts(out.initExcNodes(static_cast<unsigned>(core.exc_nodes.size())), core.exc_nodes);
+  out.setInteractive(core.interactive);
+  if (every_field || !core.licenses.empty()) out.setLicenses(core.licenses);
+  if (every_field || !core.reservation.empty()) out.setReservation(core.reservation);
+  if (every_field || !core.mail_type.empty()) out.setMailType(core.mail_type);
+  if (every_field || !core.gres.tres_per_node.empty()) out.setTresPerNode(core.gres.tres_per_node);
+  if (every_field || !core.gres.tres_per_job.empty()) out.setTresPerJob(core.gres.tres_per_job);
+  if (every_field || !core.gres.tres_per_task.empty()) out.setTresPerTask(core.gres.tres_per_task);
+  if (every_field || !core.cpus_per_tres.empty()) out.setCpusPerTres(core.cpus_per_tres);
+  if (every_field || !core.mem_per_tres.empty()) out.setMemPerTres(core.mem_per_tres);
+  if (every_field || !core.tres_bind.empty()) out.setTresBind(core.tres_bind);
+  out.setDeadlineUs(core.deadline_us);
+  if (every_field || !core.qos.empty()) out.setQos(core.qos);
+  out.setNodesForGpus(core.nodes_for_gpus);
+}
+
+}  // namespace
+
+// Declared with the lean job views (events/record_codec.hpp).
+void write_spec_core(schema::JobSpec::Builder out, const JobSpecCore& core) { write_core_fields(out, core, false); }
+
+// The core, then the rest of the spec (read_spec's order).
 void write_spec(schema::JobSpec::Builder out, const JobSpec& spec) {
-  out.setName(spec.name);
-  out.setPartition(spec.partition);
-  out.setUserName(spec.user_name);
-  out.setUid(spec.uid);
-  out.setGid(spec.gid);
-  out.setAccount(spec.account);
-  out.setNumNodes(spec.num_nodes);
-  out.setNumTasks(spec.num_tasks);
-  out.setCpusPerTask(spec.cpus_per_task);
-  out.setMemPerNodeMb(spec.mem_per_node_mb);
-  out.setMemPerCpuMb(spec.mem_per_cpu_mb);
-  out.setTimeLimitSec(spec.time_limit_sec);
+  write_core_fields(out, spec, true);
   out.setScript(spec.script);
   out.setCommand(spec.command);
   out.setWorkDir(spec.work_dir);
@@ -199,55 +262,14 @@ void write_spec(schema::JobSpec::Builder out, const JobSpec& spec) {
   out.setStderrPattern(spec.stderr_pattern);
   out.setOpenMode(to_wire(spec.open_mode));
   write_environment(out, spec.environment);
-  out.setRequeue(spec.requeue);
-  auto signal = out.initSignal();
-  signal.setSignal(spec.signal);
-  signal.setSecondsBefore(spec.signal_seconds_before);
-  signal.setBatchOnly(spec.signal_batch_only);
-  out.setBeginTimeUs(spec.begin_time_us);
-  out.setHoldAtSubmit(spec.hold_at_submit);
-  out.setNice(spec.nice);
-  auto bb = out.initBurstBuffer();
-  bb.setPool(spec.burst_buffer.pool);
-  bb.setCapacityBytes(spec.burst_buffer.capacity_bytes);
-  write_stages(bb.initStageIn(static_cast<unsigned>(spec.burst_buffer.stage_in.size())), spec.burst_buffer.stage_in);
-  write_stages(bb.initStageOut(static_cast<unsigned>(spec.burst_buffer.stage_out.size())), spec.burst_buffer.stage_out);
-  auto resubmit = out.initResubmit();
-  auto states = resubmit.initOnStates(static_cast<unsigned>(spec.resubmit.on_states.size()));
-  for (size_t i = 0; i < spec.resubmit.on_states.size(); ++i) states.set(i, spec.resubmit.on_states[i]);
-  auto codes = resubmit.initOnExitCodes(static_cast<unsigned>(spec.resubmit.on_exit_codes.size()));
-  for (size_t i = 0; i < spec.resubmit.on_exit_codes.size(); ++i) codes.set(i, spec.resubmit.on_exit_codes[i]);
-  resubmit.setMaxRestarts(spec.resubmit.max_restarts);
-  resubmit.setDelaySec(spec.resubmit.delay_sec);
   out.setSubmitHost(spec.submit_host);
-  out.setDependency(spec.dependency);
   out.setArraySpec(spec.array_spec);
-  out.setExclusive(spec.exclusive);
   out.setComment(spec.comment);
-  out.setKillOnInvalidDep(static_cast<uint8_t>(spec.kill_on_invalid_dep));
-  out.setFeatures(spec.features);
-  auto req = out.initReqNodes(static_cast<unsigned>(spec.req_nodes.size()));
-  for (size_t i = 0; i < spec.req_nodes.size(); ++i) req.set(static_cast<unsigned>(i), spec.req_nodes[i]);
-  auto exc = out.initExcNodes(static_cast<unsigned>(spec.exc_nodes.size()));
-  for (size_t i = 0; i < spec.exc_nodes.size(); ++i) exc.set(static_cast<unsigned>(i), spec.exc_nodes[i]);
-  out.setMailType(spec.mail_type);
   out.setMailUser(spec.mail_user);
-  out.setInteractive(spec.interactive);
-  out.setLicenses(spec.licenses);
   out.setWckey(spec.wckey);
   out.setNtasksPerNode(spec.ntasks_per_node);
   out.setTmpDiskMb(spec.tmp_disk_mb);
-  out.setReservation(spec.reservation);
   out.setStdinPattern(spec.stdin_pattern);
-  out.setTresPerNode(spec.gres.tres_per_node);
-  out.setTresPerJob(spec.gres.tres_per_job);
-  out.setTresPerTask(spec.gres.tres_per_task);
-  out.setCpusPerTres(spec.cpus_per_tres);
-  out.setMemPerTres(spec.mem_per_tres);
-  out.setTresBind(spec.tres_bind);
-  out.setDeadlineUs(spec.deadline_us);
-  out.setQos(spec.qos);
-  out.setNodesForGpus(spec.nodes_for_gpus);
   const TaskLayout& layout = spec.task_layout;
   if (layout != TaskLayout{}) {  // older specs and most jobs carry none
     auto wire = out.initTaskLayout();

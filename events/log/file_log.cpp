@@ -25,7 +25,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <mutex>
 #include <span>
@@ -35,6 +34,7 @@
 #include <utility>
 
 #include "common/private_files.hpp"
+#include "common/small_file.hpp"
 #include "common/unique_fd.hpp"
 #include "events/crc32c.hpp"
 #include "events/log/event_log.hpp"
@@ -167,23 +167,11 @@ void write_meta_file(const std::string& dir, const LogDescription& description, 
 // nullopt when there is no META.
 std::optional<LogDescription> read_meta_file(const std::string& dir) {
   std::string path = meta_path(dir);
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) {
-    if (errno == ENOENT) return std::nullopt;
-    throw_unreadable(dir, path, errno);
-  }
-  std::string text(file_size_of(fd.get(), path), '\0');
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t got = ::pread(fd.get(), text.data() + done, text.size() - done, static_cast<off_t>(done));
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) throw_unreadable(dir, path, errno);
-    if (got == 0) break;
-    done += static_cast<size_t>(got);
-  }
-  text.resize(done);
+  auto file = read_small_file(path);
+  if (file.missing()) return std::nullopt;
+  if (!file.ok()) throw_unreadable(dir, path, file.open_error ? file.open_error : file.read_error);
   std::string problem;
-  auto description = parse_log_description(text, problem);
+  auto description = parse_log_description(file.text, problem);
   if (!description) throw LogError(fmt::format("corrupt event log: {}: {}", path, problem));
   return description;
 }
@@ -759,9 +747,9 @@ class FileLog : public EventLog {
   // A process of this host that has not exited (a zombie, killed but not yet reaped, has).
   static bool process_runs(long pid) {
     if (::kill(static_cast<pid_t>(pid), 0) != 0) return false;
-    std::ifstream stat_file(fmt::format("/proc/{}/stat", pid));
-    std::string line;
-    if (!std::getline(stat_file, line)) return true;
+    auto stat_file = read_small_file(fmt::format("/proc/{}/stat", pid));
+    if (!stat_file.ok() || stat_file.text.empty()) return true;
+    std::string_view line = first_line(stat_file.text);
     auto close = line.rfind(')');
     return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
   }

@@ -82,11 +82,13 @@ if [ "$backend" = file ]; then
   # 6 (file). A second controller on the same log: the lock keeps it out; the first goes on.
   first=${extra_pids[-1]}
   sed "s|^ControllerSocket=.*|ControllerSocket=$work/second.sock|" "$CAIRN_CONF" > second.conf
+  echo "LogWriterWait=1" >> second.conf  # it gives up after 1 s, not 10
   set +e
   timeout 60 "$bin/cairnctld" --conf second.conf >"$work/second.log" 2>&1; rc=$?
   set -e
   [ "$rc" != 0 ] || fail "a second controller ran on a locked file log"
   grep -q "locked by another process" second.log || fail "the second controller did not say why: $(tail -2 second.log)"
+  grep -q "waiting up to 1 s for it to stop (LogWriterWait)" second.log || fail "LogWriterWait=1 not heeded: $(tail -2 second.log)"
   [ -e "/proc/$first" ] || fail "the first controller stopped"
   sbatch --parsable -H --wrap true >/dev/null || fail "the first controller refused a submission"
   echo "kafka_lifecycle ($backend): all checks passed"

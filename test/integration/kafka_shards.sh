@@ -99,13 +99,15 @@ $(queue via_a)
 B:
 $(queue via_b)"
 
-# 5. Two controllers may not own one shard: a plain --shards 1 beside B gives up, one line.
+# 5. Two controllers may not own one shard: a plain --shards 1 beside B gives up (after LogWriterWait, 1 s here), one line.
+{ cat "$CAIRN_CONF"; echo "LogWriterWait=1"; } > wait1.conf
 set +e
-timeout 60 "$bin/cairnctld" --conf "$CAIRN_CONF" --shards 1 --socket "$work/ctl-x.sock" > twice.log 2>&1; rc=$?
+timeout 60 "$bin/cairnctld" --conf wait1.conf --shards 1 --socket "$work/ctl-x.sock" > twice.log 2>&1; rc=$?
 set -e
 [ "$rc" = 1 ] || fail "a second controller of shard 1: exit $rc: $(tail -3 twice.log)"
 finds -- "--shards 1: shard 1 is written by another controller (its socket unix:$work/ctl-b.sock answers" < twice.log ||
   fail "no clear error: $(tail -3 twice.log)"
+finds "waiting up to 1 s for it to stop (LogWriterWait)" < twice.log || fail "LogWriterWait=1 not heeded: $(tail -3 twice.log)"
 cairn log dump --shard 1 --kind EpochClaimed | tail -1 | finds "controller=cairnctld@[^ ]*:$ctl_b" ||
   fail "the refused controller claimed shard 1: $(cairn log dump --shard 1 --kind EpochClaimed)"
 

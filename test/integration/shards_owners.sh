@@ -112,11 +112,13 @@ next1=$(via_a sbatch --parsable -p p1 -H -o /dev/null --wrap true)
 [ "$next1" -gt "$b1" ] || fail "shard 1's next id after the restart is $next1, not after $b1"
 via_a scancel "$next1"
 
-# 5. A shard has one writer: a third controller for shard 1 waits (10 s), then gives up.
-if "$bin/cairnctld" --conf "$CAIRN_CONF" --shards 1 --socket "$work/ctl-c.sock" >"$work/ctl-c.log" 2>&1; then
+# 5. A shard has one writer: a third controller for shard 1 waits (LogWriterWait, 1 s here), then gives up.
+{ cat "$CAIRN_CONF"; echo "LogWriterWait=1"; } >"$work/wait1.conf"
+if "$bin/cairnctld" --conf "$work/wait1.conf" --shards 1 --socket "$work/ctl-c.sock" >"$work/ctl-c.log" 2>&1; then
   fail "a second writer of shard 1 started"
 fi
 finds "shard 1 is locked by another process" "$work/ctl-c.log" || fail "the third controller: $(tail -3 "$work/ctl-c.log")"
+finds "waiting up to 1 s for it to stop (LogWriterWait)" "$work/ctl-c.log" || fail "LogWriterWait=1 not heeded: $(tail -3 "$work/ctl-c.log")"
 # Bad input: a shard that does not exist.
 set +e
 "$bin/cairnctld" --conf "$CAIRN_CONF" --shards 2 >"$work/ctl-d.log" 2>&1

@@ -78,6 +78,7 @@ TEST_CASE("config: defaults from an empty file") {
   CHECK(config.heartbeat_interval_sec == 5);
   CHECK(config.node_timeout_sec == 30);
   CHECK(config.reconcile_timeout_sec == 60);
+  CHECK(config.log_writer_wait_sec == 10);
   CHECK(config.resubmit_on == std::vector<std::string>{"TIMEOUT", "DEADLINE", "PREEMPTED", "NODE_FAIL", "REVOKED"});
   CHECK(config.max_restarts == 0);
   CHECK(config.nodes.empty());
@@ -99,7 +100,7 @@ StateSaveLocation="/srv/cairn state"
 
 KillWait=5 MinJobAge=10 SlurmUser=slurm Operators=alice,bob
 SuspendByOwner=yes AuthType=auth/munge
-DefMemPerCPU=2G HeartbeatInterval=2 NodeTimeout=10 ReconcileTimeout=20
+DefMemPerCPU=2G HeartbeatInterval=2 NodeTimeout=10 ReconcileTimeout=20 LogWriterWait=0
 ResubmitOn=timeout,node_fail MaxRestarts=3
 kafka.bootstrap.servers=localhost:9092 Kafka.Acks=all
 NodeName=n[1-2] CPUs=4 \
@@ -124,6 +125,7 @@ BurstBuffer=Pool=fast Capacity=100G Path=/bb/fast Granularity=4M
   CHECK(config.heartbeat_interval_sec == 2);
   CHECK(config.node_timeout_sec == 10);
   CHECK(config.reconcile_timeout_sec == 20);
+  CHECK(config.log_writer_wait_sec == 0);
   CHECK(config.resubmit_on == std::vector<std::string>{"TIMEOUT", "NODE_FAIL"});
   CHECK(config.max_restarts == 3);
   CHECK(config.extra == std::map<std::string, std::string>{{"kafka.bootstrap.servers", "localhost:9092"},
@@ -463,6 +465,8 @@ TEST_CASE("config: load_config on a missing file") {
   } catch (const ConfigError& error) {
     CHECK(std::string(error.what()) == path + ": cannot open: No such file or directory");
   }
+  // Opened but unreadable (a directory): said apart from a missing file.
+  CHECK_THROWS_WITH_AS(load_config(dir.path()), (dir.path() + ": cannot read: Is a directory").c_str(), ConfigError);
   // Errors from a loaded file carry its path.
   std::string bad = dir.write("bad.conf", "ClusterName=x\nBogus=1\n");
   CHECK_THROWS_WITH_AS(load_config(bad), (bad + ":2: unknown key 'Bogus'").c_str(), ConfigError);

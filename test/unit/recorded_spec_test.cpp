@@ -3,7 +3,10 @@
 #include <string>
 #include <vector>
 
+#include <capnp/message.h>
+
 #include "events/event_codec.hpp"
+#include "events/record_codec.hpp"
 #include "test/unit/event_fixtures.hpp"
 
 using namespace cairn;
@@ -135,4 +138,44 @@ TEST_CASE("compact() reuses its thread's scratch: large, small and huge specs in
   CHECK(recorded[0].environment_block() == recorded[2].environment_block());  // pooled, as before
   CHECK(recorded[1].environment_block() == recorded[3].environment_block());
   CHECK(recorded[3].environment_block() == recorded[5].environment_block());
+}
+
+TEST_CASE("write_spec and write_spec_core: one list of the core's fields, every one set in a logged spec") {
+  JobSpec spec = busy_spec();
+  spec.req_nodes = {"n1", "n2"};
+  spec.exc_nodes = {"n3"};
+  spec.features = "a&b";
+  spec.licenses = "matlab:2";
+  spec.gres = {"gres:gpu:1", "", ""};
+  spec.qos = "high";
+  spec.deadline_us = kT0 + 3600;
+  spec.nodes_for_gpus = true;
+  spec.kill_on_invalid_dep = KillOnInvalidDep::yes;
+  spec.task_layout.distribution = "block";
+  capnp::MallocMessageBuilder whole, core;
+  write_spec(whole.initRoot<schema::JobSpec>(), spec);
+  write_spec_core(core.initRoot<schema::JobSpec>(), spec);
+  auto whole_spec = whole.getRoot<schema::JobSpec>().asReader();
+  CHECK(read_spec(whole_spec) == spec);
+  CHECK(read_spec_core(whole_spec) == static_cast<const JobSpecCore&>(spec));
+  CHECK(read_spec_core(core.getRoot<schema::JobSpec>().asReader()) == static_cast<const JobSpecCore&>(spec));
+
+  // A logged spec sets every field (`cairn log dump --json` shows them all); a lean view leaves
+  // the core's empty texts and default structs unset. Both read back as the default spec.
+  capnp::MallocMessageBuilder logged, lean;
+  auto logged_spec = logged.initRoot<schema::JobSpec>();
+  auto lean_spec = lean.initRoot<schema::JobSpec>();
+  write_spec(logged_spec, JobSpec{});
+  write_spec_core(lean_spec, JobSpecCore{});
+  for (auto [spec, set] : {std::pair{logged_spec, true}, std::pair{lean_spec, false}}) {
+    CHECK(spec.hasAccount() == set);
+    CHECK(spec.hasDependency() == set);
+    CHECK(spec.hasQos() == set);
+    CHECK(spec.hasReqNodes() == set);
+    CHECK(spec.hasSignal() == set);
+    CHECK(spec.hasBurstBuffer() == set);
+    CHECK(spec.hasResubmit() == set);
+  }
+  CHECK(read_spec(logged_spec.asReader()) == JobSpec{});
+  CHECK(read_spec_core(lean_spec.asReader()) == JobSpecCore{});
 }
