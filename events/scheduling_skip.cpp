@@ -21,9 +21,18 @@ PassMemo remember_pass(const SchedulingInput& input, const SchedulingDecision& d
   return remember_pass(input.now_us, decision, applied_events, configuration);
 }
 
+namespace {
+
+// The memo's answer stands for this configuration at this instant: the clock has neither gone
+// back nor reached an instant the pass noted.
+bool memo_stands(const PassMemo& memo, const void* configuration, int64_t now_us) {
+  return memo.valid && memo.configuration == configuration && now_us >= memo.now_us && now_us < memo.stable_until_us;
+}
+
+}  // namespace
+
 bool may_skip_pass(const PassMemo& memo, uint64_t applied_events, const void* configuration, int64_t now_us) {
-  return memo.valid && memo.applied_events == applied_events && memo.configuration == configuration &&
-         now_us >= memo.now_us && now_us < memo.stable_until_us;
+  return memo_stands(memo, configuration, now_us) && memo.applied_events == applied_events;
 }
 
 PassEffect pass_effect(schema::Event::Body::Which kind) {
@@ -92,8 +101,7 @@ void carry_memo(PassMemo& memo, uint64_t event_index, bool keeps, uint64_t new_j
 }
 
 bool may_pass_over_new_jobs(const PassMemo& memo, uint64_t applied_events, const void* configuration, int64_t now_us) {
-  return memo.valid && !memo.new_jobs.empty() && memo.events_with_new_jobs == applied_events &&
-         memo.configuration == configuration && now_us >= memo.now_us && now_us < memo.stable_until_us;
+  return memo_stands(memo, configuration, now_us) && !memo.new_jobs.empty() && memo.events_with_new_jobs == applied_events;
 }
 
 }  // namespace cairn
