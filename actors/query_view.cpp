@@ -169,7 +169,7 @@ SchedulingDecision run_pass(QueryView* self) {
     SchedulingInput input{&st.view->state, st.view->partitions, st.context->pools(), now_us,
                           config.kill_invalid_depend, &st.plan_features, &config.licenses, &st.plan_weights,
                           &configuration->node_gres, preemption};
-    decision = schedule(input, st.plan);
+    decision = schedule(std::move(input), st.plan);
   }
   st.last_pass = remember_pass(now_us, decision, st.applied_events, configuration);
   if (!st.last_pass.valid) st.plan.reset();  // it acts: the next pass is a full one

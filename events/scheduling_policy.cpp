@@ -1261,10 +1261,10 @@ struct SchedulingPlan {
 
 void SchedulingPlanDeleter::operator()(SchedulingPlan* plan) const { delete plan; }
 
-SchedulingDecision schedule(const SchedulingInput& input, PlanHandle& plan) {
-  plan.reset(new SchedulingPlan{input, std::nullopt});
-  if (!weighed_alike(input))
-    for (auto& partition : plan->input.partitions) order_by_weight(partition.nodes, *input.node_weights);
+SchedulingDecision schedule(SchedulingInput input, PlanHandle& plan) {
+  plan.reset(new SchedulingPlan{std::move(input), std::nullopt});
+  if (!weighed_alike(plan->input))
+    for (auto& partition : plan->input.partitions) order_by_weight(partition.nodes, *plan->input.node_weights);
   return plan->scheduler.emplace(plan->input, false).run();
 }
 

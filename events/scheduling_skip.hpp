@@ -33,8 +33,8 @@ struct SchedulingPlanDeleter {
 };
 using PlanHandle = std::unique_ptr<SchedulingPlan, SchedulingPlanDeleter>;
 
-// schedule(), keeping its plan.
-SchedulingDecision schedule(const SchedulingInput& input, PlanHandle& plan);
+// schedule(), keeping its plan, which owns the input (moved in where the caller can spare it).
+SchedulingDecision schedule(SchedulingInput input, PlanHandle& plan);
 
 // The pass after a pass that asked for nothing (its plan), on the same state but for `new_jobs`
 // (pending, just submitted), at now_us before any instant the plan noted: what a full pass
