@@ -110,6 +110,10 @@ void publish_partitions(QueryView* self) {
     st.view->partitions = partitions;
   }
   st.context->partitions->set(partitions);
+  // A reconfigure installs its partitions after its event was applied, and a pass may have run
+  // between them: the memo and the plan read the old ones, so the next pass is a full one.
+  st.last_pass = {};
+  st.plan.reset();
 }
 
 // Each shard's owner as the log names it, for the forwarder and shardOwner (agents).
