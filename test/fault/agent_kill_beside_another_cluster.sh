@@ -15,7 +15,7 @@ fi
 
 other=$work/other
 other_up() { cairn local up --dir "$other" --nodes 1 --cpus 2 --memory 1000 >/dev/null; }
-trap 'cairn local down --dir "$other" >/dev/null 2>&1 || true; cleanup' EXIT
+at_exit_after_stop 'cairn local down --dir "$other" >/dev/null 2>&1'
 count_lines() { grep -c "$1" "$2" 2>/dev/null || true; }  # pattern file
 # The other cluster's n1 agent has started (its stale cgroups are cleared before it says which it uses).
 wait_other_agent_starts() {  # count

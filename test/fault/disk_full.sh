@@ -11,7 +11,7 @@ source "$(dirname "$0")/../integration/cluster.bash"
 mnt=$work/disk
 mkdir -p "$mnt"
 mount -t tmpfs -o size=2m tmpfs "$mnt" 2>"$work/mount.err" || skip_test "cannot mount a tmpfs here: $(cat "$work/mount.err")"
-trap 'cairn local down --dir "$work" >/dev/null 2>&1 || true; umount "$mnt" 2>/dev/null || true; cleanup' EXIT
+at_exit_after_stop 'umount "$mnt" 2>/dev/null'
 
 # 64K segments: prepared space (zeros ahead of the data) stays small, so a full disk shows soon.
 start_cluster_with 1 2 1000 "EventLog=file:$mnt/log

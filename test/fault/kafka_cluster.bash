@@ -12,7 +12,7 @@ command -v kcat >/dev/null || skip_test "kcat is not installed (deploy/install-d
 kafka_dir=$work/kafka-cluster
 broker() { "$bin/cairn-kafka-broker" "$1" --dir "$kafka_dir" "${@:2}"; }
 stop_kafka_cluster() { [ ! -f "$kafka_dir/bootstrap" ] || broker stop >/dev/null 2>&1 || true; }
-trap 'cleanup; stop_kafka_cluster' EXIT
+at_exit_after_stop stop_kafka_cluster
 
 # start_kafka_cluster N [PARTITIONS]: N brokers and the topic cairn.events (1 partition, or one
 # per shard); then start_cluster as usual.

@@ -17,7 +17,7 @@ leader=$(kafka_leader)
 other=$(other_brokers "$leader" | head -1)
 stopped=("$(broker pid --node "$leader")" "$(broker pid --node "$other")")
 resume() { kill -CONT "${stopped[@]}" 2>/dev/null || true; }
-trap 'resume; cleanup; stop_kafka_cluster' EXIT
+at_exit_before_stop resume
 kill -STOP "${stopped[@]}"
 
 # Both have a 10 s deadline (the open, then the end of the partition); 120 s is a guard only.

@@ -7,7 +7,7 @@ build=$(cd "$1" && pwd)
 source "$(dirname "$0")/cluster.bash"  # $work, fail, skip_test; no `cairn local` cluster here
 [ -x "$bin/cairnd" ] && [ -x "$bin/cairnctld" ] && [ -x "$bin/cairn" ] || skip_test "binaries not built"
 pids=()
-trap 'for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done; cleanup' EXIT
+at_exit_before_stop 'for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done'
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 cat > "$work/cairn.conf" <<CONF
 ClusterName=test

@@ -6,7 +6,7 @@ set -euo pipefail
 build=$1
 source "$(dirname "$0")/cluster.bash"
 bbconf=$(mktemp /tmp/cairn-bb-conf-XXXXXX)
-trap 'rm -f "$bbconf"; cleanup' EXIT
+at_exit_after_stop 'rm -f "$bbconf"'
 echo "BurstBuffer=Pool=fast Capacity=100G Path=$work/bb Granularity=1G" > "$bbconf"
 start_cluster 2 2 1000 "$bbconf"
 mkdir -p bb

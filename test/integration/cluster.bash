@@ -21,10 +21,18 @@ audit_schedule_at_exit() {  # exit status
   fi
   printf 'warning: the schedule audit could not run:\n%s\n' "$report"
 }
+# A test's own steps at exit (command lines), around the cluster's stop: through cleanup, which
+# keeps the test's exit status (a step of a trap run before cleanup would pass its own on).
+steps_before_stop=()
+steps_after_stop=()
+at_exit_before_stop() { steps_before_stop+=("$1"); }
+at_exit_after_stop() { steps_after_stop+=("$1"); }
 cleanup() {
-  local status=$?
+  local status=$? step
+  for step in "${steps_before_stop[@]}"; do eval "$step" || true; done
   audit_schedule_at_exit "$status" || status=1
   cairn local down --dir "$work" >/dev/null 2>&1 || true
+  for step in "${steps_after_stop[@]}"; do eval "$step" || true; done
   for pid in "${extra_pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
   for pgid in "${orphan_groups[@]}"; do kill -9 -- "-$pgid" 2>/dev/null || true; done
   [ -n "${KEEP:-}" ] || rm -rf "$work"

@@ -19,7 +19,7 @@ created_users=()
 remove_users() {
   for user in "${created_users[@]}"; do userdel "$user" >/dev/null 2>&1 || true; done
 }
-trap 'remove_users; cleanup' EXIT
+at_exit_after_stop remove_users
 for user in "$operator" "$reader"; do
   useradd --system --no-create-home --shell /usr/sbin/nologin "$user" || fail "useradd $user"
   created_users+=("$user")

@@ -19,7 +19,7 @@ socket="unix:$(sed -n 's/^ControllerSocket=//p' "$CAIRN_CONF")"
 chmod 755 "$work"
 private_dir=$(mktemp -d /tmp/cairn-it-nobody-XXXXXX)
 chown 65534:65534 "$private_dir"
-trap 'cleanup; rm -rf "$private_dir"' EXIT
+at_exit_after_stop 'rm -rf "$private_dir"'
 
 # 1. root's held job with a secret in its script and environment.
 root_job=$(T=root-s3cr3t-env sbatch --parsable -H --wrap 'echo root-s3cr3t-script')

@@ -99,7 +99,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
   as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"; }
   private_dir=$(mktemp -d /tmp/cairn-it-nobody-XXXXXX)
   chown 65534:65534 "$private_dir"
-  trap 'cleanup; rm -rf "$private_dir"' EXIT
+  at_exit_after_stop 'rm -rf "$private_dir"'
   theirs=$(cd "$private_dir" && as_nobody "$bin/sbatch" --parsable -t 5 -o /dev/null --wrap 'sleep 300')
   wait_state "$theirs" RUNNING
   expect_error "Access/permission denied for job $theirs" as_nobody "$bin/scontrol" update JobId="$theirs" TimeLimit=10
