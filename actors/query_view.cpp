@@ -370,17 +370,12 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
         bool memo_reads_event = st.last_pass.valid && st.last_pass.events_with_new_jobs == st.applied_events;
         uint64_t new_job = 0;
         std::optional<NodeAsScheduled> node_before;
-        if (memo_reads_event && event.job_id == 0) {
-          try {
-            DecodedEvent peeked(event.log_offset, *event.bytes);
-            if (auto node = node_to_watch(peeked.event()); !node.empty()) node_before = node_as_scheduled(st.view->state, node);
-          } catch (const std::exception&) {
-            // undecodable: apply_record reports it, and the memo is not carried past it
-          } catch (const kj::Exception&) {
-          }
-        }
+        auto note_node_before = [&](const DecodedEvent& decoded) {
+          if (!memo_reads_event || event.job_id != 0) return;
+          if (auto node = node_to_watch(decoded.event()); !node.empty()) node_before = node_as_scheduled(st.view->state, node);
+        };
         auto fold_lock = st.view->write_lock();  // the reader waits for this event only
-        apply_record(st.view->state, event.log_offset, *event.bytes, [&](const DecodedEvent& decoded, ApplyResult result) {
+        apply_record(st.view->state, event.log_offset, *event.bytes, note_node_before, [&](const DecodedEvent& decoded, ApplyResult result) {
           if (result == ApplyResult::rejected)
             spdlog::warn("{}event at offset {} of shard {} rejected: {}",
                          event.job_id ? fmt::format("JobId={}: ", event.job_id) : "", event.log_offset, event.shard,

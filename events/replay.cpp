@@ -53,8 +53,14 @@ bool guarded(ClusterState& state, uint64_t offset, Apply&& apply_it) {
 }  // namespace
 
 bool apply_record(ClusterState& state, uint64_t offset, std::span<const uint8_t> payload, const Observer& observe) {
+  return apply_record(state, offset, payload, {}, observe);
+}
+
+bool apply_record(ClusterState& state, uint64_t offset, std::span<const uint8_t> payload,
+                  const std::function<void(const DecodedEvent&)>& before, const Observer& observe) {
   return guarded(state, offset, [&] {
     DecodedEvent decoded(offset, payload);
+    if (before) before(decoded);
     apply_decoded(state, decoded, nullptr, observe);
   });
 }

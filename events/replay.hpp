@@ -40,6 +40,10 @@ ReplayStats replay_all(const EventLog& log, ClusterState& state);
 // Decodes one record and applies it; false (and an anomaly) when it does not decode.
 bool apply_record(ClusterState& state, uint64_t offset, std::span<const uint8_t> payload,
                   const std::function<void(const DecodedEvent&, ApplyResult)>& observe = {});
+// The same, with `before` seeing the decoded event before it is applied (the state as it was).
+bool apply_record(ClusterState& state, uint64_t offset, std::span<const uint8_t> payload,
+                  const std::function<void(const DecodedEvent&)>& before,
+                  const std::function<void(const DecodedEvent&, ApplyResult)>& observe);
 inline bool apply_record(ClusterState& state, const LogRecord& record,
                          const std::function<void(const DecodedEvent&, ApplyResult)>& observe = {}) {
   return apply_record(state, record.offset, record.payload, observe);

@@ -200,3 +200,46 @@ TEST_CASE("replay_partition of a file log equals applying its records in turn") 
   CHECK(state_digest(state) == state_digest(expected.state));
   CHECK(state.anomalies == expected.state.anomalies);
 }
+
+TEST_CASE("apply_record's before sees each decoded event with the state as it was, then observe as it is") {
+  Payloads records = troubled_history(20);
+  ClusterState state;
+  uint64_t befores = 0, observed = 0;
+  for (uint64_t offset = 0; offset < records.size(); ++offset) {
+    std::optional<JobState> job_before;
+    bool saw_before = false, observed_here = false;
+    bool decoded = apply_record(
+        state, offset, records[offset],
+        [&](const DecodedEvent& event) {
+          CHECK(event.offset() == offset);
+          saw_before = true;
+          ++befores;
+          auto body = event.event().getBody();
+          if (body.which() == schema::Event::Body::JOB_ALLOCATED) {
+            auto it = state.jobs.find(body.getJobAllocated().getJobId());
+            REQUIRE(it != state.jobs.end());
+            job_before = it->second.state;
+          }
+        },
+        [&](const DecodedEvent& event, ApplyResult result) {
+          CHECK(saw_before);  // before, then apply, then observe
+          observed_here = true;
+          ++observed;
+          auto body = event.event().getBody();
+          if (body.which() == schema::Event::Body::JOB_ALLOCATED && result == ApplyResult::applied) {
+            CHECK(job_before == JobState::PENDING);
+            CHECK(state.jobs.at(body.getJobAllocated().getJobId()).state != JobState::PENDING);
+          }
+        });
+    bool decodes = true;
+    try {
+      DecodedEvent probe(offset, records[offset]);
+    } catch (...) {
+      decodes = false;
+    }
+    CHECK(saw_before == decodes);  // a record that does not decode reaches neither
+    if (decoded) CHECK(observed_here);
+  }
+  CHECK(befores >= observed);  // a spec that does not check is seen before, never applied
+  CHECK(observed > 0);
+}
