@@ -55,6 +55,23 @@ cairn_ms=$(awk -v ctl="$(( $(cpu_ticks "$ctl") - ctl_ticks ))" -v own="$(( $(cpu
 figure lifecycle.cairn_cpu_ms_per_job "$cairn_ms" cpu_ms/job "<= 4" \
   "sbatch + controller + agents + supervisors; the scripts' own $(awk -v us="$scripts_us" -v n="$jobs" 'BEGIN { printf "%.3f", us / 1000 / n }') ms/job left out"
 
+# What bounds the wall of the 1,000 jobs above: each sbatch of the loop is a process start and
+# waits for its event's synced write (a fdatasync of the log), one after the other, so the loop
+# cannot drain faster than jobs x (an sbatch start + a synced write) on this machine's disk.
+probes=200
+start=$(now)
+for _ in $(seq $probes); do sbatch --version >/dev/null; done
+start_ms=$(echo "($(now) - $start) * 1000 / $probes" | bc -l)
+dd if=/dev/zero of="$dir/synced_write_probe" bs=64k count=1 status=none
+start=$(now)
+dd if=/dev/zero of="$dir/synced_write_probe" bs=512 count=$probes oflag=dsync conv=notrunc status=none
+synced_ms=$(echo "($(now) - $start) * 1000 / $probes" | bc -l)
+rm -f "$dir/synced_write_probe"
+figure lifecycle.sbatch_start_ms "$(printf '%.3f' "$start_ms")" ms "" "sbatch --version, $probes one after the other"
+figure lifecycle.synced_write_ms "$(printf '%.3f' "$synced_ms")" ms "" "512-byte O_DSYNC writes beside the log, $probes in a row"
+figure lifecycle.trivial_jobs_floor_s "$(echo "$jobs * ($start_ms + $synced_ms) / 1000" | bc -l | xargs printf '%.2f')" s "" \
+  "$jobs x (sbatch start + synced write): below trivial_jobs_wall_s whatever Cairn does"
+
 # How soon a job's end is recorded after its script's last command (the JobEnded event's
 # writer time against the clock read by the script as it exits); the unit tests do not assert it.
 mkdir -p ends
