@@ -651,6 +651,13 @@ void PartitionWriter::commit(std::deque<QueuedAppend>& batch) {
   }
   auto spent = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - began);
   if (error.starts_with("not durable")) error += log_.topic_trouble(partition_);
+  // Past its deadline by more than the abort's and a producer's teardown: the CLI (10 s) may
+  // have given up first. Said with the parts, so a slow broker and a slow machine can be told apart.
+  if (auto late = Clock::now() - deadline; late > std::chrono::seconds(1))
+    spdlog::warn("event log {}: {} append(s) to partition {} answered {:.1f} s past their deadline (their commit "
+                 "took {:.1f} s, the rest was waiting behind earlier ones)",
+                 log_.where(), batch.size(), partition_, std::chrono::duration<double>(late).count(),
+                 std::chrono::duration<double>(spent).count());
   resolve(batch, error, static_cast<uint64_t>(spent.count()));
 }
 
