@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -140,6 +141,12 @@ struct RecordBatch {
   }
 };
 
+// Time spent waiting, and how often.
+struct Waits {
+  uint64_t count = 0;
+  double seconds = 0;
+};
+
 class ReplayPipeline {
  public:
   explicit ReplayPipeline(std::unique_ptr<LogReader> reader) : reader_(std::move(reader)) {
@@ -154,33 +161,57 @@ class ReplayPipeline {
       std::lock_guard lock(mutex_);
       stopping_ = true;
     }
-    changed_.notify_all();
+    freed_.notify_all();
     thread_.join();
   }
 
   // The next batch in log order (the last one has end set); give it back when done.
   std::unique_ptr<RecordBatch> take() {
     std::unique_lock lock(mutex_);
-    changed_.wait(lock, [this] { return !full_.empty(); });
+    if (full_.empty()) {
+      folder_waiting_ = true;
+      wait(lock, filled_, fold_waits_, [this] { return !full_.empty(); });
+      folder_waiting_ = false;
+    }
     auto batch = std::move(full_.front());
     full_.pop_front();
     return batch;
   }
   void give_back(std::unique_ptr<RecordBatch> batch) {
+    bool wake = false;
     {
       std::lock_guard lock(mutex_);
       free_.push_back(std::move(batch));
+      wake = reader_waiting_;
     }
-    changed_.notify_all();
+    if (wake) freed_.notify_one();
+  }
+  // Once the last batch was taken: how the two threads waited for each other.
+  void add_waits(ReplayStats& stats) {
+    std::lock_guard lock(mutex_);
+    stats.fold_waits += fold_waits_.count, stats.fold_wait_s += fold_waits_.seconds;
+    stats.read_waits += read_waits_.count, stats.read_wait_s += read_waits_.seconds;
   }
 
  private:
+  template <typename Ready>
+  static void wait(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, Waits& waits, Ready ready) {
+    auto start = std::chrono::steady_clock::now();
+    cv.wait(lock, ready);
+    ++waits.count;
+    waits.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
   void read_loop() {
     while (true) {
       std::unique_ptr<RecordBatch> batch;
       {
         std::unique_lock lock(mutex_);
-        changed_.wait(lock, [this] { return stopping_ || !free_.empty(); });
+        if (free_.empty() && !stopping_) {
+          reader_waiting_ = true;
+          wait(lock, freed_, read_waits_, [this] { return stopping_ || !free_.empty(); });
+          reader_waiting_ = false;
+        }
         if (stopping_) return;
         batch = std::move(free_.front());
         free_.pop_front();
@@ -188,11 +219,13 @@ class ReplayPipeline {
       batch->clear();  // here rather than in the folding thread, which has more to do
       fill(*batch);
       bool end = batch->end;
+      bool wake = false;
       {
         std::lock_guard lock(mutex_);
         full_.push_back(std::move(batch));
+        wake = folder_waiting_;
       }
-      changed_.notify_all();
+      if (wake) filled_.notify_one();
       if (end) return;
     }
   }
@@ -236,9 +269,12 @@ class ReplayPipeline {
 
   std::unique_ptr<LogReader> reader_;
   std::mutex mutex_;
-  std::condition_variable changed_;
+  std::condition_variable filled_, freed_;  // the folding thread's and the reading thread's
   std::deque<std::unique_ptr<RecordBatch>> free_, full_;
   bool stopping_ = false;
+  // Each thread wakes the other only when it sleeps (no futex call per batch otherwise).
+  bool folder_waiting_ = false, reader_waiting_ = false;
+  Waits fold_waits_, read_waits_;
   std::thread thread_;
 };
 
@@ -266,6 +302,7 @@ ReplayStats replay_partition(const EventLog& log, uint32_t partition, uint64_t f
     bool end = batch->end;
     auto error = batch->error;
     pipeline.give_back(std::move(batch));
+    if (end) pipeline.add_waits(stats);
     if (error) std::rethrow_exception(error);
     if (end) return stats;
   }

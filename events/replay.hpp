@@ -16,6 +16,10 @@ struct ReplayStats {
   uint64_t events = 0;
   uint64_t undecodable = 0;
   uint64_t next_offset = 0;  // of the last partition replayed
+  // replay_partition's two threads waiting for each other (figures for benches): the folding
+  // thread for decoded batches, the reading thread for a batch given back.
+  uint64_t fold_waits = 0, read_waits = 0;
+  double fold_wait_s = 0, read_wait_s = 0;
 };
 
 // Where to read from after an event at `offset`: past its record once the record ended,

@@ -1,5 +1,6 @@
 #include "events/log/event_frame.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <iterator>
 
@@ -15,12 +16,22 @@ void append_u32(std::vector<uint8_t>& out, uint32_t value) {
   for (int shift = 0; shift < 32; shift += 8) out.push_back(static_cast<uint8_t>(value >> shift));
 }
 
+constexpr size_t kCacheLine = 64;
+// How far ahead of the walk the frame's lines are prefetched: a frame fresh from the
+// network is in no cache of this core, and each length's place depends on the one before,
+// so without it the walk waits for one miss after another (a quarter of a broker replay's
+// reading thread); prefetched, the misses overlap.
+constexpr size_t kPrefetchAheadBytes = 4096;
+
 // The count of a well-formed frame's events (>= 1), or 0 when `record` is not one.
 size_t frame_count(std::span<const uint8_t> record) {
   if (!looks_like_event_frame(record) || record.size() < kEventFrameHeaderBytes) return 0;
   size_t count = read_u32(record.data() + 4);
   size_t at = kEventFrameHeaderBytes;
+  size_t prefetched = 0;  // lines before this are prefetched
   for (size_t i = 0; i < count; ++i) {
+    for (size_t until = std::min(record.size(), at + kPrefetchAheadBytes); prefetched < until; prefetched += kCacheLine)
+      __builtin_prefetch(record.data() + prefetched);
     if (record.size() - at < kEventFrameLengthBytes) return 0;
     size_t length = read_u32(record.data() + at);
     at += kEventFrameLengthBytes;

@@ -40,12 +40,18 @@ struct Volumes {
 constexpr Volumes kMockVolumes{16'000, 2'000};  // ~2 MiB and 8,100 events: within the mock's retention
 constexpr Volumes kFullVolumes{64'000, 250'000};  // 1,000,100 events to replay
 
+struct ThreadFigures {
+  double cpu_s = 0;
+  uint64_t sleeps = 0;  // voluntary context switches
+};
+
 struct Rate {
   double per_s = 0, cpu_s = 0, units = 0;
   double fold_cpu_s = 0;  // a replay's: of the thread that folds (replay_partition reads on another)
-  std::map<std::string, double> thread_cpu_s;  // a replay's: of the threads it started, by name
+  std::map<std::string, ThreadFigures> threads;  // a replay's: of the threads it started, by name
   double first_record_s = 0, after_last_s = 0;  // a replay's: start to its first record, its last to the end
   double server_cpu_s = 0;  // a replay's: of the broker's JVM
+  ReplayStats waits;  // a replay's: its two threads waiting for each other
 };
 
 // User + system seconds of a process (or thread) from its /proc stat line; its name beside.
@@ -62,6 +68,16 @@ double proc_cpu_s(const std::string& stat_path, std::string* name = nullptr) {
   for (int i = 3; fields >> field && i <= 15; ++i)
     if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// Voluntary context switches of a thread (its sleeps) from its /proc status.
+uint64_t voluntary_switches(const std::filesystem::path& status_path) {
+  std::ifstream in(status_path);
+  std::string line;
+  constexpr std::string_view key = "voluntary_ctxt_switches:";
+  while (std::getline(in, line))
+    if (line.starts_with(key)) return std::stoull(line.substr(key.size()));
+  return 0;
 }
 
 // The CPU time of this process's threads started while it runs, by thread name: a thread's
@@ -82,15 +98,18 @@ class ThreadCpuSampler {
     });
   }
   // By name (threads of the same name added up), once the threads ended.
-  std::map<std::string, double> stop() {
+  std::map<std::string, ThreadFigures> stop() {
     {
       std::lock_guard lock(mutex_);
       stop_ = true;
     }
     stopped_.notify_all();
     thread_.join();
-    std::map<std::string, double> by_name;
-    for (const auto& [tid, seen] : seen_) by_name[seen.first] += seen.second;
+    std::map<std::string, ThreadFigures> by_name;
+    for (const auto& [tid, seen] : seen_) {
+      by_name[seen.first].cpu_s += seen.second.cpu_s;
+      by_name[seen.first].sleeps += seen.second.sleeps;
+    }
     return by_name;
   }
 
@@ -102,11 +121,15 @@ class ThreadCpuSampler {
       if (before_.count(tid) || tid == own_tid_) continue;
       std::string name;
       double cpu = proc_cpu_s(task.path() / "stat", &name);
-      if (!name.empty()) seen_[tid] = {name, std::max(cpu, seen_[tid].second)};
+      if (name.empty()) continue;
+      auto& [seen_name, figures] = seen_[tid];
+      seen_name = name;
+      figures.cpu_s = std::max(cpu, figures.cpu_s);
+      figures.sleeps = std::max(voluntary_switches(task.path() / "status"), figures.sleeps);
     }
   }
   std::set<std::string> before_;
-  std::map<std::string, std::pair<std::string, double>> seen_;
+  std::map<std::string, std::pair<std::string, ThreadFigures>> seen_;
   std::string own_tid_ = "-";
   std::mutex mutex_;
   std::condition_variable stopped_;
@@ -187,7 +210,8 @@ Rate replay_per_s(const std::string& spec, uint64_t jobs, pid_t server_pid = 0) 
   Rate rate;
   rate.per_s = events / stopwatch.wall_s(), rate.cpu_s = stopwatch.cpu_s(), rate.units = events;
   rate.fold_cpu_s = fold.cpu_s();
-  rate.thread_cpu_s = threads.stop();
+  rate.waits = stats;
+  rate.threads = threads.stop();
   rate.first_record_s = std::chrono::duration<double>(first - start).count();
   rate.after_last_s = std::chrono::duration<double>(end - last).count();
   if (server_pid > 0) rate.server_cpu_s = proc_cpu_s(server_stat) - server_start;
@@ -233,14 +257,22 @@ void print(const std::string& name, const Figures& figures, Volumes volumes, boo
   bench::figure(fmt::format("log.{}.replay.fold_thread.cpu_s_per_1M_events", name),
                 bench::cpu_s_per_million(figures.replay.fold_cpu_s, figures.replay.units), "cpu_s/1M events", "",
                 "of it, the folding thread's; the rest reads, decodes and fetches on other threads");
-  for (const auto& [thread, cpu_s] : figures.replay.thread_cpu_s)
+  for (const auto& [thread, seen] : figures.replay.threads) {
     bench::figure(fmt::format("log.{}.replay.thread.{}.cpu_s_per_1M_events", name, thread),
-                  bench::cpu_s_per_million(cpu_s, figures.replay.units), "cpu_s/1M events", "",
+                  bench::cpu_s_per_million(seen.cpu_s, figures.replay.units), "cpu_s/1M events", "",
                   "a thread the replay started (10 ms ticks)");
+    bench::figure(fmt::format("log.{}.replay.thread.{}.sleeps", name, thread), static_cast<double>(seen.sleeps),
+                  "sleeps", "", "its voluntary context switches");
+  }
   if (figures.replay.server_cpu_s > 0)
     bench::figure(fmt::format("log.{}.replay.broker_cpu_s_per_1M_events", name),
                   bench::cpu_s_per_million(figures.replay.server_cpu_s, figures.replay.units), "cpu_s/1M events", "",
                   "the broker's JVM");
+  const auto& waits = figures.replay.waits;
+  bench::figure(fmt::format("log.{}.replay.fold_waits", name), static_cast<double>(waits.fold_waits), "waits", "",
+                fmt::format("the folding thread waited for decoded batches, {:.1f} ms in all", waits.fold_wait_s * 1000));
+  bench::figure(fmt::format("log.{}.replay.read_waits", name), static_cast<double>(waits.read_waits), "waits", "",
+                fmt::format("the reading thread waited for batches given back, {:.1f} ms in all", waits.read_wait_s * 1000));
   bench::figure(fmt::format("log.{}.replay.first_record_ms", name), figures.replay.first_record_s * 1000, "ms", "",
                 "from the replay's start (the reader's creation) to its first record applied");
   bench::figure(fmt::format("log.{}.replay.after_last_record_ms", name), figures.replay.after_last_s * 1000, "ms",

@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <string_view>
 
 #include "event_fixtures.hpp"
@@ -19,10 +21,12 @@ namespace {
 
 using Payloads = std::vector<std::vector<uint8_t>>;
 
-// A log of given records in partition 0, whose reader throws `error` after the last one.
+// A log of given records in partition 0, whose reader throws `error` after the last one
+// (and takes `first_delay` to give the first).
 class ListedLog : public EventLog {
  public:
-  ListedLog(Payloads records, std::string error = {}) : records_(std::move(records)), error_(std::move(error)) {}
+  ListedLog(Payloads records, std::string error = {}, std::chrono::milliseconds first_delay = {})
+      : records_(std::move(records)), error_(std::move(error)), first_delay_(first_delay) {}
   uint32_t partitions() const override { return 1; }
   void append(uint32_t, std::vector<uint8_t>, AppendCallback) override { FAIL("read only"); }
   uint64_t end_offset(uint32_t) const override { return records_.size(); }
@@ -36,6 +40,7 @@ class ListedLog : public EventLog {
   struct Reader : LogReader {
     Reader(const ListedLog& log, uint64_t from) : log(log), next_offset(from) {}
     std::optional<LogRecord> next(int) override {
+      if (next_offset == 0) std::this_thread::sleep_for(log.first_delay_);
       if (next_offset >= log.records_.size()) {
         if (!log.error_.empty()) throw LogError(log.error_);
         return std::nullopt;
@@ -49,6 +54,7 @@ class ListedLog : public EventLog {
   };
   Payloads records_;
   std::string error_;
+  std::chrono::milliseconds first_delay_;
 };
 
 struct Observed {
@@ -242,4 +248,23 @@ TEST_CASE("apply_record's before sees each decoded event with the state as it wa
   }
   CHECK(befores >= observed);  // a spec that does not check is seen before, never applied
   CHECK(observed > 0);
+}
+
+TEST_CASE("replay_partition counts how its two threads waited for each other") {
+  Payloads records = troubled_history(2000);
+  REQUIRE(records.size() > 8 * 256);  // more than the batches in flight
+  ClusterState state;
+  SUBCASE("the folding thread waits for a slow reader") {
+    auto stats = replay_partition(ListedLog(records, {}, std::chrono::milliseconds(50)), 0, 0, state);
+    CHECK(stats.fold_waits >= 1);
+    CHECK(stats.fold_wait_s >= 0.04);
+  }
+  SUBCASE("the reading thread waits for a slow fold, with every batch in flight full") {
+    bool slept = false;
+    auto stats = replay_partition(ListedLog(records), 0, 0, state, [&](const DecodedEvent&, ApplyResult) {
+      if (!std::exchange(slept, true)) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    });
+    CHECK(stats.read_waits >= 1);
+    CHECK(stats.read_wait_s > 0);
+  }
 }
