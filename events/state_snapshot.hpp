@@ -41,9 +41,15 @@ inline std::vector<uint8_t> encode_snapshot(const StateSnapshot& snapshot) {
                          snapshot.shard_next_offsets);
 }
 
+// Whether loading decodes each job's spec core (JobSpecCore) too. A controller's query view
+// needs every core decoded before it serves (actors/readable_view.hpp); decoded while the
+// jobs are read, on the load's two threads, they are off the view's start, which a restart
+// waits for. A view of the past (`--at`) decodes only the specs it reads.
+enum class SpecCores { lazy, decoded };
+
 // A snapshot file: "CSNP", the CRC32C of the rest, then the packed message.
 // Throws SnapshotError when the bytes are no snapshot, fail their checksum, or
 // are of another format version.
-StateSnapshot decode_snapshot(std::span<const uint8_t> bytes);
+StateSnapshot decode_snapshot(std::span<const uint8_t> bytes, SpecCores cores = SpecCores::lazy);
 
 }  // namespace cairn
