@@ -593,7 +593,7 @@ int run(const ParsedArgs& args) {
     auto opening = std::async(std::launch::async, [&] {
       return open_log_waiting(config, accept_log_loss, standby, per_shard, ownership, takeover);
     });
-    early_snapshot = load_newest_snapshot(snapshot_dir(config), 0, {}, warn, SpecCores::decoded);
+    early_snapshot = load_newest_snapshot(snapshot_dir(config), 0, {}, warn, kControllerStart);
     log = opening.get();
   } else {
     log = open_log_waiting(config, accept_log_loss, standby, per_shard, ownership, takeover);
@@ -616,13 +616,13 @@ int run(const ParsedArgs& args) {
   if (shards == 1) {
     // A snapshot is a cache: any that does not load is said and ignored, and the log replayed from its start.
     uint64_t from = 0;
-    // Spec cores decoded by the load's two threads: the query view's start needs them all.
+    // kControllerStart: spec cores decoded by the load's two threads (the query view's start needs them all).
     std::optional<StateSnapshot> snapshot;
     if (early_snapshot && early_snapshot->next_offset <= log->end_offset(0)) {
       snapshot = std::move(early_snapshot);
     } else if (!load_while_opening || early_snapshot) {  // past the log's end: said, and an older one taken
       early_snapshot.reset();
-      snapshot = load_newest_snapshot(snapshot_dir(config), 0, {log->end_offset(0), INT64_MAX}, warn, SpecCores::decoded);
+      snapshot = load_newest_snapshot(snapshot_dir(config), 0, {log->end_offset(0), INT64_MAX}, warn, kControllerStart);
     }
     if (snapshot) {
       state = std::move(snapshot->state);
@@ -636,7 +636,7 @@ int run(const ParsedArgs& args) {
     // A snapshot of every shard says how far it folded each; the rest is replayed, in time order.
     std::vector<uint64_t> log_ends(shards);
     for (uint32_t shard = 0; shard < shards; ++shard) log_ends[shard] = log->end_offset(shard);
-    auto snapshot = load_newest_sharded_snapshot(snapshot_dir(config), log_ends, warn, SpecCores::decoded);
+    auto snapshot = load_newest_sharded_snapshot(snapshot_dir(config), log_ends, warn, kControllerStart);
     replayed_from = fmt::format(" of {} shards from their start, in their time order", shards);
     if (snapshot) {
       state = std::move(snapshot->state);

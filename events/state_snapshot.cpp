@@ -27,15 +27,16 @@ namespace {
 constexpr char kMagic[4] = {'C', 'S', 'N', 'P'};
 constexpr size_t kHeaderBytes = 8;
 
-// Jobs come in id order: read forwards, each goes at the end of the map; backwards, at its start.
-enum class Direction { forwards, backwards };
-void add_job(ClusterState& state, JobRecord record, Direction direction = Direction::forwards) {
+// Jobs come in id order: each goes at the end of the map.
+void add_job(ClusterState& state, JobRecord record) {
+  track_unfinished(state, record);
   uint64_t id = record.id;
-  const bool at_end = direction == Direction::forwards;
-  if (!is_final(record.state))
-    state.unfinished_jobs.emplace_hint(at_end ? state.unfinished_jobs.end() : state.unfinished_jobs.begin(), id);
-  state.jobs.emplace_hint(at_end ? state.jobs.end() : state.jobs.begin(), id, std::move(record));
+  state.jobs.emplace_hint(state.jobs.end(), id, std::move(record));
 }
+
+// Where read_jobs puts a range of jobs: after the jobs already in the state, or before them
+// (the range precedes them all: chunks claimed from the back).
+enum class Place { after, before };
 
 // Below this many jobs a snapshot's jobs are read on one thread.
 constexpr unsigned kJobsForTwoThreads = 20'000;
@@ -43,14 +44,17 @@ constexpr unsigned kJobsForTwoThreads = 20'000;
 constexpr unsigned kJobsPerClaim = 2'048;
 
 // The jobs [begin, end) of a format 2 snapshot into `state` (its jobs and unfinished_jobs only),
-// in the given direction.
-void read_jobs(snapshot::StateSnapshot::Reader in, TwoEndedClaims::Range range, Direction direction,
+// read in ascending order, a chunk from the back too: each of its jobs goes just before the
+// same successor (the first job read before it), so every insertion's hint is right.
+void read_jobs(snapshot::StateSnapshot::Reader in, TwoEndedClaims::Range range, Place place,
                const std::vector<std::shared_ptr<const std::string>>& environments, SpecCores cores,
                ClusterState& state) {
   auto jobs = in.getJobs();
   auto specs = in.getJobSpecs();
-  for (unsigned n = range.begin; n < range.end; ++n) {
-    unsigned i = direction == Direction::forwards ? n : range.end - 1 - (n - range.begin);
+  const auto job_successor = place == Place::after ? state.jobs.end() : state.jobs.begin();
+  const auto unfinished_successor =
+      place == Place::after ? state.unfinished_jobs.end() : state.unfinished_jobs.begin();
+  for (unsigned i = range.begin; i < range.end; ++i) {
     auto spec = specs[i];
     std::shared_ptr<const std::string> environment;
     if (spec.getPacked()) {
@@ -61,7 +65,9 @@ void read_jobs(snapshot::StateSnapshot::Reader in, TwoEndedClaims::Range range, 
     JobRecord record = read_job_view(
         jobs[i], RecordedSpec::restore(std::span(bytes.begin(), bytes.size()), spec.getPacked(), std::move(environment)));
     if (cores == SpecCores::decoded) record.spec.core();
-    add_job(state, std::move(record), direction);
+    uint64_t id = record.id;
+    if (!is_final(record.state)) state.unfinished_jobs.emplace_hint(unfinished_successor, id);
+    state.jobs.emplace_hint(job_successor, id, std::move(record));
   }
 }
 
@@ -73,7 +79,7 @@ void read_all_jobs(snapshot::StateSnapshot::Reader in,
                    const std::vector<std::shared_ptr<const std::string>>& environments, SpecCores cores,
                    ClusterState& state) {
   unsigned count = in.getJobs().size();
-  if (count < kJobsForTwoThreads) return read_jobs(in, {0, count}, Direction::forwards, environments, cores, state);
+  if (count < kJobsForTwoThreads) return read_jobs(in, {0, count}, Place::after, environments, cores, state);
   TwoEndedClaims claims(count, kJobsPerClaim);
   ClusterState front;
   std::exception_ptr front_error;
@@ -81,17 +87,17 @@ void read_all_jobs(snapshot::StateSnapshot::Reader in,
   try {
     reader = std::thread([&] {
       try {
-        while (auto range = claims.front()) read_jobs(in, *range, Direction::forwards, environments, cores, front);
+        while (auto range = claims.front()) read_jobs(in, *range, Place::after, environments, cores, front);
       } catch (...) {
         front_error = std::current_exception();
         claims.stop();
       }
     });
   } catch (const std::system_error&) {  // no thread to be had: all on this one
-    return read_jobs(in, {0, count}, Direction::forwards, environments, cores, state);
+    return read_jobs(in, {0, count}, Place::after, environments, cores, state);
   }
   try {
-    while (auto range = claims.back()) read_jobs(in, *range, Direction::backwards, environments, cores, state);
+    while (auto range = claims.back()) read_jobs(in, *range, Place::before, environments, cores, state);
   } catch (...) {
     claims.stop();
     reader.join();
@@ -298,7 +304,7 @@ std::vector<uint8_t> encode_snapshot(const ClusterState& state, uint32_t partiti
   return bytes;
 }
 
-StateSnapshot decode_snapshot(std::span<const uint8_t> bytes, SpecCores cores) {
+StateSnapshot decode_snapshot(std::span<const uint8_t> bytes, SnapshotLoad load) {
   if (bytes.size() < kHeaderBytes || std::memcmp(bytes.data(), kMagic, 4) != 0)
     throw SnapshotError("not a snapshot: no snapshot header");
   uint32_t crc = 0;
@@ -311,7 +317,7 @@ StateSnapshot decode_snapshot(std::span<const uint8_t> bytes, SpecCores cores) {
     capnp::ReaderOptions options;
     options.traversalLimitInWords = UINT64_MAX / 2;  // a snapshot is as large as the state: trusted local file
     // A snapshot unpacks to ~3 times its packed size; 16 times bounds what is faulted in ahead.
-    PrefaultedWords space(unpacked_words(body), body.size() * 16);
+    PrefaultedWords space(load.prefault_unpacked ? unpacked_words(body) : 0, body.size() * 16);
     capnp::PackedMessageReader message(input, options, space.words());
     space.finish();
     auto in = message.getRoot<snapshot::StateSnapshot>();
@@ -331,11 +337,11 @@ StateSnapshot decode_snapshot(std::span<const uint8_t> bytes, SpecCores cores) {
       std::vector<std::shared_ptr<const std::string>> environments;
       for (auto block : in.getEnvironments())
         environments.push_back(intern_environment_block(std::string(block.asChars().begin(), block.size())));
-      read_all_jobs(in, environments, cores, state);
+      read_all_jobs(in, environments, load.cores, state);
     } else {
       for (auto job : jobs) {
         JobRecord record = read_job_view(job);
-        if (cores == SpecCores::decoded) record.spec.core();
+        if (load.cores == SpecCores::decoded) record.spec.core();
         add_job(state, std::move(record));
       }
     }

@@ -226,12 +226,13 @@ TEST_CASE("snapshot: a controller's load decodes every job's spec core, on both 
     CAPTURE(count);
     ClusterState state = many_jobs(count);
     auto bytes = encode_snapshot(state, 0, 4 * count, 3'000'000);
-    StateSnapshot decoded = decode_snapshot(bytes, SpecCores::decoded);
+    StateSnapshot decoded = decode_snapshot(bytes, kControllerStart);
     CHECK(decoded.state == state);
     CHECK(decoded.state.unfinished_jobs == state.unfinished_jobs);
     size_t without_core = 0;
     for (const auto& [id, job] : decoded.state.jobs) without_core += core_decoded(job) ? 0 : 1;
     CHECK(without_core == 0);  // the job without a spec shares the default core
+    CHECK(decode_snapshot(bytes, {SpecCores::decoded, false}).state == state);  // without prefaulting
     StateSnapshot lazy = decode_snapshot(bytes);
     CHECK_FALSE(core_decoded(lazy.state.jobs.at(1)));
     CHECK_FALSE(core_decoded(lazy.state.jobs.at(count)));
