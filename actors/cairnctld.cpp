@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <chrono>
 #include <optional>
 #include <thread>
@@ -579,7 +580,24 @@ int run(const ParsedArgs& args) {
   if (on_kafka && !in_group && (standby || !ownership.owns_all()))
     wait_for_free_kafka_shards(config, ownership, standby);
   notify_status("opening the event log " + config.event_log);
-  auto log = open_log_waiting(config, accept_log_loss, standby, per_shard, ownership, takeover);
+  const auto warn = [](const std::string& why) { spdlog::warn("{}", why); };
+  // A controller of the one shard, starting to write it at once: its newest snapshot loads on
+  // this thread while the log opens on another (the file log's checksum scan of its segments,
+  // Kafka's metadata), both on a restart's path; whether the snapshot fits the log's end is
+  // checked once both are done. A standby or a controller of some shards waits for the log first.
+  const bool load_while_opening = config.shards == 1 && !standby && !per_shard && !in_group;
+  auto started = std::chrono::steady_clock::now();  // the replay's time below counts the log's open too
+  std::optional<StateSnapshot> early_snapshot;
+  std::unique_ptr<EventLog> log;
+  if (load_while_opening) {
+    auto opening = std::async(std::launch::async, [&] {
+      return open_log_waiting(config, accept_log_loss, standby, per_shard, ownership, takeover);
+    });
+    early_snapshot = load_newest_snapshot(snapshot_dir(config), 0, {}, warn, kControllerStart);
+    log = opening.get();
+  } else {
+    log = open_log_waiting(config, accept_log_loss, standby, per_shard, ownership, takeover);
+  }
   refuse_shard_mismatch(config, *log);
   if (group) follow_controller_group(*group, *log, ownership, config);
   struct StopFollowing {  // before the log closes, however run() ends
@@ -591,7 +609,6 @@ int run(const ParsedArgs& args) {
   if (standby) exposer = serve_metrics(config, *metrics);
   notify_status("replaying the event log");
   ClusterState state;
-  auto started = std::chrono::steady_clock::now();
   const uint32_t shards = config.shards;
   std::vector<uint64_t> shard_ends(shards, 0);  // by shard: the next offset to fold
   uint64_t replayed_events = 0;
@@ -599,8 +616,14 @@ int run(const ParsedArgs& args) {
   if (shards == 1) {
     // A snapshot is a cache: any that does not load is said and ignored, and the log replayed from its start.
     uint64_t from = 0;
-    auto snapshot = load_newest_snapshot(snapshot_dir(config), 0, {log->end_offset(0), INT64_MAX},
-                                         [](const std::string& why) { spdlog::warn("{}", why); });
+    // kControllerStart: spec cores decoded by the load's two threads (the query view's start needs them all).
+    std::optional<StateSnapshot> snapshot;
+    if (early_snapshot && early_snapshot->next_offset <= log->end_offset(0)) {
+      snapshot = std::move(early_snapshot);
+    } else if (!load_while_opening || early_snapshot) {  // past the log's end: said, and an older one taken
+      early_snapshot.reset();
+      snapshot = load_newest_snapshot(snapshot_dir(config), 0, {log->end_offset(0), INT64_MAX}, warn, kControllerStart);
+    }
     if (snapshot) {
       state = std::move(snapshot->state);
       from = snapshot->next_offset;
@@ -613,8 +636,7 @@ int run(const ParsedArgs& args) {
     // A snapshot of every shard says how far it folded each; the rest is replayed, in time order.
     std::vector<uint64_t> log_ends(shards);
     for (uint32_t shard = 0; shard < shards; ++shard) log_ends[shard] = log->end_offset(shard);
-    auto snapshot = load_newest_sharded_snapshot(snapshot_dir(config), log_ends,
-                                                 [](const std::string& why) { spdlog::warn("{}", why); });
+    auto snapshot = load_newest_sharded_snapshot(snapshot_dir(config), log_ends, warn, kControllerStart);
     replayed_from = fmt::format(" of {} shards from their start, in their time order", shards);
     if (snapshot) {
       state = std::move(snapshot->state);

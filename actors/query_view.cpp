@@ -323,7 +323,8 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
     state = std::move(initial);
     self->state.view->applied_offset = applied_offset;
     // Queued and running jobs, as if just submitted; and every spec decoded (the reader
-    // never decodes one: readable_view.hpp), finished jobs' too (a walk a restart waits for).
+    // never decodes one: readable_view.hpp), finished jobs' too. A restart's snapshot load
+    // decoded those it read (SpecCores::decoded): this walk decodes the tail's jobs only.
     for (uint64_t id : state.unfinished_jobs)
       if (auto it = state.jobs.find(id); it != state.jobs.end()) it->second.spec.compact();
     for (const auto& [id, job] : state.jobs) job.spec.core();

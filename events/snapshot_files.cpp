@@ -102,10 +102,11 @@ std::string write_snapshot_file(const std::string& dir, const std::vector<uint8_
 
 std::optional<StateSnapshot> load_newest_snapshot(const std::string& dir, uint32_t partition,
                                                   const SnapshotLimits& limits,
-                                                  const std::function<void(const std::string&)>& warn) {
+                                                  const std::function<void(const std::string&)>& warn,
+                                                  SnapshotLoad load) {
   for (const auto& file : snapshot_files(dir)) {
     try {
-      StateSnapshot snapshot = decode_snapshot(MappedFile(file).bytes());
+      StateSnapshot snapshot = decode_snapshot(MappedFile(file).bytes(), load);
       if (snapshot.partition != partition) continue;
       if (snapshot.next_offset > limits.max_next_offset) {
         warn(fmt::format("snapshot {} ignored: it covers offset {}, past the log's end {}", file.string(),
@@ -123,10 +124,11 @@ std::optional<StateSnapshot> load_newest_snapshot(const std::string& dir, uint32
 
 std::optional<StateSnapshot> load_newest_sharded_snapshot(const std::string& dir,
                                                           const std::vector<uint64_t>& shard_ends,
-                                                          const std::function<void(const std::string&)>& warn) {
+                                                          const std::function<void(const std::string&)>& warn,
+                                                  SnapshotLoad load) {
   for (const auto& file : snapshot_files(dir)) {
     try {
-      StateSnapshot snapshot = decode_snapshot(MappedFile(file).bytes());
+      StateSnapshot snapshot = decode_snapshot(MappedFile(file).bytes(), load);
       if (snapshot.partition != kAllShards) continue;
       if (snapshot.shard_next_offsets.size() != shard_ends.size()) {
         warn(fmt::format("snapshot {} ignored: it is of {} shards, the log has {}", file.string(),

@@ -32,12 +32,14 @@ struct SnapshotLimits {
 // snapshot file skipped and why.
 std::optional<StateSnapshot> load_newest_snapshot(const std::string& dir, uint32_t partition,
                                                   const SnapshotLimits& limits,
-                                                  const std::function<void(const std::string&)>& warn);
+                                                  const std::function<void(const std::string&)>& warn,
+                                                  SnapshotLoad load = {});
 
 // The newest snapshot of every shard (kAllShards) that fits a log whose shards end at
 // `shard_ends` (as many shards, none covered past its end); nullopt when none does.
 std::optional<StateSnapshot> load_newest_sharded_snapshot(const std::string& dir,
                                                           const std::vector<uint64_t>& shard_ends,
-                                                          const std::function<void(const std::string&)>& warn);
+                                                          const std::function<void(const std::string&)>& warn,
+                                                  SnapshotLoad load = {});
 
 }  // namespace cairn

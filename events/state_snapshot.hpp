@@ -41,9 +41,27 @@ inline std::vector<uint8_t> encode_snapshot(const StateSnapshot& snapshot) {
                          snapshot.shard_next_offsets);
 }
 
+// Whether loading decodes each job's spec core (JobSpecCore) too. A controller's query view
+// needs every core decoded before it serves (actors/readable_view.hpp); decoded while the
+// jobs are read, on the load's two threads, they are off the view's start, which a restart
+// waits for. A view of the past (`--at`) decodes only the specs it reads.
+enum class SpecCores { lazy, decoded };
+
+// How a snapshot is loaded. A controller's start (kControllerStart) decodes every spec core and
+// has the unpacked message's pages faulted in by a thread of their own ahead of the unpacking
+// (half of unpacking was those page faults, on the start's path while the second core idled).
+// The defaults suit a view of the past and a process whose heap has room: there the unpacking
+// reuses freed memory, and fresh prefaulted pages cost more CPU (bench_replay: +0.1-0.2 s per
+// million events).
+struct SnapshotLoad {
+  SpecCores cores = SpecCores::lazy;
+  bool prefault_unpacked = false;
+};
+inline constexpr SnapshotLoad kControllerStart{SpecCores::decoded, true};
+
 // A snapshot file: "CSNP", the CRC32C of the rest, then the packed message.
 // Throws SnapshotError when the bytes are no snapshot, fail their checksum, or
 // are of another format version.
-StateSnapshot decode_snapshot(std::span<const uint8_t> bytes);
+StateSnapshot decode_snapshot(std::span<const uint8_t> bytes, SnapshotLoad load = {});
 
 }  // namespace cairn

@@ -214,3 +214,28 @@ TEST_CASE("snapshot: a large snapshot's jobs, read on two threads, come back who
   CHECK(loaded.state.jobs.at(12'499).spec->name == "job12499");  // either side of the halves' border
   CHECK(loaded.state.jobs.at(12'501).spec->name == "job12501");
 }
+
+// A copy of a record shares its spec's decoded core only when it was decoded before the copy.
+bool core_decoded(const JobRecord& job) {
+  JobRecord copy = job;
+  return &copy.spec.core() == &job.spec.core();
+}
+
+TEST_CASE("snapshot: a controller's load decodes every job's spec core, on both threads; a view of the past none") {
+  for (uint64_t count : {uint64_t{40}, uint64_t{25'001}}) {  // one thread; two, the front's and the back's
+    CAPTURE(count);
+    ClusterState state = many_jobs(count);
+    auto bytes = encode_snapshot(state, 0, 4 * count, 3'000'000);
+    StateSnapshot decoded = decode_snapshot(bytes, kControllerStart);
+    CHECK(decoded.state == state);
+    CHECK(decoded.state.unfinished_jobs == state.unfinished_jobs);
+    size_t without_core = 0;
+    for (const auto& [id, job] : decoded.state.jobs) without_core += core_decoded(job) ? 0 : 1;
+    CHECK(without_core == 0);  // the job without a spec shares the default core
+    CHECK(decode_snapshot(bytes, {SpecCores::decoded, false}).state == state);  // without prefaulting
+    StateSnapshot lazy = decode_snapshot(bytes);
+    CHECK_FALSE(core_decoded(lazy.state.jobs.at(1)));
+    CHECK_FALSE(core_decoded(lazy.state.jobs.at(count)));
+    CHECK(lazy.state == state);
+  }
+}
