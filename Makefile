@@ -58,6 +58,7 @@ demo: build
 # Every figure printed, and all of them in $(BUILD)/bench/results.json (name -> value, unit, goal):
 # `test/bench/compare.py OLD.json NEW.json` flags CPU-per-unit regressions over 10%.
 bench: build
+	@ninja -C $(BUILD) -j$(JOBS) cairn_bench_programs
 	@bash test/bench/run.sh $(BUILD)
 
 # Simulated sites (test/scale/scale.sh): 1,000 nodes and a 10,000-job synthetic trace, then
