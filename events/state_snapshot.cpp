@@ -26,9 +26,8 @@ constexpr size_t kHeaderBytes = 8;
 
 // Jobs come in id order: each goes at the end of the map.
 void add_job(ClusterState& state, JobRecord record) {
-  track_unfinished(state, record);
   uint64_t id = record.id;
-  state.jobs.emplace_hint(state.jobs.end(), id, std::move(record));
+  track_unfinished(state, state.jobs.emplace_hint(state.jobs.end(), id, std::move(record))->second);
 }
 
 // Below this many jobs a snapshot's jobs are read on one thread.
@@ -85,9 +84,7 @@ void read_all_jobs(snapshot::StateSnapshot::Reader in,
   // Ids ascend through the snapshot, so every id of the first half is below the second's.
   while (!first.jobs.empty())
     state.jobs.insert(state.jobs.begin(), first.jobs.extract(std::prev(first.jobs.end())));
-  while (!first.unfinished_jobs.empty())
-    state.unfinished_jobs.insert(state.unfinished_jobs.begin(),
-                                 first.unfinished_jobs.extract(std::prev(first.unfinished_jobs.end())));
+  state.unfinished_jobs.prepend(std::move(first.unfinished_jobs));  // the nodes moved: their addresses hold
 }
 
 }  // namespace
