@@ -30,8 +30,19 @@ class UnfinishedJobs {
   UnfinishedJobs() = default;
   UnfinishedJobs(const UnfinishedJobs& other);
   UnfinishedJobs& operator=(const UnfinishedJobs& other);
-  UnfinishedJobs(UnfinishedJobs&&) noexcept = default;
-  UnfinishedJobs& operator=(UnfinishedJobs&&) noexcept = default;
+  // A move keeps the addresses (the map's nodes move with their map) and leaves nothing behind.
+  UnfinishedJobs(UnfinishedJobs&& other) noexcept : segments_(std::move(other.segments_)), live_(other.live_) {
+    other.segments_.clear();
+    other.live_ = 0;
+  }
+  UnfinishedJobs& operator=(UnfinishedJobs&& other) noexcept {
+    if (this == &other) return *this;
+    segments_ = std::move(other.segments_);
+    live_ = other.live_;
+    other.segments_.clear();
+    other.live_ = 0;
+    return *this;
+  }
 
   // `record`: the job's record in the state's map, whose address is kept (null: none known).
   // An id already here takes the new address.

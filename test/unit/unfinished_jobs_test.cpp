@@ -71,6 +71,8 @@ TEST_CASE("unfinished jobs: a copy forgets the addresses, a move keeps them; pre
   CHECK(entries_of(copy) == std::vector<std::pair<uint64_t, const JobRecord*>>{{5, nullptr}, {first_job_id(1), nullptr}});
   UnfinishedJobs moved = std::move(jobs);
   CHECK(entries_of(moved) == std::vector<std::pair<uint64_t, const JobRecord*>>{{5, &a}, {first_job_id(1), &a}});
+  CHECK(jobs.empty());  // NOLINT(bugprone-use-after-move): a moved-from set is empty, as std::set's is
+  CHECK(jobs.begin() == jobs.end());
 
   UnfinishedJobs lower;
   lower.insert(1, &a);
