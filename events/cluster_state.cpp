@@ -998,7 +998,7 @@ void track_unfinished(ClusterState& state, const JobRecord& job) {
   if (is_final(job.state))
     state.unfinished_jobs.erase(job.id);
   else
-    state.unfinished_jobs.insert(job.id);
+    state.unfinished_jobs.insert(job.id, &job);
 }
 
 ApplyResult apply(ClusterState& state, const DecodedEvent& event) {

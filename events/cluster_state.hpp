@@ -15,6 +15,7 @@
 #include "events/partition_table.hpp"
 #include "events/reservation.hpp"
 #include "events/shard_owner.hpp"
+#include "events/unfinished_jobs.hpp"
 
 namespace cairn {
 
@@ -35,9 +36,9 @@ struct ShardCursor {
 
 struct ClusterState {
   std::map<uint64_t, JobRecord> jobs;
-  // Derived from `jobs`: the ids of jobs not in a final state. Scheduling passes scan
-  // these, not every job the log ever saw (finished jobs stay for sacct).
-  std::set<uint64_t> unfinished_jobs;
+  // Derived from `jobs`: the ids of jobs not in a final state (with their records' addresses).
+  // Scheduling passes scan these, not every job the log ever saw (finished jobs stay for sacct).
+  UnfinishedJobs unfinished_jobs;
   std::map<std::string, NodeRecord, std::less<>> nodes;  // found by string_view too
   std::map<std::string, PoolLedger> pools;
   std::map<uint32_t, ShardCursor> shards;
@@ -60,7 +61,22 @@ inline constexpr size_t kMaxAnomalies = 1000;
 
 // Keeps state.unfinished_jobs in step with the job's state; the reducer calls it for
 // every job it changes, and whoever builds a state from records (snapshots) for each.
+// `job` is the record in state.jobs: its address is kept.
 void track_unfinished(ClusterState& state, const JobRecord& job);
+
+// Each unfinished job's record, in id order (found by id where its address is not known).
+template <class Visit>
+void for_each_unfinished_job(const ClusterState& state, Visit&& visit) {
+  state.unfinished_jobs.for_each_entry([&](const UnfinishedJobs::Entry& entry) {
+    const JobRecord* job = entry.record;
+    if (!job) {
+      auto it = state.jobs.find(entry.id);
+      if (it == state.jobs.end()) return;
+      job = &it->second;
+    }
+    visit(*job);
+  });
+}
 
 enum class ApplyResult { applied, ignored_unknown_kind, ignored_stale_epoch, rejected };
 

@@ -291,10 +291,7 @@ QosChoice choose_job_qos(const AccountsState& state, const std::string& user, co
 
 std::map<std::string, QosUsage> qos_usage(const ClusterState& state) {
   std::map<std::string, QosUsage> usage;
-  for (uint64_t id : state.unfinished_jobs) {
-    auto found = state.jobs.find(id);
-    if (found == state.jobs.end()) continue;
-    const JobRecord& job = found->second;
+  for_each_unfinished_job(state, [&](const JobRecord& job) {
     const std::string& qos = job.spec->qos.empty() ? std::string(kNormalQos) : job.spec->qos;
     auto& entry = usage[qos];
     auto& user = entry.per_user[job.spec->user_name];
@@ -303,7 +300,7 @@ std::map<std::string, QosUsage> qos_usage(const ClusterState& state) {
       ++entry.group.submitted;
       ++user.submitted;
     }
-    if (!is_active(job.state)) continue;
+    if (!is_active(job.state)) return;
     QosDemand demand;
     for (const auto& share : job.allocation) {
       demand.cpus += share.cpus;
@@ -311,7 +308,7 @@ std::map<std::string, QosUsage> qos_usage(const ClusterState& state) {
       ++demand.nodes;
     }
     take_qos_usage(entry, demand, job.spec->user_name);
-  }
+  });
   return usage;
 }
 

@@ -2,6 +2,7 @@
 #include "events/scheduling_reference.hpp"
 
 #include "events/node_update.hpp"
+#include "events/release_order.hpp"
 #include "events/reservation_plan.hpp"
 #include "events/scheduling_skip.hpp"
 
@@ -261,24 +262,6 @@ std::pair<int64_t, std::vector<std::string>> shadow_start(const PartitionPolicy&
   return {kNever, partition.nodes};
 }
 
-// Finds jobs by increasing id in the state's map: a step or a few along from the last one
-// found (unfinished jobs are most of the map's newest part), else a lookup from the root.
-class JobCursor {
- public:
-  explicit JobCursor(const std::map<uint64_t, JobRecord>& jobs) : jobs_(jobs), at_(jobs.begin()) {}
-  const JobRecord* find(uint64_t id) {
-    for (int step = 0; step < 4 && at_ != jobs_.end() && at_->first <= id; ++step, ++at_)
-      if (at_->first == id) return &(at_++)->second;
-    at_ = jobs_.lower_bound(id);
-    if (at_ == jobs_.end() || at_->first != id) return nullptr;
-    return &(at_++)->second;
-  }
-
- private:
-  const std::map<uint64_t, JobRecord>& jobs_;
-  std::map<uint64_t, JobRecord>::const_iterator at_;
-};
-
 // Whether qos_pending_reason() reads what runs under the QOS (its running limits; MaxWall does
 // not): without such a limit anywhere, a pass need not tally every unfinished job by QOS.
 bool limits_running_jobs(const QosRecord& qos) {
@@ -309,14 +292,11 @@ class Scheduler {
       uint64_t reserved = it == input.state->pools.end() ? 0 : it->second.reserved_bytes;
       pool_free_[pool.name] = pool.capacity_bytes - std::min(pool.capacity_bytes, reserved);
     }
-    JobCursor cursor(input.state->jobs);
     // Upper bounds: no reallocation (and copy) of the larger vectors as a pass fills them.
     releases_.reserve(input.state->unfinished_jobs.size());
+    by_end_.reserve(input.state->unfinished_jobs.size());
     reasons_.reserve(input.state->unfinished_jobs.size());
-    for (uint64_t id : input.state->unfinished_jobs) {
-      const JobRecord* found = cursor.find(id);
-      if (!found) continue;
-      const JobRecord& job = *found;
+    for_each_unfinished_job(*input.state, [&](const JobRecord& job) {
       // A held job waits whatever runs: it needs no place in the order (a queue of held
       // jobs, as in the memory bench, then costs no sort at every event). Each pending job
       // has its reason's slot, in id order.
@@ -324,7 +304,7 @@ class Scheduler {
         auto slot = static_cast<uint32_t>(reasons_.size());
         reasons_.emplace_back(job.id, Reason::none);
         if (job.hold == HoldKind::none)
-          pending_.push_back({&job, nullptr, slot});
+          queue(job, slot);
         else
           held_.push_back({&job, nullptr, slot});
       }
@@ -346,17 +326,15 @@ class Scheduler {
           if (!share.gres.empty())
             if (auto node = free_.find(share.node); node != free_.end()) hold_gres(node->second.gres_busy, share.gres);
         int64_t deadline = effective_deadline_us(job);
-        releases_.push_back({deadline == 0 ? kNever : deadline, job.allocation});
+        add_release(deadline == 0 ? kNever : deadline, job.allocation);
         if (job.array.array_job_id != 0) ++active_tasks_[job.array.array_job_id];
       }
-    }
+    });
     if (input.licenses) {
       license_free_ = *input.licenses;
-      for (uint64_t id : input.state->unfinished_jobs) {
-        auto found = input.state->jobs.find(id);
-        if (found == input.state->jobs.end() || !is_active(found->second.state)) continue;
-        take_licenses(found->second);
-      }
+      for_each_unfinished_job(*input.state, [&](const JobRecord& job) {
+        if (is_active(job.state)) take_licenses(job);
+      });
     }
     counts_qos_usage_ = std::any_of(in_.state->accounts.qos.begin(), in_.state->accounts.qos.end(),
                                     [](const auto& entry) { return limits_running_jobs(entry.second); });
@@ -408,20 +386,16 @@ class Scheduler {
     for (auto [index, position] : slots_of(free)) index->set(position, free.cpus);
   }
 
-  // The allocations in the order they are expected to end (for shadow times), ties in the
-  // order they were added: sorted once a pass, this pass's placements merged in as they come.
-  const std::vector<size_t>& releases_by_end() {
-    size_t sorted = by_end_.size();
-    if (sorted == releases_.size()) return by_end_;
-    // Sorted on (end, position) side by side: a stable sort by end, without an indirection per comparison.
-    std::vector<std::pair<int64_t, size_t>> keyed;
-    keyed.reserve(releases_.size() - sorted);
-    for (size_t i = sorted; i < releases_.size(); ++i) keyed.push_back({releases_[i].end_us, i});
-    std::sort(keyed.begin(), keyed.end());
-    for (const auto& item : keyed) by_end_.push_back(item.second);
-    auto earlier = [this](size_t a, size_t b) { return releases_[a].end_us < releases_[b].end_us; };
-    std::inplace_merge(by_end_.begin(), by_end_.begin() + static_cast<std::ptrdiff_t>(sorted), by_end_.end(), earlier);
-    return by_end_;
+  void add_release(int64_t end_us, std::span<const NodeShare> nodes) {
+    releases_.push_back({end_us, nodes});
+    by_end_.add(end_us);
+  }
+
+  // The k-th allocation to end (for shadow times), ties in the order they were added; null
+  // past the last. Only as many are put in order as the shadow times read.
+  const Release* release_by_end(size_t k) {
+    size_t at = by_end_.at(k);
+    return at == ReleaseOrder::npos ? nullptr : &releases_[at];
   }
 
   // EASY's shadow time: when the job could start if the allocations end as planned, and on
@@ -431,7 +405,7 @@ class Scheduler {
     const FreeCpuIndex* index = index_of(partition);
     if (!index || !shape.spec->req_nodes.empty()) {
       std::vector<const Release*> sorted;
-      for (size_t i : releases_by_end()) sorted.push_back(&releases_[i]);
+      for (size_t k = 0; const Release* release = release_by_end(k); ++k) sorted.push_back(release);
       return shadow_start(partition, free_, shape, sorted);
     }
     auto node_fits = [&](const std::string& name, const FreeCapacity& free) {
@@ -447,8 +421,8 @@ class Scheduler {
         ++count;
       }
     std::unordered_map<std::string_view, FreeCapacity> released;  // nodes whose room grew
-    for (size_t i : releases_by_end()) {
-      const Release& release = releases_[i];
+    for (size_t k = 0; const Release* next = release_by_end(k); ++k) {
+      const Release& release = *next;
       if (release.end_us == kNever) break;
       for (const auto& share : release.nodes) {
         auto node = free_.find(share.node);  // absent: down
@@ -488,21 +462,28 @@ class Scheduler {
     return {-tier, rank};
   }
 
+  // A pending job into the queue, in id order, with its partition found and its key worked out
+  // while its record is at hand; whether the queue is in key order is noted as it grows.
+  void queue(const JobRecord& job, uint32_t slot) {
+    const PartitionPolicy* partition = find_partition(in_.partitions, job.spec->partition);
+    QueueKey key = queue_key(job, partition);
+    if (last_key_ && !(*last_key_ < key)) queue_in_order_ = false;
+    last_key_ = key;
+    pending_.push_back({&job, partition, slot});
+  }
+
   // Slurm's order: the partition's PriorityTier (higher first), then schedules_before(), with
-  // each job's keys read once rather than at every comparison.
+  // each job's keys read once rather than at every comparison. Keys are unique (the id is the
+  // last): a queue already in order (one priority, submit order) is left as it is, with no
+  // keyed copy, and any other is sorted into the one order there is.
   void sort_pending() {
+    if (queue_in_order_) return;
     std::vector<std::pair<QueueKey, QueuedJob>> ranked;
     ranked.reserve(pending_.size());
-    for (auto queued : pending_) {
-      queued.partition = find_partition(in_.partitions, queued.job->spec->partition);
-      ranked.push_back({queue_key(*queued.job, queued.partition), queued});
-    }
-    // Keys are unique (the id is the last): a queue already in order (one priority, submit
-    // order) is left as it is, and any other is sorted into the one order there is.
-    auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
-    if (!std::is_sorted(ranked.begin(), ranked.end(), by_key)) std::sort(ranked.begin(), ranked.end(), by_key);
+    for (const auto& queued : pending_) ranked.push_back({queue_key(*queued.job, queued.partition), queued});
+    std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (size_t i = 0; i < ranked.size(); ++i) pending_[i] = ranked[i].second;
-    if (!ranked.empty()) last_key_ = ranked.back().first;
+    last_key_ = ranked.back().first;
   }
 
   SchedulingDecision run() {
@@ -850,7 +831,7 @@ class Scheduler {
         }
         placement.nodes.push_back({name, cpus, shape.mem_per_node_mb, gres});
       }
-      releases_.push_back({end_us, placement.nodes});
+      add_release(end_us, placement.nodes);
       take_licenses(job);
       if (const QosRecord* qos = counts_qos_usage_ ? qos_of(job) : nullptr) {
         QosDemand taken;
@@ -1107,7 +1088,7 @@ class Scheduler {
   std::map<const PartitionPolicy*, std::vector<NoFit>> no_fits_;  // requests that did not fit in this pass
   std::vector<QueuedJob> held_;
   std::vector<Release> releases_;
-  std::vector<size_t> by_end_;  // releases_by_end()
+  ReleaseOrder by_end_;  // of releases_
   std::map<std::string, int64_t> reserved_until_;
   LicenseTotals license_free_;  // Licenses= less what running jobs (and this pass's placements) hold
   std::map<uint64_t, uint32_t> active_tasks_;  // running tasks (or placed in this pass) per job array
@@ -1118,6 +1099,7 @@ class Scheduler {
   // Kept for run_submissions(): the last queued job's key, the figures so far, where the first
   // reservation was made, the ids dependencies name that no job has.
   std::optional<QueueKey> last_key_;
+  bool queue_in_order_ = true;  // the queue, gathered in id order, is in key order too
   BackfillFigures figures_;
   static constexpr size_t kNone = SIZE_MAX;
   size_t first_reserved_at_ = kNone;

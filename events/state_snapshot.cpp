@@ -29,9 +29,8 @@ constexpr size_t kHeaderBytes = 8;
 
 // Jobs come in id order: each goes at the end of the map.
 void add_job(ClusterState& state, JobRecord record) {
-  track_unfinished(state, record);
   uint64_t id = record.id;
-  state.jobs.emplace_hint(state.jobs.end(), id, std::move(record));
+  track_unfinished(state, state.jobs.emplace_hint(state.jobs.end(), id, std::move(record))->second);
 }
 
 // Where read_jobs puts a range of jobs: after the jobs already in the state, or before them
@@ -43,17 +42,19 @@ constexpr unsigned kJobsForTwoThreads = 20'000;
 // Jobs a thread claims at a time (TwoEndedClaims): the two threads end within one chunk's time.
 constexpr unsigned kJobsPerClaim = 2'048;
 
-// The jobs [begin, end) of a format 2 snapshot into `state` (its jobs and unfinished_jobs only),
-// read in ascending order, a chunk from the back too: each of its jobs goes just before the
-// same successor (the first job read before it), so every insertion's hint is right.
+// The unfinished jobs of a range, in id order, with their records' addresses: added to the
+// state's UnfinishedJobs once every range is in place, in id order (each an append).
+using UnfinishedRun = std::vector<UnfinishedJobs::Entry>;
+
+// The jobs [begin, end) of a format 2 snapshot into `state.jobs`, the unfinished ones also into
+// `unfinished`, read in ascending order, a chunk from the back too: each of its jobs goes just
+// before the same successor (the first job read before it), so every insertion's hint is right.
 void read_jobs(snapshot::StateSnapshot::Reader in, TwoEndedClaims::Range range, Place place,
                const std::vector<std::shared_ptr<const std::string>>& environments, SpecCores cores,
-               ClusterState& state) {
+               ClusterState& state, UnfinishedRun& unfinished) {
   auto jobs = in.getJobs();
   auto specs = in.getJobSpecs();
   const auto job_successor = place == Place::after ? state.jobs.end() : state.jobs.begin();
-  const auto unfinished_successor =
-      place == Place::after ? state.unfinished_jobs.end() : state.unfinished_jobs.begin();
   for (unsigned i = range.begin; i < range.end; ++i) {
     auto spec = specs[i];
     std::shared_ptr<const std::string> environment;
@@ -66,9 +67,13 @@ void read_jobs(snapshot::StateSnapshot::Reader in, TwoEndedClaims::Range range, 
         jobs[i], RecordedSpec::restore(std::span(bytes.begin(), bytes.size()), spec.getPacked(), std::move(environment)));
     if (cores == SpecCores::decoded) record.spec.core();
     uint64_t id = record.id;
-    if (!is_final(record.state)) state.unfinished_jobs.emplace_hint(unfinished_successor, id);
-    state.jobs.emplace_hint(job_successor, id, std::move(record));
+    const JobRecord& placed = state.jobs.emplace_hint(job_successor, id, std::move(record))->second;
+    if (!is_final(placed.state)) unfinished.push_back({id, &placed});
   }
+}
+
+void add_unfinished(ClusterState& state, const UnfinishedRun& run) {
+  for (const auto& entry : run) state.unfinished_jobs.insert(entry.id, entry.record);
 }
 
 // Materialising the jobs is most of a restart from a snapshot: a thread of its own reads chunks
@@ -79,25 +84,34 @@ void read_all_jobs(snapshot::StateSnapshot::Reader in,
                    const std::vector<std::shared_ptr<const std::string>>& environments, SpecCores cores,
                    ClusterState& state) {
   unsigned count = in.getJobs().size();
-  if (count < kJobsForTwoThreads) return read_jobs(in, {0, count}, Place::after, environments, cores, state);
+  auto on_this_thread = [&] {
+    UnfinishedRun unfinished;
+    read_jobs(in, {0, count}, Place::after, environments, cores, state, unfinished);
+    add_unfinished(state, unfinished);
+  };
+  if (count < kJobsForTwoThreads) return on_this_thread();
   TwoEndedClaims claims(count, kJobsPerClaim);
   ClusterState front;
+  UnfinishedRun front_unfinished;
+  std::vector<UnfinishedRun> back_unfinished;  // a run per chunk, the highest ids first
   std::exception_ptr front_error;
   std::thread reader;
   try {
     reader = std::thread([&] {
       try {
-        while (auto range = claims.front()) read_jobs(in, *range, Place::after, environments, cores, front);
+        while (auto range = claims.front())
+          read_jobs(in, *range, Place::after, environments, cores, front, front_unfinished);
       } catch (...) {
         front_error = std::current_exception();
         claims.stop();
       }
     });
   } catch (const std::system_error&) {  // no thread to be had: all on this one
-    return read_jobs(in, {0, count}, Place::after, environments, cores, state);
+    return on_this_thread();
   }
   try {
-    while (auto range = claims.back()) read_jobs(in, *range, Place::before, environments, cores, state);
+    while (auto range = claims.back())
+      read_jobs(in, *range, Place::before, environments, cores, state, back_unfinished.emplace_back());
   } catch (...) {
     claims.stop();
     reader.join();
@@ -106,10 +120,10 @@ void read_all_jobs(snapshot::StateSnapshot::Reader in,
   reader.join();
   if (front_error) std::rethrow_exception(front_error);
   // Ids ascend through the snapshot, so every id read from the front is below the back's.
+  // The map's nodes move, so the records' addresses in the runs hold.
   while (!front.jobs.empty()) state.jobs.insert(state.jobs.begin(), front.jobs.extract(std::prev(front.jobs.end())));
-  while (!front.unfinished_jobs.empty())
-    state.unfinished_jobs.insert(state.unfinished_jobs.begin(),
-                                 front.unfinished_jobs.extract(std::prev(front.unfinished_jobs.end())));
+  add_unfinished(state, front_unfinished);
+  for (auto run = back_unfinished.rbegin(); run != back_unfinished.rend(); ++run) add_unfinished(state, *run);
 }
 
 // The words of the unpacked message, faulted in by a thread of its own ahead of the unpacking:

@@ -157,7 +157,7 @@ TEST_CASE("choose_cpu_ids (property): no two jobs that hold CPUs on a node share
     spec.exclusive = random() % 10 == 0;
     c.t.feed(make::job_submitted(at(now), next_id++, spec));
     // End a few running jobs, suspend (lend) one now and then, resume what the pass says.
-    for (uint64_t id : std::set<uint64_t>(c.t.state.unfinished_jobs)) {
+    for (uint64_t id : std::set<uint64_t>(c.t.state.unfinished_jobs.begin(), c.t.state.unfinished_jobs.end())) {
       const JobRecord& job = c.t.job(id);
       if (job.state == JobState::RUNNING && random() % 4 == 0)
         c.t.feed(make::job_ended(by_agent(now), id, EndCause::EXITED, 0, 0, job.allocation.front().node));

@@ -218,8 +218,7 @@ TEST_CASE("snapshot: a spec loads as the very bytes it was kept as, environments
   JobRecord replayed = state.jobs.at(7);
   replayed.id = 11;
   replayed.spec = RecordedSpec(golden_spec());  // not compacted: the whole JobSubmitted event
-  state.jobs.emplace(replayed.id, replayed);
-  track_unfinished(state, replayed);
+  track_unfinished(state, state.jobs.emplace(replayed.id, replayed).first->second);
   StateSnapshot loaded = decode_snapshot(encode_snapshot(state, 0, 50, 3'000'000));
   REQUIRE(loaded.state == state);
   for (const auto& [id, job] : state.jobs) {

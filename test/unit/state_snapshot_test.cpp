@@ -153,8 +153,7 @@ ClusterState many_jobs(uint64_t count) {
       job.spec = RecordedSpec(spec);
       if (id % 3 == 0) job.spec.compact();
     }
-    track_unfinished(state, job);
-    state.jobs.emplace(id, std::move(job));
+    track_unfinished(state, state.jobs.emplace(id, std::move(job)).first->second);
   }
   return state;
 }
