@@ -618,11 +618,13 @@ int run(const ParsedArgs& args) {
     uint64_t from = 0;
     // kControllerStart: spec cores decoded by the load's two threads (the query view's start needs them all).
     std::optional<StateSnapshot> snapshot;
-    if (early_snapshot && early_snapshot->next_offset <= log->end_offset(0)) {
+    // Asked with or without a snapshot: on Kafka, where a stopped leader is found and named.
+    const uint64_t log_end = log->end_offset(0);
+    if (early_snapshot && early_snapshot->next_offset <= log_end) {
       snapshot = std::move(early_snapshot);
     } else if (!load_while_opening || early_snapshot) {  // past the log's end: said, and an older one taken
       early_snapshot.reset();
-      snapshot = load_newest_snapshot(snapshot_dir(config), 0, {log->end_offset(0), INT64_MAX}, warn, kControllerStart);
+      snapshot = load_newest_snapshot(snapshot_dir(config), 0, {log_end, INT64_MAX}, warn, kControllerStart);
     }
     if (snapshot) {
       state = std::move(snapshot->state);
