@@ -125,7 +125,7 @@ std::optional<StateSnapshot> load_newest_snapshot(const std::string& dir, uint32
 std::optional<StateSnapshot> load_newest_sharded_snapshot(const std::string& dir,
                                                           const std::vector<uint64_t>& shard_ends,
                                                           const std::function<void(const std::string&)>& warn,
-                                                  SnapshotLoad load) {
+                                                          SnapshotLoad load) {
   for (const auto& file : snapshot_files(dir)) {
     try {
       StateSnapshot snapshot = decode_snapshot(MappedFile(file).bytes(), load);

@@ -78,22 +78,6 @@ bool UnfinishedJobs::contains(uint64_t id) const {
   return it != segment->entries.end() && it->id == id && it->record != hole();
 }
 
-void UnfinishedJobs::prepend(UnfinishedJobs&& lower) {
-  for (auto& from : lower.segments_) {
-    Segment* into = segment_of(from.entries.empty() ? 0 : from.entries.front().id, false);
-    if (from.entries.empty() || !into) {
-      if (!from.entries.empty()) *segment_of(from.entries.front().id, true) = std::move(from);
-      continue;
-    }
-    from.entries.insert(from.entries.end(), into->entries.begin(), into->entries.end());
-    from.holes += into->holes;
-    into->entries = std::move(from.entries);
-    into->holes = from.holes;
-  }
-  live_ += lower.live_;
-  lower = UnfinishedJobs();
-}
-
 UnfinishedJobs::const_iterator::const_iterator(const std::vector<Segment>* segments, size_t segment)
     : segments_(segments), segment_(segment) {
   settle();

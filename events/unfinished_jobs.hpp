@@ -51,8 +51,6 @@ class UnfinishedJobs {
   bool contains(uint64_t id) const;
   size_t size() const { return live_; }
   bool empty() const { return live_ == 0; }
-  // Takes `lower`'s ids, every one below every id here (a snapshot's halves, read apart).
-  void prepend(UnfinishedJobs&& lower);
 
   // Each id's entry, in id order.
   template <class Visit>
