@@ -914,14 +914,16 @@ class KafkaLogReader : public LogReader {
  public:
   KafkaLogReader(const KafkaLog& log, uint32_t partition, uint64_t from) : log_(log), partition_(partition) {
     // A replay reads millions of small records: large fetches, and a prefetch queue bounded
-    // by bytes (128 MiB) rather than by count. With librdkafka's 100,000-message threshold
-    // the fetcher paused whenever the queue was full and woke up to a second later (2.0.2):
-    // a replay from the broker ran at ~150k events/s instead of ~700k.
+    // by bytes rather than by count. Whenever the queue is full, librdkafka 2.0.2's fetcher
+    // stops and looks again only up to a second later, so the bound must hold more than a
+    // second of replay (~200 MB here): with 128 MiB a replay from the broker stalled up to
+    // 0.5 s and ran at ~800k events/s instead of ~1.5M. It is only filled while a replay
+    // reads faster than it folds; a reader that keeps up holds little.
     Properties defaults = {{"fetch.wait.max.ms", "10"},
                            {"group.id", "cairn-reader"},
                            {"max.partition.fetch.bytes", "8388608"},
                            {"queued.min.messages", "10000000"},
-                           {"queued.max.messages.kbytes", "131072"}};
+                           {"queued.max.messages.kbytes", "524288"}};
     Properties required = {{"isolation.level", "read_committed"},
                            {"enable.partition.eof", "true"},
                            {"enable.auto.commit", "false"},
