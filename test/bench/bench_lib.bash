@@ -62,6 +62,10 @@ agent_children_cpu_ticks() {  # agent pid...
 # and the few helpers such as date), read without starting a process.
 cli_cpu_ticks() { children_cpu_ticks "$$"; }
 
+# CPU ticks of the whole machine (user, nice, system, irq, softirq of every core): every
+# process's and the kernel's work, this bench's and anyone else's (meaningful when quiet).
+machine_cpu_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat; }
+
 # TICKS spread over UNITS, in ms (or s with a 4th argument "s", per million with a factor).
 ticks_per() {  # ticks units [scale: ms (default) | s] [factor]
   local divisor=1
