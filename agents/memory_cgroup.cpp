@@ -199,11 +199,115 @@ std::string MemoryCgroups::job_cgroup_path(uint64_t job_id, uint32_t run) const 
 }
 
 JobCgroup MemoryCgroups::create(uint64_t job_id, uint32_t run, uint64_t limit_bytes) const {
-  return create_at(job_cgroup_path(job_id, run), limit_bytes, true);
+  std::string path = job_cgroup_path(job_id, run);
+  if (auto pooled = take_pooled(path, limit_bytes)) return *pooled;
+  return create_at(path, limit_bytes, true);
 }
 
 JobCgroup MemoryCgroups::create_batch(const JobCgroup& job) const {
-  return create_at(job.path + "/batch", job.limit_bytes, false);
+  std::string path = job.path + "/batch";
+  if (!job.pooled) return create_at(path, job.limit_bytes, false);
+  apply_limit(path, job.limit_bytes, false, true);
+  return JobCgroup{path, job.limit_bytes};
+}
+
+bool reusable_job_cgroup(const EndedCgroup& ended) {
+  return ended.limit_bytes == 0 && ended.only_batch_inside && ended.no_process && ended.oom_kills == uint64_t{0} &&
+         ended.usage_bytes && *ended.usage_bytes <= kPooledCgroupLeftoverBytes;
+}
+
+namespace {
+
+// Idle pooled cgroups kept at most: enough for the jobs that end and start about together.
+constexpr size_t kPoolCapacity = 32;
+
+bool empty_procs(const std::string& dir) {
+  auto procs = read_small_file(dir + "/cgroup.procs");
+  return procs.ok() && trim(procs.text).empty();
+}
+
+// kernfs (and the fake roots' file systems) count a directory's links as 2 + its subdirectories.
+std::optional<nlink_t> links_of(const std::string& dir) {
+  struct stat info {};
+  if (::stat(dir.c_str(), &info) != 0) return std::nullopt;
+  return info.st_nlink;
+}
+
+}  // namespace
+
+std::optional<JobCgroup> MemoryCgroups::take_pooled(const std::string& path, uint64_t limit_bytes) const {
+  if (!pooling_) return std::nullopt;
+  std::string pooled;
+  {
+    std::lock_guard lock(pool_mutex_);
+    if (pooled_.empty()) return std::nullopt;
+    pooled = std::move(pooled_.back());
+    pooled_.pop_back();
+  }
+  // EEXIST: a cgroup left by the same run, which create_at reuses; the pooled one goes.
+  if (::rename(pooled.c_str(), path.c_str()) != 0) {
+    kill_and_remove(JobCgroup{pooled, 0});
+    return std::nullopt;
+  }
+  try {
+    apply_limit(path, limit_bytes, true, true);
+  } catch (...) {
+    kill_and_remove(JobCgroup{path, 0});
+    throw;
+  }
+  return JobCgroup{path, limit_bytes, true};
+}
+
+EndedCgroup MemoryCgroups::inspect_ended(const JobCgroup& job) const {
+  EndedCgroup ended;
+  ended.limit_bytes = job.limit_bytes;
+  const std::string batch = job.path + "/batch";
+  ended.only_batch_inside = links_of(job.path) == nlink_t{3} && links_of(batch) == nlink_t{2};
+  if (!ended.only_batch_inside) return ended;
+  ended.no_process = empty_procs(job.path) && empty_procs(batch);
+  if (!ended.no_process) return ended;
+  // Read once no process is left: no kill can be counted after.
+  auto run_events = read_small_file(job.path + "/memory.oom_control");
+  auto batch_events = read_small_file(batch + "/memory.oom_control");
+  if (run_events.ok() && batch_events.ok()) {
+    auto run_kills = keyed_counter(run_events.text, "oom_kill"), batch_kills = keyed_counter(batch_events.text, "oom_kill");
+    if (run_kills && batch_kills) ended.oom_kills = *run_kills + *batch_kills;
+  }
+  ended.usage_bytes = read_number(job.path + "/memory.usage_in_bytes");
+  return ended;
+}
+
+bool MemoryCgroups::release(const JobCgroup& job) const {
+  bool ours = pooling_ && job.path.starts_with(location_.dir + "/" + prefix_ + "job") &&
+              job.path.find('/', location_.dir.size() + 1) == std::string::npos;
+  if (ours && pooled_count() < kPoolCapacity && reusable_job_cgroup(inspect_ended(job))) {
+    std::string name;
+    {
+      std::lock_guard lock(pool_mutex_);
+      name = fmt::format("{}/{}pool{}", location_.dir, prefix_, next_pool_name_++);
+    }
+    // v1 resets a peak to the usage now on any write.
+    if (write_text(job.path + "/memory.max_usage_in_bytes", "0") == 0 &&
+        write_text(job.path + "/batch/memory.max_usage_in_bytes", "0") == 0 &&
+        ::rename(job.path.c_str(), name.c_str()) == 0) {
+      std::lock_guard lock(pool_mutex_);
+      pooled_.push_back(std::move(name));
+      return true;
+    }
+  }
+  return kill_and_remove(job);
+}
+
+size_t MemoryCgroups::pooled_count() const {
+  std::lock_guard lock(pool_mutex_);
+  return pooled_.size();
+}
+
+MemoryCgroups::~MemoryCgroups() {
+  for (const auto& pooled : pooled_) {
+    ::rmdir((pooled + "/batch").c_str());
+    ::rmdir(pooled.c_str());
+  }
 }
 
 JobCgroup MemoryCgroups::create_for_step(uint64_t job_id, uint32_t run, uint32_t step_id, uint64_t limit_bytes) const {
@@ -237,10 +341,20 @@ JobCgroup MemoryCgroups::create_at(const std::string& path, uint64_t limit_bytes
   bool made = ::mkdir(path.c_str(), 0755) == 0;
   if (!made && errno != EEXIST)
     throw std::runtime_error(fmt::format("cannot create the memory cgroup {}: {}", path, errno_text(errno)));
+  try {
+    apply_limit(path, limit_bytes, parent, made);
+  } catch (...) {
+    ::rmdir(path.c_str());
+    throw;
+  }
+  return cgroup;
+}
+
+void MemoryCgroups::apply_limit(const std::string& path, uint64_t limit_bytes, bool parent, bool made) const {
   // A new cgroup has no limit of its own (the kernel's default): "none" is written only
   // to a cgroup left with an older limit.
   bool write_limit = limit_bytes > 0 || !made;
-  try {
+  {
     if (location_.version == CgroupVersion::v1) {
       if (write_limit)
         write_or_throw(path + "/memory.limit_in_bytes", limit_bytes > 0 ? std::to_string(limit_bytes) : "-1");
@@ -255,11 +369,7 @@ JobCgroup MemoryCgroups::create_at(const std::string& path, uint64_t limit_bytes
       // The batch script's and the steps' cgroups inside need the controller to have limits.
       if (parent) write_or_throw(path + "/cgroup.subtree_control", "+memory");
     }
-  } catch (...) {
-    ::rmdir(path.c_str());
-    throw;
   }
-  return cgroup;
 }
 
 std::optional<OomCount> MemoryCgroups::oom_count(const JobCgroup& cgroup) const {
@@ -407,7 +517,7 @@ size_t MemoryCgroups::remove_stale(const std::set<std::string>& keep) const {
 }
 
 MemoryEnforcement open_memory_enforcement(const std::string& node, const std::string& spool_instance,
-                                          const std::set<std::string>& keep) {
+                                          const std::set<std::string>& keep, bool pooling) {
   MemoryEnforcement result;
   auto self_cgroup = read_small_file("/proc/self/cgroup");
   auto mountinfo = read_small_file("/proc/self/mountinfo");
@@ -420,6 +530,7 @@ MemoryEnforcement open_memory_enforcement(const std::string& node, const std::st
   try {
     auto cgroups = std::make_shared<MemoryCgroups>(*location, node, spool_instance, static_cast<int>(::getpid()));
     cgroups->remove_stale(keep);
+    cgroups->set_pooling(pooling);
     result.cgroups = std::move(cgroups);
   } catch (const std::exception& e) {
     result.why_off = e.what();

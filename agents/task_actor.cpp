@@ -101,7 +101,7 @@ void remove_cgroup(TaskActor* self) {
   if (st.context->devices) st.context->devices->remove(cpuset_name(st.job));
   if (!st.cgroup) return maybe_quit(self);
   if (st.context->memory_watch) st.context->memory_watch->remove(st.job.job_id, st.job.restart_count);
-  if (st.context->cgroups->kill_and_remove(*st.cgroup)) {
+  if (st.context->cgroups->release(*st.cgroup)) {
     st.cgroup.reset();
     if (st.context->cpusets) st.context->cpusets->remove(cpuset_name(st.job));
     if (st.context->devices) st.context->devices->remove(cpuset_name(st.job));
