@@ -40,7 +40,7 @@ void write_or_throw(const std::string& path, std::string_view text) {
 }
 
 std::optional<uint64_t> read_number(const std::string& path) {
-  auto file = read_small_file(path);
+  auto file = read_cgroup_file(path);
   if (!file.ok()) return std::nullopt;
   return parse_unsigned<uint64_t>(trim(file.text));
 }
@@ -92,6 +92,27 @@ const std::string& checked_instance(const std::string& instance) {
 }
 
 }  // namespace
+
+FileText read_cgroup_file(const std::string& path) {
+  FileText file;
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
+    file.open_error = errno;
+    return file;
+  }
+  char buffer[4096];
+  ssize_t got;
+  do {
+    got = ::read(fd.get(), buffer, sizeof buffer);
+  } while (got < 0 && errno == EINTR);
+  if (got < 0) {
+    file.read_error = errno;
+    return file;
+  }
+  if (static_cast<size_t>(got) == sizeof buffer) return read_small_fd(fd.get());
+  file.text.assign(buffer, static_cast<size_t>(got));
+  return file;
+}
 
 std::string_view cgroup_backend_name(CgroupVersion version) {
   return version == CgroupVersion::v1 ? "cgroup/v1" : "cgroup/v2";
@@ -156,7 +177,7 @@ MemoryCgroups::MemoryCgroups(MemoryCgroupLocation location, std::string node, st
       prefix_(fmt::format("{}{}.", spool_prefix_, agent_pid)) {
   const std::string& dir = location_.dir;
   if (location_.version == CgroupVersion::v2) {
-    auto controllers = read_small_file(dir + "/cgroup.controllers");
+    auto controllers = read_cgroup_file(dir + "/cgroup.controllers");
     if (!controllers.ok() || !has_word(trim(controllers.text), "memory", ' '))
       throw std::runtime_error(fmt::format("cgroup v2 at {} has no memory controller", dir));
     // The agent leaves its cgroup for a leaf so that the cgroup may give its children the controller.
@@ -222,7 +243,7 @@ namespace {
 constexpr size_t kPoolCapacity = 32;
 
 bool empty_procs(const std::string& dir) {
-  auto procs = read_small_file(dir + "/cgroup.procs");
+  auto procs = read_cgroup_file(dir + "/cgroup.procs");
   return procs.ok() && trim(procs.text).empty();
 }
 
@@ -267,8 +288,8 @@ EndedCgroup MemoryCgroups::inspect_ended(const JobCgroup& job) const {
   ended.no_process = empty_procs(job.path) && empty_procs(batch);
   if (!ended.no_process) return ended;
   // Read once no process is left: no kill can be counted after.
-  auto run_events = read_small_file(job.path + "/memory.oom_control");
-  auto batch_events = read_small_file(batch + "/memory.oom_control");
+  auto run_events = read_cgroup_file(job.path + "/memory.oom_control");
+  auto batch_events = read_cgroup_file(batch + "/memory.oom_control");
   if (run_events.ok() && batch_events.ok()) {
     auto run_kills = keyed_counter(run_events.text, "oom_kill"), batch_kills = keyed_counter(batch_events.text, "oom_kill");
     if (run_kills && batch_kills) ended.oom_kills = *run_kills + *batch_kills;
@@ -374,7 +395,7 @@ void MemoryCgroups::apply_limit(const std::string& path, uint64_t limit_bytes, b
 
 std::optional<OomCount> MemoryCgroups::oom_count(const JobCgroup& cgroup) const {
   bool v1 = location_.version == CgroupVersion::v1;
-  auto events = read_small_file(cgroup.path + (v1 ? "/memory.oom_control" : "/memory.events"));
+  auto events = read_cgroup_file(cgroup.path + (v1 ? "/memory.oom_control" : "/memory.events"));
   if (!events.ok()) return std::nullopt;
   auto kills = keyed_counter(events.text, "oom_kill");
   if (!kills) return std::nullopt;
@@ -387,10 +408,10 @@ CgroupUsage MemoryCgroups::usage(const JobCgroup& cgroup) const {
   const std::string& dir = cgroup.path;
   if (location_.version == CgroupVersion::v2) {
     usage.peak_bytes = read_number(dir + "/memory.peak");
-    if (auto stat = read_small_file(dir + "/cpu.stat"); stat.ok())
+    if (auto stat = read_cgroup_file(dir + "/cpu.stat"); stat.ok())
       if (auto cpu = parse_cpu_stat(stat.text)) usage.user_cpu_us = cpu->user_us, usage.system_cpu_us = cpu->system_us;
     auto pressure = [&](const char* file) {
-      auto text = read_small_file(dir + file);
+      auto text = read_cgroup_file(dir + file);
       return text.ok() ? parse_pressure_total(text.text).value_or(0) : 0;
     };
     usage.cpu_pressure_us = pressure("/cpu.pressure");
@@ -409,7 +430,7 @@ CgroupUsage MemoryCgroups::usage(const JobCgroup& cgroup) const {
   if (user_ns && system_ns) {
     usage.user_cpu_us = *user_ns / 1000;
     usage.system_cpu_us = *system_ns / 1000;
-  } else if (auto stat = read_small_file(dir + "/cpuacct.stat"); stat.ok()) {
+  } else if (auto stat = read_cgroup_file(dir + "/cpuacct.stat"); stat.ok()) {
     long ticks = ::sysconf(_SC_CLK_TCK);
     if (auto cpu = parse_cpuacct_stat(stat.text, ticks > 0 ? static_cast<uint64_t>(ticks) : 100))
       usage.user_cpu_us = cpu->user_us, usage.system_cpu_us = cpu->system_us;
@@ -421,14 +442,14 @@ std::optional<OomCount> MemoryCgroups::run_oom_count(const JobCgroup& job) const
   auto count = oom_count(job);
   if (location_.version == CgroupVersion::v2 || !count) return count;
   // The script's kills only: the run's peak covers the script's.
-  if (auto batch = read_small_file(job.path + "/batch/memory.oom_control"); batch.ok())
+  if (auto batch = read_cgroup_file(job.path + "/batch/memory.oom_control"); batch.ok())
     count->oom_kills += keyed_counter(batch.text, "oom_kill").value_or(0);
   return count;
 }
 
 uint64_t MemoryCgroups::run_level_oom_kills(uint64_t job_id, uint32_t run) const {
   bool v1 = location_.version == CgroupVersion::v1;
-  auto events = read_small_file(job_cgroup_path(job_id, run) + (v1 ? "/memory.oom_control" : "/memory.events.local"));
+  auto events = read_cgroup_file(job_cgroup_path(job_id, run) + (v1 ? "/memory.oom_control" : "/memory.events.local"));
   return events.ok() ? keyed_counter(events.text, "oom_kill").value_or(0) : 0;
 }
 
@@ -483,7 +504,7 @@ bool MemoryCgroups::kill_and_remove(const JobCgroup& cgroup) const {
   for (const auto& entry : std::filesystem::directory_iterator(cgroup.path, error))
     if (entry.is_directory(error)) children_gone = kill_and_remove(JobCgroup{entry.path().string(), 0}) && children_gone;
   if (children_gone && (::rmdir(cgroup.path.c_str()) == 0 || errno == ENOENT)) return true;
-  if (auto procs = read_small_file(MemoryCgroups::procs_file(cgroup)); procs.ok()) {
+  if (auto procs = read_cgroup_file(MemoryCgroups::procs_file(cgroup)); procs.ok()) {
     for (auto line : split(procs.text, '\n')) {
       auto pid = parse_unsigned<uint32_t>(trim(line));
       if (pid && *pid > 1 && *pid < (1u << 22)) ::kill(static_cast<pid_t>(*pid), SIGKILL);

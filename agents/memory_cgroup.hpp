@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "agents/cgroup_usage.hpp"
+#include "common/small_file.hpp"
 #include "common/unique_fd.hpp"
 
 namespace cairn {
@@ -38,6 +39,11 @@ std::optional<MemoryCgroupLocation> locate_memory_cgroup(std::string_view proc_s
 // The calling process's cgroup directory in the v1 hierarchy of `controller` ("cpuset", "devices").
 std::optional<std::string> locate_v1_hierarchy(std::string_view proc_self_cgroup, std::string_view mountinfo,
                                                std::string_view controller);
+
+// A cgroup file in one read(2) where it fits: cgroupfs gives a read all of a file's text
+// that fits in it (seq_file), so the read of its end that read_small_file makes is saved
+// (a job's start and end read about ten of them). Longer texts are read to their end.
+FileText read_cgroup_file(const std::string& path);
 
 // The value of `key` in a "key value" per line file (memory.oom_control,
 // memory.events); nullopt when the key is missing or not a number.

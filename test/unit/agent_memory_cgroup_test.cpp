@@ -471,3 +471,20 @@ TEST_CASE("cgroup pool: not kept where counters cannot be reset (v1 with cpuacct
   }
   CHECK_FALSE(plain_root.has("cairnd-n1-5a1e-4242.pool0"));
 }
+
+TEST_CASE("read_cgroup_file: a short text in one read, a long one (cgroup.procs of many tasks) to its end") {
+  FakeRoot root;
+  root.write("memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n");
+  auto short_text = read_cgroup_file(root.dir + "/memory.oom_control");
+  REQUIRE(short_text.ok());
+  CHECK(short_text.text == "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n");
+  std::string pids;
+  for (int pid = 100000; pid < 102000; ++pid) pids += std::to_string(pid) + "\n";
+  root.write("cgroup.procs", pids);
+  auto long_text = read_cgroup_file(root.dir + "/cgroup.procs");
+  REQUIRE(long_text.ok());
+  CHECK(long_text.text == pids);
+  root.write("exact", std::string(4096, 'x'));
+  CHECK(read_cgroup_file(root.dir + "/exact").text == std::string(4096, 'x'));
+  CHECK(read_cgroup_file(root.dir + "/missing").missing());
+}
