@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "agents/agent_actors.hpp"
+#include "agents/agent_scheduler.hpp"
 #include "agents/agent_messages.hpp"
 #include "agents/agent_metrics.hpp"
 #include "agents/agent_settings.hpp"
@@ -310,6 +311,10 @@ int run(const ParsedArgs& args) {
 
   caf::actor_system_config caf_config;
   caf_config.set("scheduler.policy", caf::atom("sharing"));
+  // CAIRN_AGENT_SCHEDULER=sharing: CAF's own work sharing (to measure what agent_scheduler.hpp buys).
+  if (const char* scheduler = std::getenv("CAIRN_AGENT_SCHEDULER");
+      scheduler == nullptr || std::string_view(scheduler) != "sharing")
+    caf_config.load<AgentScheduler>();
   caf_config.set("scheduler.max-threads", actor_worker_threads(std::thread::hardware_concurrency()));
   caf::actor_system system{caf_config};
   system.await_actors_before_shutdown(false);
