@@ -391,6 +391,8 @@ int run(const ParsedArgs& args) {
   notify_stopping();
   spdlog::info("signal {} received: stopping; running jobs go on under their supervisors", received);
   loop.stop();  // before the actors: the connection and the watch call into them
+  // The process ends with std::_Exit, destroying nothing: idle pooled cgroups go here.
+  if (context->cgroups) context->cgroups->remove_pooled();
   spdlog::default_logger()->flush();
   return 0;
 }

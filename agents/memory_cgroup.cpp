@@ -261,7 +261,7 @@ std::optional<JobCgroup> MemoryCgroups::take_pooled(const std::string& path, uin
   std::string pooled;
   {
     std::lock_guard lock(pool_mutex_);
-    if (pooled_.empty()) return std::nullopt;
+    if (pooled_.empty()) return std::nullopt;  // closed: emptied
     pooled = std::move(pooled_.back());
     pooled_.pop_back();
   }
@@ -311,12 +311,26 @@ bool MemoryCgroups::release(const JobCgroup& job) const {
     if (write_text(job.path + "/memory.max_usage_in_bytes", "0") == 0 &&
         write_text(job.path + "/batch/memory.max_usage_in_bytes", "0") == 0 &&
         ::rename(job.path.c_str(), name.c_str()) == 0) {
-      std::lock_guard lock(pool_mutex_);
-      pooled_.push_back(std::move(name));
-      return true;
+      std::unique_lock lock(pool_mutex_);
+      if (!pool_closed_) {
+        pooled_.push_back(std::move(name));
+        return true;
+      }
+      lock.unlock();
+      return kill_and_remove(JobCgroup{name, 0});
     }
   }
   return kill_and_remove(job);
+}
+
+void MemoryCgroups::remove_pooled() const {
+  std::vector<std::string> pooled;
+  {
+    std::lock_guard lock(pool_mutex_);
+    pool_closed_ = true;
+    pooled.swap(pooled_);
+  }
+  for (const auto& cgroup : pooled) kill_and_remove(JobCgroup{cgroup, 0});
 }
 
 size_t MemoryCgroups::pooled_count() const {
@@ -324,12 +338,7 @@ size_t MemoryCgroups::pooled_count() const {
   return pooled_.size();
 }
 
-MemoryCgroups::~MemoryCgroups() {
-  for (const auto& pooled : pooled_) {
-    ::rmdir((pooled + "/batch").c_str());
-    ::rmdir(pooled.c_str());
-  }
-}
+MemoryCgroups::~MemoryCgroups() { remove_pooled(); }
 
 JobCgroup MemoryCgroups::create_for_step(uint64_t job_id, uint32_t run, uint32_t step_id, uint64_t limit_bytes) const {
   const std::string job = job_cgroup_path(job_id, run);
@@ -375,21 +384,19 @@ void MemoryCgroups::apply_limit(const std::string& path, uint64_t limit_bytes, b
   // A new cgroup has no limit of its own (the kernel's default): "none" is written only
   // to a cgroup left with an older limit.
   bool write_limit = limit_bytes > 0 || !made;
-  {
-    if (location_.version == CgroupVersion::v1) {
-      if (write_limit)
-        write_or_throw(path + "/memory.limit_in_bytes", limit_bytes > 0 ? std::to_string(limit_bytes) : "-1");
-      // Without a swap limit a job over its memory would swap instead of being killed.
-      if (limit_bytes > 0 && exists(path + "/memory.memsw.limit_in_bytes"))
-        write_text(path + "/memory.memsw.limit_in_bytes", std::to_string(limit_bytes));
-    } else {
-      if (write_limit) write_or_throw(path + "/memory.max", limit_bytes > 0 ? std::to_string(limit_bytes) : "max");
-      if (limit_bytes > 0 && exists(path + "/memory.swap.max")) write_text(path + "/memory.swap.max", "0");
-      // One OOM kill ends the whole job, as Slurm's task/cgroup does.
-      if (exists(path + "/memory.oom.group")) write_text(path + "/memory.oom.group", "1");
-      // The batch script's and the steps' cgroups inside need the controller to have limits.
-      if (parent) write_or_throw(path + "/cgroup.subtree_control", "+memory");
-    }
+  if (location_.version == CgroupVersion::v1) {
+    if (write_limit)
+      write_or_throw(path + "/memory.limit_in_bytes", limit_bytes > 0 ? std::to_string(limit_bytes) : "-1");
+    // Without a swap limit a job over its memory would swap instead of being killed.
+    if (limit_bytes > 0 && exists(path + "/memory.memsw.limit_in_bytes"))
+      write_text(path + "/memory.memsw.limit_in_bytes", std::to_string(limit_bytes));
+  } else {
+    if (write_limit) write_or_throw(path + "/memory.max", limit_bytes > 0 ? std::to_string(limit_bytes) : "max");
+    if (limit_bytes > 0 && exists(path + "/memory.swap.max")) write_text(path + "/memory.swap.max", "0");
+    // One OOM kill ends the whole job, as Slurm's task/cgroup does.
+    if (exists(path + "/memory.oom.group")) write_text(path + "/memory.oom.group", "1");
+    // The batch script's and the steps' cgroups inside need the controller to have limits.
+    if (parent) write_or_throw(path + "/cgroup.subtree_control", "+memory");
   }
 }
 

@@ -98,7 +98,7 @@ class MemoryCgroups {
   // std::invalid_argument for an instance that is not alphanumeric, std::runtime_error
   // saying why memory cannot be enforced here.
   MemoryCgroups(MemoryCgroupLocation location, std::string node, std::string spool_instance, int agent_pid);
-  ~MemoryCgroups();  // removes the pooled cgroups
+  ~MemoryCgroups();  // remove_pooled()
   MemoryCgroups(const MemoryCgroups&) = delete;
   MemoryCgroups& operator=(const MemoryCgroups&) = delete;
 
@@ -126,6 +126,9 @@ class MemoryCgroups {
   void set_pooling(bool on) { pooling_ = on && location_.version == CgroupVersion::v1 && v1_cpuacct_ == V1Cpuacct::none; }
   bool pooling() const { return pooling_; }
   size_t pooled_count() const;
+  // The idle pooled cgroups go, and no ended run's is kept from now on: the agent stops
+  // (its process ends without destroying this), and the destructor.
+  void remove_pooled() const;
 
   // A job step's tasks on this node: <job cgroup>/step<step>, with the step's limit. The
   // run's cgroup is created (with that limit) where it is missing: on a node that runs
@@ -198,6 +201,7 @@ class MemoryCgroups {
   bool pooling_ = false;
   mutable std::mutex pool_mutex_;
   mutable std::vector<std::string> pooled_;  // idle "<prefix>pool<N>" cgroups, "batch" inside, no limit
+  mutable bool pool_closed_ = false;
   mutable uint64_t next_pool_name_ = 0;
 };
 

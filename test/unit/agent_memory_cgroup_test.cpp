@@ -433,6 +433,23 @@ TEST_CASE("cgroup v1 pool: an ended run's cgroup serves the next run under its n
   CHECK_FALSE(cgroups.release(stepped));
   CHECK(cgroups.pooled_count() == 0);
 
+  // The agent stops: its idle pooled cgroups go and no ended run's is kept after.
+  JobCgroup kept = cgroups.create(25, 0, 0);
+  cgroups.create_batch(kept);
+  fake_ended_run(root, "cairnd-n1-5a1e-4242.job25.0");
+  REQUIRE(cgroups.release(kept));
+  REQUIRE(cgroups.pooled_count() == 1);
+  for (const auto& entry : fs::recursive_directory_iterator(root.dir + "/cairnd-n1-5a1e-4242.pool1"))
+    if (entry.is_regular_file()) fs::remove(entry.path());  // a real cgroup's files go with it
+  cgroups.remove_pooled();
+  CHECK_FALSE(root.has("cairnd-n1-5a1e-4242.pool1"));
+  JobCgroup late = cgroups.create(26, 0, 0);
+  CHECK_FALSE(late.pooled);
+  cgroups.create_batch(late);
+  fake_ended_run(root, "cairnd-n1-5a1e-4242.job26.0");
+  CHECK_FALSE(cgroups.release(late));
+  CHECK(cgroups.pooled_count() == 0);
+
   // Off (CAIRN_CGROUP_POOL=no): made and removed as before.
   cgroups.set_pooling(false);
   JobCgroup plain = cgroups.create(24, 0, 0);
