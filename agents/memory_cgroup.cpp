@@ -227,7 +227,8 @@ JobCgroup MemoryCgroups::create(uint64_t job_id, uint32_t run, uint64_t limit_by
 
 JobCgroup MemoryCgroups::create_batch(const JobCgroup& job) const {
   std::string path = job.path + "/batch";
-  if (!job.pooled) return create_at(path, job.limit_bytes, false);
+  // A pooled one has it, unless a starting agent took the pool for a dead agent's (remove_stale).
+  if (!job.pooled || ::mkdir(path.c_str(), 0755) == 0) return create_at(path, job.limit_bytes, false);
   apply_limit(path, job.limit_bytes, false, true);
   return JobCgroup{path, job.limit_bytes};
 }
@@ -539,6 +540,19 @@ size_t MemoryCgroups::remove_stale(const std::set<std::string>& keep) const {
       removed += ::rmdir(entry.path().c_str()) == 0;
       continue;
     }
+    if (kill_and_remove(JobCgroup{entry.path().string(), 0})) ++removed;
+  }
+  // Any spool's idle pooled cgroups whose agent has no process any more (SIGKILLed, its spool
+  // gone, no successor to clear them): they hold no job and no run's record names them.
+  for (const auto& entry : std::filesystem::directory_iterator(location_.dir, error)) {
+    std::string name = entry.path().filename().string();
+    size_t pool = name.rfind(".pool"), dash = name.rfind('-', pool);
+    if (!name.starts_with("cairnd-") || pool == std::string::npos || dash == std::string::npos ||
+        !parse_unsigned<uint32_t>(std::string_view(name).substr(pool + 5)))
+      continue;
+    auto pid = parse_unsigned<uint32_t>(std::string_view(name).substr(dash + 1, pool - dash - 1));
+    if (!pid || *pid == 0 || *pid > static_cast<uint32_t>(INT32_MAX)) continue;
+    if (::kill(static_cast<pid_t>(*pid), 0) == 0 || errno != ESRCH) continue;
     if (kill_and_remove(JobCgroup{entry.path().string(), 0})) ++removed;
   }
   return removed;

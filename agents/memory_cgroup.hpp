@@ -178,8 +178,9 @@ class MemoryCgroups {
   // in `keep` (the runs a restarted agent adopts) and a dead agent's v2 leaf ("...daemon",
   // where the supervisors of its jobs run), which is removed only once empty. Cgroups of
   // other spools (other nodes, or other clusters' agents of a node with the same name on
-  // this host, whose jobs may have outlived their agent) are theirs to clear. Returns how
-  // many were removed.
+  // this host, whose jobs may have outlived their agent) are theirs to clear, but their idle
+  // pooled cgroups ("...-<pid>.pool<N>") go when no process has that pid: they hold no job.
+  // Returns how many were removed.
   size_t remove_stale(const std::set<std::string>& keep = {}) const;
 
  private:

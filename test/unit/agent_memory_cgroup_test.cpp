@@ -505,3 +505,31 @@ TEST_CASE("read_cgroup_file: a short text in one read, a long one (cgroup.procs 
   CHECK(read_cgroup_file(root.dir + "/exact").text == std::string(4096, 'x'));
   CHECK(read_cgroup_file(root.dir + "/missing").missing());
 }
+
+TEST_CASE("remove_stale: idle pooled cgroups of any spool go once no process has their agent's pid") {
+  FakeRoot root;
+  root.write("memory.limit_in_bytes", "-1");
+  const std::string self = std::to_string(::getpid());
+  MemoryCgroups cgroups({CgroupVersion::v1, root.dir}, "n1", "5a1e", static_cast<int>(::getpid()));
+  fs::create_directories(root.dir + "/cairnd-n2-0ther-4194305.pool3/batch");   // above any pid: a dead agent's
+  fs::create_directories(root.dir + "/cairnd-n2-0ther-" + self + ".pool1/batch");  // a live agent's
+  fs::create_directories(root.dir + "/cairnd-n2-0ther-4194305.job3.0");  // a job: its own spool's agent adopts it
+  fs::create_directories(root.dir + "/cairnd-a.pool1-0ther-4194305.job4.0");  // a node named so: no pool
+  CHECK(cgroups.remove_stale() == 1);
+  CHECK_FALSE(root.has("cairnd-n2-0ther-4194305.pool3"));
+  CHECK(root.has("cairnd-n2-0ther-" + self + ".pool1/batch"));
+  CHECK(root.has("cairnd-n2-0ther-4194305.job3.0"));
+  CHECK(root.has("cairnd-a.pool1-0ther-4194305.job4.0"));
+
+  // A live agent whose pooled cgroup lost its "batch" meanwhile makes it again.
+  cgroups.set_pooling(true);
+  JobCgroup job = cgroups.create(40, 0, 0);
+  cgroups.create_batch(job);
+  fake_ended_run(root, "cairnd-n1-5a1e-" + self + ".job40.0");
+  REQUIRE(cgroups.release(job));
+  fs::remove_all(root.dir + "/cairnd-n1-5a1e-" + self + ".pool0/batch");
+  JobCgroup next = cgroups.create(41, 0, 0);
+  REQUIRE(next.pooled);
+  CHECK(cgroups.create_batch(next).path == next.path + "/batch");
+  CHECK(root.has("cairnd-n1-5a1e-" + self + ".job41.0/batch"));
+}
