@@ -13,6 +13,7 @@
 
 #include "agents/agent_actors.hpp"
 #include "agents/agent_messages.hpp"
+#include "agents/agent_spool.hpp"
 #include "agents/stop_notice.hpp"
 #include "agents/job_launch.hpp"
 #include "events/cpu_allocation.hpp"
@@ -32,6 +33,7 @@ struct TaskEntry {
   caf::actor task;
   uint32_t run = 0;
   bool ended = false;  // its end is with the controller link, waiting for the acknowledgement
+  bool task_stopped = false;  // the task stopped after its end: the run's record goes here on the acknowledgement
 };
 
 struct UnclaimedExit {
@@ -172,7 +174,7 @@ caf::behavior agent_actor(AgentActor* self, std::shared_ptr<const AgentContext> 
       spdlog::error("a task actor failed: {}", self->system().render(down.reason));
     auto dead = caf::actor_cast<caf::actor>(down.source);
     for (auto entry = st.tasks.begin(); entry != st.tasks.end();) {
-      if (entry->second.task != dead) {
+      if (entry->second.task != dead || entry->second.task_stopped) {
         ++entry;
         continue;
       }
@@ -254,11 +256,12 @@ caf::behavior agent_actor(AgentActor* self, std::shared_ptr<const AgentContext> 
           deliver_exit(self, pid, status);
         }
       },
-      [=](ended_atom, JobEnd& end) {
+      [=](ended_atom, JobEnd& end, bool task_stopping) {
         auto& st = self->state;
         auto entry = st.tasks.find(end.job_id);
         if (entry != st.tasks.end() && entry->second.run == end.run) {
           entry->second.ended = true;
+          entry->second.task_stopped = task_stopping;
           st.cpus.release_job(end.job_id);  // its processes are gone
         }
         st.context->reports->job_ended(std::move(end));
@@ -282,7 +285,10 @@ caf::behavior agent_actor(AgentActor* self, std::shared_ptr<const AgentContext> 
         auto& st = self->state;
         auto entry = st.tasks.find(job_id);
         if (entry == st.tasks.end() || entry->second.run != run || !entry->second.ended) return;
-        self->send(entry->second.task, acked_atom::value);
+        if (entry->second.task_stopped)
+          st.context->spool->remove_run(job_id, run);
+        else
+          self->send(entry->second.task, acked_atom::value);
         st.tasks.erase(entry);
       },
       [=](tick_atom) {

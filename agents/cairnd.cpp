@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "agents/agent_actors.hpp"
+#include "agents/agent_scheduler.hpp"
 #include "agents/agent_messages.hpp"
 #include "agents/agent_metrics.hpp"
 #include "agents/agent_settings.hpp"
@@ -53,6 +54,12 @@ using namespace cairn;
 
 namespace {
 
+// A switch in the environment set to "no" (the measurable ways back to an older path).
+bool env_says_no(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && std::string_view(value) == "no";
+}
+
 constexpr const char* kUsage =
     "Usage: cairnd [--conf FILE] [--node NAME] [--spool DIR] [--metrics-port PORT] [-D]\n"
     "\n"
@@ -80,6 +87,7 @@ constexpr const char* kUsage =
     "\n"
     "Supervisors are forked by one `cairn-stepd --server`, a child of the agent;\n"
     "CAIRN_STEPD_SERVER=no in the environment execs cairn-stepd for each job instead.\n"
+    "Job memory cgroups (v1) are kept for later jobs; CAIRN_CGROUP_POOL=no makes and removes each.\n"
     "\n"
     "Exit status: 0 after SIGTERM/SIGINT, 1 on an error (said on stderr), 2 on a bad\n"
     "command line.\n"
@@ -125,7 +133,9 @@ MemoryEnforcement memory_enforcement_for(AgentSettings& settings, const std::str
                                          const std::set<std::string>& adopted_cgroups) {
   MemoryEnforcement enforcement;
   if (settings.constrain_ram)
-    enforcement = open_memory_enforcement(settings.node, settings.spool_instance, adopted_cgroups);
+    // CAIRN_CGROUP_POOL=no: every run's cgroup made and removed (to measure what the pool buys).
+    enforcement = open_memory_enforcement(settings.node, settings.spool_instance, adopted_cgroups,
+                                          !env_says_no("CAIRN_CGROUP_POOL"));
   else
     enforcement.why_off = "ConstrainRAMSpace=no";
   if (enforcement.cgroups && ::access(cgroup_exec.c_str(), X_OK) != 0) {
@@ -301,6 +311,10 @@ int run(const ParsedArgs& args) {
 
   caf::actor_system_config caf_config;
   caf_config.set("scheduler.policy", caf::atom("sharing"));
+  // CAIRN_AGENT_SCHEDULER=sharing: CAF's own work sharing (to measure what agent_scheduler.hpp buys).
+  if (const char* scheduler = std::getenv("CAIRN_AGENT_SCHEDULER");
+      scheduler == nullptr || std::string_view(scheduler) != "sharing")
+    caf_config.load<AgentScheduler>();
   caf_config.set("scheduler.max-threads", actor_worker_threads(std::thread::hardware_concurrency()));
   caf::actor_system system{caf_config};
   system.await_actors_before_shutdown(false);
@@ -323,7 +337,7 @@ int run(const ParsedArgs& args) {
   context->stepd_path = stepd;
   // CAIRN_STEPD_SERVER=no: each supervisor exec'd (posix_spawn), as before the server: to
   // measure what it buys, and a way out where clone(CLONE_PARENT) is refused.
-  if (const char* server = std::getenv("CAIRN_STEPD_SERVER"); server == nullptr || std::string_view(server) != "no")
+  if (!env_says_no("CAIRN_STEPD_SERVER"))
     context->supervisor_server = std::make_shared<SupervisorServer>(stepd);
   context->spool = &spool;
   context->machine_cpus = MachineCpus::of_this_process();
@@ -377,6 +391,8 @@ int run(const ParsedArgs& args) {
   notify_stopping();
   spdlog::info("signal {} received: stopping; running jobs go on under their supervisors", received);
   loop.stop();  // before the actors: the connection and the watch call into them
+  // The process ends with std::_Exit, destroying nothing: idle pooled cgroups go here.
+  if (context->cgroups) context->cgroups->remove_pooled();
   spdlog::default_logger()->flush();
   return 0;
 }

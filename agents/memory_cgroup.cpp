@@ -40,7 +40,7 @@ void write_or_throw(const std::string& path, std::string_view text) {
 }
 
 std::optional<uint64_t> read_number(const std::string& path) {
-  auto file = read_small_file(path);
+  auto file = read_cgroup_file(path);
   if (!file.ok()) return std::nullopt;
   return parse_unsigned<uint64_t>(trim(file.text));
 }
@@ -92,6 +92,27 @@ const std::string& checked_instance(const std::string& instance) {
 }
 
 }  // namespace
+
+FileText read_cgroup_file(const std::string& path) {
+  FileText file;
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
+    file.open_error = errno;
+    return file;
+  }
+  char buffer[4096];
+  ssize_t got;
+  do {
+    got = ::read(fd.get(), buffer, sizeof buffer);
+  } while (got < 0 && errno == EINTR);
+  if (got < 0) {
+    file.read_error = errno;
+    return file;
+  }
+  if (static_cast<size_t>(got) == sizeof buffer) return read_small_fd(fd.get());
+  file.text.assign(buffer, static_cast<size_t>(got));
+  return file;
+}
 
 std::string_view cgroup_backend_name(CgroupVersion version) {
   return version == CgroupVersion::v1 ? "cgroup/v1" : "cgroup/v2";
@@ -156,7 +177,7 @@ MemoryCgroups::MemoryCgroups(MemoryCgroupLocation location, std::string node, st
       prefix_(fmt::format("{}{}.", spool_prefix_, agent_pid)) {
   const std::string& dir = location_.dir;
   if (location_.version == CgroupVersion::v2) {
-    auto controllers = read_small_file(dir + "/cgroup.controllers");
+    auto controllers = read_cgroup_file(dir + "/cgroup.controllers");
     if (!controllers.ok() || !has_word(trim(controllers.text), "memory", ' '))
       throw std::runtime_error(fmt::format("cgroup v2 at {} has no memory controller", dir));
     // The agent leaves its cgroup for a leaf so that the cgroup may give its children the controller.
@@ -199,12 +220,126 @@ std::string MemoryCgroups::job_cgroup_path(uint64_t job_id, uint32_t run) const 
 }
 
 JobCgroup MemoryCgroups::create(uint64_t job_id, uint32_t run, uint64_t limit_bytes) const {
-  return create_at(job_cgroup_path(job_id, run), limit_bytes, true);
+  std::string path = job_cgroup_path(job_id, run);
+  if (auto pooled = take_pooled(path, limit_bytes)) return *pooled;
+  return create_at(path, limit_bytes, true);
 }
 
 JobCgroup MemoryCgroups::create_batch(const JobCgroup& job) const {
-  return create_at(job.path + "/batch", job.limit_bytes, false);
+  std::string path = job.path + "/batch";
+  // A pooled one has it, unless a starting agent took the pool for a dead agent's (remove_stale).
+  if (!job.pooled || ::mkdir(path.c_str(), 0755) == 0) return create_at(path, job.limit_bytes, false);
+  apply_limit(path, job.limit_bytes, false, true);
+  return JobCgroup{path, job.limit_bytes};
 }
+
+bool reusable_job_cgroup(const EndedCgroup& ended) {
+  return ended.limit_bytes == 0 && ended.only_batch_inside && ended.no_process && ended.oom_kills == uint64_t{0} &&
+         ended.usage_bytes && *ended.usage_bytes <= kPooledCgroupLeftoverBytes;
+}
+
+namespace {
+
+// Idle pooled cgroups kept at most: enough for the jobs that end and start about together.
+constexpr size_t kPoolCapacity = 32;
+
+bool empty_procs(const std::string& dir) {
+  auto procs = read_cgroup_file(dir + "/cgroup.procs");
+  return procs.ok() && trim(procs.text).empty();
+}
+
+// kernfs (and the fake roots' file systems) count a directory's links as 2 + its subdirectories.
+std::optional<nlink_t> links_of(const std::string& dir) {
+  struct stat info {};
+  if (::stat(dir.c_str(), &info) != 0) return std::nullopt;
+  return info.st_nlink;
+}
+
+}  // namespace
+
+std::optional<JobCgroup> MemoryCgroups::take_pooled(const std::string& path, uint64_t limit_bytes) const {
+  if (!pooling_) return std::nullopt;
+  std::string pooled;
+  {
+    std::lock_guard lock(pool_mutex_);
+    if (pooled_.empty()) return std::nullopt;  // closed: emptied
+    pooled = std::move(pooled_.back());
+    pooled_.pop_back();
+  }
+  // EEXIST: a cgroup left by the same run, which create_at reuses; the pooled one goes.
+  if (::rename(pooled.c_str(), path.c_str()) != 0) {
+    kill_and_remove(JobCgroup{pooled, 0});
+    return std::nullopt;
+  }
+  try {
+    apply_limit(path, limit_bytes, true, true);
+  } catch (...) {
+    kill_and_remove(JobCgroup{path, 0});
+    throw;
+  }
+  return JobCgroup{path, limit_bytes, true};
+}
+
+EndedCgroup MemoryCgroups::inspect_ended(const JobCgroup& job) const {
+  EndedCgroup ended;
+  ended.limit_bytes = job.limit_bytes;
+  const std::string batch = job.path + "/batch";
+  ended.only_batch_inside = links_of(job.path) == nlink_t{3} && links_of(batch) == nlink_t{2};
+  if (!ended.only_batch_inside) return ended;
+  ended.no_process = empty_procs(job.path) && empty_procs(batch);
+  if (!ended.no_process) return ended;
+  // Read once no process is left: no kill can be counted after.
+  auto run_events = read_cgroup_file(job.path + "/memory.oom_control");
+  auto batch_events = read_cgroup_file(batch + "/memory.oom_control");
+  if (run_events.ok() && batch_events.ok()) {
+    auto run_kills = keyed_counter(run_events.text, "oom_kill"), batch_kills = keyed_counter(batch_events.text, "oom_kill");
+    if (run_kills && batch_kills) ended.oom_kills = *run_kills + *batch_kills;
+  }
+  ended.usage_bytes = read_number(job.path + "/memory.usage_in_bytes");
+  return ended;
+}
+
+bool MemoryCgroups::release(const JobCgroup& job) const {
+  bool ours = pooling_ && job.path.starts_with(location_.dir + "/" + prefix_ + "job") &&
+              job.path.find('/', location_.dir.size() + 1) == std::string::npos;
+  if (ours && pooled_count() < kPoolCapacity && reusable_job_cgroup(inspect_ended(job))) {
+    std::string name;
+    {
+      std::lock_guard lock(pool_mutex_);
+      name = fmt::format("{}/{}pool{}", location_.dir, prefix_, next_pool_name_++);
+    }
+    // v1 resets a peak to the usage now on any write.
+    if (write_text(job.path + "/memory.max_usage_in_bytes", "0") == 0 &&
+        write_text(job.path + "/batch/memory.max_usage_in_bytes", "0") == 0 &&
+        ::rename(job.path.c_str(), name.c_str()) == 0) {
+      std::unique_lock lock(pool_mutex_);
+      if (!pool_closed_) {
+        pooled_.push_back(std::move(name));
+        return true;
+      }
+      lock.unlock();
+      return kill_and_remove(JobCgroup{name, 0});
+    }
+  }
+  return kill_and_remove(job);
+}
+
+void MemoryCgroups::remove_pooled() const {
+  std::vector<std::string> pooled;
+  {
+    std::lock_guard lock(pool_mutex_);
+    pool_closed_ = true;
+    pooled.swap(pooled_);
+  }
+  for (const auto& cgroup : pooled) kill_and_remove(JobCgroup{cgroup, 0});
+}
+
+size_t MemoryCgroups::pooled_count() const {
+  std::lock_guard lock(pool_mutex_);
+  return pooled_.size();
+}
+
+MemoryCgroups::~MemoryCgroups() { remove_pooled(); }
 
 JobCgroup MemoryCgroups::create_for_step(uint64_t job_id, uint32_t run, uint32_t step_id, uint64_t limit_bytes) const {
   const std::string job = job_cgroup_path(job_id, run);
@@ -237,24 +372,8 @@ JobCgroup MemoryCgroups::create_at(const std::string& path, uint64_t limit_bytes
   bool made = ::mkdir(path.c_str(), 0755) == 0;
   if (!made && errno != EEXIST)
     throw std::runtime_error(fmt::format("cannot create the memory cgroup {}: {}", path, errno_text(errno)));
-  // A new cgroup has no limit of its own (the kernel's default): "none" is written only
-  // to a cgroup left with an older limit.
-  bool write_limit = limit_bytes > 0 || !made;
   try {
-    if (location_.version == CgroupVersion::v1) {
-      if (write_limit)
-        write_or_throw(path + "/memory.limit_in_bytes", limit_bytes > 0 ? std::to_string(limit_bytes) : "-1");
-      // Without a swap limit a job over its memory would swap instead of being killed.
-      if (limit_bytes > 0 && exists(path + "/memory.memsw.limit_in_bytes"))
-        write_text(path + "/memory.memsw.limit_in_bytes", std::to_string(limit_bytes));
-    } else {
-      if (write_limit) write_or_throw(path + "/memory.max", limit_bytes > 0 ? std::to_string(limit_bytes) : "max");
-      if (limit_bytes > 0 && exists(path + "/memory.swap.max")) write_text(path + "/memory.swap.max", "0");
-      // One OOM kill ends the whole job, as Slurm's task/cgroup does.
-      if (exists(path + "/memory.oom.group")) write_text(path + "/memory.oom.group", "1");
-      // The batch script's and the steps' cgroups inside need the controller to have limits.
-      if (parent) write_or_throw(path + "/cgroup.subtree_control", "+memory");
-    }
+    apply_limit(path, limit_bytes, parent, made);
   } catch (...) {
     ::rmdir(path.c_str());
     throw;
@@ -262,9 +381,29 @@ JobCgroup MemoryCgroups::create_at(const std::string& path, uint64_t limit_bytes
   return cgroup;
 }
 
+void MemoryCgroups::apply_limit(const std::string& path, uint64_t limit_bytes, bool parent, bool made) const {
+  // A new cgroup has no limit of its own (the kernel's default): "none" is written only
+  // to a cgroup left with an older limit.
+  bool write_limit = limit_bytes > 0 || !made;
+  if (location_.version == CgroupVersion::v1) {
+    if (write_limit)
+      write_or_throw(path + "/memory.limit_in_bytes", limit_bytes > 0 ? std::to_string(limit_bytes) : "-1");
+    // Without a swap limit a job over its memory would swap instead of being killed.
+    if (limit_bytes > 0 && exists(path + "/memory.memsw.limit_in_bytes"))
+      write_text(path + "/memory.memsw.limit_in_bytes", std::to_string(limit_bytes));
+  } else {
+    if (write_limit) write_or_throw(path + "/memory.max", limit_bytes > 0 ? std::to_string(limit_bytes) : "max");
+    if (limit_bytes > 0 && exists(path + "/memory.swap.max")) write_text(path + "/memory.swap.max", "0");
+    // One OOM kill ends the whole job, as Slurm's task/cgroup does.
+    if (exists(path + "/memory.oom.group")) write_text(path + "/memory.oom.group", "1");
+    // The batch script's and the steps' cgroups inside need the controller to have limits.
+    if (parent) write_or_throw(path + "/cgroup.subtree_control", "+memory");
+  }
+}
+
 std::optional<OomCount> MemoryCgroups::oom_count(const JobCgroup& cgroup) const {
   bool v1 = location_.version == CgroupVersion::v1;
-  auto events = read_small_file(cgroup.path + (v1 ? "/memory.oom_control" : "/memory.events"));
+  auto events = read_cgroup_file(cgroup.path + (v1 ? "/memory.oom_control" : "/memory.events"));
   if (!events.ok()) return std::nullopt;
   auto kills = keyed_counter(events.text, "oom_kill");
   if (!kills) return std::nullopt;
@@ -277,10 +416,10 @@ CgroupUsage MemoryCgroups::usage(const JobCgroup& cgroup) const {
   const std::string& dir = cgroup.path;
   if (location_.version == CgroupVersion::v2) {
     usage.peak_bytes = read_number(dir + "/memory.peak");
-    if (auto stat = read_small_file(dir + "/cpu.stat"); stat.ok())
+    if (auto stat = read_cgroup_file(dir + "/cpu.stat"); stat.ok())
       if (auto cpu = parse_cpu_stat(stat.text)) usage.user_cpu_us = cpu->user_us, usage.system_cpu_us = cpu->system_us;
     auto pressure = [&](const char* file) {
-      auto text = read_small_file(dir + file);
+      auto text = read_cgroup_file(dir + file);
       return text.ok() ? parse_pressure_total(text.text).value_or(0) : 0;
     };
     usage.cpu_pressure_us = pressure("/cpu.pressure");
@@ -299,7 +438,7 @@ CgroupUsage MemoryCgroups::usage(const JobCgroup& cgroup) const {
   if (user_ns && system_ns) {
     usage.user_cpu_us = *user_ns / 1000;
     usage.system_cpu_us = *system_ns / 1000;
-  } else if (auto stat = read_small_file(dir + "/cpuacct.stat"); stat.ok()) {
+  } else if (auto stat = read_cgroup_file(dir + "/cpuacct.stat"); stat.ok()) {
     long ticks = ::sysconf(_SC_CLK_TCK);
     if (auto cpu = parse_cpuacct_stat(stat.text, ticks > 0 ? static_cast<uint64_t>(ticks) : 100))
       usage.user_cpu_us = cpu->user_us, usage.system_cpu_us = cpu->system_us;
@@ -311,14 +450,14 @@ std::optional<OomCount> MemoryCgroups::run_oom_count(const JobCgroup& job) const
   auto count = oom_count(job);
   if (location_.version == CgroupVersion::v2 || !count) return count;
   // The script's kills only: the run's peak covers the script's.
-  if (auto batch = read_small_file(job.path + "/batch/memory.oom_control"); batch.ok())
+  if (auto batch = read_cgroup_file(job.path + "/batch/memory.oom_control"); batch.ok())
     count->oom_kills += keyed_counter(batch.text, "oom_kill").value_or(0);
   return count;
 }
 
 uint64_t MemoryCgroups::run_level_oom_kills(uint64_t job_id, uint32_t run) const {
   bool v1 = location_.version == CgroupVersion::v1;
-  auto events = read_small_file(job_cgroup_path(job_id, run) + (v1 ? "/memory.oom_control" : "/memory.events.local"));
+  auto events = read_cgroup_file(job_cgroup_path(job_id, run) + (v1 ? "/memory.oom_control" : "/memory.events.local"));
   return events.ok() ? keyed_counter(events.text, "oom_kill").value_or(0) : 0;
 }
 
@@ -373,7 +512,7 @@ bool MemoryCgroups::kill_and_remove(const JobCgroup& cgroup) const {
   for (const auto& entry : std::filesystem::directory_iterator(cgroup.path, error))
     if (entry.is_directory(error)) children_gone = kill_and_remove(JobCgroup{entry.path().string(), 0}) && children_gone;
   if (children_gone && (::rmdir(cgroup.path.c_str()) == 0 || errno == ENOENT)) return true;
-  if (auto procs = read_small_file(MemoryCgroups::procs_file(cgroup)); procs.ok()) {
+  if (auto procs = read_cgroup_file(MemoryCgroups::procs_file(cgroup)); procs.ok()) {
     for (auto line : split(procs.text, '\n')) {
       auto pid = parse_unsigned<uint32_t>(trim(line));
       if (pid && *pid > 1 && *pid < (1u << 22)) ::kill(static_cast<pid_t>(*pid), SIGKILL);
@@ -403,11 +542,24 @@ size_t MemoryCgroups::remove_stale(const std::set<std::string>& keep) const {
     }
     if (kill_and_remove(JobCgroup{entry.path().string(), 0})) ++removed;
   }
+  // Any spool's idle pooled cgroups whose agent has no process any more (SIGKILLed, its spool
+  // gone, no successor to clear them): they hold no job and no run's record names them.
+  for (const auto& entry : std::filesystem::directory_iterator(location_.dir, error)) {
+    std::string name = entry.path().filename().string();
+    size_t pool = name.rfind(".pool"), dash = name.rfind('-', pool);
+    if (!name.starts_with("cairnd-") || pool == std::string::npos || dash == std::string::npos ||
+        !parse_unsigned<uint32_t>(std::string_view(name).substr(pool + 5)))
+      continue;
+    auto pid = parse_unsigned<uint32_t>(std::string_view(name).substr(dash + 1, pool - dash - 1));
+    if (!pid || *pid == 0 || *pid > static_cast<uint32_t>(INT32_MAX)) continue;
+    if (::kill(static_cast<pid_t>(*pid), 0) == 0 || errno != ESRCH) continue;
+    if (kill_and_remove(JobCgroup{entry.path().string(), 0})) ++removed;
+  }
   return removed;
 }
 
 MemoryEnforcement open_memory_enforcement(const std::string& node, const std::string& spool_instance,
-                                          const std::set<std::string>& keep) {
+                                          const std::set<std::string>& keep, bool pooling) {
   MemoryEnforcement result;
   auto self_cgroup = read_small_file("/proc/self/cgroup");
   auto mountinfo = read_small_file("/proc/self/mountinfo");
@@ -420,6 +572,7 @@ MemoryEnforcement open_memory_enforcement(const std::string& node, const std::st
   try {
     auto cgroups = std::make_shared<MemoryCgroups>(*location, node, spool_instance, static_cast<int>(::getpid()));
     cgroups->remove_stale(keep);
+    cgroups->set_pooling(pooling);
     result.cgroups = std::move(cgroups);
   } catch (const std::exception& e) {
     result.why_off = e.what();

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "agents/cgroup_usage.hpp"
+#include "common/small_file.hpp"
 #include "common/unique_fd.hpp"
 
 namespace cairn {
@@ -38,6 +40,11 @@ std::optional<MemoryCgroupLocation> locate_memory_cgroup(std::string_view proc_s
 std::optional<std::string> locate_v1_hierarchy(std::string_view proc_self_cgroup, std::string_view mountinfo,
                                                std::string_view controller);
 
+// A cgroup file in one read(2) where it fits: cgroupfs gives a read all of a file's text
+// that fits in it (seq_file), so the read of its end that read_small_file makes is saved
+// (a job's start and end read about ten of them). Longer texts are read to their end.
+FileText read_cgroup_file(const std::string& path);
+
 // The value of `key` in a "key value" per line file (memory.oom_control,
 // memory.events); nullopt when the key is missing or not a number.
 std::optional<uint64_t> keyed_counter(std::string_view text, std::string_view key);
@@ -46,7 +53,26 @@ std::optional<uint64_t> keyed_counter(std::string_view text, std::string_view ke
 struct JobCgroup {
   std::string path;
   uint64_t limit_bytes = 0;  // 0: no limit
+  bool pooled = false;       // taken from the pool: its "batch" is there already, without a limit
 };
+
+// What a run's cgroup holds once its job ended, as read before it goes back to the pool.
+struct EndedCgroup {
+  uint64_t limit_bytes = 0;       // the run's limit (a pooled cgroup is kept without one)
+  bool only_batch_inside = false;  // no step's cgroup (or anything else) in it, none inside "batch"
+  bool no_process = false;         // cgroup.procs of the run's and of "batch" empty
+  std::optional<uint64_t> oom_kills;     // the run's and "batch"'s counters, summed; nullopt: unreadable
+  std::optional<uint64_t> usage_bytes;   // memory.usage_in_bytes left charged; nullopt: unreadable
+};
+
+// Memory still charged to an ended job's cgroup (kernel objects, page cache) above which it
+// is removed instead of kept: what a later job's peak may be overstated by, at most.
+constexpr uint64_t kPooledCgroupLeftoverBytes = uint64_t{1} << 20;
+
+// Whether an ended run's cgroup may serve another job: v1's counters that cannot be reset
+// (memory.oom_control's oom_kill) must be 0, nothing may be left in it but an empty "batch",
+// and the peak (memory.max_usage_in_bytes) is reset by the caller.
+bool reusable_job_cgroup(const EndedCgroup& ended);
 
 // What an OOM watch reports: the job's processes OOM-killed so far and the peak.
 struct OomCount {
@@ -72,6 +98,9 @@ class MemoryCgroups {
   // std::invalid_argument for an instance that is not alphanumeric, std::runtime_error
   // saying why memory cannot be enforced here.
   MemoryCgroups(MemoryCgroupLocation location, std::string node, std::string spool_instance, int agent_pid);
+  ~MemoryCgroups();  // remove_pooled()
+  MemoryCgroups(const MemoryCgroups&) = delete;
+  MemoryCgroups& operator=(const MemoryCgroups&) = delete;
 
   CgroupVersion version() const { return location_.version; }
   const std::string& dir() const { return location_.dir; }
@@ -86,6 +115,21 @@ class MemoryCgroups {
   JobCgroup create(uint64_t job_id, uint32_t run, uint64_t limit_bytes) const;
   // The batch script's cgroup inside the run's (<job cgroup>/batch), with the run's limit.
   JobCgroup create_batch(const JobCgroup& job) const;
+  // The run's cgroup once its job ended and its processes are gone: back to the pool (v1:
+  // renamed "<prefix>pool<N>", its peaks reset) where reusable_job_cgroup says it may, else
+  // kill_and_remove. create() takes a pooled cgroup (renamed to the run's name: steps,
+  // adoption and remove_stale find it by that name as before) before it makes one: two
+  // mkdir/rmdir pairs less per job. Same result as kill_and_remove.
+  bool release(const JobCgroup& job) const;
+  // Pooled cgroups are kept (cgroup v1 without cpuacct in its hierarchy, whose CPU figures
+  // could not be reset); off: every run's cgroup is made and removed.
+  void set_pooling(bool on) { pooling_ = on && location_.version == CgroupVersion::v1 && v1_cpuacct_ == V1Cpuacct::none; }
+  bool pooling() const { return pooling_; }
+  size_t pooled_count() const;
+  // The idle pooled cgroups go, and no ended run's is kept from now on: the agent stops
+  // (its process ends without destroying this), and the destructor.
+  void remove_pooled() const;
+
   // A job step's tasks on this node: <job cgroup>/step<step>, with the step's limit. The
   // run's cgroup is created (with that limit) where it is missing: on a node that runs
   // no batch script, steps are all the job runs there.
@@ -134,13 +178,19 @@ class MemoryCgroups {
   // in `keep` (the runs a restarted agent adopts) and a dead agent's v2 leaf ("...daemon",
   // where the supervisors of its jobs run), which is removed only once empty. Cgroups of
   // other spools (other nodes, or other clusters' agents of a node with the same name on
-  // this host, whose jobs may have outlived their agent) are theirs to clear. Returns how
-  // many were removed.
+  // this host, whose jobs may have outlived their agent) are theirs to clear, but their idle
+  // pooled cgroups ("...-<pid>.pool<N>") go when no process has that pid: they hold no job.
+  // Returns how many were removed.
   size_t remove_stale(const std::set<std::string>& keep = {}) const;
 
  private:
   // mkdir and the limit; `parent`: v2 gives its children the memory controller.
   JobCgroup create_at(const std::string& path, uint64_t limit_bytes, bool parent) const;
+  // The limit of a cgroup just made or taken from the pool (`made`: none set yet), or left by the same run.
+  void apply_limit(const std::string& path, uint64_t limit_bytes, bool parent, bool made) const;
+  // A pooled cgroup renamed to `path`; nullopt: none (or it could not be renamed).
+  std::optional<JobCgroup> take_pooled(const std::string& path, uint64_t limit_bytes) const;
+  EndedCgroup inspect_ended(const JobCgroup& job) const;
 
   // v1: which cpuacct files the cgroups have (where cpuacct shares the memory hierarchy).
   enum class V1Cpuacct { none, usage_user_sys, stat };
@@ -149,6 +199,11 @@ class MemoryCgroups {
   V1Cpuacct v1_cpuacct_ = V1Cpuacct::none;
   std::string spool_prefix_;  // "cairnd-<node>-<spool instance>-"
   std::string prefix_;        // spool_prefix_ + "<agent pid>."
+  bool pooling_ = false;
+  mutable std::mutex pool_mutex_;
+  mutable std::vector<std::string> pooled_;  // idle "<prefix>pool<N>" cgroups, "batch" inside, no limit
+  mutable bool pool_closed_ = false;
+  mutable uint64_t next_pool_name_ = 0;
 };
 
 // What the agent found at start: cgroups, or why it runs without enforcement.
@@ -161,6 +216,6 @@ struct MemoryEnforcement {
 // checking that a job cgroup can really be created, and removes what earlier agents of
 // the spool left but the cgroups in `keep`. Never throws.
 MemoryEnforcement open_memory_enforcement(const std::string& node, const std::string& spool_instance,
-                                          const std::set<std::string>& keep = {});
+                                          const std::set<std::string>& keep = {}, bool pooling = true);
 
 }  // namespace cairn

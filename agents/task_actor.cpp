@@ -65,6 +65,7 @@ struct TaskState {
   bool acked = false;  // the controller has the end: the task may stop once its cgroup is gone
   int cleanup_attempts = 0;
   std::optional<TaskUsage> script_rusage;  // from the run's record, once the script ended
+  bool initialized = false;  // past the spawn's initial function: quit() may be called
   static inline const char* name = "task_actor";
 };
 
@@ -101,7 +102,7 @@ void remove_cgroup(TaskActor* self) {
   if (st.context->devices) st.context->devices->remove(cpuset_name(st.job));
   if (!st.cgroup) return maybe_quit(self);
   if (st.context->memory_watch) st.context->memory_watch->remove(st.job.job_id, st.job.restart_count);
-  if (st.context->cgroups->kill_and_remove(*st.cgroup)) {
+  if (st.context->cgroups->release(*st.cgroup)) {
     st.cgroup.reset();
     if (st.context->cpusets) st.context->cpusets->remove(cpuset_name(st.job));
     if (st.context->devices) st.context->devices->remove(cpuset_name(st.job));
@@ -148,7 +149,12 @@ void report_end(TaskActor* self, JobEnd end) {
     spdlog::warn("JobId={}: {}", end.job_id, end.message);
   else
     spdlog::info("JobId={} ended: exit code {}, signal {}", end.job_id, end.exit_code, end.signal);
-  self->send(st.agent, ended_atom::value, std::move(end));
+  // With its cgroup gone, all that is left is the run's record, which goes once the
+  // controller has the end: the agent actor removes it then, and the task stops now
+  // (no acknowledgement passed on to it: fewer hand-offs between threads per job).
+  bool stopping = st.initialized && !st.cgroup && !st.superseded;
+  self->send(st.agent, ended_atom::value, std::move(end), stopping);
+  if (stopping) self->quit();
 }
 
 void watch_memory(TaskActor* self) {
@@ -407,6 +413,7 @@ caf::behavior task_actor(TaskActor* self, std::shared_ptr<const AgentContext> co
     spdlog::info("JobId={}: allocated here, batch script on {}", st.job.job_id,
                  st.job.nodes.empty() ? "?" : st.job.nodes.front().node);
   done(format_cpu_ids(st.cpus));
+  st.initialized = true;
   return task_behavior(self);
 }
 
@@ -438,6 +445,7 @@ caf::behavior adopted_task_actor(TaskActor* self, std::shared_ptr<const AgentCon
   } else {
     on_supervisor_exit(self, {});  // it ended (or was lost) while no agent watched
   }
+  st.initialized = true;
   return task_behavior(self);
 }
 

@@ -95,4 +95,26 @@ if [ -d "$memory_dir" ]; then
 else
   skip_part "part 7: no memory cgroup directory $memory_dir to look for leftovers in"
 fi
+
+# 8. v1 keeps an ended job's cgroup for a later one (docs/decisions.md, "The agents' CPU per
+# job"): the later job's peak is its own, not the earlier one's; stopped agents leave no
+# cgroup behind, kept ones included.
+if [ "$enforcement" = "MemoryEnforcement=cgroup/v1" ] && [ -d "$memory_dir" ]; then
+  agent=$(local_agent_pid n1)
+  kept() { ls -d "$memory_dir"/cairnd-n1-*-"$agent".pool* 2>/dev/null | wc -l; }
+  big=$(sbatch --parsable -w n1 -o /dev/null --wrap 'dd if=/dev/zero of=/dev/null bs=100M count=1')
+  wait_state "$big" COMPLETED
+  poll_until 5 1 kept || fail "no cgroup kept after job $big: $(ls "$memory_dir")"
+  small=$(sbatch --parsable -w n1 -o /dev/null --wrap true)
+  wait_state "$small" COMPLETED
+  peak_kib() { sacct -j "$1" -n -P -o JobID,MaxRSS | awk -F'|' '$1 ~ /batch/ {
+    v = $2; unit = substr(v, length(v)); n = v + 0; print (unit == "M" ? n * 1024 : unit == "G" ? n * 1048576 : n) }'; }
+  [ "$(peak_kib "$big")" -ge 100000 ] || fail "job $big's peak: $(sacct -j "$big" -n -P -o JobID,MaxRSS)"
+  [ "$(peak_kib "$small")" -lt 10240 ] || fail "job $small's peak is not its own: $(sacct -j "$small" -n -P -o JobID,MaxRSS)"
+  cairn local down --dir "$work" >/dev/null 2>&1
+  left=$(for pid in $(sed -n '2,$p' "$work/pids"); do ls -d "$memory_dir"/cairnd-*-"$pid".* 2>/dev/null; done || true)
+  [ -z "$left" ] || fail "cgroups left behind by stopped agents: $left"
+else
+  skip_part "part 8: needs the cgroup v1 memory controller"
+fi
 pass "oom: all checks passed"

@@ -354,3 +354,182 @@ TEST_CASE("memory event watch: a v2 memory.events change is reported for its job
   std::unique_lock lock(mutex);
   CHECK_FALSE(changed.wait_for(lock, std::chrono::milliseconds(200), [&] { return seen.size() > before; }));
 }
+
+TEST_CASE("reusable_job_cgroup: only a cgroup whose job left no limit, step, process, OOM kill or much memory") {
+  EndedCgroup clean{.limit_bytes = 0, .only_batch_inside = true, .no_process = true, .oom_kills = 0,
+                    .usage_bytes = 150u << 10};
+  CHECK(reusable_job_cgroup(clean));
+  auto with = [&](auto change) {
+    EndedCgroup ended = clean;
+    change(ended);
+    return reusable_job_cgroup(ended);
+  };
+  CHECK_FALSE(with([](EndedCgroup& e) { e.limit_bytes = 1u << 30; }));
+  CHECK_FALSE(with([](EndedCgroup& e) { e.only_batch_inside = false; }));  // a step's cgroup left inside
+  CHECK_FALSE(with([](EndedCgroup& e) { e.no_process = false; }));         // a process escaped the job's group
+  CHECK_FALSE(with([](EndedCgroup& e) { e.oom_kills = 1; }));              // v1's counter cannot be reset
+  CHECK_FALSE(with([](EndedCgroup& e) { e.oom_kills.reset(); }));
+  CHECK_FALSE(with([](EndedCgroup& e) { e.usage_bytes = kPooledCgroupLeftoverBytes + 1; }));
+  CHECK_FALSE(with([](EndedCgroup& e) { e.usage_bytes.reset(); }));
+  CHECK(with([](EndedCgroup& e) { e.usage_bytes = kPooledCgroupLeftoverBytes; }));
+}
+
+namespace {
+
+// What the kernel shows in an ended run's v1 cgroups, written into a fake root.
+void fake_ended_run(const FakeRoot& root, const std::string& job, const std::string& oom_kill = "0") {
+  for (const std::string& dir : {job, job + "/batch"}) {
+    root.write(dir + "/cgroup.procs", "");
+    root.write(dir + "/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill " + oom_kill + "\n");
+    root.write(dir + "/memory.max_usage_in_bytes", "524288\n");
+  }
+  root.write(job + "/memory.usage_in_bytes", "4096\n");
+}
+
+}  // namespace
+
+TEST_CASE("cgroup v1 pool: an ended run's cgroup serves the next run under its name, its peaks reset") {
+  FakeRoot root;
+  root.write("memory.limit_in_bytes", "-1");
+  MemoryCgroups cgroups({CgroupVersion::v1, root.dir}, "n1", "5a1e", 4242);
+  cgroups.set_pooling(true);
+  REQUIRE(cgroups.pooling());
+  JobCgroup first = cgroups.create(20, 0, 0);
+  CHECK_FALSE(first.pooled);
+  cgroups.create_batch(first);
+  fake_ended_run(root, "cairnd-n1-5a1e-4242.job20.0");
+  CHECK(cgroups.release(first));
+  CHECK_FALSE(root.has("cairnd-n1-5a1e-4242.job20.0"));
+  CHECK(root.read("cairnd-n1-5a1e-4242.pool0/memory.max_usage_in_bytes") == "0");
+  CHECK(root.read("cairnd-n1-5a1e-4242.pool0/batch/memory.max_usage_in_bytes") == "0");
+  CHECK(cgroups.pooled_count() == 1);
+
+  // The next run gets it under its own name (steps and adoption find it so), with its limit.
+  JobCgroup next = cgroups.create(21, 0, 64u << 20);
+  CHECK(next.pooled);
+  CHECK(next.path == root.dir + "/cairnd-n1-5a1e-4242.job21.0");
+  CHECK_FALSE(root.has("cairnd-n1-5a1e-4242.pool0"));
+  CHECK(root.read("cairnd-n1-5a1e-4242.job21.0/memory.limit_in_bytes") == "67108864");
+  JobCgroup batch = cgroups.create_batch(next);
+  CHECK(batch.path == next.path + "/batch");
+  CHECK(root.read("cairnd-n1-5a1e-4242.job21.0/batch/memory.limit_in_bytes") == "67108864");
+  CHECK(root.read("cairnd-n1-5a1e-4242.job21.0/batch/memory.max_usage_in_bytes") == "0");
+  CHECK(cgroups.pooled_count() == 0);
+
+  // With a limit, an OOM kill counted, or a step's cgroup left inside, it is not kept: a
+  // fake cgroup's files keep its directory, so kill_and_remove says "not yet".
+  fake_ended_run(root, "cairnd-n1-5a1e-4242.job21.0");
+  CHECK_FALSE(cgroups.release(next));
+  CHECK(root.has("cairnd-n1-5a1e-4242.job21.0"));
+  JobCgroup killed = cgroups.create(22, 0, 0);
+  cgroups.create_batch(killed);
+  fake_ended_run(root, "cairnd-n1-5a1e-4242.job22.0", "1");
+  CHECK_FALSE(cgroups.release(killed));
+  CHECK(root.has("cairnd-n1-5a1e-4242.job22.0"));
+  JobCgroup stepped = cgroups.create(23, 0, 0);
+  cgroups.create_batch(stepped);
+  cgroups.create_for_step(23, 0, 1, 0);
+  fake_ended_run(root, "cairnd-n1-5a1e-4242.job23.0");
+  CHECK_FALSE(cgroups.release(stepped));
+  CHECK(cgroups.pooled_count() == 0);
+
+  // The agent stops: its idle pooled cgroups go and no ended run's is kept after.
+  JobCgroup kept = cgroups.create(25, 0, 0);
+  cgroups.create_batch(kept);
+  fake_ended_run(root, "cairnd-n1-5a1e-4242.job25.0");
+  REQUIRE(cgroups.release(kept));
+  REQUIRE(cgroups.pooled_count() == 1);
+  for (const auto& entry : fs::recursive_directory_iterator(root.dir + "/cairnd-n1-5a1e-4242.pool1"))
+    if (entry.is_regular_file()) fs::remove(entry.path());  // a real cgroup's files go with it
+  cgroups.remove_pooled();
+  CHECK_FALSE(root.has("cairnd-n1-5a1e-4242.pool1"));
+  JobCgroup late = cgroups.create(26, 0, 0);
+  CHECK_FALSE(late.pooled);
+  cgroups.create_batch(late);
+  fake_ended_run(root, "cairnd-n1-5a1e-4242.job26.0");
+  CHECK_FALSE(cgroups.release(late));
+  CHECK(cgroups.pooled_count() == 0);
+
+  // Off (CAIRN_CGROUP_POOL=no): made and removed as before.
+  cgroups.set_pooling(false);
+  JobCgroup plain = cgroups.create(24, 0, 0);
+  cgroups.create_batch(plain);
+  fake_ended_run(root, "cairnd-n1-5a1e-4242.job24.0");
+  CHECK_FALSE(cgroups.release(plain));
+  CHECK(cgroups.pooled_count() == 0);
+}
+
+TEST_CASE("cgroup pool: not kept where counters cannot be reset (v1 with cpuacct, v2); idle ones go with the agent") {
+  FakeRoot root;
+  root.write("memory.limit_in_bytes", "-1");
+  root.write("cpuacct.stat", "user 1\nsystem 1\n");
+  MemoryCgroups with_cpuacct({CgroupVersion::v1, root.dir}, "n1", "5a1e", 4242);
+  with_cpuacct.set_pooling(true);
+  CHECK_FALSE(with_cpuacct.pooling());
+  FakeRoot v2_root;  // memory.events' oom_kill cannot be reset; v2 cgroups cannot be renamed
+  v2_root.write("cgroup.controllers", "memory\n");
+  v2_root.write("cgroup.subtree_control", "");
+  MemoryCgroups v2({CgroupVersion::v2, v2_root.dir}, "n1", "5a1e", 4242);
+  v2.set_pooling(true);
+  CHECK_FALSE(v2.pooling());
+
+  FakeRoot plain_root;
+  plain_root.write("memory.limit_in_bytes", "-1");
+  {
+    MemoryCgroups cgroups({CgroupVersion::v1, plain_root.dir}, "n1", "5a1e", 4242);
+    cgroups.set_pooling(true);
+    JobCgroup job = cgroups.create(30, 0, 0);
+    cgroups.create_batch(job);
+    // A real cgroup's files go with its directory: here only the directories are left.
+    fake_ended_run(plain_root, "cairnd-n1-5a1e-4242.job30.0");
+    REQUIRE(cgroups.release(job));
+    for (const auto& entry : fs::recursive_directory_iterator(plain_root.dir + "/cairnd-n1-5a1e-4242.pool0"))
+      if (entry.is_regular_file()) fs::remove(entry.path());
+  }
+  CHECK_FALSE(plain_root.has("cairnd-n1-5a1e-4242.pool0"));
+}
+
+TEST_CASE("read_cgroup_file: a short text in one read, a long one (cgroup.procs of many tasks) to its end") {
+  FakeRoot root;
+  root.write("memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n");
+  auto short_text = read_cgroup_file(root.dir + "/memory.oom_control");
+  REQUIRE(short_text.ok());
+  CHECK(short_text.text == "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n");
+  std::string pids;
+  for (int pid = 100000; pid < 102000; ++pid) pids += std::to_string(pid) + "\n";
+  root.write("cgroup.procs", pids);
+  auto long_text = read_cgroup_file(root.dir + "/cgroup.procs");
+  REQUIRE(long_text.ok());
+  CHECK(long_text.text == pids);
+  root.write("exact", std::string(4096, 'x'));
+  CHECK(read_cgroup_file(root.dir + "/exact").text == std::string(4096, 'x'));
+  CHECK(read_cgroup_file(root.dir + "/missing").missing());
+}
+
+TEST_CASE("remove_stale: idle pooled cgroups of any spool go once no process has their agent's pid") {
+  FakeRoot root;
+  root.write("memory.limit_in_bytes", "-1");
+  const std::string self = std::to_string(::getpid());
+  MemoryCgroups cgroups({CgroupVersion::v1, root.dir}, "n1", "5a1e", static_cast<int>(::getpid()));
+  fs::create_directories(root.dir + "/cairnd-n2-0ther-4194305.pool3/batch");   // above any pid: a dead agent's
+  fs::create_directories(root.dir + "/cairnd-n2-0ther-" + self + ".pool1/batch");  // a live agent's
+  fs::create_directories(root.dir + "/cairnd-n2-0ther-4194305.job3.0");  // a job: its own spool's agent adopts it
+  fs::create_directories(root.dir + "/cairnd-a.pool1-0ther-4194305.job4.0");  // a node named so: no pool
+  CHECK(cgroups.remove_stale() == 1);
+  CHECK_FALSE(root.has("cairnd-n2-0ther-4194305.pool3"));
+  CHECK(root.has("cairnd-n2-0ther-" + self + ".pool1/batch"));
+  CHECK(root.has("cairnd-n2-0ther-4194305.job3.0"));
+  CHECK(root.has("cairnd-a.pool1-0ther-4194305.job4.0"));
+
+  // A live agent whose pooled cgroup lost its "batch" meanwhile makes it again.
+  cgroups.set_pooling(true);
+  JobCgroup job = cgroups.create(40, 0, 0);
+  cgroups.create_batch(job);
+  fake_ended_run(root, "cairnd-n1-5a1e-" + self + ".job40.0");
+  REQUIRE(cgroups.release(job));
+  fs::remove_all(root.dir + "/cairnd-n1-5a1e-" + self + ".pool0/batch");
+  JobCgroup next = cgroups.create(41, 0, 0);
+  REQUIRE(next.pooled);
+  CHECK(cgroups.create_batch(next).path == next.path + "/batch");
+  CHECK(root.has("cairnd-n1-5a1e-" + self + ".job41.0/batch"));
+}
