@@ -25,6 +25,7 @@
 
 #include "events/burst_buffer_plan.hpp"
 #include "actors/actors.hpp"
+#include "actors/deferred_wake_scheduler.hpp"
 #include "actors/outside_requests.hpp"
 #include "actors/readable_view.hpp"
 #include "events/read_model.hpp"
@@ -703,8 +704,7 @@ int run(const ParsedArgs& args) {
 
   caf::actor_system_config caf_config;
   register_controller_messages(caf_config);
-  caf_config.set("scheduler.policy", caf::atom("sharing"));
-  caf_config.set("scheduler.max-threads", actor_worker_threads(std::thread::hardware_concurrency()));
+  use_deferred_wake_scheduler(caf_config, actor_worker_threads(std::thread::hardware_concurrency()));
   caf::actor_system system{caf_config};
   system.await_actors_before_shutdown(false);
   context->system = &system;
