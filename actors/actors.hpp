@@ -149,6 +149,11 @@ CAF_ADD_ATOM(cairn, cairn, resume_atom, "resume")
 CAF_ADD_ATOM(cairn, cairn, signal_atom, "signal")
 // A job actor's own timers (internal).
 CAF_ADD_ATOM(cairn, cairn, timer_atom, "timer")
+// A job actor whose job is final says so (-> dispatcher); the dispatcher's sweep of them (its
+// own timer) tells those final for a while to stop if nothing is left to do (-> job actor).
+CAF_ADD_ATOM(cairn, cairn, final_atom, "final")
+CAF_ADD_ATOM(cairn, cairn, sweep_atom, "sweep")
+CAF_ADD_ATOM(cairn, cairn, idle_atom, "idle")
 // Burst buffers: an order to a node (stage, teardown); the agent's answer handed back from
 // the RPC thread (internal to the node actor); a step ordered again (internal to the job actor).
 CAF_ADD_ATOM(cairn, cairn, bb_stage_atom, "bbstage")
@@ -235,6 +240,7 @@ using JobActor = caf::typed_actor<                                              
     replies_to<step_end_atom, std::string, StepEnd>::with<Recorded>,               //
     replies_to<allocation_end_atom, AllocationEnd>::with<Recorded>,                //
     reacts_to<timer_atom, uint64_t, uint8_t>,                                      // internal
+    reacts_to<idle_atom>,                                                          //
     reacts_to<bb_retry_atom>                                                       // internal
     >;
 
@@ -303,6 +309,8 @@ using QueryReaderActor = caf::typed_actor<                     //
 using DispatcherActor = caf::typed_actor<                                            //
     reacts_to<committed_atom, CommittedEvent>,                                       //
     reacts_to<live_atom, std::vector<uint64_t>>,                                     //
+    reacts_to<final_atom, uint64_t>,                                                 //
+    reacts_to<sweep_atom>,                                                           // internal
     replies_to<control_atom, ControlRequest>::with<ControlOutcome>,                  //
     replies_to<job_edit_atom, JobUpdateRequest>::with<ControlOutcome>,               //
     replies_to<array_control_atom, ArrayControlRequest>::with<std::vector<ControlOutcome>>,  //
@@ -412,6 +420,8 @@ class RunningConfigs {
 };
 
 // Everything the actors share read-only.
+class OutsideRequests;  // actors/outside_requests.hpp
+
 struct ControllerContext {
   std::shared_ptr<RunningConfigs> running = std::make_shared<RunningConfigs>();
   const ClusterConfig& config() const { return running->current().config; }
@@ -421,8 +431,9 @@ struct ControllerContext {
   const NodeFeatureMap& node_features() const { return running->current().node_features; }
   const std::map<std::string, NodeActor>& node_actors() const { return running->current().node_actors; }
   int64_t boot_time_us = 0;
-  // The actors' system: the RPC service asks the actors from outside (a one-shot actor each).
+  // The actors' system, and how the RPC service asks its actors from outside them.
   caf::actor_system* system = nullptr;
+  std::shared_ptr<OutsideRequests> outside_requests;
   // The wall clock, in microseconds since the Unix epoch: event times, deadlines, node
   // silences. Tests drive it (with the test coordinator's clock for delayed messages).
   std::function<int64_t()> now_us = wall_clock_us;

@@ -25,6 +25,8 @@
 
 #include "events/burst_buffer_plan.hpp"
 #include "actors/actors.hpp"
+#include "actors/deferred_wake_scheduler.hpp"
+#include "actors/outside_requests.hpp"
 #include "actors/readable_view.hpp"
 #include "events/read_model.hpp"
 #include "events/snapshot_files.hpp"
@@ -702,11 +704,11 @@ int run(const ParsedArgs& args) {
 
   caf::actor_system_config caf_config;
   register_controller_messages(caf_config);
-  caf_config.set("scheduler.policy", caf::atom("sharing"));
-  caf_config.set("scheduler.max-threads", actor_worker_threads(std::thread::hardware_concurrency()));
+  use_deferred_wake_scheduler(caf_config, actor_worker_threads(std::thread::hardware_concurrency()));
   caf::actor_system system{caf_config};
   system.await_actors_before_shutdown(false);
   context->system = &system;
+  context->outside_requests = std::make_shared<OutsideRequests>(system);
 
   auto live = live_jobs(state);
   std::erase_if(live, [&](uint64_t id) { return !ownership.owns(shard_of_job(id)); });  // their owners' jobs
@@ -837,6 +839,7 @@ int run(const ParsedArgs& args) {
   else if (!fenced) spdlog::info("signal {} received: shutting down", received);
   listener.close();
   loop.stop();
+  context->outside_requests.reset();  // it holds an actor: before the actor system goes
   log->flush();
   // The query reader has a thread of its own, which the actor system's destructor waits for
   // until the actor is gone, and it and the context hold each other: stop it, drop the handle.

@@ -22,6 +22,7 @@
 #include <kj/map.h>
 
 #include "capnp/rpc.capnp.h"
+#include "actors/outside_requests.hpp"
 #include "actors/shard_forwarder.hpp"
 #include "common/daemon_log.hpp"
 #include "common/shard_endpoint.hpp"
@@ -68,17 +69,22 @@ kj::Exception failure(const std::string& message) {
   return kj::Exception(kj::Exception::Type::FAILED, __FILE__, __LINE__, kj::heapString(message.data(), message.size()));
 }
 
-// Asks an actor from the loop thread, with CAF's request/reply like any actor: a one-shot
-// actor makes the request, and the answer (or CAF's error) settles the loop-thread promise.
+// Asks an actor from the loop thread: the answer (or CAF's error) settles the loop-thread
+// promise, from the answering actor's thread (OutsideRequests: no actor per request).
 template <class T, class Handle, class... Ts>
 kj::Promise<T> ask(const ControllerContext& context, const Handle& target, Ts... message) {
+  using Answer = caf::response_type_t<typename Handle::signatures,
+                                      typename caf::detail::implicit_conversions<std::decay_t<Ts>>::type...>;
+  static_assert(std::is_same_v<Answer, caf::detail::type_list<T>>, "the target answers this message otherwise");
   auto [promise, reply] = make_rpc_reply<T>();
-  context.system->spawn([target, message..., reply = reply](caf::event_based_actor* self) {
-    self->request(target, caf::infinite, message...)
+  context.outside_requests->request(
+      caf::actor_cast<caf::strong_actor_ptr>(target), caf::make_message(std::move(message)...),
+      [reply = reply, system = context.system](caf::message& answer) {
         // Moved, not copied: a listJobs page is megabytes (CAF hands an unshared reply over).
-        .then([reply](T& answer) { reply.fulfill(std::move(answer)); },
-              [self, reply](const caf::error& error) { reply.reject(self->system().render(error)); });
-  });
+        if (answer.match_elements<T>()) reply.fulfill(std::move(answer.get_mutable_as<T>(0)));
+        else if (answer.match_elements<caf::error>()) reply.reject(system->render(answer.get_as<caf::error>(0)));
+        else reply.reject("unexpected answer: " + caf::to_string(answer));
+      });
   return kj::mv(promise);
 }
 

@@ -1,6 +1,7 @@
 // Delivers durable events in log order: every event to the query view (which
 // applies it and updates the job's actor), and owns the registry of job actors.
 #include <caf/all.hpp>
+#include <chrono>
 #include <kj/exception.h>
 #include <spdlog/spdlog.h>
 
@@ -10,9 +11,16 @@
 namespace cairn {
 namespace {
 
+// A final job's actor lingers this long for late commands and reports, then stops; the
+// sweep that stops them runs this often while some are final.
+constexpr auto kIdleAfterFinal = std::chrono::seconds(30);
+constexpr auto kIdleSweepEvery = std::chrono::seconds(10);
+
 struct DispatcherState {
   std::shared_ptr<const ControllerContext> context;
   std::map<uint64_t, JobActor> jobs;
+  std::map<uint64_t, int64_t> final_since_us;  // job actors whose job went final, by job id
+  bool sweep_armed = false;
   static inline const char* name = "dispatcher";
 };
 
@@ -127,6 +135,7 @@ DispatcherActor::behavior_type dispatcher(DispatcherSelf self, std::shared_ptr<c
     auto& jobs = self->state.jobs;
     for (auto it = jobs.begin(); it != jobs.end(); ++it) {
       if (it->second.address() == down.source) {
+        self->state.final_since_us.erase(it->first);
         jobs.erase(it);
         return;
       }
@@ -158,6 +167,29 @@ DispatcherActor::behavior_type dispatcher(DispatcherSelf self, std::shared_ptr<c
         }
         self->send(actors.query_view, apply_atom_v, event, job);
         self->send(actors.scheduler, kick_atom_v);
+      },
+      [=](final_atom, uint64_t job_id) {
+        auto& st = self->state;
+        st.final_since_us.insert_or_assign(job_id, st.context->now_us());
+        if (st.sweep_armed) return;
+        st.sweep_armed = true;
+        self->delayed_send(self, kIdleSweepEvery, sweep_atom_v);
+      },
+      // Final long enough: each actor stops unless its job has something left to do (it says
+      // final again when it has).
+      [=](sweep_atom) {
+        auto& st = self->state;
+        int64_t before = st.context->now_us() - std::chrono::duration_cast<std::chrono::microseconds>(kIdleAfterFinal).count();
+        for (auto it = st.final_since_us.begin(); it != st.final_since_us.end();) {
+          if (it->second > before) {
+            ++it;
+            continue;
+          }
+          if (auto job = st.jobs.find(it->first); job != st.jobs.end()) self->send(job->second, idle_atom_v);
+          it = st.final_since_us.erase(it);
+        }
+        st.sweep_armed = !st.final_since_us.empty();
+        if (st.sweep_armed) self->delayed_send(self, kIdleSweepEvery, sweep_atom_v);
       },
       // Live jobs after a restart: their actors resume timers and policies.
       [=](live_atom, const std::vector<uint64_t>& job_ids) {

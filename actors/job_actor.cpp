@@ -25,8 +25,6 @@ namespace {
 
 using std::chrono::microseconds;
 
-// A final job's actor lingers this long for late commands, then stops.
-constexpr auto kIdleAfterFinal = std::chrono::seconds(30);
 // A burst-buffer order that did not reach its agent is given again after this.
 constexpr auto kBbRetryDelay = std::chrono::seconds(1);
 // An event of the job's own timers or policies that the log refused (a full disk) is tried again after this.
@@ -88,8 +86,9 @@ void arm_timers(JobSelf self) {
   ++st.timer_generation;
   const auto& job = st.job;
   if (is_final(job.state)) {
-    self->delayed_send(self, kIdleAfterFinal, timer_atom_v, st.timer_generation,
-                       static_cast<uint8_t>(TimerKind::idle));
+    // It lingers for late commands and reports: the dispatcher's sweep stops it after a while
+    // (one timer for every final job: a timer each woke CAF's clock thread twice per job).
+    self->send(st.context->actors.dispatcher, final_atom_v, job.id);
     return;
   }
   if (job.spec->deadline_us != 0 && (job.state == JobState::RUNNING || job.state == JobState::SUSPENDED))
@@ -370,6 +369,13 @@ void on_update(JobSelf self, JobRecord record, JobState before) {
   drive_burst_buffer(self);
 }
 
+// Unknown, or final with nothing left to do (no resubmission, no burst-buffer step): it stops.
+void stop_if_idle(JobSelf self) {
+  const auto& st = self->state;
+  if (!st.known || (is_final(st.job.state) && !should_resubmit(st.job) && next_bb_step(st.job) == BbStep::none))
+    self->quit();
+}
+
 void on_timer(JobSelf self, uint64_t generation, TimerKind kind) {
   auto& st = self->state;
   if (generation != st.timer_generation) return;
@@ -377,7 +383,7 @@ void on_timer(JobSelf self, uint64_t generation, TimerKind kind) {
   uint64_t id = job.id;
   switch (kind) {
     case TimerKind::idle:
-      if (!st.known || (is_final(job.state) && !should_resubmit(job) && next_bb_step(job) == BbStep::none)) self->quit();
+      stop_if_idle(self);
       return;
     case TimerKind::time_limit:
       if (job.state != JobState::RUNNING || st.context->now_us() < effective_deadline_us(job)) return;
@@ -744,6 +750,7 @@ JobActor::behavior_type job_actor(JobSelf self, std::shared_ptr<const Controller
   return {
       [=](job_update_atom, JobRecord& record, JobState before) { on_update(self, std::move(record), before); },
       [=](timer_atom, uint64_t generation, uint8_t kind) { on_timer(self, generation, static_cast<TimerKind>(kind)); },
+      [=](idle_atom) { stop_if_idle(self); },
       [=](control_atom, const ControlRequest& request) -> caf::result<ControlOutcome> {
         return serve<ControlOutcome>(self, [=](const Reply<ControlOutcome>& answer) { on_control(self, request, answer); });
       },

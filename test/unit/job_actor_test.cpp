@@ -198,6 +198,7 @@ class Controller {
   }
 
   NodeActor node_actor() const { return context_->node_actors().at("n1"); }
+  size_t running_actors() const { return system_->registry().running(); }
   const ControllerActors& actors() const { return context_->actors; }
   const ControllerContext& context() const { return *context_; }
 
@@ -231,6 +232,28 @@ TEST_CASE("job actor: a job is launched on its node and ends as its agent report
   // A second report of the same end is answered and records nothing.
   controller.report_end(id, 0);
   CHECK(controller.log.kinds_of(id).size() == 3);
+}
+
+TEST_CASE("job actor: a final job's actor lingers 30-40 s for late reports, then the dispatcher's sweep stops it") {
+  Controller controller;
+  size_t before = controller.running_actors();
+  uint64_t id = controller.submit(simple_spec("lingering"));
+  REQUIRE(controller.job(id).state == JobState::RUNNING);
+  CHECK(controller.running_actors() == before + 1);  // the job's actor
+  controller.report_end(id, 0);
+  REQUIRE(controller.job(id).state == JobState::COMPLETED);
+
+  controller.advance(std::chrono::seconds(29));
+  CHECK(controller.running_actors() == before + 1);
+  controller.report_end(id, 0);  // a late report: answered by the same actor
+  controller.advance(std::chrono::seconds(12));
+  CHECK(controller.running_actors() == before);
+
+  // A report after it stopped gets an actor again, which records nothing new.
+  controller.report_end(id, 0);
+  CHECK(controller.log.kinds_of(id).size() == 3);
+  controller.advance(std::chrono::seconds(41));
+  CHECK(controller.running_actors() == before);
 }
 
 TEST_CASE("job actor: the time limit ends a running job at its deadline, not before") {
