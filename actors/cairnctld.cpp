@@ -25,7 +25,6 @@
 
 #include "events/burst_buffer_plan.hpp"
 #include "actors/actors.hpp"
-#include "actors/deferred_wake_scheduler.hpp"
 #include "actors/outside_requests.hpp"
 #include "actors/readable_view.hpp"
 #include "events/read_model.hpp"
@@ -43,6 +42,7 @@
 #include "common/service_notify.hpp"
 #include "common/version.hpp"
 #include "common/string_util.hpp"
+#include "common/actor_scheduler.hpp"
 #include "common/worker_threads.hpp"
 #include "events/event_codec.hpp"
 #include "events/event_factory.hpp"
@@ -704,7 +704,7 @@ int run(const ParsedArgs& args) {
 
   caf::actor_system_config caf_config;
   register_controller_messages(caf_config);
-  use_deferred_wake_scheduler(caf_config, actor_worker_threads(std::thread::hardware_concurrency()));
+  use_actor_scheduler(caf_config, actor_worker_threads(std::thread::hardware_concurrency()), WorkerWakes::backlog_only);
   caf::actor_system system{caf_config};
   system.await_actors_before_shutdown(false);
   context->system = &system;

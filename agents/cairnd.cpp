@@ -25,7 +25,6 @@
 #include <thread>
 
 #include "agents/agent_actors.hpp"
-#include "agents/agent_scheduler.hpp"
 #include "agents/agent_messages.hpp"
 #include "agents/agent_metrics.hpp"
 #include "agents/agent_settings.hpp"
@@ -48,6 +47,7 @@
 #include "common/service_notify.hpp"
 #include "common/small_file.hpp"
 #include "common/version.hpp"
+#include "common/actor_scheduler.hpp"
 #include "common/worker_threads.hpp"
 
 using namespace cairn;
@@ -310,12 +310,9 @@ int run(const ParsedArgs& args) {
   MemoryEnforcement enforcement = memory_enforcement_for(settings, cgroup_exec, adopted_cgroups);
 
   caf::actor_system_config caf_config;
-  caf_config.set("scheduler.policy", caf::atom("sharing"));
-  // CAIRN_AGENT_SCHEDULER=sharing: CAF's own work sharing (to measure what agent_scheduler.hpp buys).
-  if (const char* scheduler = std::getenv("CAIRN_AGENT_SCHEDULER");
-      scheduler == nullptr || std::string_view(scheduler) != "sharing")
-    caf_config.load<AgentScheduler>();
-  caf_config.set("scheduler.max-threads", actor_worker_threads(std::thread::hardware_concurrency()));
+  // Every job wakes a worker: the agent's handlers do file and cgroup I/O, and one that blocks
+  // must not hold the launches it sent.
+  use_actor_scheduler(caf_config, actor_worker_threads(std::thread::hardware_concurrency()), WorkerWakes::each_job);
   caf::actor_system system{caf_config};
   system.await_actors_before_shutdown(false);
 

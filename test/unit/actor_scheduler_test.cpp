@@ -1,0 +1,139 @@
+// The daemons' CAF scheduler (common/actor_scheduler.hpp), in both of its modes: every
+// message arrives, between actors and from threads outside the scheduler, with workers going
+// to sleep and being woken all along (a lost wake-up would leave one queued); a long chain
+// runs to its end; and jobs one handler queued for two actors run on both workers at once.
+#include <doctest/doctest.h>
+
+#include <caf/all.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "common/actor_scheduler.hpp"
+
+namespace cairn::test {
+namespace {
+
+using namespace std::chrono_literals;
+using hop_atom = caf::atom_constant<caf::atom("hop")>;
+
+constexpr WorkerWakes kModes[] = {WorkerWakes::each_job, WorkerWakes::backlog_only};
+
+// Counts down to zero; arrive_and_wait() says whether it got there within 5 s.
+struct Latch {
+  std::mutex mutex;
+  std::condition_variable zero;
+  int left;
+  explicit Latch(int count) : left(count) {}
+  bool arrive_and_wait() {
+    std::unique_lock lock(mutex);
+    if (--left == 0) zero.notify_all();
+    return zero.wait_for(lock, 5s, [&] { return left <= 0; });
+  }
+};
+
+}  // namespace
+
+TEST_CASE("actor scheduler: every message arrives, between actors and from outside threads") {
+  constexpr int kSenders = 4, kMessagesPerSender = 3000, kHops = 3;
+  for (WorkerWakes wakes : kModes) {
+    CAPTURE(static_cast<int>(wakes));
+    caf::actor_system_config config;
+    use_actor_scheduler(config, 2, wakes);
+    caf::actor_system system{config};
+    auto arrived = std::make_shared<std::atomic<int>>(0);
+    auto all_arrived = std::make_shared<std::promise<void>>();
+    auto counter = system.spawn([arrived, all_arrived]() -> caf::behavior {
+      return {[arrived, all_arrived](hop_atom, int) {
+        if (++*arrived == kSenders * kMessagesPerSender) all_arrived->set_value();
+      }};
+    });
+    // Two relays pass each message back and forth before it reaches the counter.
+    std::vector<caf::actor> relays;
+    for (int i = 0; i < 2; ++i)
+      relays.push_back(system.spawn([counter](caf::event_based_actor* self) -> caf::behavior {
+        return {[self, counter](hop_atom, int hops, caf::actor other) {
+          if (hops == 0) return self->send(counter, hop_atom::value, 0);
+          self->send(other, hop_atom::value, hops - 1, caf::actor_cast<caf::actor>(self));
+        }};
+      }));
+    std::vector<std::thread> senders;
+    for (int s = 0; s < kSenders; ++s)
+      senders.emplace_back([&, s] {
+        for (int m = 0; m < kMessagesPerSender; ++m) {
+          caf::anon_send(relays[(s + m) % 2], hop_atom::value, kHops, relays[(s + m + 1) % 2]);
+          if (m % 500 == 0) std::this_thread::sleep_for(2ms);  // let the workers sleep
+        }
+      });
+    for (auto& sender : senders) sender.join();
+    auto future = all_arrived->get_future();
+    CHECK(future.wait_for(30s) == std::future_status::ready);
+    CHECK(arrived->load() == kSenders * kMessagesPerSender);
+    for (auto& relay : relays) caf::anon_send_exit(relay, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(counter, caf::exit_reason::user_shutdown);
+  }
+}
+
+TEST_CASE("actor scheduler: a chain of messages between actors, started from outside, runs to its end") {
+  for (WorkerWakes wakes : kModes) {
+    CAPTURE(static_cast<int>(wakes));
+    caf::actor_system_config config;
+    use_actor_scheduler(config, 2, wakes);
+    caf::actor_system system{config};
+    auto done = std::make_shared<std::promise<int>>();
+    auto future = done->get_future();
+    // Each hop goes to the other actor until the count reaches zero.
+    auto pinger = [done](caf::event_based_actor* self) -> caf::behavior {
+      return {[=](int left, caf::actor other) {
+        if (left == 0) return done->set_value(0);
+        self->send(other, left - 1, caf::actor_cast<caf::actor>(self));
+      }};
+    };
+    auto a = system.spawn(pinger);
+    auto b = system.spawn(pinger);
+    caf::anon_send(a, 10000, b);
+    REQUIRE(future.wait_for(10s) == std::future_status::ready);
+    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(b, caf::exit_reason::user_shutdown);
+  }
+}
+
+TEST_CASE("actor scheduler: two actors a handler sent work to run on both workers at once") {
+  for (WorkerWakes wakes : kModes) {
+    CAPTURE(static_cast<int>(wakes));
+    caf::actor_system_config config;
+    use_actor_scheduler(config, 2, wakes);
+    caf::actor_system system{config};
+    auto latch = std::make_shared<Latch>(2);
+    auto results = std::make_shared<std::promise<int>>();
+    auto future = results->get_future();
+    auto met = std::make_shared<std::atomic<int>>(0);
+    auto finished = std::make_shared<std::atomic<int>>(0);
+    // Each blocks its worker until the other arrives: they meet only if both run at once.
+    auto waiter = [=](caf::event_based_actor*) -> caf::behavior {
+      return {[=](int) {
+        if (latch->arrive_and_wait()) ++*met;
+        if (++*finished == 2) results->set_value(met->load());
+      }};
+    };
+    auto first = system.spawn(waiter);
+    auto second = system.spawn(waiter);
+    auto sender = system.spawn([=](caf::event_based_actor* self) -> caf::behavior {
+      return {[=](int x) {
+        self->send(first, x);
+        self->send(second, x);
+      }};
+    });
+    caf::anon_send(sender, 1);
+    REQUIRE(future.wait_for(15s) == std::future_status::ready);
+    CHECK(future.get() == 2);
+    for (auto& actor : {first, second, sender}) caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
+  }
+}
+
+}  // namespace cairn::test
