@@ -308,11 +308,7 @@ bool MemoryCgroups::release(const JobCgroup& job) const {
       std::lock_guard lock(pool_mutex_);
       name = fmt::format("{}/{}pool{}", location_.dir, prefix_, next_pool_name_++);
     }
-    // The ended job's page cache stays charged until reclaimed, and would count in the next
-    // job's peak: reclaimed first (best effort; what is left is within the leftover bound).
-    // Then v1 resets a peak to the usage now on any write.
-    write_text(job.path + "/batch/memory.force_empty", "0");
-    write_text(job.path + "/memory.force_empty", "0");
+    // v1 resets a peak to the usage now on any write.
     if (write_text(job.path + "/memory.max_usage_in_bytes", "0") == 0 &&
         write_text(job.path + "/batch/memory.max_usage_in_bytes", "0") == 0 &&
         ::rename(job.path.c_str(), name.c_str()) == 0) {

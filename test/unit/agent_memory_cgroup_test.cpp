@@ -382,7 +382,6 @@ void fake_ended_run(const FakeRoot& root, const std::string& job, const std::str
     root.write(dir + "/cgroup.procs", "");
     root.write(dir + "/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill " + oom_kill + "\n");
     root.write(dir + "/memory.max_usage_in_bytes", "524288\n");
-    root.write(dir + "/memory.force_empty", "");
   }
   root.write(job + "/memory.usage_in_bytes", "4096\n");
 }
@@ -403,9 +402,6 @@ TEST_CASE("cgroup v1 pool: an ended run's cgroup serves the next run under its n
   CHECK_FALSE(root.has("cairnd-n1-5a1e-4242.job20.0"));
   CHECK(root.read("cairnd-n1-5a1e-4242.pool0/memory.max_usage_in_bytes") == "0");
   CHECK(root.read("cairnd-n1-5a1e-4242.pool0/batch/memory.max_usage_in_bytes") == "0");
-  // The ended job's charged page cache is reclaimed before it could count in the next peak.
-  CHECK(root.read("cairnd-n1-5a1e-4242.pool0/memory.force_empty") == "0");
-  CHECK(root.read("cairnd-n1-5a1e-4242.pool0/batch/memory.force_empty") == "0");
   CHECK(cgroups.pooled_count() == 1);
 
   // The next run gets it under its own name (steps and adoption find it so), with its limit.
