@@ -37,15 +37,23 @@ struct Latch {
   }
 };
 
-}  // namespace
-
-TEST_CASE("actor scheduler: every message arrives, between actors and from outside threads") {
-  constexpr int kSenders = 4, kMessagesPerSender = 3000, kHops = 3;
+// Runs `test` on an actor system of two workers, in each of the scheduler's modes.
+template <class Test>
+void in_each_mode(Test test) {
   for (WorkerWakes wakes : kModes) {
     CAPTURE(static_cast<int>(wakes));
     caf::actor_system_config config;
     use_actor_scheduler(config, 2, wakes);
     caf::actor_system system{config};
+    test(system);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("actor scheduler: every message arrives, between actors and from outside threads") {
+  constexpr int kSenders = 4, kMessagesPerSender = 3000, kHops = 3;
+  in_each_mode([&](caf::actor_system& system) {
     auto arrived = std::make_shared<std::atomic<int>>(0);
     auto all_arrived = std::make_shared<std::promise<void>>();
     auto counter = system.spawn([arrived, all_arrived]() -> caf::behavior {
@@ -76,15 +84,11 @@ TEST_CASE("actor scheduler: every message arrives, between actors and from outsi
     CHECK(arrived->load() == kSenders * kMessagesPerSender);
     for (auto& relay : relays) caf::anon_send_exit(relay, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(counter, caf::exit_reason::user_shutdown);
-  }
+  });
 }
 
 TEST_CASE("actor scheduler: a chain of messages between actors, started from outside, runs to its end") {
-  for (WorkerWakes wakes : kModes) {
-    CAPTURE(static_cast<int>(wakes));
-    caf::actor_system_config config;
-    use_actor_scheduler(config, 2, wakes);
-    caf::actor_system system{config};
+  in_each_mode([&](caf::actor_system& system) {
     auto done = std::make_shared<std::promise<int>>();
     auto future = done->get_future();
     // Each hop goes to the other actor until the count reaches zero.
@@ -100,15 +104,11 @@ TEST_CASE("actor scheduler: a chain of messages between actors, started from out
     REQUIRE(future.wait_for(10s) == std::future_status::ready);
     caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(b, caf::exit_reason::user_shutdown);
-  }
+  });
 }
 
 TEST_CASE("actor scheduler: two actors a handler sent work to run on both workers at once") {
-  for (WorkerWakes wakes : kModes) {
-    CAPTURE(static_cast<int>(wakes));
-    caf::actor_system_config config;
-    use_actor_scheduler(config, 2, wakes);
-    caf::actor_system system{config};
+  in_each_mode([&](caf::actor_system& system) {
     auto latch = std::make_shared<Latch>(2);
     auto results = std::make_shared<std::promise<int>>();
     auto future = results->get_future();
@@ -133,7 +133,7 @@ TEST_CASE("actor scheduler: two actors a handler sent work to run on both worker
     REQUIRE(future.wait_for(15s) == std::future_status::ready);
     CHECK(future.get() == 2);
     for (auto& actor : {first, second, sender}) caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
-  }
+  });
 }
 
 }  // namespace cairn::test
