@@ -523,11 +523,31 @@ bool MemoryCgroups::kill_and_remove(const JobCgroup& cgroup) const {
   return false;  // EBUSY: killed processes not gone yet
 }
 
+namespace {
+
+// An idle pooled cgroup of any spool whose agent has no process any more ("cairnd-...-<pid>.pool<N>":
+// SIGKILLed, its spool gone, no successor to clear them): it holds no job and no run's record names it.
+bool pooled_of_dead_agent(const std::string& name) {
+  size_t pool = name.rfind(".pool"), dash = name.rfind('-', pool);
+  if (!name.starts_with("cairnd-") || pool == std::string::npos || dash == std::string::npos ||
+      !parse_unsigned<uint32_t>(std::string_view(name).substr(pool + 5)))
+    return false;
+  auto pid = parse_unsigned<uint32_t>(std::string_view(name).substr(dash + 1, pool - dash - 1));
+  if (!pid || *pid == 0 || *pid > static_cast<uint32_t>(INT32_MAX)) return false;
+  return ::kill(static_cast<pid_t>(*pid), 0) != 0 && errno == ESRCH;
+}
+
+}  // namespace
+
 size_t MemoryCgroups::remove_stale(const std::set<std::string>& keep) const {
   size_t removed = 0;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(location_.dir, error)) {
     std::string name = entry.path().filename().string();
+    if (pooled_of_dead_agent(name)) {
+      if (kill_and_remove(JobCgroup{entry.path().string(), 0})) ++removed;
+      continue;
+    }
     if (!name.starts_with(spool_prefix_) || keep.contains(entry.path().string()) || !entry.is_directory()) continue;
     // "<spool prefix><pid>.<what>": an agent of this spool, which the spool's lock says is
     // dead. A node named like ours plus more ("n1-b") has another spool prefix.
@@ -540,19 +560,6 @@ size_t MemoryCgroups::remove_stale(const std::set<std::string>& keep) const {
       removed += ::rmdir(entry.path().c_str()) == 0;
       continue;
     }
-    if (kill_and_remove(JobCgroup{entry.path().string(), 0})) ++removed;
-  }
-  // Any spool's idle pooled cgroups whose agent has no process any more (SIGKILLed, its spool
-  // gone, no successor to clear them): they hold no job and no run's record names them.
-  for (const auto& entry : std::filesystem::directory_iterator(location_.dir, error)) {
-    std::string name = entry.path().filename().string();
-    size_t pool = name.rfind(".pool"), dash = name.rfind('-', pool);
-    if (!name.starts_with("cairnd-") || pool == std::string::npos || dash == std::string::npos ||
-        !parse_unsigned<uint32_t>(std::string_view(name).substr(pool + 5)))
-      continue;
-    auto pid = parse_unsigned<uint32_t>(std::string_view(name).substr(dash + 1, pool - dash - 1));
-    if (!pid || *pid == 0 || *pid > static_cast<uint32_t>(INT32_MAX)) continue;
-    if (::kill(static_cast<pid_t>(*pid), 0) == 0 || errno != ESRCH) continue;
     if (kill_and_remove(JobCgroup{entry.path().string(), 0})) ++removed;
   }
   return removed;
