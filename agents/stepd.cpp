@@ -35,12 +35,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "common/run_record.hpp"
 #include "agents/stepd_server.hpp"
 #include "agents/stop_notice.hpp"
 #include "events/cpu_allocation.hpp"
+
+extern char** environ;
 
 namespace {
 
@@ -64,11 +68,12 @@ bool write_all(int fd, const std::string& text) {
   return true;
 }
 
-// Why the child could not become the job, sent to the parent before the child exits.
+// Why the child could not become the job, left in the supervisor's memory (the child shares it
+// until its exec) before the child exits.
 struct ChildFailure {
-  int step;  // 1: joining the cgroup, 2: exec, 3: joining the cpuset cgroup, 4: binding to the CPUs,
-             // 5: joining the devices cgroup
-  int error_number;
+  int step = 0;  // 1: joining the cgroup, 2: exec, 3: joining the cpuset cgroup, 4: binding to the CPUs,
+                 // 5: joining the devices cgroup, 6: writing the record
+  int error_number = 0;
 };
 
 // Where the job goes before its exec, besides its memory cgroup.
@@ -80,20 +85,43 @@ struct Confinement {
   size_t cpus_size = 0;
 };
 
-bool join_cgroup(const char* procs_file) {
-  char pid[32];
-  int length = std::snprintf(pid, sizeof pid, "%d\n", static_cast<int>(::getpid()));
+// Everything the child needs, made before the vfork: the child may not allocate (it runs in
+// the supervisor's memory, on its heap's locks) and fills in only its own pid.
+struct ChildPlan {
+  char** program = nullptr;
+  const char* procs_file = nullptr;
+  const Confinement* confinement = nullptr;
+  std::vector<char*> env;         // the job's environment, SLURM_TASK_PID's value last written
+  char* task_pid_digits = nullptr;  // where that value goes, room for 20 digits and the NUL
+  std::optional<mode_t> umask;    // SLURM_UMASK: the submitter's, which a batch script does not see
+  std::string record_prefix;      // "supervisor pid=P pgid=", room left for the child's pid
+};
+
+// Decimal digits of value at out, NUL-terminated; the length. No allocation, no locale.
+size_t format_decimal(long value, char* out) {
+  char reversed[24];
+  size_t length = 0;
+  do {
+    reversed[length++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value > 0);
+  for (size_t i = 0; i < length; ++i) out[i] = reversed[length - 1 - i];
+  out[length] = '\0';
+  return length;
+}
+
+bool join_cgroup(const char* procs_file, const char* pid_line, size_t length) {
   int fd = ::open(procs_file, O_WRONLY | O_CLOEXEC);
-  bool joined = fd >= 0 && ::write(fd, pid, static_cast<size_t>(length)) == length;
+  bool joined = fd >= 0 && ::write(fd, pid_line, length) == static_cast<ssize_t>(length);
   int error_number = errno;
   if (fd >= 0) ::close(fd);
   errno = error_number;
   return joined;
 }
 
-[[noreturn]] void child_fails(int fd, int step, int error_number) {
-  ChildFailure failure{step, error_number};
-  [[maybe_unused]] auto written = ::write(fd, &failure, sizeof failure);
+[[noreturn]] void child_fails(volatile ChildFailure* failure, int step, int error_number) {
+  failure->step = step;
+  failure->error_number = error_number;
   ::_exit(127);
 }
 
@@ -103,46 +131,82 @@ void sleep_ms(int ms) {
   }
 }
 
-// The child: the job's process group, its cgroup, default signals, then the program once
-// the parent has recorded it.
-[[noreturn]] void become_job(char** program, const char* procs_file, const Confinement& confinement, int go_fd,
-                             int failure_fd) {
+// The vforked child, the supervisor stopped until it execs or exits: the job's process group,
+// its cgroups and CPUs, default signals, its line in the record (before the job's first
+// instruction: a restarted agent that finds none knows the job never ran), then the program.
+// System calls only: the supervisor's memory is shared.
+[[noreturn]] void become_job(ChildPlan& plan, volatile ChildFailure* failure) {
   ::setpgid(0, 0);
-  // As slurmstepd: the task's pid (this process's, through the execs to come), and the
-  // submitter's umask, which a batch script does not see in its environment.
-  ::setenv("SLURM_TASK_PID", std::to_string(::getpid()).c_str(), 1);
-  if (const char* mask = ::getenv("SLURM_UMASK")) {
-    ::umask(static_cast<mode_t>(std::strtol(mask, nullptr, 8) & 0777));
-    ::unsetenv("SLURM_UMASK");
-  }
-  if (procs_file != nullptr && !join_cgroup(procs_file)) child_fails(failure_fd, 1, errno);
+  // As slurmstepd: the task's pid (this process's, through the execs to come).
+  const long pid = ::getpid();
+  format_decimal(pid, plan.task_pid_digits);
+  char pid_line[24];
+  size_t pid_length = format_decimal(pid, pid_line);
+  pid_line[pid_length++] = '\n';
+  if (plan.umask) ::umask(*plan.umask);
+  const Confinement& confinement = *plan.confinement;
+  if (plan.procs_file != nullptr && !join_cgroup(plan.procs_file, pid_line, pid_length)) child_fails(failure, 1, errno);
   // Joining a cpuset resets the affinity to the cpuset's CPUs: the binding comes after.
-  if (confinement.cpuset_procs_file != nullptr && !join_cgroup(confinement.cpuset_procs_file))
-    child_fails(failure_fd, 3, errno);
+  if (confinement.cpuset_procs_file != nullptr && !join_cgroup(confinement.cpuset_procs_file, pid_line, pid_length))
+    child_fails(failure, 3, errno);
   if (confinement.cpus != nullptr && ::sched_setaffinity(0, confinement.cpus_size, confinement.cpus) != 0)
-    child_fails(failure_fd, 4, errno);
-  if (confinement.devices_procs_file != nullptr && !join_cgroup(confinement.devices_procs_file))
-    child_fails(failure_fd, 5, errno);
+    child_fails(failure, 4, errno);
+  if (confinement.devices_procs_file != nullptr && !join_cgroup(confinement.devices_procs_file, pid_line, pid_length))
+    child_fails(failure, 5, errno);
   // The supervisor catches no signal (an exec would reset a caught one anyway) and was
   // started with the defaults (posix_spawn's or the server's): only its ignored ones go back.
+  // A vforked child has its own copy of the dispositions and its own mask.
   for (int sig : kSupervisorIgnored) ::signal(sig, SIG_DFL);
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  char go = 0;
-  ssize_t length;
-  do {
-    length = ::read(go_fd, &go, 1);
-  } while (length < 0 && errno == EINTR);
-  if (length != 1) ::_exit(126);  // the supervisor is gone: the job must not run unsupervised
+  // "supervisor pid=P pgid=" + this pid, in one write (the prefix has room left for it).
+  char* line = plan.record_prefix.data();
+  size_t prefix_length = std::strlen(line);
+  std::memcpy(line + prefix_length, pid_line, pid_length);
+  if (::write(kRecordFd, line, prefix_length + pid_length) != static_cast<ssize_t>(prefix_length + pid_length))
+    child_fails(failure, 6, errno);
   // ETXTBSY: while cairnd spawns another job, that child holds, until its own exec, a copy
   // of the write descriptor of a script just written (O_CLOEXEC closes it only at exec).
   for (int attempt = 0; attempt < 100; ++attempt) {
-    ::execv(program[0], program);
+    ::execve(plan.program[0], plan.program, plan.env.data());
     if (errno != ETXTBSY) break;
     sleep_ms(10);
   }
-  child_fails(failure_fd, 2, errno);
+  child_fails(failure, 2, errno);
+}
+
+// A function of its own: nothing of the caller's frame lives across the vfork.
+[[gnu::noinline]] pid_t start_job(ChildPlan& plan, volatile ChildFailure* failure) {
+  pid_t child = ::vfork();
+  if (child == 0) become_job(plan, failure);
+  return child;
+}
+
+// The child's plan: the supervisor's environment but SLURM_UMASK (applied instead) and any
+// SLURM_TASK_PID, then SLURM_TASK_PID to be filled in.
+ChildPlan plan_child(char** program, const char* procs_file, const Confinement& confinement, std::string& task_pid_entry) {
+  ChildPlan plan;
+  plan.program = program;
+  plan.procs_file = procs_file;
+  plan.confinement = &confinement;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    if (std::strncmp(*entry, "SLURM_UMASK=", 12) == 0) {
+      plan.umask = static_cast<mode_t>(std::strtol(*entry + 12, nullptr, 8) & 0777);
+      continue;
+    }
+    if (std::strncmp(*entry, "SLURM_TASK_PID=", 15) == 0) continue;
+    plan.env.push_back(*entry);
+  }
+  task_pid_entry = "SLURM_TASK_PID=";
+  task_pid_entry.resize(task_pid_entry.size() + 24, '\0');
+  plan.task_pid_digits = task_pid_entry.data() + 15;
+  plan.env.push_back(task_pid_entry.data());
+  plan.env.push_back(nullptr);
+  plan.record_prefix = "supervisor pid=" + std::to_string(::getpid()) + " pgid=";
+  const size_t prefix_length = plan.record_prefix.size();
+  plan.record_prefix.resize(prefix_length + 24, '\0');
+  return plan;
 }
 
 // The "oom_kill N" counter of the cgroup whose cgroup.procs is procs_file (v1
@@ -235,49 +299,30 @@ static int supervise(int argc, char** argv) {
   sigaddset(&waited, SIGUSR1);
   ::sigprocmask(SIG_BLOCK, &waited, nullptr);
 
-  int go[2], failure[2];
-  if (::pipe2(go, O_CLOEXEC) != 0 || ::pipe2(failure, O_CLOEXEC) != 0)
-    return launch_failed("cannot launch job " + job + ": pipe: " + std::strerror(errno));
-  pid_t child = ::fork();  // cheap here: this process is small
+  std::string task_pid_entry;
+  ChildPlan plan = plan_child(program, procs_file, confinement, task_pid_entry);
+  // vfork: no copy of this process's pages to make and undo, and the child's exec has no
+  // memory of its own to drop; this process waits until the child has exec'd or failed.
+  volatile ChildFailure why;
+  pid_t child = start_job(plan, &why);
   if (child < 0) return launch_failed("cannot launch job " + job + ": fork: " + std::strerror(errno));
-  if (child == 0) {
-    ::close(go[1]);
-    ::close(failure[0]);
-    become_job(program, procs_file, confinement, go[0], failure[1]);
-  }
-  ::close(go[0]);
-  ::close(failure[1]);
-  ::setpgid(child, child);  // as the child does: whichever comes first
-  // Recorded before the job runs: a restarted agent that finds no such line knows it never ran.
-  bool recorded = record(cairn::supervisor_line({::getpid(), child}));
-  if (recorded) {
-    [[maybe_unused]] auto written = ::write(go[1], "g", 1);
-  }
-  ::close(go[1]);
-  ChildFailure why{};
-  ssize_t length;
-  do {
-    length = ::read(failure[0], &why, sizeof why);
-  } while (length < 0 && errno == EINTR);
-  ::close(failure[0]);
-  if (!recorded || length == static_cast<ssize_t>(sizeof why)) {
+  if (why.step != 0) {
     int status;
     while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
-    if (!recorded) return launch_failed("cannot launch job " + job + ": cannot write its record in the spool");
+    const std::string error = std::strerror(why.error_number);
+    if (why.step == 6) return launch_failed("cannot launch job " + job + ": cannot write its record in the spool");
     if (why.step == 1)
-      return launch_failed("cannot launch job " + job + ": cannot join the memory cgroup " + procs_file + ": " +
-                           std::strerror(why.error_number));
+      return launch_failed("cannot launch job " + job + ": cannot join the memory cgroup " + procs_file + ": " + error);
     if (why.step == 3)
       return launch_failed("cannot launch job " + job + ": cannot join the cpuset cgroup " +
-                           confinement.cpuset_procs_file + ": " + std::strerror(why.error_number));
+                           confinement.cpuset_procs_file + ": " + error);
     if (why.step == 5)
       return launch_failed("cannot launch job " + job + ": cannot join the devices cgroup " +
-                           confinement.devices_procs_file + ": " + std::strerror(why.error_number));
+                           confinement.devices_procs_file + ": " + error);
     if (why.step == 4)
-      return launch_failed("cannot launch job " + job + ": cannot bind to CPUs " + confinement.cpu_list + ": " +
-                           std::strerror(why.error_number));
-    return launch_failed("cannot launch job " + job + ": " + program[0] + ": " + std::strerror(why.error_number));
+      return launch_failed("cannot launch job " + job + ": cannot bind to CPUs " + confinement.cpu_list + ": " + error);
+    return launch_failed("cannot launch job " + job + ": " + program[0] + ": " + error);
   }
   write_all(kStatusFd, "started " + std::to_string(child) + "\n");
   ::close(kStatusFd);
