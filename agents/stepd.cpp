@@ -94,7 +94,7 @@ struct ChildPlan {
   std::vector<char*> env;         // the job's environment, SLURM_TASK_PID's value last written
   char* task_pid_digits = nullptr;  // where that value goes, room for 20 digits and the NUL
   std::optional<mode_t> umask;    // SLURM_UMASK: the submitter's, which a batch script does not see
-  std::string record_prefix;      // "supervisor pid=P pgid=", room left for the child's pid
+  std::string record_prefix;      // supervisor_line_prefix, room left for the child's pid
 };
 
 // Decimal digits of value at out, NUL-terminated; the length. No allocation, no locale.
@@ -160,7 +160,7 @@ void sleep_ms(int ms) {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  // "supervisor pid=P pgid=" + this pid, in one write (the prefix has room left for it).
+  // The record's supervisor line: its prefix and this pid, in one write.
   char* line = plan.record_prefix.data();
   size_t prefix_length = std::strlen(line);
   std::memcpy(line + prefix_length, pid_line, pid_length);
@@ -203,7 +203,7 @@ ChildPlan plan_child(char** program, const char* procs_file, const Confinement& 
   plan.task_pid_digits = task_pid_entry.data() + 15;
   plan.env.push_back(task_pid_entry.data());
   plan.env.push_back(nullptr);
-  plan.record_prefix = "supervisor pid=" + std::to_string(::getpid()) + " pgid=";
+  plan.record_prefix = cairn::supervisor_line_prefix(::getpid());
   const size_t prefix_length = plan.record_prefix.size();
   plan.record_prefix.resize(prefix_length + 24, '\0');
   return plan;

@@ -112,8 +112,12 @@ std::string launch_line(const RunLaunchFacts& facts) {
          " limit=" + std::to_string(facts.limit_bytes) + " cpus=" + escaped(facts.cpu_ids) + "\n";
 }
 
+std::string supervisor_line_prefix(pid_t supervisor_pid) {
+  return "supervisor pid=" + std::to_string(supervisor_pid) + " pgid=";
+}
+
 std::string supervisor_line(const RunSupervisor& supervisor) {
-  return "supervisor pid=" + std::to_string(supervisor.pid) + " pgid=" + std::to_string(supervisor.pgid) + "\n";
+  return supervisor_line_prefix(supervisor.pid) + std::to_string(supervisor.pgid) + "\n";
 }
 
 std::string exit_line(const RunExit& exit) {

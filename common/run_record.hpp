@@ -73,6 +73,9 @@ struct RunRecord {
 
 std::string launch_line(const RunLaunchFacts& facts);
 std::string supervisor_line(const RunSupervisor& supervisor);
+// supervisor_line up to its pgid's digits: cairn-stepd's vforked job, which may not allocate,
+// completes it with its own pid.
+std::string supervisor_line_prefix(pid_t supervisor_pid);
 std::string exit_line(const RunExit& exit);
 std::string failure_line(std::string_view message);
 std::string oom_line(const RunOom& oom);

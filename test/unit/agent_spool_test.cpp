@@ -82,6 +82,13 @@ TEST_CASE("run record: only complete lines count; unknown ones are skipped; no l
   CHECK_FALSE(parse_run_record(launch_line(kFacts) + supervisor_line({1, 0}))->supervisor);
 }
 
+TEST_CASE("run record: cairn-stepd's job completes the supervisor line's prefix with its pid") {
+  auto record = parse_run_record(launch_line(kFacts) + supervisor_line_prefix(4242) + "4243\n");
+  REQUIRE(record);
+  CHECK(record->supervisor == RunSupervisor{4242, 4243});
+  CHECK(supervisor_line_prefix(4242) + "4243\n" == supervisor_line({4242, 4243}));
+}
+
 TEST_CASE("run record: file names and what became of a run") {
   CHECK(run_file_name(12, 1) == "job12.1");
   CHECK(parse_run_file_name("job12.1") == RunKey{12, 1});
