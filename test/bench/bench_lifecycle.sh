@@ -62,14 +62,21 @@ cairn_ms=$(awk -v ctl="$(( $(cpu_ticks "$ctl") - ctl_ticks ))" -v own="$(( $(cpu
   'BEGIN { printf "%.3f", ((ctl + own + children + cli) * 1000 / hz - scripts_us / 1000) / n }')
 figure lifecycle.cairn_cpu_ms_per_job "$cairn_ms" cpu_ms/job "<= 4" \
   "sbatch + controller + agents + supervisors; the scripts' own $(awk -v us="$scripts_us" -v n="$jobs" 'BEGIN { printf "%.3f", us / 1000 / n }') ms/job left out"
+# The rest of the machine's CPU: the jobs' shells, the loop's forks, the kernel's threads (and any
+# other tenant). A process start alone costs ~0.4 ms here (sbatch_version_cpu_ms below).
+figure lifecycle.outside_cairn_cpu_ms_per_job \
+  "$(awk -v m="$machine_ticks" -v hz="$clock_ticks_per_s" -v n="$jobs" -v c="$cairn_ms" 'BEGIN { printf "%.3f", m * 1000 / hz / n - c }')" \
+  cpu_ms/job "" "machine_cpu_ms_per_job - cairn_cpu_ms_per_job"
 
 # What bounds the wall of the 1,000 jobs above: each sbatch of the loop is a process start and
 # waits for its event's synced write (a fdatasync of the log), one after the other, so the loop
 # cannot drain faster than jobs x (an sbatch start + a synced write) on this machine's disk.
 probes=200
-start=$(now)
+start=$(now) cli_ticks=$(cli_cpu_ticks)
 for _ in $(seq $probes); do sbatch --version >/dev/null; done
 start_ms=$(echo "($(now) - $start) * 1000 / $probes" | bc -l)
+figure lifecycle.sbatch_version_cpu_ms "$(ticks_per $(( $(cli_cpu_ticks) - cli_ticks )) $probes)" cpu_ms "" \
+  "a process start and exit, glibc's CPU probing included: the floor of every sbatch and job shell"
 dd if=/dev/zero of="$dir/synced_write_probe" bs=64k count=1 status=none
 start=$(now)
 dd if=/dev/zero of="$dir/synced_write_probe" bs=512 count=$probes oflag=dsync conv=notrunc status=none
