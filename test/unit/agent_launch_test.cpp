@@ -1036,6 +1036,23 @@ TEST_CASE("cairn-stepd: a job that cannot start is recorded with the reason") {
   CHECK_FALSE(record.exit);
 }
 
+TEST_CASE("cairn-stepd: a job that cannot join its memory cgroup never runs, and its record says why") {
+  SubreaperScope reaper;
+  TempDir dir;
+  SupervisedRun run(dir);
+  SpawnRequest request = request_in(dir, "#!/bin/sh\necho ran\n");
+  request.cgroup_procs_file = dir / "missing/cgroup.procs";
+  SupervisedStart started = run.start(request);
+  CHECK(started.job_pgid == 0);
+  CHECK(wait_for_exit(started.supervisor) == ExitStatus{0, 0});
+  RunRecord record = run.record();
+  CHECK(record.failure ==
+        "cannot launch job 12: cannot join the memory cgroup " + request.cgroup_procs_file + ": No such file or directory");
+  CHECK_FALSE(record.supervisor);  // written by the job just before its exec: it never got there
+  CHECK_FALSE(record.exit);
+  CHECK(read_file(dir / "out.txt").empty());
+}
+
 TEST_CASE("cairn-stepd: a supervisor killed with its job still running leaves no end: the job is lost") {
   SubreaperScope reaper;
   TempDir dir;
