@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -97,19 +98,6 @@ struct ChildPlan {
   std::string record_prefix;      // supervisor_line_prefix, room left for the child's pid
 };
 
-// Decimal digits of value at out, NUL-terminated; the length. No allocation, no locale.
-size_t format_decimal(long value, char* out) {
-  char reversed[24];
-  size_t length = 0;
-  do {
-    reversed[length++] = static_cast<char>('0' + value % 10);
-    value /= 10;
-  } while (value > 0);
-  for (size_t i = 0; i < length; ++i) out[i] = reversed[length - 1 - i];
-  out[length] = '\0';
-  return length;
-}
-
 bool join_cgroup(const char* procs_file, const char* pid_line, size_t length) {
   int fd = ::open(procs_file, O_WRONLY | O_CLOEXEC);
   bool joined = fd >= 0 && ::write(fd, pid_line, length) == static_cast<ssize_t>(length);
@@ -138,11 +126,13 @@ void sleep_ms(int ms) {
 [[noreturn]] void become_job(ChildPlan& plan, volatile ChildFailure* failure) {
   ::setpgid(0, 0);
   // As slurmstepd: the task's pid (this process's, through the execs to come).
-  const long pid = ::getpid();
-  format_decimal(pid, plan.task_pid_digits);
+  // std::to_chars: no allocation, no locale.
+  const pid_t pid = ::getpid();
+  *std::to_chars(plan.task_pid_digits, plan.task_pid_digits + 20, pid).ptr = '\0';
   char pid_line[24];
-  size_t pid_length = format_decimal(pid, pid_line);
-  pid_line[pid_length++] = '\n';
+  char* pid_end = std::to_chars(pid_line, pid_line + sizeof pid_line - 1, pid).ptr;
+  *pid_end++ = '\n';
+  const size_t pid_length = static_cast<size_t>(pid_end - pid_line);
   if (plan.umask) ::umask(*plan.umask);
   const Confinement& confinement = *plan.confinement;
   if (plan.procs_file != nullptr && !join_cgroup(plan.procs_file, pid_line, pid_length)) child_fails(failure, 1, errno);

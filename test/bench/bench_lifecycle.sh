@@ -46,7 +46,8 @@ figure lifecycle.trivial_jobs_wall_s "$(echo "$end - $start" | bc -l | xargs pri
 # Everything the machine's cores did meanwhile, per job: Cairn's processes, the jobs' shells,
 # the loop's forks, the kernel's threads (and any other tenant: read it on a quiet machine).
 # Spread over the cores it bounds the wall above from below, whatever the order of the work.
-figure lifecycle.machine_cpu_ms_per_job "$(ticks_per "$machine_ticks" $jobs)" cpu_ms/job "" \
+machine_ms=$(ticks_per "$machine_ticks" $jobs)
+figure lifecycle.machine_cpu_ms_per_job "$machine_ms" cpu_ms/job "" \
   "all CPU of the machine during the $jobs jobs"
 figure lifecycle.trivial_jobs_cpu_bound_s "$(ticks_per "$machine_ticks" "$(nproc)" s)" s "" \
   "machine CPU during the $jobs jobs / $(nproc) cores: the wall cannot be lower"
@@ -69,7 +70,7 @@ figure lifecycle.cairn_cpu_ms_per_job "$cairn_ms" cpu_ms/job "<= 4" \
 # The rest of the machine's CPU: the jobs' shells, the loop's forks, the kernel's threads (and any
 # other tenant). A process start alone costs ~0.4 ms here (sbatch_version_cpu_ms below).
 figure lifecycle.outside_cairn_cpu_ms_per_job \
-  "$(awk -v m="$machine_ticks" -v hz="$clock_ticks_per_s" -v n="$jobs" -v c="$cairn_ms" 'BEGIN { printf "%.3f", m * 1000 / hz / n - c }')" \
+  "$(awk -v m="$machine_ms" -v c="$cairn_ms" 'BEGIN { printf "%.3f", m - c }')" \
   cpu_ms/job "" "machine_cpu_ms_per_job - cairn_cpu_ms_per_job"
 
 # What bounds the wall of the 1,000 jobs above: each sbatch of the loop is a process start and
