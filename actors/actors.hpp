@@ -440,6 +440,9 @@ struct ControllerContext {
   // Read-your-writes: one past the highest offset the log actor has acknowledged. A command
   // is checked only once the query view has applied everything below it (caught_up_atom).
   std::shared_ptr<std::atomic<uint64_t>> acked_end = std::make_shared<std::atomic<uint64_t>>(0);
+  // The jobs the latest scheduling pass left pending (kept by the query view): while there are
+  // none, a job's end is appended unhurried (no job waits for the resources it frees).
+  std::shared_ptr<std::atomic<uint64_t>> jobs_left_pending = std::make_shared<std::atomic<uint64_t>>(0);
   // The partitions in force: the configured ones as the log changed them (kept by the query view).
   std::shared_ptr<SharedValue<std::vector<PartitionPolicy>>> partitions =
       std::make_shared<SharedValue<std::vector<PartitionPolicy>>>();

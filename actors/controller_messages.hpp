@@ -42,6 +42,7 @@ struct EventDraft {
   // id); unset: the shard of its job id, else of its node, else shard 0.
   std::optional<uint32_t> shard;
   std::function<make::Bytes(const EventMeta&)> build;
+  bool unhurried = false;  // EventLog::append_unhurried: it may wait a moment for company
 };
 
 // An event the controller itself decides (a scheduling pass, a time limit): actor cairnctld, uid 0.

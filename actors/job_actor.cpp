@@ -521,6 +521,9 @@ void on_exit(JobSelf self, const std::string& node, const JobEnd& report, Record
                            report.usage);
   });
   draft.actor = {0, node, schema::ActorKind::AGENT};
+  // Nobody waits for it at once: the agent keeps the end until it is durable, and no job
+  // waits for the resources it frees. Requeued, the job itself waits.
+  draft.unhurried = !requeue && st.context->jobs_left_pending->load(std::memory_order_relaxed) == 0;
   append_answered(self, std::move(draft), promise);
 }
 

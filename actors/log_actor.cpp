@@ -112,7 +112,7 @@ LogActor::behavior_type log_actor(LogSelf self, EventLog* log, std::shared_ptr<c
         uint64_t job_id = meta.job_id;
         auto appended = std::chrono::steady_clock::now();
         auto metrics = st.context->metrics;
-        st.log->append(shard, *bytes, [me, token, bytes, job_id, shard, appended, metrics](const AppendResult& result) {
+        auto durable = [me, token, bytes, job_id, shard, appended, metrics](const AppendResult& result) {
           if (result.ok)
             metrics->append_durable(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                                               std::chrono::steady_clock::now() - appended)
@@ -120,7 +120,11 @@ LogActor::behavior_type log_actor(LogSelf self, EventLog* log, std::shared_ptr<c
           // Runs on the log's commit thread: hand the outcome back to the actor.
           caf::anon_send(me, durable_atom_v, token, result,
                          CommittedEvent{result.offset, bytes, job_id, result.offset, shard, result.ends_record});
-        });
+        };
+        if (draft.unhurried)
+          st.log->append_unhurried(shard, *bytes, std::move(durable));
+        else
+          st.log->append(shard, *bytes, std::move(durable));
         return promise;
       },
       // Read from a shard another controller writes: it takes its place in this controller's order.

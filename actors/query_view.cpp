@@ -185,6 +185,7 @@ SchedulingDecision run_pass(QueryView* self) {
     if (over_new_jobs) merge_reasons(st.view->pending_reasons, decision.pending_reasons);
     else st.view->pending_reasons = std::move(decision.pending_reasons);
   }
+  st.context->jobs_left_pending->store(st.view->pending_reasons.size(), std::memory_order_relaxed);
   // The queue the pass looked at: the jobs it left waiting and those it placed.
   st.context->metrics->scheduling_pass(static_cast<uint64_t>(spent.count()),
                                        static_cast<uint32_t>(st.view->pending_reasons.size() + decision.placements.size()));

@@ -119,6 +119,13 @@ class EventLog {
   // share one sync (group commit).
   virtual void append(uint32_t partition, std::vector<uint8_t> payload, AppendCallback done) = 0;
 
+  // An append no one waits on at once (a job's end while no job waits for its resources):
+  // the file log holds it up to FileLogOptions::unhurried_wait_us for an append that cannot
+  // wait, so that both take one synced write. Other logs append it as any other.
+  virtual void append_unhurried(uint32_t partition, std::vector<uint8_t> payload, AppendCallback done) {
+    append(partition, std::move(payload), std::move(done));
+  }
+
   // Blocking convenience: append and wait until durable. Throws LogError.
   uint64_t append_sync(uint32_t partition, std::vector<uint8_t> payload);
 
@@ -165,6 +172,8 @@ struct FileLogOptions {
   // each loss is logged, what is left is kept and described anew. Corruption before the
   // tail and a missing beginning are refused all the same.
   bool accept_loss = false;
+  // How long an unhurried append (EventLog::append_unhurried) may wait for company.
+  uint32_t unhurried_wait_us = 2000;
   // Tests: called before each write or sync of the writer; a non-zero errno makes it fail
   // as the disk would (ENOSPC).
   std::function<int()> inject_write_error = {};

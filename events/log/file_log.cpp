@@ -27,6 +27,7 @@
 #include <filesystem>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <system_error>
@@ -403,6 +404,8 @@ struct QueuedAppend {
   uint64_t offset;
   std::vector<uint8_t> payload;
   AppendCallback done;
+  bool unhurried = false;
+  Clock::time_point queued_at{};  // unhurried only
 };
 
 // A new segment file, zero-filled (prepared) before it gets its name.
@@ -483,7 +486,16 @@ class FileLog : public EventLog {
   // Rejected appends (read-only log, unknown partition, oversized record, a log that
   // cannot write) are reported at once.
   void append(uint32_t partition, std::vector<uint8_t> payload, AppendCallback done) override {
+    queue_append(partition, std::move(payload), std::move(done), false);
+  }
+
+  void append_unhurried(uint32_t partition, std::vector<uint8_t> payload, AppendCallback done) override {
+    queue_append(partition, std::move(payload), std::move(done), true);
+  }
+
+  void queue_append(uint32_t partition, std::vector<uint8_t> payload, AppendCallback done, bool unhurried) {
     std::string rejection;
+    bool wake_writer = true;
     if (options_.read_only) rejection = fmt::format("event log {} is open read-only", dir_);
     else if (partition >= partitions_.size()) rejection = fmt::format("event log {} has no partition {}", dir_, partition);
     else if (!owns(partition))
@@ -493,7 +505,10 @@ class FileLog : public EventLog {
       std::lock_guard lock(mutex_);
       if (refusing_.empty()) {
         uint64_t offset = partitions_[partition]->next_offset++;
-        queue_.push_back({partition, offset, std::move(payload), std::move(done)});
+        // Behind other appends, an unhurried one changes nothing the writer waits for.
+        wake_writer = !unhurried || queue_.empty();
+        queue_.push_back({partition, offset, std::move(payload), std::move(done), unhurried,
+                          unhurried ? Clock::now() : Clock::time_point{}});
         ++accepted_;
       } else {
         rejection = refusing_;
@@ -504,7 +519,7 @@ class FileLog : public EventLog {
       if (done) done({false, 0, rejection});
       return;
     }
-    queue_changed_.notify_one();
+    if (wake_writer) queue_changed_.notify_one();
   }
 
   uint64_t end_offset(uint32_t partition) const override {
@@ -523,6 +538,8 @@ class FileLog : public EventLog {
   void flush() override {
     std::unique_lock lock(mutex_);
     uint64_t target = accepted_;
+    hurry_ = true;  // unhurried appends queued too
+    queue_changed_.notify_one();
     batch_finished_.wait(lock, [&] { return finished_ >= target; });
   }
 
@@ -1055,7 +1072,14 @@ class FileLog : public EventLog {
           if (Clock::now() < retry_at_) continue;
         } else {
           queue_changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+          // Unhurried appends alone wait for one that cannot wait, or for their time.
+          while (!stopping_ && !hurry_) {
+            auto due = unhurried_until();
+            if (!due || Clock::now() >= *due) break;
+            queue_changed_.wait_until(lock, *due);
+          }
           if (queue_.empty()) return;  // stopping, and drained
+          hurry_ = false;
           batch.swap(queue_);           // take everything queued: one commit for all of it
         }
       }
@@ -1066,6 +1090,18 @@ class FileLog : public EventLog {
       commit(batch);
       batch.clear();
     }
+  }
+
+  // Queue lock held: until when the queue may wait, holding only unhurried appends (from the
+  // oldest's arrival); nullopt: not at all.
+  std::optional<Clock::time_point> unhurried_until() const {
+    if (queue_.empty()) return std::nullopt;
+    Clock::time_point oldest = Clock::time_point::max();
+    for (const QueuedAppend& queued : queue_) {
+      if (!queued.unhurried) return std::nullopt;
+      oldest = std::min(oldest, queued.queued_at);
+    }
+    return oldest + std::chrono::microseconds(options_.unhurried_wait_us);
   }
 
   // Commits the batch chunk by chunk (a chunk ends where a partition it wrote to must roll
@@ -1380,6 +1416,7 @@ class FileLog : public EventLog {
   mutable std::condition_variable committed_changed_;
   std::condition_variable batch_finished_;
   std::vector<QueuedAppend> queue_;
+  bool hurry_ = false;  // flush(): commit the unhurried appends queued now
   uint64_t accepted_ = 0;  // appends queued since open
   uint64_t finished_ = 0;  // appends whose callbacks have run
   bool stopping_ = false;

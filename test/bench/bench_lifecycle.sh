@@ -92,6 +92,11 @@ rm -f "$dir/synced_write_probe"
 figure lifecycle.log_commit_ms \
   "$(awk -v n=$(( commits_after - commits_before )) -v us=$(( commit_us_after - commit_us_before )) 'BEGIN { printf "%.3f", (n > 0 ? us / n / 1000 : 0) }')" \
   ms "" "$(( commits_after - commits_before )) group commits of the event log during the $jobs jobs, until durable"
+# A job's end rides with the next submission's or allocation's commit while no job is pending
+# (EventLog::append_unhurried): three events per job in about two synced writes.
+figure lifecycle.log_commits_per_job \
+  "$(awk -v n=$(( commits_after - commits_before )) -v jobs=$jobs 'BEGIN { printf "%.2f", n / jobs }')" commits/job "" \
+  "group commits of the event log during the $jobs jobs, per job"
 figure lifecycle.sbatch_start_ms "$(printf '%.3f' "$start_ms")" ms "" "sbatch --version, $probes one after the other"
 figure lifecycle.synced_write_ms "$(printf '%.3f' "$synced_ms")" ms "" "512-byte O_DSYNC writes beside the log, $probes in a row"
 figure lifecycle.trivial_jobs_floor_s "$(echo "$jobs * ($start_ms + $synced_ms) / 1000" | bc -l | xargs printf '%.2f')" s "" \

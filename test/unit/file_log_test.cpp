@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <mutex>
 #include <random>
 #include <set>
@@ -240,6 +241,62 @@ TEST_CASE("group commit: 16 threads x 500 concurrent appends share syncs and get
   for (bool ends : ends_record) CHECK(ends);  // one event per record
   CHECK(read_all(*log, 0).size() == kTotal);
   MESSAGE("appends " << stats.appends << ", syncs " << stats.syncs);
+}
+
+// A job's end no one waits on (EventLog::append_unhurried) rides with the next append that
+// cannot wait: one synced write for both. The wait is ten minutes here, so that a held
+// append that nothing released would hang the test instead of passing late.
+TEST_CASE("unhurried appends wait for an append that cannot, then share its sync") {
+  TempDir dir;
+  auto options = options_with(1, 64ull << 20, true);
+  options.unhurried_wait_us = 600'000'000;
+  auto log = open_file_log(dir.log(), options);
+  std::promise<AppendResult> first_durable, second_durable;
+  log->append_unhurried(0, payload_of(1, 10), [&](const AppendResult& result) { first_durable.set_value(result); });
+  log->append_unhurried(0, payload_of(2, 10), [&](const AppendResult& result) { second_durable.set_value(result); });
+  auto first = first_durable.get_future();
+  CHECK(first.wait_for(std::chrono::milliseconds(200)) == std::future_status::timeout);  // held
+  CHECK(log->stats().syncs == 0);
+  uint64_t hurried_offset = log->append_sync(0, payload_of(3, 10));
+  REQUIRE(first.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
+  auto held = first.get();
+  CHECK(held.ok);
+  CHECK(held.offset == 0);
+  CHECK(second_durable.get_future().get().offset == 1);
+  CHECK(hurried_offset == 2);
+  CHECK(log->stats().syncs == 1);
+  CHECK(log->stats().appends == 3);
+  CHECK(read_all(*log, 0).size() == 3);
+}
+
+TEST_CASE("unhurried appends: flush() commits them at once, and so does closing the log") {
+  TempDir dir;
+  auto options = options_with(1, 64ull << 20, true);
+  options.unhurried_wait_us = 600'000'000;
+  {
+    auto log = open_file_log(dir.log(), options);
+    bool durable = false;
+    log->append_unhurried(0, payload_of(1, 10), [&](const AppendResult& result) { durable = result.ok; });
+    log->flush();
+    CHECK(durable);
+    CHECK(log->stats().syncs == 1);
+    log->append_unhurried(0, payload_of(2, 10), {});
+  }
+  auto reopened = open_file_log(dir.log(), options);
+  CHECK(read_all(*reopened, 0).size() == 2);
+}
+
+TEST_CASE("unhurried appends alone are committed once their wait is over") {
+  TempDir dir;
+  auto options = options_with(1, 64ull << 20, true);
+  options.unhurried_wait_us = 1000;
+  auto log = open_file_log(dir.log(), options);
+  std::promise<AppendResult> durable;
+  log->append_unhurried(0, payload_of(1, 10), [&](const AppendResult& result) { durable.set_value(result); });
+  auto result = durable.get_future();
+  REQUIRE(result.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
+  CHECK(result.get().ok);
+  CHECK(log->stats().syncs == 1);
 }
 
 TEST_CASE("with sync off no fdatasync is counted") {

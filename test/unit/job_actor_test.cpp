@@ -25,16 +25,35 @@ class MemoryLog final : public EventLog {
   std::vector<std::vector<uint8_t>> records;
 
   uint32_t partitions() const override { return 1; }
+  std::vector<bool> unhurried;  // of each record: appended with append_unhurried
+
   void append(uint32_t, std::vector<uint8_t> payload, AppendCallback done) override {
     uint64_t offset = records.size();
     records.push_back(std::move(payload));
+    unhurried.push_back(false);
     done(AppendResult{true, offset, {}});
+  }
+  void append_unhurried(uint32_t partition, std::vector<uint8_t> payload, AppendCallback done) override {
+    append(partition, std::move(payload), std::move(done));
+    unhurried.back() = true;
   }
   uint64_t end_offset(uint32_t) const override { return records.size(); }
   std::unique_ptr<LogReader> read(uint32_t, uint64_t) const override { return nullptr; }
   void flush() override {}
   LogStats stats() const override { return {}; }
   bool exclusive_writer() const override { return true; }
+
+  // Whether the job's event of that kind was appended unhurried (the last such event).
+  bool unhurried_of(uint64_t job_id, const std::string& kind) const {
+    std::optional<bool> found;
+    for (uint64_t offset = 0; offset < records.size(); ++offset) {
+      DecodedEvent decoded(offset, records[offset]);
+      if (decoded.event().getHeader().getJobId() == job_id && kind_name(decoded.event().getBody().which()) == kind)
+        found = unhurried[offset];
+    }
+    REQUIRE(found);
+    return *found;
+  }
 
   // The kinds of the events about a job, in log order.
   std::vector<std::string> kinds_of(uint64_t job_id) const {
@@ -232,6 +251,29 @@ TEST_CASE("job actor: a job is launched on its node and ends as its agent report
   // A second report of the same end is answered and records nothing.
   controller.report_end(id, 0);
   CHECK(controller.log.kinds_of(id).size() == 3);
+}
+
+// A job's end waits a moment for company in the log (EventLog::append_unhurried) only while
+// no job waits for the resources it frees; everything else is appended as before.
+TEST_CASE("job actor: a job's end is appended unhurried unless a job is left pending") {
+  Controller controller;
+  uint64_t first = controller.submit(simple_spec("alone"));
+  CHECK_FALSE(controller.log.unhurried_of(first, "JobSubmitted"));
+  CHECK_FALSE(controller.log.unhurried_of(first, "JobAllocated"));
+  controller.report_end(first, 0);
+  CHECK(controller.job(first).state == JobState::COMPLETED);
+  CHECK(controller.log.unhurried_of(first, "JobEnded"));
+
+  // Two jobs of all 4 CPUs: the second waits for the first's.
+  auto whole_node = simple_spec("whole node");
+  whole_node.num_tasks = 4;
+  uint64_t running = controller.submit(whole_node);
+  uint64_t waiting = controller.submit(whole_node);
+  REQUIRE(controller.job(running).state == JobState::RUNNING);
+  REQUIRE(controller.job(waiting).state == JobState::PENDING);
+  controller.report_end(running, 0);
+  CHECK_FALSE(controller.log.unhurried_of(running, "JobEnded"));
+  CHECK(controller.job(waiting).state == JobState::RUNNING);
 }
 
 TEST_CASE("job actor: a final job's actor lingers 30-40 s for late reports, then the dispatcher's sweep stops it") {
