@@ -74,7 +74,9 @@ for _ in $(seq 600); do via_a squeue >/dev/null 2>&1 && via_b squeue >/dev/null 
 finds "writing shards 0" "$work/ctl-a.log" || fail "A does not say it writes shard 0"
 finds "writing shards 1" "$work/ctl-b.log" || fail "B does not say it writes shard 1"
 endpoints=$(sed -n 's/^StateSaveLocation=//p' "$CAIRN_CONF")/shard-endpoints
-[ "$(cat "$endpoints/p1")" = "unix:$work/ctl-b.sock" ] || fail "shard-endpoints/p1: $(cat "$endpoints/p1" 2>&1)"
+# Written just after B's listener is up: a moment after B first answers, maybe.
+endpoint_p1() { cat "$endpoints/p1" 2>/dev/null; }
+poll_until 10 "unix:$work/ctl-b.sock" endpoint_p1 || fail "shard-endpoints/p1: $(cat "$endpoints/p1" 2>&1)"
 cairn log dump --shard 1 --kind EpochClaimed | tail -1 | finds "controller=cairnctld@[^ ]*:$ctl_b" ||
   fail "shard 1's last claim is not B's: $(cairn log dump --shard 1 --kind EpochClaimed)"
 cairn log dump --shard 0 --kind EpochClaimed | tail -1 | finds "controller=cairnctld@[^ ]*:$ctl_a" ||
