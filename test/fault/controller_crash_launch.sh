@@ -28,6 +28,18 @@ wait_for_crash() {  # job
   [ "$rc" = 86 ] || fail "the controller exited $rc, expected 86 (the fault hook)"
   cairn log dump | finds "JobAllocated job=$1 " || fail "JobAllocated of job $1 is not in the log"
 }
+# sbatch to the crashing controller, printing the job's id. Its answer races the crash (the
+# scheduler may allocate and the controller die before the answer leaves), so a lost
+# connection is fine: the submission was durable first, and the log names the job.
+submit_before_crash() {  # sbatch arguments...
+  local id
+  if id=$(sbatch --parsable "$@" 2>sbatch.err); then
+    echo "$id"
+    return
+  fi
+  grep -q "lost the connection to the controller" sbatch.err || fail "sbatch: $(cat sbatch.err)"
+  cairn log dump --kind JobSubmitted | sed -n 's/.* job=\([0-9]*\) .*/\1/p' | tail -1
+}
 start_controller() {
   "$bin/cairnctld" --conf "$CAIRN_CONF" >>"$work/cairnctld.log" 2>&1 &
   ctl=$!
@@ -39,7 +51,7 @@ start_controller() {
 
 # 1. The launch never reached the agent: the restarted controller launches it again.
 start_crashing_controller
-job=$(sbatch --parsable -o first.out --wrap 'echo "ran as run ${SLURM_RESTART_COUNT:-0}"')
+job=$(submit_before_crash -o first.out --wrap 'echo "ran as run ${SLURM_RESTART_COUNT:-0}"')
 wait_for_crash "$job"
 ! grep -qw "JobId=$job started" "$work/cairnd-n1.log" || fail "the agent got job $job's launch before the crash"
 start_controller
@@ -53,7 +65,7 @@ grep -qw "JobId=$job (run 0) never delivered: launching it again" "$work/cairnct
 # 2. The same crash, and the node's spool is lost with it (a reboot): really lost, so
 #    NODE_FAIL, then requeued (Requeue=1 is sbatch's default) and run again.
 start_crashing_controller
-job=$(sbatch --parsable -o second.out --wrap 'echo "ran as run ${SLURM_RESTART_COUNT:-0}"')
+job=$(submit_before_crash -o second.out --wrap 'echo "ran as run ${SLURM_RESTART_COUNT:-0}"')
 wait_for_crash "$job"
 agent=$(local_agent_pid n1)
 kill_hard "$agent"
