@@ -96,6 +96,7 @@ struct ChildPlan {
   char* task_pid_digits = nullptr;  // where that value goes, room for 20 digits and the NUL
   std::optional<mode_t> umask;    // SLURM_UMASK: the submitter's, which a batch script does not see
   std::string record_prefix;      // supervisor_line_prefix, room left for the child's pid
+  size_t record_prefix_length = 0;  // without that room
 };
 
 bool join_cgroup(const char* procs_file, const char* pid_line, size_t length) {
@@ -152,10 +153,9 @@ void sleep_ms(int ms) {
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   // The record's supervisor line: its prefix and this pid, in one write.
   char* line = plan.record_prefix.data();
-  size_t prefix_length = std::strlen(line);
-  std::memcpy(line + prefix_length, pid_line, pid_length);
-  if (::write(kRecordFd, line, prefix_length + pid_length) != static_cast<ssize_t>(prefix_length + pid_length))
-    child_fails(failure, 6, errno);
+  const size_t line_length = plan.record_prefix_length + pid_length;
+  std::memcpy(line + plan.record_prefix_length, pid_line, pid_length);
+  if (::write(kRecordFd, line, line_length) != static_cast<ssize_t>(line_length)) child_fails(failure, 6, errno);
   // ETXTBSY: while cairnd spawns another job, that child holds, until its own exec, a copy
   // of the write descriptor of a script just written (O_CLOEXEC closes it only at exec).
   for (int attempt = 0; attempt < 100; ++attempt) {
@@ -194,8 +194,8 @@ ChildPlan plan_child(char** program, const char* procs_file, const Confinement& 
   plan.env.push_back(task_pid_entry.data());
   plan.env.push_back(nullptr);
   plan.record_prefix = cairn::supervisor_line_prefix(::getpid());
-  const size_t prefix_length = plan.record_prefix.size();
-  plan.record_prefix.resize(prefix_length + 24, '\0');
+  plan.record_prefix_length = plan.record_prefix.size();
+  plan.record_prefix.resize(plan.record_prefix_length + 24, '\0');
   return plan;
 }
 

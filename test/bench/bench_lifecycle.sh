@@ -42,6 +42,7 @@ while [ -n "$(squeue -h -t PD,R,CG)" ]; do sleep 0.05; done
 end=$(now)
 machine_ticks=$(( $(machine_cpu_ticks) - machine_ticks ))
 read -r commits_after commit_us_after <<<"$(log_commits)"
+commits=$(( commits_after - commits_before ))
 figure lifecycle.trivial_jobs_wall_s "$(echo "$end - $start" | bc -l | xargs printf '%.2f')" s "< 2" "$jobs jobs"
 # Everything the machine's cores did meanwhile, per job: Cairn's processes, the jobs' shells,
 # the loop's forks, the kernel's threads (and any other tenant: read it on a quiet machine).
@@ -90,12 +91,12 @@ rm -f "$dir/synced_write_probe"
 # The synced writes as the controller met them during the 1,000 jobs: a write after a pause
 # takes longer than back to back on this VM's disk (synced_write_ms), ~0.25 against ~0.1 ms.
 figure lifecycle.log_commit_ms \
-  "$(awk -v n=$(( commits_after - commits_before )) -v us=$(( commit_us_after - commit_us_before )) 'BEGIN { printf "%.3f", (n > 0 ? us / n / 1000 : 0) }')" \
-  ms "" "$(( commits_after - commits_before )) group commits of the event log during the $jobs jobs, until durable"
+  "$(awk -v n=$commits -v us=$(( commit_us_after - commit_us_before )) 'BEGIN { printf "%.3f", (n > 0 ? us / n / 1000 : 0) }')" \
+  ms "" "$commits group commits of the event log during the $jobs jobs, until durable"
 # A job's end rides with the next submission's or allocation's commit while no job is pending
 # (EventLog::append_unhurried): three events per job in about two synced writes.
 figure lifecycle.log_commits_per_job \
-  "$(awk -v n=$(( commits_after - commits_before )) -v jobs=$jobs 'BEGIN { printf "%.2f", n / jobs }')" commits/job "" \
+  "$(awk -v n=$commits -v jobs=$jobs 'BEGIN { printf "%.2f", n / jobs }')" commits/job "" \
   "group commits of the event log during the $jobs jobs, per job"
 figure lifecycle.sbatch_start_ms "$(printf '%.3f' "$start_ms")" ms "" "sbatch --version, $probes one after the other"
 figure lifecycle.synced_write_ms "$(printf '%.3f' "$synced_ms")" ms "" "512-byte O_DSYNC writes beside the log, $probes in a row"
