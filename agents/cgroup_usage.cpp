@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "agents/memory_cgroup.hpp"
+#include "common/keyed_counter.hpp"
 #include "common/small_file.hpp"
 #include "common/string_util.hpp"
 

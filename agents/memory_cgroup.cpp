@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "agents/cpuset_cgroup.hpp"
+#include "common/keyed_counter.hpp"
 #include "common/small_file.hpp"
 #include "common/string_util.hpp"
 
@@ -158,15 +159,6 @@ std::optional<std::string> locate_v1_hierarchy(std::string_view proc_self_cgroup
 
 std::optional<CpusetLocation> locate_v1_cpuset(std::string_view proc_self_cgroup, std::string_view mountinfo) {
   if (auto dir = locate_v1_hierarchy(proc_self_cgroup, mountinfo, "cpuset")) return CpusetLocation{CgroupVersion::v1, *dir};
-  return std::nullopt;
-}
-
-std::optional<uint64_t> keyed_counter(std::string_view text, std::string_view key) {
-  for (auto line : split(text, '\n')) {
-    line = trim(line);
-    if (!line.starts_with(key) || line.size() <= key.size() || line[key.size()] != ' ') continue;
-    if (auto value = parse_unsigned<uint64_t>(trim(line.substr(key.size())))) return value;
-  }
   return std::nullopt;
 }
 

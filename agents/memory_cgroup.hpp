@@ -45,10 +45,6 @@ std::optional<std::string> locate_v1_hierarchy(std::string_view proc_self_cgroup
 // (a job's start and end read about ten of them). Longer texts are read to their end.
 FileText read_cgroup_file(const std::string& path);
 
-// The value of `key` in a "key value" per line file (memory.oom_control,
-// memory.events); nullopt when the key is missing or not a number.
-std::optional<uint64_t> keyed_counter(std::string_view text, std::string_view key);
-
 // One run's cgroup, e.g. <agent dir>/cairnd-n1-<spool instance>-4242.job12.0
 struct JobCgroup {
   std::string path;

@@ -40,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "common/keyed_counter.hpp"
 #include "common/run_record.hpp"
 #include "agents/stepd_server.hpp"
 #include "agents/stop_notice.hpp"
@@ -208,15 +209,10 @@ uint64_t oom_kills_of(const char* procs_file) {
     int fd = ::open((dir + name).c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) continue;
     char buffer[1024];
-    ssize_t length = ::read(fd, buffer, sizeof buffer - 1);
+    ssize_t length = ::read(fd, buffer, sizeof buffer);
     ::close(fd);
     if (length <= 0) continue;
-    buffer[length] = '\0';
-    for (const char* line = buffer; line != nullptr && *line != '\0';) {
-      if (std::strncmp(line, "oom_kill ", 9) == 0) return std::strtoull(line + 9, nullptr, 10);
-      line = std::strchr(line, '\n');
-      if (line != nullptr) ++line;
-    }
+    if (auto kills = cairn::keyed_counter(std::string_view(buffer, length), "oom_kill")) return *kills;
   }
   return 0;
 }

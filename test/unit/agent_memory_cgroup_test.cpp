@@ -91,15 +91,6 @@ TEST_CASE("locate_memory_cgroup: the v1 memory hierarchy, a container's root, v2
   CHECK_FALSE(locate_memory_cgroup("", ""));
 }
 
-TEST_CASE("keyed_counter: oom_kill in memory.oom_control and memory.events, never confused with oom") {
-  CHECK(keyed_counter("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n", "oom_kill") == 3u);
-  CHECK(keyed_counter("low 0\nhigh 0\nmax 12\noom 2\noom_kill 1\noom_group_kill 0\n", "oom_kill") == 1u);
-  CHECK(keyed_counter("low 0\nhigh 0\nmax 12\noom 2\noom_kill 1\n", "oom") == 2u);
-  CHECK_FALSE(keyed_counter("oom_kill_disable 0\nunder_oom 0\n", "oom_kill"));  // kernels before 4.13
-  CHECK_FALSE(keyed_counter("oom_kill x\n", "oom_kill"));
-  CHECK_FALSE(keyed_counter("", "oom_kill"));
-}
-
 TEST_CASE("cgroup v1 backend: job cgroup with its limit, the OOM counter rising or not or missing, the peak") {
   FakeRoot root;
   root.write("memory.limit_in_bytes", "9223372036854771712\n");
