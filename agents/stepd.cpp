@@ -72,9 +72,10 @@ bool write_all(int fd, const std::string& text) {
 
 // Why the child could not become the job, left in the supervisor's memory (the child shares it
 // until its exec) before the child exits.
+enum class ChildStep { none, memory_cgroup, exec, cpuset_cgroup, cpu_binding, devices_cgroup, record };
+
 struct ChildFailure {
-  int step = 0;  // 1: joining the cgroup, 2: exec, 3: joining the cpuset cgroup, 4: binding to the CPUs,
-                 // 5: joining the devices cgroup, 6: writing the record
+  ChildStep step = ChildStep::none;
   int error_number = 0;
 };
 
@@ -109,7 +110,7 @@ bool join_cgroup(const char* procs_file, const char* pid_line, size_t length) {
   return joined;
 }
 
-[[noreturn]] void child_fails(volatile ChildFailure* failure, int step, int error_number) {
+[[noreturn]] void child_fails(volatile ChildFailure* failure, ChildStep step, int error_number) {
   failure->step = step;
   failure->error_number = error_number;
   ::_exit(127);
@@ -137,14 +138,15 @@ void sleep_ms(int ms) {
   const size_t pid_length = static_cast<size_t>(pid_end - pid_line);
   if (plan.umask) ::umask(*plan.umask);
   const Confinement& confinement = *plan.confinement;
-  if (plan.procs_file != nullptr && !join_cgroup(plan.procs_file, pid_line, pid_length)) child_fails(failure, 1, errno);
+  if (plan.procs_file != nullptr && !join_cgroup(plan.procs_file, pid_line, pid_length))
+    child_fails(failure, ChildStep::memory_cgroup, errno);
   // Joining a cpuset resets the affinity to the cpuset's CPUs: the binding comes after.
   if (confinement.cpuset_procs_file != nullptr && !join_cgroup(confinement.cpuset_procs_file, pid_line, pid_length))
-    child_fails(failure, 3, errno);
+    child_fails(failure, ChildStep::cpuset_cgroup, errno);
   if (confinement.cpus != nullptr && ::sched_setaffinity(0, confinement.cpus_size, confinement.cpus) != 0)
-    child_fails(failure, 4, errno);
+    child_fails(failure, ChildStep::cpu_binding, errno);
   if (confinement.devices_procs_file != nullptr && !join_cgroup(confinement.devices_procs_file, pid_line, pid_length))
-    child_fails(failure, 5, errno);
+    child_fails(failure, ChildStep::devices_cgroup, errno);
   // The supervisor catches no signal (an exec would reset a caught one anyway) and was
   // started with the defaults (posix_spawn's or the server's): only its ignored ones go back.
   // A vforked child has its own copy of the dispositions and its own mask.
@@ -156,7 +158,7 @@ void sleep_ms(int ms) {
   char* line = plan.record_prefix.data();
   const size_t line_length = plan.record_prefix_length + pid_length;
   std::memcpy(line + plan.record_prefix_length, pid_line, pid_length);
-  if (::write(kRecordFd, line, line_length) != static_cast<ssize_t>(line_length)) child_fails(failure, 6, errno);
+  if (::write(kRecordFd, line, line_length) != static_cast<ssize_t>(line_length)) child_fails(failure, ChildStep::record, errno);
   // ETXTBSY: while cairnd spawns another job, that child holds, until its own exec, a copy
   // of the write descriptor of a script just written (O_CLOEXEC closes it only at exec).
   for (int attempt = 0; attempt < 100; ++attempt) {
@@ -164,7 +166,26 @@ void sleep_ms(int ms) {
     if (errno != ETXTBSY) break;
     sleep_ms(10);
   }
-  child_fails(failure, 2, errno);
+  child_fails(failure, ChildStep::exec, errno);
+}
+
+// What the vforked child failed at, for the run record's failure line.
+std::string child_failure_reason(ChildStep step, int error_number, const ChildPlan& plan) {
+  const std::string error = std::strerror(error_number);
+  const Confinement& confinement = *plan.confinement;
+  switch (step) {
+    case ChildStep::memory_cgroup:
+      return std::string("cannot join the memory cgroup ") + plan.procs_file + ": " + error;
+    case ChildStep::cpuset_cgroup:
+      return std::string("cannot join the cpuset cgroup ") + confinement.cpuset_procs_file + ": " + error;
+    case ChildStep::devices_cgroup:
+      return std::string("cannot join the devices cgroup ") + confinement.devices_procs_file + ": " + error;
+    case ChildStep::cpu_binding: return std::string("cannot bind to CPUs ") + confinement.cpu_list + ": " + error;
+    case ChildStep::record: return "cannot write its record in the spool";
+    case ChildStep::exec:
+    case ChildStep::none: break;
+  }
+  return std::string(plan.program[0]) + ": " + error;
 }
 
 // A function of its own: nothing of the caller's frame lives across the vfork.
@@ -260,17 +281,17 @@ static int supervise(int argc, char** argv) {
     return 2;
   }
   auto record = [](const std::string& line) { return write_all(kRecordFd, line); };
-  auto launch_failed = [&](const std::string& message) {
-    record(cairn::failure_line(message));
+  auto launch_failed = [&](const std::string& reason) {
+    record(cairn::failure_line("cannot launch job " + job + ": " + reason));
     write_all(kStatusFd, "failed\n");
     return 0;
   };
   if (confinement.cpu_list != nullptr) {  // parsed before the fork: the child only applies it
     auto ids = cairn::parse_cpu_ids(confinement.cpu_list);
-    if (!ids) return launch_failed("cannot launch job " + job + ": invalid CPU list " + confinement.cpu_list);
+    if (!ids) return launch_failed(std::string("invalid CPU list ") + confinement.cpu_list);
     int count = static_cast<int>(ids->back()) + 1;
     confinement.cpus = CPU_ALLOC(count);
-    if (confinement.cpus == nullptr) return launch_failed("cannot launch job " + job + ": " + std::strerror(errno));
+    if (confinement.cpus == nullptr) return launch_failed(std::strerror(errno));
     confinement.cpus_size = CPU_ALLOC_SIZE(count);
     CPU_ZERO_S(confinement.cpus_size, confinement.cpus);
     for (uint32_t id : *ids) CPU_SET_S(id, confinement.cpus_size, confinement.cpus);
@@ -291,24 +312,12 @@ static int supervise(int argc, char** argv) {
   // memory of its own to drop; this process waits until the child has exec'd or failed.
   volatile ChildFailure why;
   pid_t child = start_job(plan, &why);
-  if (child < 0) return launch_failed("cannot launch job " + job + ": fork: " + std::strerror(errno));
-  if (why.step != 0) {
+  if (child < 0) return launch_failed(std::string("fork: ") + std::strerror(errno));
+  if (why.step != ChildStep::none) {
     int status;
     while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
-    const std::string error = std::strerror(why.error_number);
-    if (why.step == 6) return launch_failed("cannot launch job " + job + ": cannot write its record in the spool");
-    if (why.step == 1)
-      return launch_failed("cannot launch job " + job + ": cannot join the memory cgroup " + procs_file + ": " + error);
-    if (why.step == 3)
-      return launch_failed("cannot launch job " + job + ": cannot join the cpuset cgroup " +
-                           confinement.cpuset_procs_file + ": " + error);
-    if (why.step == 5)
-      return launch_failed("cannot launch job " + job + ": cannot join the devices cgroup " +
-                           confinement.devices_procs_file + ": " + error);
-    if (why.step == 4)
-      return launch_failed("cannot launch job " + job + ": cannot bind to CPUs " + confinement.cpu_list + ": " + error);
-    return launch_failed("cannot launch job " + job + ": " + program[0] + ": " + error);
+    return launch_failed(child_failure_reason(why.step, why.error_number, plan));
   }
   write_all(kStatusFd, "started " + std::to_string(child) + "\n");
   ::close(kStatusFd);
