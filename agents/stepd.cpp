@@ -70,10 +70,11 @@ bool write_all(int fd, const std::string& text) {
   return true;
 }
 
-// Why the child could not become the job, left in the supervisor's memory (the child shares it
-// until its exec) before the child exits.
+// What the vforked child was doing when it failed.
 enum class ChildStep { none, memory_cgroup, exec, cpuset_cgroup, cpu_binding, devices_cgroup, record };
 
+// Why the child could not become the job, left in the supervisor's memory (the child shares it
+// until its exec) before the child exits.
 struct ChildFailure {
   ChildStep step = ChildStep::none;
   int error_number = 0;
@@ -158,7 +159,8 @@ void sleep_ms(int ms) {
   char* line = plan.record_prefix.data();
   const size_t line_length = plan.record_prefix_length + pid_length;
   std::memcpy(line + plan.record_prefix_length, pid_line, pid_length);
-  if (::write(kRecordFd, line, line_length) != static_cast<ssize_t>(line_length)) child_fails(failure, ChildStep::record, errno);
+  if (::write(kRecordFd, line, line_length) != static_cast<ssize_t>(line_length))
+    child_fails(failure, ChildStep::record, errno);
   // ETXTBSY: while cairnd spawns another job, that child holds, until its own exec, a copy
   // of the write descriptor of a script just written (O_CLOEXEC closes it only at exec).
   for (int attempt = 0; attempt < 100; ++attempt) {
