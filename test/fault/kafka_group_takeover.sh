@@ -124,7 +124,8 @@ site() { via "$1" squeue -h -t all -o '%i %j %T' | sort; }
 refused=$(cat refused.* | grep -c . || true)
 wait_agent_at n2 "$new_owner1" "n2's agent did not follow shard 1 to its new owner"
 touch "$work/go"
-wait_state "$running" COMPLETED 60
+# Through the new owner: the killed owner may be A, the controller of the CLI's default socket.
+via "$new_owner1" wait_state "$running" COMPLETED 60
 cairn log dump --shard 1 --job "$running" --kind JobEnded | finds "job=$running " || fail "the end of job $running is not in shard 1"
 
 # SIGSTOP of shard 1's new owner: its session expires, the group gives its shards to the last

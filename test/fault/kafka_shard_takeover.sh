@@ -57,7 +57,8 @@ taken_at=$(date +%s.%N)
 echo "$taken" >>acked.taken
 wait "${storm_pids[@]}"
 echo "takeover of shard 1 on Kafka: $(awk "BEGIN { printf \"%.2f\", $taken_at - $killed_at }") s from kill -9 of its owner to the standby's first acknowledgement (lease timeout 5 s, not needed for a dead owner)"
-finds "writing shards 1" "$work/ctl-c.log" || fail "C does not say it writes shard 1"
+# (C's "ready" line follows its listener: a moment after its first answer, maybe.)
+poll_until 10 ok bash -c "grep -q 'writing shards 1' $work/ctl-c.log && echo ok" || fail "C does not say it writes shard 1"
 via_a sbatch --parsable -p p1 -H --wrap true >>acked.after || fail "a submission to shard 1 through A after the takeover"
 
 check_acknowledged_logged_once
@@ -80,5 +81,7 @@ for _ in $(seq 600); do
 done
 [ -n "$successor" ] || { kill -CONT "$ctl_c"; fail "D did not take shard 1 from the stopped C: $(tail -5 "$work/ctl-d.log")"; }
 check_stopped_owner_fenced "$ctl_c" "$work/ctl-c.log" via c sbatch --parsable -p p1 -H
-via_a squeue -h -t all -o %j | finds -x successor || fail "A does not show D's job"
+# A reads shard 1 from the broker: D's job shows there once A has consumed it.
+shows_successor() { via_a squeue -h -t all -o %j 2>/dev/null | finds -x successor && echo ok; }
+poll_until 30 ok shows_successor || fail "A does not show D's job"
 pass "kafka_shard_takeover: $(wc -l <acked.txt) acknowledged ($refused refused during the takeover), none lost or twice; the stopped owner was fenced"
