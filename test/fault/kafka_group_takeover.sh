@@ -133,7 +133,7 @@ cairn log dump --shard 1 --job "$running" --kind JobEnded | finds "job=$running 
 stopped=$new_owner1
 last=${survivors[0]}
 [ "$last" != "$stopped" ] || last=${survivors[-1]}
-kill -STOP "${pid_of[$stopped]}"
+stop_process "${pid_of[$stopped]}"
 successor=""
 for _ in $(seq 1200); do
   successor=$(via "$last" sbatch --parsable -p p1 -H -J successor --wrap true 2>/dev/null) && break

@@ -18,7 +18,7 @@ other=$(other_brokers "$leader" | head -1)
 stopped=("$(broker pid --node "$leader")" "$(broker pid --node "$other")")
 resume() { kill -CONT "${stopped[@]}" 2>/dev/null || true; }
 at_exit_before_stop resume
-kill -STOP "${stopped[@]}"
+for pid in "${stopped[@]}"; do stop_process "$pid"; done
 
 # Both have a 10 s deadline (the open, then the end of the partition); 120 s is a guard only.
 set +e

@@ -72,7 +72,7 @@ wait_state "$running" COMPLETED 60
 cairn log dump --shard 1 --job "$running" --kind JobEnded | finds "job=$running " || fail "the end of job $running is not in shard 1"
 
 # SIGSTOP of C, D takes over after the lease, C resumes: fenced, exits 3, acknowledges nothing.
-kill -STOP "$ctl_c"
+stop_process "$ctl_c"
 start_owner d --standby --shards 1 --socket "$work/ctl-d.sock"
 successor=""
 for _ in $(seq 600); do

@@ -15,7 +15,7 @@ start_cluster 1 2 1000
 first=$(head -1 pids)
 before=$(sbatch --parsable -H -J before --wrap true) || fail "no submission before the fault"
 
-kill -STOP "$first"
+stop_process "$first"
 sed "s|^ControllerSocket=.*|ControllerSocket=$work/second.sock|" "$CAIRN_CONF" > second.conf
 "$bin/cairnctld" --conf second.conf >"$work/second.log" 2>&1 &
 extra_pids+=($!)

@@ -14,7 +14,7 @@ start_shard_owners
 for _ in $(seq 300); do squeue >/dev/null 2>&1 && finds "ready" "$work/ctl-b.log" && break; sleep 0.1; done
 before=$(sbatch --parsable -p p1 -H -o /dev/null --wrap true)
 
-kill -STOP "$ctl_b"
+stop_process "$ctl_b"
 stopped_at=$SECONDS
 "$bin/cairnctld" --conf "$CAIRN_CONF" --standby --shards 1 --socket "$work/ctl-t.sock" >>"$work/ctl-t.log" 2>&1 &
 taker=$!

@@ -106,6 +106,23 @@ kill_hard() {  # pid
   fail "process $1 survived kill -9"
 }
 
+# kill -STOP that returns once process `pid` is stopped: every thread in state T. kill returns
+# before that: the kernel stops a multi-threaded process only once the thread it picked to take
+# the signal (a daemon's main thread, parked in sigwait) runs, and its other threads go on until
+# then (a Kafka mock's broker thread answers requests meanwhile, on a busy machine for long enough
+# to acknowledge a whole command).
+stop_process() {  # pid
+  local states=""
+  kill -STOP "$1"
+  for _ in $(seq 500); do
+    states=$(sed 's/.*) \(.\).*/\1/' /proc/"$1"/task/*/stat 2>/dev/null | tr -d '\n')
+    [[ "$states" =~ ^T+$ ]] && return 0
+    sleep 0.01
+  done
+  kill -CONT "$1"
+  fail "process $1 did not stop within 5 s (its threads' states: $states)"
+}
+
 # A controller restarted by the test after killing the one `cairn local up` started.
 restart_controller() {
   "$bin/cairnctld" --conf "$CAIRN_CONF" >>"$work/cairnctld.log" 2>&1 &
