@@ -292,12 +292,15 @@ struct ScheduleAuditor::State {
       task.id = id;
       task.pending = false;
       task.active = false;
+      task.final = task.completed = false;  // the array's own id may have run and ended
       task.first_start_us = task.last_run_start_us = task.last_end_us = -1;
       it = jobs.emplace(id, std::move(task)).first;
       ++report.figures.jobs_submitted;
     }
-    // A job that holds nodes is not allocated again (the reducer refuses it too).
-    if (it == jobs.end() || it->second.active) return;
+    // As the reducer, which refuses both: a job that holds nodes is not allocated again, and a
+    // final job not at all (a pass that chose a job as it was cancelled: its allocation is
+    // appended after the cancel and changes nothing).
+    if (it == jobs.end() || it->second.active || it->second.final) return;
     AuditJob& job = it->second;
     std::vector<Share> shares;
     for (auto node : event.getNodes()) shares.push_back({node.getNode(), node.getCpus(), node.getMemMb()});

@@ -42,7 +42,7 @@ wait "$storm0" "$storm1" || true
 # The standby serves: it took both shards with the next epoch.
 for _ in $(seq 200); do squeue >/dev/null 2>&1 && break; sleep 0.1; done
 squeue >/dev/null || fail "the standby does not answer after the writer was killed"
-finds "cairnctld@.*:$standby ready: 2 shards, epochs 2,2" "$work/cairnctld-2.log" ||
+wait_line "cairnctld@.*:$standby ready: 2 shards, epochs 2,2" "$work/cairnctld-2.log" ||
   fail "the standby did not claim epoch 2 of both shards: $(tail -5 "$work/cairnctld-2.log")"
 after=$(sbatch --parsable -p p1 -o /dev/null --wrap true)
 echo "takeover: $((SECONDS - killed_at)) s from kill -9 to a served sbatch (job $after)"

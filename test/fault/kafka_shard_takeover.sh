@@ -57,8 +57,7 @@ taken_at=$(date +%s.%N)
 echo "$taken" >>acked.taken
 wait "${storm_pids[@]}"
 echo "takeover of shard 1 on Kafka: $(awk "BEGIN { printf \"%.2f\", $taken_at - $killed_at }") s from kill -9 of its owner to the standby's first acknowledgement (lease timeout 5 s, not needed for a dead owner)"
-# (C's "ready" line follows its listener: a moment after its first answer, maybe.)
-poll_until 10 ok bash -c "grep -q 'writing shards 1' $work/ctl-c.log && echo ok" || fail "C does not say it writes shard 1"
+wait_line "writing shards 1" "$work/ctl-c.log" || fail "C does not say it writes shard 1"
 via_a sbatch --parsable -p p1 -H --wrap true >>acked.after || fail "a submission to shard 1 through A after the takeover"
 
 check_acknowledged_logged_once

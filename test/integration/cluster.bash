@@ -215,6 +215,13 @@ poll_until() {  # seconds expected command...
   return 1
 }
 
+# A line matching the grep arguments (PATTERN FILE, options first) within 30 s. A controller
+# logs its "ready" line just after its listener is up, so it may answer a moment before.
+wait_line() {  # grep arguments...
+  for _ in $(seq 300); do finds "$@" && return 0; sleep 0.1; done
+  return 1
+}
+
 # The job's state, without the " by <uid>" that sacct adds to CANCELLED.
 state_of() { sacct -j "$1" -X -n -P -o State 2>/dev/null | head -1 | sed 's/ by [0-9]*$//'; }
 reason_of() { squeue -h -j "$1" -o %r 2>/dev/null; }

@@ -43,7 +43,7 @@ poll_until 60 ok bash -c "grep -q 'standby: shard 0 is written by another contro
 [ "$(cairn log dump --shard 1 --kind EpochClaimed | wc -l)" = 1 ] || fail "the standby claimed shard 1 while its writer lives"
 kill_hard "$(head -1 pids)"
 for _ in $(seq 600); do squeue >/dev/null 2>&1 && break; sleep 0.1; done
-finds "ready: 2 shards, epochs 2,2" "$work/standby.log" || fail "the standby did not take both shards: $(tail -3 "$work/standby.log")"
+wait_line "ready: 2 shards, epochs 2,2" "$work/standby.log" || fail "the standby did not take both shards: $(tail -3 "$work/standby.log")"
 squeue -h -o '%i %T' | finds -x "$a RUNNING" || fail "job $a after the restart: $(squeue)"
 squeue -h -o '%i %T' | finds -x "$b RUNNING" || fail "job $b after the restart: $(squeue)"
 [ "$(cairn log dump --shard 1 --kind EpochClaimed | wc -l)" = 2 ] ||
@@ -71,8 +71,8 @@ start_owner_pair
 via_a() { CAIRN_CONTROLLER="unix:$(sed -n 's/^ControllerSocket=//p' "$CAIRN_CONF")" "$@"; }
 via_b() { CAIRN_CONTROLLER="unix:$work/ctl-b.sock" "$@"; }
 for _ in $(seq 600); do via_a squeue >/dev/null 2>&1 && via_b squeue >/dev/null 2>&1 && break; sleep 0.1; done
-finds "writing shards 0" "$work/ctl-a.log" || fail "A does not say it writes shard 0"
-finds "writing shards 1" "$work/ctl-b.log" || fail "B does not say it writes shard 1"
+wait_line "writing shards 0" "$work/ctl-a.log" || fail "A does not say it writes shard 0"
+wait_line "writing shards 1" "$work/ctl-b.log" || fail "B does not say it writes shard 1"
 endpoints=$(sed -n 's/^StateSaveLocation=//p' "$CAIRN_CONF")/shard-endpoints
 # Written just after B's listener is up: a moment after B first answers, maybe.
 endpoint_p1() { cat "$endpoints/p1" 2>/dev/null; }

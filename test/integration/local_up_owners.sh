@@ -14,8 +14,8 @@ ctl1=$(sed -n 1p pids)
 ctl2=$(sed -n 4p pids)  # the first controller, the agents of n1 and n2, the other owner, the standby
 standby=$(sed -n 5p pids)
 [ -n "$standby" ] && ! exited "$ctl2" && ! exited "$standby" || fail "pids: $(cat pids)"
-finds "ready.*writing shards 0," "$work/cairnctld.log" || fail "controller 1: $(tail -3 "$work/cairnctld.log")"
-finds "ready.*writing shards 1, .*cairnctld-2.sock" "$work/cairnctld-2.log" || fail "controller 2: $(tail -3 "$work/cairnctld-2.log")"
+wait_line "ready.*writing shards 0," "$work/cairnctld.log" || fail "controller 1: $(tail -3 "$work/cairnctld.log")"
+wait_line "ready.*writing shards 1, .*cairnctld-2.sock" "$work/cairnctld-2.log" || fail "controller 2: $(tail -3 "$work/cairnctld-2.log")"
 for _ in $(seq 200); do finds "standby: .*shard 0 is locked by another process" "$work/cairnctld-3.log" && break; sleep 0.05; done
 finds "standby: .*shard 0 is locked" "$work/cairnctld-3.log" || fail "the standby does not wait on shard 0: $(tail -3 "$work/cairnctld-3.log")"
 cairn shards | finds -E "^0 +cairnctld@[^ ]+:$ctl1 +$ctl1 +running " || fail "cairn shards: $(cairn shards)"

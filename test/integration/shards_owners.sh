@@ -20,8 +20,8 @@ start_shard_owners
 via_a() { CAIRN_CONTROLLER="unix:$(sed -n 's/^ControllerSocket=//p' "$CAIRN_CONF")" "$@"; }
 via_b() { CAIRN_CONTROLLER="unix:$work/ctl-b.sock" "$@"; }
 for _ in $(seq 300); do via_a squeue >/dev/null 2>&1 && via_b squeue >/dev/null 2>&1 && break; sleep 0.1; done
-finds "writing shards 0" "$work/ctl-a.log" || fail "A does not say it writes shard 0: $(tail -3 "$work/ctl-a.log")"
-finds "writing shards 1" "$work/ctl-b.log" || fail "B does not say it writes shard 1: $(tail -3 "$work/ctl-b.log")"
+wait_line "writing shards 0" "$work/ctl-a.log" || fail "A does not say it writes shard 0: $(tail -3 "$work/ctl-a.log")"
+wait_line "writing shards 1" "$work/ctl-b.log" || fail "B does not say it writes shard 1: $(tail -3 "$work/ctl-b.log")"
 [ "$(cat "$log_dir/p1/ENDPOINT")" = "unix:$work/ctl-b.sock" ] || fail "p1/ENDPOINT: $(cat "$log_dir/p1/ENDPOINT")"
 
 # Each agent registers with its shard's owner.

@@ -173,6 +173,14 @@ TEST_CASE("schedule audit: bounded slowdown counts runs shorter than tau as tau"
   CHECK(report.figures.mean_bounded_slowdown == doctest::Approx(21.0 / 10.0));
 }
 
+// Job 2 cancelled while pending at t=2, then allocated n1's last CPU by a pass that chose it
+// before the cancel (the reducer refuses that allocation); job 3 submitted.
+void add_cancelled_then_allocated(AuditLog& log) {
+  log.add(make::job_cancelled(at(2), 2, 0, false));
+  log.start(2, 2, {{"n1", 1, 1000}});
+  log.submit(2, 3);
+}
+
 TEST_CASE("schedule audit: a node's CPUs or memory given twice") {
   AuditLog log;
   log.two_nodes_two_jobs();
@@ -197,6 +205,12 @@ TEST_CASE("schedule audit: a node's CPUs or memory given twice") {
   SUBCASE("an allocation repeated for a job that holds its nodes is not counted twice") {
     log.start(2, 1, {{"n1", 3, 1000}});
     CHECK(log.audit().violations.empty());
+  }
+  SUBCASE("an allocation the reducer refused, of a job cancelled while pending, holds nothing") {
+    add_cancelled_then_allocated(log);
+    log.start(3, 3, {{"n1", 1, 1000}});  // n1's last CPU: job 2's refused allocation holds none
+    CHECK(log.audit().violations.empty());
+    CHECK(log.audit().figures.jobs_started == 2);
   }
   SUBCASE("a node that never registered") {
     log.start(2, 2, {{"n9", 1, 10}});
