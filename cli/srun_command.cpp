@@ -19,6 +19,7 @@
 #include "cli/sbatch_request.hpp"
 #include "cli/srun_input.hpp"
 #include "cli/srun_output.hpp"
+#include "cli/step_refusal.hpp"
 #include "common/gres.hpp"
 #include "common/option_parser.hpp"
 #include "common/version.hpp"
@@ -38,6 +39,8 @@ constexpr auto kStepRetryNotice = std::chrono::seconds(60);
 // After the log says the step or job is over, output and node reports may still be on their way.
 constexpr auto kReportGrace = std::chrono::seconds(3);
 constexpr auto kQueuedAfter = std::chrono::milliseconds(500);
+// How long a step of a job srun saw start is asked for again while refused as pending (create_step).
+constexpr auto kOwnerLagWait = std::chrono::seconds(10);
 
 volatile std::sig_atomic_t interrupted = 0;
 extern "C" void on_interrupt(int) { interrupted = 1; }
@@ -306,11 +309,13 @@ struct StepProgress {
 
 // Slurm's launch_common_create_job_step: a step its job cannot give what it asks now (GPUs other
 // steps hold: "Requested nodes are busy") is asked for again until it can, or srun is
-// interrupted, with srun's lines; any other refusal ends srun.
+// interrupted, with srun's lines; a job srun saw start but refused as pending, silently for a
+// while (step_refusal_action); any other refusal ends srun.
 bool create_step(ControllerClient& client, const StepRequest& request, const StepHandlers& handlers, StepOutcome& run,
-                 std::ostream& err) {
+                 bool seen_running, std::ostream& err) {
   using Clock = std::chrono::steady_clock;
   std::optional<Clock::time_point> said_at;
+  const auto lag_deadline = Clock::now() + kOwnerLagWait;
   while (true) {
     try {
       run = client.run_step(request, handlers);
@@ -319,7 +324,12 @@ bool create_step(ControllerClient& client, const StepRequest& request, const Ste
     } catch (const RpcError& e) {
       if (e.kind() != RpcError::Kind::remote) throw;
       std::string message = remote_message(e);
-      if (message != kStepNodesBusy) {
+      auto action = step_refusal_action(message, seen_running, Clock::now() < lag_deadline);
+      if (action == StepRefusalAction::retry_silently && !interrupted) {
+        client.run_for(kPollInterval);
+        continue;
+      }
+      if (action != StepRefusalAction::retry_announced) {
         err << "srun: error: Unable to create step for job " << request.job_id << ": " << message << "\n";
         return false;
       }
@@ -377,7 +387,7 @@ int run_step(ControllerClient& client, const StepRequest& request, bool label, b
     if (progress.nodes_left > 0) --progress.nodes_left;
   };
   StepOutcome run;
-  if (!create_step(client, request, handlers, run, err)) return 1;
+  if (!create_step(client, request, handlers, run, interactive, err)) return 1;
   progress.nodes_left += run.nodes.size();
   input.set_step(run.num_tasks, {request.job_id, run.step_id, user});
   std::string step_name = std::to_string(request.job_id) + "." + std::to_string(run.step_id);

@@ -52,12 +52,14 @@ done
 [ "$(cairn log dump --kind BbReleased --job "$job" | wc -l)" = 1 ] || fail "released more than once"
 
 # 3. Two 60G jobs on a 100G pool: the second waits for the first's release.
-first=$(sbatch --parsable --bb "capacity=60G" --wrap 'sleep 2')
+# The first runs until the test has looked (a fixed sleep could end first on a loaded machine).
+first=$(sbatch --parsable --bb "capacity=60G" --wrap "while [ ! -e $work/first.go ]; do sleep 0.05; done")
 wait_state "$first" RUNNING
 second=$(sbatch --parsable --bb "capacity=60G" --wrap 'true')
 wait_reason "$second" BurstBufferResources
 [ "$(used)" = 60G ] || fail "used while one 60G job runs: $(used)"
 scontrol show burstbuffer | finds "JobID=$first Pool=fast Size=60G State=running" || fail "holder not shown: $(scontrol show burstbuffer)"
+touch "$work/first.go"
 wait_state "$first" COMPLETED 20
 wait_state "$second" COMPLETED 20
 wait_used 0
