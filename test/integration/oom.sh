@@ -87,7 +87,10 @@ fi
 if [ -d "$memory_dir" ]; then
   left=
   for _ in $(seq 40); do
-    left=$(for pid in $(cat "$work/pids"); do ls -d "$memory_dir"/cairnd-*-"$pid".job* 2>/dev/null; done || true)
+    # This cluster's agents' own: another cluster's dead agent may have had the same pid.
+    left=$(for node in n1 n2; do
+      ls -d "$memory_dir/cairnd-$node-$(cat "$(spool_dir "$node")/instance")-$(local_agent_pid "$node")".job* 2>/dev/null
+    done || true)
     [ -z "$left" ] && break
     sleep 0.05
   done
@@ -111,8 +114,11 @@ if [ "$enforcement" = "MemoryEnforcement=cgroup/v1" ] && [ -d "$memory_dir" ]; t
     v = $2; unit = substr(v, length(v)); n = v + 0; print (unit == "M" ? n * 1024 : unit == "G" ? n * 1048576 : n) }'; }
   [ "$(peak_kib "$big")" -ge 100000 ] || fail "job $big's peak: $(sacct -j "$big" -n -P -o JobID,MaxRSS)"
   [ "$(peak_kib "$small")" -lt 10240 ] || fail "job $small's peak is not its own: $(sacct -j "$small" -n -P -o JobID,MaxRSS)"
+  # This cluster's agents' prefixes (another cluster's dead agent may have had the same pid),
+  # read before the spools go.
+  prefixes=$(for node in n1 n2; do echo "cairnd-$node-$(cat "$(spool_dir "$node")/instance")-$(local_agent_pid "$node")"; done)
   cairn local down --dir "$work" >/dev/null 2>&1
-  left=$(for pid in $(sed -n '2,$p' "$work/pids"); do ls -d "$memory_dir"/cairnd-*-"$pid".* 2>/dev/null; done || true)
+  left=$(for prefix in $prefixes; do ls -d "$memory_dir/$prefix".* 2>/dev/null; done || true)
   [ -z "$left" ] || fail "cgroups left behind by stopped agents: $left"
 else
   skip_part "part 8: needs the cgroup v1 memory controller"
