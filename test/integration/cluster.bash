@@ -27,14 +27,40 @@ steps_before_stop=()
 steps_after_stop=()
 at_exit_before_stop() { steps_before_stop+=("$1"); }
 at_exit_after_stop() { steps_after_stop+=("$1"); }
+# The spool instances of this cluster's agents (each names its agents' cgroups).
+spool_instances() {
+  [ -f "${CAIRN_CONF:-}" ] || return 0
+  local pattern
+  pattern=$(sed -n 's/^SlurmdSpoolDir=//p' "$CAIRN_CONF")
+  [ -n "$pattern" ] || pattern="$(sed -n 's/^StateSaveLocation=//p' "$CAIRN_CONF")/cairnd-%n"
+  cat ${pattern//%n/*}/instance 2>/dev/null || true
+}
+# Cgroups left by agents the test killed: the next agent of their spool would clear them, and
+# none comes. Once the cluster is down, what holds no process is removed (rmdir refuses the
+# rest), so that test runs do not pile them up on the host. cgroup v1 hierarchies only.
+remove_left_cgroups() {  # spool instance...
+  local hierarchy dir instance cgroup
+  for hierarchy in memory cpuset; do
+    dir=/sys/fs/cgroup/$hierarchy$(awk -F: -v h="$hierarchy" '$2 ~ "(^|,)" h "(,|$)" { print $3 }' /proc/self/cgroup)
+    [ -d "$dir" ] || continue
+    for instance; do
+      for cgroup in "$dir"/cairnd-*-"$instance"-*; do
+        [ -d "$cgroup" ] && find "$cgroup" -depth -type d -exec rmdir {} + 2>/dev/null
+      done
+    done
+  done
+  return 0
+}
 cleanup() {
-  local status=$? step
+  local status=$? step instances
   for step in "${steps_before_stop[@]}"; do eval "$step" || true; done
   audit_schedule_at_exit "$status" || status=1
+  instances=$(spool_instances)
   cairn local down --dir "$work" >/dev/null 2>&1 || true
   for step in "${steps_after_stop[@]}"; do eval "$step" || true; done
   for pid in "${extra_pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
   for pgid in "${orphan_groups[@]}"; do kill -9 -- "-$pgid" 2>/dev/null || true; done
+  [ -z "$instances" ] || remove_left_cgroups $instances
   [ -n "${KEEP:-}" ] || rm -rf "$work"
   exit "$status"
 }
