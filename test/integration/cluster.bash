@@ -30,10 +30,17 @@ at_exit_after_stop() { steps_after_stop+=("$1"); }
 # The spool instances of this cluster's agents (each names its agents' cgroups).
 spool_instances() {
   [ -f "${CAIRN_CONF:-}" ] || return 0
-  local pattern
-  pattern=$(sed -n 's/^SlurmdSpoolDir=//p' "$CAIRN_CONF")
-  [ -n "$pattern" ] || pattern="$(sed -n 's/^StateSaveLocation=//p' "$CAIRN_CONF")/cairnd-%n"
-  cat ${pattern//%n/*}/instance 2>/dev/null || true
+  cat $(spool_dir '*')/instance 2>/dev/null || true
+}
+# This shell's cgroup in a cgroup v1 hierarchy (memory, cpuset), where the agents it starts
+# make their job cgroups.
+v1_cgroup_dir() {  # hierarchy
+  echo "/sys/fs/cgroup/$1$(awk -F: -v h="$1" '$2 ~ "(^|,)" h "(,|$)" { print $3 }' /proc/self/cgroup)"
+}
+# What the cgroups of node $1's agent (the one `cairn local up` started) are named after:
+# cairnd-NODE-SPOOL_INSTANCE-PID (another cluster's dead agent may have had the same pid).
+agent_cgroup_prefix() {  # node
+  echo "cairnd-$1-$(cat "$(spool_dir "$1")/instance")-$(local_agent_pid "$1")"
 }
 # Cgroups left by agents the test killed: the next agent of their spool would clear them, and
 # none comes. Once the cluster is down, what holds no process is removed (rmdir refuses the
@@ -41,7 +48,7 @@ spool_instances() {
 remove_left_cgroups() {  # spool instance...
   local hierarchy dir instance cgroup
   for hierarchy in memory cpuset; do
-    dir=/sys/fs/cgroup/$hierarchy$(awk -F: -v h="$hierarchy" '$2 ~ "(^|,)" h "(,|$)" { print $3 }' /proc/self/cgroup)
+    dir=$(v1_cgroup_dir "$hierarchy")
     [ -d "$dir" ] || continue
     for instance; do
       for cgroup in "$dir"/cairnd-*-"$instance"-*; do

@@ -61,8 +61,7 @@ if grep -q "CPU confinement: cpuset cgroups" "$work"/cairnd-n1.log; then
   w=$(allowed "wide.$wide")
   [ "$(count_cpus "$w")" = 1 ] || fail "with ConstrainCores=yes a job widened its CPUs to $w"
   # This cluster's agent's (another cluster's n1 may run a job of the same id meanwhile).
-  prefix="cairnd-n1-$(cat "$(spool_dir n1)/instance")-$(local_agent_pid n1)"
-  ! ls -d /sys/fs/cgroup/cpuset/"$prefix".job"$wide".* 2>/dev/null || fail "the cpuset of job $wide was left behind"
+  ! ls -d /sys/fs/cgroup/cpuset/"$(agent_cgroup_prefix n1)".job"$wide".* 2>/dev/null || fail "the cpuset of job $wide was left behind"
 else
   # What the agent checked: the cgroup v1 cpuset hierarchy of its process, or v2's cpuset controller.
   why=$(grep -h "ConstrainCores=yes but no cpuset" "$work"/cairnd-n1.log | head -1)

@@ -62,15 +62,14 @@ wait_state "$multi" OUT_OF_MEMORY
 # 6. A suspended job whose stopped shell is OOM-killed ends OUT_OF_MEMORY. Nothing of a
 # stopped job allocates, so the test charges memory to its cgroup from outside; the
 # shell, holding 40 MB and marked the OOM killer's first choice (oom_score_adj 1000), is the victim.
-memory_dir=/sys/fs/cgroup/memory$(awk -F: '$2 ~ /(^|,)memory(,|$)/ {print $3}' /proc/self/cgroup)
+memory_dir=$(v1_cgroup_dir memory)
 if [ "$enforcement" = "MemoryEnforcement=cgroup/v1" ] && [ -d "$memory_dir" ]; then
   suspended=$(sbatch --parsable --mem=100M --wrap 'echo 1000 > /proc/$$/oom_score_adj; x=$(head -c 40000000 /dev/zero | tr "\0" a); echo held; sleep 300')
   wait_state "$suspended" RUNNING
   for _ in $(seq 100); do grep -q held "slurm-$suspended.out" 2>/dev/null && break; sleep 0.05; done
   grep -q held "slurm-$suspended.out" || fail "job $suspended did not get its 40 MB"
   host=$(squeue -h -j "$suspended" -o %N)
-  agent=$(sed -n "$((${host#n} + 1))p" "$work/pids")
-  cgroup="$memory_dir/cairnd-$host-$(cat "$(spool_dir "$host")/instance")-$agent.job$suspended.0"
+  cgroup="$memory_dir/$(agent_cgroup_prefix "$host").job$suspended.0"
   [ -d "$cgroup" ] || fail "no cgroup $cgroup for job $suspended"
   scontrol suspend "$suspended"
   wait_state "$suspended" SUSPENDED
@@ -87,10 +86,7 @@ fi
 if [ -d "$memory_dir" ]; then
   left=
   for _ in $(seq 40); do
-    # This cluster's agents' own: another cluster's dead agent may have had the same pid.
-    left=$(for node in n1 n2; do
-      ls -d "$memory_dir/cairnd-$node-$(cat "$(spool_dir "$node")/instance")-$(local_agent_pid "$node")".job* 2>/dev/null
-    done || true)
+    left=$(for node in n1 n2; do ls -d "$memory_dir/$(agent_cgroup_prefix "$node")".job* 2>/dev/null; done || true)
     [ -z "$left" ] && break
     sleep 0.05
   done
@@ -103,8 +99,7 @@ fi
 # job"): the later job's peak is its own, not the earlier one's; stopped agents leave no
 # cgroup behind, kept ones included.
 if [ "$enforcement" = "MemoryEnforcement=cgroup/v1" ] && [ -d "$memory_dir" ]; then
-  agent=$(local_agent_pid n1)
-  kept() { ls -d "$memory_dir"/cairnd-n1-*-"$agent".pool* 2>/dev/null | wc -l; }
+  kept() { ls -d "$memory_dir/$(agent_cgroup_prefix n1)".pool* 2>/dev/null | wc -l; }
   big=$(sbatch --parsable -w n1 -o /dev/null --wrap 'dd if=/dev/zero of=/dev/null bs=100M count=1')
   wait_state "$big" COMPLETED
   poll_until 5 1 kept || fail "no cgroup kept after job $big: $(ls "$memory_dir")"
@@ -114,9 +109,7 @@ if [ "$enforcement" = "MemoryEnforcement=cgroup/v1" ] && [ -d "$memory_dir" ]; t
     v = $2; unit = substr(v, length(v)); n = v + 0; print (unit == "M" ? n * 1024 : unit == "G" ? n * 1048576 : n) }'; }
   [ "$(peak_kib "$big")" -ge 100000 ] || fail "job $big's peak: $(sacct -j "$big" -n -P -o JobID,MaxRSS)"
   [ "$(peak_kib "$small")" -lt 10240 ] || fail "job $small's peak is not its own: $(sacct -j "$small" -n -P -o JobID,MaxRSS)"
-  # This cluster's agents' prefixes (another cluster's dead agent may have had the same pid),
-  # read before the spools go.
-  prefixes=$(for node in n1 n2; do echo "cairnd-$node-$(cat "$(spool_dir "$node")/instance")-$(local_agent_pid "$node")"; done)
+  prefixes=$(for node in n1 n2; do agent_cgroup_prefix "$node"; done)  # read before the spools go
   cairn local down --dir "$work" >/dev/null 2>&1
   left=$(for prefix in $prefixes; do ls -d "$memory_dir/$prefix".* 2>/dev/null; done || true)
   [ -z "$left" ] || fail "cgroups left behind by stopped agents: $left"
