@@ -31,7 +31,7 @@ start_owner b --shards 1 --socket "$work/ctl-b.sock"
 ctl_b=$!
 poll_until 60 ok bash -c "CAIRN_CONTROLLER=unix:$socket_a squeue -h >/dev/null 2>&1 &&
   CAIRN_CONTROLLER=unix:$work/ctl-b.sock squeue -h >/dev/null 2>&1 && echo ok" || fail "A and B do not serve"
-poll_until 30 ok bash -c "grep -q 'writing shards 1' $work/ctl-b.log && echo ok" || fail "B does not say it writes shard 1"
+wait_line "writing shards 1" "$work/ctl-b.log" || fail "B does not say it writes shard 1"
 start_owner c --standby --shards 1 --socket "$work/ctl-c.sock"
 ctl_c=$!
 poll_until 60 ok bash -c "grep -q 'standby: shard 1 is written by another controller' $work/ctl-c.log && echo ok" ||

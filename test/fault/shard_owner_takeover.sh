@@ -37,8 +37,7 @@ extra_pids+=("$storm1" "$storm0")
 for _ in $(seq 400); do [ "$(cat "$work/acked1" 2>/dev/null | wc -l)" -ge 20 ] && break; sleep 0.05; done
 kill_hard "$ctl_b"
 killed_at=$SECONDS
-for _ in $(seq 300); do finds "writing shards 1" "$work/ctl-s.log" && break; sleep 0.1; done
-finds "writing shards 1" "$work/ctl-s.log" || fail "the standby did not take shard 1: $(tail -5 "$work/ctl-s.log")"
+wait_line "writing shards 1" "$work/ctl-s.log" || fail "the standby did not take shard 1: $(tail -5 "$work/ctl-s.log")"
 after=$(sbatch --parsable -p p1 -o /dev/null --wrap true)
 echo "takeover of shard 1: $((SECONDS - killed_at)) s from kill -9 to a served sbatch through A (job $after)"
 wait "$storm1" "$storm0" || true

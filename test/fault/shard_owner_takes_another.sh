@@ -20,8 +20,7 @@ for _ in $(seq 300); do finds "ready" "$work/ctl-b.log" && break; sleep 0.1; don
 "$bin/cairnctld" --conf "$CAIRN_CONF" --shards 0 --takeover 1 >>"$work/ctl-a.log" 2>&1 &
 ctl_a=$!
 extra_pids+=("$ctl_a")
-for _ in $(seq 300); do finds "ready.*writing shards 0," "$work/ctl-a.log" && break; sleep 0.1; done
-finds "ready.*writing shards 0," "$work/ctl-a.log" || fail "A is not ready: $(tail -3 "$work/ctl-a.log")"
+wait_line "ready.*writing shards 0," "$work/ctl-a.log" || fail "A is not ready: $(tail -3 "$work/ctl-a.log")"
 wait_agent_at n2 "$work/ctl-b.sock" "n2's agent is not B's"
 
 # --takeover's bad input: a usage error, exit 2.
@@ -43,8 +42,7 @@ for _ in 1 2 3; do before+=("$(sbatch --parsable -p p1 -o /dev/null --wrap true)
 
 kill_hard "$ctl_b"
 killed_at=$SECONDS
-for _ in $(seq 300); do finds "ready.*writing shards 0,1" "$work/ctl-a.log" && break; sleep 0.1; done
-finds "ready.*writing shards 0,1" "$work/ctl-a.log" || fail "A did not take shard 1: $(tail -5 "$work/ctl-a.log")"
+wait_line "ready.*writing shards 0,1" "$work/ctl-a.log" || fail "A did not take shard 1: $(tail -5 "$work/ctl-a.log")"
 finds -- "--takeover: shard 1's owner (pid $ctl_b) is gone" "$work/ctl-a.log" || fail "A does not say why it took shard 1"
 after=""
 for _ in $(seq 100); do after=$(sbatch --parsable -p p1 -o /dev/null --wrap true 2>/dev/null) && break; sleep 0.1; done

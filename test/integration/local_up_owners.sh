@@ -32,8 +32,7 @@ caught_up() { cairn shards | awk 'NR > 1 && $1 ~ /^[0-9]+$/ { print $NF }' | tr 
 poll_until 30 "$(printf '%s\n' "$ctl1:0" "$ctl2:0" | sort | tr '\n' ' ')" caught_up || fail "reader lags: $(cairn shards)"
 
 kill_hard "$ctl1"
-for _ in $(seq 300); do finds "ready.*writing shards 0" "$work/cairnctld-3.log" && break; sleep 0.1; done
-finds "ready.*writing shards 0" "$work/cairnctld-3.log" || fail "the standby did not take shard 0: $(tail -5 "$work/cairnctld-3.log")"
+wait_line "ready.*writing shards 0" "$work/cairnctld-3.log" || fail "the standby did not take shard 0: $(tail -5 "$work/cairnctld-3.log")"
 after=""
 for _ in $(seq 100); do after=$(sbatch --parsable -p p0 -o /dev/null --wrap true 2>/dev/null) && break; sleep 0.1; done
 [ -n "$after" ] || fail "no sbatch to p0 acknowledged after the takeover"

@@ -22,8 +22,7 @@ CAIRN_FAULT_APPLY_DELAY_MS=10 "$bin/cairnctld" --conf "$CAIRN_CONF" --shards 2 -
   >>"$work/ctl-c.log" 2>&1 &
 extra_pids+=($!)
 for log in ctl-a ctl-b ctl-c; do
-  for _ in $(seq 300); do finds "ready" "$work/$log.log" && break; sleep 0.1; done
-  finds "ready" "$work/$log.log" || fail "$log is not ready"
+  wait_line "ready" "$work/$log.log" || fail "$log is not ready"
 done
 # The CLI through C: the same configuration, C's socket.
 sed "s|^ControllerSocket=.*|ControllerSocket=$work/ctl-c.sock|" "$CAIRN_CONF" > "$work/cairn-c.conf"

@@ -12,8 +12,7 @@ conf=$CAIRN_CONF
 
 start_shard_owners
 for log in ctl-a ctl-b; do
-  for _ in $(seq 300); do finds "ready" "$work/$log.log" && break; sleep 0.1; done
-  finds "ready" "$work/$log.log" || fail "$log is not ready"
+  wait_line "ready" "$work/$log.log" || fail "$log is not ready"
 done
 sed "s|^ControllerSocket=.*|ControllerSocket=$work/ctl-b.sock|" "$conf" > "$work/cairn-b.conf"
 through_b() { CAIRN_CONF="$work/cairn-b.conf" "$@"; }
