@@ -28,7 +28,7 @@ CommandCheck check_job_command(ControlVerb verb, const JobRecord& job, const Cal
     case ControlVerb::resume: {
       bool permitted = caller.is_operator || (suspend_by_owner && caller.uid == job.spec->uid);
       if (!permitted) return refuse(kDenied);
-      if (job.state == JobState::PENDING) return refuse(std::string(kJobPendingError));
+      if (job.state == JobState::PENDING) return refuse(kJobPendingError);
       if (is_completing(job)) return refuse(kFinished);
       if (verb == ControlVerb::suspend) return allow(job.state != JobState::SUSPENDED);
       if (job.state != JobState::SUSPENDED) return refuse("Job is not suspended");
@@ -40,7 +40,7 @@ CommandCheck check_job_command(ControlVerb verb, const JobRecord& job, const Cal
       return allow();
     case ControlVerb::signal:
       if (!owns(job, caller)) return refuse(kDenied);
-      if (job.state == JobState::PENDING) return refuse(std::string(kJobPendingError));
+      if (job.state == JobState::PENDING) return refuse(kJobPendingError);
       if (is_completing(job)) return refuse(kFinished);
       return allow();
     case ControlVerb::hold:
@@ -60,7 +60,7 @@ CommandCheck check_job_command(ControlVerb verb, const JobRecord& job, const Cal
     case ControlVerb::requeue_hold:
       if (!owns(job, caller)) return refuse(kDenied);
       if (!job.spec->requeue) return refuse("Requested operation is presently disabled");
-      if (job.state == JobState::PENDING) return refuse(std::string(kJobPendingError));
+      if (job.state == JobState::PENDING) return refuse(kJobPendingError);
       if (job.state == JobState::COMPLETING || job.state == JobState::STAGE_OUT) return refuse(kFinished);
       // A finished job's buffer is released before it may run again (Slurm's ESLURM_BURST_BUFFER_WAIT).
       if (is_final(job.state) && job.bb_reserved_bytes > 0) return refuse("Waiting for burst buffer");
@@ -72,7 +72,7 @@ CommandCheck check_job_command(ControlVerb verb, const JobRecord& job, const Cal
 CommandCheck check_step_start(const JobRecord& job, const Caller& caller) {
   if (!caller.may_write) return refuse(kReadOnlyDenied);
   if (!owns(job, caller)) return refuse(kDenied);
-  if (job.state == JobState::PENDING) return refuse(std::string(kJobPendingError));
+  if (job.state == JobState::PENDING) return refuse(kJobPendingError);
   if (job.state == JobState::SUSPENDED) return refuse("Requested operation is presently disabled");
   if (job.state != JobState::RUNNING) return refuse(kFinished);
   return allow();

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <string>
-#include <string_view>
 
 #include "events/commands.hpp"
 #include "events/job_model.hpp"
@@ -12,7 +11,7 @@
 namespace cairn {
 
 // Slurm's ESLURM_JOB_PENDING text: a command that needs a started job, on one still pending.
-inline constexpr std::string_view kJobPendingError = "Job is pending execution";
+inline constexpr const char* kJobPendingError = "Job is pending execution";
 
 struct CommandCheck {
   bool allowed = false;

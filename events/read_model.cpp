@@ -4,6 +4,7 @@
 #include <set>
 
 #include "events/job_array.hpp"
+#include "events/job_commands.hpp"
 #include "events/job_dependency.hpp"
 #include "events/node_update.hpp"
 #include "events/reservation_plan.hpp"
@@ -279,7 +280,7 @@ ArrayTargets array_targets(const ClusterState& state, const ArrayControlRequest&
       else if (splits_pending_task(request.verb))
         targets.to_split.push_back(task);
       else
-        targets.refused.push_back({array.id, false, "Job is pending execution"});
+        targets.refused.push_back({array.id, false, kJobPendingError});
     } else {
       targets.refused.push_back({array.id, false, kInvalid});
     }
