@@ -1093,15 +1093,12 @@ class FileLog : public EventLog {
   }
 
   // Queue lock held: until when the queue may wait, holding only unhurried appends (from the
-  // oldest's arrival); nullopt: not at all.
+  // first's arrival: appends are queued, and stamped, under the lock); nullopt: not at all.
   std::optional<Clock::time_point> unhurried_until() const {
     if (queue_.empty()) return std::nullopt;
-    Clock::time_point oldest = Clock::time_point::max();
-    for (const QueuedAppend& queued : queue_) {
+    for (const QueuedAppend& queued : queue_)
       if (!queued.unhurried) return std::nullopt;
-      oldest = std::min(oldest, queued.queued_at);
-    }
-    return oldest + std::chrono::microseconds(options_.unhurried_wait_us);
+    return queue_.front().queued_at + std::chrono::microseconds(options_.unhurried_wait_us);
   }
 
   // Commits the batch chunk by chunk (a chunk ends where a partition it wrote to must roll
