@@ -48,6 +48,7 @@ struct AuditLog {
   void start(double t, uint64_t id, std::vector<NodeShare> shares, uint32_t limit_sec = 0) {
     add(make::job_allocated(by_system(t), id, shares, limit_sec));
   }
+  void cancel(double t, uint64_t id) { add(make::job_cancelled(at(t), id, 0, false)); }
   void end(double t, uint64_t id, int32_t exit_code = 0) {
     add(make::job_ended(by_agent(t), id, schema::EndCause::EXITED, exit_code, 0, "n1"));
   }
@@ -173,14 +174,6 @@ TEST_CASE("schedule audit: bounded slowdown counts runs shorter than tau as tau"
   CHECK(report.figures.mean_bounded_slowdown == doctest::Approx(21.0 / 10.0));
 }
 
-// Job 2 cancelled while pending at t=2, then allocated n1's last CPU by a pass that chose it
-// before the cancel (the reducer refuses that allocation); job 3 submitted.
-void add_cancelled_then_allocated(AuditLog& log) {
-  log.add(make::job_cancelled(at(2), 2, 0, false));
-  log.start(2, 2, {{"n1", 1, 1000}});
-  log.submit(2, 3);
-}
-
 TEST_CASE("schedule audit: a node's CPUs or memory given twice") {
   AuditLog log;
   log.two_nodes_two_jobs();
@@ -207,7 +200,9 @@ TEST_CASE("schedule audit: a node's CPUs or memory given twice") {
     CHECK(log.audit().violations.empty());
   }
   SUBCASE("an allocation the reducer refused, of a job cancelled while pending, holds nothing") {
-    add_cancelled_then_allocated(log);
+    log.cancel(2, 2);                    // while pending
+    log.start(2, 2, {{"n1", 1, 1000}});  // by a pass that chose it before the cancel: refused
+    log.submit(2, 3);
     log.start(3, 3, {{"n1", 1, 1000}});  // n1's last CPU: job 2's refused allocation holds none
     CHECK(log.audit().violations.empty());
     CHECK(log.audit().figures.jobs_started == 2);
