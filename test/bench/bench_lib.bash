@@ -99,19 +99,18 @@ figure() {  # name value unit [goal] [note]
 # script continues in that directory ($dir) with its controller's and agents' pids in `pids`.
 start_bench_cluster() {  # nodes cpus memory_mb
   export PATH="$build/bin:$PATH"
-  local top
-  top=$(mktemp -d /tmp/cairn-bench-XXXXXX)
+  bench_top=$(mktemp -d /tmp/cairn-bench-XXXXXX)  # global: the exit trap removes it
   # The cluster's directory, where the jobs' output goes, inside a directory marked as a top of
   # a tree (ext4's TOPDIR flag): ext4 then places it in a block group of its own choice (Orlov)
   # instead of beside its parent. On ext4 without a journal, creating a file near inodes freed in
   # the last minutes (a test run's or an earlier bench's clean-up in /tmp) reads past each of
   # them (recently_deleted()): 10 times the CPU for every job's slurm-N.out, a cost of the
   # machine's history, not of Cairn (lifecycle.output_file_create_cpu_us shows it).
-  chattr +T "$top" 2>/dev/null || true
-  dir=$top/cluster
+  chattr +T "$bench_top" 2>/dev/null || true
+  dir=$bench_top/cluster
   mkdir "$dir"
-  chmod 755 "$top" "$dir"  # jobs of other users (the OOM bench's) write their output here
-  trap 'cairn local down --dir "$dir" >/dev/null 2>&1; rm -rf "$top"' EXIT
+  chmod 755 "$bench_top" "$dir"  # jobs of other users (the OOM bench's) write their output here
+  trap 'cairn local down --dir "$dir" >/dev/null 2>&1; rm -rf "$bench_top"' EXIT
   eval "$(cairn local up --dir "$dir" --nodes "$1" --cpus "$2" --memory "$3")"
   cd "$dir"
 }
