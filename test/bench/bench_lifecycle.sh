@@ -58,7 +58,7 @@ machine_ticks=$(( $(machine_cpu_ticks) - machine_ticks ))
 read -r commits_after commit_us_after <<<"$(log_commits)"
 commits=$(( commits_after - commits_before ))
 figure lifecycle.trivial_jobs_wall_s "$(echo "$end - $start" | bc -l | xargs printf '%.2f')" s "< 2" "$jobs jobs"
-# The loop's own time: each sbatch starts once the previous one's job is durable and acknowledged,
+# The loop's own time: each sbatch starts once the previous submission is durable and acknowledged,
 # so the jobs drain behind it; when this is close to the wall, the loop is what bounds it.
 figure lifecycle.trivial_jobs_loop_s "$(echo "$loop_end - $start" | bc -l | xargs printf '%.2f')" s "" \
   "the $jobs sbatch of the loop, from the first start to the last acknowledgement"
