@@ -103,6 +103,8 @@ CAF_ADD_ATOM(cairn, cairn, append_atom, "append")
 CAF_ADD_ATOM(cairn, cairn, durable_atom, "durable")
 CAF_ADD_ATOM(cairn, cairn, checked_atom, "checked")
 CAF_ADD_ATOM(cairn, cairn, fenced_atom, "fenced")
+// Answered once every append the log actor took before it is answered (see LogActor).
+CAF_ADD_ATOM(cairn, cairn, barrier_atom, "barrier")
 // An event another controller wrote in a shard this one does not write (cairnctld --shards).
 CAF_ADD_ATOM(cairn, cairn, foreign_atom, "foreign")
 // A durable event, in log order (log -> dispatcher); applied (dispatcher -> query view); the
@@ -220,6 +222,9 @@ using caf::replies_to;
 // controller's order; refuses everything once fenced.
 using LogActor = caf::typed_actor<                                  //
     replies_to<append_atom, EventDraft>::with<AppendAck>,           //
+    // Once every earlier append is answered (durable and handed to the dispatcher, or failed):
+    // the acknowledged end then, for the query view's caught_up_atom.
+    replies_to<barrier_atom>::with<uint64_t>,                       //
     reacts_to<checked_atom, uint32_t, uint64_t>,                    // shard, end
     reacts_to<fenced_atom, uint64_t, std::string>,                  //
     reacts_to<foreign_atom, CommittedEvent>,                        //
@@ -458,6 +463,11 @@ struct ControllerContext {
   // are read (tailed) into the query view only: no job actor, scheduling or purge for them.
   ShardOwnership ownership;
   bool owns(uint32_t shard) const { return ownership.shards() == 0 || ownership.owns(shard); }
+  // Other controllers read this one's shards from the log (--shards, KafkaControllerGroup=) and
+  // can show an event before this controller's own actors have heard of it (its log's writer
+  // reports it durable a moment later). A command on a job is then checked only once this
+  // controller has applied every event its log took before the command (LogActor's barrier).
+  bool read_by_others = false;
   // Of each shard: one past the offset the query view applied (set at start from the replay,
   // then by the query view). Forwarded commands wait for it (read-your-writes); a snapshot of
   // several shards records it.

@@ -687,6 +687,7 @@ int run(const ParsedArgs& args) {
     claim_offsets[shard] = claim_shard(*log, claim, owner_address, state, shard_ends[shard]);
   }
   context->ownership = ownership;
+  context->read_by_others = per_shard || in_group;
   EventLog* raw_log = log.get();
   context->shard_end = [raw_log](uint32_t shard) { return raw_log->end_offset(shard); };
   context->shard = ownership.owned().empty() ? 0 : ownership.owned().front();  // none: a read replica

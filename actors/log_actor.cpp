@@ -35,10 +35,22 @@ struct LogActorState {
   std::map<std::tuple<uint32_t, uint64_t, uint64_t>, Unverified> unverified;
   std::vector<uint64_t> verified_end;  // by shard: every offset below it was checked
   uint64_t failed_in_a_row = 0;  // appends failed since the last that succeeded: logged once
+  // Barriers waiting for the appends taken before them, by the first token after those.
+  std::multimap<uint64_t, caf::typed_response_promise<uint64_t>> barriers;
   static inline const char* name = "log_actor";
 };
 
 using LogSelf = LogActor::stateful_pointer<LogActorState>;
+
+// Answers the barriers whose earlier appends are all answered.
+void settle_barriers(LogSelf self) {
+  auto& st = self->state;
+  uint64_t oldest_waiting = st.waiting.empty() ? st.next_token : st.waiting.begin()->first;
+  while (!st.barriers.empty() && st.barriers.begin()->first <= oldest_waiting) {
+    st.barriers.begin()->second.deliver(st.context->acked_end->load(std::memory_order_acquire));
+    st.barriers.erase(st.barriers.begin());
+  }
+}
 
 void answer(LogSelf self, uint64_t token, const AppendAck& ack) {
   auto it = self->state.waiting.find(token);
@@ -49,6 +61,7 @@ void answer(LogSelf self, uint64_t token, const AppendAck& ack) {
     acked_end.store(ack.offset + 1, std::memory_order_release);
   it->second.deliver(ack);
   self->state.waiting.erase(it);
+  if (!self->state.barriers.empty()) settle_barriers(self);
 }
 
 // A durable, checked event of this controller: numbered (with several shards, in the order
@@ -125,6 +138,13 @@ LogActor::behavior_type log_actor(LogSelf self, EventLog* log, std::shared_ptr<c
           st.log->append_unhurried(shard, *bytes, std::move(durable));
         else
           st.log->append(shard, *bytes, std::move(durable));
+        return promise;
+      },
+      [=](barrier_atom) -> caf::result<uint64_t> {
+        auto& st = self->state;
+        auto promise = self->make_response_promise<uint64_t>();
+        st.barriers.emplace(st.next_token, promise);
+        settle_barriers(self);
         return promise;
       },
       // Read from a shard another controller writes: it takes its place in this controller's order.

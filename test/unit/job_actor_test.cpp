@@ -19,10 +19,14 @@
 namespace cairn::test {
 namespace {
 
-// Appends are durable at once: the callback runs inside append(), on the actor's thread.
+// Appends are durable at once: the callback runs inside append(), on the actor's thread. With
+// `hold`, their callbacks wait for release_held(): in the log, as another controller reading it
+// would see them, and not yet reported to this controller's log actor.
 class MemoryLog final : public EventLog {
  public:
   std::vector<std::vector<uint8_t>> records;
+  bool hold = false;
+  std::vector<std::pair<AppendCallback, AppendResult>> held;
 
   uint32_t partitions() const override { return 1; }
   std::vector<bool> unhurried;  // of each record: appended with append_unhurried
@@ -31,7 +35,15 @@ class MemoryLog final : public EventLog {
     uint64_t offset = records.size();
     records.push_back(std::move(payload));
     unhurried.push_back(false);
-    done(AppendResult{true, offset, {}});
+    if (hold) held.emplace_back(std::move(done), AppendResult{true, offset, {}});
+    else done(AppendResult{true, offset, {}});
+  }
+  // Reports the oldest `count` held appends durable (the controller's run() delivers them).
+  void release_held(size_t count) {
+    REQUIRE(count <= held.size());
+    std::vector<std::pair<AppendCallback, AppendResult>> now(held.begin(), held.begin() + static_cast<long>(count));
+    held.erase(held.begin(), held.begin() + static_cast<long>(count));
+    for (auto& [done, result] : now) done(result);
   }
   void append_unhurried(uint32_t partition, std::vector<uint8_t> payload, AppendCallback done) override {
     append(partition, std::move(payload), std::move(done));
@@ -163,6 +175,13 @@ class Controller {
     run();
   }
 
+  // Spawns a requester whose answer the test reads later, and delivers what is ready.
+  template <class Fun>
+  void spawn_requester(Fun fun) {
+    system_->spawn(fun);
+    run();
+  }
+
   // Asks an actor as the RPC service does; empty when no answer came.
   template <class T, class Handle, class... Ts>
   std::optional<T> ask(const Handle& target, Ts... message) {
@@ -215,6 +234,9 @@ class Controller {
     answer(outcome);
     run();
   }
+
+  // As cairnctld --shards: other controllers read this one's shards (ControllerContext::read_by_others).
+  void read_by_others() { context_->read_by_others = true; }
 
   NodeActor node_actor() const { return context_->node_actors().at("n1"); }
   size_t running_actors() const { return system_->registry().running(); }
@@ -329,6 +351,89 @@ TEST_CASE("job actor: scancel of a running job orders its termination, saying wh
   CHECK(outcome->ok);
   CHECK(controller.agent->count(fmt::format("terminate {}", id)) == 1);
   CHECK(controller.agent->stop_reasons == std::vector<StopReason>{StopReason::cancelled});
+}
+
+TEST_CASE("log actor: a barrier is answered once every append taken before it is, with the acknowledged end") {
+  Controller controller;
+  auto at_once = controller.ask<uint64_t>(controller.actors().log, barrier_atom_v);
+  REQUIRE(at_once);
+  CHECK(*at_once == controller.context().acked_end->load());
+
+  controller.log.hold = true;
+  Caller root{0, "root", true, true, "test-barrier", 0};
+  auto submitted = controller.ask<SubmitOutcome>(controller.actors().scheduler, submit_atom_v, simple_spec("held"), root);
+  CHECK_FALSE(submitted);  // its JobSubmitted is in the log, not yet reported durable
+  REQUIRE(controller.log.held.size() == 1);
+  uint64_t held_offset = controller.log.held.front().second.offset;
+  auto barrier = std::make_shared<std::optional<uint64_t>>();
+  auto log_actor = controller.actors().log;
+  controller.spawn_requester([=](caf::event_based_actor* self) {
+    self->request(log_actor, caf::infinite, barrier_atom_v).then([barrier](uint64_t end) { *barrier = end; });
+  });
+  CHECK_FALSE(*barrier);  // waits for the held append
+
+  controller.log.hold = false;
+  controller.log.release_held(1);
+  controller.run();
+  REQUIRE(*barrier);
+  CHECK(**barrier == held_offset + 1);  // answered with the held append, before what followed it
+  CHECK(controller.log.held.empty());
+}
+
+// cairnctld --shards: another controller reads this one's shard from the log and may show a
+// job running before this controller's log actor has heard that its allocation is durable. A
+// command sent next (here, scontrol suspend) must be checked against the allocated job, not
+// refused with "Job is pending execution".
+TEST_CASE("job actor: read by other controllers, a command waits for the events the log took before it") {
+  for (bool read_by_others : {true, false}) {
+    CAPTURE(read_by_others);
+    Controller controller;
+    if (read_by_others) controller.read_by_others();
+    JobSpec whole_node = simple_spec("whole node");
+    whole_node.cpus_per_task = 4;
+    uint64_t first = controller.submit(whole_node);
+    uint64_t second = controller.submit(simple_spec("waiting"));
+    REQUIRE(controller.job(first).state == JobState::RUNNING);
+    REQUIRE(controller.job(second).state == JobState::PENDING);
+
+    // The first job ends; the pass that follows allocates the second, whose JobAllocated is
+    // then in the log but not yet reported durable.
+    controller.log.hold = true;
+    JobEnd end;
+    end.job_id = first;
+    auto recorded = std::make_shared<std::optional<Recorded>>();
+    auto node = controller.node_actor();
+    controller.spawn_requester([=](caf::event_based_actor* self) {
+      self->request(node, caf::infinite, job_exit_atom_v, end).then([recorded](const Recorded& r) { *recorded = r; });
+    });
+    REQUIRE(controller.log.held.size() == 1);  // the first job's end
+    controller.log.release_held(1);
+    controller.run();
+    REQUIRE(*recorded);
+    REQUIRE(controller.log.held.size() == 1);  // the second job's allocation
+    CHECK(controller.log.kinds_of(second).back() == "JobAllocated");
+
+    Caller root{0, "root", true, true, "test-suspend", 0};
+    auto outcome = std::make_shared<std::optional<ControlOutcome>>();
+    auto dispatcher = controller.actors().dispatcher;
+    controller.spawn_requester([=](caf::event_based_actor* self) {
+      self->request(dispatcher, caf::infinite, control_atom_v, ControlRequest{ControlVerb::suspend, second, 0, root})
+          .then([outcome](const ControlOutcome& o) { *outcome = o; });
+    });
+    if (!read_by_others) {
+      // A controller alone answers from what it has acknowledged: nobody could have seen more.
+      REQUIRE(*outcome);
+      CHECK((*outcome)->error == kJobPendingError);
+      continue;
+    }
+    CHECK_FALSE(*outcome);  // held until the allocation is applied here
+    controller.log.hold = false;
+    controller.log.release_held(1);
+    controller.run();
+    REQUIRE(*outcome);
+    CHECK_MESSAGE((*outcome)->ok, (*outcome)->error);
+    CHECK(controller.job(second).state == JobState::SUSPENDED);
+  }
 }
 
 TEST_CASE("job actor: scontrol update JobId= is answered through the dispatcher and recorded") {
