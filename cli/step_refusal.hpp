@@ -18,7 +18,8 @@ enum class StepRefusalAction {
 // `seen_running`: srun saw its own allocation start. The controller that writes the job's
 // shard may not have applied that start yet when srun asked another controller (which reads
 // the shard from the log, and can be ahead of the writer's own view): "pending" is asked again
-// while `within_lag_wait`.
+// while `within_lag_wait`. The writer now checks a command only after the events its log took
+// before it (LogActor's barrier); this stays for a server without that.
 inline StepRefusalAction step_refusal_action(std::string_view message, bool seen_running, bool within_lag_wait) {
   if (message == kStepNodesBusy) return StepRefusalAction::retry_announced;
   if (message == kJobPendingError && seen_running && within_lag_wait) return StepRefusalAction::retry_silently;
