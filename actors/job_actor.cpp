@@ -699,6 +699,7 @@ void on_allocation_end(JobSelf self, const AllocationEnd& end, const Reply<Recor
 
 // ---- read-your-writes ----
 
+// Runs the next queued command once the query view has applied everything below `acked_end`.
 void take_up_command(JobSelf self, uint64_t acked_end) {
   self->request(self->state.context->actors.query_view, caf::infinite, caught_up_atom_v, acked_end).then([self](bool) {
     auto command = std::move(self->state.commands.front());
