@@ -465,8 +465,8 @@ struct ControllerContext {
   bool owns(uint32_t shard) const { return ownership.shards() == 0 || ownership.owns(shard); }
   // Other controllers read this one's shards from the log (--shards, KafkaControllerGroup=) and
   // can show an event before this controller's own actors have heard of it (its log's writer
-  // reports it durable a moment later). A command on a job is then checked only once this
-  // controller has applied every event its log took before the command (LogActor's barrier).
+  // reports it durable a moment later). A command is then checked only once this
+  // controller has applied every event its log took before it (when_view_is_current).
   bool read_by_others = false;
   // Of each shard: one past the offset the query view applied (set at start from the replay,
   // then by the query view). Forwarded commands wait for it (read-your-writes); a snapshot of

@@ -12,6 +12,7 @@
 #include <deque>
 
 #include "actors/actors.hpp"
+#include "actors/view_current.hpp"
 #include "common/logged_config.hpp"
 #include "events/config_change.hpp"
 
@@ -128,9 +129,8 @@ void next_reconfigure(ConfigAdmin* self) {
   if (text == running.text) return finish(self, true, {});  // the file as in force: nothing to record
   // The running configuration lives as long as the controller (RunningConfigs): no owner needed.
   std::shared_ptr<const ClusterConfig> before(std::shared_ptr<void>(), &running.config);
-  uint64_t acked_end = st.context->acked_end->load(std::memory_order_acquire);
   QueryViewActor query_view = st.context->actors.query_view;
-  self->request(query_view, caf::infinite, caught_up_atom_v, acked_end).then([=](bool) {
+  when_view_is_current(self, *st.context, [=] {
     self->request(query_view, caf::infinite, config_check_atom_v, ConfigCandidate{before, next})
         .then([=](const std::string& refusal) {
           if (!refusal.empty()) return finish(self, false, refusal);

@@ -14,6 +14,7 @@
 #include "events/allocation_cpus.hpp"
 #include "events/burst_buffer_plan.hpp"
 #include "actors/actors.hpp"
+#include "actors/view_current.hpp"
 #include "actors/command_event.hpp"
 #include "actors/mail_program.hpp"
 #include "events/job_mail.hpp"
@@ -699,21 +700,9 @@ void on_allocation_end(JobSelf self, const AllocationEnd& end, const Reply<Recor
 
 // ---- read-your-writes ----
 
-// Runs the next queued command once the query view has applied everything below `acked_end`.
-void take_up_command(JobSelf self, uint64_t acked_end) {
-  self->request(self->state.context->actors.query_view, caf::infinite, caught_up_atom_v, acked_end).then([self](bool) {
-    auto command = std::move(self->state.commands.front());
-    self->state.commands.pop_front();
-    command();
-  });
-}
-
-// Takes up the next command once the query view has applied every event acknowledged so far:
-// the updates those events caused reach this actor before the query view's answer does, so the
-// command is checked against a record that holds them all (its own earlier ones included).
-// Where other controllers read this one's shards, every event the log took before the command
-// counts too: another controller may already show a job running whose allocation this one's
-// log actor has not yet acknowledged (ControllerContext::read_by_others).
+// Takes up the next command once the query view is current (when_view_is_current): the updates
+// the events caused reach this actor before the query view's answer does, so the command is
+// checked against a record that holds them all (its own earlier ones included).
 void serve_next(JobSelf self) {
   auto& st = self->state;
   if (st.commands.empty()) {
@@ -721,10 +710,10 @@ void serve_next(JobSelf self) {
     return;
   }
   st.serving = true;
-  if (!st.context->read_by_others)
-    return take_up_command(self, st.context->acked_end->load(std::memory_order_acquire));
-  self->request(st.context->actors.log, caf::infinite, barrier_atom_v).then([self](uint64_t acked_end) {
-    take_up_command(self, acked_end);
+  when_view_is_current(self, *st.context, [self] {
+    auto command = std::move(self->state.commands.front());
+    self->state.commands.pop_front();
+    command();
   });
 }
 

@@ -10,6 +10,7 @@
 #include <deque>
 
 #include "actors/actors.hpp"
+#include "actors/view_current.hpp"
 
 namespace cairn {
 namespace {
@@ -105,15 +106,14 @@ void plan(NodeAdmin* self, const NodesAnswer& snapshot) {
   append_updates(self, nodes, 0, 0);
 }
 
-// Plans against the query view's nodes once it has applied every event acknowledged so far.
+// Plans against the query view's nodes once it is current (when_view_is_current).
 void next_update(NodeAdmin* self) {
   auto& st = self->state;
   if (st.current || st.queue.empty()) return;
   st.current = std::make_shared<PendingUpdate>(std::move(st.queue.front()));
   st.queue.pop_front();
-  uint64_t acked_end = st.context->acked_end->load(std::memory_order_acquire);
   QueryViewActor query_view = st.context->actors.query_view;
-  self->request(query_view, caf::infinite, caught_up_atom_v, acked_end).then([=](bool) {
+  when_view_is_current(self, *st.context, [=] {
     self->request(query_view, caf::infinite, query_nodes_atom_v).then([=](const NodesAnswer& snapshot) {
       plan(self, snapshot);
     });

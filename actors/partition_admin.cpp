@@ -9,6 +9,7 @@
 #include <deque>
 
 #include "actors/actors.hpp"
+#include "actors/view_current.hpp"
 
 namespace cairn {
 namespace {
@@ -85,10 +86,9 @@ void next_change(PartitionAdmin* self) {
   if (st.current || st.queue.empty()) return;
   st.current = std::make_shared<PendingChange>(std::move(st.queue.front()));
   st.queue.pop_front();
-  uint64_t acked_end = st.context->acked_end->load(std::memory_order_acquire);
   QueryViewActor query_view = st.context->actors.query_view;
   std::string name = st.current->request.command.request.name;
-  self->request(query_view, caf::infinite, caught_up_atom_v, acked_end).then([=](bool) {
+  when_view_is_current(self, *st.context, [=] {
     self->request(query_view, caf::infinite, partition_in_use_atom_v, name).then([=](bool in_use) {
       plan(self, in_use);
     });

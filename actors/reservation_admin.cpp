@@ -8,6 +8,7 @@
 #include <deque>
 
 #include "actors/actors.hpp"
+#include "actors/view_current.hpp"
 #include "events/event_factory.hpp"
 
 namespace cairn {
@@ -88,15 +89,14 @@ void plan(ReservationAdmin* self, const ReservationScene& scene) {
   }
 }
 
-// Plans against the query view's state once it has applied every event acknowledged so far.
+// Plans against the query view's state once it is current (when_view_is_current).
 void next_command(ReservationAdmin* self) {
   auto& st = self->state;
   if (st.current || st.queue.empty()) return;
   st.current = std::make_shared<PendingCommand>(std::move(st.queue.front()));
   st.queue.pop_front();
-  uint64_t acked_end = st.context->acked_end->load(std::memory_order_acquire);
   QueryViewActor query_view = st.context->actors.query_view;
-  self->request(query_view, caf::infinite, caught_up_atom_v, acked_end).then([=](bool) {
+  when_view_is_current(self, *st.context, [=] {
     self->request(query_view, caf::infinite, reservation_scene_atom_v).then([=](const ReservationScene& scene) {
       plan(self, scene);
     });
