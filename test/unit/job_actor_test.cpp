@@ -41,8 +41,10 @@ class MemoryLog final : public EventLog {
   // Reports the oldest `count` held appends durable (the controller's run() delivers them).
   void release_held(size_t count) {
     REQUIRE(count <= held.size());
-    std::vector<std::pair<AppendCallback, AppendResult>> now(held.begin(), held.begin() + static_cast<long>(count));
-    held.erase(held.begin(), held.begin() + static_cast<long>(count));
+    auto end = held.begin() + static_cast<long>(count);
+    std::vector<std::pair<AppendCallback, AppendResult>> now(std::make_move_iterator(held.begin()),
+                                                            std::make_move_iterator(end));
+    held.erase(held.begin(), end);
     for (auto& [done, result] : now) done(result);
   }
   void append_unhurried(uint32_t partition, std::vector<uint8_t> payload, AppendCallback done) override {
@@ -175,22 +177,22 @@ class Controller {
     run();
   }
 
-  // Spawns a requester whose answer the test reads later, and delivers what is ready.
-  template <class Fun>
-  void spawn_requester(Fun fun) {
-    system_->spawn(fun);
-    run();
-  }
-
-  // Asks an actor as the RPC service does; empty when no answer came.
+  // Asks an actor as the RPC service does and delivers what is ready; the answer is filled in
+  // whenever it comes (a later run()).
   template <class T, class Handle, class... Ts>
-  std::optional<T> ask(const Handle& target, Ts... message) {
+  std::shared_ptr<std::optional<T>> ask_later(const Handle& target, Ts... message) {
     auto answer = std::make_shared<std::optional<T>>();
     system_->spawn([=](caf::event_based_actor* self) {
       self->request(target, caf::infinite, message...).then([answer](const T& value) { *answer = value; });
     });
     run();
-    return *answer;
+    return answer;
+  }
+
+  // Asks an actor as the RPC service does; empty when no answer came.
+  template <class T, class Handle, class... Ts>
+  std::optional<T> ask(const Handle& target, Ts... message) {
+    return *ask_later<T>(target, std::move(message)...);
   }
 
   uint64_t submit(JobSpec spec) {
@@ -361,15 +363,12 @@ TEST_CASE("log actor: a barrier is answered once every append taken before it is
 
   controller.log.hold = true;
   Caller root{0, "root", true, true, "test-barrier", 0};
-  auto submitted = controller.ask<SubmitOutcome>(controller.actors().scheduler, submit_atom_v, simple_spec("held"), root);
-  CHECK_FALSE(submitted);  // its JobSubmitted is in the log, not yet reported durable
+  auto submitted =
+      controller.ask_later<SubmitOutcome>(controller.actors().scheduler, submit_atom_v, simple_spec("held"), root);
+  CHECK_FALSE(*submitted);  // its JobSubmitted is in the log, not yet reported durable
   REQUIRE(controller.log.held.size() == 1);
   uint64_t held_offset = controller.log.held.front().second.offset;
-  auto barrier = std::make_shared<std::optional<uint64_t>>();
-  auto log_actor = controller.actors().log;
-  controller.spawn_requester([=](caf::event_based_actor* self) {
-    self->request(log_actor, caf::infinite, barrier_atom_v).then([barrier](uint64_t end) { *barrier = end; });
-  });
+  auto barrier = controller.ask_later<uint64_t>(controller.actors().log, barrier_atom_v);
   CHECK_FALSE(*barrier);  // waits for the held append
 
   controller.log.hold = false;
@@ -377,6 +376,7 @@ TEST_CASE("log actor: a barrier is answered once every append taken before it is
   controller.run();
   REQUIRE(*barrier);
   CHECK(**barrier == held_offset + 1);  // answered with the held append, before what followed it
+  CHECK(*submitted);
   CHECK(controller.log.held.empty());
 }
 
@@ -401,11 +401,7 @@ TEST_CASE("job actor: read by other controllers, a command waits for the events 
     controller.log.hold = true;
     JobEnd end;
     end.job_id = first;
-    auto recorded = std::make_shared<std::optional<Recorded>>();
-    auto node = controller.node_actor();
-    controller.spawn_requester([=](caf::event_based_actor* self) {
-      self->request(node, caf::infinite, job_exit_atom_v, end).then([recorded](const Recorded& r) { *recorded = r; });
-    });
+    auto recorded = controller.ask_later<Recorded>(controller.node_actor(), job_exit_atom_v, end);
     REQUIRE(controller.log.held.size() == 1);  // the first job's end
     controller.log.release_held(1);
     controller.run();
@@ -414,12 +410,8 @@ TEST_CASE("job actor: read by other controllers, a command waits for the events 
     CHECK(controller.log.kinds_of(second).back() == "JobAllocated");
 
     Caller root{0, "root", true, true, "test-suspend", 0};
-    auto outcome = std::make_shared<std::optional<ControlOutcome>>();
-    auto dispatcher = controller.actors().dispatcher;
-    controller.spawn_requester([=](caf::event_based_actor* self) {
-      self->request(dispatcher, caf::infinite, control_atom_v, ControlRequest{ControlVerb::suspend, second, 0, root})
-          .then([outcome](const ControlOutcome& o) { *outcome = o; });
-    });
+    auto outcome = controller.ask_later<ControlOutcome>(controller.actors().dispatcher, control_atom_v,
+                                                        ControlRequest{ControlVerb::suspend, second, 0, root});
     if (!read_by_others) {
       // A controller alone answers from what it has acknowledged: nobody could have seen more.
       REQUIRE(*outcome);
