@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -119,7 +120,23 @@ struct PreparedRecord {
   size_t bytes = 0;
   std::optional<DecodedEvent> decoded;  // empty: it did not decode
   std::optional<RecordedSpec> spec;     // a JobSubmitted's, checked and copied
+  bool spec_left = false;               // ... by the folding thread instead (see fill)
 };
+
+bool is_submission(const PreparedRecord& record) {
+  return record.decoded && record.decoded->event().getBody().which() == schema::Event::Body::JOB_SUBMITTED;
+}
+
+// A decoded JobSubmitted's spec checked and copied, as the reducer would first; one that does
+// not pass is left for the reducer to check again and report.
+void prepare_spec(PreparedRecord& record) {
+  if (!is_submission(record)) return;
+  try {
+    check_spec(record.decoded->event().getBody().getJobSubmitted().getSpec());
+    record.spec = RecordedSpec::restore(record.decoded->payload(), false, nullptr);
+  } catch (...) {
+  }
+}
 
 struct RecordBatch {
   std::vector<uint64_t> words;  // the payloads, each from a word boundary
@@ -135,6 +152,7 @@ struct RecordBatch {
     for (size_t i = 0; i < count; ++i) {
       records[i].decoded.reset();
       records[i].spec.reset();
+      records[i].spec_left = false;
     }
     words.clear();
     count = 0;
@@ -175,6 +193,7 @@ class ReplayPipeline {
     }
     auto batch = std::move(full_.front());
     full_.pop_front();
+    queued_.store(full_.size(), std::memory_order_relaxed);
     return batch;
   }
   void give_back(std::unique_ptr<RecordBatch> batch) {
@@ -223,6 +242,7 @@ class ReplayPipeline {
       {
         std::lock_guard lock(mutex_);
         full_.push_back(std::move(batch));
+        queued_.store(full_.size(), std::memory_order_relaxed);
         wake = folder_waiting_;
       }
       if (wake) filled_.notify_one();
@@ -251,20 +271,24 @@ class ReplayPipeline {
       batch.end = true;
       batch.error = std::current_exception();
     }
-    for (size_t i = 0; i < batch.count; ++i) prepare(batch, batch.records[i]);  // words no longer move
+    // Checking and copying the specs is the larger part of this thread's work. When no batch
+    // is waiting for the folding thread, it is the one with time to spare: this batch's specs
+    // are left to it. The queue's length then balances the two threads' shares.
+    bool specs_here = queued_.load(std::memory_order_relaxed) > 0;
+    for (size_t i = 0; i < batch.count; ++i) prepare(batch, batch.records[i], specs_here);  // words no longer move
   }
 
   // What the reducer would do first; anything that throws is left for it to do and report.
-  static void prepare(const RecordBatch& batch, PreparedRecord& record) {
+  static void prepare(const RecordBatch& batch, PreparedRecord& record, bool with_spec) {
     try {
-      const auto& decoded = record.decoded.emplace(record.offset, batch.payload(record));
-      auto body = decoded.event().getBody();
-      if (body.which() != schema::Event::Body::JOB_SUBMITTED) return;
-      check_spec(body.getJobSubmitted().getSpec());
-      record.spec = RecordedSpec::restore(decoded.payload(), false, nullptr);
+      record.decoded.emplace(record.offset, batch.payload(record));
     } catch (...) {
-      // Left as it is: the folding thread decodes or checks it again and reports why not.
+      return;  // the folding thread decodes it again and reports why not
     }
+    if (with_spec)
+      prepare_spec(record);
+    else
+      record.spec_left = is_submission(record);
   }
 
   std::unique_ptr<LogReader> reader_;
@@ -274,6 +298,7 @@ class ReplayPipeline {
   bool stopping_ = false;
   // Each thread wakes the other only when it sleeps (no futex call per batch otherwise).
   bool folder_waiting_ = false, reader_waiting_ = false;
+  std::atomic<size_t> queued_ = 0;  // full_.size(), read by the reading thread without the lock
   Waits fold_waits_, read_waits_;
   std::thread thread_;
 };
@@ -290,6 +315,10 @@ ReplayStats replay_partition(const EventLog& log, uint32_t partition, uint64_t f
     for (size_t i = 0; i < batch->count; ++i) {
       auto& record = batch->records[i];
       ++stats.events;
+      if (record.spec_left) {
+        ++stats.specs_left_to_fold;
+        prepare_spec(record);
+      }
       bool ok = record.decoded ? guarded(state, record.offset,
                                          [&] {
                                            apply_decoded(state, *record.decoded, record.spec ? &*record.spec : nullptr,
@@ -315,6 +344,9 @@ ReplayStats replay_all(const EventLog& log, ClusterState& state) {
     total.events += stats.events;
     total.undecodable += stats.undecodable;
     total.next_offset = stats.next_offset;
+    total.fold_waits += stats.fold_waits, total.fold_wait_s += stats.fold_wait_s;
+    total.read_waits += stats.read_waits, total.read_wait_s += stats.read_wait_s;
+    total.specs_left_to_fold += stats.specs_left_to_fold;
   }
   return total;
 }

@@ -20,6 +20,9 @@ struct ReplayStats {
   // thread for decoded batches, the reading thread for a batch given back.
   uint64_t fold_waits = 0, read_waits = 0;
   double fold_wait_s = 0, read_wait_s = 0;
+  // JobSubmitted specs the reading thread left to the folding thread to check and copy (it
+  // does when the folding thread has no batch waiting: the two threads' shares balance).
+  uint64_t specs_left_to_fold = 0;
 };
 
 // Where to read from after an event at `offset`: past its record once the record ended,

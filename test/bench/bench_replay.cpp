@@ -120,6 +120,10 @@ int main() {
                 "cpu_s/1M events", "", "the folding thread's share");
   bench::figure("replay.read_thread.cpu_s_per_1M_events", bench::cpu_s_per_million(cpu - fold_cpu, events),
                 "cpu_s/1M events", "", "the reading thread's share");
+  // The reading thread leaves a batch's specs to the folding thread when that one has no batch
+  // waiting: how the work split between them.
+  bench::figure("replay.specs_checked_by_fold_pct", 100.0 * static_cast<double>(stats.specs_left_to_fold) / kJobs, "%",
+                "", "of the JobSubmitted specs, checked and copied by the folding thread");
   bench::figure("replay.warm_heap.cpu_s_per_1M_events", bench::cpu_s_per_million(warm_cpu, events), "cpu_s/1M events",
                 "", "the same into a heap with room: best of 2");
 
