@@ -105,10 +105,11 @@ namespace {
 // ---- a whole partition: reading and decoding on a thread of their own ----
 //
 // The reading thread copies records into batches, decodes them and, for a JobSubmitted,
-// checks and copies its spec (what the reducer would do first); this thread folds the
-// batches into the state in log order. A record the reading thread could not decode or
-// check is decoded again here, by apply_record, so it is reported exactly as before; an
-// error of the reader is raised here after the records read before it were applied.
+// checks and copies its spec (what the reducer would do first), unless this thread has time
+// for that (see fill); this thread folds the batches into the state in log order. A record
+// that could not be decoded or checked is decoded again here, by apply_record, so it is
+// reported exactly as before; an error of the reader is raised here after the records read
+// before it were applied.
 
 constexpr size_t kBatchRecords = 256;
 constexpr size_t kBatchesInFlight = 8;

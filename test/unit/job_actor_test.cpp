@@ -322,6 +322,31 @@ TEST_CASE("job actor: a final job's actor lingers 30-40 s for late reports, then
   CHECK(controller.running_actors() == before);
 }
 
+// The dispatcher finds a stopped actor's job by the actor's id: each of many stopped actors
+// leaves its own job's entry, and a later report for any of them gets a new actor.
+TEST_CASE("job actor: the dispatcher forgets each of many stopped actors, and each job gets an actor again") {
+  Controller controller;
+  size_t before = controller.running_actors();
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < 40; ++i) {
+    ids.push_back(controller.submit(simple_spec("many " + std::to_string(i))));
+    REQUIRE(controller.job(ids.back()).state == JobState::RUNNING);
+    controller.report_end(ids.back(), 0);
+    REQUIRE(controller.job(ids.back()).state == JobState::COMPLETED);
+  }
+  CHECK(controller.running_actors() == before + ids.size());
+  controller.advance(std::chrono::seconds(41));
+  CHECK(controller.running_actors() == before);
+  // In reverse order: an entry left behind would send the report to a stopped actor.
+  for (auto it = ids.rbegin(); it != ids.rend(); ++it) {
+    controller.report_end(*it, 0);
+    CHECK(controller.log.kinds_of(*it).size() == 3);
+  }
+  CHECK(controller.running_actors() == before + ids.size());
+  controller.advance(std::chrono::seconds(41));
+  CHECK(controller.running_actors() == before);
+}
+
 TEST_CASE("job actor: the time limit ends a running job at its deadline, not before") {
   Controller controller;
   uint64_t id = controller.submit(simple_spec("limited", 60));
