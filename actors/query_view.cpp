@@ -563,18 +563,20 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
         return answer;
       },
       // Active jobs holding resources on a node, or only those whose batch script runs there.
+      // The unfinished jobs only (an active job is one): a node lost at a large site is asked
+      // for once per node, and the finished jobs kept for MinJobAge may be many more.
       [=](query_nodes_atom, const std::string& node, bool batch_only) -> std::vector<uint64_t> {
         std::vector<uint64_t> ids;
-        for (const auto& [id, job] : self->state.view->state.jobs) {
-          if (!is_active(job.state) || job.allocation.empty()) continue;
+        for_each_unfinished_job(self->state.view->state, [&](const JobRecord& job) {
+          if (!is_active(job.state) || job.allocation.empty()) return;
           if (batch_only) {
             // An interactive job (srun) runs no batch script: its node has nothing to report.
-            if (job.allocation.front().node == node && !job.spec->interactive) ids.push_back(id);
-            continue;
+            if (job.allocation.front().node == node && !job.spec->interactive) ids.push_back(job.id);
+            return;
           }
           for (const auto& share : job.allocation)
-            if (share.node == node) ids.push_back(id);
-        }
+            if (share.node == node) ids.push_back(job.id);
+        });
         return ids;
       },
   };
