@@ -127,7 +127,10 @@ DependencyStatus array_condition_status(const DependencyCondition& condition, co
   bool all_finished = !never_started || array.state != JobState::PENDING;
   bool any_not_ok = never_started && array.state != JobState::PENDING;  // cancelled before they started
   int64_t first_start_us = 0;
-  for (const auto& [id, task] : state.jobs) {
+  // A task split off later than its array was submitted, so its id is not lower (the last one
+  // may be the array's own record): the jobs before the array are not walked.
+  for (auto it = state.jobs.lower_bound(array.id); it != state.jobs.end(); ++it) {
+    const JobRecord& task = it->second;
     if (task.array.array_job_id != array.id || task.array.task_id == kNoArrayTaskId) continue;
     if (!is_final(task.state)) all_finished = false;
     else if (task.state != JobState::COMPLETED) any_not_ok = true;
@@ -170,11 +173,13 @@ int64_t after_since_us(const JobRecord& target) {
 DependencyStatus condition_status(const DependencyCondition& condition, const JobRecord& job,
                                   const ClusterState& state, int64_t now_us) {
   if (condition.type == DependencyType::singleton) {
-    for (const auto& [id, other] : state.jobs) {
-      if (id == job.id || other.spec->name != job.spec->name || other.spec->user_name != job.spec->user_name) continue;
-      if (is_active(other.state)) return DependencyStatus::waiting;
-    }
-    return DependencyStatus::satisfied;
+    // An active job is an unfinished one: the finished jobs kept for MinJobAge are not walked.
+    bool waiting = false;
+    for_each_unfinished_job(state, [&](const JobRecord& other) {
+      if (waiting || other.id == job.id || !is_active(other.state)) return;
+      waiting = other.spec->name == job.spec->name && other.spec->user_name == job.spec->user_name;
+    });
+    return waiting ? DependencyStatus::waiting : DependencyStatus::satisfied;
   }
   auto it = state.jobs.find(condition.job_id);
   if (it == state.jobs.end()) return DependencyStatus::satisfied;

@@ -27,17 +27,22 @@ JobRecord job(uint64_t id, JobState state, int64_t start_us = 0, std::string nam
 
 struct World {
   ClusterState state;
-  void add(JobRecord record) { state.jobs[record.id] = std::move(record); }
+  // As the reducer does: the state's unfinished jobs kept in step with its records.
+  void add(JobRecord record) {
+    uint64_t id = record.id;
+    state.jobs[id] = std::move(record);
+    track_unfinished(state, state.jobs[id]);
+  }
   DependencyStatus status(const std::string& dependency, int64_t now_us = kT0, std::string name = "x") {
     JobRecord self = job(100, JobState::PENDING, 0, std::move(name));
     edit_spec(self, [&](JobSpec& spec) { spec.dependency = dependency; });
-    state.jobs[100] = self;
+    add(self);
     return dependency_status(self, state, now_us);
   }
   std::string display(const std::string& dependency) {
     JobRecord self = job(100, JobState::PENDING);
     edit_spec(self, [&](JobSpec& spec) { spec.dependency = dependency; });
-    state.jobs[100] = self;
+    add(self);
     return dependency_display(self, state, kT0);
   }
 };
