@@ -288,7 +288,7 @@ TEST_CASE("replay_partition: the folding thread checks the specs when it waits f
     CHECK(state.anomalies == expected.state.anomalies);
     CHECK(state_digest(state) == state_digest(expected.state));
   };
-  SUBCASE("a slow reader: the folding thread never has a batch waiting, so it checks every spec") {
+  SUBCASE("a slow reader: the folding thread never has a batch waiting, so it checks the specs") {
     ClusterState state;
     auto stats = replay_partition(ListedLog(records, {}, {}, std::chrono::microseconds(50)), 0, 0, state);
     // All of them, unless the folding thread was kept off a core for a whole batch's reading
