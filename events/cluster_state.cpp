@@ -318,8 +318,9 @@ class Reducer {
   JobRecord* find_array_task(uint64_t id, uint64_t array_id, uint32_t task) {
     std::string what = kind_name(event_.getBody().which()) + " of task " + std::to_string(array_id) + "_" +
                        std::to_string(task) + " as job " + std::to_string(id);
-    if (id == 0 || shard_of_job(id) != header_.getShard() || state_.jobs.contains(id)) {
-      reject(what + ": the new job id is taken or outside the shard");
+    // A task's id is handed out after its array's (dependencies on the array rely on it).
+    if (id <= array_id || shard_of_job(id) != header_.getShard() || state_.jobs.contains(id)) {
+      reject(what + ": the new job id is taken, not above the array's, or outside the shard");
       return nullptr;
     }
     auto* array = find_job(array_id);

@@ -127,8 +127,9 @@ DependencyStatus array_condition_status(const DependencyCondition& condition, co
   bool all_finished = !never_started || array.state != JobState::PENDING;
   bool any_not_ok = never_started && array.state != JobState::PENDING;  // cancelled before they started
   int64_t first_start_us = 0;
-  // A task split off later than its array was submitted, so its id is not lower (the last one
-  // may be the array's own record): the jobs before the array are not walked.
+  // A task is split off after its array was submitted, so its id is above the array's (the
+  // reducer refuses any other), and the array's own record may be the last task: the jobs
+  // before the array are not walked.
   for (auto it = state.jobs.lower_bound(array.id); it != state.jobs.end(); ++it) {
     const JobRecord& task = it->second;
     if (task.array.array_job_id != array.id || task.array.task_id == kNoArrayTaskId) continue;

@@ -157,6 +157,20 @@ TEST_CASE("job_array: one JobSubmitted holds every task; a start splits one off 
   CHECK(state_digest(t.state) != before);  // only the anomalies were recorded
 }
 
+// A dependency on an array walks the jobs from the array's id on: a task's id is never below it.
+TEST_CASE("job_array: a task split off as a job id below its array's is refused") {
+  Timeline t = cluster();
+  REQUIRE(t.feed(make::job_submitted(at(0), 2, simple_spec("before"))) == ApplyResult::applied);
+  REQUIRE(t.feed(make::job_submitted(at(0), 5, array_spec("0-3"))) == ApplyResult::applied);
+  CHECK(t.feed(make::array_task_split(at(1), 3, 5, 0)) == ApplyResult::rejected);
+  CHECK(t.feed(make::job_allocated(by_system(1), 4, {{"n1", 1, 0}}, 60, 5, 1)) == ApplyResult::rejected);
+  CHECK(t.feed(make::array_task_split(at(1), 5, 5, 2)) == ApplyResult::rejected);  // the array's own id
+  CHECK(t.state.anomaly_count == 3);
+  CHECK(t.job(5).array_pending == TaskRanges{{0, 3}});
+  CHECK(t.feed(make::array_task_split(at(1), 6, 5, 0)) == ApplyResult::applied);
+  CHECK(t.job(6).array.task_id == 0);
+}
+
 TEST_CASE("job_array: the array's record ends once its last task left; cancelling it cancels the rest") {
   Timeline t = cluster();
   t.feed(make::job_submitted(at(0), 1, array_spec("1,3")));

@@ -154,7 +154,7 @@ TEST_CASE("replay_partition gives what applying each record in turn gives") {
   CHECK(has("for unknown job"));
 }
 
-TEST_CASE("replay_partition: a spec checked by the reading thread is the spec applying it records") {
+TEST_CASE("replay_partition: a spec checked before it is folded, by either thread, is the spec applying it records") {
   Payloads records = troubled_history(300);
   OneByOne expected(records);
   ClusterState state;
