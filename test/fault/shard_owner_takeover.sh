@@ -59,7 +59,8 @@ missing=$(sort "$work/acked" | comm -23 - <(sort -u "$work/known"))
 # The running job ends, recorded by the new owner; n2's agent followed shard 1 to it.
 wait_state "$long1" COMPLETED 60
 [ "$(cat "$work/long1.out")" = done1 ] || fail "long1's output: $(cat "$work/long1.out")"
-finds "JobId=$long1 JobEnded" "$work/ctl-s.log" || fail "the new owner did not record job $long1's end"
+# The owner logs the line once the write is durable, which may come after sacct shows the end.
+wait_line "JobId=$long1 JobEnded" "$work/ctl-s.log" || fail "the new owner did not record job $long1's end"
 for id in $(cat "$work/acked1") "$after"; do
   poll_until 60 COMPLETED state_of "$id" || fail "job $id is $(state_of "$id") after the takeover"
 done

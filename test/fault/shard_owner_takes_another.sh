@@ -58,7 +58,8 @@ wait_agent_at n2 "$socket" "n2's agent did not follow shard 1 to A"
 
 wait_state "$long1" COMPLETED 60
 [ "$(cat "$work/long1.out")" = done1 ] || fail "long1's output: $(cat "$work/long1.out")"
-finds "JobId=$long1 JobEnded" "$work/ctl-a.log" || fail "A did not record job $long1's end"
+# The owner logs the line once the write is durable, which may come after sacct shows the end.
+wait_line "JobId=$long1 JobEnded" "$work/ctl-a.log" || fail "A did not record job $long1's end"
 for id in "${before[@]}" "$after"; do
   poll_until 60 COMPLETED state_of "$id" || fail "job $id is $(state_of "$id") after the takeover"
 done
