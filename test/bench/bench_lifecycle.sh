@@ -26,7 +26,7 @@ scancel -t PD -u "$(id -un)"
 # in the last minute or so (recently_deleted(), up to 6 minutes while the inode table is dirty),
 # reading each: after a test run's or another bench's clean-up a creation costs 10 to 60 times
 # more, ~0.5 ms of agent CPU per job, a cost of the machine's history, not of Cairn. So the jobs
-# wait, up to 3 minutes, until creating a file costs what it does on a settled filesystem. The
+# wait, up to the kernel's 6 minutes, until creating a file costs what it does on a settled filesystem. The
 # probes' files stay until the end: deleting them now would be that cost for the jobs.
 create_cpu_us() {  # round: CPU per file creation, 100 in a row, in us
   python3 -c '
@@ -40,7 +40,7 @@ settled_us=${CAIRN_BENCH_SETTLED_CREATE_US:-40}
 settle_start=$(now) round=0
 create_us=$(create_cpu_us $round)
 while awk -v us="$create_us" -v limit="$settled_us" 'BEGIN { exit !(us > limit) }' &&
-  [ "$(echo "$(now) - $settle_start < 180" | bc)" = 1 ]; do
+  [ "$(echo "$(now) - $settle_start < 360" | bc)" = 1 ]; do
   sleep 15
   round=$((round + 1))
   create_us=$(create_cpu_us $round)
