@@ -26,8 +26,9 @@ scancel -t PD -u "$(id -un)"
 # in the last minute or so (recently_deleted(), up to 6 minutes while the inode table is dirty),
 # reading each: after a test run's or another bench's clean-up a creation costs 10 to 60 times
 # more, ~0.5 ms of agent CPU per job, a cost of the machine's history, not of Cairn. So the jobs
-# wait, up to the kernel's 6 minutes, until creating a file costs what it does on a settled filesystem. The
-# probes' files stay until the end: deleting them now would be that cost for the jobs.
+# wait, up to those 6 minutes, until creating a file costs what it does on a settled
+# filesystem. The probes' files stay until the end: deleting them now would be that cost for
+# the jobs.
 create_cpu_us() {  # round: CPU per file creation, 100 in a row, in us
   python3 -c '
 import os, sys, time
