@@ -991,7 +991,7 @@ class KafkaLogReader : public LogReader {
     rd_kafka_message_t* quick = poll(0);
     if (quick && !quick->err) {
       at_end_ = false;
-      if (schema_check_due_) check_schema(quick);
+      check_schema(quick);
       return quick;
     }
     return next_message_waiting(wait_ms, quick);
@@ -1011,19 +1011,9 @@ class KafkaLogReader : public LogReader {
         batch_.resize(taken > 0 ? static_cast<size_t>(taken) : 0);
       }
     }
-    if (next_in_batch_ < batch_.size()) {
-      // Parsing a record's headers costs a quarter of a replay's reading (librdkafka allocates
-      // them, and a buffer even for a record without any): the schema header is read where a
-      // group commit may start, or a writer of another version may have written.
-      size_t at = next_in_batch_;
-      bool event_beside = at > 0 && (batch_[at - 1]->err || (at + 1 < batch_.size() && batch_[at + 1]->err));
-      schema_check_due_ = at == 0 || schema_header_due(at, batch_.size(), event_beside, batch_[at]->offset,
-                                                       batch_[at - 1]->offset);
-      return batch_[next_in_batch_++];
-    }
+    if (next_in_batch_ < batch_.size()) return batch_[next_in_batch_++];
     if (timeout_ms == 0) return nullptr;
     single_.reset(rd_kafka_consumer_poll(consumer_.get(), timeout_ms));
-    schema_check_due_ = true;
     return single_.get();
   }
 
@@ -1069,11 +1059,13 @@ class KafkaLogReader : public LogReader {
         continue;
       }
       at_end_ = false;
-      if (schema_check_due_) check_schema(message);
+      check_schema(message);
       return message;
     }
   }
 
+  // On every record: an idempotent writer (no transactions, no commit markers) leaves no gap
+  // in offsets where a writer of another build starts. With frames, records are few.
   void check_schema(rd_kafka_message_t* message) {
     rd_kafka_headers_t* headers = nullptr;
     const void* value = nullptr;
@@ -1103,7 +1095,6 @@ class KafkaLogReader : public LogReader {
   std::vector<rd_kafka_message_t*> batch_;  // taken by the last batch call, each destroyed with it
   size_t next_in_batch_ = 0;
   Message single_{nullptr, rd_kafka_message_destroy};  // taken by the last waiting poll
-  bool schema_check_due_ = true;  // for the message poll() returned last
   bool at_end_ = false;
   std::optional<uint64_t> end_position_;
   bool warned_newer_ = false, warned_unknown_ = false;

@@ -24,15 +24,6 @@ std::string encode_schema_version(uint32_t version = kEventSchemaVersion);
 // nullopt when the value is not a decimal version > 0.
 std::optional<uint32_t> decode_schema_version(std::span<const uint8_t> value);
 
-// Whether a reader reads the schema header of the record at `at` of a batch of `count` records
-// taken from a read_committed consumer (parsing headers is costly). Yes at a batch's ends, beside
-// an event (`event_beside`: an error or the partition's end), and after a gap in offsets: each
-// group commit is a transaction whose commit marker takes an offset, so its first record, the
-// one with the header, follows a gap.
-inline bool schema_header_due(size_t at, size_t count, bool event_beside, int64_t offset, int64_t previous_offset) {
-  return at == 0 || at + 1 == count || event_beside || offset != previous_offset + 1;
-}
-
 enum class SchemaCompatibility { same, older, newer, unknown };
 // How a record written with `written` (nullopt: no or bad header) relates to this reader.
 SchemaCompatibility schema_compatibility(std::optional<uint32_t> written, uint32_t reader = kEventSchemaVersion);
