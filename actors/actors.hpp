@@ -171,6 +171,8 @@ CAF_ADD_ATOM(cairn, cairn, query_history_atom, "qhistory")
 CAF_ADD_ATOM(cairn, cairn, purge_atom, "purge")
 // The query view's own timer that publishes the gauges for scrapes and sdiag (internal).
 CAF_ADD_ATOM(cairn, cairn, gauges_atom, "gauges")
+// The query view's own steps that pack the specs a replay left unpacked, from a job id on (internal).
+CAF_ADD_ATOM(cairn, cairn, compact_specs_atom, "cmpspecs")
 // A new configuration is installed (scontrol reconfigure): the query view recomputes the
 // partitions in force from it.
 CAF_ADD_ATOM(cairn, cairn, config_installed_atom, "cfginst")
@@ -294,6 +296,7 @@ using QueryViewActor = caf::typed_actor<                                        
     replies_to<qos_check_atom, std::string, std::string, uint64_t, uint64_t, uint64_t, uint32_t>::with<std::string>,  //
     reacts_to<purge_atom>,                                                              // internal
     reacts_to<gauges_atom>,                                                             // internal
+    reacts_to<compact_specs_atom, uint64_t>,                                            // internal
     reacts_to<config_installed_atom>                                                    //
     >;
 

@@ -1037,6 +1037,18 @@ int64_t effective_deadline_us(const JobRecord& job) {
   return saturating_sum(job.start_us + static_cast<int64_t>(job.time_limit_sec) * kMicros, job.suspended_us);
 }
 
+SpecCompaction compact_specs(ClusterState& state, uint64_t from, size_t visit) {
+  SpecCompaction step;
+  auto it = state.jobs.lower_bound(from);
+  for (size_t seen = 0; it != state.jobs.end() && seen < visit; ++it, ++seen) {
+    if (it->second.spec.packed() || it->second.spec.event_bytes().empty()) continue;
+    it->second.spec.compact();
+    ++step.compacted;
+  }
+  if (it != state.jobs.end()) step.next = it->first;
+  return step;
+}
+
 uint64_t next_job_id(const ClusterState& state, uint32_t shard) {
   auto it = state.shards.find(shard);
   uint64_t first = first_job_id(shard);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -106,6 +107,16 @@ int64_t suspended_time_us(const JobRecord& job, int64_t now_us);
 // When the time limit expires: start + limit + suspended time; 0 when there is
 // no limit, the job is not running, or it is suspended (the clock is stopped).
 int64_t effective_deadline_us(const JobRecord& job);
+
+// Packs (RecordedSpec::compact) the specs a replay or an older build's snapshot left
+// unpacked, of up to `visit` jobs from id `from` on: a running controller keeps every spec
+// packed, and so its snapshots, which then load faster. In steps, so that each holds the
+// query view's lock briefly. `next`: the id to go on from; nullopt once past the last job.
+struct SpecCompaction {
+  std::optional<uint64_t> next;
+  size_t compacted = 0;
+};
+SpecCompaction compact_specs(ClusterState& state, uint64_t from, size_t visit);
 
 // The id the next JobSubmitted of `shard` must carry.
 uint64_t next_job_id(const ClusterState& state, uint32_t shard);

@@ -1,8 +1,9 @@
-// make_bench_log DIR JOBS [--snapshot [--packed-specs]] [--log EVENTLOG]: a synthetic history for
+// make_bench_log DIR JOBS [--snapshot [--unpacked-specs]] [--log EVENTLOG]: a synthetic history for
 // bench_restart.sh in DIR/log, or in the EventLog= value given (100 nodes n0..n99,
-// JOBS finished `true` jobs: 4 events each), and with --snapshot a state snapshot of all of it in DIR/snapshots, as a
-// controller with StateSaveLocation=DIR would have written it: after replaying the log (specs as
-// replay records them), or with --packed-specs after running (specs compacted at submission).
+// JOBS finished `true` jobs: 4 events each), and with --snapshot a state snapshot of all of it in
+// DIR/snapshots, as a controller with StateSaveLocation=DIR writes it (specs packed: compacted at
+// submission, or after a replay by the query view's steps), or with --unpacked-specs as builds
+// before those steps wrote it after replaying the log (specs as a replay records them).
 #include <fmt/format.h>
 
 #include <cstring>
@@ -18,17 +19,17 @@ using namespace cairn;
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   bool snapshot_wanted = false;
-  bool packed_specs = false;
+  bool unpacked_specs = false;
   std::string spec;  // --log SPEC: another event log than DIR/log (a Kafka topic)
   std::vector<std::string> positional;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--snapshot") snapshot_wanted = true;
-    else if (args[i] == "--packed-specs") packed_specs = true;
+    else if (args[i] == "--unpacked-specs") unpacked_specs = true;
     else if (args[i] == "--log" && i + 1 < args.size()) spec = args[++i];
     else positional.push_back(args[i]);
   }
   if (positional.size() != 2) {
-    fmt::print(stderr, "usage: make_bench_log DIR JOBS [--snapshot [--packed-specs]] [--log EVENTLOG]\n");
+    fmt::print(stderr, "usage: make_bench_log DIR JOBS [--snapshot [--unpacked-specs]] [--log EVENTLOG]\n");
     return 2;
   }
   std::string dir = positional[0];
@@ -64,8 +65,7 @@ int main(int argc, char** argv) {
     StateSnapshot snapshot;
     auto stats = replay_partition(*log, 0, 0, snapshot.state);
     snapshot.next_offset = stats.next_offset;
-    if (packed_specs)
-      for (auto& [id, job] : snapshot.state.jobs) job.spec.compact();
+    if (!unpacked_specs) compact_specs(snapshot.state, 0, snapshot.state.jobs.size());
     snapshot.last_event_us = last_us;
     fmt::print("{}\n", write_snapshot_file(dir + "/snapshots", snapshot));
   }

@@ -179,6 +179,37 @@ TEST_CASE("snapshot: thousands of specs load as the bytes they were kept as, and
   CHECK(kept->name == "job4001");
 }
 
+TEST_CASE("compact_specs: steps from an id pack every unpacked spec, values unchanged; the snapshot then holds them packed") {
+  ClusterState state = many_jobs(100);  // every third spec packed, job 50 without a spec
+  ClusterState before = state;
+  size_t unpacked = 0;
+  for (const auto& [id, job] : state.jobs) unpacked += !job.spec.packed() && !job.spec.event_bytes().empty();
+  REQUIRE(unpacked == 66);
+  std::vector<uint64_t> starts;
+  size_t compacted = 0;
+  std::optional<uint64_t> from = 0;
+  while (from) {
+    starts.push_back(*from);
+    auto step = compact_specs(state, *from, 30);
+    CHECK(step.compacted <= 30);
+    compacted += step.compacted;
+    from = step.next;
+  }
+  CHECK(starts == std::vector<uint64_t>{0, 31, 61, 91});
+  CHECK(compacted == unpacked);
+  CHECK(state == before);  // the same specs' values
+  for (const auto& [id, job] : state.jobs) {
+    CAPTURE(id);
+    CHECK(job.spec.packed() == (id != 50));
+    if (id != 50) CHECK(job.spec->name == "job" + std::to_string(id));
+  }
+  CHECK(compact_specs(state, 0, 1000).compacted == 0);  // once is enough
+  CHECK_FALSE(compact_specs(state, 101, 10).next);
+  StateSnapshot loaded = decode_snapshot(encode_snapshot(state, 0, 400, 3'000'000));
+  for (const auto& [id, job] : loaded.state.jobs) CHECK(job.spec.packed() == (id != 50));
+  CHECK(loaded.state == before);
+}
+
 TEST_CASE("snapshot: a snapshot is one message segment (a reader resolves no pointer across segments)") {
   for (uint64_t count : {0u, 1u, 3000u}) {
     CAPTURE(count);
