@@ -53,8 +53,10 @@ contains "$node" "GresUsed=gpu:mi300x:0(IDX:N/A)" "scontrol show node n1 (idle)"
 contains "$(scontrol show node n2)" "GresUsed=gpu:0" "scontrol show node n2 (idle)"
 
 # 2. Two jobs of two GPUs each on n1 get disjoint devices; each sees its own, numbered from 0.
+# open.JOB appears whole (renamed): the test reads it as soon as it exists.
 probe='env | grep -E "^(SLURM_JOB_GPUS|SLURM_GPUS_ON_NODE|CUDA_VISIBLE_DEVICES|ROCR_VISIBLE_DEVICES|GPU_DEVICE_ORDINAL|ZE_AFFINITY_MASK)=" | sort > env.$SLURM_JOB_ID
-for d in '"$work"'/dev/gpu*; do if head -c1 "$d" >/dev/null 2>&1; then echo "$d open"; else echo "$d denied"; fi; done > open.$SLURM_JOB_ID
+for d in '"$work"'/dev/gpu*; do if head -c1 "$d" >/dev/null 2>&1; then echo "$d open"; else echo "$d denied"; fi; done > open.tmp.$SLURM_JOB_ID
+mv open.tmp.$SLURM_JOB_ID open.$SLURM_JOB_ID
 while [ ! -e release.$SLURM_JOB_ID ]; do sleep 0.05; done'
 first=$(sbatch --parsable -w n1 --gres=gpu:mi300x:2 --wrap "$probe")
 second=$(sbatch --parsable -w n1 --gres=gpu:2 --wrap "$probe")
