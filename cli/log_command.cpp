@@ -4,6 +4,7 @@
 #include <kj/exception.h>
 
 #include <chrono>
+#include <limits>
 #include <map>
 #include <ostream>
 #include <set>
@@ -236,11 +237,14 @@ int verify(const EventLog& log, std::ostream& out) {
     return 1;
   }
   ClusterState first, second;
+  // Both replays up to the ends as they are now: a live controller may append meanwhile.
+  std::vector<uint64_t> ends(log.partitions());
+  for (uint32_t partition = 0; partition < log.partitions(); ++partition) ends[partition] = log.end_offset(partition);
   // Several shards fold as their controller folds them: merged in their time order.
-  auto replay_whole = [&log](ClusterState& state) {
-    if (log.partitions() == 1) return replay_all(log, state);
+  auto replay_whole = [&log, &ends](ClusterState& state) {
+    if (log.partitions() == 1) return replay_range(log, 0, 0, ends[0], state);
     std::vector<uint64_t> from(log.partitions(), 0);
-    return replay_shards_in_time_order(log, from, state);
+    return replay_shards_in_time_order(log, from, state, std::numeric_limits<int64_t>::max(), ends);
   };
   auto replayed = replay_whole(first);
   replay_whole(second);

@@ -13,6 +13,7 @@ namespace {
 
 struct ShardReader {
   std::unique_ptr<LogReader> reader;
+  uint64_t end = std::numeric_limits<uint64_t>::max();  // no record at or past it
   bool has_record = false;
   uint64_t offset = 0;
   std::span<const uint8_t> payload;  // valid until the reader's next call
@@ -30,16 +31,17 @@ int64_t time_of(uint64_t offset, std::span<const uint8_t> payload) {
 }
 
 void advance(ShardReader& cursor) {
-  cursor.has_record = cursor.reader->next_view(cursor.offset, cursor.payload);
+  cursor.has_record = cursor.reader->next_view(cursor.offset, cursor.payload) && cursor.offset < cursor.end;
   if (cursor.has_record) cursor.time_us = time_of(cursor.offset, cursor.payload);
 }
 
 }  // namespace
 
 ReplayStats replay_shards_in_time_order(const EventLog& log, std::vector<uint64_t>& next_offsets, ClusterState& state,
-                                        int64_t until_us) {
+                                        int64_t until_us, const std::vector<uint64_t>& end_offsets) {
   std::vector<ShardReader> cursors(next_offsets.size());
   for (size_t shard = 0; shard < cursors.size(); ++shard) {
+    if (shard < end_offsets.size()) cursors[shard].end = end_offsets[shard];
     cursors[shard].reader = log.read(static_cast<uint32_t>(shard), next_offsets[shard]);
     advance(cursors[shard]);
   }

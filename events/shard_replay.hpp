@@ -18,8 +18,10 @@ namespace cairn {
 // stamps (ties: the lower shard first; a record that does not decode goes first, to be
 // reported). Cross-shard effects (a configuration change of shard 0 and the node records of
 // shard 1) then fold as they did live. `until_us`: only events written at or before it (the
-// state as it was then: `--at`).
+// state as it was then: `--at`). `end_offsets` (one per shard, or empty: each shard's end as
+// read): no record at or past it (two replays of a log still written fold the same records).
 ReplayStats replay_shards_in_time_order(const EventLog& log, std::vector<uint64_t>& next_offsets, ClusterState& state,
-                                        int64_t until_us = std::numeric_limits<int64_t>::max());
+                                        int64_t until_us = std::numeric_limits<int64_t>::max(),
+                                        const std::vector<uint64_t>& end_offsets = {});
 
 }  // namespace cairn

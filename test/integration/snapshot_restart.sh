@@ -69,4 +69,14 @@ restart_controller
 finds "past the log's end" < cairnctld.log || fail "a snapshot past the log's end was not reported"
 [ "$(views)" = "$copied" ] || fail "state from the log's copy differs: $(diff <(echo "$copied") <(views))"
 cairn log replay --verify | finds "^identical" || fail "replay --verify after a snapshot past the log's end"
+
+# cairn log verify of the log the controller is writing: both replays fold the records there
+# when it started, not whatever was appended between them (it said MISMATCH 2 times in 3).
+( for _ in $(seq 300); do sbatch -H -Q --wrap true >/dev/null || break; done ) &
+submitter=$!
+for _ in 1 2 3 4 5 6; do
+  cairn log verify --log state/log > verify.out || fail "cairn log verify of a live log: $(grep -v '^  ' verify.out)"
+done
+kill "$submitter" 2>/dev/null || true
+wait "$submitter" || true
 echo "snapshot_restart: all checks passed"

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <limits>
 #include <vector>
 
 #include "events/job_id.hpp"
@@ -82,4 +83,12 @@ TEST_CASE("file log shards: replay merges the shards in their events' time order
   CHECK(stats.events == 1);
   CHECK(next == std::vector<uint64_t>{2, 2});
   CHECK(state.jobs.at(one).state == JobState::CANCELLED);
+
+  // Up to given ends (a log still written): shard 1's cancel, at its end offset 1, is left out.
+  ClusterState bounded;
+  std::vector<uint64_t> from = {0, 0};
+  stats = replay_shards_in_time_order(*log, from, bounded, std::numeric_limits<int64_t>::max(), {2, 1});
+  CHECK(stats.events == 3);
+  CHECK(from == std::vector<uint64_t>{2, 1});
+  CHECK(bounded.jobs.at(one).state == JobState::PENDING);
 }
