@@ -2,16 +2,30 @@
 """Compares two results.json of `make bench` (name -> value, unit, goal): prints the change of
 every figure, and flags a CPU-per-unit figure (its unit starts with "cpu_") that grew by more
 than the threshold (10% by default). Wall figures are printed, never flagged: they move with
-the machine's load. Exit status 1 when a CPU figure regressed, 2 on bad input.
+the machine's load. CPU figures move with the host's own speed: when both files hold the
+machine reference (bench_machine_reference: the CPU of a fixed workload, at the run's start
+and end), a CPU figure is judged by its change against the reference's (--raw: as it reads).
+Exit status 1 when a CPU figure regressed, 2 on bad input.
 
-Usage: compare.py [--threshold PERCENT] OLD.json NEW.json"""
+Usage: compare.py [--threshold PERCENT] [--raw] OLD.json NEW.json"""
 import argparse
 import json
 import sys
 
 
+REFERENCE = "machine.reference"
+
+
 def is_cpu(unit):
     return unit.startswith("cpu_")
+
+
+def machine_reference(results):
+    """The mean of the run's machine reference readings (machine.reference_cpu_ms.at_start,
+    .at_end), or None."""
+    values = [record["value"] for name, record in results.items()
+              if name.startswith(REFERENCE + "_cpu_ms.") and record["value"] > 0]
+    return sum(values) / len(values) if values else None
 
 
 def higher_is_better(record):
@@ -45,8 +59,9 @@ def shown(value):
     return f"{value:.0f}" if abs(value) >= 1000 else f"{value:.4g}"
 
 
-def compare(old, new, threshold):
-    """Lines of the report, and the names of the CPU figures that regressed."""
+def compare(old, new, threshold, machine_factor=None):
+    """Lines of the report, and the names of the CPU figures that regressed. machine_factor:
+    the machine reference's new / old, against which CPU figures are judged (None: as read)."""
     lines, regressions = [], []
     width = max((len(name) for name in {*old, *new}), default=10)
     for name in sorted({*old, *new}):
@@ -68,7 +83,12 @@ def compare(old, new, threshold):
             direction = higher_is_better(record)
             if percent != 0 and direction is not None:
                 verdict = "better" if (percent > 0) == direction else "worse"
-            if is_cpu(unit) and percent > threshold:
+            judged = percent
+            if is_cpu(unit) and machine_factor and not name.startswith(REFERENCE):
+                judged = (after / machine_factor - before) * 100.0 / abs(before)
+                change += f" ({judged:+.1f}% against the machine)"
+                verdict = "" if judged == 0 else ("better" if judged < 0 else "worse")
+            if is_cpu(unit) and judged > threshold and not name.startswith(REFERENCE):
                 verdict = f"REGRESSION (CPU per unit over +{threshold:g}%)"
                 regressions.append(name)
         lines.append(f"{name:<{width}}  {shown(before):>14}  {shown(after):>14}  {change:>8}  {unit}  {verdict}".rstrip())
@@ -78,6 +98,7 @@ def compare(old, new, threshold):
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threshold", type=float, default=10.0, help="percent (default 10)")
+    parser.add_argument("--raw", action="store_true", help="CPU figures as read, not against the machine reference")
     parser.add_argument("old")
     parser.add_argument("new")
     args = parser.parse_args(argv[1:])
@@ -86,7 +107,16 @@ def main(argv):
     except (OSError, ValueError) as error:
         print(f"compare.py: {error}", file=sys.stderr)
         return 2
-    lines, regressions = compare(old, new, args.threshold)
+    old_machine, new_machine = machine_reference(old), machine_reference(new)
+    machine_factor = None
+    if old_machine and new_machine and not args.raw:
+        machine_factor = new_machine / old_machine
+        print(f"machine reference (CPU of a fixed workload): {shown(old_machine)} -> {shown(new_machine)} cpu_ms "
+              f"({(machine_factor - 1) * 100:+.1f}%); CPU figures are judged against it")
+    else:
+        why = "--raw" if args.raw else "no machine reference in both files"
+        print(f"CPU figures judged as they read ({why})")
+    lines, regressions = compare(old, new, args.threshold, machine_factor)
     print(f"{'figure':<{max((len(n) for n in {*old, *new}), default=10)}}  {'old':>14}  {'new':>14}  change")
     print("\n".join(lines))
     if regressions:

@@ -75,6 +75,65 @@ class CompareTest(unittest.TestCase):
         self.assertIn("x: no numeric value", result.stderr)
 
 
+def figures_file(work, name, figures):
+    path = os.path.join(work, name)
+    with open(path, "w", encoding="utf-8") as out:
+        json.dump({key: {"value": value, "unit": unit, "goal": None} for key, (value, unit) in figures.items()}, out)
+    return path
+
+
+class MachineReferenceTest(unittest.TestCase):
+    """CPU figures judged against the machine reference's change (a host 25% slower)."""
+
+    def setUp(self):
+        self.work = tempfile.TemporaryDirectory()
+        self.old = figures_file(self.work.name, "old.json", {
+            "machine.reference_cpu_ms.at_start": (300, "cpu_ms"),
+            "machine.reference_cpu_ms.at_end": (340, "cpu_ms"),
+            "machine.reference.at_start.sort_cpu_ms": (100, "cpu_ms"),
+            "a.cpu_ms_per_job": (1.0, "cpu_ms/job"),
+            "b.cpu_ms_per_job": (1.0, "cpu_ms/job"),
+            "c.cpu_ms_per_job": (1.0, "cpu_ms/job"),
+            "d.wall_s": (2.0, "s"),
+        })
+        self.new = figures_file(self.work.name, "new.json", {
+            "machine.reference_cpu_ms.at_start": (400, "cpu_ms"),
+            "machine.reference_cpu_ms.at_end": (400, "cpu_ms"),
+            "machine.reference.at_start.sort_cpu_ms": (125, "cpu_ms"),
+            "a.cpu_ms_per_job": (1.3, "cpu_ms/job"),
+            "b.cpu_ms_per_job": (1.45, "cpu_ms/job"),
+            "c.cpu_ms_per_job": (1.0, "cpu_ms/job"),
+            "d.wall_s": (2.5, "s"),
+        })
+
+    def tearDown(self):
+        self.work.cleanup()
+
+    def test_cpu_figures_are_judged_against_the_machine(self):
+        result = run("compare.py", self.old, self.new)
+        self.assertIn("machine reference (CPU of a fixed workload): 320 -> 400 cpu_ms (+25.0%)", result.stdout)
+        a = line_of(result.stdout, "a.cpu_ms_per_job")
+        self.assertIn("+30.0% (+4.0% against the machine)", a)
+        self.assertNotIn("REGRESSION", a)
+        b = line_of(result.stdout, "b.cpu_ms_per_job")
+        self.assertIn("(+16.0% against the machine)", b)
+        self.assertIn("REGRESSION", b)
+        c = line_of(result.stdout, "c.cpu_ms_per_job")
+        self.assertIn("+0.0% (-20.0% against the machine)", c)
+        self.assertIn("better", c)
+        self.assertNotIn("REGRESSION", line_of(result.stdout, "machine.reference.at_start.sort_cpu_ms"))
+        self.assertNotIn("against", line_of(result.stdout, "d.wall_s"))
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("1 CPU figure(s) regressed by more than 10%: b.cpu_ms_per_job", result.stdout)
+
+    def test_raw_or_without_a_reference_on_both_sides_they_are_judged_as_read(self):
+        raw = run("compare.py", "--raw", self.old, self.new)
+        self.assertIn("CPU figures judged as they read (--raw)", raw.stdout)
+        self.assertIn("REGRESSION", line_of(raw.stdout, "a.cpu_ms_per_job"))
+        without = run("compare.py", os.path.join(FIXTURES, "old.json"), self.new)
+        self.assertIn("no machine reference in both files", without.stdout)
+
+
 class CollectTest(unittest.TestCase):
     def test_json_lines_become_one_object_by_name(self):
         with tempfile.TemporaryDirectory() as work:
