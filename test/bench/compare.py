@@ -84,11 +84,12 @@ def compare(old, new, threshold, machine_factor=None):
             if percent != 0 and direction is not None:
                 verdict = "better" if (percent > 0) == direction else "worse"
             judged = percent
-            if is_cpu(unit) and machine_factor and not name.startswith(REFERENCE):
+            judged_cpu = is_cpu(unit) and not name.startswith(REFERENCE)  # the yardstick is not judged
+            if judged_cpu and machine_factor:
                 judged = (after / machine_factor - before) * 100.0 / abs(before)
                 change += f" ({judged:+.1f}% against the machine)"
                 verdict = "" if judged == 0 else ("better" if judged < 0 else "worse")
-            if is_cpu(unit) and judged > threshold and not name.startswith(REFERENCE):
+            if judged_cpu and judged > threshold:
                 verdict = f"REGRESSION (CPU per unit over +{threshold:g}%)"
                 regressions.append(name)
         lines.append(f"{name:<{width}}  {shown(before):>14}  {shown(after):>14}  {change:>8}  {unit}  {verdict}".rstrip())

@@ -256,6 +256,20 @@ wait_line() {  # grep arguments...
   return 1
 }
 
+# `cairn log verify ARGS...` TIMES times while a loop submits held jobs: the log it checks grows
+# meanwhile, as a live controller's does.
+verify_while_submitting() {  # times [verify arguments...]
+  local times=$1 submitter
+  shift
+  ( for _ in $(seq 300); do sbatch -H -Q --wrap true >/dev/null || break; done ) &
+  submitter=$!
+  for _ in $(seq "$times"); do
+    cairn log verify "$@" > live-verify.out || fail "cairn log verify of a log being written: $(grep -v '^  ' live-verify.out)"
+  done
+  kill "$submitter" 2>/dev/null || true
+  wait "$submitter" || true
+}
+
 # The job's state, without the " by <uid>" that sacct adds to CANCELLED.
 state_of() { sacct -j "$1" -X -n -P -o State 2>/dev/null | head -1 | sed 's/ by [0-9]*$//'; }
 reason_of() { squeue -h -j "$1" -o %r 2>/dev/null; }

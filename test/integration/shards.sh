@@ -100,13 +100,7 @@ wrong=$(cairn log dump --shard 1 | sed -n 's/.* job=\([0-9]*\) .*/\1/p' | awk -v
 [ -z "$wrong" ] || fail "shard 1 holds events of jobs of shard 0: $wrong"
 cairn log verify > verify.out || fail "cairn log verify: $(cat verify.out)"
 # Both shards' logs written meanwhile: the two replays still fold the same records.
-( for _ in $(seq 200); do sbatch -H -Q --wrap true >/dev/null || break; done ) &
-submitter=$!
-for _ in 1 2 3 4; do
-  cairn log verify > live-verify.out || fail "cairn log verify of live shards: $(grep -v '^  ' live-verify.out)"
-done
-kill "$submitter" 2>/dev/null || true
-wait "$submitter" || true
+verify_while_submitting 4
 # What a wrong order or shard would give: an event for a job not yet known, an id outside its
 # shard. (A JobCpusBound an agent reports after a job's quick end is refused live as in replay.)
 ! grep -Ei "anomaly at .*(unknown job|outside)" verify.out || fail "replaying both shards: $(cat verify.out)"

@@ -47,8 +47,7 @@ cairn log replay --verify | finds "^identical" || fail "replay --verify after a 
 # The replay left the finished jobs' specs unpacked: the query view packs them after the start,
 # so the next snapshot holds them as a running controller keeps them (and loads faster).
 finished=$(sacct -n -X -P -o JobID | wc -l)
-for _ in $(seq 100); do grep -q "packed the specs of $finished jobs the start left unpacked" cairnctld.log && break; sleep 0.05; done
-grep -q "packed the specs of $finished jobs the start left unpacked" cairnctld.log ||
+wait_line "packed the specs of $finished jobs the start left unpacked" cairnctld.log ||
   fail "the specs left unpacked by the full replay ($finished jobs) were not packed: $(grep 'packed the specs' cairnctld.log)"
 if out=$(cairn log replay 2>&1); then fail "cairn log replay without --verify succeeded"; fi
 # A snapshot past the log's end (the log put back to an earlier copy): said, ignored, and the
@@ -72,11 +71,5 @@ cairn log replay --verify | finds "^identical" || fail "replay --verify after a 
 
 # cairn log verify of the log the controller is writing: both replays fold the records there
 # when it started, not whatever was appended between them (it said MISMATCH 2 times in 3).
-( for _ in $(seq 300); do sbatch -H -Q --wrap true >/dev/null || break; done ) &
-submitter=$!
-for _ in 1 2 3 4 5 6; do
-  cairn log verify --log state/log > verify.out || fail "cairn log verify of a live log: $(grep -v '^  ' verify.out)"
-done
-kill "$submitter" 2>/dev/null || true
-wait "$submitter" || true
+verify_while_submitting 6 --log state/log
 echo "snapshot_restart: all checks passed"
