@@ -10,6 +10,7 @@
 // reports them as running when it registers, and reports their ends as they
 // happen (docs/decisions.md, "Jobs survive an agent restart").
 #include <caf/all.hpp>
+#include <kj/common.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -20,6 +21,7 @@
 #include <string_view>
 
 #include <filesystem>
+#include <optional>
 #include <iostream>
 #include <set>
 #include <thread>
@@ -48,6 +50,7 @@
 #include "common/small_file.hpp"
 #include "common/version.hpp"
 #include "common/actor_scheduler.hpp"
+#include "common/loop_scheduler.hpp"
 #include "common/worker_threads.hpp"
 
 using namespace cairn;
@@ -310,13 +313,27 @@ int run(const ParsedArgs& args) {
   MemoryEnforcement enforcement = memory_enforcement_for(settings, cgroup_exec, adopted_cgroups);
 
   caf::actor_system_config caf_config;
-  // Every job wakes a worker: the agent's handlers do file and cgroup I/O, and one that blocks
-  // must not hold the launches it sent.
-  use_actor_scheduler(caf_config, actor_worker_threads(std::thread::hardware_concurrency()), WorkerWakes::each_job);
+  // The actors run on the kj loop thread (common/loop_scheduler.hpp): a job's way between the
+  // controller's connection, the actors and the child watch wakes no other thread.
+  // CAIRN_CAF_SCHEDULER=workers (or =sharing, CAF's own) gives them worker threads as before; a
+  // job queued then wakes a worker, as a handler's file and cgroup I/O may block.
+  const char* scheduler_choice = std::getenv("CAIRN_CAF_SCHEDULER");
+  bool actors_on_loop = scheduler_choice == nullptr || std::string_view(scheduler_choice).empty();
+  if (actors_on_loop)
+    use_loop_scheduler(caf_config);
+  else
+    use_actor_scheduler(caf_config, actor_worker_threads(std::thread::hardware_concurrency()), WorkerWakes::each_job);
   caf::actor_system system{caf_config};
   system.await_actors_before_shutdown(false);
 
   KjLoopThread loop;
+  std::optional<ActorLoop> actor_loop;
+  if (actors_on_loop) {
+    actor_loop.emplace(system);
+    actor_loop->attach([&loop, actors = *actor_loop] { loop.post([actors]() mutable { actors.run(); }); });
+  }
+  // Nothing wakes the loop once it is going: CAF's clock outlives it.
+  KJ_DEFER(if (actor_loop) actor_loop->attach(nullptr));
   // Several controllers (cairnctld --shards): the agent follows its node's shard (shard_endpoint_path).
   std::string shard_endpoint_file;
   if (config.shards > 1) shard_endpoint_file = shard_endpoint_path(config, config.shard_of_node(settings.node));

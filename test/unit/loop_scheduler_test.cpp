@@ -1,0 +1,177 @@
+// The scheduler that runs every actor on a kj loop thread (common/loop_scheduler.hpp), as
+// cairnd uses it: handlers run on that thread; every message arrives, between actors, from
+// other threads and from the loop's own code; timers fire; a long chain of messages lets the
+// loop's other work in; actors queued before the loop is attached run once it is.
+#include <doctest/doctest.h>
+
+#include <caf/all.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "common/loop_scheduler.hpp"
+#include "protocol/kj_loop_thread.hpp"
+
+namespace cairn::test {
+namespace {
+
+using namespace std::chrono_literals;
+using hop_atom = caf::atom_constant<caf::atom("hop")>;
+
+// An actor system whose actors run on `loop`'s thread; the loop is stopped before the system goes.
+struct LoopActors {
+  caf::actor_system_config config;
+  std::unique_ptr<caf::actor_system> system;
+  std::unique_ptr<KjLoopThread> loop;
+  std::optional<ActorLoop> actors;
+
+  explicit LoopActors(bool attach_now = true) {
+    use_loop_scheduler(config);
+    system = std::make_unique<caf::actor_system>(config);
+    system->await_actors_before_shutdown(false);
+    loop = std::make_unique<KjLoopThread>();
+    actors.emplace(*system);
+    if (attach_now) attach();
+  }
+  void attach() {
+    actors->attach([loop = loop.get(), actors = *actors] { loop->post([actors]() mutable { actors.run(); }); });
+  }
+  ~LoopActors() {
+    loop->stop();
+    actors->attach(nullptr);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("loop scheduler: handlers run on the loop thread") {
+  LoopActors fixture;
+  auto ran_on_loop = std::make_shared<std::promise<bool>>();
+  KjLoopThread* loop = fixture.loop.get();
+  auto actor = fixture.system->spawn([ran_on_loop, loop]() -> caf::behavior {
+    return {[ran_on_loop, loop](int) { ran_on_loop->set_value(loop->is_loop_thread()); }};
+  });
+  caf::anon_send(actor, 1);
+  auto answer = ran_on_loop->get_future();
+  REQUIRE(answer.wait_for(10s) == std::future_status::ready);
+  CHECK(answer.get());
+  caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("loop scheduler: every message arrives, between actors, from other threads and from the loop's code") {
+  constexpr int kSenders = 4, kMessagesPerSender = 3000, kHops = 3, kFromLoop = 2000;
+  LoopActors fixture;
+  auto& system = *fixture.system;
+  constexpr int kTotal = kSenders * kMessagesPerSender + kFromLoop;
+  auto arrived = std::make_shared<std::atomic<int>>(0);
+  auto all_arrived = std::make_shared<std::promise<void>>();
+  auto counter = system.spawn([arrived, all_arrived]() -> caf::behavior {
+    return {[arrived, all_arrived](hop_atom, int) {
+      if (++*arrived == kTotal) all_arrived->set_value();
+    }};
+  });
+  // Two relays pass each message back and forth before it reaches the counter.
+  std::vector<caf::actor> relays;
+  for (int i = 0; i < 2; ++i)
+    relays.push_back(system.spawn([counter](caf::event_based_actor* self) -> caf::behavior {
+      return {[self, counter](hop_atom, int hops, caf::actor other) {
+        if (hops == 0) return self->send(counter, hop_atom::value, 0);
+        self->send(other, hop_atom::value, hops - 1, caf::actor_cast<caf::actor>(self));
+      }};
+    }));
+  std::vector<std::thread> senders;
+  for (int s = 0; s < kSenders; ++s)
+    senders.emplace_back([&, s] {
+      for (int m = 0; m < kMessagesPerSender; ++m) {
+        caf::anon_send(relays[(s + m) % 2], hop_atom::value, kHops, relays[(s + m + 1) % 2]);
+        if (m % 500 == 0) std::this_thread::sleep_for(2ms);  // let the loop go idle
+      }
+    });
+  // The loop's own code sends too (as cairnd's controller connection does), between runs.
+  for (int m = 0; m < kFromLoop; ++m)
+    fixture.loop->post([&relays, m, hops = kHops] { caf::anon_send(relays[m % 2], hop_atom::value, hops, relays[(m + 1) % 2]); });
+  for (auto& sender : senders) sender.join();
+  auto future = all_arrived->get_future();
+  CHECK(future.wait_for(30s) == std::future_status::ready);
+  CHECK(arrived->load() == kTotal);
+  for (auto& relay : relays) caf::anon_send_exit(relay, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(counter, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("loop scheduler: requests between actors are answered, and delayed messages arrive") {
+  LoopActors fixture;
+  auto& system = *fixture.system;
+  auto doubler = system.spawn([]() -> caf::behavior { return {[](int x) { return 2 * x; }}; });
+  auto result = std::make_shared<std::promise<int>>();
+  auto asker = system.spawn([doubler, result](caf::event_based_actor* self) -> caf::behavior {
+    return {[=](hop_atom, int x) {
+      self->request(doubler, caf::infinite, x).then([=](int doubled) {
+        // Again 30 ms later, through CAF's clock thread.
+        self->delayed_send(self, 30ms, doubled);
+      });
+    }, [=](int doubled) { result->set_value(doubled); }};
+  });
+  auto start = std::chrono::steady_clock::now();
+  caf::anon_send(asker, hop_atom::value, 21);
+  auto future = result->get_future();
+  REQUIRE(future.wait_for(10s) == std::future_status::ready);
+  CHECK(future.get() == 42);
+  CHECK(std::chrono::steady_clock::now() - start >= 30ms);
+  caf::anon_send_exit(asker, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(doubler, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("loop scheduler: a long chain of messages lets the loop's other work in") {
+  constexpr int kHops = 20000;
+  LoopActors fixture;
+  auto& system = *fixture.system;
+  KjLoopThread* loop = fixture.loop.get();
+  auto done = std::make_shared<std::promise<void>>();
+  auto hops_left = std::make_shared<std::atomic<int>>(kHops);
+  auto hops_left_when_task_ran = std::make_shared<std::promise<int>>();
+  // At its first hop the chain posts a task to the loop, which notes how far the chain got.
+  auto pinger = [=](caf::event_based_actor* self) -> caf::behavior {
+    return {[=](int left, caf::actor other) {
+      hops_left->store(left);
+      if (left == kHops) loop->post([=] { hops_left_when_task_ran->set_value(hops_left->load()); });
+      if (left == 0) return done->set_value();
+      self->send(other, left - 1, caf::actor_cast<caf::actor>(self));
+    }};
+  };
+  auto a = system.spawn(pinger);
+  auto b = system.spawn(pinger);
+  caf::anon_send(a, kHops, b);
+  REQUIRE(done->get_future().wait_for(20s) == std::future_status::ready);
+  auto ran_at = hops_left_when_task_ran->get_future();
+  REQUIRE(ran_at.wait_for(10s) == std::future_status::ready);
+  // A run takes 64 turns (one hop each here) before it lets the loop's queued work in.
+  CHECK(ran_at.get() >= kHops - 200);
+  caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(b, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("loop scheduler: actors queued before the loop is attached run once it is") {
+  LoopActors fixture(false);
+  auto answered = std::make_shared<std::promise<int>>();
+  auto actor = fixture.system->spawn([answered]() -> caf::behavior { return {[answered](int x) { answered->set_value(x); }}; });
+  caf::anon_send(actor, 7);
+  auto future = answered->get_future();
+  CHECK(future.wait_for(200ms) == std::future_status::timeout);
+  fixture.attach();
+  REQUIRE(future.wait_for(10s) == std::future_status::ready);
+  CHECK(future.get() == 7);
+  caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("loop scheduler: an actor system made without it has no actor loop") {
+  caf::actor_system_config config;
+  caf::actor_system system{config};
+  CHECK_THROWS_AS(ActorLoop{system}, std::logic_error);
+}
+
+}  // namespace cairn::test
