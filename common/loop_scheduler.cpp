@@ -13,8 +13,48 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <unordered_set>
 
 namespace cairn {
+namespace {
+
+// CAF's clock, except that an ending actor that never set a timeout is not looked for: CAF
+// cancels the timeouts of every actor that ends (local_actor::cleanup), and each cancel wakes
+// the clock's thread (in cairnd, once per job: its task actor's end). Delayed messages
+// (delayed_send) are not timeouts: a cancel never touched them.
+class SparingClock final : public caf::detail::thread_safe_actor_clock {
+ public:
+  void set_ordinary_timeout(time_point t, caf::abstract_actor* self, caf::atom_value type, uint64_t id) override {
+    note(self);
+    thread_safe_actor_clock::set_ordinary_timeout(t, self, type, id);
+  }
+  void set_request_timeout(time_point t, caf::abstract_actor* self, caf::message_id id) override {
+    note(self);
+    thread_safe_actor_clock::set_request_timeout(t, self, id);
+  }
+  void set_multi_timeout(time_point t, caf::abstract_actor* self, caf::atom_value type, uint64_t id) override {
+    note(self);
+    thread_safe_actor_clock::set_multi_timeout(t, self, type, id);
+  }
+  void cancel_timeouts(caf::abstract_actor* self) override {
+    {
+      std::lock_guard guard(mutex_);
+      if (with_timeouts_.erase(self) == 0) return;
+    }
+    thread_safe_actor_clock::cancel_timeouts(self);
+  }
+
+ private:
+  void note(const caf::abstract_actor* self) {
+    std::lock_guard guard(mutex_);
+    with_timeouts_.insert(self);
+  }
+
+  std::mutex mutex_;
+  std::unordered_set<const caf::abstract_actor*> with_timeouts_;  // until they end
+};
+
+}  // namespace
 
 class ActorLoop::Coordinator final : public caf::scheduler::abstract_coordinator {
  public:
@@ -136,7 +176,7 @@ class ActorLoop::Coordinator final : public caf::scheduler::abstract_coordinator
   std::atomic<bool> run_due_{false};
   std::mutex wake_mutex_;
   std::function<void()> wake_;
-  caf::detail::thread_safe_actor_clock clock_;
+  SparingClock clock_;
   std::thread timer_;
 };
 

@@ -3,7 +3,8 @@
 // those actors, or between them and that thread's own code (the controller connection, the
 // child watch), is then no hand-off between threads, and no thread wakes for it. Messages from
 // other threads (CAF's clock, detached actors, watches of their own) queue the actors and ask
-// the thread, through `wake`, to run them. Detached actors keep their own threads.
+// the thread, through `wake`, to run them. Detached actors keep their own threads, and CAF's
+// clock its own, which an ending actor wakes only if it set a timeout.
 // See docs/decisions.md ("cairnd's actors on its kj loop thread").
 #pragma once
 

@@ -6,8 +6,13 @@
 
 #include <caf/all.hpp>
 
+#include <dirent.h>
+
 #include <atomic>
 #include <chrono>
+#include <fstream>
+#include <set>
+#include <string>
 #include <future>
 #include <memory>
 #include <optional>
@@ -46,6 +51,31 @@ struct LoopActors {
     actors->attach(nullptr);
   }
 };
+
+// The ids of this process's threads named `name`.
+std::set<std::string> threads_named(const std::string& name) {
+  std::set<std::string> found;
+  DIR* tasks = ::opendir("/proc/self/task");
+  if (tasks == nullptr) return found;
+  while (dirent* entry = ::readdir(tasks)) {
+    std::string tid = entry->d_name;
+    if (tid == "." || tid == "..") continue;
+    std::ifstream comm("/proc/self/task/" + tid + "/comm");
+    std::string thread_name;
+    if (std::getline(comm, thread_name) && thread_name == name) found.insert(tid);
+  }
+  ::closedir(tasks);
+  return found;
+}
+
+// How many times thread `tid` of this process went to sleep and was woken.
+long voluntary_switches(const std::string& tid) {
+  std::ifstream status("/proc/self/task/" + tid + "/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("voluntary_ctxt_switches:", 0) == 0) return std::stol(line.substr(line.find(':') + 1));
+  return -1;
+}
 
 }  // namespace
 
@@ -166,6 +196,50 @@ TEST_CASE("loop scheduler: actors queued before the loop is attached run once it
   REQUIRE(future.wait_for(10s) == std::future_status::ready);
   CHECK(future.get() == 7);
   caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("loop scheduler: an ending actor that set no timeout does not wake CAF's clock; timeouts still work") {
+  auto clocks_before = threads_named("caf.clock");
+  LoopActors fixture;
+  auto& system = *fixture.system;
+  std::string clock_thread;
+  for (const auto& tid : threads_named("caf.clock"))
+    if (!clocks_before.contains(tid)) clock_thread = tid;
+  REQUIRE_FALSE(clock_thread.empty());
+  // 200 actors, each ending on its first message, one at a time: CAF cancels an ending actor's
+  // timeouts, and before this clock each cancel woke the clock's thread.
+  long before = voluntary_switches(clock_thread);
+  for (int i = 0; i < 200; ++i) {
+    auto ended = std::make_shared<std::promise<void>>();
+    auto actor = system.spawn([ended](caf::event_based_actor* self) -> caf::behavior {
+      self->attach_functor([ended] { ended->set_value(); });
+      return {[self](int) { self->quit(); }};
+    });
+    caf::anon_send(actor, 1);
+    REQUIRE(ended->get_future().wait_for(10s) == std::future_status::ready);
+    std::this_thread::sleep_for(1ms);  // the clock's thread would go back to sleep meanwhile
+  }
+  long wakes = voluntary_switches(clock_thread) - before;
+  CHECK(wakes < 20);
+  // A request's timeout still fires, and one answered in time is cancelled (it ends first).
+  auto silent = system.spawn([]() -> caf::behavior { return {[](int) -> caf::result<int> { return caf::delegated<int>(); }}; });
+  auto echo = system.spawn([]() -> caf::behavior { return {[](int x) { return x; }}; });
+  auto outcome = std::make_shared<std::promise<std::string>>();
+  auto asker = system.spawn([=](caf::event_based_actor* self) -> caf::behavior {
+    return {[=](hop_atom) {
+      self->request(echo, 5s, 1).then([=](int) {
+        self->request(silent, 50ms, 2).then([=](int) { outcome->set_value("answered"); },
+                                             [=](caf::error& error) {
+                                               outcome->set_value(error == caf::sec::request_timeout ? "timed out" : "failed");
+                                             });
+      });
+    }};
+  });
+  caf::anon_send(asker, hop_atom::value);
+  auto answer = outcome->get_future();
+  REQUIRE(answer.wait_for(10s) == std::future_status::ready);
+  CHECK(answer.get() == "timed out");
+  for (auto& actor : {silent, echo, asker}) caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
 }
 
 TEST_CASE("loop scheduler: an actor system made without it has no actor loop") {
