@@ -15,12 +15,12 @@
 #include <vector>
 
 #include "common/actor_scheduler.hpp"
+#include "test/unit/relay_actors.hpp"
 
 namespace cairn::test {
 namespace {
 
 using namespace std::chrono_literals;
-using hop_atom = caf::atom_constant<caf::atom("hop")>;
 
 constexpr WorkerWakes kModes[] = {WorkerWakes::each_job, WorkerWakes::backlog_only};
 
@@ -54,36 +54,10 @@ void in_each_mode(Test test) {
 TEST_CASE("actor scheduler: every message arrives, between actors and from outside threads") {
   constexpr int kSenders = 4, kMessagesPerSender = 3000, kHops = 3;
   in_each_mode([&](caf::actor_system& system) {
-    auto arrived = std::make_shared<std::atomic<int>>(0);
-    auto all_arrived = std::make_shared<std::promise<void>>();
-    auto counter = system.spawn([arrived, all_arrived]() -> caf::behavior {
-      return {[arrived, all_arrived](hop_atom, int) {
-        if (++*arrived == kSenders * kMessagesPerSender) all_arrived->set_value();
-      }};
-    });
-    // Two relays pass each message back and forth before it reaches the counter.
-    std::vector<caf::actor> relays;
-    for (int i = 0; i < 2; ++i)
-      relays.push_back(system.spawn([counter](caf::event_based_actor* self) -> caf::behavior {
-        return {[self, counter](hop_atom, int hops, caf::actor other) {
-          if (hops == 0) return self->send(counter, hop_atom::value, 0);
-          self->send(other, hop_atom::value, hops - 1, caf::actor_cast<caf::actor>(self));
-        }};
-      }));
-    std::vector<std::thread> senders;
-    for (int s = 0; s < kSenders; ++s)
-      senders.emplace_back([&, s] {
-        for (int m = 0; m < kMessagesPerSender; ++m) {
-          caf::anon_send(relays[(s + m) % 2], hop_atom::value, kHops, relays[(s + m + 1) % 2]);
-          if (m % 500 == 0) std::this_thread::sleep_for(2ms);  // let the workers sleep
-        }
-      });
-    for (auto& sender : senders) sender.join();
-    auto future = all_arrived->get_future();
-    CHECK(future.wait_for(30s) == std::future_status::ready);
-    CHECK(arrived->load() == kSenders * kMessagesPerSender);
-    for (auto& relay : relays) caf::anon_send_exit(relay, caf::exit_reason::user_shutdown);
-    caf::anon_send_exit(counter, caf::exit_reason::user_shutdown);
+    RelayTraffic traffic(system, kSenders * kMessagesPerSender);
+    traffic.send_from_threads(kSenders, kMessagesPerSender, kHops);
+    CHECK(traffic.all_arrived_within(30s));
+    CHECK(traffic.arrived() == kSenders * kMessagesPerSender);
   });
 }
 

@@ -21,12 +21,12 @@
 
 #include "common/loop_scheduler.hpp"
 #include "protocol/kj_loop_thread.hpp"
+#include "test/unit/relay_actors.hpp"
 
 namespace cairn::test {
 namespace {
 
 using namespace std::chrono_literals;
-using hop_atom = caf::atom_constant<caf::atom("hop")>;
 
 // An actor system whose actors run on `loop`'s thread; the loop is stopped before the system goes.
 struct LoopActors {
@@ -96,41 +96,12 @@ TEST_CASE("loop scheduler: handlers run on the loop thread") {
 TEST_CASE("loop scheduler: every message arrives, between actors, from other threads and from the loop's code") {
   constexpr int kSenders = 4, kMessagesPerSender = 3000, kHops = 3, kFromLoop = 2000;
   LoopActors fixture;
-  auto& system = *fixture.system;
-  constexpr int kTotal = kSenders * kMessagesPerSender + kFromLoop;
-  auto arrived = std::make_shared<std::atomic<int>>(0);
-  auto all_arrived = std::make_shared<std::promise<void>>();
-  auto counter = system.spawn([arrived, all_arrived]() -> caf::behavior {
-    return {[arrived, all_arrived](hop_atom, int) {
-      if (++*arrived == kTotal) all_arrived->set_value();
-    }};
-  });
-  // Two relays pass each message back and forth before it reaches the counter.
-  std::vector<caf::actor> relays;
-  for (int i = 0; i < 2; ++i)
-    relays.push_back(system.spawn([counter](caf::event_based_actor* self) -> caf::behavior {
-      return {[self, counter](hop_atom, int hops, caf::actor other) {
-        if (hops == 0) return self->send(counter, hop_atom::value, 0);
-        self->send(other, hop_atom::value, hops - 1, caf::actor_cast<caf::actor>(self));
-      }};
-    }));
-  std::vector<std::thread> senders;
-  for (int s = 0; s < kSenders; ++s)
-    senders.emplace_back([&, s] {
-      for (int m = 0; m < kMessagesPerSender; ++m) {
-        caf::anon_send(relays[(s + m) % 2], hop_atom::value, kHops, relays[(s + m + 1) % 2]);
-        if (m % 500 == 0) std::this_thread::sleep_for(2ms);  // let the loop go idle
-      }
-    });
+  RelayTraffic traffic(*fixture.system, kSenders * kMessagesPerSender + kFromLoop);
   // The loop's own code sends too (as cairnd's controller connection does), between runs.
-  for (int m = 0; m < kFromLoop; ++m)
-    fixture.loop->post([&relays, m, hops = kHops] { caf::anon_send(relays[m % 2], hop_atom::value, hops, relays[(m + 1) % 2]); });
-  for (auto& sender : senders) sender.join();
-  auto future = all_arrived->get_future();
-  CHECK(future.wait_for(30s) == std::future_status::ready);
-  CHECK(arrived->load() == kTotal);
-  for (auto& relay : relays) caf::anon_send_exit(relay, caf::exit_reason::user_shutdown);
-  caf::anon_send_exit(counter, caf::exit_reason::user_shutdown);
+  for (int m = 0; m < kFromLoop; ++m) fixture.loop->post([&traffic, m] { traffic.send(m, kHops); });
+  traffic.send_from_threads(kSenders, kMessagesPerSender, kHops);
+  CHECK(traffic.all_arrived_within(30s));
+  CHECK(traffic.arrived() == kSenders * kMessagesPerSender + kFromLoop);
 }
 
 TEST_CASE("loop scheduler: requests between actors are answered, and delayed messages arrive") {
