@@ -10,7 +10,7 @@
 clock_ticks_per_s=$(getconf CLK_TCK)
 
 # Fields of /proc/PID/stat after the command name (which may hold spaces): index 0 is the
-# state (field 3), 11 utime, 12 stime, 13 cutime, 14 cstime.
+# state (field 3), 8 cminflt, 11 utime, 12 stime, 13 cutime, 14 cstime.
 _stat_fields() {  # pid
   local line
   read -r line < "/proc/$1/stat" || return 1
@@ -57,6 +57,11 @@ supervisor_server_ticks() {  # agent pid...
 agent_children_cpu_ticks() {  # agent pid...
   echo $(( $(children_cpu_ticks "$@") + $(supervisor_server_ticks "$@") ))
 }
+
+# Minor page faults of every command this script ran and waited for (cminflt), into
+# $cli_minor_faults: a count that the machine's speed and load do not move. Not a function
+# to call in $(...): that subshell's own faults would count.
+read_cli_minor_faults() { _stat_fields "$$" && cli_minor_faults=${_fields[8]}; }
 
 # CPU ticks of every command this script ran and waited for (the CLI: sbatch, squeue...,
 # and the few helpers such as date), read without starting a process.

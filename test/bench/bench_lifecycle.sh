@@ -11,14 +11,23 @@ ctl=$(head -1 pids)
 agents=($(sed -n '2,$p' pids))
 
 n=200
+rounds=$(seq $n)
 ctl_ticks=$(cpu_ticks "$ctl") cli_ticks=$(cli_cpu_ticks)
 start=$(now)
-for _ in $(seq $n); do sbatch -Q -H --wrap true; done
+read_cli_minor_faults
+faults_before=$cli_minor_faults
+for _ in $rounds; do sbatch -Q -H --wrap true; done
+read_cli_minor_faults
 end=$(now)
 cli_ticks=$(( $(cli_cpu_ticks) - cli_ticks )) ctl_ticks=$(( $(cpu_ticks "$ctl") - ctl_ticks ))
 figure lifecycle.sbatch_per_s "$(echo "$n / ($end - $start)" | bc -l | xargs printf '%.0f')" sbatch/s "" "sequential loop of $n"
 figure lifecycle.sbatch.controller_cpu_ms_per_sbatch "$(ticks_per "$ctl_ticks" $n)" cpu_ms/sbatch
 figure lifecycle.sbatch.cli_cpu_ms_per_sbatch "$(ticks_per "$cli_ticks" $n)" cpu_ms/sbatch
+# Most of an sbatch's CPU is the kernel's, much of it page faults (docs/decisions.md, "Figures on a
+# slow day"): a count the host's speed does not move.
+figure lifecycle.sbatch.page_faults_per_sbatch \
+  "$(awk -v f=$(( cli_minor_faults - faults_before )) -v n=$n 'BEGIN { printf "%.1f", f / n }')" faults/sbatch "" \
+  "minor page faults of each held sbatch, bash's fork included"
 scancel -t PD -u "$(id -un)"
 
 # The CPU of one file creation where the jobs' output goes (the agent creates each job's
@@ -113,11 +122,18 @@ figure lifecycle.outside_cairn_cpu_ms_per_job \
 # waits for its event's synced write (a fdatasync of the log), one after the other, so the loop
 # cannot drain faster than jobs x (an sbatch start + a synced write) on this machine's disk.
 probes=200
+rounds=$(seq $probes)
 start=$(now) cli_ticks=$(cli_cpu_ticks)
-for _ in $(seq $probes); do sbatch --version >/dev/null; done
+read_cli_minor_faults
+faults_before=$cli_minor_faults
+for _ in $rounds; do sbatch --version >/dev/null; done
+read_cli_minor_faults
 start_ms=$(echo "($(now) - $start) * 1000 / $probes" | bc -l)
 figure lifecycle.sbatch_version_cpu_ms "$(ticks_per $(( $(cli_cpu_ticks) - cli_ticks )) $probes)" cpu_ms "" \
   "a process start and exit, glibc's CPU probing included: the floor of every sbatch and job shell"
+figure lifecycle.sbatch_version_page_faults \
+  "$(awk -v f=$(( cli_minor_faults - faults_before )) -v n=$probes 'BEGIN { printf "%.1f", f / n }')" faults "" \
+  "minor page faults of sbatch --version, bash's fork included: those of a process start"
 dd if=/dev/zero of="$dir/synced_write_probe" bs=64k count=1 status=none
 start=$(now)
 dd if=/dev/zero of="$dir/synced_write_probe" bs=512 count=$probes oflag=dsync conv=notrunc status=none
