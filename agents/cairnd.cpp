@@ -332,7 +332,7 @@ int run(const ParsedArgs& args) {
     actor_loop.emplace(system);
     actor_loop->attach([&loop, actors = *actor_loop] { loop.post([actors]() mutable { actors.run(); }); });
   }
-  // Nothing wakes the loop once it is going: CAF's clock outlives it.
+  // Detached before the loop is destroyed: CAF's clock thread, which may still wake it, lives on.
   KJ_DEFER(if (actor_loop) actor_loop->attach(nullptr));
   // Several controllers (cairnctld --shards): the agent follows its node's shard (shard_endpoint_path).
   std::string shard_endpoint_file;

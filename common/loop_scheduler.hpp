@@ -18,7 +18,8 @@ namespace cairn {
 // Before the actor system is made from `config`.
 void use_loop_scheduler(caf::actor_system_config& config);
 
-// The thread that runs a loop-scheduled system's actors (made once, after the system).
+// The handle of a loop-scheduled system's scheduler, for the thread that runs its actors;
+// copies share it, and it is valid while the system is.
 class ActorLoop {
  public:
   // `system` was made with use_loop_scheduler (throws std::logic_error otherwise).
