@@ -10,7 +10,6 @@
 // reports them as running when it registers, and reports their ends as they
 // happen (docs/decisions.md, "Jobs survive an agent restart").
 #include <caf/all.hpp>
-#include <kj/common.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -50,8 +49,8 @@
 #include "common/small_file.hpp"
 #include "common/version.hpp"
 #include "common/actor_scheduler.hpp"
-#include "common/loop_scheduler.hpp"
 #include "common/worker_threads.hpp"
+#include "protocol/actors_on_loop.hpp"
 
 using namespace cairn;
 
@@ -327,13 +326,8 @@ int run(const ParsedArgs& args) {
   system.await_actors_before_shutdown(false);
 
   KjLoopThread loop;
-  std::optional<ActorLoop> actor_loop;
-  if (actors_on_loop) {
-    actor_loop.emplace(system);
-    actor_loop->attach([&loop, actors = *actor_loop] { loop.post([actors]() mutable { actors.run(); }); });
-  }
-  // Detached before the loop is destroyed: CAF's clock thread, which may still wake it, lives on.
-  KJ_DEFER(if (actor_loop) actor_loop->attach(nullptr));
+  std::optional<ActorsOnLoop> actors_on_loop_thread;  // destroyed before the loop
+  if (actors_on_loop) actors_on_loop_thread.emplace(loop, system);
   // Several controllers (cairnctld --shards): the agent follows its node's shard (shard_endpoint_path).
   std::string shard_endpoint_file;
   if (config.shards > 1) shard_endpoint_file = shard_endpoint_path(config, config.shard_of_node(settings.node));

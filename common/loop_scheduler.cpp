@@ -64,7 +64,7 @@ class ActorLoop::Coordinator final : public caf::scheduler::abstract_coordinator
     return new Coordinator(system);
   }
 
-  // Any thread but a run() of this scheduler (CAF calls it for a message from outside an actor).
+  // Any thread: CAF calls it for a message from outside an actor, Unit for one from a handler.
   void enqueue(caf::resumable* job) override {
     push(job);
     if (running_here()) return;  // the run under way takes it

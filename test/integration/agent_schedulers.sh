@@ -17,21 +17,21 @@ worker_threads() { cat /proc/"$1"/task/*/comm 2>/dev/null | grep -c '^caf.multip
 # Jobs on `node` as a user would run them; fails the test on the first that does not behave.
 exercise() {  # node
   local node=$1
-  local plain step stubborn running
+  local plain step ignores_term running
   plain=$(sbatch --parsable -w "$node" -o "plain-$node.out" --wrap 'echo hello from $SLURMD_NODENAME')
   step=$(sbatch --parsable -w "$node" -o "step-$node.out" --wrap 'srun echo step on $SLURMD_NODENAME')
-  stubborn=$(sbatch --parsable -w "$node" -o /dev/null --wrap 'trap "" TERM; while :; do sleep 0.1; done')
+  ignores_term=$(sbatch --parsable -w "$node" -o /dev/null --wrap 'trap "" TERM; while :; do sleep 0.1; done')
   running=$(sbatch --parsable -w "$node" -o /dev/null --wrap 'sleep 300')
   wait_state "$plain" COMPLETED
   wait_state "$step" COMPLETED
   grep -qx "hello from $node" "plain-$node.out" || fail "job $plain on $node wrote: $(cat "plain-$node.out")"
   grep -qx "step on $node" "step-$node.out" || fail "the step of job $step on $node wrote: $(cat "step-$node.out")"
   wait_state "$running" RUNNING
-  wait_state "$stubborn" RUNNING
-  scancel "$running" "$stubborn"
+  wait_state "$ignores_term" RUNNING
+  scancel "$running" "$ignores_term"
   wait_state "$running" CANCELLED
   # Only the SIGKILL that follows KillWait (2 s) ends it.
-  wait_state "$stubborn" CANCELLED
+  wait_state "$ignores_term" CANCELLED
 }
 
 # 1. The default: the agents' actors run on their loop threads; no worker thread exists.

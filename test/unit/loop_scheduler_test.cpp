@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/loop_scheduler.hpp"
+#include "protocol/actors_on_loop.hpp"
 #include "protocol/kj_loop_thread.hpp"
 #include "test/unit/relay_actors.hpp"
 
@@ -28,27 +29,25 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// An actor system whose actors run on `loop`'s thread; the loop is stopped before the system goes.
+// An actor system whose actors run on `loop`'s thread, wired as cairnd wires its own
+// (protocol/actors_on_loop.hpp); the loop is stopped before the system goes.
 struct LoopActors {
   caf::actor_system_config config;
   std::unique_ptr<caf::actor_system> system;
   std::unique_ptr<KjLoopThread> loop;
-  std::optional<ActorLoop> actors;
+  std::optional<ActorsOnLoop> on_loop;
 
   explicit LoopActors(bool attach_now = true) {
     use_loop_scheduler(config);
     system = std::make_unique<caf::actor_system>(config);
     system->await_actors_before_shutdown(false);
     loop = std::make_unique<KjLoopThread>();
-    actors.emplace(*system);
     if (attach_now) attach();
   }
-  void attach() {
-    actors->attach([loop = loop.get(), actors = *actors] { loop->post([actors]() mutable { actors.run(); }); });
-  }
+  void attach() { on_loop.emplace(*loop, *system); }
   ~LoopActors() {
     loop->stop();
-    actors->attach(nullptr);
+    on_loop.reset();
   }
 };
 
