@@ -90,6 +90,7 @@ constexpr const char* kUsage =
     "Supervisors are forked by one `cairn-stepd --server`, a child of the agent;\n"
     "CAIRN_STEPD_SERVER=no in the environment execs cairn-stepd for each job instead.\n"
     "Job memory cgroups (v1) are kept for later jobs; CAIRN_CGROUP_POOL=no makes and removes each.\n"
+    "Its actors run on its RPC thread; CAIRN_CAF_SCHEDULER=workers gives them CAF worker threads.\n"
     "\n"
     "Exit status: 0 after SIGTERM/SIGINT, 1 on an error (said on stderr), 2 on a bad\n"
     "command line.\n"
@@ -315,9 +316,11 @@ int run(const ParsedArgs& args) {
   // The actors run on the kj loop thread (common/loop_scheduler.hpp): a job's way between the
   // controller's connection, the actors and the child watch wakes no other thread.
   // CAIRN_CAF_SCHEDULER=workers (or =sharing, CAF's own) gives them worker threads as before; a
-  // job queued then wakes a worker, as a handler's file and cgroup I/O may block.
+  // job queued then wakes a worker, as a handler's file and cgroup I/O may block. =loop, which
+  // puts cairnctld's actors on its loop, keeps this default.
   const char* scheduler_choice = std::getenv("CAIRN_CAF_SCHEDULER");
-  bool actors_on_loop = scheduler_choice == nullptr || std::string_view(scheduler_choice).empty();
+  bool actors_on_loop = scheduler_choice == nullptr || std::string_view(scheduler_choice).empty() ||
+                        std::string_view(scheduler_choice) == "loop";
   if (actors_on_loop)
     use_loop_scheduler(caf_config);
   else
