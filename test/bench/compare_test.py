@@ -82,11 +82,26 @@ def figures_file(work, name, figures):
     return path
 
 
-class MachineReferenceTest(unittest.TestCase):
-    """CPU figures judged against the machine reference's change (a host 25% slower)."""
+class FiguresTest(unittest.TestCase):
+    """A work directory for figure files, and the check of one figure's line."""
 
     def setUp(self):
         self.work = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.work.cleanup()
+
+    def assert_judged(self, output, name, text, flagged):
+        line = line_of(output, name)
+        self.assertIn(text, line)
+        (self.assertIn if flagged else self.assertNotIn)("REGRESSION", line)
+
+
+class MachineReferenceTest(FiguresTest):
+    """CPU figures judged against the machine reference's change (a host 25% slower)."""
+
+    def setUp(self):
+        super().setUp()
         self.old = figures_file(self.work.name, "old.json", {
             "machine.reference_cpu_ms.at_start": (300, "cpu_ms"),
             "machine.reference_cpu_ms.at_end": (340, "cpu_ms"),
@@ -104,21 +119,13 @@ class MachineReferenceTest(unittest.TestCase):
         self.new = figures_file(self.work.name, "new.json", {
             name: (changed.get(name, record["value"]), record["unit"]) for name, record in before.items()})
 
-    def tearDown(self):
-        self.work.cleanup()
-
     def test_cpu_figures_are_judged_against_the_machine(self):
         result = run("compare.py", self.old, self.new)
         self.assertIn("machine reference (CPU of a fixed workload): 320 -> 400 cpu_ms (+25.0%)", result.stdout)
-        a = line_of(result.stdout, "a.cpu_ms_per_job")
-        self.assertIn("+30.0% (+4.0% against the machine)", a)
-        self.assertNotIn("REGRESSION", a)
-        b = line_of(result.stdout, "b.cpu_ms_per_job")
-        self.assertIn("(+16.0% against the machine)", b)
-        self.assertIn("REGRESSION", b)
-        c = line_of(result.stdout, "c.cpu_ms_per_job")
-        self.assertIn("+0.0% (-20.0% against the machine)", c)
-        self.assertIn("better", c)
+        self.assert_judged(result.stdout, "a.cpu_ms_per_job", "+30.0% (+4.0% against the machine)", False)
+        self.assert_judged(result.stdout, "b.cpu_ms_per_job", "(+16.0% against the machine)", True)
+        self.assert_judged(result.stdout, "c.cpu_ms_per_job", "+0.0% (-20.0% against the machine)", False)
+        self.assertIn("better", line_of(result.stdout, "c.cpu_ms_per_job"))
         self.assertNotIn("REGRESSION", line_of(result.stdout, "machine.reference.at_start.sort_cpu_ms"))
         self.assertNotIn("against", line_of(result.stdout, "d.wall_s"))
         self.assertEqual(result.returncode, 1)
@@ -132,12 +139,12 @@ class MachineReferenceTest(unittest.TestCase):
         self.assertIn("no machine reference in both files", without.stdout)
 
 
-class UnevenMachineTest(unittest.TestCase):
+class UnevenMachineTest(FiguresTest):
     """A host 28.6% faster at process starts, 35% at page faults, 15% only at computing: a CPU
     figure is flagged only when it grew by more than 10% against each."""
 
     def setUp(self):
-        self.work = tempfile.TemporaryDirectory()
+        super().setUp()
         parts = ("spawn_cpu_us_per_process", "sort_cpu_ms", "page_faults_cpu_us_per_mb")
         def site(combined, spawn, sort, faults, x, y):
             figures = {"machine.reference_cpu_ms.at_start": (combined, "cpu_ms"),
@@ -148,18 +155,13 @@ class UnevenMachineTest(unittest.TestCase):
         self.old = figures_file(self.work.name, "old.json", site(560, 700, 160, 1000, 1.0, 1.0))
         self.new = figures_file(self.work.name, "new.json", site(400, 500, 136, 650, 0.82, 0.98))
 
-    def tearDown(self):
-        self.work.cleanup()
-
     def test_a_figure_is_judged_against_the_part_that_excuses_it_most(self):
         result = run("compare.py", self.old, self.new)
         self.assertIn("its least-moved part too (-15.0%)", result.stdout)
-        x = line_of(result.stdout, "x.cpu_ms_per_job")
-        self.assertIn("-18.0% (+14.8% against the machine, -3.5% against its least-moved part)", x)
-        self.assertNotIn("REGRESSION", x)
-        y = line_of(result.stdout, "y.cpu_ms_per_job")
-        self.assertIn("(+37.2% against the machine, +15.3% against its least-moved part)", y)
-        self.assertIn("REGRESSION", y)
+        self.assert_judged(result.stdout, "x.cpu_ms_per_job",
+                           "-18.0% (+14.8% against the machine, -3.5% against its least-moved part)", False)
+        self.assert_judged(result.stdout, "y.cpu_ms_per_job",
+                           "(+37.2% against the machine, +15.3% against its least-moved part)", True)
         self.assertEqual(result.returncode, 1)
         self.assertIn("1 CPU figure(s) regressed by more than 10%: y.cpu_ms_per_job", result.stdout)
 
@@ -171,9 +173,8 @@ class UnevenMachineTest(unittest.TestCase):
         even["y.cpu_ms_per_job"] = (0.7, "cpu_ms/job")
         result = run("compare.py", self.old, figures_file(self.work.name, "even.json", even))
         self.assertNotIn("unevenly", result.stdout)
-        self.assertIn("-10.0% (+12.5% against the machine)  cpu_ms/job", line_of(result.stdout, "x.cpu_ms_per_job"))
-        self.assertIn("REGRESSION", line_of(result.stdout, "x.cpu_ms_per_job"))
-        self.assertNotIn("REGRESSION", line_of(result.stdout, "y.cpu_ms_per_job"))
+        self.assert_judged(result.stdout, "x.cpu_ms_per_job", "-10.0% (+12.5% against the machine)  cpu_ms/job", True)
+        self.assert_judged(result.stdout, "y.cpu_ms_per_job", "-30.0% (-12.5% against the machine)", False)
 
 
 class CollectTest(unittest.TestCase):
