@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Lifecycle figures on a 2-node local cluster: sbatch invocations/s from one
-# sequential loop, wall time for 1,000 trivial jobs, controller memory per pending job; and
+# sequential loop, wall time for 1,000 trivial jobs (the faster of two rounds), controller
+# memory per pending job; and
 # the CPU time (user + system) per job of each kind of process: the controller, the agents,
 # their children (job supervisors and the jobs), the CLI.
 set -euo pipefail
@@ -67,26 +68,48 @@ job_ended_cpu_us() {
   cairn log dump --kind JobEnded --json | { grep -o '"\(user\|system\)CpuUs":"[0-9]*"' || true; } |
     tr -dc '0-9\n' | awk '{ total += $1 } END { printf "%d", total }'
 }
-ctl_ticks=$(cpu_ticks "$ctl") agent_own=$(cpu_ticks "${agents[@]}") agent_children=$(agent_children_cpu_ticks "${agents[@]}")
-scripts_us=$(job_ended_cpu_us)
 # The event log's own account (sdiag): group commits and the time they took until durable, in us.
 log_commits() { sdiag | awk -F': *' '/Group commits:/ { n = $2 } /Total commit time/ { us = $2 } END { print n + 0, us + 0 }'; }
 jobs=1000
-read -r commits_before commit_us_before <<<"$(log_commits)"
-start=$(now)
-cli_ticks=$(cli_cpu_ticks) machine_ticks=$(machine_cpu_ticks)
-for _ in $(seq $jobs); do sbatch -Q --wrap true; done
-loop_end=$(now)
-cli_ticks=$(( $(cli_cpu_ticks) - cli_ticks ))
-while [ -n "$(squeue -h -t PD,R,CG)" ]; do sleep 0.05; done
-end=$(now)
-machine_ticks=$(( $(machine_cpu_ticks) - machine_ticks ))
-read -r commits_after commit_us_after <<<"$(log_commits)"
-commits=$(( commits_after - commits_before ))
-figure lifecycle.trivial_jobs_wall_s "$(echo "$end - $start" | bc -l | xargs printf '%.2f')" s "< 2" "$jobs jobs"
+# One round of the $jobs jobs: its wall and loop times (s) and, over its wall, the CPU ticks of
+# each kind, the scripts' own CPU (us) and the log's group commits, as r_* variables.
+trivial_jobs_round() {
+  local ctl_before own_before children_before scripts_before cli_before machine_before commits_before commit_us_before
+  local start loop_end end commits_after commit_us_after
+  ctl_before=$(cpu_ticks "$ctl") own_before=$(cpu_ticks "${agents[@]}")
+  children_before=$(agent_children_cpu_ticks "${agents[@]}") scripts_before=$(job_ended_cpu_us)
+  read -r commits_before commit_us_before <<<"$(log_commits)"
+  start=$(now)
+  cli_before=$(cli_cpu_ticks) machine_before=$(machine_cpu_ticks)
+  for _ in $(seq $jobs); do sbatch -Q --wrap true; done
+  loop_end=$(now)
+  r_cli_ticks=$(( $(cli_cpu_ticks) - cli_before ))
+  while [ -n "$(squeue -h -t PD,R,CG)" ]; do sleep 0.05; done
+  end=$(now)
+  r_machine_ticks=$(( $(machine_cpu_ticks) - machine_before ))
+  r_ctl_ticks=$(( $(cpu_ticks "$ctl") - ctl_before )) r_own_ticks=$(( $(cpu_ticks "${agents[@]}") - own_before ))
+  r_children_ticks=$(( $(agent_children_cpu_ticks "${agents[@]}") - children_before ))
+  read -r commits_after commit_us_after <<<"$(log_commits)"
+  r_commits=$(( commits_after - commits_before )) r_commit_us=$(( commit_us_after - commit_us_before ))
+  r_scripts_us=$(( $(job_ended_cpu_us) - scripts_before ))
+  r_wall=$(echo "$end - $start" | bc -l | xargs printf '%.2f') r_loop=$(echo "$loop_end - $start" | bc -l | xargs printf '%.2f')
+}
+# The faster of (by default) two rounds: a tenant of the host busy for a few seconds slows one
+# round's every figure, wall and CPU alike (docs/decisions.md, "The lifecycle bench's best of two
+# rounds"); the figures below are all the faster round's.
+rounds=${CAIRN_BENCH_LIFECYCLE_ROUNDS:-2} walls=()
+for _ in $(seq "$rounds"); do
+  trivial_jobs_round
+  walls+=("$r_wall")
+  if [ ${#walls[@]} = 1 ] || awk -v r="$r_wall" -v b="$wall" 'BEGIN { exit !(r < b) }'; then
+    wall=$r_wall loop=$r_loop machine_ticks=$r_machine_ticks ctl_ticks=$r_ctl_ticks own_ticks=$r_own_ticks
+    children_ticks=$r_children_ticks cli_ticks=$r_cli_ticks scripts_us=$r_scripts_us commits=$r_commits commit_us=$r_commit_us
+  fi
+done
+figure lifecycle.trivial_jobs_wall_s "$wall" s "< 2" "$jobs jobs; the faster of $rounds rounds: ${walls[*]} s"
 # The loop's own time: each sbatch starts once the previous submission is durable and acknowledged,
 # so the jobs drain behind it; when this is close to the wall, the loop is what bounds it.
-figure lifecycle.trivial_jobs_loop_s "$(echo "$loop_end - $start" | bc -l | xargs printf '%.2f')" s "" \
+figure lifecycle.trivial_jobs_loop_s "$loop" s "" \
   "the $jobs sbatch of the loop, from the first start to the last acknowledgement"
 # Everything the machine's cores did meanwhile, per job: Cairn's processes, the jobs' shells,
 # the loop's forks, the kernel's threads (and any other tenant: read it on a quiet machine).
@@ -96,19 +119,15 @@ figure lifecycle.machine_cpu_ms_per_job "$machine_ms" cpu_ms/job "" \
   "all CPU of the machine during the $jobs jobs"
 figure lifecycle.trivial_jobs_cpu_bound_s "$(ticks_per "$machine_ticks" "$(nproc)" s)" s "" \
   "machine CPU during the $jobs jobs / $(nproc) cores: the wall cannot be lower"
-figure lifecycle.controller_cpu_ms_per_job "$(ticks_per $(( $(cpu_ticks "$ctl") - ctl_ticks )) $jobs)" cpu_ms/job
-figure lifecycle.agent_cpu_ms_per_job "$(ticks_per $(( $(cpu_ticks "${agents[@]}") - agent_own )) $jobs)" cpu_ms/job "" \
-  "both agents' own CPU"
-figure lifecycle.agent_children_cpu_ms_per_job \
-  "$(ticks_per $(( $(agent_children_cpu_ticks "${agents[@]}") - agent_children )) $jobs)" cpu_ms/job "" "supervisors and jobs"
+figure lifecycle.controller_cpu_ms_per_job "$(ticks_per "$ctl_ticks" $jobs)" cpu_ms/job
+figure lifecycle.agent_cpu_ms_per_job "$(ticks_per "$own_ticks" $jobs)" cpu_ms/job "" "both agents' own CPU"
+figure lifecycle.agent_children_cpu_ms_per_job "$(ticks_per "$children_ticks" $jobs)" cpu_ms/job "" "supervisors and jobs"
 figure lifecycle.cli_cpu_ms_per_job "$(ticks_per "$cli_ticks" $jobs)" cpu_ms/job "" "sbatch only, squeue's polls left out"
 # All of Cairn's CPU per job, the job's own shell left out: the scripts' user + system
 # time, as each JobEnded event records it (cairn-stepd's rusage of its reaped script),
 # taken from the agents' children (supervisor + script); sbatch, controller and agents added.
-scripts_us=$(( $(job_ended_cpu_us) - scripts_us ))
-cairn_ms=$(awk -v ctl="$(( $(cpu_ticks "$ctl") - ctl_ticks ))" -v own="$(( $(cpu_ticks "${agents[@]}") - agent_own ))" \
-  -v children="$(( $(agent_children_cpu_ticks "${agents[@]}") - agent_children ))" -v cli="$cli_ticks" -v hz="$clock_ticks_per_s" \
-  -v scripts_us="$scripts_us" -v n="$jobs" \
+cairn_ms=$(awk -v ctl="$ctl_ticks" -v own="$own_ticks" -v children="$children_ticks" -v cli="$cli_ticks" \
+  -v hz="$clock_ticks_per_s" -v scripts_us="$scripts_us" -v n="$jobs" \
   'BEGIN { printf "%.3f", ((ctl + own + children + cli) * 1000 / hz - scripts_us / 1000) / n }')
 figure lifecycle.cairn_cpu_ms_per_job "$cairn_ms" cpu_ms/job "<= 4" \
   "sbatch + controller + agents + supervisors; the scripts' own $(awk -v us="$scripts_us" -v n="$jobs" 'BEGIN { printf "%.3f", us / 1000 / n }') ms/job left out"
@@ -142,7 +161,7 @@ rm -f "$dir/synced_write_probe"
 # The synced writes as the controller met them during the 1,000 jobs: a write after a pause
 # takes longer than back to back on this VM's disk (synced_write_ms), ~0.25 against ~0.1 ms.
 figure lifecycle.log_commit_ms \
-  "$(awk -v n=$commits -v us=$(( commit_us_after - commit_us_before )) 'BEGIN { printf "%.3f", (n > 0 ? us / n / 1000 : 0) }')" \
+  "$(awk -v n=$commits -v us=$commit_us 'BEGIN { printf "%.3f", (n > 0 ? us / n / 1000 : 0) }')" \
   ms "" "$commits group commits of the event log during the $jobs jobs, until durable"
 # A job's end rides with the next submission's or allocation's commit while no job is pending
 # (EventLog::append_unhurried): three events per job in about two synced writes.
