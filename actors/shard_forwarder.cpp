@@ -74,11 +74,13 @@ kj::Promise<void> ShardForwarder::send(uint32_t shard, const Caller& caller, uin
                                "needs AuthType=auth/munge (AuthType={})",
                                shard, endpoint, config.auth_type));
   kj::Promise<rpc::Controller::Client> connected = nullptr;
+  std::shared_ptr<Link> link;  // the connection this call goes over
   auto found = links_->find(endpoint);
   if (found != links_->end()) {
-    connected = found->second->controller;
+    link = found->second;
+    connected = link->controller;
   } else {
-    auto link = std::make_shared<Link>();
+    link = std::make_shared<Link>();
     connected = loop_.io()
                     .provider->getNetwork()
                     .parseAddress(network_address(endpoint))
@@ -123,11 +125,14 @@ kj::Promise<void> ShardForwarder::send(uint32_t shard, const Caller& caller, uin
         uint64_t end = context_->shard_end ? context_->shard_end(shard) : 0;
         return caught_up(shard, end, wall_clock_us() + kCatchUpUs);
       },
-      [this, shard, caller, interface_id, method_id, call, endpoint, again,
-       gone = gone_](kj::Exception&& error) mutable -> kj::Promise<void> {
+      [this, shard, caller, interface_id, method_id, call, endpoint, again, gone = gone_,
+       used = std::weak_ptr<Link>(link)](kj::Exception&& error) mutable -> kj::Promise<void> {
         if (*gone) return failure("this controller is stopping");
         if (error.getType() != kj::Exception::Type::DISCONNECTED) return kj::mv(error);
-        links_->erase(endpoint);
+        // Only the connection that failed: a call that went over an older one, failing late,
+        // must not drop the new connection other calls use now (they would fail with it).
+        if (auto current = links_->find(endpoint); current != links_->end() && current->second == used.lock())
+          links_->erase(current);
         // A new owner (a takeover) may listen elsewhere: once more, from its ENDPOINT.
         if (!again) return send(shard, caller, interface_id, method_id, call, true);
         return failure(fmt::format("the controller of shard {} ({}) does not answer: {}", shard, endpoint,
