@@ -715,8 +715,7 @@ int run(const ParsedArgs& args) {
   // 8-18% less controller CPU per trivial job, no shorter wall, and a scheduling pass or a
   // snapshot's encoding (tens of ms with a long queue) then holds every RPC. Not the default:
   // docs/decisions.md, "The controller's actors on its RPC loop thread, when asked".
-  const char* scheduler_choice = std::getenv("CAIRN_CAF_SCHEDULER");
-  bool actors_on_loop = scheduler_choice != nullptr && std::string_view(scheduler_choice) == "loop";
+  bool actors_on_loop = loop_scheduler_chosen(false);
   if (actors_on_loop)
     use_loop_scheduler(caf_config);
   else

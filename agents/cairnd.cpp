@@ -318,9 +318,7 @@ int run(const ParsedArgs& args) {
   // CAIRN_CAF_SCHEDULER=workers (or =sharing, CAF's own) gives them worker threads as before; a
   // job queued then wakes a worker, as a handler's file and cgroup I/O may block. =loop, which
   // puts cairnctld's actors on its loop, keeps this default.
-  const char* scheduler_choice = std::getenv("CAIRN_CAF_SCHEDULER");
-  bool actors_on_loop = scheduler_choice == nullptr || std::string_view(scheduler_choice).empty() ||
-                        std::string_view(scheduler_choice) == "loop";
+  bool actors_on_loop = loop_scheduler_chosen(true);
   if (actors_on_loop)
     use_loop_scheduler(caf_config);
   else

@@ -9,9 +9,11 @@
 #include <caf/scheduler/abstract_coordinator.hpp>
 
 #include <atomic>
+#include <cstdlib>
 #include <deque>
 #include <mutex>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 #include <unordered_set>
 
@@ -183,6 +185,12 @@ class ActorLoop::Coordinator final : public caf::scheduler::abstract_coordinator
 thread_local const ActorLoop::Coordinator* ActorLoop::Coordinator::tls_running = nullptr;
 
 void use_loop_scheduler(caf::actor_system_config& config) { config.load<ActorLoop::Coordinator>(); }
+
+bool loop_scheduler_chosen(bool by_default) {
+  const char* choice = std::getenv("CAIRN_CAF_SCHEDULER");
+  if (choice == nullptr || *choice == '\0') return by_default;
+  return std::string_view(choice) == "loop";
+}
 
 ActorLoop::ActorLoop(caf::actor_system& system)
     : coordinator_(dynamic_cast<Coordinator*>(&system.scheduler())) {

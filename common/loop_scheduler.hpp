@@ -18,6 +18,10 @@ namespace cairn {
 // Before the actor system is made from `config`.
 void use_loop_scheduler(caf::actor_system_config& config);
 
+// Whether the daemon's environment asks for this scheduler: CAIRN_CAF_SCHEDULER=loop yes, any other
+// value no (worker threads: =workers, or =sharing for CAF's own policy), unset or empty `by_default`.
+bool loop_scheduler_chosen(bool by_default);
+
 // The handle of a loop-scheduled system's scheduler, for the thread that runs its actors;
 // copies share it, and it is valid while the system is.
 class ActorLoop {

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <string>
@@ -216,6 +217,27 @@ TEST_CASE("loop scheduler: an actor system made without it has no actor loop") {
   caf::actor_system_config config;
   caf::actor_system system{config};
   CHECK_THROWS_AS(ActorLoop{system}, std::logic_error);
+}
+
+TEST_CASE("loop scheduler: CAIRN_CAF_SCHEDULER chooses it with =loop, workers with any other value") {
+  const char* saved = std::getenv("CAIRN_CAF_SCHEDULER");
+  std::optional<std::string> before = saved ? std::optional<std::string>(saved) : std::nullopt;
+  ::unsetenv("CAIRN_CAF_SCHEDULER");
+  CHECK(loop_scheduler_chosen(true));
+  CHECK_FALSE(loop_scheduler_chosen(false));
+  ::setenv("CAIRN_CAF_SCHEDULER", "", 1);
+  CHECK(loop_scheduler_chosen(true));
+  CHECK_FALSE(loop_scheduler_chosen(false));
+  ::setenv("CAIRN_CAF_SCHEDULER", "loop", 1);
+  CHECK(loop_scheduler_chosen(true));
+  CHECK(loop_scheduler_chosen(false));
+  for (const char* workers : {"workers", "sharing", "Loop"}) {
+    ::setenv("CAIRN_CAF_SCHEDULER", workers, 1);
+    CHECK_FALSE(loop_scheduler_chosen(true));
+    CHECK_FALSE(loop_scheduler_chosen(false));
+  }
+  if (before) ::setenv("CAIRN_CAF_SCHEDULER", before->c_str(), 1);
+  else ::unsetenv("CAIRN_CAF_SCHEDULER");
 }
 
 }  // namespace cairn::test
