@@ -11,9 +11,6 @@ source "$(dirname "$0")/cluster.bash"
 unset CAIRN_CAF_SCHEDULER
 start_cluster_with 2 2 1000 "KillWait=2"
 
-thread_names() { cat /proc/"$1"/task/*/comm 2>/dev/null | sort | uniq -c | tr -s ' ' | tr '\n' ';'; }
-worker_threads() { cat /proc/"$1"/task/*/comm 2>/dev/null | grep -c '^caf.multiplexer$' || true; }
-
 # Jobs on `node` as a user would run them; fails the test on the first that does not behave.
 exercise() {  # node
   local node=$1

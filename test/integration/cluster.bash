@@ -300,6 +300,11 @@ expect_error_containing() {  # text command...
   grep -qF -- "$text" <<<"$out" || fail "'$*' said '$out', expected '$text'"
 }
 
+# A daemon's threads by name, counted ("2 caf.actor; 1 caf.clock; ..."), for failure messages.
+thread_names() { cat /proc/"$1"/task/*/comm 2>/dev/null | sort | uniq -c | tr -s ' ' | tr '\n' ';'; }
+# How many CAF worker threads a daemon has (0 when its actors run on its loop thread).
+worker_threads() { cat /proc/"$1"/task/*/comm 2>/dev/null | grep -c '^caf.multiplexer$' || true; }
+
 count_cpus() {  # taskset list -> how many CPUs
   local total=0 part
   for part in ${1//,/ }; do

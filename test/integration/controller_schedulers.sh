@@ -11,9 +11,6 @@ source "$(dirname "$0")/cluster.bash"
 export CAIRN_CAF_SCHEDULER=loop
 start_cluster_with 2 2 1000 "KillWait=2"
 
-thread_names() { cat /proc/"$1"/task/*/comm 2>/dev/null | sort | uniq -c | tr -s ' ' | tr '\n' ';'; }
-worker_threads() { cat /proc/"$1"/task/*/comm 2>/dev/null | grep -c '^caf.multiplexer$' || true; }
-
 ctl=$(head -1 "$work/pids")
 [ "$(worker_threads "$ctl")" = 0 ] ||
   fail "a controller started with CAIRN_CAF_SCHEDULER=loop has CAF worker threads: $(thread_names "$ctl")"
