@@ -97,8 +97,8 @@ trivial_jobs_round() {
 # The faster of (by default) two rounds: a tenant of the host busy for a few seconds slows one
 # round's every figure, wall and CPU alike (docs/decisions.md, "The lifecycle bench's best of two
 # rounds"); the figures below are all the faster round's.
-rounds=${CAIRN_BENCH_LIFECYCLE_ROUNDS:-2} walls=()
-for _ in $(seq "$rounds"); do
+job_rounds=${CAIRN_BENCH_LIFECYCLE_ROUNDS:-2} walls=()  # not $rounds: the sequences the loops above and below run
+for _ in $(seq "$job_rounds"); do
   trivial_jobs_round
   walls+=("$r_wall")
   if [ ${#walls[@]} = 1 ] || awk -v r="$r_wall" -v b="$wall" 'BEGIN { exit !(r < b) }'; then
@@ -106,7 +106,7 @@ for _ in $(seq "$rounds"); do
     children_ticks=$r_children_ticks cli_ticks=$r_cli_ticks scripts_us=$r_scripts_us commits=$r_commits commit_us=$r_commit_us
   fi
 done
-figure lifecycle.trivial_jobs_wall_s "$wall" s "< 2" "$jobs jobs; the faster of $rounds rounds: ${walls[*]} s"
+figure lifecycle.trivial_jobs_wall_s "$wall" s "< 2" "$jobs jobs; the faster of $job_rounds rounds: ${walls[*]} s"
 # The loop's own time: each sbatch starts once the previous submission is durable and acknowledged,
 # so the jobs drain behind it; when this is close to the wall, the loop is what bounds it.
 figure lifecycle.trivial_jobs_loop_s "$loop" s "" \

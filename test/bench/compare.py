@@ -112,9 +112,7 @@ def compare(old, new, threshold, machine_factor=None, excusing=None):
             if judged_cpu and machine_factor:
                 judged = (after / machine_factor - before) * 100.0 / abs(before)
                 verdict = "" if judged == 0 else ("better" if judged < 0 else "worse")
-                excused = judged
-                if excusing and excusing != machine_factor:
-                    excused = (after / excusing - before) * 100.0 / abs(before)
+                excused = (after / (excusing or machine_factor) - before) * 100.0 / abs(before)
                 if excused != judged and judged > threshold:
                     change += f" ({judged:+.1f}% against the machine, {excused:+.1f}% against its least-moved part)"
                 else:
