@@ -9,6 +9,11 @@ The host's speed does not always change alike for every kind of work: its proces
 faults and plain computing (the reference's three parts) can move by 15% and by 35% between
 two days. So a figure is flagged only when it grew by more than the threshold against each of
 them too, i.e. against the part whose change excuses it most.
+The host's speed also moves within a run (two runs 20 minutes apart, with the same mean reading,
+put 17 CPU figures more than 10% apart), so run.sh reads the reference between every two benches,
+and collect_results.py names, with each figure, the readings just before and after its bench
+("readings"). When both files name them, a CPU figure is judged against those readings' change
+rather than the whole run's.
 Exit status 1 when a CPU figure regressed, 2 on bad input.
 
 Usage: compare.py [--threshold PERCENT] [--raw] OLD.json NEW.json"""
@@ -24,31 +29,52 @@ def is_cpu(unit):
     return unit.startswith("cpu_")
 
 
-def machine_reference(results):
-    """The mean of the run's machine reference readings (machine.reference_cpu_ms.at_start,
-    .at_end), or None."""
-    values = [record["value"] for name, record in results.items()
-              if name.startswith(REFERENCE + "_cpu_ms.") and record["value"] > 0]
+def reading_labels(results):
+    """The labels of the run's machine reference readings (machine.reference_cpu_ms.LABEL: at_start,
+    after.BENCH, at_end)."""
+    return {name[len(REFERENCE + "_cpu_ms."):] for name, record in results.items()
+            if name.startswith(REFERENCE + "_cpu_ms.") and record["value"] > 0}
+
+
+def machine_reference(results, labels=None):
+    """The mean of the machine reference readings of these labels (all the run's by default), or
+    None."""
+    labels = reading_labels(results) if labels is None else labels
+    values = [results[REFERENCE + "_cpu_ms." + label]["value"] for label in labels]
     return sum(values) / len(values) if values else None
 
 
-def machine_parts(results):
-    """The mean reading of each part of the machine reference (machine.reference.at_start.PART,
-    .at_end.PART), by part."""
+def machine_parts(results, labels=None):
+    """The mean reading of each part of the machine reference (machine.reference.LABEL.PART) over
+    these labels (all the run's by default), by part."""
+    labels = reading_labels(results) if labels is None else set(labels)
     readings = {}
     for name, record in results.items():
         prefix, _, part = name.rpartition(".")
-        if prefix in (REFERENCE + ".at_start", REFERENCE + ".at_end") and record["value"] > 0:
+        if prefix.startswith(REFERENCE + ".") and prefix[len(REFERENCE) + 1:] in labels and record["value"] > 0:
             readings.setdefault(part, []).append(record["value"])
     return {part: sum(values) / len(values) for part, values in readings.items()}
 
 
-def excusing_factor(old, new, machine_factor):
+def excusing_factor(old, new, machine_factor, old_labels=None, new_labels=None):
     """Of the reference's change (new / old) and each of its parts' changes, the largest: the one
     against which a CPU figure's growth looks smallest."""
-    old_parts, new_parts = machine_parts(old), machine_parts(new)
+    old_parts, new_parts = machine_parts(old, old_labels), machine_parts(new, new_labels)
     factors = [machine_factor] + [new_parts[part] / old_parts[part] for part in old_parts if part in new_parts]
     return max(factors)
+
+
+def nearby_factors(old, new, name):
+    """The machine's change around one figure: (factor, excusing factor) from the readings both
+    files name with it, just before and after its bench; None when either names none or names a
+    reading it lacks."""
+    old_labels, new_labels = old[name].get("readings"), new[name].get("readings")
+    if not old_labels or not new_labels:
+        return None
+    if not set(old_labels) <= reading_labels(old) or not set(new_labels) <= reading_labels(new):
+        return None
+    factor = machine_reference(new, new_labels) / machine_reference(old, old_labels)
+    return factor, excusing_factor(old, new, factor, old_labels, new_labels)
 
 
 def higher_is_better(record):
@@ -84,8 +110,9 @@ def shown(value):
 
 def compare(old, new, threshold, machine_factor=None, excusing=None):
     """Lines of the report, and the names of the CPU figures that regressed. machine_factor:
-    the machine reference's new / old, against which CPU figures are judged (None: as read);
-    excusing: excusing_factor(), against which a regression must also exceed the threshold."""
+    the machine reference's new / old, against which CPU figures are judged (None: as read),
+    unless both files name the readings nearby (nearby_factors); excusing: excusing_factor(),
+    against which a regression must also exceed the threshold."""
     lines, regressions = [], []
     width = max((len(name) for name in {*old, *new}), default=10)
     for name in sorted({*old, *new}):
@@ -110,13 +137,16 @@ def compare(old, new, threshold, machine_factor=None, excusing=None):
             judged = percent
             judged_cpu = is_cpu(unit) and not name.startswith(REFERENCE)  # the yardstick is not judged
             if judged_cpu and machine_factor:
-                judged = (after / machine_factor - before) * 100.0 / abs(before)
+                nearby = nearby_factors(old, new, name)
+                factor, excuse = nearby or (machine_factor, excusing or machine_factor)
+                machine = "the machine nearby" if nearby else "the machine"
+                judged = (after / factor - before) * 100.0 / abs(before)
                 verdict = "" if judged == 0 else ("better" if judged < 0 else "worse")
-                excused = (after / (excusing or machine_factor) - before) * 100.0 / abs(before)
+                excused = (after / excuse - before) * 100.0 / abs(before)
                 if excused != judged and judged > threshold:
-                    change += f" ({judged:+.1f}% against the machine, {excused:+.1f}% against its least-moved part)"
+                    change += f" ({judged:+.1f}% against {machine}, {excused:+.1f}% against its least-moved part)"
                 else:
-                    change += f" ({judged:+.1f}% against the machine)"
+                    change += f" ({judged:+.1f}% against {machine})"
                 judged = excused
             if judged_cpu and judged > threshold:
                 verdict = f"REGRESSION (CPU per unit over +{threshold:g}%)"
@@ -147,6 +177,9 @@ def main(argv):
         if excusing != machine_factor:
             print(f"its parts moved unevenly: a CPU figure is flagged only over the threshold against its "
                   f"least-moved part too ({(excusing - 1) * 100:+.1f}%)")
+        if any(nearby_factors(old, new, name) for name in old.keys() & new.keys()):
+            print("a figure whose bench both runs read the machine around is judged against those readings "
+                  "(\"the machine nearby\")")
     else:
         why = "--raw" if args.raw else "no machine reference in both files"
         print(f"CPU figures judged as they read ({why})")

@@ -177,6 +177,49 @@ class UnevenMachineTest(FiguresTest):
         self.assert_judged(result.stdout, "y.cpu_ms_per_job", "-30.0% (-12.5% against the machine)", False)
 
 
+class NearbyReadingsTest(FiguresTest):
+    """A host as fast as before at first, 40% slower later in the run: each CPU figure is judged
+    against the readings just before and after its bench, not against the run's mean (+20%)."""
+
+    def setUp(self):
+        super().setUp()
+        def run_file(name, speeds, a, c):
+            labels = ("at_start", "after.a", "after.b", "after.c")
+            figures = {f"machine.reference_cpu_ms.{label}": {"value": speed, "unit": "cpu_ms", "goal": None}
+                       for label, speed in zip(labels, speeds)}
+            figures["a.cpu_ms_per_job"] = {"value": a, "unit": "cpu_ms/job", "goal": None,
+                                           "readings": ["at_start", "after.a"]}
+            figures["c.cpu_ms_per_job"] = {"value": c, "unit": "cpu_ms/job", "goal": None,
+                                           "readings": ["after.b", "after.c"]}
+            path = os.path.join(self.work.name, name)
+            with open(path, "w", encoding="utf-8") as out:
+                json.dump(figures, out)
+            return path
+        self.old = run_file("old.json", (400, 400, 400, 400), 1.0, 1.0)
+        self.new = run_file("new.json", (400, 400, 560, 560), 1.15, 1.45)
+
+    def test_a_figure_is_judged_against_the_readings_around_its_bench(self):
+        result = run("compare.py", self.old, self.new)
+        self.assertIn("400 -> 480 cpu_ms (+20.0%)", result.stdout)
+        self.assertIn("the machine nearby", result.stdout)
+        self.assert_judged(result.stdout, "a.cpu_ms_per_job", "+15.0% (+15.0% against the machine nearby)", True)
+        self.assert_judged(result.stdout, "c.cpu_ms_per_job", "+45.0% (+3.6% against the machine nearby)", False)
+        self.assertIn("1 CPU figure(s) regressed by more than 10%: a.cpu_ms_per_job", result.stdout)
+
+    def test_without_readings_on_both_sides_the_run_mean_judges(self):
+        with open(self.old, encoding="utf-8") as file:
+            figures = json.load(file)
+        for record in figures.values():
+            record.pop("readings", None)
+        unnamed = os.path.join(self.work.name, "unnamed.json")
+        with open(unnamed, "w", encoding="utf-8") as out:
+            json.dump(figures, out)
+        result = run("compare.py", unnamed, self.new)
+        self.assertNotIn("nearby", result.stdout)
+        self.assert_judged(result.stdout, "a.cpu_ms_per_job", "+15.0% (-4.2% against the machine)", False)
+        self.assert_judged(result.stdout, "c.cpu_ms_per_job", "+45.0% (+20.8% against the machine)", True)
+
+
 class CollectTest(unittest.TestCase):
     def test_json_lines_become_one_object_by_name(self):
         with tempfile.TemporaryDirectory() as work:
@@ -194,6 +237,30 @@ class CollectTest(unittest.TestCase):
                     "a.cpu_ms_per_job": {"value": 1.5, "unit": "cpu_ms/job", "goal": None},
                     "b_s": {"value": 0.8, "unit": "s", "goal": "< 1"},
                 })
+
+
+    def test_each_figure_names_the_machine_readings_around_it(self):
+        with tempfile.TemporaryDirectory() as work:
+            lines = os.path.join(work, "results.jsonl")
+            with open(lines, "w", encoding="utf-8") as out:
+                for name, unit in (("machine.reference.at_start.sort_cpu_ms", "cpu_ms"),
+                                   ("machine.reference_cpu_ms.at_start", "cpu_ms"), ("a.cpu_ms", "cpu_ms"),
+                                   ("machine.reference.after.a.sort_cpu_ms", "cpu_ms"),
+                                   ("machine.reference_cpu_ms.after.a", "cpu_ms"), ("b.cpu_ms", "cpu_ms"),
+                                   ("b_s", "s")):
+                    out.write(json.dumps({"name": name, "value": 1, "unit": unit, "goal": None}) + "\n")
+                out.write('{"name": "machine.reference_cpu_ms.after.b", "value": 1, "unit": "cpu_ms", "goal": null}\n')
+                out.write('{"name": "late_s", "value": 1, "unit": "s", "goal": null}\n')
+            target = os.path.join(work, "results.json")
+            self.assertEqual(run("collect_results.py", lines, target).returncode, 0)
+            with open(target, encoding="utf-8") as file:
+                results = json.load(file)
+        self.assertEqual(results["a.cpu_ms"]["readings"], ["at_start", "after.a"])
+        self.assertEqual(results["b.cpu_ms"]["readings"], ["after.a", "after.b"])
+        self.assertEqual(results["b_s"]["readings"], ["after.a", "after.b"])
+        self.assertEqual(results["late_s"]["readings"], ["after.b"])
+        self.assertNotIn("readings", results["machine.reference_cpu_ms.after.a"])
+        self.assertNotIn("readings", results["machine.reference.after.a.sort_cpu_ms"])
 
 
 if __name__ == "__main__":
