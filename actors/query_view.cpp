@@ -78,6 +78,9 @@ struct QueryViewState {
   // node's registration, which the storm itself appends).
   uint64_t jobs_version = 0;
   size_t specs_compacted = 0;  // by the steps of compact_specs_atom since the start
+  // Until those steps have decoded every spec core a restart left undecoded (finished jobs'):
+  // the gauges, which read every job's partition, wait for them rather than decode them all at once.
+  bool cores_undecoded = true;
   uint64_t batch_runs_version = UINT64_MAX;
   BatchRunsByNode batch_runs;
   // Each configured node's CPU topology, for the CPU ids of placements; rebuilt per configuration.
@@ -201,7 +204,7 @@ constexpr auto kGaugesEvery = std::chrono::seconds(1);
 
 void publish_gauges(QueryView* self) {
   auto& st = self->state;
-  if (!st.gauges_stale) return;
+  if (!st.gauges_stale || st.cores_undecoded) return;
   st.gauges_stale = false;
   st.context->metrics->publish(cluster_gauges(st.view->state, st.view->pending_reasons, st.context->pools(), st.context->now_us()));
 }
@@ -210,6 +213,8 @@ void publish_gauges(QueryView* self) {
 // after the start: ~2 us each, so a step holds the lock a few milliseconds, and a quarter of
 // a million finished jobs take half a second of one core, once. The next snapshot then holds
 // them packed, as a running controller keeps them, and loads faster (docs/decisions.md).
+// The same steps decode the spec cores the start left undecoded (finished jobs'), after the
+// lock: a restart serves without waiting for them (docs/decisions.md).
 constexpr auto kCompactSpecsAfter = std::chrono::seconds(1);  // after the start's own work
 constexpr size_t kCompactSpecsStep = 1024;                    // jobs looked at per step
 
@@ -220,10 +225,15 @@ void compact_specs_step(QueryView* self, uint64_t from) {
     auto lock = st.view->write_lock();
     step = compact_specs(st.view->state, from, kCompactSpecsStep);
   }
+  decode_spec_cores(st.view->state, from, step.next);
   st.specs_compacted += step.compacted;
   if (step.next) {
     self->send(self, compact_specs_atom_v, *step.next);  // behind whatever else is queued
-  } else if (st.specs_compacted > 0) {
+    return;
+  }
+  st.cores_undecoded = false;
+  publish_gauges(self);
+  if (st.specs_compacted > 0) {
     ::malloc_trim(0);  // the unpacked bytes' room, back to the system
     spdlog::info("packed the specs of {} jobs the start left unpacked", st.specs_compacted);
   }
@@ -347,12 +357,14 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
     auto& state = self->state.view->state;
     state = std::move(initial);
     self->state.view->applied_offset = applied_offset;
-    // Queued and running jobs, as if just submitted; and every spec decoded (the reader
-    // never decodes one: readable_view.hpp), finished jobs' too. A restart's snapshot load
-    // decoded those it read (SpecCores::decoded): this walk decodes the tail's jobs only.
+    // Queued and running jobs, as if just submitted, their cores decoded (the snapshot's
+    // load decoded those it read). Finished jobs' cores are decoded by the steps after the start
+    // (compact_specs_step), or first by a query that reads one.
     for (uint64_t id : state.unfinished_jobs)
-      if (auto it = state.jobs.find(id); it != state.jobs.end()) it->second.spec.compact();
-    for (const auto& [id, job] : state.jobs) job.spec.core();
+      if (auto it = state.jobs.find(id); it != state.jobs.end()) {
+        it->second.spec.compact();
+        it->second.spec.core();
+      }
   }
   log_failed_requests(self, "query_view");
   self->state.context->accounts->set(self->state.view->state.accounts);

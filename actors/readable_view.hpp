@@ -4,8 +4,8 @@
 // changed, and sets the pending reasons under the exclusive lock (microseconds an event); it
 // reads (passes, snapshots, gauges) without a lock, since nothing else writes. The reader holds
 // the shared lock while it selects an answer, so a pass and a listing run side by side.
-// Invariant: every job record in `state` has its spec's core decoded (RecordedSpec's lazy
-// decode writes the record: no reader may be the first to decode it).
+// A reader may be the first to read a finished job's spec core, which a restart leaves
+// undecoded: RecordedSpec's decode, alone of a record's changes, is thread-safe.
 #pragma once
 
 #include <atomic>

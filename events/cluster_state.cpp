@@ -1049,6 +1049,16 @@ SpecCompaction compact_specs(ClusterState& state, uint64_t from, size_t visit) {
   return step;
 }
 
+size_t decode_spec_cores(const ClusterState& state, uint64_t from, std::optional<uint64_t> until) {
+  size_t decoded = 0;
+  for (auto it = state.jobs.lower_bound(from); it != state.jobs.end() && (!until || it->first < *until); ++it) {
+    if (it->second.spec.core_decoded() || it->second.spec.event_bytes().empty()) continue;  // none: the default
+    it->second.spec.core();
+    ++decoded;
+  }
+  return decoded;
+}
+
 uint64_t next_job_id(const ClusterState& state, uint32_t shard) {
   auto it = state.shards.find(shard);
   uint64_t first = first_job_id(shard);

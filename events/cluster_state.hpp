@@ -118,6 +118,11 @@ struct SpecCompaction {
 };
 SpecCompaction compact_specs(ClusterState& state, uint64_t from, size_t visit);
 
+// Decodes the spec cores a restart's load left undecoded (finished jobs'), of the jobs from id
+// `from` up to `until` (excluded; nullopt: to the last): the number decoded. The query view's
+// steps after a start run it with no lock, RecordedSpec's decode being thread-safe.
+size_t decode_spec_cores(const ClusterState& state, uint64_t from, std::optional<uint64_t> until);
+
 // The id the next JobSubmitted of `shard` must carry.
 uint64_t next_job_id(const ClusterState& state, uint32_t shard);
 

@@ -527,10 +527,68 @@ RecordedSpec::RecordedSpec(const JobSpec& spec) {
   *this = record_spec(DecodedEvent(0, bytes));
 }
 
+namespace {
+
+// The lock of a spec's first decode, one of a few by its address: two threads reading the
+// same undecoded record (the query view and its reader) decode it once.
+std::mutex& decode_lock(const void* spec) {
+  static std::mutex locks[64];
+  return locks[(reinterpret_cast<uintptr_t>(spec) >> 4) % std::size(locks)];
+}
+
+}  // namespace
+
+RecordedSpec::RecordedSpec(const RecordedSpec& other)
+    : words_(other.words_),
+      word_count_(other.word_count_),
+      packed_size_(other.packed_size_),
+      packed_(other.packed_),
+      environment_(other.environment_) {
+  share_core_of(other);
+}
+
+RecordedSpec::RecordedSpec(RecordedSpec&& other) noexcept
+    : words_(std::move(other.words_)),
+      word_count_(other.word_count_),
+      packed_size_(other.packed_size_),
+      packed_(other.packed_),
+      core_(std::move(other.core_)),
+      decoded_(other.decoded_.exchange(nullptr, std::memory_order_relaxed)),
+      environment_(std::move(other.environment_)) {}
+
+RecordedSpec& RecordedSpec::operator=(const RecordedSpec& other) {
+  if (this == &other) return *this;
+  return *this = RecordedSpec(other);
+}
+
+RecordedSpec& RecordedSpec::operator=(RecordedSpec&& other) noexcept {
+  if (this == &other) return *this;
+  words_ = std::move(other.words_);
+  word_count_ = other.word_count_;
+  packed_size_ = other.packed_size_;
+  packed_ = other.packed_;
+  core_ = std::move(other.core_);
+  decoded_.store(other.decoded_.exchange(nullptr, std::memory_order_relaxed), std::memory_order_release);
+  environment_ = std::move(other.environment_);
+  return *this;
+}
+
+// A copy shares the core only if it was decoded before the copy (another thread may be
+// decoding it now: core_ is read only once published).
+void RecordedSpec::share_core_of(const RecordedSpec& other) {
+  if (const JobSpecCore* decoded = other.decoded_.load(std::memory_order_acquire)) {
+    core_ = other.core_;
+    decoded_.store(decoded, std::memory_order_release);
+  }
+}
+
 const JobSpecCore& RecordedSpec::decode_core() const {
   static const JobSpecCore kDefault;
   if (event_bytes().empty()) return kDefault;
-  if (!core_) core_ = std::make_shared<const JobSpecCore>(read_spec_core(RecordedSpecReader(*this).spec()));
+  std::lock_guard lock(decode_lock(this));
+  if (const JobSpecCore* decoded = decoded_.load(std::memory_order_relaxed)) return *decoded;
+  core_ = std::make_shared<const JobSpecCore>(read_spec_core(RecordedSpecReader(*this).spec()));
+  decoded_.store(core_.get(), std::memory_order_release);
   return *core_;
 }
 
@@ -546,7 +604,7 @@ std::vector<std::string> split_environment(const std::string& block) {
 
 std::string RecordedSpec::partition() const {
   // A packed spec would be unpacked whole: decoded once and kept, as the scheduler would.
-  if (core_ || packed_) return core().partition;
+  if (core_decoded() || packed_) return core().partition;
   if (event_bytes().empty()) return {};
   return RecordedSpecReader(*this).spec().getPartition();
 }
@@ -606,7 +664,13 @@ void RecordedSpec::compact() {
   {
     RecordedSpecReader reader(*this);
     auto wire = reader.spec();
-    if (!core_) core_ = std::make_shared<const JobSpecCore>(read_spec_core(wire));
+    if (!core_decoded()) {
+      std::lock_guard lock(decode_lock(this));
+      if (!decoded_.load(std::memory_order_relaxed)) {
+        core_ = std::make_shared<const JobSpecCore>(read_spec_core(wire));
+        decoded_.store(core_.get(), std::memory_order_release);
+      }
+    }
     for (auto entry : wire.getEnvironment()) block.append(entry.cStr(), entry.size()).push_back('\0');
     capnp::MallocMessageBuilder message(pack_segment());
     auto submitted = message.initRoot<schema::Event>().getBody().initJobSubmitted();

@@ -2,6 +2,7 @@
 // Everything here is derived from the event log (DESIGN.md section 2).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -136,12 +137,24 @@ class RecordedSpec {
   // `event_words` holds an encoded JobSubmitted event.
   RecordedSpec(std::shared_ptr<const uint64_t[]> event_words, size_t word_count)
       : words_(std::move(event_words)), word_count_(word_count) {}
+  RecordedSpec(const RecordedSpec& other);
+  RecordedSpec(RecordedSpec&& other) noexcept;
+  RecordedSpec& operator=(const RecordedSpec& other);
+  RecordedSpec& operator=(RecordedSpec&& other) noexcept;
+  ~RecordedSpec() = default;
 
   const JobSpecCore* operator->() const { return &core(); }
-  // Decoded once per copy of the record (copies made after that share it). Not
-  // thread-safe on one object, like the record itself: each actor has its own copy.
-  // Inline when decoded (a pass reads it several times for each of 100,000 jobs).
-  const JobSpecCore& core() const { return core_ ? *core_ : decode_core(); }
+  // Decoded once per copy of the record (copies made after that share it), by whichever
+  // thread reads it first: the decode alone is thread-safe, so that the query reader may
+  // be first to read a finished job's core, which a restart leaves undecoded (changes to
+  // the record are not: each actor has its own copy). Inline when decoded (a pass reads
+  // it several times for each of 100,000 jobs).
+  const JobSpecCore& core() const {
+    if (const JobSpecCore* decoded = decoded_.load(std::memory_order_acquire)) return *decoded;
+    return decode_core();
+  }
+  // Whether core() would decode: a restart leaves finished jobs' cores for later.
+  bool core_decoded() const { return decoded_.load(std::memory_order_acquire) != nullptr; }
   // The partition alone: the decoded core's if there is one (decoded first when packed),
   // else read from the event's bytes without decoding (and keeping) the rest: the gauges,
   // over every job, need not decode the core of every job a replay left unpacked.
@@ -175,8 +188,12 @@ class RecordedSpec {
   size_t word_count_ = 0;
   size_t packed_size_ = 0;  // bytes, when packed_
   bool packed_ = false;
+  // The decoded core: core_ is set once, under a lock, before decoded_ publishes it, and
+  // never changes after that (a copy reads core_ only once decoded_ says it is set).
   mutable std::shared_ptr<const JobSpecCore> core_;
+  mutable std::atomic<const JobSpecCore*> decoded_{nullptr};
   const JobSpecCore& decode_core() const;
+  void share_core_of(const RecordedSpec& other);
   std::shared_ptr<const std::string> environment_;
 };
 

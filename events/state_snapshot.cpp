@@ -65,7 +65,7 @@ void read_jobs(snapshot::StateSnapshot::Reader in, TwoEndedClaims::Range range, 
     auto bytes = spec.getEvent();
     JobRecord record = read_job_view(
         jobs[i], RecordedSpec::restore(std::span(bytes.begin(), bytes.size()), spec.getPacked(), std::move(environment)));
-    if (cores == SpecCores::decoded) record.spec.core();
+    if (cores == SpecCores::decoded && !is_final(record.state)) record.spec.core();
     uint64_t id = record.id;
     const JobRecord& placed = state.jobs.emplace_hint(job_successor, id, std::move(record))->second;
     if (!is_final(placed.state)) unfinished.push_back({id, &placed});
@@ -355,7 +355,7 @@ StateSnapshot decode_snapshot(std::span<const uint8_t> bytes, SnapshotLoad load)
     } else {
       for (auto job : jobs) {
         JobRecord record = read_job_view(job);
-        if (load.cores == SpecCores::decoded) record.spec.core();
+        if (load.cores == SpecCores::decoded && !is_final(record.state)) record.spec.core();
         add_job(state, std::move(record));
       }
     }

@@ -41,13 +41,15 @@ inline std::vector<uint8_t> encode_snapshot(const StateSnapshot& snapshot) {
                          snapshot.shard_next_offsets);
 }
 
-// Whether loading decodes each job's spec core (JobSpecCore) too. A controller's query view
-// needs every core decoded before it serves (actors/readable_view.hpp); decoded while the
-// jobs are read, on the load's two threads, they are off the view's start, which a restart
-// waits for. A view of the past (`--at`) decodes only the specs it reads.
+// Whether loading decodes the spec cores (JobSpecCore) of unfinished jobs too. A controller's
+// scheduler reads them all at its first pass; decoded while the jobs are read, on the load's
+// two threads, they are off the view's start, which a restart waits for. Finished jobs' cores
+// (most of a long history) are decoded after the start, in steps, or by whichever thread reads
+// one first (RecordedSpec's decode is thread-safe). A view of the past (`--at`) decodes only
+// the specs it reads.
 enum class SpecCores { lazy, decoded };
 
-// How a snapshot is loaded. A controller's start (kControllerStart) decodes every spec core and
+// How a snapshot is loaded. A controller's start (kControllerStart) decodes unfinished jobs' cores and
 // has the unpacked message's pages faulted in by a thread of their own ahead of the unpacking
 // (half of unpacking was those page faults, on the start's path while the second core idled).
 // The defaults suit a view of the past and a process whose heap has room: there the unpacking

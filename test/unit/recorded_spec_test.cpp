@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <capnp/message.h>
@@ -57,6 +59,42 @@ TEST_CASE("a spec recorded from its JobSubmitted event is shared by copies of th
   CHECK(copy.event_bytes().data() == recorded.event_bytes().data());
   CHECK(copy == recorded);
   CHECK(record_spec(RecordedSpecReader(recorded).spec()) == recorded);  // as an RPC answer carries it
+}
+
+TEST_CASE("a spec's core is decoded once when threads read it at once; copies share it only once decoded") {
+  for (bool packed : {false, true}) {
+    CAPTURE(packed);
+    RecordedSpec source(busy_spec());  // as a snapshot's load restores it: bytes, no core
+    if (packed) source.compact();
+    RecordedSpec recorded = RecordedSpec::restore(
+        source.event_bytes(), packed, packed ? std::make_shared<const std::string>(*source.environment_block()) : nullptr);
+    RecordedSpec before = recorded;  // a copy made before the decode decodes its own
+    CHECK_FALSE(recorded.core_decoded());
+    std::atomic<bool> go{false};
+    std::vector<const JobSpecCore*> seen(4, nullptr);
+    std::vector<RecordedSpec> copies(4);
+    std::vector<std::thread> readers;
+    for (size_t i = 0; i < seen.size(); ++i)
+      readers.emplace_back([&, i] {
+        while (!go.load()) std::this_thread::yield();
+        copies[i] = recorded;  // during the others' decode: shares the core or none
+        seen[i] = &recorded.core();
+      });
+    go = true;
+    for (auto& reader : readers) reader.join();
+    CHECK(recorded.core_decoded());
+    for (const JobSpecCore* core : seen) CHECK(core == &recorded.core());
+    for (const auto& copy : copies) {
+      if (copy.core_decoded()) CHECK(&copy.core() == &recorded.core());
+      CHECK(copy.core() == static_cast<const JobSpecCore&>(busy_spec()));
+    }
+    CHECK_FALSE(before.core_decoded());
+    CHECK(&before.core() != &recorded.core());
+    CHECK(before.core() == recorded.core());
+    RecordedSpec after = recorded, moved = std::move(after);
+    CHECK(&moved.core() == &recorded.core());
+    CHECK_FALSE(after.core_decoded());  // moved from
+  }
 }
 
 TEST_CASE("a spec never recorded reads as the default spec") {
