@@ -624,7 +624,7 @@ int run(const ParsedArgs& args) {
   if (shards == 1) {
     // A snapshot is a cache: any that does not load is said and ignored, and the log replayed from its start.
     uint64_t from = 0;
-    // kControllerStart: spec cores decoded by the load's two threads (the query view's start needs them all).
+    // kControllerStart: unfinished jobs' spec cores decoded by the load's two threads (the first pass reads them all).
     std::optional<StateSnapshot> snapshot;
     // Asked with or without a snapshot: on Kafka, where a stopped leader is found and named.
     const uint64_t log_end = log->end_offset(0);
