@@ -2,6 +2,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "actors/shard_forwarder.hpp"
 
+#include "common/held_entry.hpp"
 #include "common/shard_endpoint.hpp"
 
 #include <capnp/rpc-twoparty.h>
@@ -131,8 +132,7 @@ kj::Promise<void> ShardForwarder::send(uint32_t shard, const Caller& caller, uin
         if (error.getType() != kj::Exception::Type::DISCONNECTED) return kj::mv(error);
         // Only the connection that failed: a call that went over an older one, failing late,
         // must not drop the new connection other calls use now (they would fail with it).
-        if (auto current = links_->find(endpoint); current != links_->end() && current->second == used.lock())
-          links_->erase(current);
+        erase_if_still_held(*links_, endpoint, used);
         // A new owner (a takeover) may listen elsewhere: once more, from its ENDPOINT.
         if (!again) return send(shard, caller, interface_id, method_id, call, true);
         return failure(fmt::format("the controller of shard {} ({}) does not answer: {}", shard, endpoint,
