@@ -78,6 +78,7 @@ struct QueryViewState {
   // node's registration, which the storm itself appends).
   uint64_t jobs_version = 0;
   size_t specs_compacted = 0;  // by the steps of compact_specs_atom since the start
+  size_t cores_decoded = 0;    // by the same steps (the rest were read, and so decoded, first by queries)
   // Until those steps have decoded every spec core a restart left undecoded (finished jobs'):
   // the gauges, which read every job's partition, wait for them rather than decode them all at once.
   bool cores_undecoded = true;
@@ -225,7 +226,7 @@ void compact_specs_step(QueryView* self, uint64_t from) {
     auto lock = st.view->write_lock();
     step = compact_specs(st.view->state, from, kCompactSpecsStep);
   }
-  decode_spec_cores(st.view->state, from, step.next);
+  st.cores_decoded += decode_spec_cores(st.view->state, from, step.next);
   st.specs_compacted += step.compacted;
   if (step.next) {
     self->send(self, compact_specs_atom_v, *step.next);  // behind whatever else is queued
@@ -233,6 +234,8 @@ void compact_specs_step(QueryView* self, uint64_t from) {
   }
   st.cores_undecoded = false;
   publish_gauges(self);
+  if (st.cores_decoded > 0)
+    spdlog::info("decoded the spec cores of {} finished jobs the start left undecoded", st.cores_decoded);
   if (st.specs_compacted > 0) {
     ::malloc_trim(0);  // the unpacked bytes' room, back to the system
     spdlog::info("packed the specs of {} jobs the start left unpacked", st.specs_compacted);
