@@ -529,8 +529,8 @@ RecordedSpec::RecordedSpec(const JobSpec& spec) {
 
 namespace {
 
-// The lock of a spec's first decode, one of a few by its address: two threads reading the
-// same undecoded record (the query view and its reader) decode it once.
+// The lock that publishes a spec's decoded core, one of a few by its address: two threads
+// reading the same undecoded record (the query view and its reader) keep one core.
 std::mutex& decode_lock(const void* spec) {
   static std::mutex locks[64];
   return locks[(reinterpret_cast<uintptr_t>(spec) >> 4) % std::size(locks)];
@@ -582,14 +582,19 @@ void RecordedSpec::share_core_of(const RecordedSpec& other) {
   }
 }
 
+const JobSpecCore& RecordedSpec::publish_core(std::shared_ptr<const JobSpecCore> core) const {
+  std::lock_guard lock(decode_lock(this));
+  if (const JobSpecCore* decoded = decoded_.load(std::memory_order_relaxed)) return *decoded;
+  core_ = std::move(core);
+  decoded_.store(core_.get(), std::memory_order_release);
+  return *core_;
+}
+
+// Decoded outside the lock: two threads that race here both decode, and one core is kept.
 const JobSpecCore& RecordedSpec::decode_core() const {
   static const JobSpecCore kDefault;
   if (event_bytes().empty()) return kDefault;
-  std::lock_guard lock(decode_lock(this));
-  if (const JobSpecCore* decoded = decoded_.load(std::memory_order_relaxed)) return *decoded;
-  core_ = std::make_shared<const JobSpecCore>(read_spec_core(RecordedSpecReader(*this).spec()));
-  decoded_.store(core_.get(), std::memory_order_release);
-  return *core_;
+  return publish_core(std::make_shared<const JobSpecCore>(read_spec_core(RecordedSpecReader(*this).spec())));
 }
 
 std::vector<std::string> split_environment(const std::string& block) {
@@ -664,13 +669,7 @@ void RecordedSpec::compact() {
   {
     RecordedSpecReader reader(*this);
     auto wire = reader.spec();
-    if (!core_decoded()) {
-      std::lock_guard lock(decode_lock(this));
-      if (!decoded_.load(std::memory_order_relaxed)) {
-        core_ = std::make_shared<const JobSpecCore>(read_spec_core(wire));
-        decoded_.store(core_.get(), std::memory_order_release);
-      }
-    }
+    if (!core_decoded()) publish_core(std::make_shared<const JobSpecCore>(read_spec_core(wire)));
     for (auto entry : wire.getEnvironment()) block.append(entry.cStr(), entry.size()).push_back('\0');
     capnp::MallocMessageBuilder message(pack_segment());
     auto submitted = message.initRoot<schema::Event>().getBody().initJobSubmitted();

@@ -193,6 +193,8 @@ class RecordedSpec {
   mutable std::shared_ptr<const JobSpecCore> core_;
   mutable std::atomic<const JobSpecCore*> decoded_{nullptr};
   const JobSpecCore& decode_core() const;
+  // Publishes `core` unless another thread published one first: the one published.
+  const JobSpecCore& publish_core(std::shared_ptr<const JobSpecCore> core) const;
   void share_core_of(const RecordedSpec& other);
   std::shared_ptr<const std::string> environment_;
 };

@@ -61,7 +61,7 @@ TEST_CASE("a spec recorded from its JobSubmitted event is shared by copies of th
   CHECK(record_spec(RecordedSpecReader(recorded).spec()) == recorded);  // as an RPC answer carries it
 }
 
-TEST_CASE("a spec's core is decoded once when threads read it at once; copies share it only once decoded") {
+TEST_CASE("threads reading an undecoded spec's core at once all get one core; copies share it only once decoded") {
   for (bool packed : {false, true}) {
     CAPTURE(packed);
     RecordedSpec source(busy_spec());  // as a snapshot's load restores it: bytes, no core
