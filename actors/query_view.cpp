@@ -377,7 +377,7 @@ QueryViewActor::behavior_type query_view(QueryView* self, std::shared_ptr<const 
   if (self->state.context->actors.history) self->delayed_send(self, kPurgeEvery, purge_atom_v);
   self->delayed_send(self, kCompactSpecsAfter, compact_specs_atom_v, uint64_t{0});
   self->state.context->metrics->applied(applied_offset);
-  publish_gauges(self);
+  // The first gauges are published by the last of the steps above (compact_specs_step).
   self->delayed_send(self, kGaugesEvery, gauges_atom_v);
   return {
       [=](purge_atom) {

@@ -58,7 +58,7 @@ restart() {  # label [goal]
     "cairnctld's user + system time until squeue answered"
   [ -z "$settled_ticks" ] || figure "restart.$1.settled.controller_cpu_s_per_1M_events" \
     "$(ticks_per "$settled_ticks" "$events" s 1000000)" "cpu_s/1M events" "" \
-    "the same until the finished jobs' spec cores were decoded too, after the start"
+    "the same until the steps after the start were done too (the finished jobs' specs packed or their cores decoded)"
   [ -z "$broker_pid" ] || figure "restart.$1.broker_cpu_s_per_1M_events" \
     "$(ticks_per "$(( $(cpu_ticks "$broker_pid") - broker_start ))" "$events" s 1000000)" "cpu_s/1M events" "" "the broker's JVM"
 }
